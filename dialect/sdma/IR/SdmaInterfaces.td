@@ -1,0 +1,67 @@
+//===- SdmaInterfaces.td - sdma op interfaces --------------*- tablegen -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_IR_SDMAINTERFACES_TD
+#define SDMA_IR_SDMAINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Sdma_FieldsOpInterface : OpInterface<"FieldsOpInterface"> {
+  let cppNamespace = "::sdma";
+  let description = [{
+    An op whose index-valued fields (ranks, chunk offsets, chunk counts) are
+    each either a constant or an SSA value, stored like the offsets of
+    `memref.subview`: `static_fields` holds one entry per field, with
+    `ShapedType::kDynamic` where the field is the next `fields` operand.
+  }];
+  let methods = [
+    InterfaceMethod<"the static field list (kDynamic for SSA fields)",
+      "::llvm::ArrayRef<int64_t>", "getStaticFields", (ins),
+      [{ return $_op.getStaticFields(); }]>,
+    InterfaceMethod<"the dynamic field operands, in field order",
+      "::mlir::OperandRange", "getFields", (ins),
+      [{ return $_op.getFields(); }]>,
+  ];
+  let extraSharedClassDeclaration = [{
+    /// Field `i` as a constant or an SSA value.
+    ::mlir::OpFoldResult getField(unsigned i) {
+      return ::sdma::getFieldAt($_op.getOperation(), $_op.getStaticFields(),
+                                $_op.getFields(), i);
+    }
+    /// Field `i` if it is a constant.
+    std::optional<int64_t> getConstantField(unsigned i) {
+      return ::mlir::getConstantIntValue(getField(i));
+    }
+    /// True when every field is a constant.
+    bool hasStaticFields() { return $_op.getFields().empty(); }
+  }];
+}
+
+def Sdma_TransferOpInterface : OpInterface<"TransferOpInterface"> {
+  let cppNamespace = "::sdma";
+  let description = [{
+    A data-movement op: it reads and writes slices (rank, buffer, chunk
+    offset, chunk count). Slice 0 belongs to the issuing rank.
+  }];
+  let methods = [
+    InterfaceMethod<"the number of slices", "unsigned", "getNumSlices", (ins)>,
+    InterfaceMethod<"true when slice `i` is read", "bool", "isSliceRead",
+      (ins "unsigned":$i)>,
+    InterfaceMethod<"true when slice `i` is written", "bool",
+      "isSliceWritten", (ins "unsigned":$i)>,
+  ];
+  let extraSharedClassDeclaration = [{
+    /// Slice `i`: fields 3i..3i+2 are rank, offset and count.
+    ::sdma::Slice getSlice(unsigned i) {
+      auto fields = ::llvm::cast<::sdma::FieldsOpInterface>($_op.getOperation());
+      return ::sdma::Slice{$_op->getOperand(i), fields.getField(3 * i),
+                           fields.getField(3 * i + 1),
+                           fields.getField(3 * i + 2)};
+    }
+  }];
+}
+
+#endif // SDMA_IR_SDMAINTERFACES_TD

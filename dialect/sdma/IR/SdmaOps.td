@@ -1,0 +1,313 @@
+//===- SdmaOps.td - sdma operations ------------------------*- tablegen -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_IR_SDMAOPS_TD
+#define SDMA_IR_SDMAOPS_TD
+
+include "sdma/IR/SdmaDialect.td"
+include "sdma/IR/SdmaTypes.td"
+include "sdma/IR/SdmaInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Sdma_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Sdma_Dialect, mnemonic, traits>;
+
+// Ops that live somewhere inside a schedule body (possibly under loops).
+class Sdma_ScheduleLevelOp<string mnemonic, list<Trait> traits = []>
+    : Sdma_Op<mnemonic, !listconcat(traits, [
+        Sdma_FieldsOpInterface])> {
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// ScheduleOp
+//===----------------------------------------------------------------------===//
+
+def Sdma_ScheduleOp : Sdma_Op<"schedule", [
+    Symbol, SingleBlock, NoTerminator, IsolatedFromAbove, AffineScope,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>
+  ]> {
+  let summary = "a collective-communication schedule over R ranks";
+  let description = [{
+    A named schedule. Its body block takes the rank count `%R : index`
+    followed by the symmetric buffers it uses (type `!sdma.buffer`). Each
+    buffer is declared with its size in chunks, `N`, `ranks`, `K x ranks` or
+    `K x ranks + N` (R is the rank count); the names written for the buffers
+    are kept (`buffer_names`) and are the names a runtime binds memory to.
+    The rank count is either fixed (`ranks(%R = 8)`) or left open
+    (`ranks(%R)`) and given to `sdma-unroll`.
+
+    ```mlir
+    // All-gather, every rank puts its chunk straight into every output.
+    sdma.schedule @all_gather_direct ranks(%R)
+        buffers(%input : 1, %output : ranks) {
+      affine.for %r = 0 to %R {
+        affine.for %p = 0 to %R {
+          sdma.copy %input[0, 1] on %r -> %output[%r, 1] on %p
+        }
+      }
+    }
+    ```
+
+    Buffers before and after (R = 3, chunk `x_r` is rank r's input):
+
+    ```
+                 rank 0        rank 1        rank 2
+    before  in:  [x0]          [x1]          [x2]
+            out: [ ][ ][ ]     [ ][ ][ ]     [ ][ ][ ]
+    after   out: [x0][x1][x2]  [x0][x1][x2]  [x0][x1][x2]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       OptionalAttr<I64Attr>:$num_ranks,
+                       StrArrayAttr:$buffer_names,
+                       DenseI64ArrayAttr:$buffer_sizes);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The rank count, if fixed.
+    std::optional<int64_t> getRanks() { return getNumRanks(); }
+    /// The `%R : index` block argument.
+    ::mlir::BlockArgument getRankCountArg() {
+      return getBody().front().getArgument(0);
+    }
+    /// The buffer block arguments, in declaration order.
+    ::llvm::ArrayRef<::mlir::BlockArgument> getBufferArgs() {
+      return getBody().front().getArguments().drop_front();
+    }
+    /// The declared name of `buffer` (a buffer block argument).
+    ::llvm::StringRef getBufferName(::mlir::Value buffer);
+    /// The size of `buffer` in chunks for a rank count; std::nullopt when
+    /// the count is unknown and the size depends on it.
+    std::optional<int64_t> getBufferChunks(::mlir::Value buffer,
+                                           std::optional<int64_t> ranks);
+    /// The declared size of `buffer`: {chunks per rank, fixed chunks}.
+    std::pair<int64_t, int64_t> getBufferSize(::mlir::Value buffer);
+    /// The largest buffer, in chunks, at any rank count.
+    static constexpr int64_t kMaxChunks = int64_t(1) << 40;
+    /// The largest rank count a schedule may have.
+    static constexpr int64_t kMaxRanks = 65536;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+class Sdma_TransferOp<string mnemonic, list<Trait> traits = []>
+    : Sdma_ScheduleLevelOp<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<Sdma_TransferOpInterface>])>;
+
+def Sdma_CopyOp : Sdma_TransferOp<"copy"> {
+  let summary = "copy (put) one slice to another, possibly on another rank";
+  let description = [{
+    Copies `count` chunks from a source slice to a destination slice of the
+    same size. The source rank issues the copy (a put); source and
+    destination may be on the same rank. A slice is
+    `%buffer[offset, count] on rank`, offsets and counts in chunks; each
+    field is a constant or an index value. Copying a slice onto itself is a
+    no-op that canonicalisation removes; source and destination may not
+    otherwise overlap.
+
+    ```mlir
+    sdma.copy %input[0, 1] on %r -> %output[%r, 1] on %p
+    sdma.copy %input[0, 2] on 0 -> %output[2, 2] on 1
+    ```
+
+    Buffers before and after the second example:
+
+    ```
+                  rank 0             rank 1
+    before  in:   [a][b][c][d]       [e][f][g][h]
+            out:  [ ][ ][ ][ ]       [ ][ ][ ][ ]
+    after   out:  [ ][ ][ ][ ]       [ ][ ][a][b]
+    ```
+  }];
+  let arguments = (ins Sdma_BufferType:$source, Sdma_BufferType:$target,
+                       Variadic<Index>:$fields,
+                       DenseI64ArrayAttr:$static_fields);
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    ::sdma::Slice getSourceSlice() { return getSlice(0); }
+    ::sdma::Slice getTargetSlice() { return getSlice(1); }
+  }];
+}
+
+def Sdma_BcastOp : Sdma_TransferOp<"bcast"> {
+  let summary = "copy one slice to two destinations (DMA broadcast copy)";
+  let description = [{
+    Reads the source slice once and writes it to two destination slices of
+    the same size, on any ranks: one command where two copies would be two.
+    This is the broadcast COPY_LINEAR of AMD SDMA (two destinations at
+    most). The destinations may not overlap each other or the source.
+
+    ```mlir
+    sdma.bcast %input[0, 1] on 0 -> %output[0, 1] on 1, %output[0, 1] on 2
+    ```
+
+    ```
+                  rank 0     rank 1     rank 2
+    before  in:   [a]        [ ]        [ ]
+            out:  [ ]        [ ]        [ ]
+    after   out:  [ ]        [a]        [a]
+    ```
+  }];
+  let arguments = (ins Sdma_BufferType:$source, Sdma_BufferType:$target0,
+                       Sdma_BufferType:$target1, Variadic<Index>:$fields,
+                       DenseI64ArrayAttr:$static_fields);
+}
+
+def Sdma_SwapOp : Sdma_TransferOp<"swap"> {
+  let summary = "exchange two equal-sized slices in place (DMA swap)";
+  let description = [{
+    Exchanges the contents of two slices of the same size, typically on two
+    ranks: one command moves data both ways (COPY_LINEAR_SWAP on AMD SDMA).
+    The rank of the first slice issues it. The slices may not overlap.
+
+    ```mlir
+    sdma.swap %buf[1, 1] on 0 <-> %buf[0, 1] on 1
+    ```
+
+    ```
+                  rank 0      rank 1
+    before  buf:  [a][b]      [c][d]
+    after   buf:  [a][c]      [b][d]
+    ```
+  }];
+  let arguments = (ins Sdma_BufferType:$first, Sdma_BufferType:$second,
+                       Variadic<Index>:$fields,
+                       DenseI64ArrayAttr:$static_fields);
+}
+
+//===----------------------------------------------------------------------===//
+// Ordering
+//===----------------------------------------------------------------------===//
+
+def Sdma_FenceOp : Sdma_ScheduleLevelOp<"fence"> {
+  let summary = "order one rank's (or every rank's) ops";
+  let description = [{
+    Everything the rank issued before the fence completes before anything it
+    issues after the fence starts. Without `on`, it is a fence on every rank
+    (each rank orders its own ops; ranks do not wait for each other: that is
+    `sdma.barrier`).
+
+    ```mlir
+    sdma.copy %input[0, 1] on %r -> %tmp[0, 1] on %r
+    sdma.fence on %r
+    sdma.copy %tmp[0, 1] on %r -> %output[0, 1] on %p
+    ```
+
+    ```
+    rank r:   copy in->tmp  |fence|  copy tmp->out(p)
+              (the second copy reads what the first wrote)
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$fields,
+                       DenseI64ArrayAttr:$static_fields);
+  let extraClassDeclaration = [{
+    /// True when the fence applies to a single rank.
+    bool hasRank() { return getStaticFields().size() == 1; }
+  }];
+}
+
+def Sdma_SignalOp : Sdma_ScheduleLevelOp<"signal"> {
+  let summary = "raise a flag on another rank";
+  let description = [{
+    `sdma.signal %a -> %b` raises a flag that rank b can wait for. It is
+    raised once every op rank a issued before it has completed, so data
+    written by those ops is visible to b when b's wait returns. Signals
+    count: the k-th `sdma.wait %b <- %a` (same tag) matches the k-th
+    signal. `tag` separates independent flags between the same pair.
+
+    ```mlir
+    sdma.copy %output[%c, 1] on %r -> %output[%c, 1] on %next
+    sdma.signal %r -> %next
+    ```
+
+    ```
+    rank r:     copy -> next ... done | flag[r->next] += 1
+    rank next:                          wait(flag[r->next] >= k) | ...
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$fields,
+                       DenseI64ArrayAttr:$static_fields,
+                       DefaultValuedAttr<I64Attr, "0">:$tag);
+}
+
+def Sdma_WaitOp : Sdma_ScheduleLevelOp<"wait"> {
+  let summary = "hold back a rank until a peer's signal arrives";
+  let description = [{
+    `sdma.wait %b <- %a`: ops that rank b issues after the wait start only
+    after the matching `sdma.signal %a -> %b` (same tag) has been raised.
+    The k-th wait on b for a matches the k-th signal from a to b.
+
+    ```mlir
+    sdma.wait %next <- %r
+    sdma.copy %output[%c, 1] on %next -> %output[%c, 1] on %nn
+    ```
+
+    ```
+    rank r:     copy -> next | signal
+    rank next:  wait ........^ | copy -> nn (forwards what r wrote)
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$fields,
+                       DenseI64ArrayAttr:$static_fields,
+                       DefaultValuedAttr<I64Attr, "0">:$tag);
+}
+
+def Sdma_BarrierOp : Sdma_Op<"barrier"> {
+  let summary = "order every rank's ops across all ranks";
+  let description = [{
+    Every op of every rank before the barrier completes before any op of any
+    rank after it starts.
+
+    ```mlir
+    sdma.copy %input[0, 1] on 0 -> %tmp[0, 1] on 1
+    sdma.barrier
+    sdma.copy %tmp[0, 1] on 1 -> %output[0, 1] on 2
+    ```
+
+    ```
+    rank 0:  copy -> tmp(1) |
+    rank 1:                 |barrier|  copy tmp -> out(2)
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Rank arithmetic
+//===----------------------------------------------------------------------===//
+
+def Sdma_RankAddOp : Sdma_ScheduleLevelOp<"rank_add", [Pure]> {
+  let summary = "a rank plus an offset, modulo the rank count";
+  let description = [{
+    `(rank + delta) mod R`, always in `[0, R)`, for any sign of `delta`:
+    the ring neighbour, the peer `s` steps away, and so on.
+
+    ```mlir
+    %next = sdma.rank_add %r, 1
+    %prev = sdma.rank_add %r, -1
+    %peer = sdma.rank_add %r, %step
+    ```
+
+    ```
+    R = 4:  rank_add 3, 1 = 0     rank_add 0, -1 = 3     rank_add 1, 6 = 3
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$fields,
+                       DenseI64ArrayAttr:$static_fields);
+  let results = (outs Index:$result);
+  let hasFolder = 1;
+}
+
+#endif // SDMA_IR_SDMAOPS_TD

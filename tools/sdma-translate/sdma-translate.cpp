@@ -1,0 +1,15 @@
+//===- sdma-translate.cpp - sdma translation driver -----------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/Target/JSON.h"
+
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+
+int main(int argc, char **argv) {
+  sdma::registerToJSONTranslation();
+  return mlir::failed(
+      mlir::mlirTranslateMain(argc, argv, "sdma translation driver\n"));
+}
