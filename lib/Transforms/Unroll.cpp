@@ -173,9 +173,6 @@ LogicalResult ScheduleExpander::expandOp(Operation *op) {
 LogicalResult ScheduleExpander::evaluate(Operation *op) {
   SmallVector<Attribute> operands;
   for (Value operand : op->getOperands()) {
-    if (!operand.getType().isIntOrIndex())
-      return op->emitOpError("has a non-integer operand; schedules compute "
-                             "only with integers and indices");
     FailureOr<int64_t> value = lookup(op, operand);
     if (failed(value))
       return failure();

@@ -1,0 +1,292 @@
+// RUN: sdma-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{rank count 0 is out of range [1, 65536]}}
+sdma.schedule @s ranks(%R = 0) buffers(%b : 1) {}
+
+// -----
+
+// expected-error @+1 {{rank count 65537 is out of range [1, 65536]}}
+sdma.schedule @s ranks(%R = 65537) buffers(%b : 1) {}
+
+// -----
+
+// expected-error @+1 {{buffer name "0" is not an identifier}}
+sdma.schedule @s ranks(%R = 2) buffers(%0 : 1) {}
+
+// -----
+
+// expected-error @+1 {{buffer 'b' must have a positive size}}
+sdma.schedule @s ranks(%R = 2) buffers(%b : 0) {}
+
+// -----
+
+// expected-error @+1 {{buffer 'b' must have a positive size}}
+sdma.schedule @s ranks(%R = 2) buffers(%b : -3 x ranks) {}
+
+// -----
+
+// expected-error @+1 {{buffer 'b' is larger than 1099511627776 chunks}}
+sdma.schedule @s ranks(%R) buffers(%b : 1000000000 x ranks) {}
+
+// -----
+
+// expected-error @+1 {{buffer 'b' is larger than 1099511627776 chunks}}
+sdma.schedule @s ranks(%R = 2) buffers(%b : 9223372036854775807 x ranks + 9) {}
+
+// -----
+
+// expected-error @+1 {{integer value too large}}
+sdma.schedule @s ranks(%R = 2) buffers(%b : 99999999999999999999) {}
+
+// -----
+
+// expected-error @+1 {{expects the rank count as its first block argument}}
+"sdma.schedule"() <{buffer_names = [], buffer_sizes = array<i64>, sym_name = "s"}> ({
+^bb0(%b: !sdma.buffer):
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{expects a name and a size for each of its 1 buffers}}
+"sdma.schedule"() <{buffer_names = [], buffer_sizes = array<i64: 0, 1>, sym_name = "s"}> ({
+^bb0(%R: index, %b: !sdma.buffer):
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{block argument 1 must be an '!sdma.buffer', got 'index'}}
+"sdma.schedule"() <{buffer_names = ["b"], buffer_sizes = array<i64: 0, 1>, sym_name = "s"}> ({
+^bb0(%R: index, %b: index):
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{buffer 'b' is declared twice}}
+"sdma.schedule"() <{buffer_names = ["b", "b"], buffer_sizes = array<i64: 0, 1, 0, 1>, sym_name = "s"}> ({
+^bb0(%R: index, %b: !sdma.buffer, %c: !sdma.buffer):
+}) : () -> ()
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{is not allowed in an 'sdma.schedule' (use sdma, arith, affine, scf or index ops)}}
+  builtin.module {}
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{field value -9223372036854775808 is out of range}}
+  sdma.copy %b[-9223372036854775808, 1] on 0 -> %b[0, 1] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{expects 6 fields, got 2}}
+  "sdma.copy"(%b, %b) <{static_fields = array<i64: 0, 1>}> : (!sdma.buffer, !sdma.buffer) -> ()
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{has 1 dynamic fields but 0 field operands}}
+  "sdma.copy"(%b, %b) <{static_fields = array<i64: 0, 0, 1, -9223372036854775808, 0, 1>}> : (!sdma.buffer, !sdma.buffer) -> ()
+}
+
+// -----
+
+// expected-error @+1 {{must be nested in an 'sdma.schedule'}}
+%0 = sdma.rank_add 0, 1
+
+// -----
+
+// expected-error @+1 {{must be nested in an 'sdma.schedule'}}
+sdma.barrier
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{source rank 4 is out of range [0, 4)}}
+  sdma.copy %b[0, 1] on 4 -> %b[0, 1] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{destination rank -1 is out of range [0, 4)}}
+  sdma.copy %b[0, 1] on 0 -> %b[0, 1] on -1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R) buffers(%b : ranks) {
+  // expected-error @+1 {{source rank 70000 is out of range [0, 65536)}}
+  sdma.copy %b[0, 1] on 70000 -> %b[0, 1] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{source offset -2 in buffer 'b' is negative}}
+  sdma.copy %b[-2, 1] on 0 -> %b[0, 1] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{destination slice of buffer 'b' is empty (count 0)}}
+  sdma.copy %b[0, 1] on 0 -> %b[0, 0] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%in : 2, %out : ranks) {
+  // expected-error @+1 {{destination slice [3, 3 + 2) is out of bounds of buffer 'out', which has 4 chunks}}
+  sdma.copy %in[0, 2] on 0 -> %out[3, 2] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%in : 1, %out : ranks) {
+  // expected-error @+1 {{source slice [9223372036854775807, 9223372036854775807 + 1) is out of bounds of buffer 'in', which has 1 chunks}}
+  sdma.copy %in[9223372036854775807, 1] on 0 -> %out[3, 1] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%in : 2, %out : ranks) {
+  // expected-error @+1 {{source has 2 chunks but destination has 1}}
+  sdma.copy %in[0, 2] on 0 -> %out[0, 1] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{source and destination overlap}}
+  sdma.copy %b[0, 2] on 1 -> %b[1, 2] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%in : 1, %out : ranks) {
+  // expected-error @+1 {{source has 1 chunks but destination 1 has 2}}
+  sdma.bcast %in[0, 1] on 0 -> %out[0, 1] on 1, %out[0, 2] on 2
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%in : 1, %out : ranks) {
+  // expected-error @+1 {{destinations overlap}}
+  sdma.bcast %in[0, 1] on 0 -> %out[0, 1] on 1, %out[0, 1] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{destination 0 overlaps the source}}
+  sdma.bcast %b[0, 1] on 0 -> %b[0, 1] on 0, %b[0, 1] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{destination 1 overlaps the source}}
+  sdma.bcast %b[0, 2] on 0 -> %b[0, 2] on 1, %b[1, 2] on 0
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{first slice has 2 chunks but second slice has 1}}
+  sdma.swap %b[0, 2] on 0 <-> %b[0, 1] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{swap slices overlap}}
+  sdma.swap %b[0, 2] on 0 <-> %b[1, 2] on 0
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{rank 4 is out of range [0, 4)}}
+  sdma.fence on 4
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{expects 1 fields, got 2}}
+  "sdma.fence"() <{static_fields = array<i64: 0, 1>}> : () -> ()
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{signalled rank 9 is out of range [0, 4)}}
+  sdma.signal 0 -> 9
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{signalling rank -1 is out of range [0, 4)}}
+  sdma.signal -1 -> 0
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{tag -1 is negative}}
+  sdma.signal 0 -> 1 tag -1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{waiting rank 4 is out of range [0, 4)}}
+  sdma.wait 4 <- 0
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{awaited rank 5 is out of range [0, 4)}}
+  sdma.wait 0 <- 5
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{rank 4 is out of range [0, 4)}}
+  %0 = sdma.rank_add 4, 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{expected 'on'}}
+  sdma.copy %b[0, 1] at 0 -> %b[0, 1] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{expected '->'}}
+  sdma.copy %b[0, 1] on 0 <-> %b[1, 1] on 1
+}
+
+// -----
+
+// expected-error @+1 {{expected 'ranks'}}
+sdma.schedule @s ranks(%R = 4) buffers(%b : 2 x rank) {}
+
+// -----
+
+sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
+  // expected-error @+1 {{use of undeclared SSA value name}}
+  sdma.copy %nope[0, 1] on 0 -> %b[1, 1] on 1
+}

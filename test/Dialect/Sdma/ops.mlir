@@ -1,0 +1,81 @@
+// RUN: sdma-opt %s | FileCheck %s
+// RUN: sdma-opt %s | sdma-opt | FileCheck %s
+// RUN: sdma-opt %s --mlir-print-op-generic | sdma-opt | FileCheck %s
+
+// Every op, with constant and SSA fields, round-trips.
+
+// CHECK-LABEL: sdma.schedule @every_op ranks(%R = 4)
+// CHECK-SAME:    buffers(%input : 1, %output : ranks, %tmp : 2 x ranks + 1, %flat : 7)
+sdma.schedule @every_op ranks(%R = 4)
+    buffers(%input : 1, %output : ranks, %tmp : 2 x ranks + 1, %flat : 7) {
+  // CHECK: sdma.copy %input[0, 1] on 0 -> %output[3, 1] on 2
+  sdma.copy %input[0, 1] on 0 -> %output[3, 1] on 2
+  // CHECK: sdma.bcast %input[0, 1] on 1 -> %output[1, 1] on 2, %output[1, 1] on 3
+  sdma.bcast %input[0, 1] on 1 -> %output[1, 1] on 2, %output[1, 1] on 3
+  // CHECK: sdma.swap %tmp[0, 2] on 0 <-> %tmp[2, 2] on 1
+  sdma.swap %tmp[0, 2] on 0 <-> %tmp[2, 2] on 1
+  // CHECK: sdma.fence{{$}}
+  sdma.fence
+  // CHECK: sdma.fence on 3
+  sdma.fence on 3
+  // CHECK: sdma.signal 0 -> 1{{$}}
+  sdma.signal 0 -> 1
+  // CHECK: sdma.signal 0 -> 1 tag 7
+  sdma.signal 0 -> 1 tag 7
+  // CHECK: sdma.wait 1 <- 0{{$}}
+  sdma.wait 1 <- 0
+  // CHECK: sdma.wait 1 <- 0 tag 7
+  sdma.wait 1 <- 0 tag 7
+  // CHECK: sdma.barrier
+  sdma.barrier
+  // CHECK: sdma.copy %flat[0, 7] on 3 -> %flat[0, 7] on 0 {note = "kept"}
+  sdma.copy %flat[0, 7] on 3 -> %flat[0, 7] on 0 {note = "kept"}
+}
+
+// CHECK-LABEL: sdma.schedule @parametric ranks(%R)
+sdma.schedule @parametric ranks(%R) buffers(%in : ranks, %out : ranks) {
+  // CHECK: affine.for %[[R:.*]] = 0 to %R {
+  affine.for %r = 0 to %R {
+    // CHECK: affine.for %[[P:.*]] = 0 to %R {
+    affine.for %p = 0 to %R {
+      // CHECK: %[[N:.*]] = sdma.rank_add %[[R]], 1
+      %n = sdma.rank_add %r, 1
+      // CHECK: %[[M:.*]] = sdma.rank_add %[[R]], %[[P]]
+      %m = sdma.rank_add %r, %p
+      // CHECK: sdma.copy %in[%[[P]], 1] on %[[R]] -> %out[%[[R]], 1] on %[[P]]
+      sdma.copy %in[%p, 1] on %r -> %out[%r, 1] on %p
+      // CHECK: sdma.bcast %in[%[[P]], 1] on %[[R]] -> %out[%[[R]], 1] on %[[N]], %out[%[[R]], 1] on %[[M]]
+      sdma.bcast %in[%p, 1] on %r -> %out[%r, 1] on %n, %out[%r, 1] on %m
+      // CHECK: sdma.swap %in[%[[P]], 1] on %[[R]] <-> %in[%[[R]], 1] on %[[P]]
+      sdma.swap %in[%p, 1] on %r <-> %in[%r, 1] on %p
+      // CHECK: sdma.fence on %[[R]]
+      sdma.fence on %r
+      // CHECK: sdma.signal %[[R]] -> %[[N]] tag 1
+      sdma.signal %r -> %n tag 1
+      // CHECK: sdma.wait %[[N]] <- %[[R]] tag 1
+      sdma.wait %n <- %r tag 1
+    }
+  }
+}
+
+// scf loops and plain arith work too.
+// CHECK-LABEL: sdma.schedule @with_scf ranks(%R)
+sdma.schedule @with_scf ranks(%R) buffers(%buf : 2 x ranks) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: scf.for
+  scf.for %r = %c0 to %R step %c1 {
+    %twice = arith.muli %r, %c1 : index
+    %cond = arith.cmpi ne, %r, %c0 : index
+    // CHECK: scf.if
+    scf.if %cond {
+      sdma.copy %buf[%twice, 1] on %r -> %buf[%twice, 1] on %c0
+    }
+  }
+}
+
+// An empty schedule is valid.
+// CHECK-LABEL: sdma.schedule @empty ranks(%R = 1) buffers(%b : 1) {
+// CHECK-NEXT: }
+sdma.schedule @empty ranks(%R = 1) buffers(%b : 1) {
+}
