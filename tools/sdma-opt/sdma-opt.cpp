@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "InputGuard.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/Transforms/Passes.h"
 
@@ -15,6 +16,8 @@
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
+  if (!sdma::checkToolInputs(argc, argv, {"-o", "--o"}))
+    return 1;
   mlir::DialectRegistry registry;
   registry.insert<sdma::SdmaDialect, mlir::affine::AffineDialect,
                   mlir::arith::ArithDialect, mlir::index::IndexDialect,

@@ -4,11 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "InputGuard.h"
 #include "sdma/Target/JSON.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 
 int main(int argc, char **argv) {
+  if (!sdma::checkToolInputs(argc, argv, {"-o", "--o"}))
+    return 1;
   sdma::registerToJSONTranslation();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "sdma translation driver\n"));

@@ -1,0 +1,75 @@
+//===- sdma-fuzz.cpp - libFuzzer target for the sdma front end ------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Feeds arbitrary bytes through everything a user's text reaches: parse,
+// verify, sdma-unroll (ranks=4, a small op budget), canonicalisation and the
+// JSON translation. Any input must end in success or a diagnostic; a crash,
+// an ASan report or a hang is a bug. Run it with scripts/fuzz.sh.
+//
+//===----------------------------------------------------------------------===//
+
+#include "InputGuard.h"
+#include "sdma/IR/SdmaDialect.h"
+#include "sdma/Target/JSON.h"
+#include "sdma/Transforms/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+static MLIRContext &getContext() {
+  static MLIRContext *context = [] {
+    DialectRegistry registry;
+    registry.insert<sdma::SdmaDialect, affine::AffineDialect,
+                    arith::ArithDialect, index::IndexDialect,
+                    scf::SCFDialect>();
+    auto *ctx = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
+    ctx->loadAllAvailableDialects();
+    ctx->printOpOnDiagnostic(false);
+    return ctx;
+  }();
+  return *context;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  StringRef text(reinterpret_cast<const char *>(data), size);
+  // The tools refuse deep nesting before parsing (MLIR's parser recurses).
+  if (!sdma::checkInputNesting(text, "fuzz", sdma::kMaxInputNesting,
+                               llvm::nulls()))
+    return 0;
+  MLIRContext &context = getContext();
+  ScopedDiagnosticHandler quiet(&context,
+                                [](Diagnostic &) { return success(); });
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz"),
+      llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module || failed(verify(*module)))
+    return 0;
+
+  PassManager pm(&context);
+  sdma::SdmaUnrollOptions options;
+  options.ranks = 4;
+  options.maxOps = 4096;
+  pm.addPass(sdma::createSdmaUnroll(options));
+  pm.addPass(createCanonicalizerPass());
+  if (failed(pm.run(*module)))
+    return 0;
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  (void)sdma::translateToJSON(*module, os);
+  return 0;
+}
