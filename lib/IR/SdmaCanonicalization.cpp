@@ -46,8 +46,8 @@ struct FoldConstantFields
     if (!changed)
       return rewriter.notifyMatchFailure(op, "no constant field operands");
     // Field operands come last; everything before them (buffers) stays.
-    SmallVector<Value> operands(op->getOperands().drop_back(
-        op.getFields().size()));
+    SmallVector<Value> operands(
+        op->getOperands().drop_back(op.getFields().size()));
     llvm::append_range(operands, dynamics);
     rewriter.modifyOpInPlace(op, [&] {
       op->setOperands(operands);
@@ -115,8 +115,8 @@ struct MergeContiguousCopies : public OpRewritePattern<CopyOp> {
       int64_t srcOffset = after ? src->offset : otherSrc->offset;
       int64_t dstOffset = after ? dst->offset : otherDst->offset;
       rewriter.modifyOpInPlace(op, [&] {
-        op.setStaticFields({src->rank, srcOffset, count, dst->rank, dstOffset,
-                            count});
+        op.setStaticFields(
+            {src->rank, srcOffset, count, dst->rank, dstOffset, count});
       });
       rewriter.eraseOp(other);
       return success();

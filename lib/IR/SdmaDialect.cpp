@@ -32,9 +32,8 @@ void SdmaDialect::initialize() {
       >();
 }
 
-Operation *SdmaDialect::materializeConstant(OpBuilder &builder,
-                                            Attribute value, Type type,
-                                            Location loc) {
+Operation *SdmaDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
   if (auto intAttr = dyn_cast<IntegerAttr>(value); intAttr && type.isIndex())
     return arith::ConstantIndexOp::create(builder, loc, intAttr.getInt());
   return nullptr;

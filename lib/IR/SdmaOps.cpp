@@ -28,8 +28,7 @@ using namespace sdma;
 
 bool StaticSlice::overlaps(const StaticSlice &other) const {
   return buffer == other.buffer && rank == other.rank &&
-         offset < other.offset + other.count &&
-         other.offset < offset + count;
+         offset < other.offset + other.count && other.offset < offset + count;
 }
 
 std::optional<StaticSlice> sdma::getStaticSlice(const Slice &slice) {
@@ -46,8 +45,8 @@ OpFoldResult sdma::getFieldAt(Operation *op, ArrayRef<int64_t> staticFields,
   assert(i < staticFields.size() && "field index out of range");
   if (!ShapedType::isDynamic(staticFields[i]))
     return IntegerAttr::get(IndexType::get(op->getContext()), staticFields[i]);
-  unsigned dynamicIndex = llvm::count_if(staticFields.take_front(i),
-                                         ShapedType::isDynamic);
+  unsigned dynamicIndex =
+      llvm::count_if(staticFields.take_front(i), ShapedType::isDynamic);
   return dynamicFields[dynamicIndex];
 }
 
@@ -66,8 +65,8 @@ struct FieldListParser {
       if (failed(*intResult))
         return failure();
       if (ShapedType::isDynamic(value))
-        return parser.emitError(loc, "field value ") << value
-                                                     << " is out of range";
+        return parser.emitError(loc, "field value ")
+               << value << " is out of range";
       statics.push_back(value);
       return success();
     }
@@ -194,15 +193,14 @@ static FailureOr<ScheduleOp> verifyFieldsAndParent(Operation *op,
 }
 
 static LogicalResult verifyRank(Operation *op, OpFoldResult rank,
-                                std::optional<int64_t> ranks,
-                                StringRef what) {
+                                std::optional<int64_t> ranks, StringRef what) {
   std::optional<int64_t> value = getConstantIntValue(rank);
   if (!value)
     return success();
   int64_t limit = ranks.value_or(ScheduleOp::kMaxRanks);
   if (*value < 0 || *value >= limit)
-    return op->emitOpError() << what << " " << *value
-                             << " is out of range [0, " << limit << ")";
+    return op->emitOpError()
+           << what << " " << *value << " is out of range [0, " << limit << ")";
   return success();
 }
 
@@ -215,13 +213,12 @@ static LogicalResult verifySlice(Operation *op, ScheduleOp schedule,
   std::optional<int64_t> offset = getConstantIntValue(slice.offset);
   std::optional<int64_t> count = getConstantIntValue(slice.count);
   if (offset && *offset < 0)
-    return op->emitOpError() << what << " offset " << *offset
-                             << " in buffer '" << name << "' is negative";
+    return op->emitOpError() << what << " offset " << *offset << " in buffer '"
+                             << name << "' is negative";
   if (count && *count <= 0)
     return op->emitOpError() << what << " slice of buffer '" << name
                              << "' is empty (count " << *count << ")";
-  std::optional<int64_t> chunks =
-      schedule.getBufferChunks(slice.buffer, ranks);
+  std::optional<int64_t> chunks = schedule.getBufferChunks(slice.buffer, ranks);
   if (offset && count && chunks) {
     int64_t end;
     if (llvm::AddOverflow(*offset, *count, end) || end > *chunks)
@@ -380,8 +377,9 @@ void ScheduleOp::print(OpAsmPrinter &printer) {
                         });
   printer << ")";
   printer.printOptionalAttrDictWithKeyword(
-      (*this)->getAttrs(), {getSymNameAttrName(), getNumRanksAttrName(),
-                            getBufferNamesAttrName(), getBufferSizesAttrName()});
+      (*this)->getAttrs(),
+      {getSymNameAttrName(), getNumRanksAttrName(), getBufferNamesAttrName(),
+       getBufferSizesAttrName()});
   printer << " ";
   printer.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                       /*printBlockTerminators=*/false);
@@ -439,7 +437,8 @@ ScheduleOp::getBufferChunks(Value buffer, std::optional<int64_t> ranks) {
 static bool isIdentifier(StringRef name) {
   if (name.empty() || !(llvm::isAlpha(name[0]) || name[0] == '_'))
     return false;
-  return llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 LogicalResult ScheduleOp::verifyRegions() {
@@ -467,7 +466,8 @@ LogicalResult ScheduleOp::verifyRegions() {
       return emitOpError("buffer name ")
              << getBufferNames()[i] << " is not an identifier";
     if (!seen.insert(name.getValue()).second)
-      return emitOpError("buffer '") << name.getValue() << "' is declared twice";
+      return emitOpError("buffer '")
+             << name.getValue() << "' is declared twice";
     auto [perRank, fixed] = getBufferSize(arg);
     if (perRank < 0 || fixed < 0 || (perRank == 0 && fixed == 0))
       return emitOpError("buffer '")
@@ -475,9 +475,8 @@ LogicalResult ScheduleOp::verifyRegions() {
     int64_t scaled, largest;
     if (llvm::MulOverflow(perRank, ranks.value_or(kMaxRanks), scaled) ||
         llvm::AddOverflow(scaled, fixed, largest) || largest > kMaxChunks)
-      return emitOpError("buffer '")
-             << name.getValue() << "' is larger than " << kMaxChunks
-             << " chunks";
+      return emitOpError("buffer '") << name.getValue() << "' is larger than "
+                                     << kMaxChunks << " chunks";
   }
 
   for (Operation &op : getBody().getOps()) {
@@ -537,8 +536,8 @@ bool BcastOp::isSliceRead(unsigned i) { return i == 0; }
 bool BcastOp::isSliceWritten(unsigned i) { return i != 0; }
 
 LogicalResult BcastOp::verify() {
-  if (failed(verifyTransfer(*this, {"source", "destination 0",
-                                    "destination 1"})))
+  if (failed(
+          verifyTransfer(*this, {"source", "destination 0", "destination 1"})))
     return failure();
   if (failed(verifyNoOverlap(*this, getSlice(1), getSlice(2),
                              "destinations overlap")) ||
@@ -643,8 +642,8 @@ static void printRankPair(OpAsmPrinter &printer, FieldsOpInterface op,
   printer.printOptionalAttrDict(op->getAttrs(), {"static_fields", "tag"});
 }
 
-static LogicalResult verifyRankPair(Operation *op, int64_t tag,
-                                    StringRef first, StringRef second) {
+static LogicalResult verifyRankPair(Operation *op, int64_t tag, StringRef first,
+                                    StringRef second) {
   FailureOr<ScheduleOp> schedule = verifyFieldsAndParent(op, 2);
   if (failed(schedule))
     return failure();
@@ -734,8 +733,8 @@ OpFoldResult RankAddOp::fold(FoldAdaptor adaptor) {
   for (unsigned i = 0; i < 2; ++i) {
     if (!ShapedType::isDynamic(getStaticFields()[i]))
       continue;
-    auto attr = dyn_cast_if_present<IntegerAttr>(
-        adaptor.getFields()[dynamicIndex++]);
+    auto attr =
+        dyn_cast_if_present<IntegerAttr>(adaptor.getFields()[dynamicIndex++]);
     if (attr)
       (i == 0 ? rank : delta) = attr.getInt();
   }

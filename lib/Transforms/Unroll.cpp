@@ -200,8 +200,7 @@ LogicalResult ScheduleExpander::evaluate(Operation *op) {
   return success();
 }
 
-FailureOr<int64_t> ScheduleExpander::evaluateBound(Operation *op,
-                                                   AffineMap map,
+FailureOr<int64_t> ScheduleExpander::evaluateBound(Operation *op, AffineMap map,
                                                    ValueRange operands,
                                                    bool lower) {
   SmallVector<Attribute> attrs;
@@ -282,8 +281,8 @@ LogicalResult ScheduleExpander::emit(Operation *op) {
         return op->emitOpError("field ") << i << " evaluates out of range";
       statics.push_back(*value);
     }
-    llvm::append_range(buffers, op->getOperands().drop_back(
-                                    fields.getFields().size()));
+    llvm::append_range(buffers,
+                       op->getOperands().drop_back(fields.getFields().size()));
   }
   Operation *copy = builder.cloneWithoutRegions(*op);
   if (isa<FieldsOpInterface>(op)) {

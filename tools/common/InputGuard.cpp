@@ -40,7 +40,8 @@ bool sdma::checkInputNesting(StringRef text, StringRef name, unsigned maxDepth,
              << " levels; sdma tools refuse it before parsing\n";
         return false;
       }
-    } else if ((c == '}' || c == ')' || c == ']' || (c == '>' && prev != '-')) &&
+    } else if ((c == '}' || c == ')' || c == ']' ||
+                (c == '>' && prev != '-')) &&
                depth > 0) {
       --depth;
     }
@@ -58,8 +59,7 @@ static bool checkStandardInput() {
     return false;
   }
   StringRef text = (*input)->getBuffer();
-  if (!sdma::checkInputNesting(text, "<stdin>", sdma::kMaxInputNesting,
-                               errs()))
+  if (!sdma::checkInputNesting(text, "<stdin>", sdma::kMaxInputNesting, errs()))
     return false;
   FILE *copy = std::tmpfile();
   if (!copy || std::fwrite(text.data(), 1, text.size(), copy) != text.size() ||
@@ -94,8 +94,8 @@ bool sdma::checkToolInputs(int argc, char **argv,
       continue; // the tool reports a missing file itself
     ErrorOr<std::unique_ptr<MemoryBuffer>> file =
         MemoryBuffer::getFile(arg, /*IsText=*/true);
-    if (file && !checkInputNesting((*file)->getBuffer(), arg, kMaxInputNesting,
-                                   errs()))
+    if (file &&
+        !checkInputNesting((*file)->getBuffer(), arg, kMaxInputNesting, errs()))
       return false;
   }
   if (!sawInput)

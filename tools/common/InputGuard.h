@@ -1,4 +1,5 @@
-//===- InputGuard.h - reject inputs MLIR's parser cannot survive -*- C++ -*-===//
+//===- InputGuard.h - reject inputs MLIR's parser cannot survive -*- C++
+//-*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //

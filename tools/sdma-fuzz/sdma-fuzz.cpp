@@ -32,9 +32,9 @@ using namespace mlir;
 static MLIRContext &getContext() {
   static MLIRContext *context = [] {
     DialectRegistry registry;
-    registry.insert<sdma::SdmaDialect, affine::AffineDialect,
-                    arith::ArithDialect, index::IndexDialect,
-                    scf::SCFDialect>();
+    registry
+        .insert<sdma::SdmaDialect, affine::AffineDialect, arith::ArithDialect,
+                index::IndexDialect, scf::SCFDialect>();
     auto *ctx = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
     ctx->loadAllAvailableDialects();
     ctx->printOpOnDiagnostic(false);
@@ -54,8 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                 [](Diagnostic &) { return success(); });
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz"),
-      llvm::SMLoc());
+      llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz"), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module || failed(verify(*module)))
     return 0;

@@ -7,8 +7,8 @@
 #ifndef SDMA_TRANSFORMS_PASSES_H
 #define SDMA_TRANSFORMS_PASSES_H
 
-#include "sdma/IR/SdmaOps.h"
 #include "mlir/Pass/Pass.h"
+#include "sdma/IR/SdmaOps.h"
 
 namespace sdma {
 

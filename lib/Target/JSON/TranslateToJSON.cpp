@@ -17,8 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/Target/JSON.h"
 #include "sdma/IR/SdmaOps.h"
+#include "sdma/Target/JSON.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
@@ -45,8 +45,8 @@ static FailureOr<json> opToJSON(ScheduleOp schedule, Operation *op) {
     return op->emitOpError("is not part of a flat schedule: run sdma-unroll "
                            "before --sdma-to-json");
   auto slice = [&](unsigned i) {
-    return sliceToJSON(schedule,
-                       *getStaticSlice(cast<TransferOpInterface>(op).getSlice(i)));
+    return sliceToJSON(
+        schedule, *getStaticSlice(cast<TransferOpInterface>(op).getSlice(i)));
   };
   return llvm::TypeSwitch<Operation *, json>(op)
       .Case([&](CopyOp) {
@@ -85,7 +85,9 @@ static FailureOr<json> opToJSON(ScheduleOp schedule, Operation *op) {
                     {"from", *wait.getConstantField(1)},
                     {"tag", wait.getTag()}};
       })
-      .Default([](Operation *) { return json{{"op", "barrier"}}; });
+      .Default([](Operation *) {
+        return json{{"op", "barrier"}};
+      });
 }
 
 LogicalResult sdma::translateToJSON(ModuleOp module, raw_ostream &os) {
@@ -130,8 +132,7 @@ void sdma::registerToJSONTranslation() {
       },
       [](DialectRegistry &registry) {
         // Non-flat schedules must parse to be reported as such.
-        registry.insert<SdmaDialect, affine::AffineDialect,
-                        arith::ArithDialect, index::IndexDialect,
-                        scf::SCFDialect>();
+        registry.insert<SdmaDialect, affine::AffineDialect, arith::ArithDialect,
+                        index::IndexDialect, scf::SCFDialect>();
       });
 }
