@@ -16,7 +16,8 @@
 //
 // Try it:
 //   sdma-opt examples/tree_broadcast.mlir --sdma-unroll=ranks=6 -canonicalize
-sdma.schedule @tree_broadcast ranks(%R) buffers(%data : 1) {
+sdma.schedule @tree_broadcast ranks(%R) buffers(%data : 1)
+    implements broadcast(%data -> %data) root 0 {
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   affine.for %r = 0 to %R {

@@ -9,7 +9,7 @@
 //
 //   rank r:  copy in[0] -> out[r] on p, for every rank p
 sdma.schedule @all_gather_direct ranks(%R)
-    buffers(%input : 1, %output : ranks) {
+    buffers(%input : 1, %output : ranks) implements all_gather(%input -> %output) {
   affine.for %r = 0 to %R {
     affine.for %p = 0 to %R {
       sdma.copy %input[0, 1] on %r -> %output[%r, 1] on %p

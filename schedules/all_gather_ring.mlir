@@ -12,7 +12,7 @@
 //   after step 1:   [x0][  ][x2]    [x0][x1][  ]    [  ][x1][x2]
 //   after step 2:   [x0][x1][x2]    [x0][x1][x2]    [x0][x1][x2]
 sdma.schedule @all_gather_ring ranks(%R)
-    buffers(%input : 1, %output : ranks) {
+    buffers(%input : 1, %output : ranks) implements all_gather(%input -> %output) {
   %c1 = arith.constant 1 : index
   affine.for %r = 0 to %R {
     sdma.copy %input[0, 1] on %r -> %output[%r, 1] on %r

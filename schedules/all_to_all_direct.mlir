@@ -7,7 +7,7 @@
 //
 //   rank r:  copy in[p] -> out[r] on p, for every rank p
 sdma.schedule @all_to_all_direct ranks(%R)
-    buffers(%input : ranks, %output : ranks) {
+    buffers(%input : ranks, %output : ranks) implements all_to_all(%input -> %output) {
   affine.for %r = 0 to %R {
     affine.for %p = 0 to %R {
       sdma.copy %input[%p, 1] on %r -> %output[%r, 1] on %p

@@ -349,6 +349,39 @@ ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
   result.addAttribute(getBufferSizesAttrName(result.name),
                       builder.getDenseI64ArrayAttr(sizes));
 
+  // implements KIND(%in -> %out) (root N)?
+  if (succeeded(parser.parseOptionalKeyword("implements"))) {
+    StringRef kind;
+    OpAsmParser::UnresolvedOperand in, out;
+    SMLoc loc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&kind) || parser.parseLParen() ||
+        parser.parseOperand(in) || parser.parseArrow() ||
+        parser.parseOperand(out) || parser.parseRParen())
+      return failure();
+    auto indexOf = [&](const OpAsmParser::UnresolvedOperand &operand)
+        -> std::optional<int64_t> {
+      for (unsigned i = 1; i < args.size(); ++i)
+        if (args[i].ssaName.name == operand.name)
+          return i - 1;
+      return std::nullopt;
+    };
+    std::optional<int64_t> inIndex = indexOf(in), outIndex = indexOf(out);
+    if (!inIndex || !outIndex)
+      return parser.emitError(loc, "'implements' names a buffer that the "
+                                   "schedule does not declare");
+    result.addAttribute(getCollectiveAttrName(result.name),
+                        builder.getStringAttr(kind));
+    result.addAttribute(getCollectiveBuffersAttrName(result.name),
+                        builder.getDenseI64ArrayAttr({*inIndex, *outIndex}));
+    if (succeeded(parser.parseOptionalKeyword("root"))) {
+      int64_t root;
+      if (parser.parseInteger(root))
+        return failure();
+      result.addAttribute(getRootAttrName(result.name),
+                          builder.getI64IntegerAttr(root));
+    }
+  }
+
   if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
   Region *body = result.addRegion();
@@ -376,10 +409,25 @@ void ScheduleOp::print(OpAsmPrinter &printer) {
                                           sizes[2 * it.index() + 1]);
                         });
   printer << ")";
-  printer.printOptionalAttrDictWithKeyword(
-      (*this)->getAttrs(),
-      {getSymNameAttrName(), getNumRanksAttrName(), getBufferNamesAttrName(),
-       getBufferSizesAttrName()});
+  std::optional<unsigned> in = getCollectiveInput(),
+                          out = getCollectiveOutput();
+  SmallVector<StringRef> elided = {
+      getSymNameAttrName(), getNumRanksAttrName(), getBufferNamesAttrName(),
+      getBufferSizesAttrName()};
+  if (getCollective() && in && out) {
+    printer << " implements " << *getCollective() << "(";
+    printer.printOperand(getBufferArgs()[*in]);
+    printer << " -> ";
+    printer.printOperand(getBufferArgs()[*out]);
+    printer << ")";
+    if (std::optional<int64_t> root = getRoot())
+      printer << " root " << *root;
+    llvm::append_range(elided,
+                       ArrayRef<StringRef>{getCollectiveAttrName(),
+                                           getCollectiveBuffersAttrName(),
+                                           getRootAttrName()});
+  }
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(), elided);
   printer << " ";
   printer.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                       /*printBlockTerminators=*/false);
@@ -434,6 +482,32 @@ ScheduleOp::getBufferChunks(Value buffer, std::optional<int64_t> ranks) {
   return total;
 }
 
+ArrayRef<StringRef> ScheduleOp::getCollectiveKinds() {
+  static const StringRef kinds[] = {"all_gather", "all_to_all", "broadcast",
+                                    "scatter", "gather"};
+  return kinds;
+}
+
+bool ScheduleOp::collectiveNeedsRoot(StringRef kind) {
+  return kind == "broadcast" || kind == "scatter" || kind == "gather";
+}
+
+static std::optional<unsigned> getCollectiveBuffer(ScheduleOp op,
+                                                   unsigned which) {
+  std::optional<ArrayRef<int64_t>> buffers = op.getCollectiveBuffers();
+  if (!buffers || buffers->size() != 2 || (*buffers)[which] < 0 ||
+      (*buffers)[which] >= static_cast<int64_t>(op.getBufferArgs().size()))
+    return std::nullopt;
+  return (*buffers)[which];
+}
+
+std::optional<unsigned> ScheduleOp::getCollectiveInput() {
+  return getCollectiveBuffer(*this, 0);
+}
+std::optional<unsigned> ScheduleOp::getCollectiveOutput() {
+  return getCollectiveBuffer(*this, 1);
+}
+
 static bool isIdentifier(StringRef name) {
   if (name.empty() || !(llvm::isAlpha(name[0]) || name[0] == '_'))
     return false;
@@ -477,6 +551,30 @@ LogicalResult ScheduleOp::verifyRegions() {
         llvm::AddOverflow(scaled, fixed, largest) || largest > kMaxChunks)
       return emitOpError("buffer '") << name.getValue() << "' is larger than "
                                      << kMaxChunks << " chunks";
+  }
+
+  if (std::optional<StringRef> kind = getCollective()) {
+    if (!llvm::is_contained(getCollectiveKinds(), *kind))
+      return emitOpError("implements unknown collective '")
+             << *kind << "' (expected all_gather, all_to_all, broadcast, "
+             << "scatter or gather)";
+    if (!getCollectiveInput() || !getCollectiveOutput())
+      return emitOpError("expects 'collective_buffers' to name an input and "
+                         "an output buffer");
+    bool inPlace = *getCollectiveInput() == *getCollectiveOutput();
+    if (inPlace && *kind != "all_to_all" && *kind != "broadcast")
+      return emitOpError("'") << *kind << "' cannot be in place";
+    if (collectiveNeedsRoot(*kind) != getRoot().has_value())
+      return emitOpError("'") << *kind << "' "
+                              << (getRoot() ? "takes no" : "needs a")
+                              << " root";
+    if (getRoot() && (*getRoot() < 0 ||
+                      *getRoot() >= ranks.value_or(kMaxRanks)))
+      return emitOpError("root ")
+             << *getRoot() << " is out of range [0, "
+             << ranks.value_or(kMaxRanks) << ")";
+  } else if (getCollectiveBuffers() || getRoot()) {
+    return emitOpError("has collective buffers or a root but no collective");
   }
 
   for (Operation &op : getBody().getOps()) {
@@ -683,6 +781,40 @@ LogicalResult WaitOp::verify() {
 LogicalResult BarrierOp::verify() {
   if (!(*this)->getParentOfType<ScheduleOp>())
     return emitOpError("must be nested in an 'sdma.schedule'");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// NotifyOp / PollOp
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyEngineOp(Operation *op, IntegerAttr rank,
+                                    int64_t engine, int64_t flag) {
+  auto schedule = op->getParentOfType<ScheduleOp>();
+  if (!schedule)
+    return op->emitOpError("must be nested in an 'sdma.schedule'");
+  if (failed(verifyRank(op, rank, schedule.getRanks(), "rank")))
+    return failure();
+  if (engine < 0)
+    return op->emitOpError("engine ") << engine << " is negative";
+  if (flag < 0)
+    return op->emitOpError("flag ") << flag << " is negative";
+  return success();
+}
+
+LogicalResult NotifyOp::verify() {
+  if (failed(verifyEngineOp(*this, getRankAttr(), getEngine(), getFlag())))
+    return failure();
+  auto schedule = (*this)->getParentOfType<ScheduleOp>();
+  return verifyRank(*this, getTargetAttr(), schedule.getRanks(),
+                    "target rank");
+}
+
+LogicalResult PollOp::verify() {
+  if (failed(verifyEngineOp(*this, getRankAttr(), getEngine(), getFlag())))
+    return failure();
+  if (getValue() < 1)
+    return emitOpError("value ") << getValue() << " is not positive";
   return success();
 }
 

@@ -35,7 +35,22 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
   ]> {
   let summary = "a collective-communication schedule over R ranks";
   let description = [{
-    A named schedule. Its body block takes the rank count `%R : index`
+    A named schedule. It may declare the collective it implements, which
+    `sdma-verify` proves: `implements KIND(%in -> %out)` with KIND one of
+    `all_gather`, `all_to_all`, `broadcast`, `scatter`, `gather`, plus
+    `root N` for the last three. The chunk layout each kind requires (c is
+    the size of the input buffer for all_gather, gather and broadcast, and of
+    the output buffer for all_to_all and scatter; `in == out` means in place):
+
+    | kind       | in / out sizes | afterwards, on rank r                     |
+    |------------|----------------|-------------------------------------------|
+    | all_gather | c / R*c        | out[p*c + i] = in[i] of rank p, every p   |
+    | all_to_all | R*c / R*c      | out[p*c + i] = in[r*c + i] of rank p      |
+    | broadcast  | c / c          | out[i] = in[i] of the root                |
+    | scatter    | R*c / c        | out[i] = in[r*c + i] of the root          |
+    | gather     | c / R*c        | on the root: out[p*c + i] = in[i] of p    |
+
+    Its body block takes the rank count `%R : index`
     followed by the symmetric buffers it uses (type `!sdma.buffer`). Each
     buffer is declared with its size in chunks, `N`, `ranks`, `K x ranks` or
     `K x ranks + N` (R is the rank count); the names written for the buffers
@@ -67,7 +82,10 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
   let arguments = (ins SymbolNameAttr:$sym_name,
                        OptionalAttr<I64Attr>:$num_ranks,
                        StrArrayAttr:$buffer_names,
-                       DenseI64ArrayAttr:$buffer_sizes);
+                       DenseI64ArrayAttr:$buffer_sizes,
+                       OptionalAttr<StrAttr>:$collective,
+                       OptionalAttr<DenseI64ArrayAttr>:$collective_buffers,
+                       OptionalAttr<I64Attr>:$root);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasRegionVerifier = 1;
@@ -92,6 +110,12 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
     std::pair<int64_t, int64_t> getBufferSize(::mlir::Value buffer);
     /// The largest buffer, in chunks, at any rank count.
     static constexpr int64_t kMaxChunks = int64_t(1) << 40;
+    /// The index of the collective's input or output buffer, if declared.
+    std::optional<unsigned> getCollectiveInput();
+    std::optional<unsigned> getCollectiveOutput();
+    /// The collectives `implements` accepts; the last three need a root.
+    static ::llvm::ArrayRef<::llvm::StringRef> getCollectiveKinds();
+    static bool collectiveNeedsRoot(::llvm::StringRef kind);
     /// The largest rank count a schedule may have.
     static constexpr int64_t kMaxRanks = 65536;
   }];
@@ -101,6 +125,8 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
 // Data movement
 //===----------------------------------------------------------------------===//
 
+// Data-movement ops carry an optional `engine` attribute: the DMA queue of
+// the issuing rank that runs them, set by sdma-assign-engines.
 class Sdma_TransferOp<string mnemonic, list<Trait> traits = []>
     : Sdma_ScheduleLevelOp<mnemonic, !listconcat(traits, [
         DeclareOpInterfaceMethods<Sdma_TransferOpInterface>])>;
@@ -132,7 +158,8 @@ def Sdma_CopyOp : Sdma_TransferOp<"copy"> {
   }];
   let arguments = (ins Sdma_BufferType:$source, Sdma_BufferType:$target,
                        Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields);
+                       DenseI64ArrayAttr:$static_fields,
+                       OptionalAttr<I64Attr>:$engine);
   let hasCanonicalizer = 1;
   let extraClassDeclaration = [{
     ::sdma::Slice getSourceSlice() { return getSlice(0); }
@@ -161,7 +188,8 @@ def Sdma_BcastOp : Sdma_TransferOp<"bcast"> {
   }];
   let arguments = (ins Sdma_BufferType:$source, Sdma_BufferType:$target0,
                        Sdma_BufferType:$target1, Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields);
+                       DenseI64ArrayAttr:$static_fields,
+                       OptionalAttr<I64Attr>:$engine);
 }
 
 def Sdma_SwapOp : Sdma_TransferOp<"swap"> {
@@ -183,7 +211,8 @@ def Sdma_SwapOp : Sdma_TransferOp<"swap"> {
   }];
   let arguments = (ins Sdma_BufferType:$first, Sdma_BufferType:$second,
                        Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields);
+                       DenseI64ArrayAttr:$static_fields,
+                       OptionalAttr<I64Attr>:$engine);
 }
 
 //===----------------------------------------------------------------------===//
@@ -281,6 +310,59 @@ def Sdma_BarrierOp : Sdma_Op<"barrier"> {
     ```
   }];
   let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Engine-level synchronisation (after sdma-insert-sync)
+//===----------------------------------------------------------------------===//
+
+def Sdma_NotifyOp : Sdma_Op<"notify"> {
+  let summary = "an engine adds one to a flag once its earlier ops completed";
+  let description = [{
+    Engine-level op, created by `sdma-insert-sync`. Engine `engine` of rank
+    `rank` atomically adds 1 to flag `flag` of rank `target` once every op it
+    ran before has completed (the ATOMIC ADD64 "put with signal" of SDMA, a
+    `cuStreamWriteValue` on CUDA). Flag 1 of a rank counts the completions
+    the host waits for; flags from 2 up order engines against each other.
+
+    ```mlir
+    sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 1 {engine = 0 : i64}
+    sdma.notify 0 : 0 -> 1 [2]     // rank 0 engine 0: flag 2 of rank 1 += 1
+    ```
+
+    ```
+    rank 0, engine 0:  copy ... done | flag[rank 1][2] += 1
+    rank 1:                            flag 2: 0 -> 1
+    ```
+  }];
+  let arguments = (ins I64Attr:$rank, I64Attr:$engine, I64Attr:$target,
+                       I64Attr:$flag);
+  let assemblyFormat = "$rank `:` $engine `->` $target `[` $flag `]` attr-dict";
+  let hasVerifier = 1;
+}
+
+def Sdma_PollOp : Sdma_Op<"poll"> {
+  let summary = "an engine waits until a flag of its rank reaches a value";
+  let description = [{
+    Engine-level op, created by `sdma-insert-sync`. Engine `engine` of rank
+    `rank` runs nothing after the poll until its rank's flag `flag` is at
+    least `value` (POLL_REGMEM on SDMA, `cuStreamWaitValue32` on CUDA).
+    Flag 0 is the launch flag that the host sets to 1 (prelaunch).
+
+    ```mlir
+    sdma.poll 1 : 0 until [2] at_least 1
+    sdma.copy %out[0, 1] on 1 -> %out[0, 1] on 2 {engine = 0 : i64}
+    ```
+
+    ```
+    rank 1, engine 0:  wait flag[2] >= 1 ...... | copy -> rank 2
+    ```
+  }];
+  let arguments = (ins I64Attr:$rank, I64Attr:$engine, I64Attr:$flag,
+                       I64Attr:$value);
+  let assemblyFormat =
+      "$rank `:` $engine `until` `[` $flag `]` `at_least` $value attr-dict";
   let hasVerifier = 1;
 }
 

@@ -49,4 +49,23 @@ def SdmaUnroll : Pass<"sdma-unroll", "::mlir::ModuleOp"> {
   let dependentDialects = ["::sdma::SdmaDialect"];
 }
 
+def SdmaVerify : Pass<"sdma-verify", "::mlir::ModuleOp"> {
+  let summary = "prove a flat schedule free of races and deadlocks, and correct";
+  let description = [{
+    Runs on flat schedules (after `sdma-unroll`) and fails with a diagnostic
+    at the offending op when:
+    - two data ops may run at the same time (nothing orders them: no fence,
+      signal/wait, barrier or shared engine queue) and touch overlapping
+      chunks of one buffer on one rank, at least one of them writing; both
+      ops are named;
+    - a wait is never satisfied (more waits than matching signals) or waits
+      form a cycle (deadlock);
+    - the schedule declares `implements KIND(...)` and, executed
+      symbolically (every chunk starts as "chunk i of buffer b on rank r"),
+      some output chunk does not end up holding what KIND requires: the first
+      wrong chunk is named with what it holds and what it should hold.
+    Every lowering pipeline runs this pass first.
+  }];
+}
+
 #endif // SDMA_TRANSFORMS_PASSES_TD

@@ -1,0 +1,69 @@
+//===- ScheduleGraph.h - happens-before order of a flat schedule -*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The partial order the ordering model of the sdma dialect gives the ops of
+// a flat (unrolled) schedule:
+//   - a rank's data ops after a fence on that rank (or every rank), a
+//     barrier, or a wait on that rank come after it;
+//   - a fence or barrier comes after every op issued before it (per rank or
+//     all ranks); a signal from rank a comes after every op a issued before;
+//   - the k-th `wait b <- a` comes after the k-th `signal a -> b` (same tag);
+//   - two data ops of one rank on the same engine (after
+//     sdma-assign-engines) run in program order.
+// Nothing else is ordered, program order included.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_ANALYSIS_SCHEDULEGRAPH_H
+#define SDMA_ANALYSIS_SCHEDULEGRAPH_H
+
+#include "sdma/IR/SdmaOps.h"
+#include "llvm/ADT/BitVector.h"
+
+namespace sdma {
+
+class ScheduleGraph {
+public:
+  struct Node {
+    mlir::Operation *op;
+    /// The issuing rank; -1 for ops of every rank (fence, barrier).
+    int64_t rank;
+    /// Direct predecessors (node indices).
+    llvm::SmallVector<unsigned, 4> preds;
+  };
+
+  /// Builds the graph of a flat schedule. Reports (and fails on) waits that
+  /// no signal satisfies and cycles of waits.
+  static mlir::FailureOr<ScheduleGraph> build(ScheduleOp schedule);
+
+  llvm::ArrayRef<Node> getNodes() const { return nodes; }
+  /// Node indices in an order that respects every edge.
+  llvm::ArrayRef<unsigned> getTopologicalOrder() const { return topoOrder; }
+  /// True when node `a` completes before node `b` starts.
+  bool happensBefore(unsigned a, unsigned b) const {
+    return ancestors[b].test(a);
+  }
+  /// True when the two nodes are ordered one way or the other.
+  bool ordered(unsigned a, unsigned b) const {
+    return happensBefore(a, b) || happensBefore(b, a);
+  }
+  /// The node of an op, or -1.
+  int indexOf(mlir::Operation *op) const {
+    auto it = index.find(op);
+    return it == index.end() ? -1 : static_cast<int>(it->second);
+  }
+
+private:
+  std::vector<Node> nodes;
+  std::vector<unsigned> topoOrder;
+  std::vector<llvm::BitVector> ancestors;
+  llvm::DenseMap<mlir::Operation *, unsigned> index;
+};
+
+/// The issuing rank of a flat data-movement op.
+int64_t getIssuingRank(TransferOpInterface op);
+
+} // namespace sdma
+
+#endif // SDMA_ANALYSIS_SCHEDULEGRAPH_H

@@ -1,0 +1,134 @@
+// RUN: sdma-opt %s --sdma-verify -split-input-file -verify-diagnostics
+// RUN: sdma-opt %s --sdma-verify -split-input-file -verify-diagnostics --mlir-print-op-generic
+
+// Correct schedules pass: ordered by a fence, by signal/wait, by a barrier,
+// by one engine queue; reads may overlap.
+sdma.schedule @ok ranks(%R = 2) buffers(%in : 1, %out : ranks) implements all_gather(%in -> %out) {
+  sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 0
+  sdma.copy %in[0, 1] on 1 -> %out[1, 1] on 1
+  sdma.fence on 0
+  sdma.copy %out[0, 1] on 0 -> %out[0, 1] on 1
+  sdma.signal 1 -> 0
+  sdma.wait 0 <- 1
+  sdma.copy %in[0, 1] on 1 -> %out[1, 1] on 0
+}
+sdma.schedule @engine_order ranks(%R = 2) buffers(%a : 2, %b : 2) {
+  sdma.copy %a[0, 1] on 0 -> %b[0, 1] on 0 {engine = 3 : i64}
+  sdma.copy %b[0, 1] on 0 -> %a[1, 1] on 1 {engine = 3 : i64}
+  sdma.barrier
+  sdma.copy %a[1, 1] on 1 -> %b[1, 1] on 0
+  sdma.copy %a[1, 1] on 1 -> %b[0, 1] on 1
+}
+
+// -----
+
+sdma.schedule @write_write ranks(%R = 2) buffers(%in : 2, %out : 2) {
+  // expected-note @+1 {{the other op}}
+  sdma.copy %in[0, 2] on 0 -> %out[0, 2] on 1
+  // expected-error @+1 {{races with another op: it writes out[1, 2) on rank 1, which the other op writes, and no fence, signal/wait or barrier orders the two}}
+  sdma.copy %in[1, 1] on 1 -> %out[1, 1] on 1
+}
+
+// -----
+
+// Program order alone does not order ops: rank 0 may forward the chunk
+// before it arrives.
+sdma.schedule @read_before_arrival ranks(%R = 3) buffers(%b : 1) {
+  // expected-note @+1 {{the other op}}
+  sdma.copy %b[0, 1] on 0 -> %b[0, 1] on 1
+  // expected-error @+1 {{races with another op: it reads b[0, 1) on rank 1, which the other op writes}}
+  sdma.copy %b[0, 1] on 1 -> %b[0, 1] on 2
+}
+
+// -----
+
+// A fence on the wrong rank does not help; a signal orders only the
+// signaller's earlier ops.
+sdma.schedule @wrong_fence ranks(%R = 3) buffers(%b : 1) {
+  // expected-note @+1 {{the other op}}
+  sdma.copy %b[0, 1] on 0 -> %b[0, 1] on 1
+  sdma.fence on 1
+  sdma.signal 2 -> 1
+  sdma.wait 1 <- 2
+  // expected-error @+1 {{races with another op}}
+  sdma.copy %b[0, 1] on 1 -> %b[0, 1] on 2
+}
+
+// -----
+
+// Different engines of one rank run concurrently.
+sdma.schedule @two_engines ranks(%R = 2) buffers(%a : 1, %b : 1) {
+  // expected-note @+1 {{the other op}}
+  sdma.copy %a[0, 1] on 0 -> %b[0, 1] on 0 {engine = 0 : i64}
+  // expected-error @+1 {{races with another op: it reads b[0, 1) on rank 0}}
+  sdma.copy %b[0, 1] on 0 -> %a[0, 1] on 1 {engine = 1 : i64}
+}
+
+// -----
+
+// A swap reads and writes both slices.
+sdma.schedule @swap_race ranks(%R = 2) buffers(%a : 2) {
+  // expected-note @+1 {{the other op}}
+  sdma.swap %a[0, 1] on 0 <-> %a[0, 1] on 1
+  // expected-error @+1 {{races with another op: it reads a[0, 1) on rank 1, which the other op writes}}
+  sdma.copy %a[0, 1] on 1 -> %a[1, 1] on 1
+}
+
+// -----
+
+sdma.schedule @unmatched ranks(%R = 2) buffers(%b : 1) {
+  sdma.signal 0 -> 1 tag 3
+  sdma.wait 1 <- 0 tag 3
+  // expected-error @+1 {{can never complete: rank 1 waits 2 times for rank 0 with tag 3 but only 1 signals are sent}}
+  sdma.wait 1 <- 0 tag 3
+}
+
+// -----
+
+sdma.schedule @cycle ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{can never complete: it is part of a cycle of waits (deadlock)}}
+  sdma.wait 0 <- 1
+  sdma.signal 0 -> 1
+  sdma.wait 1 <- 0
+  // expected-note @+1 {{the signal it waits for, which itself waits on the cycle}}
+  sdma.signal 1 -> 0
+}
+
+// -----
+
+// expected-error @+1 {{does not implement all_gather: afterwards chunk 1 of out on rank 0 holds nothing (never written), but should hold in[0] of rank 1}}
+sdma.schedule @missing_chunk ranks(%R = 2) buffers(%in : 1, %out : ranks) implements all_gather(%in -> %out) {
+  sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 0
+  sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 1
+  sdma.copy %in[0, 1] on 1 -> %out[1, 1] on 1
+}
+
+// -----
+
+// expected-error @+1 {{does not implement all_to_all: afterwards chunk 0 of out on rank 1 holds in[0] of rank 0, but should hold in[1] of rank 0}}
+sdma.schedule @wrong_chunk ranks(%R = 2) buffers(%in : ranks, %out : ranks) implements all_to_all(%in -> %out) {
+  sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 0
+  sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 1
+  sdma.copy %in[0, 1] on 1 -> %out[1, 1] on 0
+  sdma.copy %in[1, 1] on 1 -> %out[1, 1] on 1
+}
+
+// -----
+
+// expected-error @+1 {{implements scatter but its buffers have 2 and 2 chunks; with 2 ranks it needs an input of 4 and an output of 2 chunks}}
+sdma.schedule @sizes ranks(%R = 2) buffers(%in : 2, %out : 2) implements scatter(%in -> %out) root 0 {
+}
+
+// -----
+
+sdma.schedule @not_flat ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{is not part of a flat schedule: run sdma-unroll before sdma-verify}}
+  affine.for %i = 0 to 2 {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{has no fixed rank count: run sdma-unroll before sdma-verify}}
+sdma.schedule @open ranks(%R) buffers(%b : 1) {
+}
