@@ -17,6 +17,20 @@ int64_t sdma::getIssuingRank(TransferOpInterface op) {
   return *getConstantIntValue(op.getSlice(0).rank);
 }
 
+SmallVector<SmallVector<TransferOpInterface>>
+sdma::getStretches(ScheduleOp schedule) {
+  SmallVector<SmallVector<TransferOpInterface>> stretches(1);
+  for (Operation &op : schedule.getBody().getOps()) {
+    if (auto transfer = dyn_cast<TransferOpInterface>(&op))
+      stretches.back().push_back(transfer);
+    else if (!stretches.back().empty())
+      stretches.emplace_back();
+  }
+  if (stretches.back().empty())
+    stretches.pop_back();
+  return stretches;
+}
+
 namespace {
 /// Per-rank state while walking the schedule in program order.
 struct RankState {
@@ -38,7 +52,7 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule) {
       signals, waits;
 
   auto addNode = [&](Operation *op, int64_t rank) {
-    graph.index[op] = graph.nodes.size();
+    graph.index.try_emplace(op, graph.nodes.size());
     graph.nodes.push_back({op, rank, {}});
     return static_cast<unsigned>(graph.nodes.size() - 1);
   };
@@ -69,11 +83,13 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule) {
       }
       rs.pending.push_back(node);
     } else if (auto fence = dyn_cast<FenceOp>(&op)) {
+      // A fence without a rank is one fence per rank (ranks do not wait for
+      // each other), so it gets one node per rank.
       int64_t rank = fence.hasRank() ? *fence.getConstantField(0) : -1;
-      unsigned node = addNode(&op, rank);
       for (int64_t r = 0; r < ranks; ++r) {
         if (rank >= 0 && r != rank)
           continue;
+        unsigned node = addNode(&op, r);
         joinRank(state[r], node);
         state[r].orderingPoint = node;
         state[r].pending.clear();

@@ -568,10 +568,10 @@ LogicalResult ScheduleOp::verifyRegions() {
       return emitOpError("'") << *kind << "' "
                               << (getRoot() ? "takes no" : "needs a")
                               << " root";
-    if (getRoot() && (*getRoot() < 0 ||
-                      *getRoot() >= ranks.value_or(kMaxRanks)))
+    std::optional<int64_t> root = getRoot(); // stored as uint64_t
+    if (root && (*root < 0 || *root >= ranks.value_or(kMaxRanks)))
       return emitOpError("root ")
-             << *getRoot() << " is out of range [0, "
+             << *root << " is out of range [0, "
              << ranks.value_or(kMaxRanks) << ")";
   } else if (getCollectiveBuffers() || getRoot()) {
     return emitOpError("has collective buffers or a root but no collective");
@@ -813,8 +813,9 @@ LogicalResult NotifyOp::verify() {
 LogicalResult PollOp::verify() {
   if (failed(verifyEngineOp(*this, getRankAttr(), getEngine(), getFlag())))
     return failure();
-  if (getValue() < 1)
-    return emitOpError("value ") << getValue() << " is not positive";
+  if (static_cast<int64_t>(getValue()) < 1)
+    return emitOpError("value ")
+           << static_cast<int64_t>(getValue()) << " is not positive";
   return success();
 }
 

@@ -6,6 +6,7 @@
 
 #include "InputGuard.h"
 #include "sdma/Target/JSON.h"
+#include "sdma/Target/Plan.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 
@@ -13,6 +14,7 @@ int main(int argc, char **argv) {
   if (!sdma::checkToolInputs(argc, argv, {"-o", "--o"}))
     return 1;
   sdma::registerToJSONTranslation();
+  sdma::registerToPlanTranslation();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "sdma translation driver\n"));
 }

@@ -27,7 +27,8 @@ class ScheduleGraph {
 public:
   struct Node {
     mlir::Operation *op;
-    /// The issuing rank; -1 for ops of every rank (fence, barrier).
+    /// The issuing rank; -1 for a barrier. A fence without a rank has one
+    /// node per rank.
     int64_t rank;
     /// Direct predecessors (node indices).
     llvm::SmallVector<unsigned, 4> preds;
@@ -48,7 +49,7 @@ public:
   bool ordered(unsigned a, unsigned b) const {
     return happensBefore(a, b) || happensBefore(b, a);
   }
-  /// The node of an op, or -1.
+  /// The (first) node of an op, or -1.
   int indexOf(mlir::Operation *op) const {
     auto it = index.find(op);
     return it == index.end() ? -1 : static_cast<int>(it->second);
@@ -60,6 +61,12 @@ private:
   std::vector<llvm::BitVector> ancestors;
   llvm::DenseMap<mlir::Operation *, unsigned> index;
 };
+
+/// The stretches of a flat schedule: maximal runs of data-movement ops with
+/// no ordering op (fence, signal, wait, barrier) between them. Ops of one
+/// stretch issued by one rank have the same predecessors.
+llvm::SmallVector<llvm::SmallVector<TransferOpInterface>>
+getStretches(ScheduleOp schedule);
 
 /// The issuing rank of a flat data-movement op.
 int64_t getIssuingRank(TransferOpInterface op);

@@ -68,4 +68,117 @@ def SdmaVerify : Pass<"sdma-verify", "::mlir::ModuleOp"> {
   }];
 }
 
+def SdmaFuseBcast : Pass<"sdma-fuse-bcast", "::mlir::ModuleOp"> {
+  let summary = "two copies of one source slice become one sdma.bcast";
+  let description = [{
+    On flat schedules: within one stretch of ops between ordering points
+    (fence, signal, wait, barrier), two copies whose source slices are
+    identical (same rank, buffer, offset and count) become one `sdma.bcast`
+    to both destinations, placed where the first copy was. Legal because both
+    copies had the same issuing rank and the same predecessors, and a bcast
+    only reads the source once; pairs whose destinations overlap each other
+    or the source are left alone. DMA-Latte's `bcst`: ceil((N-1)/2) commands
+    instead of N-1 for an all-gather.
+
+    Before / after:
+    ```mlir
+    sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 1
+    sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 2
+    // becomes
+    sdma.bcast %in[0, 1] on 0 -> %out[0, 1] on 1, %out[0, 1] on 2
+    ```
+  }];
+}
+
+def SdmaFuseSwap : Pass<"sdma-fuse-swap", "::mlir::ModuleOp"> {
+  let summary = "opposite copies between two ranks become a local copy each and one sdma.swap";
+  let description = [{
+    A swap exchanges two slices *in place*, so it can never replace two
+    copies directly: copies `A: X -> Y` and `B: Y -> X` that run concurrently
+    race (B reads what A writes), and ordered they do not exchange anything.
+    What a swap can do is the exchange of an out-of-place pair. On flat
+    schedules, within one stretch between ordering points, copies
+    `A: Sp (rank p) -> Dq (rank q)` and `B: Sq (rank q) -> Dp (rank p)` with
+    p != q, equal counts and no overlap among Sp, Dp, Sq, Dq become:
+    ```
+    copy Sp -> Dp on p;  copy Sq -> Dq on q;   (local staging)
+    fence on p;  fence on q;
+    swap Dp <-> Dq                             (Dp gets Sq, Dq gets Sp)
+    ```
+    The rewrite preserves meaning when the input is race-free (verify it
+    first): every chunk A and B read is still read, every chunk they wrote is
+    still written, with the same final contents; the swap additionally reads
+    Dp and Dq, which no other op of the stretch may touch because A and B
+    write them; and the fences only add ordering (a stretch holds no waits,
+    so no cycle can form). The staging copies of one rank are contiguous in
+    an all-to-all, so `-canonicalize` merges them into one copy per rank:
+    1 local copy + (R-1)/2 swaps per rank instead of R-1 copies (DMA-Latte's
+    `swap`). Unpaired ops of the stretch stay before the fences.
+  }];
+}
+
+def SdmaAssignEngines : Pass<"sdma-assign-engines", "::mlir::ModuleOp"> {
+  let summary = "give every data op a DMA queue of its issuing rank";
+  let description = [{
+    Sets `engine` on every copy, bcast and swap. Policies:
+    - `affinity` (default): one engine per peer, as DMA-Latte and the MI300X
+      xGMI engines do: engine `(peer - rank - 1) mod R mod engines`, where the
+      peer is the (first) destination rank; local copies use the last one;
+    - `round-robin`: the ops of a rank cycle through the engines;
+    - `single`: everything on engine 0 (back-to-back batching).
+    `engines=0` means one per rank (R). Ops on one engine run in program
+    order, which sdma-verify takes into account.
+  }];
+  let options = [
+    Option<"engines", "engines", "int64_t", "0",
+           "engines per rank (0: one per rank)">,
+    Option<"policy", "policy", "std::string", "\"affinity\"",
+           "affinity | round-robin | single">,
+  ];
+}
+
+def SdmaInsertSync : Pass<"sdma-insert-sync", "::mlir::ModuleOp"> {
+  let summary = "lower ordering to per-engine completion flags (notify/poll)";
+  let description = [{
+    On a flat, verified schedule whose data ops all have engines: replaces
+    fences, signals, waits and barriers by `sdma.notify` (an engine adds 1 to
+    a flag once its earlier ops completed) and `sdma.poll` (an engine waits
+    for a flag value), so each (rank, engine) queue becomes a self-contained
+    command stream: exactly what the DMA targets run.
+
+    For every data op X it finds, per other queue, the last op X must follow
+    (from the happens-before order), drops those already implied by another
+    (vector clocks), and makes that op's queue notify a flag on X's rank that
+    X's queue polls. Flag 0 of each rank is the launch flag (`prelaunch`
+    puts a poll on it at the head of every queue, so the host triggers
+    everything with one write); flag 1 counts completions the host waits for
+    (`completion=per-op`: one per data op, DMA-Latte's pcpy signalling;
+    `per-queue`: one at the end of each queue); flag 2 + q is written by
+    queue q only.
+  }];
+  let options = [
+    Option<"prelaunch", "prelaunch", "bool", "false",
+           "start every queue with a poll on the launch flag">,
+    Option<"completion", "completion", "std::string", "\"per-op\"",
+           "per-op | per-queue">,
+  ];
+}
+
+def SdmaBatch : Pass<"sdma-batch", "::mlir::ModuleOp"> {
+  let summary = "back-to-back ops on one engine share one completion signal";
+  let description = [{
+    After `sdma-insert-sync`: on each queue, a notify followed, with only
+    data ops of that queue in between, by another notify of the same flag is
+    dropped; polls that waited for it wait for the later one (values are
+    renumbered). DMA-Latte's b2b: N-1 copies queued on one engine with a
+    single completion signal. `max-batch` bounds the ops per batch (0: no
+    bound). Delaying a notify past later ops of the same queue cannot
+    deadlock: those ops wait for nothing the first one did not.
+  }];
+  let options = [
+    Option<"maxBatch", "max-batch", "int64_t", "0",
+           "most data ops sharing one signal (0: unbounded)">,
+  ];
+}
+
 #endif // SDMA_TRANSFORMS_PASSES_TD

@@ -1,0 +1,119 @@
+//===- FuseSwap.cpp - opposite copies become local staging + a swap -------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// See Passes.td for when the rewrite preserves meaning.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/Analysis/ScheduleGraph.h"
+#include "sdma/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include <set>
+
+namespace sdma {
+#define GEN_PASS_DEF_SDMAFUSESWAP
+#include "sdma/Transforms/Passes.h.inc"
+} // namespace sdma
+
+using namespace mlir;
+using namespace sdma;
+
+namespace {
+
+struct Pair {
+  CopyOp a, b; // a: Sp@p -> Dq@q, b: Sq@q -> Dp@p
+};
+
+struct SdmaFuseSwapPass
+    : public sdma::impl::SdmaFuseSwapBase<SdmaFuseSwapPass> {
+  void runOnOperation() override {
+    for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>()) {
+      if (!schedule.getRanks())
+        continue;
+      for (ArrayRef<TransferOpInterface> stretch : getStretches(schedule))
+        fuseStretch(stretch, *schedule.getRanks());
+    }
+  }
+
+  static CopyOp createCopy(OpBuilder &builder, Location loc,
+                           const StaticSlice &src, const StaticSlice &dst) {
+    return CopyOp::create(builder, loc, src.buffer, dst.buffer, ValueRange(),
+                          builder.getDenseI64ArrayAttr(
+                              {src.rank, src.offset, src.count, dst.rank,
+                               dst.offset, dst.count}),
+                          IntegerAttr());
+  }
+
+  void fuseStretch(ArrayRef<TransferOpInterface> stretch, int64_t ranks) {
+    SmallVector<CopyOp> copies;
+    for (TransferOpInterface op : stretch)
+      if (auto copy = dyn_cast<CopyOp>(op.getOperation()))
+        if (copy.hasStaticFields() && !copy.getEngine())
+          copies.push_back(copy);
+    SmallVector<Pair> pairs;
+    DenseSet<Operation *> used;
+    for (size_t i = 0; i < copies.size(); ++i) {
+      if (used.contains(copies[i]))
+        continue;
+      StaticSlice sp = *getStaticSlice(copies[i].getSourceSlice());
+      StaticSlice dq = *getStaticSlice(copies[i].getTargetSlice());
+      if (sp.rank == dq.rank)
+        continue;
+      for (size_t j = i + 1; j < copies.size(); ++j) {
+        if (used.contains(copies[j]))
+          continue;
+        StaticSlice sq = *getStaticSlice(copies[j].getSourceSlice());
+        StaticSlice dp = *getStaticSlice(copies[j].getTargetSlice());
+        if (sq.rank != dq.rank || dp.rank != sp.rank || sq.count != sp.count)
+          continue;
+        if (sp.overlaps(dp) || sq.overlaps(dq))
+          continue;
+        pairs.push_back({copies[i], copies[j]});
+        used.insert(copies[i]);
+        used.insert(copies[j]);
+        break;
+      }
+    }
+    if (pairs.empty())
+      return;
+
+    // Staging copies, fences and swaps go after the last op of the stretch.
+    OpBuilder builder(stretch.back()->getContext());
+    builder.setInsertionPointAfter(stretch.back());
+    std::set<int64_t> fencedRanks;
+    SmallVector<std::pair<Location, std::pair<StaticSlice, StaticSlice>>>
+        swaps;
+    for (Pair &pair : pairs) {
+      StaticSlice sp = *getStaticSlice(pair.a.getSourceSlice());
+      StaticSlice dq = *getStaticSlice(pair.a.getTargetSlice());
+      StaticSlice sq = *getStaticSlice(pair.b.getSourceSlice());
+      StaticSlice dp = *getStaticSlice(pair.b.getTargetSlice());
+      createCopy(builder, pair.a.getLoc(), sp, dp);
+      createCopy(builder, pair.b.getLoc(), sq, dq);
+      fencedRanks.insert(sp.rank);
+      fencedRanks.insert(sq.rank);
+      // Balance the issuers: odd distance -> p issues, even -> q.
+      int64_t distance = ((sq.rank - sp.rank) % ranks + ranks) % ranks;
+      if (distance % 2 == 1)
+        swaps.push_back({pair.a.getLoc(), {dp, dq}});
+      else
+        swaps.push_back({pair.b.getLoc(), {dq, dp}});
+      pair.a.erase();
+      pair.b.erase();
+    }
+    for (int64_t rank : fencedRanks)
+      FenceOp::create(builder, builder.getUnknownLoc(), ValueRange(),
+                      builder.getDenseI64ArrayAttr({rank}));
+    for (auto &[loc, slices] : swaps) {
+      auto &[first, second] = slices;
+      SwapOp::create(builder, loc, first.buffer, second.buffer, ValueRange(),
+                     builder.getDenseI64ArrayAttr(
+                         {first.rank, first.offset, first.count, second.rank,
+                          second.offset, second.count}),
+                     IntegerAttr());
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,196 @@
+//===- InsertSync.cpp - lower ordering to per-engine notify/poll ----------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/Analysis/ScheduleGraph.h"
+#include "sdma/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include <map>
+#include <set>
+
+namespace sdma {
+#define GEN_PASS_DEF_SDMAINSERTSYNC
+#include "sdma/Transforms/Passes.h.inc"
+} // namespace sdma
+
+using namespace mlir;
+using namespace sdma;
+
+namespace {
+
+/// Flags of every rank: 0 launch, 1 completions, 2 + q written by queue q.
+constexpr int64_t kLaunchFlag = 0;
+constexpr int64_t kDoneFlag = 1;
+constexpr int64_t kFirstQueueFlag = 2;
+
+struct DataOp {
+  unsigned node;           // in the ScheduleGraph
+  TransferOpInterface op;
+  int64_t rank, engine;
+  unsigned queue;          // index into `queues`
+  int64_t pos;             // position in its queue
+};
+
+class SyncInserter {
+public:
+  SyncInserter(ScheduleOp schedule, bool prelaunch, bool perOpCompletion)
+      : schedule(schedule), prelaunch(prelaunch),
+        perOpCompletion(perOpCompletion) {}
+  LogicalResult run();
+
+private:
+  ScheduleOp schedule;
+  bool prelaunch, perOpCompletion;
+};
+
+} // namespace
+
+LogicalResult SyncInserter::run() {
+  if (!schedule.getRanks())
+    return schedule.emitOpError("has no fixed rank count: run sdma-unroll "
+                                "before sdma-insert-sync");
+  for (Operation &op : schedule.getBody().getOps()) {
+    if (isa<NotifyOp, PollOp>(op))
+      return op.emitOpError("is already engine-level: sdma-insert-sync runs "
+                            "once");
+    if (isa<TransferOpInterface>(op) && !op.getAttr("engine"))
+      return op.emitOpError("has no engine: run sdma-assign-engines before "
+                            "sdma-insert-sync");
+  }
+  FailureOr<ScheduleGraph> graph = ScheduleGraph::build(schedule);
+  if (failed(graph))
+    return failure();
+
+  // Queues and data ops, in a topological order (each queue in program
+  // order, which the engine edges make consistent with it).
+  std::map<std::pair<int64_t, int64_t>, unsigned> queueIndex;
+  for (Operation &op : schedule.getBody().getOps())
+    if (auto transfer = dyn_cast<TransferOpInterface>(&op))
+      queueIndex.try_emplace(
+          {getIssuingRank(transfer),
+           op.getAttrOfType<IntegerAttr>("engine").getInt()},
+          0);
+  std::vector<std::pair<int64_t, int64_t>> queues;
+  for (auto &[key, index] : queueIndex) {
+    index = queues.size();
+    queues.push_back(key);
+  }
+  size_t numQueues = queues.size();
+  std::vector<DataOp> dataOps;
+  std::vector<int> dataIndexOfNode(graph->getNodes().size(), -1);
+  std::vector<int64_t> queueLength(numQueues, 0);
+  for (unsigned v : graph->getTopologicalOrder()) {
+    auto transfer = dyn_cast<TransferOpInterface>(graph->getNodes()[v].op);
+    if (!transfer)
+      continue;
+    int64_t rank = getIssuingRank(transfer);
+    int64_t engine = transfer->getAttrOfType<IntegerAttr>("engine").getInt();
+    unsigned queue = queueIndex[{rank, engine}];
+    dataIndexOfNode[v] = dataOps.size();
+    dataOps.push_back({v, transfer, rank, engine, queue, queueLength[queue]++});
+  }
+
+  // knows[i][q]: the last position of queue q known complete when op i
+  // starts (-1: none). Each op polls for the latest op per other queue it
+  // must follow, unless what it already knows covers it.
+  std::vector<std::vector<int64_t>> knows(dataOps.size(),
+                                          std::vector<int64_t>(numQueues, -1));
+  std::vector<int> lastInQueue(numQueues, -1);
+  std::vector<SmallVector<unsigned>> waitsFor(dataOps.size());
+  for (auto [i, x] : llvm::enumerate(dataOps)) {
+    std::vector<int64_t> &k = knows[i];
+    if (int prev = lastInQueue[x.queue]; prev >= 0) {
+      k = knows[prev];
+      k[x.queue] = dataOps[prev].pos;
+    }
+    lastInQueue[x.queue] = i;
+    std::vector<int> latest(numQueues, -1); // data-op index per queue
+    const ScheduleGraph &g = *graph;
+    for (unsigned v = 0, e = g.getNodes().size(); v < e; ++v) {
+      int d = dataIndexOfNode[v];
+      if (d < 0 || !g.happensBefore(v, x.node) ||
+          dataOps[d].queue == x.queue)
+        continue;
+      int &l = latest[dataOps[d].queue];
+      if (l < 0 || dataOps[d].pos > dataOps[l].pos)
+        l = d;
+    }
+    // Candidates not yet known, latest first so they cover the others.
+    SmallVector<unsigned> candidates;
+    for (unsigned q = 0; q < numQueues; ++q)
+      if (latest[q] >= 0 && dataOps[latest[q]].pos > k[q])
+        candidates.push_back(latest[q]);
+    llvm::sort(candidates, [&](unsigned a, unsigned b) { return a > b; });
+    for (unsigned p : candidates) {
+      const DataOp &producer = dataOps[p];
+      if (producer.pos <= k[producer.queue])
+        continue; // covered by an earlier choice
+      waitsFor[i].push_back(p);
+      for (unsigned q = 0; q < numQueues; ++q)
+        k[q] = std::max(k[q], knows[p][q]);
+      k[producer.queue] = std::max(k[producer.queue], producer.pos);
+    }
+  }
+
+  // Which ranks each op notifies, and the flag value each notify reaches.
+  std::vector<std::set<int64_t>> notifies(dataOps.size());
+  for (auto [i, ws] : llvm::enumerate(waitsFor))
+    for (unsigned p : ws)
+      notifies[p].insert(dataOps[i].rank);
+  std::map<std::pair<unsigned, int64_t>, int64_t> count; // (queue, rank)
+  std::map<std::pair<unsigned, int64_t>, int64_t> valueAfter; // (op, rank)
+  for (auto [i, x] : llvm::enumerate(dataOps))
+    for (int64_t rank : notifies[i])
+      valueAfter[{static_cast<unsigned>(i), rank}] = ++count[{x.queue, rank}];
+
+  // Emit the engine-level schedule after the original ops, then drop those.
+  Block &body = schedule.getBody().front();
+  SmallVector<Operation *> original =
+      llvm::map_to_vector(body, [](Operation &op) { return &op; });
+  OpBuilder builder = OpBuilder::atBlockEnd(&body);
+  Location loc = schedule.getLoc();
+  std::vector<bool> started(numQueues, false);
+  for (auto [i, x] : llvm::enumerate(dataOps)) {
+    if (prelaunch && !started[x.queue])
+      PollOp::create(builder, loc, x.rank, x.engine, kLaunchFlag, 1);
+    started[x.queue] = true;
+    for (unsigned p : waitsFor[i])
+      PollOp::create(builder, x.op->getLoc(), x.rank, x.engine,
+                     kFirstQueueFlag + dataOps[p].queue,
+                     valueAfter[{p, x.rank}]);
+    builder.clone(*x.op.getOperation());
+    for (int64_t rank : notifies[i])
+      NotifyOp::create(builder, x.op->getLoc(), x.rank, x.engine, rank,
+                       kFirstQueueFlag + x.queue);
+    if (perOpCompletion)
+      NotifyOp::create(builder, x.op->getLoc(), x.rank, x.engine, x.rank,
+                       kDoneFlag);
+  }
+  if (!perOpCompletion)
+    for (auto [rank, engine] : queues)
+      NotifyOp::create(builder, loc, rank, engine, rank, kDoneFlag);
+  for (Operation *op : llvm::reverse(original))
+    op->erase();
+  return success();
+}
+
+namespace {
+struct SdmaInsertSyncPass
+    : public sdma::impl::SdmaInsertSyncBase<SdmaInsertSyncPass> {
+  using SdmaInsertSyncBase::SdmaInsertSyncBase;
+  void runOnOperation() override {
+    if (completion != "per-op" && completion != "per-queue") {
+      getOperation().emitError("sdma-insert-sync: unknown completion '")
+          << completion << "' (expected per-op or per-queue)";
+      return signalPassFailure();
+    }
+    for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>())
+      if (failed(SyncInserter(schedule, prelaunch, completion == "per-op")
+                     .run()))
+        return signalPassFailure();
+  }
+};
+} // namespace
