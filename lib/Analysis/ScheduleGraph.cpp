@@ -75,7 +75,8 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule) {
       if (rs.orderingPoint)
         addEdge(*rs.orderingPoint, node);
       if (auto engine = op.getAttrOfType<IntegerAttr>("engine")) {
-        auto [it, inserted] = rs.lastOnEngine.try_emplace(engine.getInt(), node);
+        auto [it, inserted] =
+            rs.lastOnEngine.try_emplace(engine.getInt(), node);
         if (!inserted) {
           addEdge(it->second, node);
           it->second = node;

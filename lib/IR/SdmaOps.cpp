@@ -411,9 +411,9 @@ void ScheduleOp::print(OpAsmPrinter &printer) {
   printer << ")";
   std::optional<unsigned> in = getCollectiveInput(),
                           out = getCollectiveOutput();
-  SmallVector<StringRef> elided = {
-      getSymNameAttrName(), getNumRanksAttrName(), getBufferNamesAttrName(),
-      getBufferSizesAttrName()};
+  SmallVector<StringRef> elided = {getSymNameAttrName(), getNumRanksAttrName(),
+                                   getBufferNamesAttrName(),
+                                   getBufferSizesAttrName()};
   if (getCollective() && in && out) {
     printer << " implements " << *getCollective() << "(";
     printer.printOperand(getBufferArgs()[*in]);
@@ -565,14 +565,13 @@ LogicalResult ScheduleOp::verifyRegions() {
     if (inPlace && *kind != "all_to_all" && *kind != "broadcast")
       return emitOpError("'") << *kind << "' cannot be in place";
     if (collectiveNeedsRoot(*kind) != getRoot().has_value())
-      return emitOpError("'") << *kind << "' "
-                              << (getRoot() ? "takes no" : "needs a")
-                              << " root";
+      return emitOpError("'")
+             << *kind << "' " << (getRoot() ? "takes no" : "needs a")
+             << " root";
     std::optional<int64_t> root = getRoot(); // stored as uint64_t
     if (root && (*root < 0 || *root >= ranks.value_or(kMaxRanks)))
-      return emitOpError("root ")
-             << *root << " is out of range [0, "
-             << ranks.value_or(kMaxRanks) << ")";
+      return emitOpError("root ") << *root << " is out of range [0, "
+                                  << ranks.value_or(kMaxRanks) << ")";
   } else if (getCollectiveBuffers() || getRoot()) {
     return emitOpError("has collective buffers or a root but no collective");
   }
@@ -806,8 +805,7 @@ LogicalResult NotifyOp::verify() {
   if (failed(verifyEngineOp(*this, getRankAttr(), getEngine(), getFlag())))
     return failure();
   auto schedule = (*this)->getParentOfType<ScheduleOp>();
-  return verifyRank(*this, getTargetAttr(), schedule.getRanks(),
-                    "target rank");
+  return verifyRank(*this, getTargetAttr(), schedule.getRanks(), "target rank");
 }
 
 LogicalResult PollOp::verify() {

@@ -55,9 +55,9 @@ struct SdmaAssignEnginesPass
           engine = (((peer - rank - 1) % ranks + ranks) % ranks) % count;
         else if (policy == "round-robin")
           engine = nextEngine[rank]++ % count;
-        op->setAttr("engine", IntegerAttr::get(
-                                  IntegerType::get(op->getContext(), 64),
-                                  engine));
+        op->setAttr(
+            "engine",
+            IntegerAttr::get(IntegerType::get(op->getContext(), 64), engine));
         return WalkResult::advance();
       });
       if (result.wasInterrupted())

@@ -47,13 +47,13 @@ struct SdmaFuseBcastPass
             dst1.overlaps(src))
           continue;
         OpBuilder builder(copies[i]);
-        BcastOp::create(builder, copies[i].getLoc(), src.buffer, dst0.buffer,
-                        dst1.buffer, ValueRange(),
-                        builder.getDenseI64ArrayAttr(
-                            {src.rank, src.offset, src.count, dst0.rank,
-                             dst0.offset, dst0.count, dst1.rank, dst1.offset,
-                             dst1.count}),
-                        IntegerAttr());
+        BcastOp::create(
+            builder, copies[i].getLoc(), src.buffer, dst0.buffer, dst1.buffer,
+            ValueRange(),
+            builder.getDenseI64ArrayAttr({src.rank, src.offset, src.count,
+                                          dst0.rank, dst0.offset, dst0.count,
+                                          dst1.rank, dst1.offset, dst1.count}),
+            IntegerAttr());
         used.insert(copies[i]);
         used.insert(copies[j]);
         copies[i].erase();

@@ -39,11 +39,11 @@ struct SdmaFuseSwapPass
 
   static CopyOp createCopy(OpBuilder &builder, Location loc,
                            const StaticSlice &src, const StaticSlice &dst) {
-    return CopyOp::create(builder, loc, src.buffer, dst.buffer, ValueRange(),
-                          builder.getDenseI64ArrayAttr(
-                              {src.rank, src.offset, src.count, dst.rank,
-                               dst.offset, dst.count}),
-                          IntegerAttr());
+    return CopyOp::create(
+        builder, loc, src.buffer, dst.buffer, ValueRange(),
+        builder.getDenseI64ArrayAttr(
+            {src.rank, src.offset, src.count, dst.rank, dst.offset, dst.count}),
+        IntegerAttr());
   }
 
   void fuseStretch(ArrayRef<TransferOpInterface> stretch, int64_t ranks) {
@@ -83,8 +83,7 @@ struct SdmaFuseSwapPass
     OpBuilder builder(stretch.back()->getContext());
     builder.setInsertionPointAfter(stretch.back());
     std::set<int64_t> fencedRanks;
-    SmallVector<std::pair<Location, std::pair<StaticSlice, StaticSlice>>>
-        swaps;
+    SmallVector<std::pair<Location, std::pair<StaticSlice, StaticSlice>>> swaps;
     for (Pair &pair : pairs) {
       StaticSlice sp = *getStaticSlice(pair.a.getSourceSlice());
       StaticSlice dq = *getStaticSlice(pair.a.getTargetSlice());

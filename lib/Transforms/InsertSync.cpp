@@ -27,11 +27,11 @@ constexpr int64_t kDoneFlag = 1;
 constexpr int64_t kFirstQueueFlag = 2;
 
 struct DataOp {
-  unsigned node;           // in the ScheduleGraph
+  unsigned node; // in the ScheduleGraph
   TransferOpInterface op;
   int64_t rank, engine;
-  unsigned queue;          // index into `queues`
-  int64_t pos;             // position in its queue
+  unsigned queue; // index into `queues`
+  int64_t pos;    // position in its queue
 };
 
 class SyncInserter {
@@ -69,10 +69,9 @@ LogicalResult SyncInserter::run() {
   std::map<std::pair<int64_t, int64_t>, unsigned> queueIndex;
   for (Operation &op : schedule.getBody().getOps())
     if (auto transfer = dyn_cast<TransferOpInterface>(&op))
-      queueIndex.try_emplace(
-          {getIssuingRank(transfer),
-           op.getAttrOfType<IntegerAttr>("engine").getInt()},
-          0);
+      queueIndex.try_emplace({getIssuingRank(transfer),
+                              op.getAttrOfType<IntegerAttr>("engine").getInt()},
+                             0);
   std::vector<std::pair<int64_t, int64_t>> queues;
   for (auto &[key, index] : queueIndex) {
     index = queues.size();
@@ -111,8 +110,7 @@ LogicalResult SyncInserter::run() {
     const ScheduleGraph &g = *graph;
     for (unsigned v = 0, e = g.getNodes().size(); v < e; ++v) {
       int d = dataIndexOfNode[v];
-      if (d < 0 || !g.happensBefore(v, x.node) ||
-          dataOps[d].queue == x.queue)
+      if (d < 0 || !g.happensBefore(v, x.node) || dataOps[d].queue == x.queue)
         continue;
       int &l = latest[dataOps[d].queue];
       if (l < 0 || dataOps[d].pos > dataOps[l].pos)
@@ -140,7 +138,7 @@ LogicalResult SyncInserter::run() {
   for (auto [i, ws] : llvm::enumerate(waitsFor))
     for (unsigned p : ws)
       notifies[p].insert(dataOps[i].rank);
-  std::map<std::pair<unsigned, int64_t>, int64_t> count; // (queue, rank)
+  std::map<std::pair<unsigned, int64_t>, int64_t> count;      // (queue, rank)
   std::map<std::pair<unsigned, int64_t>, int64_t> valueAfter; // (op, rank)
   for (auto [i, x] : llvm::enumerate(dataOps))
     for (int64_t rank : notifies[i])
@@ -188,8 +186,8 @@ struct SdmaInsertSyncPass
       return signalPassFailure();
     }
     for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>())
-      if (failed(SyncInserter(schedule, prelaunch, completion == "per-op")
-                     .run()))
+      if (failed(
+              SyncInserter(schedule, prelaunch, completion == "per-op").run()))
         return signalPassFailure();
   }
 };

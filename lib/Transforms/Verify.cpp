@@ -168,8 +168,8 @@ LogicalResult ScheduleVerifier::checkPostcondition(const ScheduleGraph &graph) {
     return schedule.emitOpError("implements ")
            << *kind << " but its buffers have " << inChunks << " and "
            << outChunks << " chunks; with " << ranks
-           << " ranks it needs an input of " << expectIn
-           << " and an output of " << expectOut << " chunks";
+           << " ranks it needs an input of " << expectIn << " and an output of "
+           << expectOut << " chunks";
 
   // Symbolic memory: contents[rank][buffer][chunk].
   unsigned numBuffers = schedule.getBufferArgs().size();

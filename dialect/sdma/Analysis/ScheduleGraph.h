@@ -1,4 +1,5 @@
-//===- ScheduleGraph.h - happens-before order of a flat schedule -*- C++ -*-===//
+//===- ScheduleGraph.h - happens-before order of a flat schedule -*- C++
+//-*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/Target/Plan.h"
 #include "sdma/IR/SdmaOps.h"
+#include "sdma/Target/Plan.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
@@ -49,8 +49,7 @@ LogicalResult sdma::translateToPlan(ModuleOp module, raw_ostream &os) {
     int64_t rank, engine;
     if (auto transfer = dyn_cast<TransferOpInterface>(&op)) {
       auto engineAttr = op.getAttrOfType<IntegerAttr>("engine");
-      if (!engineAttr ||
-          !cast<FieldsOpInterface>(&op).hasStaticFields())
+      if (!engineAttr || !cast<FieldsOpInterface>(&op).hasStaticFields())
         return op.emitOpError("is not engine-level: run sdma-assign-engines "
                               "and sdma-insert-sync before --sdma-to-plan");
       rank = *getConstantIntValue(transfer.getSlice(0).rank);
@@ -60,12 +59,12 @@ LogicalResult sdma::translateToPlan(ModuleOp module, raw_ostream &os) {
                        {"src", sliceToJSON(schedule, transfer.getSlice(0))},
                        {"dst", sliceToJSON(schedule, transfer.getSlice(1))}};
       else if (isa<BcastOp>(op))
-        command = json{{"op", "bcast"},
-                       {"src", sliceToJSON(schedule, transfer.getSlice(0))},
-                       {"dst", json::array({sliceToJSON(schedule,
-                                                        transfer.getSlice(1)),
-                                            sliceToJSON(schedule,
-                                                        transfer.getSlice(2))})}};
+        command =
+            json{{"op", "bcast"},
+                 {"src", sliceToJSON(schedule, transfer.getSlice(0))},
+                 {"dst",
+                  json::array({sliceToJSON(schedule, transfer.getSlice(1)),
+                               sliceToJSON(schedule, transfer.getSlice(2))})}};
       else
         command = json{{"op", "swap"},
                        {"a", sliceToJSON(schedule, transfer.getSlice(0))},
@@ -82,9 +81,8 @@ LogicalResult sdma::translateToPlan(ModuleOp module, raw_ostream &os) {
     } else if (auto poll = dyn_cast<PollOp>(&op)) {
       rank = poll.getRank();
       engine = poll.getEngine();
-      command = json{{"op", "poll"},
-                     {"flag", poll.getFlag()},
-                     {"value", poll.getValue()}};
+      command = json{
+          {"op", "poll"}, {"flag", poll.getFlag()}, {"value", poll.getValue()}};
       numFlags = std::max<int64_t>(numFlags, poll.getFlag() + 1);
       prelaunch |= poll.getFlag() == 0;
     } else {
@@ -104,16 +102,18 @@ LogicalResult sdma::translateToPlan(ModuleOp module, raw_ostream &os) {
              {"chunks", *schedule.getBufferChunks(buffer, ranks)}});
   json collective = nullptr;
   if (std::optional<StringRef> kind = schedule.getCollective()) {
-    collective = json{
-        {"kind", kind->str()},
-        {"input", schedule.getBufferName(
+    collective =
+        json{{"kind", kind->str()},
+             {"input",
+              schedule
+                  .getBufferName(
                       schedule.getBufferArgs()[*schedule.getCollectiveInput()])
-                      .str()},
-        {"output",
-         schedule
-             .getBufferName(
-                 schedule.getBufferArgs()[*schedule.getCollectiveOutput()])
-             .str()}};
+                  .str()},
+             {"output",
+              schedule
+                  .getBufferName(
+                      schedule.getBufferArgs()[*schedule.getCollectiveOutput()])
+                  .str()}};
     if (std::optional<int64_t> root = schedule.getRoot())
       collective["root"] = *root;
   }
@@ -148,8 +148,7 @@ void sdma::registerToPlanTranslation() {
         return translateToPlan(module, os);
       },
       [](DialectRegistry &registry) {
-        registry.insert<SdmaDialect, affine::AffineDialect,
-                        arith::ArithDialect, index::IndexDialect,
-                        scf::SCFDialect>();
+        registry.insert<SdmaDialect, affine::AffineDialect, arith::ArithDialect,
+                        index::IndexDialect, scf::SCFDialect>();
       });
 }

@@ -1,0 +1,64 @@
+//===- HostMemory.h - every rank's buffers and flags in host memory -*- C++
+//-*-//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_HOSTMEMORY_H
+#define SDMA_RUNTIME_HOSTMEMORY_H
+
+#include "sdma/runtime/Plan.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sdma::rt {
+
+/// The buffers of every rank of a plan, at one chunk size, plus each rank's
+/// flags: what the simulators execute on and what checks read.
+class HostMemory {
+public:
+  HostMemory(const Plan &plan, size_t chunkBytes);
+
+  size_t chunkBytes() const { return chunkBytes_; }
+  uint8_t *buffer(int rank, int buffer) { return data_[rank][buffer].data(); }
+  const uint8_t *buffer(int rank, int buffer) const {
+    return data_[rank][buffer].data();
+  }
+  size_t bufferBytes(int rank, int buffer) const {
+    return data_[rank][buffer].size();
+  }
+  /// The bytes of a slice.
+  uint8_t *slice(const Slice &s) {
+    return buffer(s.rank, s.buffer) + s.offset * chunkBytes_;
+  }
+  size_t sliceBytes(const Slice &s) const { return s.count * chunkBytes_; }
+  std::vector<uint64_t> &flags(int rank) { return flags_[rank]; }
+
+private:
+  size_t chunkBytes_;
+  std::vector<std::vector<std::vector<uint8_t>>> data_; // [rank][buffer]
+  std::vector<std::vector<uint64_t>> flags_;            // [rank][flag]
+};
+
+/// The byte a pattern-filled input holds at `index` of `buffer` on `rank`.
+uint8_t patternByte(int rank, int buffer, uint64_t index);
+
+/// Fills the collective's input on every rank with the pattern and every
+/// other buffer with a poison byte, so unwritten output shows up.
+void fillInputs(const Plan &plan, HostMemory &memory);
+
+/// Compares every output byte with what the plan's collective requires.
+struct CheckResult {
+  uint64_t wrongBytes = 0;
+  uint64_t checkedBytes = 0;
+  /// The first wrong byte, in words (empty if none).
+  std::string firstWrong;
+};
+CheckResult checkOutputs(const Plan &plan, const HostMemory &memory);
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_HOSTMEMORY_H
