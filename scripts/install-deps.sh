@@ -14,6 +14,8 @@ pkgs=(
   # lit (llvm-22-tools ships /usr/lib/llvm-22/bin/lit, FileCheck, not)
   # clang-22 builds the libFuzzer target and the gfx942 device-code check
   clang-22 libclang-rt-22-dev lld-22
+  # runtime unit tests; the plan schema test on the compiler side
+  libgtest-dev python3-jsonschema
 )
 if [ "${SDMA_WITH_HIP:-1}" = 1 ]; then
   pkgs+=(libamdhip64-dev libhiprtc-builtins5 rocm-device-libs)

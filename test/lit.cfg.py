@@ -18,4 +18,4 @@ config.substitutions.append(("%sdma_bin", config.sdma_tools_dir))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["sdma-opt", "sdma-translate"], [config.sdma_tools_dir])
+    ["sdma-opt", "sdma-translate", "sdma-run", "sdma-sim"], [config.sdma_tools_dir])

@@ -32,8 +32,16 @@ struct SdmaFuseSwapPass
     for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>()) {
       if (!schedule.getRanks())
         continue;
+      // A tag no signal of the schedule uses yet.
+      int64_t tag = 1;
+      schedule.walk([&](Operation *op) {
+        if (auto signal = dyn_cast<SignalOp>(op))
+          tag = std::max<int64_t>(tag, signal.getTag() + 1);
+        if (auto wait = dyn_cast<WaitOp>(op))
+          tag = std::max<int64_t>(tag, wait.getTag() + 1);
+      });
       for (ArrayRef<TransferOpInterface> stretch : getStretches(schedule))
-        fuseStretch(stretch, *schedule.getRanks());
+        fuseStretch(stretch, *schedule.getRanks(), tag++);
     }
   }
 
@@ -46,7 +54,8 @@ struct SdmaFuseSwapPass
         IntegerAttr());
   }
 
-  void fuseStretch(ArrayRef<TransferOpInterface> stretch, int64_t ranks) {
+  void fuseStretch(ArrayRef<TransferOpInterface> stretch, int64_t ranks,
+                   int64_t tag) {
     SmallVector<CopyOp> copies;
     for (TransferOpInterface op : stretch)
       if (auto copy = dyn_cast<CopyOp>(op.getOperation()))
@@ -79,11 +88,14 @@ struct SdmaFuseSwapPass
     if (pairs.empty())
       return;
 
-    // Staging copies, fences and swaps go after the last op of the stretch.
+    // Staging copies, then the ordering, then the swaps, all after the last
+    // op of the stretch.
     OpBuilder builder(stretch.back()->getContext());
     builder.setInsertionPointAfter(stretch.back());
-    std::set<int64_t> fencedRanks;
-    SmallVector<std::pair<Location, std::pair<StaticSlice, StaticSlice>>> swaps;
+    std::set<int64_t> issuers;
+    std::set<std::pair<int64_t, int64_t>> handoffs; // (other rank, issuer)
+    SmallVector<std::pair<Location, std::pair<StaticSlice, StaticSlice>>>
+        swaps;
     for (Pair &pair : pairs) {
       StaticSlice sp = *getStaticSlice(pair.a.getSourceSlice());
       StaticSlice dq = *getStaticSlice(pair.a.getTargetSlice());
@@ -91,20 +103,35 @@ struct SdmaFuseSwapPass
       StaticSlice dp = *getStaticSlice(pair.b.getTargetSlice());
       createCopy(builder, pair.a.getLoc(), sp, dp);
       createCopy(builder, pair.b.getLoc(), sq, dq);
-      fencedRanks.insert(sp.rank);
-      fencedRanks.insert(sq.rank);
       // Balance the issuers: odd distance -> p issues, even -> q.
       int64_t distance = ((sq.rank - sp.rank) % ranks + ranks) % ranks;
-      if (distance % 2 == 1)
+      bool pIssues = distance % 2 == 1;
+      int64_t issuer = pIssues ? sp.rank : sq.rank;
+      int64_t other = pIssues ? sq.rank : sp.rank;
+      issuers.insert(issuer);
+      handoffs.insert({other, issuer});
+      if (pIssues)
         swaps.push_back({pair.a.getLoc(), {dp, dq}});
       else
         swaps.push_back({pair.b.getLoc(), {dq, dp}});
       pair.a.erase();
       pair.b.erase();
     }
-    for (int64_t rank : fencedRanks)
-      FenceOp::create(builder, builder.getUnknownLoc(), ValueRange(),
-                      builder.getDenseI64ArrayAttr({rank}));
+    // The issuer's own staging copy is ordered by a fence on the issuer;
+    // the other rank's by a signal to the issuer, on a tag of its own so it
+    // cannot be matched with the schedule's other signals.
+    Location loc = builder.getUnknownLoc();
+    for (auto [other, issuer] : handoffs)
+      SignalOp::create(builder, loc, ValueRange(),
+                       builder.getDenseI64ArrayAttr({other, issuer}),
+                       builder.getI64IntegerAttr(tag));
+    for (int64_t issuer : issuers)
+      FenceOp::create(builder, loc, ValueRange(),
+                      builder.getDenseI64ArrayAttr({issuer}));
+    for (auto [other, issuer] : handoffs)
+      WaitOp::create(builder, loc, ValueRange(),
+                     builder.getDenseI64ArrayAttr({issuer, other}),
+                     builder.getI64IntegerAttr(tag));
     for (auto &[loc, slices] : swaps) {
       auto &[first, second] = slices;
       SwapOp::create(builder, loc, first.buffer, second.buffer, ValueRange(),

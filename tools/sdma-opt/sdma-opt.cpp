@@ -7,6 +7,7 @@
 #include "InputGuard.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/Transforms/Passes.h"
+#include "sdma/Transforms/Pipelines.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   sdma::registerSdmaPasses();
+  sdma::registerSdmaPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "sdma optimiser driver\n", registry));
 }

@@ -102,18 +102,25 @@ def SdmaFuseSwap : Pass<"sdma-fuse-swap", "::mlir::ModuleOp"> {
     p != q, equal counts and no overlap among Sp, Dp, Sq, Dq become:
     ```
     copy Sp -> Dp on p;  copy Sq -> Dq on q;   (local staging)
-    fence on p;  fence on q;
+    signal o -> i;  fence on i;  wait i <- o   (i issues the swap, o is the
+                                                other rank; a fresh tag)
     swap Dp <-> Dq                             (Dp gets Sq, Dq gets Sp)
     ```
-    The rewrite preserves meaning when the input is race-free (verify it
-    first): every chunk A and B read is still read, every chunk they wrote is
-    still written, with the same final contents; the swap additionally reads
-    Dp and Dq, which no other op of the stretch may touch because A and B
-    write them; and the fences only add ordering (a stretch holds no waits,
-    so no cycle can form). The staging copies of one rank are contiguous in
-    an all-to-all, so `-canonicalize` merges them into one copy per rank:
-    1 local copy + (R-1)/2 swaps per rank instead of R-1 copies (DMA-Latte's
-    `swap`). Unpaired ops of the stretch stay before the fences.
+    The swap touches memory on both ranks but is issued by one, so the other
+    rank's staging copy must be ordered before it by a signal/wait, and the
+    issuer's own by a fence (a wait does not order the ops issued before
+    it). The rewrite preserves meaning when the input is race-free (verify
+    it first): every chunk A and B read is still read, every chunk they
+    wrote is still written, with the same final contents; the swap also
+    reads Dp and Dq, which no other op of the stretch may touch because A
+    and B write them; the signals use a tag no other signal uses, so they
+    cannot be matched with the schedule's own waits; and the new ordering
+    cannot form a cycle (the signals depend only on ops before them). The
+    staging copies of one rank are contiguous in an all-to-all, so
+    `-canonicalize` merges them into one copy per rank: 1 local copy +
+    (R-1)/2 swaps per rank instead of R-1 copies (DMA-Latte's `swap`),
+    issuers alternating by rank distance to balance the load. Unpaired ops
+    of the stretch stay before the new ordering ops.
   }];
 }
 

@@ -1,0 +1,47 @@
+//===- Pipelines.h - sdma pass pipelines -------------------------*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_TRANSFORMS_PIPELINES_H
+#define SDMA_TRANSFORMS_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace sdma {
+
+/// Options of `sdma-lower-dma`: which DMA-Latte variant to build.
+struct LowerToDMAOptions
+    : public mlir::PassPipelineOptions<LowerToDMAOptions> {
+  Option<int64_t> ranks{*this, "ranks",
+                        llvm::cl::desc("rank count for open schedules"),
+                        llvm::cl::init(0)};
+  Option<std::string> variant{
+      *this, "variant",
+      llvm::cl::desc("pcpy | bcst | swap | b2b (DMA-Latte's variants)"),
+      llvm::cl::init("pcpy")};
+  Option<bool> prelaunch{*this, "prelaunch",
+                         llvm::cl::desc("queues wait on one launch flag"),
+                         llvm::cl::init(false)};
+  Option<int64_t> engines{*this, "engines",
+                          llvm::cl::desc("engines per rank (0: one per rank)"),
+                          llvm::cl::init(0)};
+};
+
+/// The variants `variant=` accepts.
+llvm::ArrayRef<llvm::StringRef> getDMAVariants();
+
+/// unroll -> verify -> (fuse-bcast | fuse-swap -> canonicalize -> verify) ->
+/// assign-engines -> verify -> insert-sync (-> batch for b2b). Fails for an
+/// unknown variant.
+mlir::LogicalResult buildLowerToDMAPipeline(mlir::OpPassManager &pm,
+                                            const LowerToDMAOptions &options);
+
+/// Registers `sdma-lower-dma` for sdma-opt.
+void registerSdmaPipelines();
+
+} // namespace sdma
+
+#endif // SDMA_TRANSFORMS_PIPELINES_H

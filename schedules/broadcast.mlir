@@ -1,0 +1,14 @@
+// Broadcast from rank 0, direct: the root copies its input into every
+// rank's output (its own included). R copies, all issued by the root; with
+// --variant=bcst they pair up into ceil(R/2) DMA broadcasts.
+//
+//               rank 0     rank 1     rank 2
+//   before in:  [x]        [ ]        [ ]
+//   after  out: [x]        [x]        [x]
+sdma.schedule @broadcast ranks(%R)
+    buffers(%input : 1, %output : 1)
+    implements broadcast(%input -> %output) root 0 {
+  affine.for %p = 0 to %R {
+    sdma.copy %input[0, 1] on 0 -> %output[0, 1] on %p
+  }
+}

@@ -1,0 +1,215 @@
+//===- sdma-run.cpp - compile, run and check a schedule -------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// sdma-run SCHEDULE.mlir [--ranks=N] [--variant=pcpy|bcst|swap|b2b]
+//          [--prelaunch] [--engines=N] [--backend=auto|sim]
+//          [-b MIN] [-e MAX] [-f FACTOR] [--iters=N] [--emit-plan=FILE]
+//
+// Runs the whole pipeline in-process (unroll, verify, lower to engine
+// queues, plan), then for every message size fills the inputs with a
+// pattern, executes the plan on the backend, checks every output byte and
+// prints an nccl-tests style table. A schedule that fails verification never
+// reaches a backend. Exit status: 0 all correct, 1 an error, 2 wrong bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "InputGuard.h"
+#include "sdma/IR/SdmaDialect.h"
+#include "sdma/Target/Plan.h"
+#include "sdma/Transforms/Pipelines.h"
+#include "sdma/runtime/Simulator.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<schedule.mlir>"));
+static cl::opt<int64_t> ranksOpt("ranks", cl::desc("rank count (default 8)"),
+                                 cl::init(8));
+static cl::opt<std::string>
+    variantOpt("variant", cl::desc("pcpy | bcst | swap | b2b"),
+               cl::init("pcpy"));
+static cl::opt<bool> prelaunchOpt("prelaunch",
+                                  cl::desc("prelaunched queues"));
+static cl::opt<int64_t> enginesOpt("engines",
+                                   cl::desc("engines per rank (0: R)"),
+                                   cl::init(0));
+static cl::opt<std::string>
+    backendOpt("backend",
+               cl::desc("auto | sim (auto: the best available; only the "
+                        "CPU simulator exists so far)"),
+               cl::init("auto"));
+static cl::opt<std::string> minBytes("b", cl::desc("smallest size (bytes, "
+                                                   "K/M/G suffixes)"),
+                                     cl::init("1K"));
+static cl::opt<std::string> maxBytes("e", cl::desc("largest size"),
+                                     cl::init("1M"));
+static cl::opt<unsigned> factor("f", cl::desc("size multiplier per row"),
+                                cl::init(4));
+static cl::opt<unsigned> iters("iters", cl::desc("timed runs per size"),
+                               cl::init(5));
+static cl::opt<std::string> emitPlan("emit-plan",
+                                     cl::desc("also write the plan here"));
+
+static bool parseBytes(StringRef text, uint64_t &bytes) {
+  uint64_t scale = 1;
+  if (text.ends_with_insensitive("k"))
+    scale = 1ull << 10;
+  else if (text.ends_with_insensitive("m"))
+    scale = 1ull << 20;
+  else if (text.ends_with_insensitive("g"))
+    scale = 1ull << 30;
+  if (scale != 1)
+    text = text.drop_back();
+  if (text.getAsInteger(10, bytes) || bytes == 0 || bytes > (1ull << 36))
+    return false;
+  bytes *= scale;
+  return true;
+}
+
+/// nccl-tests' bus-bandwidth factor for a collective over `ranks` ranks.
+static double busFactor(const std::string &kind, int ranks) {
+  if (kind == "broadcast")
+    return 1.0;
+  return ranks > 1 ? double(ranks - 1) / ranks : 1.0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  if (!sdma::checkToolInputs(argc, argv, {}))
+    return 1;
+  cl::ParseCommandLineOptions(argc, argv, "sdma: compile, run and check a "
+                                          "collective schedule\n");
+  auto fail = [](const Twine &message) {
+    llvm::errs() << "sdma-run: error: " << message << "\n";
+    return 1;
+  };
+  if (!llvm::is_contained(sdma::getDMAVariants(), variantOpt))
+    return fail("unknown --variant '" + variantOpt +
+                "' (pcpy, bcst, swap or b2b)");
+  if (backendOpt != "auto" && backendOpt != "sim")
+    return fail("unknown --backend '" + backendOpt +
+                "' (auto or sim; GPU executors are not built yet)");
+  uint64_t lo, hi;
+  if (!parseBytes(minBytes, lo) || !parseBytes(maxBytes, hi) || lo > hi)
+    return fail("bad size range -b " + minBytes + " -e " + maxBytes);
+  if (factor < 2)
+    return fail("-f must be at least 2");
+  if (iters < 1)
+    return fail("--iters must be at least 1");
+
+  // Compile.
+  DialectRegistry registry;
+  registry.insert<sdma::SdmaDialect, affine::AffineDialect,
+                  arith::ArithDialect, index::IndexDialect, scf::SCFDialect>();
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  std::string includeError;
+  if (!sourceMgr.AddIncludeFile(inputFile, llvm::SMLoc(), includeError))
+    return fail("cannot open '" + inputFile + "'");
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  PassManager pm(&context);
+  sdma::LowerToDMAOptions options;
+  options.ranks = ranksOpt;
+  options.variant = variantOpt;
+  options.prelaunch = prelaunchOpt;
+  options.engines = enginesOpt;
+  if (failed(sdma::buildLowerToDMAPipeline(pm, options)) ||
+      failed(pm.run(*module)))
+    return fail("'" + inputFile + "' did not compile (see above); nothing "
+                "was run");
+  std::string planText;
+  llvm::raw_string_ostream planStream(planText);
+  if (failed(sdma::translateToPlan(*module, planStream)))
+    return 1;
+  if (!emitPlan.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(emitPlan, ec);
+    if (ec)
+      return fail("cannot write '" + emitPlan + "': " + ec.message());
+    out << planText;
+  }
+
+  // Load it as any host program would.
+  std::string error;
+  std::optional<sdma::rt::Plan> plan = sdma::rt::Plan::parse(planText, error);
+  if (!plan)
+    return fail(error);
+  size_t commands = 0;
+  for (const sdma::rt::Stream &stream : plan->streams)
+    commands += stream.commands.size();
+  std::string kind = plan->collective ? plan->collective->kind : "";
+  int output = plan->collective ? plan->collective->output : 0;
+  int64_t outChunks = plan->buffers[output].chunks;
+
+  llvm::outs() << "# sdma-run " << inputFile << "\n"
+               << "# schedule " << plan->schedule << "  collective "
+               << (kind.empty() ? "(none: outputs unchecked)" : kind)
+               << "  ranks " << plan->ranks << "  variant " << variantOpt
+               << (prelaunchOpt ? "+prelaunch" : "") << "\n"
+               << "# backend sim (CPU reference simulator; times are host "
+                  "times, not GPU predictions)\n"
+               << "# " << plan->streams.size() << " engine queues, "
+               << commands << " commands; size = output bytes per rank\n"
+               << llvm::format("#%11s %11s %10s %12s %11s %11s %8s\n", "size",
+                               "count", "chunk", "time(us)", "algbw(GB/s)",
+                               "busbw(GB/s)", "#wrong");
+  bool anyWrong = false;
+  for (uint64_t size = lo; size <= hi; size *= factor) {
+    uint64_t chunk = std::max<uint64_t>(1, size / outChunks);
+    uint64_t actual = chunk * outChunks;
+    sdma::rt::HostMemory memory(*plan, chunk);
+    std::vector<double> times;
+    sdma::rt::CheckResult check;
+    for (unsigned i = 0; i < iters; ++i) {
+      sdma::rt::fillInputs(*plan, memory);
+      auto start = std::chrono::steady_clock::now();
+      if (!sdma::rt::simulate(*plan, memory, {}, error))
+        return fail(error);
+      auto stop = std::chrono::steady_clock::now();
+      times.push_back(
+          std::chrono::duration<double, std::micro>(stop - start).count());
+      check = sdma::rt::checkOutputs(*plan, memory);
+      if (check.wrongBytes)
+        break;
+    }
+    std::sort(times.begin(), times.end());
+    double us = times[times.size() / 2];
+    double algbw = actual / (us * 1e3);
+    llvm::outs() << llvm::format(
+        " %11llu %11llu %10llu %12.2f %11.3f %11.3f %8s\n",
+        (unsigned long long)actual, (unsigned long long)(actual / 4),
+        (unsigned long long)chunk, us, algbw,
+        algbw * busFactor(kind, plan->ranks),
+        kind.empty() ? "n/a" : std::to_string(check.wrongBytes).c_str());
+    if (check.wrongBytes) {
+      anyWrong = true;
+      llvm::errs() << "sdma-run: wrong output at size " << actual << ": "
+                   << check.firstWrong << "\n";
+    }
+    if (size > hi / factor)
+      break;
+  }
+  return anyWrong ? 2 : 0;
+}
