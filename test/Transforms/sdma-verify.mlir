@@ -12,6 +12,11 @@ sdma.schedule @ok ranks(%R = 2) buffers(%in : 1, %out : ranks) implements all_ga
   sdma.wait 0 <- 1
   sdma.copy %in[0, 1] on 1 -> %out[1, 1] on 0
 }
+// A copy of a slice onto itself only rewrites what is there.
+sdma.schedule @self_copy ranks(%R = 2) buffers(%a : 2) {
+  sdma.copy %a[0, 1] on 0 -> %a[0, 1] on 0
+  sdma.copy %a[0, 1] on 0 -> %a[1, 1] on 1
+}
 sdma.schedule @engine_order ranks(%R = 2) buffers(%a : 2, %b : 2) {
   sdma.copy %a[0, 1] on 0 -> %b[0, 1] on 0 {engine = 3 : i64}
   sdma.copy %b[0, 1] on 0 -> %a[1, 1] on 1 {engine = 3 : i64}
