@@ -25,6 +25,7 @@ LogicalResult sdma::buildLowerToDMAPipeline(OpPassManager &pm,
     return failure();
   SdmaUnrollOptions unroll;
   unroll.ranks = options.ranks;
+  unroll.maxOps = options.maxOps;
   pm.addPass(createSdmaUnroll(unroll));
   pm.addPass(createSdmaVerify());
   if (variant == "bcst" || variant == "swap") {

@@ -1,3 +1,4 @@
+// RUN: sdma-opt %schedules/all_gather_direct.mlir --sdma-unroll=ranks=8 --sdma-verify > /dev/null
 // RUN: sdma-opt %schedules/all_gather_direct.mlir --sdma-unroll=ranks=8 | FileCheck %s
 // RUN: sdma-opt %schedules/all_gather_direct.mlir --sdma-unroll=ranks=8 -canonicalize | FileCheck %s --check-prefix=CANON
 // RUN: sdma-opt %schedules/all_gather_direct.mlir --sdma-unroll=ranks=8 | sdma-translate --sdma-to-json | FileCheck %s --check-prefix=JSON

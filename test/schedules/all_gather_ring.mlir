@@ -1,3 +1,4 @@
+// RUN: sdma-opt %schedules/all_gather_ring.mlir --sdma-unroll=ranks=8 --sdma-verify > /dev/null
 // RUN: sdma-opt %schedules/all_gather_ring.mlir --sdma-unroll=ranks=8 | FileCheck %s
 // RUN: sdma-opt %schedules/all_gather_ring.mlir --sdma-unroll=ranks=2 | FileCheck %s --check-prefix=R2
 

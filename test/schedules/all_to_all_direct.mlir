@@ -1,3 +1,4 @@
+// RUN: sdma-opt %schedules/all_to_all_direct.mlir --sdma-unroll=ranks=8 --sdma-verify > /dev/null
 // RUN: sdma-opt %schedules/all_to_all_direct.mlir --sdma-unroll=ranks=8 | FileCheck %s
 // RUN: sdma-opt %schedules/all_to_all_direct.mlir --sdma-unroll=ranks=3 | FileCheck %s --check-prefix=R3
 

@@ -3,8 +3,9 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // Feeds arbitrary bytes through everything a user's text reaches: parse,
-// verify, sdma-unroll (ranks=4, a small op budget), canonicalisation and the
-// JSON translation. Any input must end in success or a diagnostic; a crash,
+// verify, sdma-unroll (ranks=4, a small op budget), canonicalisation, the
+// JSON translation, and the whole sdma-lower-dma pipeline (sdma-verify,
+// fusion, engines, sync, batching) down to the plan. Any input must end in success or a diagnostic; a crash,
 // an ASan report or a hang is a bug. Run it with scripts/fuzz.sh.
 //
 //===----------------------------------------------------------------------===//
@@ -12,7 +13,9 @@
 #include "InputGuard.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/Target/JSON.h"
+#include "sdma/Target/Plan.h"
 #include "sdma/Transforms/Passes.h"
+#include "sdma/Transforms/Pipelines.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -59,16 +62,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!module || failed(verify(*module)))
     return 0;
 
+  // Flat JSON after unroll + canonicalize, then the whole DMA lowering in
+  // one variant (chosen by the input's length) down to a plan.
+  {
+    OwningOpRef<ModuleOp> copy = (*module)->clone();
+    PassManager pm(&context);
+    sdma::SdmaUnrollOptions options;
+    options.ranks = 4;
+    options.maxOps = 4096;
+    pm.addPass(sdma::createSdmaUnroll(options));
+    pm.addPass(createCanonicalizerPass());
+    if (succeeded(pm.run(*copy))) {
+      std::string json;
+      llvm::raw_string_ostream os(json);
+      (void)sdma::translateToJSON(*copy, os);
+    }
+  }
   PassManager pm(&context);
-  sdma::SdmaUnrollOptions options;
-  options.ranks = 4;
-  options.maxOps = 4096;
-  pm.addPass(sdma::createSdmaUnroll(options));
-  pm.addPass(createCanonicalizerPass());
-  if (failed(pm.run(*module)))
+  sdma::LowerToDMAOptions lower;
+  lower.ranks = 4;
+  lower.maxOps = 4096;
+  lower.variant = sdma::getDMAVariants()[size % 4].str();
+  lower.prelaunch = size % 2;
+  if (failed(sdma::buildLowerToDMAPipeline(pm, lower)) ||
+      failed(pm.run(*module)))
     return 0;
-  std::string json;
-  llvm::raw_string_ostream os(json);
-  (void)sdma::translateToJSON(*module, os);
+  std::string plan;
+  llvm::raw_string_ostream os(plan);
+  (void)sdma::translateToPlan(*module, os);
   return 0;
 }

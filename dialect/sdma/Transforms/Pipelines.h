@@ -18,6 +18,9 @@ struct LowerToDMAOptions
   Option<int64_t> ranks{*this, "ranks",
                         llvm::cl::desc("rank count for open schedules"),
                         llvm::cl::init(0)};
+  Option<int64_t> maxOps{*this, "max-ops",
+                         llvm::cl::desc("sdma-unroll's op budget"),
+                         llvm::cl::init(1000000)};
   Option<std::string> variant{
       *this, "variant",
       llvm::cl::desc("pcpy | bcst | swap | b2b (DMA-Latte's variants)"),

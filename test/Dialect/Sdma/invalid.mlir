@@ -290,3 +290,87 @@ sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
   // expected-error @+1 {{use of undeclared SSA value name}}
   sdma.copy %nope[0, 1] on 0 -> %b[1, 1] on 1
 }
+
+// -----
+
+// expected-error @+1 {{implements unknown collective 'reduce' (expected all_gather, all_to_all, broadcast, scatter or gather)}}
+sdma.schedule @s ranks(%R = 2) buffers(%a : 1, %b : 2) implements reduce(%a -> %b) {}
+
+// -----
+
+// expected-error @+1 {{'implements' names a buffer that the schedule does not declare}}
+sdma.schedule @s ranks(%R = 2) buffers(%a : 1, %b : 2) implements all_gather(%a -> %c) {}
+
+// -----
+
+// expected-error @+1 {{'all_gather' cannot be in place}}
+sdma.schedule @s ranks(%R = 2) buffers(%a : 1, %b : 2) implements all_gather(%b -> %b) {}
+
+// -----
+
+// expected-error @+1 {{'scatter' needs a root}}
+sdma.schedule @s ranks(%R = 2) buffers(%a : ranks, %b : 1) implements scatter(%a -> %b) {}
+
+// -----
+
+// expected-error @+1 {{'all_to_all' takes no root}}
+sdma.schedule @s ranks(%R = 2) buffers(%a : ranks, %b : ranks) implements all_to_all(%a -> %b) root 0 {}
+
+// -----
+
+// expected-error @+1 {{root 2 is out of range [0, 2)}}
+sdma.schedule @s ranks(%R = 2) buffers(%a : 1, %b : 1) implements broadcast(%a -> %b) root 2 {}
+
+// -----
+
+// expected-error @+1 {{expects 'collective_buffers' to name an input and an output buffer}}
+"sdma.schedule"() <{buffer_names = ["b"], buffer_sizes = array<i64: 0, 1>, sym_name = "s", collective = "broadcast", collective_buffers = array<i64: 0, 5>, root = 0}> ({
+^bb0(%R: index, %b: !sdma.buffer):
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{has collective buffers or a root but no collective}}
+"sdma.schedule"() <{buffer_names = ["b"], buffer_sizes = array<i64: 0, 1>, sym_name = "s", root = 0}> ({
+^bb0(%R: index, %b: !sdma.buffer):
+}) : () -> ()
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{rank 2 is out of range [0, 2)}}
+  sdma.notify 2 : 0 -> 1 [2]
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{target rank 5 is out of range [0, 2)}}
+  sdma.notify 0 : 0 -> 5 [2]
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{engine -1 is negative}}
+  sdma.notify 0 : -1 -> 1 [2]
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{flag -2 is negative}}
+  sdma.poll 0 : 0 until [-2] at_least 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{value 0 is not positive}}
+  sdma.poll 0 : 0 until [2] at_least 0
+}
+
+// -----
+
+// expected-error @+1 {{must be nested in an 'sdma.schedule'}}
+sdma.poll 0 : 0 until [2] at_least 1

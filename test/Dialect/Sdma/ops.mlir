@@ -79,3 +79,17 @@ sdma.schedule @with_scf ranks(%R) buffers(%buf : 2 x ranks) {
 // CHECK-NEXT: }
 sdma.schedule @empty ranks(%R = 1) buffers(%b : 1) {
 }
+
+// The collective a schedule implements, and engine-level ops.
+// CHECK-LABEL: sdma.schedule @engine_level ranks(%R = 2) buffers(%in : 1, %out : ranks) implements gather(%in -> %out) root 1 {
+// CHECK-NEXT:    sdma.poll 0 : 3 until[0] at_least 1
+// CHECK-NEXT:    sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 1 {engine = 3 : i64}
+// CHECK-NEXT:    sdma.notify 0 : 3 -> 1[2]
+sdma.schedule @engine_level ranks(%R = 2) buffers(%in : 1, %out : ranks) implements gather(%in -> %out) root 1 {
+  sdma.poll 0 : 3 until [0] at_least 1
+  sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 1 {engine = 3 : i64}
+  sdma.notify 0 : 3 -> 1 [2]
+}
+// CHECK-LABEL: sdma.schedule @in_place ranks(%R) buffers(%d : ranks) implements all_to_all(%d -> %d) {
+sdma.schedule @in_place ranks(%R) buffers(%d : ranks) implements all_to_all(%d -> %d) {
+}
