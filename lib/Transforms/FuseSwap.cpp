@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Builders.h"
 #include <set>
+#include <tuple>
 
 namespace sdma {
 #define GEN_PASS_DEF_SDMAFUSESWAP
@@ -28,6 +29,8 @@ struct Pair {
 
 struct SdmaFuseSwapPass
     : public sdma::impl::SdmaFuseSwapBase<SdmaFuseSwapPass> {
+  using SdmaFuseSwapBase::SdmaFuseSwapBase;
+
   void runOnOperation() override {
     for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>()) {
       if (!schedule.getRanks())
@@ -52,6 +55,66 @@ struct SdmaFuseSwapPass
         builder.getDenseI64ArrayAttr(
             {src.rank, src.offset, src.count, dst.rank, dst.offset, dst.count}),
         IntegerAttr());
+  }
+
+  /// Each pair turns two remote copies into one swap plus two staging
+  /// copies. It pays only if the staging copies merge (with each other or
+  /// the stretch's local copies) into fewer commands than there are pairs:
+  /// all-to-all, yes (one per rank); all-gather, no (one source, scattered
+  /// destinations).
+  static bool profitable(ArrayRef<TransferOpInterface> stretch,
+                         ArrayRef<Pair> pairs) {
+    struct Local {
+      Value srcBuffer, dstBuffer;
+      int64_t rank, srcOffset, dstOffset, count;
+      bool staging;
+    };
+    std::vector<Local> locals;
+    for (TransferOpInterface op : stretch) {
+      auto copy = dyn_cast<CopyOp>(op.getOperation());
+      if (!copy || !copy.hasStaticFields())
+        continue;
+      StaticSlice src = *getStaticSlice(copy.getSourceSlice());
+      StaticSlice dst = *getStaticSlice(copy.getTargetSlice());
+      if (src.rank == dst.rank)
+        locals.push_back({src.buffer, dst.buffer, src.rank, src.offset,
+                          dst.offset, src.count, false});
+    }
+    for (Pair pair : pairs) {
+      StaticSlice sp = *getStaticSlice(pair.a.getSourceSlice());
+      StaticSlice sq = *getStaticSlice(pair.b.getSourceSlice());
+      StaticSlice dp = *getStaticSlice(pair.b.getTargetSlice());
+      StaticSlice dq = *getStaticSlice(pair.a.getTargetSlice());
+      locals.push_back({sp.buffer, dp.buffer, sp.rank, sp.offset, dp.offset,
+                        sp.count, true});
+      locals.push_back({sq.buffer, dq.buffer, sq.rank, sq.offset, dq.offset,
+                        sq.count, true});
+    }
+    auto key = [](const Local &l) {
+      return std::make_tuple(l.rank, l.srcBuffer.getAsOpaquePointer(),
+                             l.dstBuffer.getAsOpaquePointer(), l.srcOffset);
+    };
+    llvm::sort(locals,
+               [&](const Local &a, const Local &b) { return key(a) < key(b); });
+    // Count the merged runs that hold at least one staging copy.
+    size_t stagingRuns = 0;
+    bool runHasStaging = false;
+    for (size_t i = 0; i < locals.size(); ++i) {
+      const Local &l = locals[i];
+      bool continues =
+          i > 0 && locals[i - 1].rank == l.rank &&
+          locals[i - 1].srcBuffer == l.srcBuffer &&
+          locals[i - 1].dstBuffer == l.dstBuffer &&
+          locals[i - 1].srcOffset + locals[i - 1].count == l.srcOffset &&
+          locals[i - 1].dstOffset + locals[i - 1].count == l.dstOffset;
+      if (!continues) {
+        stagingRuns += runHasStaging;
+        runHasStaging = false;
+      }
+      runHasStaging |= l.staging;
+    }
+    stagingRuns += runHasStaging;
+    return stagingRuns < pairs.size();
   }
 
   void fuseStretch(ArrayRef<TransferOpInterface> stretch, int64_t ranks,
@@ -85,7 +148,7 @@ struct SdmaFuseSwapPass
         break;
       }
     }
-    if (pairs.empty())
+    if (pairs.empty() || (!always && !profitable(stretch, pairs)))
       return;
 
     // Staging copies, then the ordering, then the swaps, all after the last
@@ -94,8 +157,7 @@ struct SdmaFuseSwapPass
     builder.setInsertionPointAfter(stretch.back());
     std::set<int64_t> issuers;
     std::set<std::pair<int64_t, int64_t>> handoffs; // (other rank, issuer)
-    SmallVector<std::pair<Location, std::pair<StaticSlice, StaticSlice>>>
-        swaps;
+    SmallVector<std::pair<Location, std::pair<StaticSlice, StaticSlice>>> swaps;
     for (Pair &pair : pairs) {
       StaticSlice sp = *getStaticSlice(pair.a.getSourceSlice());
       StaticSlice dq = *getStaticSlice(pair.a.getTargetSlice());

@@ -29,7 +29,8 @@ LogicalResult sdma::buildLowerToDMAPipeline(OpPassManager &pm,
   pm.addPass(createSdmaUnroll(unroll));
   pm.addPass(createSdmaVerify());
   if (variant == "bcst" || variant == "swap") {
-    pm.addPass(variant == "bcst" ? createSdmaFuseBcast() : createSdmaFuseSwap());
+    pm.addPass(variant == "bcst" ? createSdmaFuseBcast()
+                                 : createSdmaFuseSwap());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createSdmaVerify());
   }

@@ -93,9 +93,9 @@ LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
       continue;
     // A copy of a slice onto itself rewrites the same bytes: a reader
     // running at the same time sees the same values, so it only reads.
-    bool selfCopy = isa<CopyOp>(node.op) &&
-                    *getStaticSlice(transfer.getSlice(0)) ==
-                        *getStaticSlice(transfer.getSlice(1));
+    bool selfCopy =
+        isa<CopyOp>(node.op) && *getStaticSlice(transfer.getSlice(0)) ==
+                                    *getStaticSlice(transfer.getSlice(1));
     for (unsigned s = 0, e = selfCopy ? 1 : transfer.getNumSlices(); s < e;
          ++s) {
       StaticSlice slice = *getStaticSlice(transfer.getSlice(s));

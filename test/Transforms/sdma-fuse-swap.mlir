@@ -1,9 +1,16 @@
-// RUN: sdma-opt %s --sdma-fuse-swap -split-input-file | FileCheck %s
-// RUN: sdma-opt %s --sdma-fuse-swap -split-input-file --sdma-verify > /dev/null
+// RUN: sdma-opt %s --sdma-fuse-swap=always=1 -split-input-file | FileCheck %s
+// RUN: sdma-opt %s --sdma-fuse-swap=always=1 -split-input-file --sdma-verify > /dev/null
+// RUN: sdma-opt %s --sdma-fuse-swap -split-input-file | FileCheck %s --check-prefix=PAYS
 
 // An opposite pair becomes two staging copies, the hand-off (signal from
 // the other rank, fence on the issuer, wait) and one swap. Distance 1 is
 // odd: rank 0 issues. Unpaired ops stay first.
+// A lone pair does not pay (two staging copies for one saved command):
+// without always=1 the stretch stays as it is.
+// PAYS-LABEL: sdma.schedule @pair
+// PAYS-NEXT:    sdma.copy %in[1, 1] on 0 -> %out[0, 1] on 1
+// PAYS-NEXT:    sdma.copy %b[0, 1] on 2 -> %b[1, 1] on 3
+// PAYS-NEXT:    sdma.copy %in[0, 1] on 1 -> %out[1, 1] on 0
 // CHECK-LABEL: sdma.schedule @pair
 // CHECK-NEXT:    sdma.copy %b[0, 1] on 2 -> %b[1, 1] on 3
 // CHECK-NEXT:    sdma.copy %in[1, 1] on 0 -> %out[1, 1] on 0
@@ -51,9 +58,12 @@ sdma.schedule @no_pairs ranks(%R = 3) buffers(%in : 4, %out : 4) {
 // -----
 
 // The direct all-to-all at 4 ranks: after canonicalisation one staging copy
-// per rank and 6 swaps replace 12 remote copies, and it still verifies.
+// per rank and 6 swaps replace 12 remote copies, and it still verifies. The
+// all-gather, whose staging copies would not merge, is left alone.
 // RUN: sdma-opt %schedules/all_to_all_direct.mlir --sdma-unroll=ranks=4 --sdma-fuse-swap -canonicalize --sdma-verify | FileCheck %s --check-prefix=A2A
 // A2A-COUNT-4: sdma.copy %input[0, 4] on
 // A2A-NOT:     sdma.copy
 // A2A-COUNT-6: sdma.swap
+// RUN: sdma-opt %schedules/all_gather_direct.mlir --sdma-unroll=ranks=4 --sdma-fuse-swap | FileCheck %s --check-prefix=AG
+// AG-NOT: sdma.swap
 sdma.schedule @placeholder ranks(%R = 1) buffers(%b : 1) {}

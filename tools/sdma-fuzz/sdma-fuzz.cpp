@@ -5,8 +5,9 @@
 // Feeds arbitrary bytes through everything a user's text reaches: parse,
 // verify, sdma-unroll (ranks=4, a small op budget), canonicalisation, the
 // JSON translation, and the whole sdma-lower-dma pipeline (sdma-verify,
-// fusion, engines, sync, batching) down to the plan. Any input must end in success or a diagnostic; a crash,
-// an ASan report or a hang is a bug. Run it with scripts/fuzz.sh.
+// fusion, engines, sync, batching) down to the plan. Any input must end in
+// success or a diagnostic; a crash, an ASan report or a hang is a bug. Run it
+// with scripts/fuzz.sh.
 //
 //===----------------------------------------------------------------------===//
 

@@ -43,21 +43,20 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<schedule.mlir>"));
 static cl::opt<int64_t> ranksOpt("ranks", cl::desc("rank count (default 8)"),
                                  cl::init(8));
-static cl::opt<std::string>
-    variantOpt("variant", cl::desc("pcpy | bcst | swap | b2b"),
-               cl::init("pcpy"));
-static cl::opt<bool> prelaunchOpt("prelaunch",
-                                  cl::desc("prelaunched queues"));
-static cl::opt<int64_t> enginesOpt("engines",
-                                   cl::desc("engines per rank (0: R)"),
-                                   cl::init(0));
+static cl::opt<std::string> variantOpt("variant",
+                                       cl::desc("pcpy | bcst | swap | b2b"),
+                                       cl::init("pcpy"));
+static cl::opt<bool> prelaunchOpt("prelaunch", cl::desc("prelaunched queues"));
+static cl::opt<int64_t>
+    enginesOpt("engines", cl::desc("engines per rank (0: R)"), cl::init(0));
 static cl::opt<std::string>
     backendOpt("backend",
                cl::desc("auto | sim (auto: the best available; only the "
                         "CPU simulator exists so far)"),
                cl::init("auto"));
-static cl::opt<std::string> minBytes("b", cl::desc("smallest size (bytes, "
-                                                   "K/M/G suffixes)"),
+static cl::opt<std::string> minBytes("b",
+                                     cl::desc("smallest size (bytes, "
+                                              "K/M/G suffixes)"),
                                      cl::init("1K"));
 static cl::opt<std::string> maxBytes("e", cl::desc("largest size"),
                                      cl::init("1M"));
@@ -95,8 +94,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   if (!sdma::checkToolInputs(argc, argv, {}))
     return 1;
-  cl::ParseCommandLineOptions(argc, argv, "sdma: compile, run and check a "
-                                          "collective schedule\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "sdma: compile, run and check a "
+                              "collective schedule\n");
   auto fail = [](const Twine &message) {
     llvm::errs() << "sdma-run: error: " << message << "\n";
     return 1;
@@ -117,8 +117,8 @@ int main(int argc, char **argv) {
 
   // Compile.
   DialectRegistry registry;
-  registry.insert<sdma::SdmaDialect, affine::AffineDialect,
-                  arith::ArithDialect, index::IndexDialect, scf::SCFDialect>();
+  registry.insert<sdma::SdmaDialect, affine::AffineDialect, arith::ArithDialect,
+                  index::IndexDialect, scf::SCFDialect>();
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
@@ -137,7 +137,8 @@ int main(int argc, char **argv) {
   options.engines = enginesOpt;
   if (failed(sdma::buildLowerToDMAPipeline(pm, options)) ||
       failed(pm.run(*module)))
-    return fail("'" + inputFile + "' did not compile (see above); nothing "
+    return fail("'" + inputFile +
+                "' did not compile (see above); nothing "
                 "was run");
   std::string planText;
   llvm::raw_string_ostream planStream(planText);
@@ -170,8 +171,8 @@ int main(int argc, char **argv) {
                << (prelaunchOpt ? "+prelaunch" : "") << "\n"
                << "# backend sim (CPU reference simulator; times are host "
                   "times, not GPU predictions)\n"
-               << "# " << plan->streams.size() << " engine queues, "
-               << commands << " commands; size = output bytes per rank\n"
+               << "# " << plan->streams.size() << " engine queues, " << commands
+               << " commands; size = output bytes per rank\n"
                << llvm::format("#%11s %11s %10s %12s %11s %11s %8s\n", "size",
                                "count", "chunk", "time(us)", "algbw(GB/s)",
                                "busbw(GB/s)", "#wrong");

@@ -120,8 +120,17 @@ def SdmaFuseSwap : Pass<"sdma-fuse-swap", "::mlir::ModuleOp"> {
     `-canonicalize` merges them into one copy per rank: 1 local copy +
     (R-1)/2 swaps per rank instead of R-1 copies (DMA-Latte's `swap`),
     issuers alternating by rank distance to balance the load. Unpaired ops
-    of the stretch stay before the new ordering ops.
+    of the stretch stay before the new ordering ops. The pass rewrites a
+    stretch only when that pays: when its staging copies merge (with each
+    other or the stretch's own local copies) into fewer copies than there
+    are pairs. An all-gather's staging copies share one source and never
+    merge, so it is left alone, as DMA-Latte applies swap to all-to-all
+    only. `always=1` rewrites every pair regardless.
   }];
+  let options = [
+    Option<"always", "always", "bool", "false",
+           "rewrite every pair, even where it does not pay">,
+  ];
 }
 
 def SdmaAssignEngines : Pass<"sdma-assign-engines", "::mlir::ModuleOp"> {

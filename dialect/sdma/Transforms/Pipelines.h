@@ -1,4 +1,5 @@
-//===- Pipelines.h - sdma pass pipelines -------------------------*- C++ -*-===//
+//===- Pipelines.h - sdma pass pipelines -------------------------*- C++
+//-*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -13,8 +14,7 @@
 namespace sdma {
 
 /// Options of `sdma-lower-dma`: which DMA-Latte variant to build.
-struct LowerToDMAOptions
-    : public mlir::PassPipelineOptions<LowerToDMAOptions> {
+struct LowerToDMAOptions : public mlir::PassPipelineOptions<LowerToDMAOptions> {
   Option<int64_t> ranks{*this, "ranks",
                         llvm::cl::desc("rank count for open schedules"),
                         llvm::cl::init(0)};
