@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // Flat JSON after unroll + canonicalize, then the whole DMA lowering in
   // one variant (chosen by the input's length) down to a plan.
   {
-    OwningOpRef<ModuleOp> copy = (*module)->clone();
+    OwningOpRef<ModuleOp> copy(module.get().clone());
     PassManager pm(&context);
     sdma::SdmaUnrollOptions options;
     options.ranks = 4;
