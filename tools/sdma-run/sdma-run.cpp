@@ -16,8 +16,11 @@
 
 #include "InputGuard.h"
 #include "sdma/IR/SdmaDialect.h"
+#include "sdma/Target/HIP.h"
 #include "sdma/Target/Plan.h"
+#include "sdma/Transforms/Passes.h"
 #include "sdma/Transforms/Pipelines.h"
+#include "sdma/runtime/CudaExecutor.h"
 #include "sdma/runtime/Simulator.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -51,9 +54,14 @@ static cl::opt<int64_t>
     enginesOpt("engines", cl::desc("engines per rank (0: R)"), cl::init(0));
 static cl::opt<std::string>
     backendOpt("backend",
-               cl::desc("auto | sim (auto: the best available; only the "
-                        "CPU simulator exists so far)"),
+               cl::desc("auto | sim | cuda-ldst (auto: cuda-ldst where there "
+                        "is an NVIDIA GPU, else sim)"),
                cl::init("auto"));
+static cl::opt<unsigned> timeoutMs("timeout-ms",
+                                   cl::desc("GPU waits fail after this long"),
+                                   cl::init(5000));
+static cl::opt<std::string> emitHip("emit-hip",
+                                    cl::desc("also write the kernel here"));
 static cl::opt<std::string> minBytes("b",
                                      cl::desc("smallest size (bytes, "
                                               "K/M/G suffixes)"),
@@ -104,9 +112,9 @@ int main(int argc, char **argv) {
   if (!llvm::is_contained(sdma::getDMAVariants(), variantOpt))
     return fail("unknown --variant '" + variantOpt +
                 "' (pcpy, bcst, swap or b2b)");
-  if (backendOpt != "auto" && backendOpt != "sim")
+  if (backendOpt != "auto" && backendOpt != "sim" && backendOpt != "cuda-ldst")
     return fail("unknown --backend '" + backendOpt +
-                "' (auto or sim; GPU executors are not built yet)");
+                "' (auto, sim or cuda-ldst)");
   uint64_t lo, hi;
   if (!parseBytes(minBytes, lo) || !parseBytes(maxBytes, hi) || lo > hi)
     return fail("bad size range -b " + minBytes + " -e " + maxBytes);
@@ -129,6 +137,31 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+  // The load/store kernel comes from the flat, verified schedule; the DMA
+  // plan from the rest of the pipeline.
+  std::string hipSource;
+  {
+    PassManager verifyPm(&context);
+    sdma::SdmaUnrollOptions unroll;
+    unroll.ranks = ranksOpt;
+    verifyPm.addPass(sdma::createSdmaUnroll(unroll));
+    verifyPm.addPass(sdma::createSdmaVerify());
+    OwningOpRef<ModuleOp> flat(module.get().clone());
+    if (failed(verifyPm.run(*flat)))
+      return fail("'" + inputFile +
+                  "' did not compile (see above); nothing "
+                  "was run");
+    llvm::raw_string_ostream hipStream(hipSource);
+    if (failed(sdma::translateToHIP(*flat, hipStream)))
+      return 1;
+  }
+  if (!emitHip.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(emitHip, ec);
+    if (ec)
+      return fail("cannot write '" + emitHip + "': " + ec.message());
+    out << hipSource;
+  }
   PassManager pm(&context);
   sdma::LowerToDMAOptions options;
   options.ranks = ranksOpt;
@@ -160,6 +193,32 @@ int main(int argc, char **argv) {
   size_t commands = 0;
   for (const sdma::rt::Stream &stream : plan->streams)
     commands += stream.commands.size();
+  // The backend: the GPU where there is one (or where asked for).
+  std::unique_ptr<sdma::rt::CudaLdstExecutor> gpu;
+  std::string backend = "sim";
+  std::string backendNote =
+      "CPU reference simulator; times are host times, not GPU predictions";
+  if (backendOpt != "sim") {
+    std::optional<sdma::rt::LdstProgram> program =
+        sdma::rt::LdstProgram::parse(hipSource, error);
+    if (!program)
+      return fail(error);
+    sdma::rt::CudaOptions cudaOptions;
+    cudaOptions.timeoutNs = uint64_t(timeoutMs) * 1000000ull;
+    gpu = sdma::rt::CudaLdstExecutor::create(*program, cudaOptions, error);
+    if (!gpu && backendOpt == "cuda-ldst")
+      return fail(error);
+    if (gpu) {
+      backend = "cuda-ldst";
+      const sdma::rt::CompileInfo &info = gpu->compileInfo();
+      backendNote = "load/store kernel, NVRTC " + info.arch + ", " +
+                    (info.cacheHit ? "cache hit" : "compiled") + " in " +
+                    std::to_string(info.compileMs + info.loadMs) +
+                    " ms; all ranks on GPU 0; CUDA-event times, median";
+    } else {
+      backendNote += " (" + error + ")";
+    }
+  }
   std::string kind = plan->collective ? plan->collective->kind : "";
   int output = plan->collective ? plan->collective->output : 0;
   int64_t outChunks = plan->buffers[output].chunks;
@@ -169,8 +228,7 @@ int main(int argc, char **argv) {
                << (kind.empty() ? "(none: outputs unchecked)" : kind)
                << "  ranks " << plan->ranks << "  variant " << variantOpt
                << (prelaunchOpt ? "+prelaunch" : "") << "\n"
-               << "# backend sim (CPU reference simulator; times are host "
-                  "times, not GPU predictions)\n"
+               << "# backend " << backend << " (" << backendNote << ")\n"
                << "# " << plan->streams.size() << " engine queues, " << commands
                << " commands; size = output bytes per rank\n"
                << llvm::format("#%11s %11s %10s %12s %11s %11s %8s\n", "size",
@@ -183,17 +241,28 @@ int main(int argc, char **argv) {
     sdma::rt::HostMemory memory(*plan, chunk);
     std::vector<double> times;
     sdma::rt::CheckResult check;
-    for (unsigned i = 0; i < iters; ++i) {
+    if (gpu) {
+      // Fill, run once, check every byte; then time `iters` runs.
       sdma::rt::fillInputs(*plan, memory);
-      auto start = std::chrono::steady_clock::now();
-      if (!sdma::rt::simulate(*plan, memory, {}, error))
+      if (!gpu->prepare(chunk, error) || !gpu->upload(memory, error) ||
+          !gpu->run(error) || !gpu->download(memory, error))
         return fail(error);
-      auto stop = std::chrono::steady_clock::now();
-      times.push_back(
-          std::chrono::duration<double, std::micro>(stop - start).count());
       check = sdma::rt::checkOutputs(*plan, memory);
-      if (check.wrongBytes)
-        break;
+      if (!gpu->time(iters, times, error))
+        return fail(error);
+    } else {
+      for (unsigned i = 0; i < iters; ++i) {
+        sdma::rt::fillInputs(*plan, memory);
+        auto start = std::chrono::steady_clock::now();
+        if (!sdma::rt::simulate(*plan, memory, {}, error))
+          return fail(error);
+        auto stop = std::chrono::steady_clock::now();
+        times.push_back(
+            std::chrono::duration<double, std::micro>(stop - start).count());
+        check = sdma::rt::checkOutputs(*plan, memory);
+        if (check.wrongBytes)
+          break;
+      }
     }
     std::sort(times.begin(), times.end());
     double us = times[times.size() / 2];

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "InputGuard.h"
+#include "sdma/Target/HIP.h"
 #include "sdma/Target/JSON.h"
 #include "sdma/Target/Plan.h"
 
@@ -13,6 +14,7 @@
 int main(int argc, char **argv) {
   if (!sdma::checkToolInputs(argc, argv, {"-o", "--o"}))
     return 1;
+  sdma::registerToHIPTranslation();
   sdma::registerToJSONTranslation();
   sdma::registerToPlanTranslation();
   return mlir::failed(

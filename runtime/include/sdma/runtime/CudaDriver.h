@@ -1,0 +1,117 @@
+//===- CudaDriver.h - the CUDA driver and NVRTC, loaded at run time -*- C++
+//-*-//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// libcuda.so.1 and libnvrtc are dlopen'ed, never linked: the same binary runs
+// on machines without the NVIDIA driver (and says "no GPU"). Every entry
+// point is listed once (X-macro) and every call is checked by one macro that
+// names the call in the error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_CUDADRIVER_H
+#define SDMA_RUNTIME_CUDADRIVER_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace sdma::rt::cuda {
+
+// The few driver types sdma uses (ABI-compatible with cuda.h).
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
+using nvrtcResult = int;
+using nvrtcProgram = struct _nvrtcProgram *;
+
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+
+#define SDMA_CUDA_DRIVER_FUNCTIONS(X)                                          \
+  X(cuInit, (unsigned))                                                        \
+  X(cuDriverGetVersion, (int *))                                               \
+  X(cuDeviceGetCount, (int *))                                                 \
+  X(cuDeviceGet, (CUdevice *, int))                                            \
+  X(cuDeviceGetAttribute, (int *, int, CUdevice))                              \
+  X(cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice))                         \
+  X(cuDevicePrimaryCtxRelease_v2, (CUdevice))                                  \
+  X(cuCtxSetCurrent, (CUcontext))                                              \
+  X(cuGetErrorString, (CUresult, const char **))                               \
+  X(cuMemAlloc_v2, (CUdeviceptr *, size_t))                                    \
+  X(cuMemFree_v2, (CUdeviceptr))                                               \
+  X(cuMemsetD8_v2, (CUdeviceptr, unsigned char, size_t))                       \
+  X(cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t))                      \
+  X(cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t))                            \
+  X(cuModuleLoadData, (CUmodule *, const void *))                              \
+  X(cuModuleUnload, (CUmodule))                                                \
+  X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))               \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                               \
+    (int *, CUfunction, int, size_t))                                          \
+  X(cuLaunchKernel,                                                            \
+    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,   \
+     unsigned, CUstream, void **, void **))                                    \
+  X(cuStreamCreate, (CUstream *, unsigned))                                    \
+  X(cuStreamDestroy_v2, (CUstream))                                            \
+  X(cuStreamQuery, (CUstream))                                                 \
+  X(cuStreamSynchronize, (CUstream))                                           \
+  X(cuEventCreate, (CUevent *, unsigned))                                      \
+  X(cuEventDestroy_v2, (CUevent))                                              \
+  X(cuEventRecord, (CUevent, CUstream))                                        \
+  X(cuEventSynchronize, (CUevent))                                             \
+  X(cuEventElapsedTime, (float *, CUevent, CUevent))
+
+/// The driver's entry points, once loaded.
+struct Driver {
+#define SDMA_DECLARE(name, args, ...) CUresult(*name) args = nullptr;
+  SDMA_CUDA_DRIVER_FUNCTIONS(SDMA_DECLARE)
+#undef SDMA_DECLARE
+  int version = 0;
+
+  /// Loads libcuda.so.1 and initialises it. Returns nullptr with `error`
+  /// ("no GPU: ...") where there is no driver or no device.
+  static const Driver *get(std::string &error);
+  /// "cuX failed: CUDA_ERROR_..." for a failed call.
+  std::string describe(const char *call, CUresult result) const;
+};
+
+/// NVRTC's entry points, once loaded.
+struct Nvrtc {
+  nvrtcResult (*nvrtcVersion)(int *, int *) = nullptr;
+  const char *(*nvrtcGetErrorString)(nvrtcResult) = nullptr;
+  nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram *, const char *, const char *,
+                                    int, const char *const *,
+                                    const char *const *) = nullptr;
+  nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram *) = nullptr;
+  nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram, int,
+                                     const char *const *) = nullptr;
+  nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t *) = nullptr;
+  nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char *) = nullptr;
+  nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t *) = nullptr;
+  nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char *) = nullptr;
+  int major = 0, minor = 0;
+
+  /// Loads libnvrtc ($SDMA_NVRTC, then the usual names and
+  /// /usr/local/cuda/lib64). Needs no GPU.
+  static const Nvrtc *get(std::string &error);
+};
+
+/// Compiles CUDA source to a CUBIN for `arch` (e.g. "sm_90") with NVRTC.
+/// Returns false with the compiler log in `error`.
+bool compileToCubin(const Nvrtc &nvrtc, const std::string &source,
+                    const std::string &name, const std::string &arch,
+                    std::string &cubin, std::string &error);
+
+} // namespace sdma::rt::cuda
+
+#endif // SDMA_RUNTIME_CUDADRIVER_H

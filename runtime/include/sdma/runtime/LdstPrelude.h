@@ -1,0 +1,94 @@
+//===- LdstPrelude.h - what generated load/store kernels build on -*- C++
+//-*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// `sdma-translate --sdma-to-hip` writes kernels against a handful of SDMA_*
+// macros; each compiler gets a prelude that defines them:
+//   - NVRTC / nvcc (CUDA): the CUDA builtins;
+//   - hipRTC (HIP 5.2, gfx90a/gfx908): the HIP builtins hipRTC provides;
+//   - clang-22 -x hip -nogpuinc (gfx942, no HIP headers): clang builtins.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LDSTPRELUDE_H
+#define SDMA_RUNTIME_LDSTPRELUDE_H
+
+namespace sdma::rt {
+
+/// Threads per block the executors launch (and the kernel's bound).
+constexpr int kLdstThreads = 512;
+
+constexpr const char *kCudaPrelude = R"SDMA(
+#define SDMA_MAX_THREADS 512
+#define SDMA_TID threadIdx.x
+#define SDMA_NTID blockDim.x
+#define SDMA_BID blockIdx.x
+#define SDMA_NBID gridDim.x
+#define SDMA_BID_Y blockIdx.y
+#define SDMA_SYNC() __syncthreads()
+#define SDMA_FENCE() __threadfence()
+#define SDMA_FENCE_SYSTEM() __threadfence_system()
+#define SDMA_ATOMIC_ADD_U32(p, v) atomicAdd((p), (v))
+#define SDMA_ATOMIC_CAS_U64(p, c, v) atomicCAS((p), (c), (v))
+#define SDMA_ATOMIC_ADD_SYSTEM_U64(p, v) atomicAdd_system((p), (v))
+static __device__ __forceinline__ unsigned long long SDMA_NOW_NS() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+)SDMA";
+
+constexpr const char *kHipPrelude = R"SDMA(
+#define SDMA_MAX_THREADS 512
+#define SDMA_TID threadIdx.x
+#define SDMA_NTID blockDim.x
+#define SDMA_BID blockIdx.x
+#define SDMA_NBID gridDim.x
+#define SDMA_BID_Y blockIdx.y
+#define SDMA_SYNC() __syncthreads()
+#define SDMA_FENCE() __threadfence()
+#define SDMA_FENCE_SYSTEM() __threadfence_system()
+#define SDMA_ATOMIC_ADD_U32(p, v) atomicAdd((p), (v))
+#define SDMA_ATOMIC_CAS_U64(p, c, v) atomicCAS((p), (c), (v))
+#define SDMA_ATOMIC_ADD_SYSTEM_U64(p, v) atomicAdd_system((p), (v))
+// s_memrealtime counts at 100 MHz on gfx9.
+#define SDMA_NOW_NS() (__builtin_amdgcn_s_memrealtime() * 10ull)
+)SDMA";
+
+constexpr const char *kHipClangPrelude = R"SDMA(
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __launch_bounds__(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
+#define SDMA_MAX_THREADS 512
+#define SDMA_TID __builtin_amdgcn_workitem_id_x()
+#define SDMA_NTID __builtin_amdgcn_workgroup_size_x()
+#define SDMA_BID __builtin_amdgcn_workgroup_id_x()
+#define SDMA_NBID (__builtin_amdgcn_grid_size_x() / __builtin_amdgcn_workgroup_size_x())
+#define SDMA_BID_Y __builtin_amdgcn_workgroup_id_y()
+#define SDMA_SYNC()                                                            \
+  do {                                                                         \
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");                     \
+    __builtin_amdgcn_s_barrier();                                              \
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");                     \
+  } while (0)
+#define SDMA_FENCE() __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent")
+#define SDMA_FENCE_SYSTEM() __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "")
+#define SDMA_ATOMIC_ADD_U32(p, v)                                              \
+  __hip_atomic_fetch_add((p), (v), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT)
+#define SDMA_ATOMIC_ADD_SYSTEM_U64(p, v)                                       \
+  __hip_atomic_fetch_add((p), (v), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM)
+static __device__ unsigned long long SDMA_ATOMIC_CAS_U64(unsigned long long *p,
+                                                        unsigned long long c,
+                                                        unsigned long long v) {
+  __hip_atomic_compare_exchange_strong(p, &c, v, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED,
+                                       __HIP_MEMORY_SCOPE_SYSTEM);
+  return c;
+}
+#define SDMA_NOW_NS() (__builtin_amdgcn_s_memrealtime() * 10ull)
+)SDMA";
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LDSTPRELUDE_H

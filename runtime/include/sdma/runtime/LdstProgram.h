@@ -1,0 +1,40 @@
+//===- LdstProgram.h - a generated load/store kernel and its metadata -*- C++
+//-*-//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LDSTPROGRAM_H
+#define SDMA_RUNTIME_LDSTPROGRAM_H
+
+#include "sdma/runtime/Plan.h"
+
+namespace sdma::rt {
+
+/// The load/store program format this runtime reads.
+constexpr int kLdstVersion = 1;
+
+/// The source written by `sdma-translate --sdma-to-hip`, with what its
+/// first line (`// sdma-ldst: {...}`) says about it.
+struct LdstProgram {
+  std::string source; // HIP/CUDA source, without a prelude
+  std::string entry;  // kernel name
+  std::string schedule;
+  int ranks = 0;
+  int flagSlots = 0;
+  std::vector<Buffer> buffers;
+  std::optional<Collective> collective;
+
+  static std::optional<LdstProgram> parse(std::string source,
+                                          std::string &error);
+  static std::optional<LdstProgram> load(const std::string &path,
+                                         std::string &error);
+  /// A Plan with this program's ranks, buffers and collective (and no
+  /// queues), for HostMemory, fillInputs and checkOutputs.
+  Plan layout() const;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LDSTPROGRAM_H

@@ -1,0 +1,147 @@
+//===- CudaDriver.cpp - load the CUDA driver and NVRTC at run time --------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/CudaDriver.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <mutex>
+#include <vector>
+
+using namespace sdma::rt::cuda;
+
+const Driver *Driver::get(std::string &error) {
+  static Driver driver;
+  static std::string loadError;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void *handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      loadError = "no GPU: the NVIDIA driver (libcuda.so.1) is not installed";
+      return;
+    }
+#define SDMA_LOAD(name, args, ...)                                             \
+  driver.name = reinterpret_cast<decltype(driver.name)>(dlsym(handle, #name)); \
+  if (!driver.name) {                                                          \
+    loadError = "libcuda.so.1 lacks " #name " (driver too old?)";              \
+    return;                                                                    \
+  }
+    SDMA_CUDA_DRIVER_FUNCTIONS(SDMA_LOAD)
+#undef SDMA_LOAD
+    CUresult result = driver.cuInit(0);
+    if (result != 0) {
+      loadError = "no GPU: " + driver.describe("cuInit", result);
+      return;
+    }
+    int count = 0;
+    result = driver.cuDeviceGetCount(&count);
+    if (result != 0 || count == 0) {
+      loadError = "no GPU: the NVIDIA driver sees no device";
+      return;
+    }
+    driver.cuDriverGetVersion(&driver.version);
+  });
+  if (!loadError.empty()) {
+    error = loadError;
+    return nullptr;
+  }
+  return &driver;
+}
+
+std::string Driver::describe(const char *call, CUresult result) const {
+  const char *text = nullptr;
+  if (cuGetErrorString)
+    cuGetErrorString(result, &text);
+  return std::string(call) +
+         " failed: " + (text ? text : "CUDA error " + std::to_string(result));
+}
+
+const Nvrtc *Nvrtc::get(std::string &error) {
+  static Nvrtc nvrtc;
+  static std::string loadError;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::vector<std::string> names;
+    if (const char *env = std::getenv("SDMA_NVRTC"))
+      names.push_back(env);
+    for (const char *name : {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+                             "/usr/local/cuda/lib64/libnvrtc.so",
+                             "/usr/local/cuda/lib64/libnvrtc.so.13"})
+      names.push_back(name);
+    void *handle = nullptr;
+    for (const std::string &name : names)
+      if ((handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)))
+        break;
+    if (!handle) {
+      loadError = "NVRTC (libnvrtc.so) not found; set SDMA_NVRTC to its path";
+      return;
+    }
+#define SDMA_LOAD(name)                                                        \
+  nvrtc.name = reinterpret_cast<decltype(nvrtc.name)>(dlsym(handle, #name));   \
+  if (!nvrtc.name) {                                                           \
+    loadError = "libnvrtc lacks " #name;                                       \
+    return;                                                                    \
+  }
+    SDMA_LOAD(nvrtcVersion)
+    SDMA_LOAD(nvrtcGetErrorString)
+    SDMA_LOAD(nvrtcCreateProgram)
+    SDMA_LOAD(nvrtcDestroyProgram)
+    SDMA_LOAD(nvrtcCompileProgram)
+    SDMA_LOAD(nvrtcGetProgramLogSize)
+    SDMA_LOAD(nvrtcGetProgramLog)
+    SDMA_LOAD(nvrtcGetCUBINSize)
+    SDMA_LOAD(nvrtcGetCUBIN)
+#undef SDMA_LOAD
+    nvrtc.nvrtcVersion(&nvrtc.major, &nvrtc.minor);
+  });
+  if (!loadError.empty()) {
+    error = loadError;
+    return nullptr;
+  }
+  return &nvrtc;
+}
+
+bool sdma::rt::cuda::compileToCubin(const Nvrtc &nvrtc,
+                                    const std::string &source,
+                                    const std::string &name,
+                                    const std::string &arch, std::string &cubin,
+                                    std::string &error) {
+  nvrtcProgram program = nullptr;
+  nvrtcResult result = nvrtc.nvrtcCreateProgram(
+      &program, source.c_str(), name.c_str(), 0, nullptr, nullptr);
+  if (result != 0) {
+    error = std::string("nvrtcCreateProgram failed: ") +
+            nvrtc.nvrtcGetErrorString(result);
+    return false;
+  }
+  std::string archOption = "--gpu-architecture=" + arch;
+  const char *options[] = {archOption.c_str(), "-std=c++17", "-O3",
+                           "--extra-device-vectorization"};
+  result = nvrtc.nvrtcCompileProgram(program, 4, options);
+  size_t logSize = 0;
+  nvrtc.nvrtcGetProgramLogSize(program, &logSize);
+  std::string log(logSize, '\0');
+  if (logSize)
+    nvrtc.nvrtcGetProgramLog(program, log.data());
+  if (result != 0) {
+    error = "NVRTC could not compile " + name + " for " + arch + ":\n" + log;
+    nvrtc.nvrtcDestroyProgram(&program);
+    return false;
+  }
+  size_t size = 0;
+  result = nvrtc.nvrtcGetCUBINSize(program, &size);
+  if (result == 0) {
+    cubin.resize(size);
+    result = nvrtc.nvrtcGetCUBIN(program, cubin.data());
+  }
+  nvrtc.nvrtcDestroyProgram(&program);
+  if (result != 0) {
+    error = std::string("nvrtcGetCUBIN failed: ") +
+            nvrtc.nvrtcGetErrorString(result);
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,180 @@
+//===- sdma-gpu-check.cpp - run load/store programs on the GPU, check all
+//--===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Usage: sdma-gpu-check [--sizes=1K,4K,...] [--iters=N] NAME.hip...
+//
+// For every load/store program (with its plan NAME.json beside it): compile
+// it with NVRTC (or take it from the cache), and for every size (output
+// bytes per rank) run it on GPU 0 with all ranks sharing the GPU, then
+// compare every byte of every buffer of every rank with what the CPU
+// simulator computes from the plan, and every output byte with what the
+// collective requires. Then time `iters` runs with CUDA events. Prints one
+// line per (program, size); exit status 1 if any byte differs or a run
+// fails. Also reports the warm (cache-hit) preparation time and the host
+// time per launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/CudaExecutor.h"
+#include "sdma/runtime/Simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+using namespace sdma::rt;
+
+static bool parseSize(const std::string &text, uint64_t &bytes) {
+  char *end = nullptr;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  uint64_t scale = 1;
+  if (*end == 'K' || *end == 'k')
+    scale = 1ull << 10, ++end;
+  else if (*end == 'M' || *end == 'm')
+    scale = 1ull << 20, ++end;
+  if (*end != '\0' || v == 0)
+    return false;
+  bytes = v * scale;
+  return true;
+}
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+int main(int argc, char **argv) {
+  std::vector<uint64_t> sizes;
+  int iters = 20;
+  std::vector<std::string> programs;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--sizes=", 0) == 0) {
+      std::stringstream list(arg.substr(8));
+      std::string item;
+      while (std::getline(list, item, ',')) {
+        uint64_t bytes;
+        if (!parseSize(item, bytes)) {
+          std::fprintf(stderr, "sdma-gpu-check: bad size '%s'\n", item.c_str());
+          return 1;
+        }
+        sizes.push_back(bytes);
+      }
+    } else if (arg.rfind("--iters=", 0) == 0) {
+      iters = std::atoi(arg.c_str() + 8);
+    } else {
+      programs.push_back(arg);
+    }
+  }
+  if (sizes.empty())
+    for (uint64_t s = 1024; s <= (64ull << 20); s *= 4)
+      sizes.push_back(s);
+
+  int failures = 0;
+  std::vector<double> warmPrepareMs, launchUs;
+  for (const std::string &path : programs) {
+    std::string error;
+    std::optional<LdstProgram> program = LdstProgram::load(path, error);
+    std::string planPath = path.substr(0, path.size() - 4) + ".json";
+    std::optional<Plan> plan =
+        program ? Plan::load(planPath, error) : std::nullopt;
+    if (!program || !plan) {
+      std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());
+      ++failures;
+      continue;
+    }
+    CudaOptions options;
+    options.timeoutNs = 10'000'000'000ull;
+    auto executor = CudaLdstExecutor::create(*program, options, error);
+    if (!executor) {
+      std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());
+      ++failures;
+      continue;
+    }
+    // Warm preparation: a second executor finds the kernel in the cache.
+    {
+      auto start = std::chrono::steady_clock::now();
+      auto warm = CudaLdstExecutor::create(*program, options, error);
+      double ms = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+      if (warm && warm->compileInfo().cacheHit)
+        warmPrepareMs.push_back(ms);
+    }
+    int64_t outChunks =
+        plan->buffers[plan->collective ? plan->collective->output : 0].chunks;
+    for (uint64_t size : sizes) {
+      uint64_t chunk = std::max<uint64_t>(1, size / outChunks);
+      HostMemory reference(*plan, chunk), gpu(*plan, chunk);
+      fillInputs(*plan, reference);
+      fillInputs(*plan, gpu);
+      if (!simulate(*plan, reference, {}, error)) {
+        std::printf("FAIL %s size %llu: simulator: %s\n", path.c_str(),
+                    (unsigned long long)size, error.c_str());
+        ++failures;
+        continue;
+      }
+      if (!executor->prepare(chunk, error) || !executor->upload(gpu, error) ||
+          !executor->run(error) || !executor->download(gpu, error)) {
+        std::printf("FAIL %s size %llu: %s\n", path.c_str(),
+                    (unsigned long long)size, error.c_str());
+        ++failures;
+        continue;
+      }
+      uint64_t differ = 0, total = 0;
+      for (int r = 0; r < plan->ranks; ++r)
+        for (size_t b = 0; b < plan->buffers.size(); ++b) {
+          size_t n = gpu.bufferBytes(r, b);
+          const uint8_t *x = gpu.buffer(r, b), *y = reference.buffer(r, b);
+          total += n;
+          if (std::memcmp(x, y, n) != 0)
+            for (size_t i = 0; i < n; ++i)
+              differ += x[i] != y[i];
+        }
+      CheckResult check = checkOutputs(*plan, gpu);
+      std::vector<double> us;
+      if (!executor->time(iters, us, error)) {
+        std::printf("FAIL %s size %llu: timing: %s\n", path.c_str(),
+                    (unsigned long long)size, error.c_str());
+        ++failures;
+        continue;
+      }
+      // Host time per launch, steady state (no waiting in between).
+      auto start = std::chrono::steady_clock::now();
+      const int launches = 50;
+      for (int i = 0; i < launches; ++i)
+        executor->launch(error);
+      double hostUs = std::chrono::duration<double, std::micro>(
+                          std::chrono::steady_clock::now() - start)
+                          .count() /
+                      launches;
+      executor->wait(error);
+      launchUs.push_back(hostUs);
+      bool ok = differ == 0 && check.wrongBytes == 0;
+      failures += !ok;
+      std::printf(
+          "%s %-28s ranks %2d size %9llu chunk %8llu blocks/rank %3d "
+          "gpu_us %9.2f host_launch_us %6.2f bytes %llu "
+          "differ_from_sim %llu wrong %llu%s%s\n",
+          ok ? "ok  " : "FAIL", plan->schedule.c_str(), plan->ranks,
+          (unsigned long long)(chunk * outChunks), (unsigned long long)chunk,
+          executor->blocksPerRank(), median(us), hostUs,
+          (unsigned long long)total, (unsigned long long)differ,
+          (unsigned long long)check.wrongBytes,
+          check.firstWrong.empty() ? "" : " first: ", check.firstWrong.c_str());
+      std::fflush(stdout);
+    }
+  }
+  std::printf("warm prepare (cache hit, create to ready): median %.3f ms over "
+              "%zu programs\n",
+              median(warmPrepareMs), warmPrepareMs.size());
+  std::printf("host time per launch: median %.2f us over %zu sizes\n",
+              median(launchUs), launchUs.size());
+  std::printf("%s: %d failures\n", failures ? "FAILED" : "PASSED", failures);
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Compiles every schedule and example for 2, 4 and 8 ranks into load/store
+# programs (NAME-R.hip) and DMA plans (NAME-R.json) for the GPU suite.
+#   scripts/make-gpu-programs.sh OUT_DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$1
+mkdir -p "$out"
+for f in schedules/*.mlir examples/tree_broadcast.mlir; do
+  n=$(basename "$f" .mlir)
+  for r in 2 4 8; do
+    build/bin/sdma-run "$f" --ranks=$r -b 1K -e 1K --iters=1 --backend=sim \
+      --emit-hip="$out/$n-$r.hip" --emit-plan="$out/$n-$r.json" > /dev/null
+  done
+done
