@@ -118,9 +118,9 @@ bool sdma::rt::cuda::compileToCubin(const Nvrtc &nvrtc,
     return false;
   }
   std::string archOption = "--gpu-architecture=" + arch;
-  const char *options[] = {archOption.c_str(), "-std=c++17", "-O3",
+  const char *options[] = {archOption.c_str(), "-std=c++17",
                            "--extra-device-vectorization"};
-  result = nvrtc.nvrtcCompileProgram(program, 4, options);
+  result = nvrtc.nvrtcCompileProgram(program, 3, options);
   size_t logSize = 0;
   nvrtc.nvrtcGetProgramLogSize(program, &logSize);
   std::string log(logSize, '\0');

@@ -75,7 +75,8 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
                 std::to_string(nvrtc->minor);
   KernelCache cache(options.cacheDirectory);
   uint64_t key =
-      KernelCache::key(source, "-std=c++17 -O3", e.compile_.arch, versions);
+      KernelCache::key(source, "-std=c++17 --extra-device-vectorization",
+                                  e.compile_.arch, versions);
   std::string cubin;
   KernelCache::Lookup lookup = cache.get(key, cubin);
   e.compile_.cacheHit = lookup == KernelCache::Lookup::Hit;
@@ -96,7 +97,10 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
   e.compile_.loadMs = millisecondsSince(start);
   SDMA_CU_CREATE(cuOccupancyMaxActiveBlocksPerMultiprocessor, &e.blocksPerSM_,
                  e.function_, kLdstThreads, 0);
-  SDMA_CU_CREATE(cuStreamCreate, &e.stream_, CU_STREAM_NON_BLOCKING);
+  // A blocking stream: it waits for work on the legacy default stream,
+  // where the synchronous-looking host copies of upload() run (a copy from
+  // pageable memory can return before its DMA has landed).
+  SDMA_CU_CREATE(cuStreamCreate, &e.stream_, 0);
 
   // Flags, barrier counters and the error record live as long as the
   // executor; buffers come with prepare().

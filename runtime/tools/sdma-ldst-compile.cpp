@@ -1,0 +1,80 @@
+//===- sdma-ldst-compile.cpp - compile a load/store program, no GPU -------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Usage: sdma-ldst-compile PROGRAM.hip (--nvrtc=sm_XX | --print=cuda|hip|
+//                                       hip-clang)
+//   --nvrtc=ARCH   compile with NVRTC for ARCH (no GPU needed); print the
+//                  CUBIN size and the compile time
+//   --print=TARGET write the program with TARGET's prelude to stdout, for
+//                  hipRTC (hip) or clang -x hip -nogpuinc (hip-clang)
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/CudaDriver.h"
+#include "sdma/runtime/LdstPrelude.h"
+#include "sdma/runtime/LdstProgram.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+using namespace sdma::rt;
+
+int main(int argc, char **argv) {
+  const char *path = nullptr, *arch = nullptr, *print = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strncmp(argv[i], "--nvrtc=", 8))
+      arch = argv[i] + 8;
+    else if (!std::strncmp(argv[i], "--print=", 8))
+      print = argv[i] + 8;
+    else
+      path = argv[i];
+  }
+  if (!path || (!arch && !print)) {
+    std::fprintf(stderr, "usage: sdma-ldst-compile PROGRAM.hip "
+                         "(--nvrtc=sm_XX | --print=cuda|hip|hip-clang)\n");
+    return 1;
+  }
+  std::string error;
+  std::optional<LdstProgram> program = LdstProgram::load(path, error);
+  if (!program) {
+    std::fprintf(stderr, "sdma-ldst-compile: error: %s\n", error.c_str());
+    return 1;
+  }
+  if (print) {
+    const char *prelude = !std::strcmp(print, "cuda")  ? kCudaPrelude
+                          : !std::strcmp(print, "hip") ? kHipPrelude
+                          : !std::strcmp(print, "hip-clang")
+                              ? kHipClangPrelude
+                              : nullptr;
+    if (!prelude) {
+      std::fprintf(stderr, "sdma-ldst-compile: unknown --print '%s'\n",
+                   print);
+      return 1;
+    }
+    std::fputs(prelude, stdout);
+    std::fputs(program->source.c_str(), stdout);
+    return 0;
+  }
+  const cuda::Nvrtc *nvrtc = cuda::Nvrtc::get(error);
+  if (!nvrtc) {
+    std::fprintf(stderr, "sdma-ldst-compile: error: %s\n", error.c_str());
+    return 1;
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::string cubin;
+  if (!cuda::compileToCubin(*nvrtc, std::string(kCudaPrelude) +
+                                        program->source,
+                            program->schedule + ".cu", arch, cubin, error)) {
+    std::fprintf(stderr, "sdma-ldst-compile: error: %s\n", error.c_str());
+    return 1;
+  }
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  std::printf("%s: %s CUBIN for %s, %zu bytes, NVRTC %d.%d, %.1f ms\n", path,
+              program->entry.c_str(), arch, cubin.size(), nvrtc->major,
+              nvrtc->minor, ms);
+  return 0;
+}
