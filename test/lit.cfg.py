@@ -19,3 +19,24 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["sdma-opt", "sdma-translate", "sdma-run", "sdma-sim"], [config.sdma_tools_dir])
+
+# What the machine can compile or run GPU code with (the GPU suite and the
+# no-GPU compile checks are gated on these).
+import glob
+import shutil
+import subprocess
+
+if glob.glob("/usr/local/cuda*/lib64/libnvrtc.so*") or glob.glob(
+        "/usr/lib/x86_64-linux-gnu/libnvrtc.so*"):
+    config.available_features.add("nvrtc")
+if glob.glob("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5") and glob.glob(
+        "/usr/include/hip/hiprtc.h"):
+    config.available_features.add("hiprtc")
+if shutil.which("clang-22"):
+    config.available_features.add("clang")
+try:
+    if subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                      timeout=20).returncode == 0:
+        config.available_features.add("cuda-gpu")
+except (OSError, subprocess.TimeoutExpired):
+    pass

@@ -2,16 +2,20 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// Usage: sdma-ldst-compile PROGRAM.hip (--nvrtc=sm_XX | --print=cuda|hip|
-//                                       hip-clang)
+// Usage: sdma-ldst-compile PROGRAM.hip (--nvrtc=sm_XX | --hiprtc=gfxNNN |
+//                                       --print=cuda|hip|hip-clang)
 //   --nvrtc=ARCH   compile with NVRTC for ARCH (no GPU needed); print the
 //                  CUBIN size and the compile time
+//   --hiprtc=ARCH  the same with hipRTC (HIP 5.2: gfx90a, gfx908)
 //   --print=TARGET write the program with TARGET's prelude to stdout, for
 //                  hipRTC (hip) or clang -x hip -nogpuinc (hip-clang)
 //
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/CudaDriver.h"
+#ifdef SDMA_HAVE_HIP
+#include "sdma/runtime/HipExecutor.h"
+#endif
 #include "sdma/runtime/LdstPrelude.h"
 #include "sdma/runtime/LdstProgram.h"
 
@@ -22,16 +26,19 @@
 using namespace sdma::rt;
 
 int main(int argc, char **argv) {
-  const char *path = nullptr, *arch = nullptr, *print = nullptr;
+  const char *path = nullptr, *arch = nullptr, *print = nullptr,
+             *hipArch = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strncmp(argv[i], "--nvrtc=", 8))
       arch = argv[i] + 8;
+    else if (!std::strncmp(argv[i], "--hiprtc=", 9))
+      hipArch = argv[i] + 9;
     else if (!std::strncmp(argv[i], "--print=", 8))
       print = argv[i] + 8;
     else
       path = argv[i];
   }
-  if (!path || (!arch && !print)) {
+  if (!path || (!arch && !print && !hipArch)) {
     std::fprintf(stderr, "usage: sdma-ldst-compile PROGRAM.hip "
                          "(--nvrtc=sm_XX | --print=cuda|hip|hip-clang)\n");
     return 1;
@@ -56,6 +63,26 @@ int main(int argc, char **argv) {
     std::fputs(prelude, stdout);
     std::fputs(program->source.c_str(), stdout);
     return 0;
+  }
+  if (hipArch) {
+#ifdef SDMA_HAVE_HIP
+    auto start = std::chrono::steady_clock::now();
+    std::string code;
+    if (!hip::compileWithHipRtc(program->source, program->schedule + ".hip",
+                                hipArch, code, error)) {
+      std::fprintf(stderr, "sdma-ldst-compile: error: %s\n", error.c_str());
+      return 1;
+    }
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    std::printf("%s: %s code object for %s, %zu bytes, hipRTC, %.1f ms\n",
+                path, program->entry.c_str(), hipArch, code.size(), ms);
+    return 0;
+#else
+    std::fprintf(stderr, "sdma-ldst-compile: built without HIP headers\n");
+    return 1;
+#endif
   }
   const cuda::Nvrtc *nvrtc = cuda::Nvrtc::get(error);
   if (!nvrtc) {

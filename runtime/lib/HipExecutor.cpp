@@ -1,0 +1,358 @@
+//===- HipExecutor.cpp - load/store kernels on AMD GPUs -------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#define __HIP_PLATFORM_AMD__ 1
+#include "sdma/runtime/HipExecutor.h"
+#include "sdma/runtime/KernelCache.h"
+#include "sdma/runtime/LdstPrelude.h"
+
+#include <hip/hip_runtime_api.h>
+#include <hip/hiprtc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <dlfcn.h>
+#include <mutex>
+#include <thread>
+
+using namespace sdma::rt;
+using namespace sdma::rt::hip;
+
+namespace {
+
+#define SDMA_HIP_FUNCTIONS(X)                                                  \
+  X(hipGetDeviceCount, hipError_t, (int *))                                    \
+  X(hipSetDevice, hipError_t, (int))                                           \
+  X(hipDeviceGetAttribute, hipError_t, (int *, hipDeviceAttribute_t, int))     \
+  X(hipGetDeviceProperties, hipError_t, (hipDeviceProp_t *, int))              \
+  X(hipGetErrorString, const char *, (hipError_t))                             \
+  X(hipMalloc, hipError_t, (void **, size_t))                                  \
+  X(hipFree, hipError_t, (void *))                                             \
+  X(hipMemset, hipError_t, (void *, int, size_t))                              \
+  X(hipMemcpy, hipError_t, (void *, const void *, size_t, hipMemcpyKind))      \
+  X(hipDeviceSynchronize, hipError_t, ())                                      \
+  X(hipModuleLoadData, hipError_t, (hipModule_t *, const void *))              \
+  X(hipModuleUnload, hipError_t, (hipModule_t))                                \
+  X(hipModuleGetFunction, hipError_t, (hipFunction_t *, hipModule_t,           \
+                                       const char *))                          \
+  X(hipModuleLaunchKernel, hipError_t,                                         \
+    (hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned,          \
+     unsigned, unsigned, hipStream_t, void **, void **))                       \
+  X(hipStreamCreate, hipError_t, (hipStream_t *))                              \
+  X(hipStreamDestroy, hipError_t, (hipStream_t))                               \
+  X(hipStreamQuery, hipError_t, (hipStream_t))                                 \
+  X(hiprtcCreateProgram, hiprtcResult,                                         \
+    (hiprtcProgram *, const char *, const char *, int, const char **,          \
+     const char **))                                                           \
+  X(hiprtcCompileProgram, hiprtcResult, (hiprtcProgram, int, const char **))   \
+  X(hiprtcGetProgramLogSize, hiprtcResult, (hiprtcProgram, size_t *))          \
+  X(hiprtcGetProgramLog, hiprtcResult, (hiprtcProgram, char *))                \
+  X(hiprtcGetCodeSize, hiprtcResult, (hiprtcProgram, size_t *))                \
+  X(hiprtcGetCode, hiprtcResult, (hiprtcProgram, char *))                      \
+  X(hiprtcDestroyProgram, hiprtcResult, (hiprtcProgram *))                     \
+  X(hiprtcGetErrorString, const char *, (hiprtcResult))
+
+struct HipApi {
+#define SDMA_DECLARE(name, ret, args) ret(*name) args = nullptr;
+  SDMA_HIP_FUNCTIONS(SDMA_DECLARE)
+#undef SDMA_DECLARE
+
+  static const HipApi *get(std::string &error) {
+    static HipApi api;
+    static std::string loadError;
+    static std::once_flag once;
+    std::call_once(once, [] {
+      void *handle = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL);
+      if (!handle)
+        handle = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
+      if (!handle) {
+        loadError = "no GPU: HIP (libamdhip64.so.5) is not installed";
+        return;
+      }
+#define SDMA_LOAD(name, ret, args)                                             \
+  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name));       \
+  if (!api.name) {                                                             \
+    loadError = "libamdhip64 lacks " #name;                                    \
+    return;                                                                    \
+  }
+      SDMA_HIP_FUNCTIONS(SDMA_LOAD)
+#undef SDMA_LOAD
+    });
+    if (!loadError.empty()) {
+      error = loadError;
+      return nullptr;
+    }
+    return &api;
+  }
+
+  std::string describe(const char *call, hipError_t result) const {
+    return std::string(call) + " failed: " + hipGetErrorString(result);
+  }
+};
+
+} // namespace
+
+bool sdma::rt::hip::compileWithHipRtc(const std::string &source,
+                                      const std::string &name,
+                                      const std::string &arch,
+                                      std::string &code, std::string &error) {
+  const HipApi *api = HipApi::get(error);
+  if (!api)
+    return false;
+  std::string text = std::string(kHipPrelude) + source;
+  hiprtcProgram program = nullptr;
+  hiprtcResult result = api->hiprtcCreateProgram(&program, text.c_str(),
+                                                 name.c_str(), 0, nullptr,
+                                                 nullptr);
+  if (result != HIPRTC_SUCCESS) {
+    error = std::string("hiprtcCreateProgram failed: ") +
+            api->hiprtcGetErrorString(result);
+    return false;
+  }
+  std::string archOption = "--offload-arch=" + arch;
+  const char *options[] = {archOption.c_str(), "-O3", "-std=c++17"};
+  result = api->hiprtcCompileProgram(program, 3, options);
+  size_t logSize = 0;
+  api->hiprtcGetProgramLogSize(program, &logSize);
+  std::string log(logSize, '\0');
+  if (logSize)
+    api->hiprtcGetProgramLog(program, log.data());
+  if (result != HIPRTC_SUCCESS) {
+    error = "hipRTC could not compile " + name + " for " + arch + ":\n" + log;
+    api->hiprtcDestroyProgram(&program);
+    return false;
+  }
+  size_t size = 0;
+  result = api->hiprtcGetCodeSize(program, &size);
+  if (result == HIPRTC_SUCCESS) {
+    code.resize(size);
+    result = api->hiprtcGetCode(program, code.data());
+  }
+  api->hiprtcDestroyProgram(&program);
+  if (result != HIPRTC_SUCCESS || code.empty()) {
+    error = "hipRTC produced no code object for " + arch;
+    return false;
+  }
+  return true;
+}
+
+struct HipLdstExecutor::State {
+  const HipApi *api = nullptr;
+  LdstProgram program;
+  CudaOptions options;
+  hipModule_t module = nullptr;
+  hipFunction_t function = nullptr;
+  hipStream_t stream = nullptr;
+  int smCount = 0, blocks = 1;
+  size_t chunkBytes = 0, capacity = 0;
+  uint64_t epoch = 0;
+  std::vector<void *> buffers, flags, syncs;
+  void *table = nullptr, *errorRecord = nullptr;
+
+  bool check(hipError_t result, const char *call, std::string &error) {
+    if (result == hipSuccess)
+      return true;
+    error = api->describe(call, result);
+    return false;
+  }
+  bool alloc(void *&ptr, size_t bytes, std::string &error) {
+    return check(api->hipMalloc(&ptr, bytes), "hipMalloc", error) &&
+           check(api->hipMemset(ptr, 0, bytes), "hipMemset", error);
+  }
+};
+
+HipLdstExecutor::HipLdstExecutor(std::unique_ptr<State> state)
+    : state_(std::move(state)) {}
+
+std::unique_ptr<HipLdstExecutor>
+HipLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
+                        std::string &error) {
+  const HipApi *api = HipApi::get(error);
+  if (!api)
+    return nullptr;
+  int count = 0;
+  if (api->hipGetDeviceCount(&count) != hipSuccess || count == 0) {
+    error = "no GPU: HIP sees no AMD device";
+    return nullptr;
+  }
+  auto state = std::make_unique<State>();
+  State &s = *state;
+  s.api = api;
+  s.program = program;
+  s.options = options;
+  if (!s.check(api->hipSetDevice(options.device), "hipSetDevice", error))
+    return nullptr;
+  hipDeviceProp_t properties;
+  if (!s.check(api->hipGetDeviceProperties(&properties, options.device),
+               "hipGetDeviceProperties", error))
+    return nullptr;
+  s.smCount = properties.multiProcessorCount;
+  std::unique_ptr<HipLdstExecutor> executor(
+      new HipLdstExecutor(std::move(state)));
+  CompileInfo &info = executor->compile_;
+  info.arch = properties.gcnArchName;
+  info.arch = info.arch.substr(0, info.arch.find(':'));
+
+  auto start = std::chrono::steady_clock::now();
+  KernelCache cache(options.cacheDirectory);
+  uint64_t key = KernelCache::key(std::string(kHipPrelude) + program.source,
+                                  "-O3 -std=c++17", info.arch, "hiprtc 5.2");
+  std::string code;
+  KernelCache::Lookup lookup = cache.get(key, code);
+  info.cacheHit = lookup == KernelCache::Lookup::Hit;
+  info.cacheWasCorrupt = lookup == KernelCache::Lookup::Corrupt;
+  if (!info.cacheHit) {
+    if (!compileWithHipRtc(program.source, program.schedule + ".hip",
+                           info.arch, code, error))
+      return nullptr;
+    info.compileMs = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    cache.put(key, code);
+  }
+  State &t = *executor->state_;
+  if (!t.check(api->hipModuleLoadData(&t.module, code.data()),
+               "hipModuleLoadData", error) ||
+      !t.check(api->hipModuleGetFunction(&t.function, t.module,
+                                         program.entry.c_str()),
+               "hipModuleGetFunction", error) ||
+      !t.check(api->hipStreamCreate(&t.stream), "hipStreamCreate", error))
+    return nullptr;
+  t.flags.assign(program.ranks, nullptr);
+  t.syncs.assign(program.ranks, nullptr);
+  for (int r = 0; r < program.ranks; ++r)
+    if (!t.alloc(t.flags[r], program.flagSlots * 8, error) ||
+        !t.alloc(t.syncs[r], 8, error))
+      return nullptr;
+  if (!t.alloc(t.errorRecord, 5 * 8, error))
+    return nullptr;
+  return executor;
+}
+
+HipLdstExecutor::~HipLdstExecutor() {
+  State &s = *state_;
+  if (s.stream)
+    s.api->hipStreamDestroy(s.stream);
+  for (auto *list : {&s.buffers, &s.flags, &s.syncs})
+    for (void *p : *list)
+      if (p)
+        s.api->hipFree(p);
+  for (void *p : {s.table, s.errorRecord})
+    if (p)
+      s.api->hipFree(p);
+  if (s.module)
+    s.api->hipModuleUnload(s.module);
+}
+
+bool HipLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
+  State &s = *state_;
+  size_t numBuffers = s.program.buffers.size();
+  if (chunkBytes > s.capacity) {
+    for (void *p : s.buffers)
+      if (p && !s.check(s.api->hipFree(p), "hipFree", error))
+        return false;
+    s.buffers.assign(s.program.ranks * numBuffers, nullptr);
+    for (int r = 0; r < s.program.ranks; ++r)
+      for (size_t b = 0; b < numBuffers; ++b)
+        if (!s.alloc(s.buffers[r * numBuffers + b],
+                     s.program.buffers[b].chunks * chunkBytes, error))
+          return false;
+    s.capacity = chunkBytes;
+  }
+  s.chunkBytes = chunkBytes;
+  std::vector<uint64_t> table;
+  for (auto *list : {&s.buffers, &s.flags, &s.syncs})
+    for (void *p : *list)
+      table.push_back(reinterpret_cast<uint64_t>(p));
+  table.push_back(reinterpret_cast<uint64_t>(s.errorRecord));
+  table.push_back(s.options.timeoutNs);
+  if (!s.table && !s.alloc(s.table, table.size() * 8, error))
+    return false;
+  if (!s.check(s.api->hipMemcpy(s.table, table.data(), table.size() * 8,
+                                hipMemcpyHostToDevice),
+               "hipMemcpy", error))
+    return false;
+  // One resident block per CU and rank at most (ranks wait on each other).
+  int64_t largest = 0;
+  for (const Buffer &buffer : s.program.buffers)
+    largest = std::max<int64_t>(largest, buffer.chunks);
+  uint64_t bytes = largest * chunkBytes;
+  int cap = std::max(1, s.smCount / s.program.ranks);
+  s.blocks = static_cast<int>(std::clamp<uint64_t>(
+      (bytes + kLdstThreads * 64 - 1) / (kLdstThreads * 64), 1, cap));
+  return true;
+}
+
+bool HipLdstExecutor::upload(const HostMemory &memory, std::string &error) {
+  State &s = *state_;
+  size_t numBuffers = s.program.buffers.size();
+  for (int r = 0; r < s.program.ranks; ++r)
+    for (size_t b = 0; b < numBuffers; ++b)
+      if (!s.check(s.api->hipMemcpy(s.buffers[r * numBuffers + b],
+                                    memory.buffer(r, b),
+                                    memory.bufferBytes(r, b),
+                                    hipMemcpyHostToDevice),
+                   "hipMemcpy", error))
+        return false;
+  return s.check(s.api->hipDeviceSynchronize(), "hipDeviceSynchronize", error);
+}
+
+bool HipLdstExecutor::download(HostMemory &memory, std::string &error) {
+  State &s = *state_;
+  size_t numBuffers = s.program.buffers.size();
+  for (int r = 0; r < s.program.ranks; ++r)
+    for (size_t b = 0; b < numBuffers; ++b)
+      if (!s.check(s.api->hipMemcpy(memory.buffer(r, b),
+                                    s.buffers[r * numBuffers + b],
+                                    memory.bufferBytes(r, b),
+                                    hipMemcpyDeviceToHost),
+                   "hipMemcpy", error))
+        return false;
+  return true;
+}
+
+bool HipLdstExecutor::run(std::string &error) {
+  State &s = *state_;
+  if (!s.chunkBytes) {
+    error = "run before prepare()";
+    return false;
+  }
+  unsigned long long chunk = s.chunkBytes, epoch = s.epoch++;
+  int rankBase = 0;
+  void *args[] = {&s.table, &chunk, &epoch, &rankBase};
+  if (!s.check(s.api->hipModuleLaunchKernel(s.function, s.blocks,
+                                            s.program.ranks, 1, kLdstThreads,
+                                            1, 1, 0, s.stream, args, nullptr),
+               "hipModuleLaunchKernel", error))
+    return false;
+  auto start = std::chrono::steady_clock::now();
+  auto limit = std::chrono::nanoseconds(s.options.timeoutNs) * 2 +
+               std::chrono::seconds(10);
+  hipError_t result;
+  while ((result = s.api->hipStreamQuery(s.stream)) == hipErrorNotReady) {
+    if (std::chrono::steady_clock::now() - start > limit) {
+      error = "the GPU did not finish the run in time";
+      return false;
+    }
+    std::this_thread::yield();
+  }
+  if (!s.check(result, "hipStreamQuery", error))
+    return false;
+  uint64_t record[5];
+  if (!s.check(s.api->hipMemcpy(record, s.errorRecord, sizeof(record),
+                                hipMemcpyDeviceToHost),
+               "hipMemcpy", error))
+    return false;
+  if (record[0] != 0) {
+    error = "rank " + std::to_string(record[1]) +
+            " waited too long for flag slot " +
+            std::to_string(static_cast<int64_t>(record[2])) + " to reach " +
+            std::to_string(record[3]) + "; it stayed at " +
+            std::to_string(record[4]);
+    return false;
+  }
+  return true;
+}

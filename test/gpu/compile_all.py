@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Compiles the load/store kernel of every schedule for NVIDIA and AMD
+without a GPU: NVRTC for sm_90, hipRTC for gfx90a, clang-22 for gfx942.
+
+usage: compile_all.py BIN_DIR TARGET SCHEDULE...   TARGET: nvrtc|hiprtc|clang
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+bin_dir, target, schedules = sys.argv[1], sys.argv[2], sys.argv[3:]
+failures = []
+compiled = 0
+with tempfile.TemporaryDirectory() as tmp:
+    for schedule in schedules:
+        name = os.path.splitext(os.path.basename(schedule))[0]
+        for ranks in (2, 8):
+            program = os.path.join(tmp, f"{name}-{ranks}.hip")
+            run = subprocess.run(
+                [os.path.join(bin_dir, "sdma-run"), schedule, f"--ranks={ranks}",
+                 "--backend=sim", "-b", "1K", "-e", "1K", "--iters=1",
+                 f"--emit-hip={program}"], capture_output=True, text=True)
+            if run.returncode:
+                failures.append(f"{name}-{ranks}: sdma-run: {run.stderr[-300:]}")
+                continue
+            tool = os.path.join(bin_dir, "sdma-ldst-compile")
+            if target == "nvrtc":
+                command = [tool, program, "--nvrtc=sm_90"]
+            elif target == "hiprtc":
+                command = [tool, program, "--hiprtc=gfx90a"]
+            else:
+                source = os.path.join(tmp, f"{name}-{ranks}-clang.hip")
+                with open(source, "w") as out:
+                    subprocess.run([tool, program, "--print=hip-clang"],
+                                   stdout=out, check=True)
+                command = ["clang-22", "-x", "hip", "-nogpulib", "-nogpuinc",
+                           "--offload-arch=gfx942", "--offload-device-only",
+                           "-O3", "-S", source, "-o",
+                           os.path.join(tmp, f"{name}-{ranks}.s")]
+            result = subprocess.run(command, capture_output=True, text=True)
+            if result.returncode:
+                failures.append(f"{name}-{ranks}: {result.stderr[-600:]}")
+                continue
+            if target == "clang":
+                asm = open(os.path.join(tmp, f"{name}-{ranks}.s")).read()
+                if "sdma_ldst" not in asm or "dwordx4" not in asm:
+                    failures.append(f"{name}-{ranks}: no sdma_ldst kernel with "
+                                    "16-byte accesses in the gfx942 assembly")
+                    continue
+            compiled += 1
+print(f"{target}: compiled {compiled} kernels")
+for failure in failures:
+    print("FAIL:", failure)
+sys.exit(1 if failures else 0)
