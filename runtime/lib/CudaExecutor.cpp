@@ -133,9 +133,8 @@ CudaLdstExecutor::~CudaLdstExecutor() {
   for (CUdeviceptr p : syncs_)
     if (p)
       driver_.cuMemFree_v2(p);
-  for (CUdeviceptr p : {table_, error_})
-    if (p)
-      driver_.cuMemFree_v2(p);
+  if (error_)
+    driver_.cuMemFree_v2(error_);
   if (stream_)
     driver_.cuStreamDestroy_v2(stream_);
   if (module_)
@@ -169,7 +168,7 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
   }
   chunkBytes_ = chunkBytes;
 
-  // The table the kernel reads (layout of SdmaTable in the generated code).
+  // The table the kernel takes by value (SdmaTable in the generated code).
   std::vector<uint64_t> table;
   for (CUdeviceptr p : buffers_)
     table.push_back(p);
@@ -179,9 +178,7 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
     table.push_back(p);
   table.push_back(error_);
   table.push_back(options_.timeoutNs);
-  if (!table_ && !alloc(table_, table.size() * 8, error))
-    return false;
-  SDMA_CU(cuMemcpyHtoD_v2, table_, table.data(), table.size() * 8);
+  table_ = std::move(table); // passed by value at launch
 
   // Enough blocks to keep 16-byte units per thread reasonable, never more
   // than can be resident at once for all ranks together.
@@ -224,7 +221,7 @@ bool CudaLdstExecutor::launch(std::string &error) {
   }
   unsigned long long chunk = chunkBytes_, epoch = epoch_++;
   int rankBase = 0;
-  void *args[] = {&table_, &chunk, &epoch, &rankBase};
+  void *args[] = {table_.data(), &chunk, &epoch, &rankBase};
   SDMA_CU(cuLaunchKernel, function_, blocks_, program_.ranks, 1, kLdstThreads,
           1, 1, 0, stream_, args, nullptr);
   return true;
@@ -270,25 +267,28 @@ bool CudaLdstExecutor::wait(std::string &error) {
 
 bool CudaLdstExecutor::time(int runs, std::vector<double> &microseconds,
                             std::string &error) {
+  // Events around each run on its own, as the baselines are measured: the
+  // time of one collective, launch included, not of a pipelined batch.
   SDMA_CU(cuCtxSetCurrent, context_);
-  std::vector<CUevent> events(runs + 1);
-  for (CUevent &event : events)
-    SDMA_CU(cuEventCreate, &event, CU_EVENT_DEFAULT);
+  CUevent start = nullptr, stop = nullptr;
+  SDMA_CU(cuEventCreate, &start, CU_EVENT_DEFAULT);
+  SDMA_CU(cuEventCreate, &stop, CU_EVENT_DEFAULT);
   bool ok = true;
-  SDMA_CU(cuEventRecord, events[0], stream_);
-  for (int i = 0; i < runs && ok; ++i) {
-    ok = launch(error);
-    if (ok)
-      SDMA_CU(cuEventRecord, events[i + 1], stream_);
-  }
-  ok = ok && wait(error);
   microseconds.clear();
-  for (int i = 0; ok && i < runs; ++i) {
+  for (int i = 0; i < runs && ok; ++i) {
     float ms = 0;
-    SDMA_CU(cuEventElapsedTime, &ms, events[i], events[i + 1]);
-    microseconds.push_back(ms * 1000.0);
+    ok = check(driver_.cuEventRecord(start, stream_), "cuEventRecord",
+               error) &&
+         launch(error) &&
+         check(driver_.cuEventRecord(stop, stream_), "cuEventRecord",
+               error) &&
+         wait(error) &&
+         check(driver_.cuEventElapsedTime(&ms, start, stop),
+               "cuEventElapsedTime", error);
+    if (ok)
+      microseconds.push_back(ms * 1000.0);
   }
-  for (CUevent event : events)
-    driver_.cuEventDestroy_v2(event);
+  driver_.cuEventDestroy_v2(start);
+  driver_.cuEventDestroy_v2(stop);
   return ok;
 }

@@ -150,7 +150,8 @@ struct HipLdstExecutor::State {
   size_t chunkBytes = 0, capacity = 0;
   uint64_t epoch = 0;
   std::vector<void *> buffers, flags, syncs;
-  void *table = nullptr, *errorRecord = nullptr;
+  std::vector<uint64_t> table; // the kernel's SdmaTable, by value
+  void *errorRecord = nullptr;
 
   bool check(hipError_t result, const char *call, std::string &error) {
     if (result == hipSuccess)
@@ -235,16 +236,15 @@ HipLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
 HipLdstExecutor::~HipLdstExecutor() {
   State &s = *state_;
   if (s.stream)
-    s.api->hipStreamDestroy(s.stream);
+    (void)s.api->hipStreamDestroy(s.stream);
   for (auto *list : {&s.buffers, &s.flags, &s.syncs})
     for (void *p : *list)
       if (p)
-        s.api->hipFree(p);
-  for (void *p : {s.table, s.errorRecord})
-    if (p)
-      s.api->hipFree(p);
+        (void)s.api->hipFree(p);
+  if (s.errorRecord)
+    (void)s.api->hipFree(s.errorRecord);
   if (s.module)
-    s.api->hipModuleUnload(s.module);
+    (void)s.api->hipModuleUnload(s.module);
 }
 
 bool HipLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
@@ -269,12 +269,7 @@ bool HipLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
       table.push_back(reinterpret_cast<uint64_t>(p));
   table.push_back(reinterpret_cast<uint64_t>(s.errorRecord));
   table.push_back(s.options.timeoutNs);
-  if (!s.table && !s.alloc(s.table, table.size() * 8, error))
-    return false;
-  if (!s.check(s.api->hipMemcpy(s.table, table.data(), table.size() * 8,
-                                hipMemcpyHostToDevice),
-               "hipMemcpy", error))
-    return false;
+  s.table = std::move(table);
   // One resident block per CU and rank at most (ranks wait on each other).
   int64_t largest = 0;
   for (const Buffer &buffer : s.program.buffers)
@@ -322,7 +317,7 @@ bool HipLdstExecutor::run(std::string &error) {
   }
   unsigned long long chunk = s.chunkBytes, epoch = s.epoch++;
   int rankBase = 0;
-  void *args[] = {&s.table, &chunk, &epoch, &rankBase};
+  void *args[] = {s.table.data(), &chunk, &epoch, &rankBase};
   if (!s.check(s.api->hipModuleLaunchKernel(s.function, s.blocks,
                                             s.program.ranks, 1, kLdstThreads,
                                             1, 1, 0, s.stream, args, nullptr),

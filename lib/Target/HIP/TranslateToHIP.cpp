@@ -141,34 +141,47 @@ static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
     const bool aligned =
         ((((unsigned long long)a) | ((unsigned long long)b) |
           ((unsigned long long)c)) & 15ull) == 0;
+    // Whole 16-byte units, four per thread per round: the four loads are
+    // issued before any store, so each thread keeps four in flight.
+    const unsigned long long full = aligned ? n / 16 : 0;
+    while (u < base + full) {
+      sdma_v16 va[4], vb[4];
+      unsigned long long offs[4];
+      int k = 0;
+      for (; k < 4 && u + k * nthreads < base + full; ++k) {
+        offs[k] = (u + k * nthreads - base) * 16;
+        va[k] = *(const sdma_v16 *)(a + offs[k]);
+        if (kind == 2)
+          vb[k] = *(const sdma_v16 *)(b + offs[k]);
+      }
+      for (int i = 0; i < k; ++i) {
+        if (kind == 2) {
+          *(sdma_v16 *)(a + offs[i]) = vb[i];
+          *(sdma_v16 *)(b + offs[i]) = va[i];
+        } else {
+          *(sdma_v16 *)(b + offs[i]) = va[i];
+          if (kind == 1)
+            *(sdma_v16 *)(c + offs[i]) = va[i];
+        }
+      }
+      // Only the units this round took: the rest of the thread's share
+      // continues into the next op's units.
+      u += k * nthreads;
+    }
+    // The tail (and unaligned slices): byte by byte, 16 bytes per unit.
     for (; u < base + units; u += nthreads) {
       const unsigned long long off = (u - base) * 16;
-      if (aligned && off + 16 <= n) {
-        sdma_v16 *pa = (sdma_v16 *)(a + off);
-        sdma_v16 *pb = (sdma_v16 *)(b + off);
-        sdma_v16 va = *pa;
+      const unsigned long long end = off + 16 < n ? off + 16 : n;
+      for (unsigned long long j = off; j < end; ++j) {
+        char va = a[j];
         if (kind == 2) {
-          sdma_v16 vb = *pb;
-          *pa = vb;
-          *pb = va;
+          char vb = b[j];
+          a[j] = vb;
+          b[j] = va;
         } else {
-          *pb = va;
+          b[j] = va;
           if (kind == 1)
-            *(sdma_v16 *)(c + off) = va;
-        }
-      } else {
-        const unsigned long long end = off + 16 < n ? off + 16 : n;
-        for (unsigned long long j = off; j < end; ++j) {
-          char va = a[j];
-          if (kind == 2) {
-            char vb = b[j];
-            a[j] = vb;
-            b[j] = va;
-          } else {
-            b[j] = va;
-            if (kind == 1)
-              c[j] = va;
-          }
+            c[j] = va;
         }
       }
     }
@@ -176,9 +189,13 @@ static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
   }
 }
 
+// The table comes by value (kernel parameter space: no dependent global
+// load before the first data access).
 extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
-    sdma_ldst(const SdmaTable *T, unsigned long long chunk,
-              unsigned long long epoch, int rankBase) {
+    sdma_ldst(const SDMA_GRID_CONSTANT SdmaTable table,
+              unsigned long long chunk, unsigned long long epoch,
+              int rankBase) {
+  const SdmaTable *T = &table;
   const int rank = rankBase + (int)SDMA_BID_Y;
   for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
     const int *st = sdma_steps + 3 * s;
@@ -410,7 +427,9 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
      << kOpStride << "\n\n";
 
   auto emitArray = [&](StringRef type, StringRef name, auto &&values) {
-    os << "static __device__ const " << type << " " << name << "[] = {";
+    // Small tables go to constant memory (cached, broadcast to a warp).
+    os << "static " << (values.size() * 8 <= 16384 ? "__constant__" : "__device__")
+       << " const " << type << " " << name << "[] = {";
     size_t i = 0;
     for (auto v : values)
       os << (i++ % 12 ? " " : "\n    ") << v << ",";
@@ -429,7 +448,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   }
   emitArray("int", "sdma_steps", stepValues);
   emitArray("int", "sdma_rank_begin", begin);
-  os << "static __device__ const unsigned long long sdma_per_epoch[] = {";
+  os << "static " << (perEpoch.size() * 8 <= 16384 ? "__constant__" : "__device__")
+     << " const unsigned long long sdma_per_epoch[] = {";
   for (auto [i, v] : llvm::enumerate(perEpoch))
     os << (i % 12 ? " " : "\n    ") << v << "ull,";
   os << "};\n";

@@ -10,20 +10,20 @@
 // CHECK: #define SDMA_RANKS 2
 // CHECK: #define SDMA_BUFFERS 2
 // CHECK: #define SDMA_FLAG_SLOTS 3
-// CHECK:      static __device__ const long long sdma_ops[] = {
+// CHECK:      static __constant__ const long long sdma_ops[] = {
 // CHECK-NEXT:     0, 0, 0, 0, 1, 1, 1, 2, 0, 0, 0, 0,
 // CHECK-NEXT:     1, 0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 0,
 // CHECK-NEXT:     2, 1, 1, 0, 2, 0, 1, 2, 0, 0, 0, 0,};
-// CHECK:      static __device__ const int sdma_steps[] = {
+// CHECK:      static __constant__ const int sdma_steps[] = {
 // CHECK-NEXT:     0, 0, 2, 1, 0, 0, 2, 1, 0, 1, 0, 0,
 // CHECK-NEXT:     4, 2, 2, 3, 0, 1, 0, 2, 1, 1, 0, 0,
 // CHECK-NEXT:     4, 2, 2,};
-// CHECK:      static __device__ const int sdma_rank_begin[] = {
+// CHECK:      static __constant__ const int sdma_rank_begin[] = {
 // CHECK-NEXT:     0, 5, 9,};
-// CHECK:      static __device__ const unsigned long long sdma_per_epoch[] = {
+// CHECK:      static __constant__ const unsigned long long sdma_per_epoch[] = {
 // CHECK-NEXT:     0ull, 0ull, 2ull, 1ull, 0ull, 2ull,};
 // CHECK: extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
-// CHECK-NEXT: sdma_ldst(const SdmaTable *T, unsigned long long chunk,
+// CHECK-NEXT: sdma_ldst(const SDMA_GRID_CONSTANT SdmaTable table,
 sdma.schedule @s ranks(%R = 2) buffers(%a : 2, %b : 4) {
   sdma.copy %a[0, 1] on 0 -> %b[2, 1] on 1
   sdma.bcast %a[1, 1] on 0 -> %b[0, 1] on 1, %b[1, 1] on 1

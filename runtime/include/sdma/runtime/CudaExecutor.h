@@ -68,7 +68,8 @@ public:
   bool wait(std::string &error);
   /// launch() then wait().
   bool run(std::string &error) { return launch(error) && wait(error); }
-  /// Times `runs` back-to-back runs with events; returns microseconds each.
+  /// Times `runs` runs, each between two CUDA events and waited for before
+  /// the next; returns microseconds each.
   bool time(int runs, std::vector<double> &microseconds, std::string &error);
 
   int blocksPerRank() const { return blocks_; }
@@ -94,7 +95,8 @@ private:
   uint64_t epoch_ = 0;
   std::vector<cuda::CUdeviceptr> buffers_; // [rank * B + b]
   std::vector<cuda::CUdeviceptr> flags_, syncs_;
-  cuda::CUdeviceptr table_ = 0, error_ = 0;
+  std::vector<uint64_t> table_; // the kernel's SdmaTable, by value
+  cuda::CUdeviceptr error_ = 0;
 };
 
 } // namespace sdma::rt

@@ -21,6 +21,7 @@ constexpr int kLdstThreads = 512;
 
 constexpr const char *kCudaPrelude = R"SDMA(
 #define SDMA_MAX_THREADS 512
+#define SDMA_GRID_CONSTANT __grid_constant__
 #define SDMA_TID threadIdx.x
 #define SDMA_NTID blockDim.x
 #define SDMA_BID blockIdx.x
@@ -41,6 +42,7 @@ static __device__ __forceinline__ unsigned long long SDMA_NOW_NS() {
 
 constexpr const char *kHipPrelude = R"SDMA(
 #define SDMA_MAX_THREADS 512
+#define SDMA_GRID_CONSTANT
 #define SDMA_TID threadIdx.x
 #define SDMA_NTID blockDim.x
 #define SDMA_BID blockIdx.x
@@ -59,6 +61,8 @@ constexpr const char *kHipPrelude = R"SDMA(
 constexpr const char *kHipClangPrelude = R"SDMA(
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
+#define __constant__ __attribute__((constant))
+#define SDMA_GRID_CONSTANT
 #define __launch_bounds__(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
 #define SDMA_MAX_THREADS 512
 #define SDMA_TID __builtin_amdgcn_workitem_id_x()

@@ -1,0 +1,236 @@
+//===- collective_bench.cu - sdma's kernels against the baselines ---------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// All-gather and all-to-all over R = 8 ranks sharing one GPU, 1 KiB to
+// 64 MiB per rank, in one run: every sdma load/store program given (compiled
+// schedules: NAME-8.hip + NAME-8.json) and, measured the same way in the
+// same process, the two baselines of ../shared/MEASUREMENTS.md:
+//   memcpy-per-transfer  one cudaMemcpyAsync per (source, destination) pair
+//   fused-kernel         one hand-written copy kernel for all transfers
+//                        (grid = transfers x 1..32 blocks, 512 threads, int4)
+// Each point: median of RUNS runs, CUDA events around each collective; all
+// outputs checked after timing. Writes CSV to stdout.
+//
+//   nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/collective_bench.cu \
+//     <libsdmart.a> -ldl -o collective_bench
+//   collective_bench PROGRAM_DIR [RUNS]
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/CudaExecutor.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+#include <string>
+#include <vector>
+
+using namespace sdma::rt;
+
+#define CK(x)                                                                  \
+  do {                                                                         \
+    cudaError_t e = (x);                                                       \
+    if (e != cudaSuccess) {                                                    \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,           \
+                   cudaGetErrorString(e));                                     \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+
+constexpr int R = 8;
+
+struct Copy {
+  const int4 *src;
+  int4 *dst;
+  size_t n16;
+};
+
+__global__ void fusedCopy(const Copy *copies, int ncopies, int bpc) {
+  int c = blockIdx.x / bpc, b = blockIdx.x % bpc;
+  if (c >= ncopies)
+    return;
+  Copy cp = copies[c];
+  size_t stride = (size_t)bpc * blockDim.x;
+  for (size_t i = (size_t)b * blockDim.x + threadIdx.x; i < cp.n16;
+       i += stride)
+    cp.dst[i] = cp.src[i];
+}
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Times f() `runs` times, events around each call.
+template <typename F>
+static std::vector<double> timeRuns(cudaStream_t stream, int runs, F f) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int w = 0; w < 3; ++w)
+    f();
+  CK(cudaStreamSynchronize(stream));
+  std::vector<double> us;
+  for (int i = 0; i < runs; ++i) {
+    CK(cudaEventRecord(e0, stream));
+    f();
+    CK(cudaEventRecord(e1, stream));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    us.push_back(ms * 1000.0);
+  }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return us;
+}
+
+static void row(const char *collective, const std::string &variant,
+                size_t bytesPerRank, const std::vector<double> &us,
+                uint64_t wrong, uint64_t checked) {
+  double t = median(us);
+  // algbw over the bytes each rank receives (nccl-tests' convention).
+  double received = (double)bytesPerRank * R;
+  double algbw = received / (t * 1e3);
+  std::printf("%s,%s,%zu,%.3f,%.3f,%.3f,%d,%llu,%llu\n", collective,
+              variant.c_str(), bytesPerRank, t, algbw,
+              algbw * (R - 1) / (double)R, (int)us.size(),
+              (unsigned long long)wrong, (unsigned long long)checked);
+  std::fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s PROGRAM_DIR [RUNS]\n", argv[0]);
+    return 1;
+  }
+  std::string dir = argv[1];
+  int runs = argc > 2 ? std::atoi(argv[2]) : 50;
+  const size_t maxBytes = 64u << 20;
+  std::vector<size_t> sizes;
+  for (size_t s = 1024; s <= maxBytes; s *= 4)
+    sizes.push_back(s);
+
+  // Baseline buffers: per rank an input and an output of R x the largest.
+  std::vector<char *> in(R), out(R);
+  for (int r = 0; r < R; ++r) {
+    CK(cudaMalloc(&in[r], maxBytes));
+    CK(cudaMalloc(&out[r], maxBytes * R));
+  }
+  cudaStream_t stream;
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  Copy *deviceCopies;
+  CK(cudaMalloc(&deviceCopies, sizeof(Copy) * R * R));
+
+  std::printf("collective,variant,bytes_per_rank,median_us,algbw_GBps,"
+              "busbw_GBps,runs,wrong_bytes,checked_bytes\n");
+  for (const char *collective : {"all_gather", "all_to_all"}) {
+    bool ag = std::string(collective) == "all_gather";
+    std::vector<std::string> programs =
+        ag ? std::vector<std::string>{"all_gather_direct", "all_gather_bcast",
+                                      "all_gather_ring"}
+           : std::vector<std::string>{"all_to_all_direct"};
+    std::vector<std::pair<std::string, std::unique_ptr<CudaLdstExecutor>>>
+        sdma;
+    std::vector<Plan> plans;
+    for (const std::string &name : programs) {
+      std::string error;
+      auto program = LdstProgram::load(dir + "/" + name + "-8.hip", error);
+      auto plan = program ? Plan::load(dir + "/" + name + "-8.json", error)
+                          : std::nullopt;
+      std::unique_ptr<CudaLdstExecutor> executor;
+      if (program && plan)
+        executor = CudaLdstExecutor::create(*program, {}, error);
+      if (!executor) {
+        std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
+        return 1;
+      }
+      sdma.emplace_back("sdma-ldst-" + name.substr(name.rfind('_') + 1),
+                        std::move(executor));
+      plans.push_back(*plan);
+    }
+
+    for (size_t s : sizes) {
+      // The baselines' transfers: all-gather moves s bytes per pair,
+      // all-to-all s / R.
+      size_t piece = ag ? s : s / R;
+      std::vector<Copy> copies;
+      for (int i = 0; i < R; ++i)
+        for (int j = 0; j < R; ++j)
+          copies.push_back(
+              {(const int4 *)(in[i] + (ag ? 0 : j * piece)),
+               (int4 *)(out[j] + i * piece), piece / 16});
+      CK(cudaMemcpy(deviceCopies, copies.data(), sizeof(Copy) * copies.size(),
+                    cudaMemcpyHostToDevice));
+      // Fill inputs with a pattern: byte = f(rank, index).
+      std::vector<unsigned char> host(s);
+      for (int r = 0; r < R; ++r) {
+        for (size_t i = 0; i < s; ++i)
+          host[i] = (unsigned char)(r * 131 + i * 7 + (i >> 9));
+        CK(cudaMemcpy(in[r], host.data(), s, cudaMemcpyHostToDevice));
+      }
+      auto check = [&](uint64_t &wrong, uint64_t &checked) {
+        std::vector<unsigned char> got(s * (ag ? R : 1));
+        wrong = checked = 0;
+        for (int j = 0; j < R; ++j) {
+          size_t outBytes = ag ? s * R : s;
+          CK(cudaMemcpy(got.data(), out[j], outBytes, cudaMemcpyDeviceToHost));
+          for (int i = 0; i < R; ++i)
+            for (size_t k = 0; k < piece; ++k) {
+              size_t srcIndex = (ag ? 0 : j * piece) + k;
+              unsigned char want =
+                  (unsigned char)(i * 131 + srcIndex * 7 + (srcIndex >> 9));
+              wrong += got[i * piece + k] != want;
+              ++checked;
+            }
+          CK(cudaMemset(out[j], 0, outBytes));
+        }
+      };
+      uint64_t wrong, checked;
+
+      auto memcpys = [&] {
+        for (const Copy &c : copies)
+          CK(cudaMemcpyAsync(c.dst, c.src, piece, cudaMemcpyDeviceToDevice,
+                             stream));
+      };
+      std::vector<double> t = timeRuns(stream, runs, memcpys);
+      CK(cudaStreamSynchronize(stream));
+      check(wrong, checked);
+      row(collective, "memcpy-per-transfer", s, t, wrong, checked);
+
+      int bpc = (int)std::max<size_t>(
+          1, std::min<size_t>(32, piece / (512 * 16 * 4)));
+      auto fused = [&] {
+        fusedCopy<<<R * R * bpc, 512, 0, stream>>>(deviceCopies, R * R, bpc);
+      };
+      t = timeRuns(stream, runs, fused);
+      CK(cudaStreamSynchronize(stream));
+      check(wrong, checked);
+      row(collective, "fused-kernel", s, t, wrong, checked);
+
+      for (size_t p = 0; p < sdma.size(); ++p) {
+        CudaLdstExecutor &executor = *sdma[p].second;
+        const Plan &plan = plans[p];
+        size_t chunk = s / plan.buffers[plan.collective->input].chunks;
+        HostMemory memory(plan, chunk);
+        fillInputs(plan, memory);
+        std::string error;
+        std::vector<double> us;
+        if (!executor.prepare(chunk, error) ||
+            !executor.upload(memory, error) || !executor.run(error) ||
+            !executor.time(runs, us, error) ||
+            !executor.download(memory, error)) {
+          std::fprintf(stderr, "%s: %s\n", sdma[p].first.c_str(),
+                       error.c_str());
+          return 1;
+        }
+        CheckResult result = checkOutputs(plan, memory);
+        row(collective, sdma[p].first, s, us, result.wrongBytes,
+            result.checkedBytes);
+      }
+    }
+  }
+  return 0;
+}
