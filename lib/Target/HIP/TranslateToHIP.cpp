@@ -121,79 +121,6 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
   return !sdma_aborted(T);
 }
 
-static __device__ void sdma_slices(const SdmaTable *T, const long long *op,
-                                   unsigned long long chunk, char *&a,
-                                   char *&b, char *&c) {
-  a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * chunk;
-  b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * chunk;
-  c = op[0] == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * chunk : b;
-}
-
-// A phase whose ops all have one size that is a whole number of aligned
-// 16-byte units (the common case in collectives) runs its ops interleaved
-// warp by warp: warp w takes 32 units of op w % nops, so the ops advance
-// together and a source several ops share (an all-gather's input) is read
-// from memory once and served from L2 to the others. Returns false, doing
-// nothing, for any other phase.
-static __device__ bool sdma_phase_interleaved(const SdmaTable *T,
-                                              const long long *ops, int nops,
-                                              unsigned long long chunk,
-                                              unsigned long long u,
-                                              unsigned long long nthreads) {
-  const unsigned long long n = (unsigned long long)ops[4] * chunk;
-  if (nops < 2 || (n & 15ull) != 0)
-    return false;
-  for (int i = 0; i < nops; ++i) {
-    const long long *op = ops + i * SDMA_OP_STRIDE;
-    char *a, *b, *c;
-    sdma_slices(T, op, chunk, a, b, c);
-    if ((unsigned long long)op[4] * chunk != n ||
-        ((((unsigned long long)a) | ((unsigned long long)b) |
-          ((unsigned long long)c)) & 15ull) != 0)
-      return false;
-  }
-  const unsigned long long n16 = n / 16;
-  const unsigned long long rounds = (n16 + 31) / 32; // warps' worth per op
-  const unsigned long long total = rounds * 32 * (unsigned long long)nops;
-  for (; u < total; u += 4 * nthreads) {
-    sdma_v16 va[4], vb[4];
-    char *pa[4], *pb[4], *pc[4];
-    int kinds[4];
-    int k = 0;
-    for (int m = 0; m < 4; ++m) {
-      const unsigned long long v = u + m * nthreads;
-      if (v >= total)
-        break;
-      const unsigned long long w = v >> 5;
-      const unsigned long long j = (w / nops) * 32 + (v & 31);
-      if (j >= n16)
-        continue;
-      const long long *op = ops + (w % nops) * SDMA_OP_STRIDE;
-      char *a, *b, *c;
-      sdma_slices(T, op, chunk, a, b, c);
-      kinds[k] = (int)op[0];
-      pa[k] = a + j * 16;
-      pb[k] = b + j * 16;
-      pc[k] = c + j * 16;
-      va[k] = *(const sdma_v16 *)pa[k];
-      if (kinds[k] == 2)
-        vb[k] = *(const sdma_v16 *)pb[k];
-      ++k;
-    }
-    for (int i = 0; i < k; ++i) {
-      if (kinds[i] == 2) {
-        *(sdma_v16 *)pa[i] = vb[i];
-        *(sdma_v16 *)pb[i] = va[i];
-      } else {
-        *(sdma_v16 *)pb[i] = va[i];
-        if (kinds[i] == 1)
-          *(sdma_v16 *)pc[i] = va[i];
-      }
-    }
-  }
-  return true;
-}
-
 // The data ops of one phase, spread over all threads of the rank's blocks
 // in 16-byte units; tails and unaligned slices go byte by byte.
 static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
@@ -201,8 +128,6 @@ static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
   const unsigned long long nthreads =
       (unsigned long long)SDMA_NBID * SDMA_NTID;
   unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID;
-  if (sdma_phase_interleaved(T, ops, nops, chunk, u, nthreads))
-    return;
   unsigned long long base = 0;
   for (int i = 0; i < nops; ++i) {
     const long long *op = ops + i * SDMA_OP_STRIDE;
