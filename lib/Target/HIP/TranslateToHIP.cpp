@@ -19,6 +19,7 @@
 
 #include "sdma/IR/SdmaOps.h"
 #include "sdma/Target/HIP.h"
+#include "sdma/Target/Manifest.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
@@ -382,30 +383,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
             {"entry", "sdma_ldst"},
             {"flag_slots", std::max<int64_t>(numSlots, 1)},
             {"op_stride", kOpStride}};
-  json buffers = json::array();
-  for (BlockArgument buffer : schedule.getBufferArgs())
-    buffers.push_back(
-        json{{"name", schedule.getBufferName(buffer).str()},
-             {"chunks", *schedule.getBufferChunks(buffer, ranks)}});
-  meta["buffers"] = std::move(buffers);
-  json collective = nullptr;
-  if (std::optional<StringRef> kind = schedule.getCollective()) {
-    collective =
-        json{{"kind", kind->str()},
-             {"input",
-              schedule
-                  .getBufferName(
-                      schedule.getBufferArgs()[*schedule.getCollectiveInput()])
-                  .str()},
-             {"output",
-              schedule
-                  .getBufferName(
-                      schedule.getBufferArgs()[*schedule.getCollectiveOutput()])
-                  .str()}};
-    if (std::optional<int64_t> root = schedule.getRoot())
-      collective["root"] = *root;
-  }
-  meta["collective"] = std::move(collective);
+  meta["buffers"] = buffersToJSON(schedule);
+  meta["collective"] = collectiveToJSON(schedule);
   json phases = json::array();
   for (int64_t r = 0; r < ranks; ++r) {
     int64_t n = 0;
@@ -428,7 +407,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
 
   auto emitArray = [&](StringRef type, StringRef name, auto &&values) {
     // Small tables go to constant memory (cached, broadcast to a warp).
-    os << "static " << (values.size() * 8 <= 16384 ? "__constant__" : "__device__")
+    os << "static "
+       << (values.size() * 8 <= 16384 ? "__constant__" : "__device__")
        << " const " << type << " " << name << "[] = {";
     size_t i = 0;
     for (auto v : values)
@@ -448,7 +428,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   }
   emitArray("int", "sdma_steps", stepValues);
   emitArray("int", "sdma_rank_begin", begin);
-  os << "static " << (perEpoch.size() * 8 <= 16384 ? "__constant__" : "__device__")
+  os << "static "
+     << (perEpoch.size() * 8 <= 16384 ? "__constant__" : "__device__")
      << " const unsigned long long sdma_per_epoch[] = {";
   for (auto [i, v] : llvm::enumerate(perEpoch))
     os << (i % 12 ? " " : "\n    ") << v << "ull,";

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/IR/SdmaOps.h"
+#include "sdma/Target/Manifest.h"
 #include "sdma/Target/Plan.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -95,28 +96,8 @@ LogicalResult sdma::translateToPlan(ModuleOp module, raw_ostream &os) {
     queue["ops"].push_back(std::move(command));
   }
 
-  json buffers = json::array();
-  for (BlockArgument buffer : schedule.getBufferArgs())
-    buffers.push_back(
-        json{{"name", schedule.getBufferName(buffer).str()},
-             {"chunks", *schedule.getBufferChunks(buffer, ranks)}});
-  json collective = nullptr;
-  if (std::optional<StringRef> kind = schedule.getCollective()) {
-    collective =
-        json{{"kind", kind->str()},
-             {"input",
-              schedule
-                  .getBufferName(
-                      schedule.getBufferArgs()[*schedule.getCollectiveInput()])
-                  .str()},
-             {"output",
-              schedule
-                  .getBufferName(
-                      schedule.getBufferArgs()[*schedule.getCollectiveOutput()])
-                  .str()}};
-    if (std::optional<int64_t> root = schedule.getRoot())
-      collective["root"] = *root;
-  }
+  json buffers = buffersToJSON(schedule);
+  json collective = collectiveToJSON(schedule);
   json streams = json::array();
   int64_t engines = 0;
   for (auto &[key, queue] : queues) {

@@ -1,0 +1,49 @@
+//===- Manifest.h - what every emitted artifact says about its schedule -*- C++
+//-*-//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The plan and the load/store program both describe the schedule's buffers
+// and collective the same way; the runtime reads both with the same rules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_TARGET_MANIFEST_H
+#define SDMA_TARGET_MANIFEST_H
+
+#include "sdma/IR/SdmaOps.h"
+
+#include <nlohmann/json.hpp>
+
+namespace sdma {
+
+/// [{"name": ..., "chunks": ...}] for a schedule with a fixed rank count.
+inline nlohmann::ordered_json buffersToJSON(ScheduleOp schedule) {
+  nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
+  for (mlir::BlockArgument buffer : schedule.getBufferArgs())
+    buffers.push_back(
+        {{"name", schedule.getBufferName(buffer).str()},
+         {"chunks", *schedule.getBufferChunks(buffer, schedule.getRanks())}});
+  return buffers;
+}
+
+/// {"kind", "input", "output"[, "root"]}, or null without `implements`.
+inline nlohmann::ordered_json collectiveToJSON(ScheduleOp schedule) {
+  std::optional<llvm::StringRef> kind = schedule.getCollective();
+  if (!kind)
+    return nullptr;
+  auto name = [&](unsigned index) {
+    return schedule.getBufferName(schedule.getBufferArgs()[index]).str();
+  };
+  nlohmann::ordered_json collective{
+      {"kind", kind->str()},
+      {"input", name(*schedule.getCollectiveInput())},
+      {"output", name(*schedule.getCollectiveOutput())}};
+  if (std::optional<int64_t> root = schedule.getRoot())
+    collective["root"] = *root;
+  return collective;
+}
+
+} // namespace sdma
+
+#endif // SDMA_TARGET_MANIFEST_H
