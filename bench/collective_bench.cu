@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sdma/runtime/CudaCeExecutor.h"
 #include "sdma/runtime/CudaExecutor.h"
 
 #include <algorithm>
@@ -152,6 +153,28 @@ int main(int argc, char **argv) {
       plans.push_back(*plan);
     }
 
+    // The same schedule's DMA plans on CUDA streams (copy engines across
+    // GPUs; on one GPU the copies run on the SMs).
+    std::string direct = ag ? "all_gather_direct" : "all_to_all_direct";
+    std::vector<std::pair<std::string, std::unique_ptr<CudaCeExecutor>>> ce;
+    std::vector<Plan> cePlans;
+    for (const char *variant : {"pcpy", "b2b"}) {
+      std::string error;
+      std::string path = dir + "/" + direct + "-8" +
+                         (std::string(variant) == "pcpy" ? "" : "-b2b") +
+                         ".json";
+      auto plan = Plan::load(path, error);
+      std::unique_ptr<CudaCeExecutor> executor;
+      if (plan)
+        executor = CudaCeExecutor::create(*plan, {}, error);
+      if (!executor) {
+        std::fprintf(stderr, "%s: %s\n", path.c_str(), error.c_str());
+        return 1;
+      }
+      ce.emplace_back(std::string("sdma-ce-") + variant, std::move(executor));
+      cePlans.push_back(*plan);
+    }
+
     for (size_t s : sizes) {
       // The baselines' transfers: all-gather moves s bytes per pair,
       // all-to-all s / R.
@@ -228,6 +251,26 @@ int main(int argc, char **argv) {
         }
         CheckResult result = checkOutputs(plan, memory);
         row(collective, sdma[p].first, s, us, result.wrongBytes,
+            result.checkedBytes);
+      }
+      for (size_t p = 0; p < ce.size(); ++p) {
+        CudaCeExecutor &executor = *ce[p].second;
+        const Plan &plan = cePlans[p];
+        size_t chunk = s / plan.buffers[plan.collective->input].chunks;
+        HostMemory memory(plan, chunk);
+        fillInputs(plan, memory);
+        std::string error;
+        std::vector<double> us;
+        if (!executor.prepare(chunk, error) ||
+            !executor.upload(memory, error) || !executor.run(error) ||
+            !executor.time(runs, us, error) ||
+            !executor.download(memory, error)) {
+          std::fprintf(stderr, "%s: %s\n", ce[p].first.c_str(),
+                       error.c_str());
+          return 1;
+        }
+        CheckResult result = checkOutputs(plan, memory);
+        row(collective, ce[p].first, s, us, result.wrongBytes,
             result.checkedBytes);
       }
     }

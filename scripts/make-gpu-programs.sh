@@ -12,4 +12,9 @@ for f in schedules/*.mlir examples/tree_broadcast.mlir; do
     build/bin/sdma-run "$f" --ranks=$r -b 1K -e 1K --iters=1 --backend=sim \
       --emit-hip="$out/$n-$r.hip" --emit-plan="$out/$n-$r.json" > /dev/null
   done
+# DMA plans in the back-to-back variant, for the copy-engine benchmark.
+for n in all_gather_direct all_to_all_direct; do
+  build/bin/sdma-run "schedules/$n.mlir" --ranks=8 --variant=b2b -b 1K -e 1K \
+    --iters=1 --backend=sim --emit-plan="$out/$n-8-b2b.json" > /dev/null
+done
 done

@@ -36,6 +36,16 @@ const Driver *Driver::get(std::string &error) {
   }
     SDMA_CUDA_DRIVER_FUNCTIONS(SDMA_LOAD)
 #undef SDMA_LOAD
+    for (const char *name : {"cuStreamWriteValue64_v2", "cuStreamWriteValue64"})
+      if (!driver.cuStreamWriteValue64)
+        driver.cuStreamWriteValue64 =
+            reinterpret_cast<decltype(driver.cuStreamWriteValue64)>(
+                dlsym(handle, name));
+    for (const char *name : {"cuStreamWaitValue64_v2", "cuStreamWaitValue64"})
+      if (!driver.cuStreamWaitValue64)
+        driver.cuStreamWaitValue64 =
+            reinterpret_cast<decltype(driver.cuStreamWaitValue64)>(
+                dlsym(handle, name));
     CUresult result = driver.cuInit(0);
     if (result != 0) {
       loadError = "no GPU: " + driver.describe("cuInit", result);

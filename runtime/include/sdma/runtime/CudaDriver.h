@@ -68,7 +68,10 @@ constexpr CUresult CUDA_ERROR_NOT_READY = 600;
   X(cuEventDestroy_v2, (CUevent))                                              \
   X(cuEventRecord, (CUevent, CUstream))                                        \
   X(cuEventSynchronize, (CUevent))                                             \
-  X(cuEventElapsedTime, (float *, CUevent, CUevent))
+  X(cuEventElapsedTime, (float *, CUevent, CUevent))                          \
+  X(cuStreamWaitEvent, (CUstream, CUevent, unsigned))                          \
+  X(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))       \
+  X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))
 
 /// The driver's entry points, once loaded.
 struct Driver {
@@ -76,6 +79,11 @@ struct Driver {
   SDMA_CUDA_DRIVER_FUNCTIONS(SDMA_DECLARE)
 #undef SDMA_DECLARE
   int version = 0;
+  // Stream memory operations: the names moved between CUDA 12 (_v2) and 13.
+  CUresult (*cuStreamWriteValue64)(CUstream, CUdeviceptr, unsigned long long,
+                                   unsigned) = nullptr;
+  CUresult (*cuStreamWaitValue64)(CUstream, CUdeviceptr, unsigned long long,
+                                  unsigned) = nullptr;
 
   /// Loads libcuda.so.1 and initialises it. Returns nullptr with `error`
   /// ("no GPU: ...") where there is no driver or no device.
