@@ -25,4 +25,4 @@ for (collective, size), v in sorted(t.items()):
     speedup = v["memcpy-per-transfer"] / direct
     met1 = "met" if ratio <= 1.1 else "missed"
     met2 = ("met" if speedup >= 30 else "missed") if size <= 65536 else "-"
-    print(f"| {collective} | {size} | {v['fused-kernel']:.1f} | {best[10:]} | {sdma[best]:.1f} | {ratio:.2f}x {met1} | {v['memcpy-per-transfer']:.1f} | {speedup:.0f}x {met2} |")
+    print(f"| {collective} | {size} | {v['fused-kernel']:.1f} | {best[10:]} | {sdma[best]:.1f} | {ratio:.2f}x {met1} | {v['memcpy-per-transfer']:.1f} | {speedup:.1f}x {met2} |")
