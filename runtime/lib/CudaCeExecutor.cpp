@@ -35,8 +35,7 @@ CudaCeExecutor::create(const Plan &plan, const CudaOptions &options,
     error = "the CUDA driver has no 64-bit stream memory operations";
     return nullptr;
   }
-  std::unique_ptr<CudaCeExecutor> e(new CudaCeExecutor(*driver, plan,
-                                                       options));
+  std::unique_ptr<CudaCeExecutor> e(new CudaCeExecutor(*driver, plan, options));
   auto ok = [&](CUresult r, const char *call) {
     if (r == 0)
       return true;
@@ -185,8 +184,8 @@ bool CudaCeExecutor::launch(std::string &error) {
         if (c.flag == kDoneFlag)
           break; // the host waits for the streams
         int64_t k = ++sent[c.target * plan_.flags + c.flag];
-        uint64_t value =
-            epoch * notifiesPerRun_[c.target][c.flag] + static_cast<uint64_t>(k);
+        uint64_t value = epoch * notifiesPerRun_[c.target][c.flag] +
+                         static_cast<uint64_t>(k);
         SDMA_CU(cuStreamWriteValue64, s, flags_[c.target] + c.flag * 8, value,
                 0);
         break;
@@ -196,8 +195,8 @@ bool CudaCeExecutor::launch(std::string &error) {
           break; // enqueueing is the launch
         uint64_t value = epoch * notifiesPerRun_[stream.rank][c.flag] +
                          static_cast<uint64_t>(c.value);
-        SDMA_CU(cuStreamWaitValue64, s, flags_[stream.rank] + c.flag * 8,
-                value, kWaitGeq);
+        SDMA_CU(cuStreamWaitValue64, s, flags_[stream.rank] + c.flag * 8, value,
+                kWaitGeq);
         break;
       }
       }

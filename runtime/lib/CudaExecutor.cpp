@@ -76,7 +76,7 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
   KernelCache cache(options.cacheDirectory);
   uint64_t key =
       KernelCache::key(source, "-std=c++17 --extra-device-vectorization",
-                                  e.compile_.arch, versions);
+                       e.compile_.arch, versions);
   std::string cubin;
   KernelCache::Lookup lookup = cache.get(key, cubin);
   e.compile_.cacheHit = lookup == KernelCache::Lookup::Hit;
@@ -277,11 +277,9 @@ bool CudaLdstExecutor::time(int runs, std::vector<double> &microseconds,
   microseconds.clear();
   for (int i = 0; i < runs && ok; ++i) {
     float ms = 0;
-    ok = check(driver_.cuEventRecord(start, stream_), "cuEventRecord",
-               error) &&
+    ok = check(driver_.cuEventRecord(start, stream_), "cuEventRecord", error) &&
          launch(error) &&
-         check(driver_.cuEventRecord(stop, stream_), "cuEventRecord",
-               error) &&
+         check(driver_.cuEventRecord(stop, stream_), "cuEventRecord", error) &&
          wait(error) &&
          check(driver_.cuEventElapsedTime(&ms, start, stop),
                "cuEventElapsedTime", error);

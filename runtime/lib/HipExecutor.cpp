@@ -36,8 +36,8 @@ namespace {
   X(hipDeviceSynchronize, hipError_t, ())                                      \
   X(hipModuleLoadData, hipError_t, (hipModule_t *, const void *))              \
   X(hipModuleUnload, hipError_t, (hipModule_t))                                \
-  X(hipModuleGetFunction, hipError_t, (hipFunction_t *, hipModule_t,           \
-                                       const char *))                          \
+  X(hipModuleGetFunction, hipError_t,                                          \
+    (hipFunction_t *, hipModule_t, const char *))                              \
   X(hipModuleLaunchKernel, hipError_t,                                         \
     (hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned,          \
      unsigned, unsigned, hipStream_t, void **, void **))                       \
@@ -104,9 +104,8 @@ bool sdma::rt::hip::compileWithHipRtc(const std::string &source,
     return false;
   std::string text = std::string(kHipPrelude) + source;
   hiprtcProgram program = nullptr;
-  hiprtcResult result = api->hiprtcCreateProgram(&program, text.c_str(),
-                                                 name.c_str(), 0, nullptr,
-                                                 nullptr);
+  hiprtcResult result = api->hiprtcCreateProgram(
+      &program, text.c_str(), name.c_str(), 0, nullptr, nullptr);
   if (result != HIPRTC_SUCCESS) {
     error = std::string("hiprtcCreateProgram failed: ") +
             api->hiprtcGetErrorString(result);
@@ -206,8 +205,8 @@ HipLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
   info.cacheHit = lookup == KernelCache::Lookup::Hit;
   info.cacheWasCorrupt = lookup == KernelCache::Lookup::Corrupt;
   if (!info.cacheHit) {
-    if (!compileWithHipRtc(program.source, program.schedule + ".hip",
-                           info.arch, code, error))
+    if (!compileWithHipRtc(program.source, program.schedule + ".hip", info.arch,
+                           code, error))
       return nullptr;
     info.compileMs = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - start)
@@ -286,10 +285,9 @@ bool HipLdstExecutor::upload(const HostMemory &memory, std::string &error) {
   size_t numBuffers = s.program.buffers.size();
   for (int r = 0; r < s.program.ranks; ++r)
     for (size_t b = 0; b < numBuffers; ++b)
-      if (!s.check(s.api->hipMemcpy(s.buffers[r * numBuffers + b],
-                                    memory.buffer(r, b),
-                                    memory.bufferBytes(r, b),
-                                    hipMemcpyHostToDevice),
+      if (!s.check(s.api->hipMemcpy(
+                       s.buffers[r * numBuffers + b], memory.buffer(r, b),
+                       memory.bufferBytes(r, b), hipMemcpyHostToDevice),
                    "hipMemcpy", error))
         return false;
   return s.check(s.api->hipDeviceSynchronize(), "hipDeviceSynchronize", error);
@@ -300,10 +298,9 @@ bool HipLdstExecutor::download(HostMemory &memory, std::string &error) {
   size_t numBuffers = s.program.buffers.size();
   for (int r = 0; r < s.program.ranks; ++r)
     for (size_t b = 0; b < numBuffers; ++b)
-      if (!s.check(s.api->hipMemcpy(memory.buffer(r, b),
-                                    s.buffers[r * numBuffers + b],
-                                    memory.bufferBytes(r, b),
-                                    hipMemcpyDeviceToHost),
+      if (!s.check(s.api->hipMemcpy(
+                       memory.buffer(r, b), s.buffers[r * numBuffers + b],
+                       memory.bufferBytes(r, b), hipMemcpyDeviceToHost),
                    "hipMemcpy", error))
         return false;
   return true;
@@ -319,8 +316,8 @@ bool HipLdstExecutor::run(std::string &error) {
   int rankBase = 0;
   void *args[] = {s.table.data(), &chunk, &epoch, &rankBase};
   if (!s.check(s.api->hipModuleLaunchKernel(s.function, s.blocks,
-                                            s.program.ranks, 1, kLdstThreads,
-                                            1, 1, 0, s.stream, args, nullptr),
+                                            s.program.ranks, 1, kLdstThreads, 1,
+                                            1, 0, s.stream, args, nullptr),
                "hipModuleLaunchKernel", error))
     return false;
   auto start = std::chrono::steady_clock::now();

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sdma/runtime/CudaCeExecutor.h"
 #include "sdma/runtime/CudaExecutor.h"
 #include "sdma/runtime/KernelCache.h"
 #include "sdma/runtime/LdstProgram.h"
@@ -121,5 +122,14 @@ TEST(CudaExecutor, SaysNoGpuCleanly) {
   std::optional<LdstProgram> program = LdstProgram::parse(kProgram, error);
   ASSERT_TRUE(program);
   EXPECT_FALSE(CudaLdstExecutor::create(*program, {}, error));
+  EXPECT_EQ(error.rfind("no GPU: ", 0), 0u) << error;
+}
+
+TEST(CudaCeExecutor, SaysNoGpuCleanly) {
+  setenv("SDMA_FORCE_NO_GPU", "1", 1);
+  std::string error;
+  std::optional<LdstProgram> program = LdstProgram::parse(kProgram, error);
+  ASSERT_TRUE(program);
+  EXPECT_FALSE(CudaCeExecutor::create(program->layout(), {}, error));
   EXPECT_EQ(error.rfind("no GPU: ", 0), 0u) << error;
 }

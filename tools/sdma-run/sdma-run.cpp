@@ -20,6 +20,7 @@
 #include "sdma/Target/Plan.h"
 #include "sdma/Transforms/Passes.h"
 #include "sdma/Transforms/Pipelines.h"
+#include "sdma/runtime/CudaCeExecutor.h"
 #include "sdma/runtime/CudaExecutor.h"
 #include "sdma/runtime/Simulator.h"
 
@@ -54,8 +55,8 @@ static cl::opt<int64_t>
     enginesOpt("engines", cl::desc("engines per rank (0: R)"), cl::init(0));
 static cl::opt<std::string>
     backendOpt("backend",
-               cl::desc("auto | sim | cuda-ldst (auto: cuda-ldst where there "
-                        "is an NVIDIA GPU, else sim)"),
+               cl::desc("auto | sim | cuda-ldst | cuda-ce (auto: cuda-ldst "
+                        "where there is an NVIDIA GPU, else sim)"),
                cl::init("auto"));
 static cl::opt<unsigned> timeoutMs("timeout-ms",
                                    cl::desc("GPU waits fail after this long"),
@@ -112,9 +113,10 @@ int main(int argc, char **argv) {
   if (!llvm::is_contained(sdma::getDMAVariants(), variantOpt))
     return fail("unknown --variant '" + variantOpt +
                 "' (pcpy, bcst, swap or b2b)");
-  if (backendOpt != "auto" && backendOpt != "sim" && backendOpt != "cuda-ldst")
+  if (backendOpt != "auto" && backendOpt != "sim" &&
+      backendOpt != "cuda-ldst" && backendOpt != "cuda-ce")
     return fail("unknown --backend '" + backendOpt +
-                "' (auto, sim or cuda-ldst)");
+                "' (auto, sim, cuda-ldst or cuda-ce)");
   uint64_t lo, hi;
   if (!parseBytes(minBytes, lo) || !parseBytes(maxBytes, hi) || lo > hi)
     return fail("bad size range -b " + minBytes + " -e " + maxBytes);
@@ -195,10 +197,20 @@ int main(int argc, char **argv) {
     commands += stream.commands.size();
   // The backend: the GPU where there is one (or where asked for).
   std::unique_ptr<sdma::rt::CudaLdstExecutor> gpu;
+  std::unique_ptr<sdma::rt::CudaCeExecutor> ce;
   std::string backend = "sim";
   std::string backendNote =
       "CPU reference simulator; times are host times, not GPU predictions";
-  if (backendOpt != "sim") {
+  if (backendOpt == "cuda-ce") {
+    sdma::rt::CudaOptions cudaOptions;
+    ce = sdma::rt::CudaCeExecutor::create(*plan, cudaOptions, error);
+    if (!ce)
+      return fail(error);
+    backend = "cuda-ce";
+    backendNote = "the plan's queues as CUDA streams, all ranks on GPU 0 "
+                  "(on one GPU, device copies run on the SMs); CUDA-event "
+                  "times, median";
+  } else if (backendOpt != "sim") {
     std::optional<sdma::rt::LdstProgram> program =
         sdma::rt::LdstProgram::parse(hipSource, error);
     if (!program)
@@ -241,7 +253,15 @@ int main(int argc, char **argv) {
     sdma::rt::HostMemory memory(*plan, chunk);
     std::vector<double> times;
     sdma::rt::CheckResult check;
-    if (gpu) {
+    if (ce) {
+      sdma::rt::fillInputs(*plan, memory);
+      if (!ce->prepare(chunk, error) || !ce->upload(memory, error) ||
+          !ce->run(error) || !ce->download(memory, error))
+        return fail(error);
+      check = sdma::rt::checkOutputs(*plan, memory);
+      if (!ce->time(iters, times, error))
+        return fail(error);
+    } else if (gpu) {
       // Fill, run once, check every byte; then time `iters` runs.
       sdma::rt::fillInputs(*plan, memory);
       if (!gpu->prepare(chunk, error) || !gpu->upload(memory, error) ||

@@ -1,4 +1,5 @@
-//===- CudaCeExecutor.h - a DMA plan on CUDA streams -------------*- C++ -*-===//
+//===- CudaCeExecutor.h - a DMA plan on CUDA streams -------------*- C++
+//-*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //

@@ -68,9 +68,9 @@ constexpr CUresult CUDA_ERROR_NOT_READY = 600;
   X(cuEventDestroy_v2, (CUevent))                                              \
   X(cuEventRecord, (CUevent, CUstream))                                        \
   X(cuEventSynchronize, (CUevent))                                             \
-  X(cuEventElapsedTime, (float *, CUevent, CUevent))                          \
+  X(cuEventElapsedTime, (float *, CUevent, CUevent))                           \
   X(cuStreamWaitEvent, (CUstream, CUevent, unsigned))                          \
-  X(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))       \
+  X(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))        \
   X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))
 
 /// The driver's entry points, once loaded.

@@ -1,4 +1,5 @@
-//===- HipExecutor.h - load/store kernels on AMD GPUs ------------*- C++ -*-===//
+//===- HipExecutor.h - load/store kernels on AMD GPUs ------------*- C++
+//-*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
