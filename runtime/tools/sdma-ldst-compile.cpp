@@ -50,14 +50,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (print) {
-    const char *prelude = !std::strcmp(print, "cuda")  ? kCudaPrelude
-                          : !std::strcmp(print, "hip") ? kHipPrelude
-                          : !std::strcmp(print, "hip-clang")
-                              ? kHipClangPrelude
-                              : nullptr;
+    const char *prelude = !std::strcmp(print, "cuda")        ? kCudaPrelude
+                          : !std::strcmp(print, "hip")       ? kHipPrelude
+                          : !std::strcmp(print, "hip-clang") ? kHipClangPrelude
+                                                             : nullptr;
     if (!prelude) {
-      std::fprintf(stderr, "sdma-ldst-compile: unknown --print '%s'\n",
-                   print);
+      std::fprintf(stderr, "sdma-ldst-compile: unknown --print '%s'\n", print);
       return 1;
     }
     std::fputs(prelude, stdout);
@@ -76,8 +74,8 @@ int main(int argc, char **argv) {
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
-    std::printf("%s: %s code object for %s, %zu bytes, hipRTC, %.1f ms\n",
-                path, program->entry.c_str(), hipArch, code.size(), ms);
+    std::printf("%s: %s code object for %s, %zu bytes, hipRTC, %.1f ms\n", path,
+                program->entry.c_str(), hipArch, code.size(), ms);
     return 0;
 #else
     std::fprintf(stderr, "sdma-ldst-compile: built without HIP headers\n");
@@ -91,8 +89,7 @@ int main(int argc, char **argv) {
   }
   auto start = std::chrono::steady_clock::now();
   std::string cubin;
-  if (!cuda::compileToCubin(*nvrtc, std::string(kCudaPrelude) +
-                                        program->source,
+  if (!cuda::compileToCubin(*nvrtc, std::string(kCudaPrelude) + program->source,
                             program->schedule + ".cu", arch, cubin, error)) {
     std::fprintf(stderr, "sdma-ldst-compile: error: %s\n", error.c_str());
     return 1;
