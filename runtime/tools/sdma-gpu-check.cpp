@@ -3,7 +3,8 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// Usage: sdma-gpu-check [--sizes=1K,4K,...] [--iters=N] NAME.hip...
+// Usage: sdma-gpu-check [--sizes=1K,4K,...] [--iters=N] [--timeout-ms=N]
+//                       NAME.hip...
 //
 // For every load/store program (with its plan NAME.json beside it): compile
 // it with NVRTC (or take it from the cache), and for every size (output
@@ -51,6 +52,7 @@ static double median(std::vector<double> v) {
 int main(int argc, char **argv) {
   std::vector<uint64_t> sizes;
   int iters = 20;
+  uint64_t timeoutMs = 10000;
   std::vector<std::string> programs;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -67,6 +69,8 @@ int main(int argc, char **argv) {
       }
     } else if (arg.rfind("--iters=", 0) == 0) {
       iters = std::atoi(arg.c_str() + 8);
+    } else if (arg.rfind("--timeout-ms=", 0) == 0) {
+      timeoutMs = std::strtoull(arg.c_str() + 13, nullptr, 10);
     } else {
       programs.push_back(arg);
     }
@@ -89,13 +93,19 @@ int main(int argc, char **argv) {
       continue;
     }
     CudaOptions options;
-    options.timeoutNs = 10'000'000'000ull;
+    options.timeoutNs = timeoutMs * 1000000ull;
     auto executor = CudaLdstExecutor::create(*program, options, error);
     if (!executor) {
       std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());
       ++failures;
       continue;
     }
+    const CompileInfo &info = executor->compileInfo();
+    std::printf("kernel %s: %s%s, %.1f ms compile, %.2f ms load\n",
+                path.c_str(), info.cacheHit ? "cache hit" : "compiled",
+                info.cacheWasCorrupt ? " (cache entry was corrupt: rebuilt)"
+                                     : "",
+                info.compileMs, info.loadMs);
     // Warm preparation: a second executor finds the kernel in the cache.
     {
       auto start = std::chrono::steady_clock::now();
