@@ -51,24 +51,53 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
 #define SDMA_CU_CREATE(call, ...)                                              \
   if (CUresult r = driver->call(__VA_ARGS__); r != 0)                          \
   return fail(driver->describe(#call, r))
-  SDMA_CU_CREATE(cuDeviceGet, &e.device_, options.device);
-  SDMA_CU_CREATE(cuDevicePrimaryCtxRetain, &e.context_, e.device_);
-  SDMA_CU_CREATE(cuCtxSetCurrent, e.context_);
+
+  // Contiguous groups of ranks, one per device.
+  std::vector<int> devices = options.devices;
+  if (devices.empty())
+    devices.push_back(options.device);
+  int ranks = program.ranks;
+  int numDevices = std::min<int>(devices.size(), ranks);
+  e.ranksPerGroup_ = (ranks + numDevices - 1) / numDevices;
+  for (int first = 0; first < ranks; first += e.ranksPerGroup_) {
+    Group group;
+    group.firstRank = first;
+    group.numRanks = std::min(e.ranksPerGroup_, ranks - first);
+    SDMA_CU_CREATE(cuDeviceGet, &group.device,
+                   devices[first / e.ranksPerGroup_]);
+    SDMA_CU_CREATE(cuDevicePrimaryCtxRetain, &group.context, group.device);
+    e.groups_.push_back(group);
+  }
+  // Every device reaches every other (stores, flag atomics).
+  for (Group &a : e.groups_)
+    for (Group &b : e.groups_) {
+      if (a.device == b.device)
+        continue;
+      int can = 0;
+      SDMA_CU_CREATE(cuDeviceCanAccessPeer, &can, a.device, b.device);
+      if (!can)
+        return fail("GPU " + std::to_string(a.device) + " cannot access GPU " +
+                    std::to_string(b.device) + " (no peer access)");
+      SDMA_CU_CREATE(cuCtxSetCurrent, a.context);
+      CUresult r = driver->cuCtxEnablePeerAccess(b.context, 0);
+      if (r != 0 && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+        return fail(driver->describe("cuCtxEnablePeerAccess", r));
+    }
+
+  // The kernel: from the cache, else NVRTC (then cached). All devices of a
+  // run share one architecture (the first device's).
+  Group &first = e.groups_.front();
+  SDMA_CU_CREATE(cuCtxSetCurrent, first.context);
   int major = 0, minor = 0;
   SDMA_CU_CREATE(cuDeviceGetAttribute, &major,
-                 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, e.device_);
+                 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, first.device);
   SDMA_CU_CREATE(cuDeviceGetAttribute, &minor,
-                 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, e.device_);
-  SDMA_CU_CREATE(cuDeviceGetAttribute, &e.smCount_,
-                 CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, e.device_);
+                 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, first.device);
   e.compile_.arch = "sm_" + std::to_string(major * 10 + minor);
-
-  // The kernel: from the cache, else NVRTC (then cached).
   auto start = std::chrono::steady_clock::now();
   std::string source = std::string(kCudaPrelude) + program.source;
-  const Nvrtc *nvrtc = nullptr;
   std::string nvrtcError;
-  nvrtc = Nvrtc::get(nvrtcError);
+  const Nvrtc *nvrtc = Nvrtc::get(nvrtcError);
   std::string versions = "driver " + std::to_string(driver->version);
   if (nvrtc)
     versions += " nvrtc " + std::to_string(nvrtc->major) + "." +
@@ -91,55 +120,71 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
     cache.put(key, cubin);
     start = std::chrono::steady_clock::now();
   }
-  SDMA_CU_CREATE(cuModuleLoadData, &e.module_, cubin.data());
-  SDMA_CU_CREATE(cuModuleGetFunction, &e.function_, e.module_,
-                 program.entry.c_str());
+  for (Group &group : e.groups_) {
+    SDMA_CU_CREATE(cuCtxSetCurrent, group.context);
+    SDMA_CU_CREATE(cuModuleLoadData, &group.module, cubin.data());
+    SDMA_CU_CREATE(cuModuleGetFunction, &group.function, group.module,
+                   program.entry.c_str());
+    SDMA_CU_CREATE(cuDeviceGetAttribute, &group.smCount,
+                   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, group.device);
+    SDMA_CU_CREATE(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                   &group.blocksPerSM, group.function, kLdstThreads, 0);
+    // A blocking stream: it waits for work on the legacy default stream,
+    // where the synchronous-looking host copies of upload() run (a copy
+    // from pageable memory can return before its DMA has landed).
+    SDMA_CU_CREATE(cuStreamCreate, &group.stream, 0);
+    if (!e.alloc(group.error, 5 * 8, error))
+      return nullptr;
+  }
   e.compile_.loadMs = millisecondsSince(start);
-  SDMA_CU_CREATE(cuOccupancyMaxActiveBlocksPerMultiprocessor, &e.blocksPerSM_,
-                 e.function_, kLdstThreads, 0);
-  // A blocking stream: it waits for work on the legacy default stream,
-  // where the synchronous-looking host copies of upload() run (a copy from
-  // pageable memory can return before its DMA has landed).
-  SDMA_CU_CREATE(cuStreamCreate, &e.stream_, 0);
 
-  // Flags, barrier counters and the error record live as long as the
+  // Flags and barrier counters live on their rank's device as long as the
   // executor; buffers come with prepare().
-  int ranks = program.ranks;
   e.flags_.assign(ranks, 0);
   e.syncs_.assign(ranks, 0);
   for (int r = 0; r < ranks; ++r) {
+    SDMA_CU_CREATE(cuCtxSetCurrent, e.groupOf(r).context);
     if (!e.alloc(e.flags_[r], program.flagSlots * 8, error) ||
         !e.alloc(e.syncs_[r], 8, error))
       return nullptr;
   }
-  if (!e.alloc(e.error_, 5 * 8, error))
-    return nullptr;
 #undef SDMA_CU_CREATE
   return executor;
 }
 
 CudaLdstExecutor::~CudaLdstExecutor() {
-  if (!context_)
-    return;
-  driver_.cuCtxSetCurrent(context_);
-  if (stream_)
-    driver_.cuStreamSynchronize(stream_);
-  for (CUdeviceptr p : buffers_)
-    if (p)
-      driver_.cuMemFree_v2(p);
-  for (CUdeviceptr p : flags_)
-    if (p)
-      driver_.cuMemFree_v2(p);
-  for (CUdeviceptr p : syncs_)
-    if (p)
-      driver_.cuMemFree_v2(p);
-  if (error_)
-    driver_.cuMemFree_v2(error_);
-  if (stream_)
-    driver_.cuStreamDestroy_v2(stream_);
-  if (module_)
-    driver_.cuModuleUnload(module_);
-  driver_.cuDevicePrimaryCtxRelease_v2(device_);
+  for (Group &group : groups_) {
+    if (!group.context)
+      continue;
+    driver_.cuCtxSetCurrent(group.context);
+    if (group.stream)
+      driver_.cuStreamSynchronize(group.stream);
+  }
+  for (int r = 0; r < static_cast<int>(flags_.size()) && !groups_.empty();
+       ++r) {
+    driver_.cuCtxSetCurrent(groupOf(r).context);
+    size_t numBuffers = program_.buffers.size();
+    for (size_t b = 0; b < numBuffers && r * numBuffers + b < buffers_.size();
+         ++b)
+      if (buffers_[r * numBuffers + b])
+        driver_.cuMemFree_v2(buffers_[r * numBuffers + b]);
+    if (flags_[r])
+      driver_.cuMemFree_v2(flags_[r]);
+    if (syncs_[r])
+      driver_.cuMemFree_v2(syncs_[r]);
+  }
+  for (Group &group : groups_) {
+    if (!group.context)
+      continue;
+    driver_.cuCtxSetCurrent(group.context);
+    if (group.error)
+      driver_.cuMemFree_v2(group.error);
+    if (group.stream)
+      driver_.cuStreamDestroy_v2(group.stream);
+    if (group.module)
+      driver_.cuModuleUnload(group.module);
+    driver_.cuDevicePrimaryCtxRelease_v2(group.device);
+  }
 }
 
 bool CudaLdstExecutor::alloc(CUdeviceptr &ptr, size_t bytes,
@@ -150,67 +195,78 @@ bool CudaLdstExecutor::alloc(CUdeviceptr &ptr, size_t bytes,
 }
 
 bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
-  SDMA_CU(cuCtxSetCurrent, context_);
   int ranks = program_.ranks;
   size_t numBuffers = program_.buffers.size();
   if (chunkBytes > capacityChunkBytes_) {
-    SDMA_CU(cuStreamSynchronize, stream_);
-    for (CUdeviceptr p : buffers_)
-      if (p)
-        SDMA_CU(cuMemFree_v2, p);
+    for (Group &group : groups_) {
+      SDMA_CU(cuCtxSetCurrent, group.context);
+      SDMA_CU(cuStreamSynchronize, group.stream);
+    }
+    for (int r = 0; r < ranks && !buffers_.empty(); ++r) {
+      SDMA_CU(cuCtxSetCurrent, groupOf(r).context);
+      for (size_t b = 0; b < numBuffers; ++b)
+        SDMA_CU(cuMemFree_v2, buffers_[r * numBuffers + b]);
+    }
     buffers_.assign(ranks * numBuffers, 0);
-    for (int r = 0; r < ranks; ++r)
+    for (int r = 0; r < ranks; ++r) {
+      SDMA_CU(cuCtxSetCurrent, groupOf(r).context);
       for (size_t b = 0; b < numBuffers; ++b)
         if (!alloc(buffers_[r * numBuffers + b],
                    program_.buffers[b].chunks * chunkBytes, error))
           return false;
+    }
     capacityChunkBytes_ = chunkBytes;
   }
   chunkBytes_ = chunkBytes;
 
-  // The table the kernel takes by value (SdmaTable in the generated code).
-  std::vector<uint64_t> table;
-  for (CUdeviceptr p : buffers_)
-    table.push_back(p);
-  for (CUdeviceptr p : flags_)
-    table.push_back(p);
-  for (CUdeviceptr p : syncs_)
-    table.push_back(p);
-  table.push_back(error_);
-  table.push_back(options_.timeoutNs);
-  table_ = std::move(table); // passed by value at launch
-
-  // Enough blocks to keep 16-byte units per thread reasonable, never more
-  // than can be resident at once for all ranks together.
+  // The tables the kernels take by value (SdmaTable in the generated code):
+  // the same pointers (unified addressing), each device its error record.
   int64_t largest = 0;
   for (const Buffer &buffer : program_.buffers)
     largest = std::max<int64_t>(largest, buffer.chunks);
   uint64_t bytes = largest * chunkBytes;
-  int cap = std::max(1, smCount_ * std::max(1, blocksPerSM_) / ranks);
-  int wanted = static_cast<int>(std::min<uint64_t>(
-      cap, (bytes + kLdstThreads * 16 * 4 - 1) / (kLdstThreads * 16 * 4)));
-  blocks_ = options_.blocksPerRank ? std::min(options_.blocksPerRank, cap)
-                                   : std::max(1, wanted);
+  for (Group &group : groups_) {
+    group.table.clear();
+    for (CUdeviceptr p : buffers_)
+      group.table.push_back(p);
+    for (CUdeviceptr p : flags_)
+      group.table.push_back(p);
+    for (CUdeviceptr p : syncs_)
+      group.table.push_back(p);
+    group.table.push_back(group.error);
+    group.table.push_back(options_.timeoutNs);
+    // Enough blocks to keep 16-byte units per thread reasonable, never more
+    // than can be resident at once for all the device's ranks together.
+    int cap = std::max(1, group.smCount * std::max(1, group.blocksPerSM) /
+                              group.numRanks);
+    int wanted = static_cast<int>(std::min<uint64_t>(
+        cap, (bytes + kLdstThreads * 16 * 4 - 1) / (kLdstThreads * 16 * 4)));
+    group.blocks = options_.blocksPerRank
+                       ? std::min(options_.blocksPerRank, cap)
+                       : std::max(1, wanted);
+  }
   return true;
 }
 
 bool CudaLdstExecutor::upload(const HostMemory &memory, std::string &error) {
-  SDMA_CU(cuCtxSetCurrent, context_);
   size_t numBuffers = program_.buffers.size();
-  for (int r = 0; r < program_.ranks; ++r)
+  for (int r = 0; r < program_.ranks; ++r) {
+    SDMA_CU(cuCtxSetCurrent, groupOf(r).context);
     for (size_t b = 0; b < numBuffers; ++b)
       SDMA_CU(cuMemcpyHtoD_v2, buffers_[r * numBuffers + b],
               memory.buffer(r, b), memory.bufferBytes(r, b));
+  }
   return true;
 }
 
 bool CudaLdstExecutor::download(HostMemory &memory, std::string &error) {
-  SDMA_CU(cuCtxSetCurrent, context_);
   size_t numBuffers = program_.buffers.size();
-  for (int r = 0; r < program_.ranks; ++r)
+  for (int r = 0; r < program_.ranks; ++r) {
+    SDMA_CU(cuCtxSetCurrent, groupOf(r).context);
     for (size_t b = 0; b < numBuffers; ++b)
       SDMA_CU(cuMemcpyDtoH_v2, memory.buffer(r, b),
               buffers_[r * numBuffers + b], memory.bufferBytes(r, b));
+  }
   return true;
 }
 
@@ -220,37 +276,46 @@ bool CudaLdstExecutor::launch(std::string &error) {
     return false;
   }
   unsigned long long chunk = chunkBytes_, epoch = epoch_++;
-  int rankBase = 0;
-  void *args[] = {table_.data(), &chunk, &epoch, &rankBase};
-  SDMA_CU(cuLaunchKernel, function_, blocks_, program_.ranks, 1, kLdstThreads,
-          1, 1, 0, stream_, args, nullptr);
+  for (Group &group : groups_) {
+    SDMA_CU(cuCtxSetCurrent, group.context);
+    int rankBase = group.firstRank;
+    void *args[] = {group.table.data(), &chunk, &epoch, &rankBase};
+    SDMA_CU(cuLaunchKernel, group.function, group.blocks, group.numRanks, 1,
+            kLdstThreads, 1, 1, 0, group.stream, args, nullptr);
+  }
   return true;
 }
 
 bool CudaLdstExecutor::wait(std::string &error) {
-  SDMA_CU(cuCtxSetCurrent, context_);
   // The kernel bounds its own waits; the host bounds the whole run too,
   // with a margin, in case the kernel cannot even start.
   auto start = std::chrono::steady_clock::now();
   auto limit = std::chrono::nanoseconds(options_.timeoutNs) * 2 +
                std::chrono::seconds(10);
-  CUresult result;
-  while ((result = driver_.cuStreamQuery(stream_)) == CUDA_ERROR_NOT_READY) {
-    if (std::chrono::steady_clock::now() - start > limit) {
-      error =
-          "the GPU did not finish the run within " +
-          std::to_string(
-              std::chrono::duration_cast<std::chrono::seconds>(limit).count()) +
-          " s";
-      return false;
+  for (Group &group : groups_) {
+    SDMA_CU(cuCtxSetCurrent, group.context);
+    CUresult result;
+    while ((result = driver_.cuStreamQuery(group.stream)) ==
+           CUDA_ERROR_NOT_READY) {
+      if (std::chrono::steady_clock::now() - start > limit) {
+        error = "the GPU did not finish the run within " +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::seconds>(limit)
+                        .count()) +
+                " s";
+        return false;
+      }
+      std::this_thread::yield();
     }
-    std::this_thread::yield();
+    if (!check(result, "cuStreamQuery", error))
+      return false;
   }
-  if (!check(result, "cuStreamQuery", error))
-    return false;
-  uint64_t record[5];
-  SDMA_CU(cuMemcpyDtoH_v2, record, error_, sizeof(record));
-  if (record[0] != 0) {
+  for (Group &group : groups_) {
+    SDMA_CU(cuCtxSetCurrent, group.context);
+    uint64_t record[5];
+    SDMA_CU(cuMemcpyDtoH_v2, record, group.error, sizeof(record));
+    if (record[0] == 0)
+      continue;
     int64_t slot = static_cast<int64_t>(record[2]);
     error = slot < 0
                 ? "rank " + std::to_string(record[1]) +
@@ -268,25 +333,43 @@ bool CudaLdstExecutor::wait(std::string &error) {
 bool CudaLdstExecutor::time(int runs, std::vector<double> &microseconds,
                             std::string &error) {
   // Events around each run on its own, as the baselines are measured: the
-  // time of one collective, launch included, not of a pipelined batch.
-  SDMA_CU(cuCtxSetCurrent, context_);
-  CUevent start = nullptr, stop = nullptr;
-  SDMA_CU(cuEventCreate, &start, CU_EVENT_DEFAULT);
-  SDMA_CU(cuEventCreate, &stop, CU_EVENT_DEFAULT);
+  // time of one collective, launch included, not of a pipelined batch. With
+  // several devices, the slowest device's time.
+  std::vector<CUevent> starts(groups_.size()), stops(groups_.size());
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    SDMA_CU(cuCtxSetCurrent, groups_[g].context);
+    SDMA_CU(cuEventCreate, &starts[g], CU_EVENT_DEFAULT);
+    SDMA_CU(cuEventCreate, &stops[g], CU_EVENT_DEFAULT);
+  }
   bool ok = true;
   microseconds.clear();
   for (int i = 0; i < runs && ok; ++i) {
-    float ms = 0;
-    ok = check(driver_.cuEventRecord(start, stream_), "cuEventRecord", error) &&
-         launch(error) &&
-         check(driver_.cuEventRecord(stop, stream_), "cuEventRecord", error) &&
-         wait(error) &&
-         check(driver_.cuEventElapsedTime(&ms, start, stop),
-               "cuEventElapsedTime", error);
+    for (size_t g = 0; g < groups_.size() && ok; ++g)
+      ok = check(driver_.cuCtxSetCurrent(groups_[g].context), "cuCtxSetCurrent",
+                 error) &&
+           check(driver_.cuEventRecord(starts[g], groups_[g].stream),
+                 "cuEventRecord", error);
+    ok = ok && launch(error);
+    for (size_t g = 0; g < groups_.size() && ok; ++g)
+      ok = check(driver_.cuCtxSetCurrent(groups_[g].context), "cuCtxSetCurrent",
+                 error) &&
+           check(driver_.cuEventRecord(stops[g], groups_[g].stream),
+                 "cuEventRecord", error);
+    ok = ok && wait(error);
+    double slowest = 0;
+    for (size_t g = 0; g < groups_.size() && ok; ++g) {
+      float ms = 0;
+      ok = check(driver_.cuEventElapsedTime(&ms, starts[g], stops[g]),
+                 "cuEventElapsedTime", error);
+      slowest = std::max<double>(slowest, ms * 1000.0);
+    }
     if (ok)
-      microseconds.push_back(ms * 1000.0);
+      microseconds.push_back(slowest);
   }
-  driver_.cuEventDestroy_v2(start);
-  driver_.cuEventDestroy_v2(stop);
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    driver_.cuCtxSetCurrent(groups_[g].context);
+    driver_.cuEventDestroy_v2(starts[g]);
+    driver_.cuEventDestroy_v2(stops[g]);
+  }
   return ok;
 }

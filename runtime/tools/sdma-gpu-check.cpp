@@ -4,7 +4,7 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // Usage: sdma-gpu-check [--sizes=1K,4K,...] [--iters=N] [--timeout-ms=N]
-//                       NAME.hip...
+//                       [--devices=0,1,...] NAME.hip...
 //
 // For every load/store program (with its plan NAME.json beside it): compile
 // it with NVRTC (or take it from the cache), and for every size (output
@@ -53,6 +53,7 @@ int main(int argc, char **argv) {
   std::vector<uint64_t> sizes;
   int iters = 20;
   uint64_t timeoutMs = 10000;
+  std::vector<int> devices;
   std::vector<std::string> programs;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -69,6 +70,11 @@ int main(int argc, char **argv) {
       }
     } else if (arg.rfind("--iters=", 0) == 0) {
       iters = std::atoi(arg.c_str() + 8);
+    } else if (arg.rfind("--devices=", 0) == 0) {
+      std::stringstream list(arg.substr(10));
+      std::string item;
+      while (std::getline(list, item, ','))
+        devices.push_back(std::atoi(item.c_str()));
     } else if (arg.rfind("--timeout-ms=", 0) == 0) {
       timeoutMs = std::strtoull(arg.c_str() + 13, nullptr, 10);
     } else {
@@ -94,6 +100,7 @@ int main(int argc, char **argv) {
     }
     CudaOptions options;
     options.timeoutNs = timeoutMs * 1000000ull;
+    options.devices = devices;
     auto executor = CudaLdstExecutor::create(*program, options, error);
     if (!executor) {
       std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());

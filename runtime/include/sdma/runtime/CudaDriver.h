@@ -36,6 +36,7 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
 
 #define SDMA_CUDA_DRIVER_FUNCTIONS(X)                                          \
   X(cuInit, (unsigned))                                                        \
@@ -71,7 +72,9 @@ constexpr CUresult CUDA_ERROR_NOT_READY = 600;
   X(cuEventElapsedTime, (float *, CUevent, CUevent))                           \
   X(cuStreamWaitEvent, (CUstream, CUevent, unsigned))                          \
   X(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))        \
-  X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))
+  X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))           \
+  X(cuDeviceCanAccessPeer, (int *, CUdevice, CUdevice))                        \
+  X(cuCtxEnablePeerAccess, (CUcontext, unsigned))
 
 /// The driver's entry points, once loaded.
 struct Driver {

@@ -7,8 +7,10 @@
 // driver API: the source, with the CUDA prelude, is compiled by NVRTC for the
 // device's architecture (cached on disk), every rank's buffers, flags and
 // barrier counters are bound into a device-side table, and one launch per
-// device runs all the ranks it holds (blockIdx.y = rank). Here all ranks
-// share one GPU (a test setup); every wait in the kernel is bounded.
+// device runs all the ranks it holds (blockIdx.y = rank - rankBase). Ranks
+// share GPU `device` (a test setup) or, with `devices`, are spread over
+// several GPUs in contiguous groups with peer access between all of them.
+// Every wait in the kernel is bounded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,9 @@ namespace sdma::rt {
 
 struct CudaOptions {
   int device = 0;
+  /// Several GPUs: rank r runs on devices[r / ceil(R / devices.size())].
+  /// Empty: every rank on `device`.
+  std::vector<int> devices;
   /// "" : the default cache directory (see KernelCache).
   std::string cacheDirectory;
   /// A wait (or rank barrier) that takes longer fails the run.
@@ -72,9 +77,23 @@ public:
   /// the next; returns microseconds each.
   bool time(int runs, std::vector<double> &microseconds, std::string &error);
 
-  int blocksPerRank() const { return blocks_; }
+  int blocksPerRank() const { return groups_.empty() ? 1 : groups_[0].blocks; }
+  int deviceCount() const { return static_cast<int>(groups_.size()); }
 
 private:
+  /// The ranks one device runs, and what that device holds.
+  struct Group {
+    int firstRank = 0, numRanks = 0;
+    cuda::CUdevice device = 0;
+    cuda::CUcontext context = nullptr;
+    cuda::CUmodule module = nullptr;
+    cuda::CUfunction function = nullptr;
+    cuda::CUstream stream = nullptr;
+    int smCount = 0, blocksPerSM = 0, blocks = 1;
+    cuda::CUdeviceptr error = 0; // its kernel's error record
+    std::vector<uint64_t> table; // its kernel's SdmaTable, by value
+  };
+  Group &groupOf(int rank) { return groups_[rank / ranksPerGroup_]; }
   CudaLdstExecutor(const cuda::Driver &driver, const LdstProgram &program,
                    const CudaOptions &options)
       : driver_(driver), program_(program), options_(options) {}
@@ -85,18 +104,12 @@ private:
   LdstProgram program_;
   CudaOptions options_;
   CompileInfo compile_;
-  cuda::CUdevice device_ = 0;
-  cuda::CUcontext context_ = nullptr;
-  cuda::CUmodule module_ = nullptr;
-  cuda::CUfunction function_ = nullptr;
-  cuda::CUstream stream_ = nullptr;
-  int smCount_ = 0, blocksPerSM_ = 0, blocks_ = 1;
+  std::vector<Group> groups_;
+  int ranksPerGroup_ = 1;
   size_t chunkBytes_ = 0, capacityChunkBytes_ = 0;
   uint64_t epoch_ = 0;
   std::vector<cuda::CUdeviceptr> buffers_; // [rank * B + b]
   std::vector<cuda::CUdeviceptr> flags_, syncs_;
-  std::vector<uint64_t> table_; // the kernel's SdmaTable, by value
-  cuda::CUdeviceptr error_ = 0;
 };
 
 } // namespace sdma::rt
