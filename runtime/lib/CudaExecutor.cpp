@@ -256,6 +256,15 @@ bool CudaLdstExecutor::upload(const HostMemory &memory, std::string &error) {
       SDMA_CU(cuMemcpyHtoD_v2, buffers_[r * numBuffers + b],
               memory.buffer(r, b), memory.bufferBytes(r, b));
   }
+  // A copy from pageable memory may return before its DMA has landed, and
+  // a kernel on one device does not wait for another device's default
+  // stream (where these copies run): wait for every device here, so that
+  // upload() returns with the bytes in place. (Seen on two H200s: a peer's
+  // kernel wrote a buffer before its upload landed and was overwritten.)
+  for (Group &group : groups_) {
+    SDMA_CU(cuCtxSetCurrent, group.context);
+    SDMA_CU(cuStreamSynchronize, nullptr);
+  }
   return true;
 }
 
