@@ -175,13 +175,13 @@ int main(int argc, char **argv) {
       bool ok = differ == 0 && check.wrongBytes == 0;
       failures += !ok;
       std::printf(
-          "%s %-28s ranks %2d size %9llu chunk %8llu blocks/rank %3d "
+          "%s %-28s ranks %2d gpus %d size %9llu chunk %8llu blocks/rank %3d "
           "gpu_us %9.2f host_launch_us %6.2f bytes %llu "
           "differ_from_sim %llu wrong %llu%s%s\n",
           ok ? "ok  " : "FAIL", plan->schedule.c_str(), plan->ranks,
-          (unsigned long long)(chunk * outChunks), (unsigned long long)chunk,
-          executor->blocksPerRank(), median(us), hostUs,
-          (unsigned long long)total, (unsigned long long)differ,
+          executor->deviceCount(), (unsigned long long)(chunk * outChunks),
+          (unsigned long long)chunk, executor->blocksPerRank(), median(us),
+          hostUs, (unsigned long long)total, (unsigned long long)differ,
           (unsigned long long)check.wrongBytes,
           check.firstWrong.empty() ? "" : " first: ", check.firstWrong.c_str());
       std::fflush(stdout);
