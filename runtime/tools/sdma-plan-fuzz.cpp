@@ -1,0 +1,43 @@
+//===- sdma-plan-fuzz.cpp - libFuzzer target for the runtime's loaders ----===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Arbitrary bytes as a plan and as a load/store program: each must be
+// accepted or rejected with an error, never crash. An accepted plan is also
+// run on the simulator (small chunks, bounded steps), whose checks must
+// hold. Build and run: scripts/fuzz-runtime.sh.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/LdstProgram.h"
+#include "sdma/runtime/Simulator.h"
+
+#include <string>
+
+using namespace sdma::rt;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string text(reinterpret_cast<const char *>(data), size);
+  std::string error;
+  if (std::optional<Plan> plan = Plan::parse(text, error)) {
+    // Keep the simulated memory small: the fuzzer explores structure.
+    int64_t chunks = 0;
+    for (const Buffer &buffer : plan->buffers)
+      chunks += buffer.chunks;
+    if (chunks * plan->ranks <= (1 << 16)) {
+      HostMemory memory(*plan, 4);
+      fillInputs(*plan, memory);
+      SimulatorOptions options;
+      options.maxSteps = 1 << 16;
+      options.adversarial = size % 2;
+      if (simulate(*plan, memory, options, error))
+        (void)checkOutputs(*plan, memory);
+    }
+  } else if (error.empty()) {
+    __builtin_trap(); // a rejection must say why
+  }
+  error.clear();
+  if (!LdstProgram::parse(text, error) && error.empty())
+    __builtin_trap();
+  return 0;
+}
