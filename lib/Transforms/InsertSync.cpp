@@ -8,6 +8,7 @@
 #include "sdma/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
 #include <map>
 #include <set>
 
@@ -93,43 +94,53 @@ LogicalResult SyncInserter::run() {
   }
 
   // knows[i][q]: the last position of queue q known complete when op i
-  // starts (-1: none). Each op polls for the latest op per other queue it
-  // must follow, unless what it already knows covers it.
-  std::vector<std::vector<int64_t>> knows(dataOps.size(),
-                                          std::vector<int64_t>(numQueues, -1));
+  // starts (absent: none). Each op polls for the latest op per other queue
+  // it must follow, unless what it already knows covers it. Sparse: an op
+  // knows about the few queues it depends on, not all R x engines of them.
+  using Knowledge = llvm::SmallDenseMap<unsigned, int64_t, 8>;
+  auto known = [](const Knowledge &k, unsigned q) -> int64_t {
+    auto it = k.find(q);
+    return it == k.end() ? -1 : it->second;
+  };
+  auto learn = [](Knowledge &k, unsigned q, int64_t pos) {
+    auto [it, inserted] = k.try_emplace(q, pos);
+    if (!inserted)
+      it->second = std::max(it->second, pos);
+  };
+  std::vector<Knowledge> knows(dataOps.size());
   std::vector<int> lastInQueue(numQueues, -1);
   std::vector<SmallVector<unsigned>> waitsFor(dataOps.size());
   for (auto [i, x] : llvm::enumerate(dataOps)) {
-    std::vector<int64_t> &k = knows[i];
+    Knowledge &k = knows[i];
     if (int prev = lastInQueue[x.queue]; prev >= 0) {
       k = knows[prev];
-      k[x.queue] = dataOps[prev].pos;
+      learn(k, x.queue, dataOps[prev].pos);
     }
     lastInQueue[x.queue] = i;
-    std::vector<int> latest(numQueues, -1); // data-op index per queue
-    const ScheduleGraph &g = *graph;
-    for (unsigned v = 0, e = g.getNodes().size(); v < e; ++v) {
+    // The latest data op of every other queue that happens before x.
+    DenseMap<unsigned, int> latest; // queue -> data-op index
+    for (unsigned v : graph->getAncestors(x.node).set_bits()) {
       int d = dataIndexOfNode[v];
-      if (d < 0 || !g.happensBefore(v, x.node) || dataOps[d].queue == x.queue)
+      if (d < 0 || dataOps[d].queue == x.queue)
         continue;
-      int &l = latest[dataOps[d].queue];
-      if (l < 0 || dataOps[d].pos > dataOps[l].pos)
-        l = d;
+      auto [it, inserted] = latest.try_emplace(dataOps[d].queue, d);
+      if (!inserted && dataOps[d].pos > dataOps[it->second].pos)
+        it->second = d;
     }
     // Candidates not yet known, latest first so they cover the others.
     SmallVector<unsigned> candidates;
-    for (unsigned q = 0; q < numQueues; ++q)
-      if (latest[q] >= 0 && dataOps[latest[q]].pos > k[q])
-        candidates.push_back(latest[q]);
+    for (auto [q, d] : latest)
+      if (dataOps[d].pos > known(k, q))
+        candidates.push_back(d);
     llvm::sort(candidates, [&](unsigned a, unsigned b) { return a > b; });
     for (unsigned p : candidates) {
       const DataOp &producer = dataOps[p];
-      if (producer.pos <= k[producer.queue])
+      if (producer.pos <= known(k, producer.queue))
         continue; // covered by an earlier choice
       waitsFor[i].push_back(p);
-      for (unsigned q = 0; q < numQueues; ++q)
-        k[q] = std::max(k[q], knows[p][q]);
-      k[producer.queue] = std::max(k[producer.queue], producer.pos);
+      for (auto [q, pos] : knows[p])
+        learn(k, q, pos);
+      learn(k, producer.queue, producer.pos);
     }
   }
 

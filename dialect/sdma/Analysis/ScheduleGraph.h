@@ -46,6 +46,8 @@ public:
   bool happensBefore(unsigned a, unsigned b) const {
     return ancestors[b].test(a);
   }
+  /// Every node that happens before node `v`.
+  const llvm::BitVector &getAncestors(unsigned v) const { return ancestors[v]; }
   /// True when the two nodes are ordered one way or the other.
   bool ordered(unsigned a, unsigned b) const {
     return happensBefore(a, b) || happensBefore(b, a);
