@@ -18,7 +18,10 @@ config.substitutions.append(("%sdma_bin", config.sdma_tools_dir))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["sdma-opt", "sdma-translate", "sdma-run", "sdma-sim"], [config.sdma_tools_dir])
+    ["sdma-opt", "sdma-translate", "sdma-run"], [config.sdma_tools_dir])
+# sdma-sim is found on PATH instead of substituted: a substitution would also
+# rewrite `--backend=sdma-sim`.
+llvm_config.with_environment("PATH", config.sdma_tools_dir, append_path=True)
 
 # What the machine can compile or run GPU code with (the GPU suite and the
 # no-GPU compile checks are gated on these).

@@ -22,6 +22,7 @@
 #include "sdma/Transforms/Pipelines.h"
 #include "sdma/runtime/CudaCeExecutor.h"
 #include "sdma/runtime/CudaExecutor.h"
+#include "sdma/runtime/DmaTimingModel.h"
 #include "sdma/runtime/Simulator.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -55,9 +56,14 @@ static cl::opt<int64_t>
     enginesOpt("engines", cl::desc("engines per rank (0: R)"), cl::init(0));
 static cl::opt<std::string>
     backendOpt("backend",
-               cl::desc("auto | sim | cuda-ldst | cuda-ce (auto: cuda-ldst "
-                        "where there is an NVIDIA GPU, else sim)"),
+               cl::desc("auto | sim | sdma-sim | cuda-ldst | cuda-ce (auto: "
+                        "cuda-ldst where there is an NVIDIA GPU, else sim; "
+                        "sdma-sim: the simulator, timed by the DMA model)"),
                cl::init("auto"));
+static cl::opt<std::string>
+    dmaProfile("dma-profile",
+               cl::desc("DMA timing profile for --backend=sdma-sim"),
+               cl::init(SDMA_DEFAULT_DMA_PROFILE));
 static cl::opt<unsigned> timeoutMs("timeout-ms",
                                    cl::desc("GPU waits fail after this long"),
                                    cl::init(5000));
@@ -114,9 +120,10 @@ int main(int argc, char **argv) {
     return fail("unknown --variant '" + variantOpt +
                 "' (pcpy, bcst, swap or b2b)");
   if (backendOpt != "auto" && backendOpt != "sim" &&
-      backendOpt != "cuda-ldst" && backendOpt != "cuda-ce")
+      backendOpt != "cuda-ldst" && backendOpt != "cuda-ce" &&
+      backendOpt != "sdma-sim")
     return fail("unknown --backend '" + backendOpt +
-                "' (auto, sim, cuda-ldst or cuda-ce)");
+                "' (auto, sim, sdma-sim, cuda-ldst or cuda-ce)");
   uint64_t lo, hi;
   if (!parseBytes(minBytes, lo) || !parseBytes(maxBytes, hi) || lo > hi)
     return fail("bad size range -b " + minBytes + " -e " + maxBytes);
@@ -201,7 +208,16 @@ int main(int argc, char **argv) {
   std::string backend = "sim";
   std::string backendNote =
       "CPU reference simulator; times are host times, not GPU predictions";
-  if (backendOpt == "cuda-ce") {
+  std::optional<sdma::rt::DmaTimingProfile> profile;
+  if (backendOpt == "sdma-sim") {
+    profile = sdma::rt::DmaTimingProfile::load(dmaProfile, error);
+    if (!profile)
+      return fail(error);
+    backend = "sdma-sim";
+    backendNote = "CPU simulator checks the bytes; time predicted by the DMA "
+                  "timing model for " +
+                  profile->target + " (" + dmaProfile + ")";
+  } else if (backendOpt == "cuda-ce") {
     sdma::rt::CudaOptions cudaOptions;
     ce = sdma::rt::CudaCeExecutor::create(*plan, cudaOptions, error);
     if (!ce)
@@ -270,6 +286,16 @@ int main(int argc, char **argv) {
       check = sdma::rt::checkOutputs(*plan, memory);
       if (!gpu->time(iters, times, error))
         return fail(error);
+    } else if (profile) {
+      sdma::rt::fillInputs(*plan, memory);
+      if (!sdma::rt::simulate(*plan, memory, {}, error))
+        return fail(error);
+      check = sdma::rt::checkOutputs(*plan, memory);
+      std::optional<double> us =
+          sdma::rt::predictDmaTime(*plan, chunk, *profile, error);
+      if (!us)
+        return fail(error);
+      times.push_back(*us);
     } else {
       for (unsigned i = 0; i < iters; ++i) {
         sdma::rt::fillInputs(*plan, memory);

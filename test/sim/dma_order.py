@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Checks that the DMA timing model picks DMA-Latte's published order of
+variants as the message grows: back-to-back batches at small sizes,
+broadcast (all-gather) or swap (all-to-all) copies in the middle, one copy
+per peer at large sizes (8 ranks, prelaunched).
+
+usage: dma_order.py BIN_DIR SCHEDULES_DIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+bin_dir, schedules = sys.argv[1], sys.argv[2]
+
+
+def predict(schedule, variant):
+    out = subprocess.run(
+        [os.path.join(bin_dir, "sdma-run"), os.path.join(schedules, schedule),
+         "--ranks=8", f"--variant={variant}", "--prelaunch", "--backend=sdma-sim",
+         "-b", "8K", "-e", "256M", "-f", "2"],
+        capture_output=True, text=True, check=True).stdout
+    times = {}
+    for line in out.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        cols = line.split()
+        assert cols[-1] == "0", f"wrong bytes: {line}"
+        times[int(cols[0])] = float(cols[3])
+    return times
+
+
+def order(candidates):
+    series = {name: predict(*how) for name, how in candidates.items()}
+    sizes = sorted(next(iter(series.values())))
+    best = [min(series, key=lambda n: series[n][s]) for s in sizes]
+    runs = [b for i, b in enumerate(best) if i == 0 or best[i - 1] != b]
+    return sizes, best, runs
+
+
+status = 0
+for collective, candidates, expected in (
+    ("all_gather", {"b2b": ("all_gather_direct.mlir", "b2b"),
+                    "bcst": ("all_gather_direct.mlir", "bcst"),
+                    "pcpy": ("all_gather_direct.mlir", "pcpy")},
+     ["b2b", "bcst", "pcpy"]),
+    ("all_to_all", {"b2b": ("all_to_all_direct.mlir", "b2b"),
+                    "swap": ("all_to_all_swap.mlir", "pcpy"),
+                    "pcpy": ("all_to_all_direct.mlir", "pcpy")},
+     ["b2b", "swap", "pcpy"])):
+    sizes, best, runs = order(candidates)
+    ok = runs == expected
+    status |= not ok
+    print(f"{collective}: best by size: " +
+          " ".join(f"{s // 8}:{b}" for s, b in zip(sizes, best)))
+    print(f"{collective}: order {' -> '.join(runs)}: "
+          f"{'matches' if ok else 'DOES NOT MATCH'} DMA-Latte")
+sys.exit(status)
