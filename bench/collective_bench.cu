@@ -233,9 +233,9 @@ int main(int argc, char **argv) {
       check(wrong, checked);
       row(collective, "fused-kernel", s, t, wrong, checked);
 
-      for (size_t p = 0; p < sdma.size(); ++p) {
-        CudaLdstExecutor &executor = *sdma[p].second;
-        const Plan &plan = plans[p];
+      // sdma's executors: fill, run once, time, then check every output.
+      auto measure = [&](const std::string &name, auto &executor,
+                         const Plan &plan) {
         size_t chunk = s / plan.buffers[plan.collective->input].chunks;
         HostMemory memory(plan, chunk);
         fillInputs(plan, memory);
@@ -245,34 +245,16 @@ int main(int argc, char **argv) {
             !executor.upload(memory, error) || !executor.run(error) ||
             !executor.time(runs, us, error) ||
             !executor.download(memory, error)) {
-          std::fprintf(stderr, "%s: %s\n", sdma[p].first.c_str(),
-                       error.c_str());
-          return 1;
+          std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
+          std::exit(1);
         }
         CheckResult result = checkOutputs(plan, memory);
-        row(collective, sdma[p].first, s, us, result.wrongBytes,
-            result.checkedBytes);
-      }
-      for (size_t p = 0; p < ce.size(); ++p) {
-        CudaCeExecutor &executor = *ce[p].second;
-        const Plan &plan = cePlans[p];
-        size_t chunk = s / plan.buffers[plan.collective->input].chunks;
-        HostMemory memory(plan, chunk);
-        fillInputs(plan, memory);
-        std::string error;
-        std::vector<double> us;
-        if (!executor.prepare(chunk, error) ||
-            !executor.upload(memory, error) || !executor.run(error) ||
-            !executor.time(runs, us, error) ||
-            !executor.download(memory, error)) {
-          std::fprintf(stderr, "%s: %s\n", ce[p].first.c_str(),
-                       error.c_str());
-          return 1;
-        }
-        CheckResult result = checkOutputs(plan, memory);
-        row(collective, ce[p].first, s, us, result.wrongBytes,
-            result.checkedBytes);
-      }
+        row(collective, name, s, us, result.wrongBytes, result.checkedBytes);
+      };
+      for (size_t p = 0; p < sdma.size(); ++p)
+        measure(sdma[p].first, *sdma[p].second, plans[p]);
+      for (size_t p = 0; p < ce.size(); ++p)
+        measure(ce[p].first, *ce[p].second, cePlans[p]);
     }
   }
   return 0;

@@ -51,6 +51,12 @@ private:
   LogicalResult emit(Operation *op);
   LogicalResult evaluate(Operation *op);
   FailureOr<int64_t> lookup(Operation *user, Value value);
+  /// A field's value: its constant, or what its SSA value evaluated to.
+  FailureOr<int64_t> resolve(Operation *user, OpFoldResult field) {
+    if (auto value = dyn_cast<Value>(field))
+      return lookup(user, value);
+    return *getConstantIntValue(field);
+  }
   FailureOr<int64_t> evaluateBound(Operation *op, AffineMap map,
                                    ValueRange operands, bool lower);
   LogicalResult runLoop(Operation *loop, Block &body, Value iv, int64_t lb,
@@ -148,9 +154,7 @@ LogicalResult ScheduleExpander::expandOp(Operation *op) {
     SmallVector<int64_t> values;
     for (unsigned i = 0; i < 2; ++i) {
       OpFoldResult field = fields.getField(i);
-      FailureOr<int64_t> value =
-          isa<Value>(field) ? lookup(op, cast<Value>(field))
-                            : FailureOr<int64_t>(*getConstantIntValue(field));
+      FailureOr<int64_t> value = resolve(op, field);
       if (failed(value))
         return failure();
       values.push_back(*value);
@@ -272,9 +276,7 @@ LogicalResult ScheduleExpander::emit(Operation *op) {
     ArrayRef<int64_t> original = fields.getStaticFields();
     for (unsigned i = 0, e = original.size(); i < e; ++i) {
       OpFoldResult field = fields.getField(i);
-      FailureOr<int64_t> value =
-          isa<Value>(field) ? lookup(op, cast<Value>(field))
-                            : FailureOr<int64_t>(*getConstantIntValue(field));
+      FailureOr<int64_t> value = resolve(op, field);
       if (failed(value))
         return failure();
       if (ShapedType::isDynamic(*value))

@@ -17,6 +17,15 @@
 
 namespace sdma {
 
+/// {"rank", "buffer", "offset", "count"} of a flat slice.
+inline nlohmann::ordered_json sliceToJSON(ScheduleOp schedule,
+                                          const StaticSlice &slice) {
+  return {{"rank", slice.rank},
+          {"buffer", schedule.getBufferName(slice.buffer).str()},
+          {"offset", slice.offset},
+          {"count", slice.count}};
+}
+
 /// [{"name": ..., "chunks": ...}] for a schedule with a fixed rank count.
 inline nlohmann::ordered_json buffersToJSON(ScheduleOp schedule) {
   nlohmann::ordered_json buffers = nlohmann::ordered_json::array();

@@ -19,6 +19,7 @@
 
 #include "sdma/IR/SdmaOps.h"
 #include "sdma/Target/JSON.h"
+#include "sdma/Target/Manifest.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
@@ -30,13 +31,6 @@
 using namespace mlir;
 using namespace sdma;
 using json = nlohmann::ordered_json;
-
-static json sliceToJSON(ScheduleOp schedule, const StaticSlice &slice) {
-  return json{{"rank", slice.rank},
-              {"buffer", schedule.getBufferName(slice.buffer).str()},
-              {"offset", slice.offset},
-              {"count", slice.count}};
-}
 
 static FailureOr<json> opToJSON(ScheduleOp schedule, Operation *op) {
   auto fields = dyn_cast<FieldsOpInterface>(op);
@@ -97,11 +91,7 @@ LogicalResult sdma::translateToJSON(ModuleOp module, raw_ostream &os) {
       return schedule.emitOpError("has no fixed rank count: run sdma-unroll "
                                   "before --sdma-to-json");
     int64_t ranks = *schedule.getRanks();
-    json buffers = json::array();
-    for (BlockArgument buffer : schedule.getBufferArgs())
-      buffers.push_back(
-          json{{"name", schedule.getBufferName(buffer).str()},
-               {"chunks", *schedule.getBufferChunks(buffer, ranks)}});
+    json buffers = buffersToJSON(schedule);
     json ops = json::array();
     for (Operation &op : schedule.getBody().getOps()) {
       FailureOr<json> j = opToJSON(schedule, &op);

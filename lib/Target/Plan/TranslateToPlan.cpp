@@ -22,12 +22,8 @@ using namespace mlir;
 using namespace sdma;
 using json = nlohmann::ordered_json;
 
-static json sliceToJSON(ScheduleOp schedule, const Slice &slice) {
-  StaticSlice s = *getStaticSlice(slice);
-  return json{{"rank", s.rank},
-              {"buffer", schedule.getBufferName(s.buffer).str()},
-              {"offset", s.offset},
-              {"count", s.count}};
+static json sliceJSON(ScheduleOp schedule, const Slice &slice) {
+  return sdma::sliceToJSON(schedule, *getStaticSlice(slice));
 }
 
 LogicalResult sdma::translateToPlan(ModuleOp module, raw_ostream &os) {
@@ -57,19 +53,18 @@ LogicalResult sdma::translateToPlan(ModuleOp module, raw_ostream &os) {
       engine = engineAttr.getInt();
       if (isa<CopyOp>(op))
         command = json{{"op", "copy"},
-                       {"src", sliceToJSON(schedule, transfer.getSlice(0))},
-                       {"dst", sliceToJSON(schedule, transfer.getSlice(1))}};
+                       {"src", sliceJSON(schedule, transfer.getSlice(0))},
+                       {"dst", sliceJSON(schedule, transfer.getSlice(1))}};
       else if (isa<BcastOp>(op))
-        command =
-            json{{"op", "bcast"},
-                 {"src", sliceToJSON(schedule, transfer.getSlice(0))},
-                 {"dst",
-                  json::array({sliceToJSON(schedule, transfer.getSlice(1)),
-                               sliceToJSON(schedule, transfer.getSlice(2))})}};
+        command = json{
+            {"op", "bcast"},
+            {"src", sliceJSON(schedule, transfer.getSlice(0))},
+            {"dst", json::array({sliceJSON(schedule, transfer.getSlice(1)),
+                                 sliceJSON(schedule, transfer.getSlice(2))})}};
       else
         command = json{{"op", "swap"},
-                       {"a", sliceToJSON(schedule, transfer.getSlice(0))},
-                       {"b", sliceToJSON(schedule, transfer.getSlice(1))}};
+                       {"a", sliceJSON(schedule, transfer.getSlice(0))},
+                       {"b", sliceJSON(schedule, transfer.getSlice(1))}};
     } else if (auto notify = dyn_cast<NotifyOp>(&op)) {
       rank = notify.getRank();
       engine = notify.getEngine();
