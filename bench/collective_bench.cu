@@ -2,19 +2,26 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// All-gather and all-to-all over R = 8 ranks sharing one GPU, 1 KiB to
-// 64 MiB per rank, in one run: every sdma load/store program given (compiled
-// schedules: NAME-8.hip + NAME-8.json) and, measured the same way in the
-// same process, the two baselines of ../shared/MEASUREMENTS.md:
+// All-gather and all-to-all over R ranks (default 8, sharing one GPU), 1 KiB
+// to MAX (default 64 MiB) per rank, in one run: every sdma load/store program
+// given (compiled schedules: NAME-R.hip + NAME-R.json), the DMA plans on CUDA
+// streams (plain, batched copies, replayed graph) and, measured the same way
+// in the same process, the two baselines of ../shared/MEASUREMENTS.md:
 //   memcpy-per-transfer  one cudaMemcpyAsync per (source, destination) pair
 //   fused-kernel         one hand-written copy kernel for all transfers
-//                        (grid = transfers x 1..32 blocks, 512 threads, int4)
+//                        (grid = transfers x 1..32 blocks, 512 threads, int4;
+//                        one GPU only)
+// With --devices=0,1,.. the ranks are spread over GPUs (one per rank when
+// there are as many), and each copy-engine variant is also run while a
+// kernel occupies every SM of every GPU: "sm_free_us" is its time then
+// (a run that needs no SM finishes long before the 200 ms blocker).
 // Each point: median of RUNS runs, CUDA events around each collective; all
 // outputs checked after timing. Writes CSV to stdout.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/collective_bench.cu \
 //     <libsdmart.a> -ldl -o collective_bench
-//   collective_bench PROGRAM_DIR [RUNS]
+//   collective_bench PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1]
+//                    [--max-mib=N]
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,7 +47,7 @@ using namespace sdma::rt;
     }                                                                          \
   } while (0)
 
-constexpr int R = 8;
+static int R = 8;
 
 struct Copy {
   const int4 *src;
@@ -88,28 +95,80 @@ static std::vector<double> timeRuns(cudaStream_t stream, int runs, F f) {
   return us;
 }
 
+/// A kernel that holds every SM it gets until `ns` have passed.
+__global__ void occupy(unsigned long long ns) {
+  unsigned long long start;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  for (;;) {
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - start > ns)
+      break;
+  }
+}
+
+static std::string gDevices; // for the CSV
+
 static void row(const char *collective, const std::string &variant,
                 size_t bytesPerRank, const std::vector<double> &us,
-                uint64_t wrong, uint64_t checked) {
+                uint64_t wrong, uint64_t checked, double smFreeUs = -1) {
   double t = median(us);
-  // algbw over the bytes each rank receives (nccl-tests' convention).
-  double received = (double)bytesPerRank * R;
-  double algbw = received / (t * 1e3);
-  std::printf("%s,%s,%zu,%.3f,%.3f,%.3f,%d,%llu,%llu\n", collective,
+  // nccl-tests' conventions: all-gather's algbw counts the whole output
+  // (R x the per-rank input), all-to-all's the per-rank buffer; busbw =
+  // algbw x (R - 1) / R for both.
+  bool ag = std::string(collective) == "all_gather";
+  double bytes = ag ? (double)bytesPerRank * R : (double)bytesPerRank;
+  double algbw = bytes / (t * 1e3);
+  std::printf("%s,%s,%zu,%.3f,%.3f,%.3f,%d,%llu,%llu,%d,%s,%.1f\n", collective,
               variant.c_str(), bytesPerRank, t, algbw,
               algbw * (R - 1) / (double)R, (int)us.size(),
-              (unsigned long long)wrong, (unsigned long long)checked);
+              (unsigned long long)wrong, (unsigned long long)checked, R,
+              gDevices.c_str(), smFreeUs);
   std::fflush(stdout);
 }
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s PROGRAM_DIR [RUNS]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1] "
+                 "[--max-mib=N]\n",
+                 argv[0]);
     return 1;
   }
   std::string dir = argv[1];
-  int runs = argc > 2 ? std::atoi(argv[2]) : 50;
-  const size_t maxBytes = 64u << 20;
+  int runs = 50;
+  size_t maxBytes = 64u << 20;
+  std::vector<int> devices;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--ranks=", 0) == 0)
+      R = std::atoi(a.c_str() + 8);
+    else if (a.rfind("--max-mib=", 0) == 0)
+      maxBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
+    else if (a.rfind("--devices=", 0) == 0) {
+      gDevices = a.substr(10);
+      for (size_t p = 0; p < gDevices.size();) {
+        size_t q = gDevices.find(',', p);
+        devices.push_back(std::atoi(gDevices.substr(p, q - p).c_str()));
+        p = q == std::string::npos ? gDevices.size() : q + 1;
+      }
+    } else
+      runs = std::atoi(a.c_str());
+  }
+  bool multi = devices.size() > 1;
+  if (devices.empty())
+    gDevices = "0";
+  for (char &c : gDevices)
+    if (c == ',')
+      c = '+';
+  auto deviceOf = [&](int r) {
+    if (devices.empty())
+      return 0;
+    int per = (R + (int)devices.size() - 1) / (int)devices.size();
+    return devices[r / per];
+  };
+  CudaOptions cudaOptions;
+  cudaOptions.devices = devices;
   std::vector<size_t> sizes;
   for (size_t s = 1024; s <= maxBytes; s *= 4)
     sizes.push_back(s);
@@ -117,16 +176,27 @@ int main(int argc, char **argv) {
   // Baseline buffers: per rank an input and an output of R x the largest.
   std::vector<char *> in(R), out(R);
   for (int r = 0; r < R; ++r) {
+    CK(cudaSetDevice(deviceOf(r)));
     CK(cudaMalloc(&in[r], maxBytes));
     CK(cudaMalloc(&out[r], maxBytes * R));
   }
+  for (int a : devices)
+    for (int b : devices)
+      if (a != b) {
+        CK(cudaSetDevice(a));
+        cudaError_t peer = cudaDeviceEnablePeerAccess(b, 0);
+        if (peer != cudaErrorPeerAccessAlreadyEnabled)
+          CK(peer);
+      }
+  CK(cudaSetDevice(deviceOf(0)));
   cudaStream_t stream;
   CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   Copy *deviceCopies;
   CK(cudaMalloc(&deviceCopies, sizeof(Copy) * R * R));
 
   std::printf("collective,variant,bytes_per_rank,median_us,algbw_GBps,"
-              "busbw_GBps,runs,wrong_bytes,checked_bytes\n");
+              "busbw_GBps,runs,wrong_bytes,checked_bytes,ranks,gpus,"
+              "sm_free_us\n");
   for (const char *collective : {"all_gather", "all_to_all"}) {
     bool ag = std::string(collective) == "all_gather";
     std::vector<std::string> programs =
@@ -138,12 +208,12 @@ int main(int argc, char **argv) {
     std::vector<Plan> plans;
     for (const std::string &name : programs) {
       std::string error;
-      auto program = LdstProgram::load(dir + "/" + name + "-8.hip", error);
-      auto plan = program ? Plan::load(dir + "/" + name + "-8.json", error)
-                          : std::nullopt;
+      std::string base = dir + "/" + name + "-" + std::to_string(R);
+      auto program = LdstProgram::load(base + ".hip", error);
+      auto plan = program ? Plan::load(base + ".json", error) : std::nullopt;
       std::unique_ptr<CudaLdstExecutor> executor;
       if (program && plan)
-        executor = CudaLdstExecutor::create(*program, {}, error);
+        executor = CudaLdstExecutor::create(*program, cudaOptions, error);
       if (!executor) {
         std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
         return 1;
@@ -154,24 +224,37 @@ int main(int argc, char **argv) {
     }
 
     // The same schedule's DMA plans on CUDA streams (copy engines across
-    // GPUs; on one GPU the copies run on the SMs).
+    // GPUs; on one GPU the copies run on the SMs): pcpy and b2b plans, b2b
+    // with batched copies, and both replayed from a CUDA graph.
     std::string direct = ag ? "all_gather_direct" : "all_to_all_direct";
     std::vector<std::pair<std::string, std::unique_ptr<CudaCeExecutor>>> ce;
     std::vector<Plan> cePlans;
-    for (const char *variant : {"pcpy", "b2b"}) {
+    struct CeVariant {
+      const char *name, *suffix;
+      CeOptions options;
+    };
+    CeOptions plain, batch, graph, batchGraph;
+    batch.batch = batchGraph.batch = true;
+    graph.graph = batchGraph.graph = true;
+    for (const CeVariant &v : {CeVariant{"pcpy", "", plain},
+                               CeVariant{"b2b", "-b2b", plain},
+                               CeVariant{"b2b-batch", "-b2b", batch},
+                               CeVariant{"pcpy-graph", "", graph},
+                               CeVariant{"b2b-batch-graph", "-b2b",
+                                         batchGraph}}) {
       std::string error;
-      std::string path = dir + "/" + direct + "-8" +
-                         (std::string(variant) == "pcpy" ? "" : "-b2b") +
-                         ".json";
+      std::string path =
+          dir + "/" + direct + "-" + std::to_string(R) + v.suffix + ".json";
       auto plan = Plan::load(path, error);
       std::unique_ptr<CudaCeExecutor> executor;
       if (plan)
-        executor = CudaCeExecutor::create(*plan, {}, error);
+        executor = CudaCeExecutor::create(*plan, cudaOptions, error, v.options);
       if (!executor) {
-        std::fprintf(stderr, "%s: %s\n", path.c_str(), error.c_str());
+        std::fprintf(stderr, "%s (%s): %s\n", path.c_str(), v.name,
+                     error.c_str());
         return 1;
       }
-      ce.emplace_back(std::string("sdma-ce-") + variant, std::move(executor));
+      ce.emplace_back(std::string("sdma-ce-") + v.name, std::move(executor));
       cePlans.push_back(*plan);
     }
 
@@ -185,6 +268,7 @@ int main(int argc, char **argv) {
           copies.push_back(
               {(const int4 *)(in[i] + (ag ? 0 : j * piece)),
                (int4 *)(out[j] + i * piece), piece / 16});
+      CK(cudaSetDevice(deviceOf(0)));
       CK(cudaMemcpy(deviceCopies, copies.data(), sizeof(Copy) * copies.size(),
                     cudaMemcpyHostToDevice));
       // Fill inputs with a pattern: byte = f(rank, index).
@@ -228,14 +312,16 @@ int main(int argc, char **argv) {
       auto fused = [&] {
         fusedCopy<<<R * R * bpc, 512, 0, stream>>>(deviceCopies, R * R, bpc);
       };
-      t = timeRuns(stream, runs, fused);
-      CK(cudaStreamSynchronize(stream));
-      check(wrong, checked);
-      row(collective, "fused-kernel", s, t, wrong, checked);
+      if (!multi) {
+        t = timeRuns(stream, runs, fused);
+        CK(cudaStreamSynchronize(stream));
+        check(wrong, checked);
+        row(collective, "fused-kernel", s, t, wrong, checked);
+      }
 
       // sdma's executors: fill, run once, time, then check every output.
       auto measure = [&](const std::string &name, auto &executor,
-                         const Plan &plan) {
+                         const Plan &plan, bool smProbe) {
         size_t chunk = s / plan.buffers[plan.collective->input].chunks;
         HostMemory memory(plan, chunk);
         fillInputs(plan, memory);
@@ -249,12 +335,39 @@ int main(int argc, char **argv) {
           std::exit(1);
         }
         CheckResult result = checkOutputs(plan, memory);
-        row(collective, name, s, us, result.wrongBytes, result.checkedBytes);
+        // Needs it SMs? One run while a kernel holds every SM for 200 ms.
+        double smFreeUs = -1;
+        if (smProbe) {
+          std::vector<cudaStream_t> blockers;
+          for (int d : devices) {
+            CK(cudaSetDevice(d));
+            cudaStream_t b;
+            CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+            int sms = 0;
+            CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d));
+            occupy<<<sms * 2, 1024, 0, b>>>(200'000'000ull);
+            blockers.push_back(b);
+          }
+          CK(cudaSetDevice(deviceOf(0)));
+          std::vector<double> once;
+          if (!executor.time(1, once, error)) {
+            std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
+            std::exit(1);
+          }
+          smFreeUs = once[0];
+          for (cudaStream_t b : blockers) {
+            CK(cudaStreamSynchronize(b));
+            CK(cudaStreamDestroy(b));
+          }
+          CK(cudaSetDevice(deviceOf(0)));
+        }
+        row(collective, name, s, us, result.wrongBytes, result.checkedBytes,
+            smFreeUs);
       };
       for (size_t p = 0; p < sdma.size(); ++p)
-        measure(sdma[p].first, *sdma[p].second, plans[p]);
+        measure(sdma[p].first, *sdma[p].second, plans[p], false);
       for (size_t p = 0; p < ce.size(); ++p)
-        measure(ce[p].first, *ce[p].second, cePlans[p]);
+        measure(ce[p].first, *ce[p].second, cePlans[p], multi);
     }
   }
   return 0;

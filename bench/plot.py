@@ -27,7 +27,7 @@ for col, collective in enumerate(collectives):
     for variant, points in sorted(series.items()):
         points.sort()
         x = [p[0] for p in points]
-        style = "--" if variant in ("memcpy-per-transfer", "fused-kernel") else "-"
+        style = "--" if variant in ("memcpy-per-transfer", "fused-kernel", "nccl") else "-"
         axes[0][col].plot(x, [p[1] for p in points], style, marker="o", label=variant)
         axes[1][col].plot(x, [p[2] for p in points], style, marker="o", label=variant)
     for row, label in ((0, "median time (us), log"), (1, "bus bandwidth (GB/s)")):
@@ -37,7 +37,11 @@ for col, collective in enumerate(collectives):
             ax.set_yscale("log")
         ax.set_xlabel("bytes per rank")
         ax.set_ylabel(label)
-        ax.set_title(f"{collective}, 8 ranks on one GPU")
+        r0 = next(r for r in rows if r["collective"] == collective)
+        ranks = r0.get("ranks", "8")
+        gpus = r0.get("gpus", "0")
+        where = "one GPU" if "+" not in gpus else f"{gpus.count('+') + 1} GPUs"
+        ax.set_title(f"{collective}, {ranks} ranks on {where}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
 fig.suptitle(title)

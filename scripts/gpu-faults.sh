@@ -36,6 +36,28 @@ timeout 120 $check --sizes=1K --iters=1 --timeout-ms=500 $work/stuck.hip > $out/
 rc=$?
 set -e
 echo "exit $rc after $(( $(date +%s) - start )) s" >> $out/fault-stuck.txt
+# 1b. The same in a DMA plan on CUDA streams: its first poll asks for one
+# notify more than ever comes. The run must fail after the timeout naming
+# the queue, flag and values, and the executor must run again afterwards.
+cp "$programs/all_gather_ring-2.hip" $work/stuck-ce.hip
+python3 - "$programs/all_gather_ring-2.json" $work/stuck-ce.json <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+for stream in plan["streams"]:
+    polls = [op for op in stream["ops"] if op["op"] == "poll" and op["flag"] >= 2]
+    if polls:
+        polls[0]["value"] += 1
+        break
+json.dump(plan, open(sys.argv[2], "w"))
+PY
+start=$(date +%s)
+set +e
+timeout 120 $check --sizes=1K --iters=1 --timeout-ms=500 --executors=ce,ce-graph \
+  $work/stuck-ce.hip > $out/fault-stuck-ce.txt 2>&1
+rc=$?
+set -e
+echo "exit $rc after $(( $(date +%s) - start )) s" >> $out/fault-stuck-ce.txt
+cat $out/fault-stuck-ce.txt >> $out/fault-stuck.txt
 # 2. Corrupt every cache entry, then run again: detected, rebuilt, correct.
 $check --sizes=1K,1M --iters=2 "$programs/all_gather_ring-4.hip" > $out/fault-cache.txt
 for f in $SDMA_CACHE_DIR/*.bin; do printf 'garbage' | dd of="$f" bs=1 seek=100 conv=notrunc 2>/dev/null; done

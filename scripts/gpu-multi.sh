@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
-# The GPU suite with ranks spread over several GPUs (contiguous groups, peer
-# access), then a short single-GPU pass to check nothing else changed.
-#   scripts/gpu-multi.sh PROGRAM_DIR OUT_DIR DEVICES(e.g. 0,1)
+# On a host with several GPUs: the GPU suite with the ranks spread over the
+# GPUs (one per rank at 2 ranks on 2 GPUs; contiguous groups beyond), for
+# the load/store executor and the three copy-engine modes, every byte
+# checked; then the benchmark over the GPUs against NCCL.
+#   scripts/gpu-multi.sh PROGRAM_DIR OUT_DIR DEVICES(e.g. 0,1) [RUNS] [MAX_MIB]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-programs=$1 out=$2 devices=$3
+programs=$1 out=$2 devices=$3 runs=${4:-50} max=${5:-256}
+n=$(echo "$devices" | tr ',' '\n' | wc -l)
 json_include=()
 [ -d .carry/include/nlohmann ] && json_include=(-DNLOHMANN_JSON_INCLUDE_DIR="$PWD/.carry/include")
 cmake -S runtime -B /tmp/sdmart-build -G Ninja -DCMAKE_BUILD_TYPE=Release "${json_include[@]}" > /tmp/sdmart-cmake.log
-cmake --build /tmp/sdmart-build --target sdma-gpu-check > /tmp/sdmart-build.log
-export SDMA_CACHE_DIR=/tmp/sdma-cache
+cmake --build /tmp/sdmart-build --target sdma-gpu-check sdmart > /tmp/sdmart-build.log
+export SDMA_CACHE_DIR=/tmp/sdma-cache NCCL_NVLS_ENABLE=0
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
 nvidia-smi topo -m >> "$out/gpus.txt" 2>&1 || true
-/tmp/sdmart-build/bin/sdma-gpu-check --devices="$devices" --sizes=1K,1M,16M --iters=5 \
-  "$programs"/*.hip > "$out/gpu-suite-multi.txt" || true
-/tmp/sdmart-build/bin/sdma-gpu-check --sizes=1K,1M --iters=5 \
-  "$programs"/all_gather_ring-8.hip "$programs"/all_to_all_swap-8.hip \
-  "$programs"/tree_broadcast-4.hip > "$out/gpu-suite-single.txt" || true
+/tmp/sdmart-build/bin/sdma-gpu-check --devices="$devices" --sizes=1K,64K,1M,16M \
+  --iters=5 --executors=ldst,ce,ce-batch,ce-graph "$programs"/*.hip \
+  > "$out/gpu-suite-multi.txt" || true
 grep -v '^ok\|^kernel' "$out/gpu-suite-multi.txt" | tail -15
-grep -c '^ok' "$out/gpu-suite-multi.txt"
-tail -3 "$out/gpu-suite-single.txt"
+grep -c '^ok' "$out/gpu-suite-multi.txt" || true
+nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/collective_bench.cu \
+  /tmp/sdmart-build/libsdmart.a -ldl -lpthread -o /tmp/collective_bench
+stamp=$(date -u +%Y-%m-%d)
+csv="$out/collectives-h200x$n.csv"
+/tmp/collective_bench "$programs" "$runs" --ranks="$n" --devices="$devices" \
+  --max-mib="$max" > "$csv"
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT python3 bench/nccl_bench.py "$n" "$runs" "$max" \
+  2> "$out/nccl-log.txt" | tee -a "$csv" | tail -3
+grep -i "channels\|NVLS\|P2P" "$out/nccl-log.txt" | head -20 > "$out/nccl-channels.txt" || true
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
+echo "$n x $gpu; CUDA $(nvcc --version | grep -o 'release [0-9.]*'); torch $(python3 -c 'import torch; print(torch.__version__, "nccl", torch.cuda.nccl.version())'); $stamp; median of $runs runs" > "$out/collectives-h200x$n.txt"
+python3 bench/plot.py "$csv" "$out/collectives-h200x$n.png" "$n x H200 (NVLink), $stamp, median of $runs" || true

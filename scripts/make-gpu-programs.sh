@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compiles every schedule and example for 2, 4 and 8 ranks into load/store
-# programs (NAME-R.hip) and DMA plans (NAME-R.json) for the GPU suite.
+# programs (NAME-R.hip) and DMA plans (NAME-R.json) for the GPU suite, and
+# the back-to-back DMA plans (NAME-R-b2b.json) the benchmark runs.
 #   scripts/make-gpu-programs.sh OUT_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,9 +13,11 @@ for f in schedules/*.mlir examples/tree_broadcast.mlir; do
     build/bin/sdma-run "$f" --ranks=$r -b 1K -e 1K --iters=1 --backend=sim \
       --emit-hip="$out/$n-$r.hip" --emit-plan="$out/$n-$r.json" > /dev/null
   done
-# DMA plans in the back-to-back variant, for the copy-engine benchmark.
-for n in all_gather_direct all_to_all_direct; do
-  build/bin/sdma-run "schedules/$n.mlir" --ranks=8 --variant=b2b -b 1K -e 1K \
-    --iters=1 --backend=sim --emit-plan="$out/$n-8-b2b.json" > /dev/null
 done
+for n in all_gather_direct all_to_all_direct; do
+  for r in 2 8; do
+    build/bin/sdma-run "schedules/$n.mlir" --ranks=$r --variant=b2b -b 1K \
+      -e 1K --iters=1 --backend=sim --emit-plan="$out/$n-$r-b2b.json" \
+      > /dev/null
+  done
 done

@@ -7,6 +7,8 @@
 #include "sdma/runtime/CudaCeExecutor.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 using namespace sdma::rt;
 using namespace sdma::rt::cuda;
@@ -27,7 +29,7 @@ bool CudaCeExecutor::check(CUresult result, const char *call,
 
 std::unique_ptr<CudaCeExecutor>
 CudaCeExecutor::create(const Plan &plan, const CudaOptions &options,
-                       std::string &error) {
+                       std::string &error, const CeOptions &ce) {
   const Driver *driver = Driver::get(error);
   if (!driver)
     return nullptr;
@@ -35,26 +37,52 @@ CudaCeExecutor::create(const Plan &plan, const CudaOptions &options,
     error = "the CUDA driver has no 64-bit stream memory operations";
     return nullptr;
   }
-  std::unique_ptr<CudaCeExecutor> e(new CudaCeExecutor(*driver, plan, options));
+  if (ce.batch && !driver->cuMemcpyBatchAsync) {
+    error = "the CUDA driver has no cuMemcpyBatchAsync_v2 (CUDA 13 or newer "
+            "is needed for batched copies)";
+    return nullptr;
+  }
+  if (ce.graph &&
+      (!driver->cuStreamBeginCapture || !driver->cuStreamEndCapture ||
+       !driver->cuGraphInstantiateWithFlags || !driver->cuGraphLaunch ||
+       !driver->cuGraphExecDestroy || !driver->cuGraphDestroy)) {
+    error = "the CUDA driver lacks stream capture or graph entry points";
+    return nullptr;
+  }
+  std::unique_ptr<CudaCeExecutor> e(
+      new CudaCeExecutor(*driver, plan, options, ce));
+  if (!e->devices_.init(plan.ranks, options.devices, options.device, error))
+    return nullptr;
   auto ok = [&](CUresult r, const char *call) {
     if (r == 0)
       return true;
     error = driver->describe(call, r);
     return false;
   };
-  if (!ok(driver->cuDeviceGet(&e->device_, options.device), "cuDeviceGet") ||
-      !ok(driver->cuDevicePrimaryCtxRetain(&e->context_, e->device_),
-          "cuDevicePrimaryCtxRetain") ||
-      !ok(driver->cuCtxSetCurrent(e->context_), "cuCtxSetCurrent") ||
+  if (!e->devices_.use(0, error) ||
       !ok(driver->cuStreamCreate(&e->main_, 0), "cuStreamCreate") ||
       !ok(driver->cuEventCreate(&e->fork_, 2 /*disable timing*/),
           "cuEventCreate"))
     return nullptr;
+  // Each queue on its rank's GPU.
   e->streams_.assign(plan.streams.size(), nullptr);
   e->joins_.assign(plan.streams.size(), nullptr);
   for (size_t q = 0; q < plan.streams.size(); ++q)
-    if (!ok(driver->cuStreamCreate(&e->streams_[q], 0), "cuStreamCreate") ||
+    if (!e->devices_.use(plan.streams[q].rank, error) ||
+        !ok(driver->cuStreamCreate(&e->streams_[q], 0), "cuStreamCreate") ||
         !ok(driver->cuEventCreate(&e->joins_[q], 2), "cuEventCreate"))
+      return nullptr;
+  for (size_t d = 0; d < e->devices_.devices().size(); ++d) {
+    e->side_.push_back(nullptr);
+    if (!e->devices_.useDevice(d, error) ||
+        !ok(driver->cuStreamCreate(&e->side_.back(), CU_STREAM_NON_BLOCKING),
+            "cuStreamCreate"))
+      return nullptr;
+  }
+  e->resets_.assign(plan.ranks, nullptr);
+  for (int r = 0; r < plan.ranks; ++r)
+    if (!e->devices_.use(r, error) ||
+        !ok(driver->cuEventCreate(&e->resets_[r], 2), "cuEventCreate"))
       return nullptr;
   // Flags, and how far each one counts per run.
   e->notifiesPerRun_.assign(plan.ranks, std::vector<int64_t>(plan.flags, 0));
@@ -64,87 +92,236 @@ CudaCeExecutor::create(const Plan &plan, const CudaOptions &options,
         ++e->notifiesPerRun_[command.target][command.flag];
   e->flags_.assign(plan.ranks, 0);
   for (int r = 0; r < plan.ranks; ++r)
-    if (!ok(driver->cuMemAlloc_v2(&e->flags_[r], plan.flags * 8),
-            "cuMemAlloc") ||
-        !ok(driver->cuMemsetD8_v2(e->flags_[r], 0, plan.flags * 8),
-            "cuMemsetD8"))
+    if (!e->devices_.alloc(r, e->flags_[r], plan.flags * 8, error))
       return nullptr;
   return e;
 }
 
+void CudaCeExecutor::destroyGraph() {
+  if (graphExec_)
+    driver_.cuGraphExecDestroy(graphExec_);
+  if (graph_)
+    driver_.cuGraphDestroy(graph_);
+  graphExec_ = nullptr;
+  graph_ = nullptr;
+}
+
 CudaCeExecutor::~CudaCeExecutor() {
-  if (!context_)
+  if (devices_.devices().empty())
     return;
-  driver_.cuCtxSetCurrent(context_);
-  if (main_)
+  std::string ignored;
+  if (main_ && devices_.use(0, ignored))
     driver_.cuStreamSynchronize(main_);
-  for (auto *list : {&buffers_, &flags_, &staging_})
-    for (CUdeviceptr p : *list)
-      if (p)
-        driver_.cuMemFree_v2(p);
-  for (CUstream s : streams_)
-    if (s)
-      driver_.cuStreamDestroy_v2(s);
-  for (CUevent e : joins_)
-    if (e)
-      driver_.cuEventDestroy_v2(e);
+  destroyGraph();
+  for (size_t q = 0; q < streams_.size(); ++q) {
+    devices_.use(plan_.streams[q].rank, ignored);
+    if (streams_[q])
+      driver_.cuStreamDestroy_v2(streams_[q]);
+    if (joins_[q])
+      driver_.cuEventDestroy_v2(joins_[q]);
+  }
+  for (size_t r = 0; r < resets_.size(); ++r)
+    if (resets_[r] && devices_.use(r, ignored))
+      driver_.cuEventDestroy_v2(resets_[r]);
+  for (size_t d = 0; d < side_.size(); ++d)
+    if (side_[d] && devices_.useDevice(d, ignored))
+      driver_.cuStreamDestroy_v2(side_[d]);
+  devices_.use(0, ignored);
   if (fork_)
     driver_.cuEventDestroy_v2(fork_);
   if (main_)
     driver_.cuStreamDestroy_v2(main_);
-  driver_.cuDevicePrimaryCtxRelease_v2(device_);
+  // Device memory and contexts go with devices_.
 }
 
 bool CudaCeExecutor::prepare(size_t chunkBytes, std::string &error) {
-  SDMA_CU(cuCtxSetCurrent, context_);
-  if (chunkBytes > capacity_) {
-    SDMA_CU(cuStreamSynchronize, main_);
-    for (auto *list : {&buffers_, &staging_})
-      for (CUdeviceptr p : *list)
-        if (p)
-          SDMA_CU(cuMemFree_v2, p);
-    size_t numBuffers = plan_.buffers.size();
-    buffers_.assign(plan_.ranks * numBuffers, 0);
-    for (int r = 0; r < plan_.ranks; ++r)
-      for (size_t b = 0; b < numBuffers; ++b) {
-        size_t bytes = plan_.buffers[b].chunks * chunkBytes;
-        SDMA_CU(cuMemAlloc_v2, &buffers_[r * numBuffers + b], bytes);
-        SDMA_CU(cuMemsetD8_v2, buffers_[r * numBuffers + b], 0, bytes);
-      }
-    // A staging buffer per queue for its largest swap.
-    staging_.assign(plan_.streams.size(), 0);
-    for (size_t q = 0; q < plan_.streams.size(); ++q) {
-      int64_t largest = 0;
-      for (const Command &c : plan_.streams[q].commands)
-        if (c.kind == Command::Kind::Swap)
-          largest = std::max(largest, c.slices[0].count);
-      if (largest)
-        SDMA_CU(cuMemAlloc_v2, &staging_[q], largest * chunkBytes);
-    }
-    capacity_ = chunkBytes;
+  if (!devices_.use(0, error))
+    return false;
+  SDMA_CU(cuStreamSynchronize, main_);
+  std::vector<int64_t> chunks;
+  for (const Buffer &buffer : plan_.buffers)
+    chunks.push_back(buffer.chunks);
+  if (!devices_.allocateBuffers(chunks, chunkBytes, error))
+    return false;
+  // A staging buffer per queue for its largest swap, on the queue's GPU.
+  staging_.resize(plan_.streams.size(), 0);
+  for (size_t q = 0; q < plan_.streams.size(); ++q) {
+    int64_t largest = 0;
+    for (const Command &c : plan_.streams[q].commands)
+      if (c.kind == Command::Kind::Swap)
+        largest = std::max(largest, c.slices[0].count);
+    if (!largest || chunkBytes <= stagingChunkBytes_)
+      continue;
+    if (!devices_.release(staging_[q], error) ||
+        !devices_.alloc(plan_.streams[q].rank, staging_[q],
+                        largest * chunkBytes, error))
+      return false;
   }
+  stagingChunkBytes_ = std::max(stagingChunkBytes_, chunkBytes);
+  bool changed = chunkBytes != chunkBytes_;
   chunkBytes_ = chunkBytes;
+  if (ce_.graph && (changed || !graphExec_))
+    return capture(error);
+  return true;
+}
+
+bool CudaCeExecutor::capture(std::string &error) {
+  destroyGraph();
+  if (!devices_.use(0, error))
+    return false;
+  SDMA_CU(cuStreamBeginCapture, main_, CU_STREAM_CAPTURE_MODE_RELAXED);
+  std::string enqueueError;
+  bool enqueued = enqueue(0, /*resetFlags=*/true, enqueueError);
+  CUgraph graph = nullptr;
+  if (!devices_.use(0, error))
+    return false;
+  CUresult ended = driver_.cuStreamEndCapture(main_, &graph);
+  if (!enqueued) {
+    if (graph)
+      driver_.cuGraphDestroy(graph);
+    error = "capturing the plan into a CUDA graph: " + enqueueError;
+    return false;
+  }
+  if (!check(ended, "cuStreamEndCapture", error))
+    return false;
+  graph_ = graph;
+  SDMA_CU(cuGraphInstantiateWithFlags, &graphExec_, graph_, 0);
+  return true;
+}
+
+bool CudaCeExecutor::enqueueQueue(size_t q, uint64_t epoch,
+                                  std::string &error) {
+  CUstream s = streams_[q];
+  const Stream &stream = plan_.streams[q];
+  int ordinal = devices_.of(stream.rank).ordinal;
+  std::vector<int64_t> sent(plan_.ranks * plan_.flags, 0);
+  // A pending batch of copies (batch mode), issued before the next sync.
+  std::vector<CUdeviceptr> dsts, srcs;
+  std::vector<size_t> sizes;
+  auto copy = [&](CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+    if (!ce_.batch)
+      return check(driver_.cuMemcpyDtoDAsync_v2(dst, src, bytes, s),
+                   "cuMemcpyDtoDAsync", error);
+    dsts.push_back(dst);
+    srcs.push_back(src);
+    sizes.push_back(bytes);
+    return true;
+  };
+  auto flush = [&] {
+    if (dsts.empty())
+      return true;
+    bool ok;
+    if (dsts.size() == 1) {
+      ok = check(driver_.cuMemcpyDtoDAsync_v2(dsts[0], srcs[0], sizes[0], s),
+                 "cuMemcpyDtoDAsync", error);
+    } else {
+      MemcpyAttributes attributes;
+      attributes.srcLocId = attributes.dstLocId = ordinal;
+      attributes.flags = ce_.preferCopyEngines ? 1 : 0;
+      size_t index = 0;
+      ok = check(driver_.cuMemcpyBatchAsync(dsts.data(), srcs.data(),
+                                            sizes.data(), dsts.size(),
+                                            &attributes, &index, 1, s),
+                 "cuMemcpyBatchAsync", error);
+    }
+    dsts.clear();
+    srcs.clear();
+    sizes.clear();
+    return ok;
+  };
+  for (const Command &c : stream.commands) {
+    size_t bytes = c.slices[0].count * chunkBytes_;
+    switch (c.kind) {
+    case Command::Kind::Copy:
+      if (!copy(slice(c.slices[1]), slice(c.slices[0]), bytes))
+        return false;
+      break;
+    case Command::Kind::Bcast:
+      if (!copy(slice(c.slices[1]), slice(c.slices[0]), bytes) ||
+          !copy(slice(c.slices[2]), slice(c.slices[0]), bytes))
+        return false;
+      break;
+    case Command::Kind::Swap:
+      // Three ordered copies through the staging buffer: never batched.
+      if (!flush())
+        return false;
+      SDMA_CU(cuMemcpyDtoDAsync_v2, staging_[q], slice(c.slices[0]), bytes, s);
+      SDMA_CU(cuMemcpyDtoDAsync_v2, slice(c.slices[0]), slice(c.slices[1]),
+              bytes, s);
+      SDMA_CU(cuMemcpyDtoDAsync_v2, slice(c.slices[1]), staging_[q], bytes, s);
+      break;
+    case Command::Kind::Notify: {
+      if (c.flag == kDoneFlag)
+        break; // the host waits for the streams
+      if (!flush())
+        return false;
+      int64_t k = ++sent[c.target * plan_.flags + c.flag];
+      uint64_t value =
+          epoch * notifiesPerRun_[c.target][c.flag] + static_cast<uint64_t>(k);
+      SDMA_CU(cuStreamWriteValue64, s, flags_[c.target] + c.flag * 8, value, 0);
+      break;
+    }
+    case Command::Kind::Poll: {
+      if (c.flag == kLaunchFlag)
+        break; // enqueueing is the launch
+      if (!flush())
+        return false;
+      uint64_t value = epoch * notifiesPerRun_[stream.rank][c.flag] +
+                       static_cast<uint64_t>(c.value);
+      SDMA_CU(cuStreamWaitValue64, s, flags_[stream.rank] + c.flag * 8, value,
+              kWaitGeq);
+      break;
+    }
+    }
+  }
+  return flush();
+}
+
+bool CudaCeExecutor::enqueue(uint64_t epoch, bool resetFlags,
+                             std::string &error) {
+  if (!devices_.use(0, error))
+    return false;
+  SDMA_CU(cuEventRecord, fork_, main_);
+  for (size_t q = 0; q < plan_.streams.size(); ++q) {
+    if (!devices_.use(plan_.streams[q].rank, error))
+      return false;
+    SDMA_CU(cuStreamWaitEvent, streams_[q], fork_, 0);
+    if (!enqueueQueue(q, epoch, error))
+      return false;
+    SDMA_CU(cuEventRecord, joins_[q], streams_[q]);
+  }
+  std::vector<CUevent> ends = joins_;
+  if (resetFlags) {
+    // Once every queue is done, each rank's flags go back to zero on a
+    // stream of that rank's GPU.
+    std::vector<bool> reset(plan_.ranks, false);
+    for (size_t q = 0; q < plan_.streams.size(); ++q) {
+      int r = plan_.streams[q].rank;
+      if (reset[r])
+        continue;
+      reset[r] = true;
+      if (!devices_.use(r, error))
+        return false;
+      for (CUevent join : joins_)
+        SDMA_CU(cuStreamWaitEvent, streams_[q], join, 0);
+      SDMA_CU(cuMemsetD8Async, flags_[r], 0, plan_.flags * 8, streams_[q]);
+      SDMA_CU(cuEventRecord, resets_[r], streams_[q]);
+      ends.push_back(resets_[r]);
+    }
+  }
+  if (!devices_.use(0, error))
+    return false;
+  for (CUevent end : ends)
+    SDMA_CU(cuStreamWaitEvent, main_, end, 0);
   return true;
 }
 
 bool CudaCeExecutor::upload(const HostMemory &memory, std::string &error) {
-  SDMA_CU(cuCtxSetCurrent, context_);
-  size_t numBuffers = plan_.buffers.size();
-  for (int r = 0; r < plan_.ranks; ++r)
-    for (size_t b = 0; b < numBuffers; ++b)
-      SDMA_CU(cuMemcpyHtoD_v2, buffers_[r * numBuffers + b],
-              memory.buffer(r, b), memory.bufferBytes(r, b));
-  return true;
+  return devices_.upload(memory, error);
 }
 
 bool CudaCeExecutor::download(HostMemory &memory, std::string &error) {
-  SDMA_CU(cuCtxSetCurrent, context_);
-  size_t numBuffers = plan_.buffers.size();
-  for (int r = 0; r < plan_.ranks; ++r)
-    for (size_t b = 0; b < numBuffers; ++b)
-      SDMA_CU(cuMemcpyDtoH_v2, memory.buffer(r, b),
-              buffers_[r * numBuffers + b], memory.bufferBytes(r, b));
-  return true;
+  return devices_.download(memory, error);
 }
 
 bool CudaCeExecutor::launch(std::string &error) {
@@ -152,69 +329,100 @@ bool CudaCeExecutor::launch(std::string &error) {
     error = "launch before prepare()";
     return false;
   }
-  uint64_t epoch = epoch_++;
-  SDMA_CU(cuEventRecord, fork_, main_);
-  for (size_t q = 0; q < plan_.streams.size(); ++q) {
-    CUstream s = streams_[q];
-    const Stream &stream = plan_.streams[q];
-    SDMA_CU(cuStreamWaitEvent, s, fork_, 0);
-    std::vector<int64_t> sent(plan_.ranks * plan_.flags, 0);
-    for (const Command &c : stream.commands) {
-      size_t bytes = c.slices[0].count * chunkBytes_;
-      switch (c.kind) {
-      case Command::Kind::Copy:
-        SDMA_CU(cuMemcpyDtoDAsync_v2, slice(c.slices[1]), slice(c.slices[0]),
-                bytes, s);
-        break;
-      case Command::Kind::Bcast:
-        SDMA_CU(cuMemcpyDtoDAsync_v2, slice(c.slices[1]), slice(c.slices[0]),
-                bytes, s);
-        SDMA_CU(cuMemcpyDtoDAsync_v2, slice(c.slices[2]), slice(c.slices[0]),
-                bytes, s);
-        break;
-      case Command::Kind::Swap:
-        SDMA_CU(cuMemcpyDtoDAsync_v2, staging_[q], slice(c.slices[0]), bytes,
-                s);
-        SDMA_CU(cuMemcpyDtoDAsync_v2, slice(c.slices[0]), slice(c.slices[1]),
-                bytes, s);
-        SDMA_CU(cuMemcpyDtoDAsync_v2, slice(c.slices[1]), staging_[q], bytes,
-                s);
-        break;
-      case Command::Kind::Notify: {
-        if (c.flag == kDoneFlag)
-          break; // the host waits for the streams
-        int64_t k = ++sent[c.target * plan_.flags + c.flag];
-        uint64_t value = epoch * notifiesPerRun_[c.target][c.flag] +
-                         static_cast<uint64_t>(k);
-        SDMA_CU(cuStreamWriteValue64, s, flags_[c.target] + c.flag * 8, value,
-                0);
-        break;
-      }
-      case Command::Kind::Poll: {
-        if (c.flag == kLaunchFlag)
-          break; // enqueueing is the launch
-        uint64_t value = epoch * notifiesPerRun_[stream.rank][c.flag] +
-                         static_cast<uint64_t>(c.value);
-        SDMA_CU(cuStreamWaitValue64, s, flags_[stream.rank] + c.flag * 8, value,
-                kWaitGeq);
-        break;
-      }
-      }
-    }
-    SDMA_CU(cuEventRecord, joins_[q], s);
-    SDMA_CU(cuStreamWaitEvent, main_, joins_[q], 0);
+  if (ce_.graph) {
+    if (!devices_.use(0, error))
+      return false;
+    SDMA_CU(cuGraphLaunch, graphExec_, main_);
+    return true;
   }
-  return true;
+  return enqueue(epoch_++, /*resetFlags=*/false, error);
 }
 
 bool CudaCeExecutor::wait(std::string &error) {
-  SDMA_CU(cuStreamSynchronize, main_);
-  return true;
+  if (!devices_.use(0, error))
+    return false;
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::nanoseconds(options_.timeoutNs);
+  for (;;) {
+    CUresult result = driver_.cuStreamQuery(main_);
+    if (result != CUDA_ERROR_NOT_READY)
+      return check(result, "cuStreamQuery", error);
+    if (std::chrono::steady_clock::now() > deadline)
+      break;
+    std::this_thread::yield();
+  }
+  error = diagnoseAndRelease();
+  return false;
+}
+
+std::string CudaCeExecutor::diagnoseAndRelease() {
+  std::string ignored, report;
+  // The flags as they are now, read on the side streams (the queues'
+  // blocking streams would wait behind the stuck ones).
+  std::vector<std::vector<uint64_t>> seen(plan_.ranks,
+                                          std::vector<uint64_t>(plan_.flags));
+  for (int r = 0; r < plan_.ranks; ++r) {
+    size_t d = devices_.indexOf(r);
+    if (devices_.useDevice(d, ignored))
+      driver_.cuMemcpyDtoHAsync_v2(seen[r].data(), flags_[r], plan_.flags * 8,
+                                   side_[d]);
+  }
+  for (size_t d = 0; d < side_.size(); ++d)
+    if (devices_.useDevice(d, ignored))
+      driver_.cuStreamSynchronize(side_[d]);
+  // The run in flight is the last one launched (plain mode: epoch_ - 1).
+  uint64_t epoch = ce_.graph || epoch_ == 0 ? 0 : epoch_ - 1;
+  for (size_t q = 0; q < plan_.streams.size(); ++q) {
+    if (!devices_.use(plan_.streams[q].rank, ignored) ||
+        driver_.cuStreamQuery(streams_[q]) != CUDA_ERROR_NOT_READY)
+      continue;
+    const Stream &stream = plan_.streams[q];
+    std::string what = "queue " + std::to_string(q) + " (rank " +
+                       std::to_string(stream.rank) + ", engine " +
+                       std::to_string(stream.engine) + ") did not finish";
+    for (const Command &c : stream.commands) {
+      if (c.kind != Command::Kind::Poll || c.flag == kLaunchFlag)
+        continue;
+      uint64_t want = epoch * notifiesPerRun_[stream.rank][c.flag] +
+                      static_cast<uint64_t>(c.value);
+      uint64_t have = seen[stream.rank][c.flag];
+      if (have < want) {
+        what = "rank " + std::to_string(stream.rank) + " engine " +
+               std::to_string(stream.engine) + " (queue " + std::to_string(q) +
+               ") waited too long for flag " + std::to_string(c.flag) +
+               " to reach " + std::to_string(want) + "; it stayed at " +
+               std::to_string(have);
+        break;
+      }
+    }
+    report += (report.empty() ? "" : "; ") + what;
+  }
+  if (report.empty())
+    report = "the run did not finish";
+  report +=
+      " (timeout " + std::to_string(options_.timeoutNs / 1000000) + " ms)";
+  // Release: every poll is >=, so all ones satisfies them all; then let the
+  // queues drain and start again from zero.
+  for (int r = 0; r < plan_.ranks; ++r) {
+    size_t d = devices_.indexOf(r);
+    if (devices_.useDevice(d, ignored))
+      driver_.cuMemsetD8Async(flags_[r], 0xff, plan_.flags * 8, side_[d]);
+  }
+  bool drained =
+      devices_.use(0, ignored) && driver_.cuStreamSynchronize(main_) == 0;
+  for (int r = 0; r < plan_.ranks; ++r)
+    if (devices_.use(r, ignored))
+      driver_.cuMemsetD8_v2(flags_[r], 0, plan_.flags * 8);
+  epoch_ = 0;
+  if (!drained)
+    report += "; the queues did not drain after release";
+  return report;
 }
 
 bool CudaCeExecutor::time(int runs, std::vector<double> &microseconds,
                           std::string &error) {
-  SDMA_CU(cuCtxSetCurrent, context_);
+  if (!devices_.use(0, error))
+    return false;
   CUevent start = nullptr, stop = nullptr;
   SDMA_CU(cuEventCreate, &start, 0);
   SDMA_CU(cuEventCreate, &stop, 0);
@@ -222,8 +430,9 @@ bool CudaCeExecutor::time(int runs, std::vector<double> &microseconds,
   microseconds.clear();
   for (int i = 0; i < runs && ok; ++i) {
     float ms = 0;
-    ok = check(driver_.cuEventRecord(start, main_), "cuEventRecord", error) &&
-         launch(error) &&
+    ok = devices_.use(0, error) &&
+         check(driver_.cuEventRecord(start, main_), "cuEventRecord", error) &&
+         launch(error) && devices_.use(0, error) &&
          check(driver_.cuEventRecord(stop, main_), "cuEventRecord", error) &&
          wait(error) &&
          check(driver_.cuEventElapsedTime(&ms, start, stop),
@@ -231,6 +440,7 @@ bool CudaCeExecutor::time(int runs, std::vector<double> &microseconds,
     if (ok)
       microseconds.push_back(ms * 1000.0);
   }
+  devices_.use(0, error);
   driver_.cuEventDestroy_v2(start);
   driver_.cuEventDestroy_v2(stop);
   return ok;

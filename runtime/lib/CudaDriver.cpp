@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 using namespace sdma::rt::cuda;
@@ -46,6 +47,19 @@ const Driver *Driver::get(std::string &error) {
         driver.cuStreamWaitValue64 =
             reinterpret_cast<decltype(driver.cuStreamWaitValue64)>(
                 dlsym(handle, name));
+    auto optional = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          dlsym(handle, name));
+    };
+    optional(driver.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+    optional(driver.cuStreamEndCapture, "cuStreamEndCapture");
+    optional(driver.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+    optional(driver.cuGraphLaunch, "cuGraphLaunch");
+    optional(driver.cuGraphExecDestroy, "cuGraphExecDestroy");
+    optional(driver.cuGraphDestroy, "cuGraphDestroy");
+    // CUDA 12.8 exported a different signature under the plain name; only
+    // CUDA 13's _v2 is used.
+    optional(driver.cuMemcpyBatchAsync, "cuMemcpyBatchAsync_v2");
     CUresult result = driver.cuInit(0);
     if (result != 0) {
       loadError = "no GPU: " + driver.describe("cuInit", result);

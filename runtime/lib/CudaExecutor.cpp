@@ -52,37 +52,18 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
   if (CUresult r = driver->call(__VA_ARGS__); r != 0)                          \
   return fail(driver->describe(#call, r))
 
-  // Contiguous groups of ranks, one per device.
-  std::vector<int> devices = options.devices;
-  if (devices.empty())
-    devices.push_back(options.device);
+  // Contiguous groups of ranks, one per device, peer access between all.
   int ranks = program.ranks;
-  int numDevices = std::min<int>(devices.size(), ranks);
-  e.ranksPerGroup_ = (ranks + numDevices - 1) / numDevices;
-  for (int first = 0; first < ranks; first += e.ranksPerGroup_) {
+  if (!e.devices_.init(ranks, options.devices, options.device, error))
+    return nullptr;
+  for (const DeviceSet::Device &d : e.devices_.devices()) {
     Group group;
-    group.firstRank = first;
-    group.numRanks = std::min(e.ranksPerGroup_, ranks - first);
-    SDMA_CU_CREATE(cuDeviceGet, &group.device,
-                   devices[first / e.ranksPerGroup_]);
-    SDMA_CU_CREATE(cuDevicePrimaryCtxRetain, &group.context, group.device);
+    group.firstRank = d.firstRank;
+    group.numRanks = d.numRanks;
+    group.device = d.device;
+    group.context = d.context;
     e.groups_.push_back(group);
   }
-  // Every device reaches every other (stores, flag atomics).
-  for (Group &a : e.groups_)
-    for (Group &b : e.groups_) {
-      if (a.device == b.device)
-        continue;
-      int can = 0;
-      SDMA_CU_CREATE(cuDeviceCanAccessPeer, &can, a.device, b.device);
-      if (!can)
-        return fail("GPU " + std::to_string(a.device) + " cannot access GPU " +
-                    std::to_string(b.device) + " (no peer access)");
-      SDMA_CU_CREATE(cuCtxSetCurrent, a.context);
-      CUresult r = driver->cuCtxEnablePeerAccess(b.context, 0);
-      if (r != 0 && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
-        return fail(driver->describe("cuCtxEnablePeerAccess", r));
-    }
 
   // The kernel: from the cache, else NVRTC (then cached). All devices of a
   // run share one architecture (the first device's).
@@ -133,7 +114,7 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
     // where the synchronous-looking host copies of upload() run (a copy
     // from pageable memory can return before its DMA has landed).
     SDMA_CU_CREATE(cuStreamCreate, &group.stream, 0);
-    if (!e.alloc(group.error, 5 * 8, error))
+    if (!e.devices_.alloc(group.firstRank, group.error, 5 * 8, error))
       return nullptr;
   }
   e.compile_.loadMs = millisecondsSince(start);
@@ -142,81 +123,33 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
   // executor; buffers come with prepare().
   e.flags_.assign(ranks, 0);
   e.syncs_.assign(ranks, 0);
-  for (int r = 0; r < ranks; ++r) {
-    SDMA_CU_CREATE(cuCtxSetCurrent, e.groupOf(r).context);
-    if (!e.alloc(e.flags_[r], program.flagSlots * 8, error) ||
-        !e.alloc(e.syncs_[r], 8, error))
+  for (int r = 0; r < ranks; ++r)
+    if (!e.devices_.alloc(r, e.flags_[r], program.flagSlots * 8, error) ||
+        !e.devices_.alloc(r, e.syncs_[r], 8, error))
       return nullptr;
-  }
 #undef SDMA_CU_CREATE
   return executor;
 }
 
 CudaLdstExecutor::~CudaLdstExecutor() {
+  // Device memory and contexts go with devices_.
   for (Group &group : groups_) {
-    if (!group.context)
-      continue;
     driver_.cuCtxSetCurrent(group.context);
-    if (group.stream)
+    if (group.stream) {
       driver_.cuStreamSynchronize(group.stream);
-  }
-  for (int r = 0; r < static_cast<int>(flags_.size()) && !groups_.empty();
-       ++r) {
-    driver_.cuCtxSetCurrent(groupOf(r).context);
-    size_t numBuffers = program_.buffers.size();
-    for (size_t b = 0; b < numBuffers && r * numBuffers + b < buffers_.size();
-         ++b)
-      if (buffers_[r * numBuffers + b])
-        driver_.cuMemFree_v2(buffers_[r * numBuffers + b]);
-    if (flags_[r])
-      driver_.cuMemFree_v2(flags_[r]);
-    if (syncs_[r])
-      driver_.cuMemFree_v2(syncs_[r]);
-  }
-  for (Group &group : groups_) {
-    if (!group.context)
-      continue;
-    driver_.cuCtxSetCurrent(group.context);
-    if (group.error)
-      driver_.cuMemFree_v2(group.error);
-    if (group.stream)
       driver_.cuStreamDestroy_v2(group.stream);
+    }
     if (group.module)
       driver_.cuModuleUnload(group.module);
-    driver_.cuDevicePrimaryCtxRelease_v2(group.device);
   }
-}
-
-bool CudaLdstExecutor::alloc(CUdeviceptr &ptr, size_t bytes,
-                             std::string &error) {
-  SDMA_CU(cuMemAlloc_v2, &ptr, bytes);
-  SDMA_CU(cuMemsetD8_v2, ptr, 0, bytes);
-  return true;
 }
 
 bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
-  int ranks = program_.ranks;
-  size_t numBuffers = program_.buffers.size();
-  if (chunkBytes > capacityChunkBytes_) {
-    for (Group &group : groups_) {
-      SDMA_CU(cuCtxSetCurrent, group.context);
-      SDMA_CU(cuStreamSynchronize, group.stream);
-    }
-    for (int r = 0; r < ranks && !buffers_.empty(); ++r) {
-      SDMA_CU(cuCtxSetCurrent, groupOf(r).context);
-      for (size_t b = 0; b < numBuffers; ++b)
-        SDMA_CU(cuMemFree_v2, buffers_[r * numBuffers + b]);
-    }
-    buffers_.assign(ranks * numBuffers, 0);
-    for (int r = 0; r < ranks; ++r) {
-      SDMA_CU(cuCtxSetCurrent, groupOf(r).context);
-      for (size_t b = 0; b < numBuffers; ++b)
-        if (!alloc(buffers_[r * numBuffers + b],
-                   program_.buffers[b].chunks * chunkBytes, error))
-          return false;
-    }
-    capacityChunkBytes_ = chunkBytes;
-  }
+  std::vector<int64_t> chunks;
+  for (const Buffer &buffer : program_.buffers)
+    chunks.push_back(buffer.chunks);
+  if (!devices_.allocateBuffers(chunks, chunkBytes, error))
+    return false;
   chunkBytes_ = chunkBytes;
 
   // The tables the kernels take by value (SdmaTable in the generated code):
@@ -227,7 +160,7 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
   uint64_t bytes = largest * chunkBytes;
   for (Group &group : groups_) {
     group.table.clear();
-    for (CUdeviceptr p : buffers_)
+    for (CUdeviceptr p : devices_.buffers())
       group.table.push_back(p);
     for (CUdeviceptr p : flags_)
       group.table.push_back(p);
@@ -249,34 +182,11 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
 }
 
 bool CudaLdstExecutor::upload(const HostMemory &memory, std::string &error) {
-  size_t numBuffers = program_.buffers.size();
-  for (int r = 0; r < program_.ranks; ++r) {
-    SDMA_CU(cuCtxSetCurrent, groupOf(r).context);
-    for (size_t b = 0; b < numBuffers; ++b)
-      SDMA_CU(cuMemcpyHtoD_v2, buffers_[r * numBuffers + b],
-              memory.buffer(r, b), memory.bufferBytes(r, b));
-  }
-  // A copy from pageable memory may return before its DMA has landed, and
-  // a kernel on one device does not wait for another device's default
-  // stream (where these copies run): wait for every device here, so that
-  // upload() returns with the bytes in place. (Seen on two H200s: a peer's
-  // kernel wrote a buffer before its upload landed and was overwritten.)
-  for (Group &group : groups_) {
-    SDMA_CU(cuCtxSetCurrent, group.context);
-    SDMA_CU(cuStreamSynchronize, nullptr);
-  }
-  return true;
+  return devices_.upload(memory, error);
 }
 
 bool CudaLdstExecutor::download(HostMemory &memory, std::string &error) {
-  size_t numBuffers = program_.buffers.size();
-  for (int r = 0; r < program_.ranks; ++r) {
-    SDMA_CU(cuCtxSetCurrent, groupOf(r).context);
-    for (size_t b = 0; b < numBuffers; ++b)
-      SDMA_CU(cuMemcpyDtoH_v2, memory.buffer(r, b),
-              buffers_[r * numBuffers + b], memory.bufferBytes(r, b));
-  }
-  return true;
+  return devices_.download(memory, error);
 }
 
 bool CudaLdstExecutor::launch(std::string &error) {

@@ -4,8 +4,12 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // Usage: sdma-gpu-check [--sizes=1K,4K,...] [--iters=N] [--timeout-ms=N]
-//                       [--devices=0,1,...] NAME.hip...
+//                       [--devices=0,1,...]
+//                       [--executors=ldst,ce,ce-batch,ce-graph] NAME.hip...
 //
+// Executors: ldst runs the load/store program; ce, ce-batch and ce-graph
+// run the DMA plan NAME.json on CUDA streams (plain, batched copies,
+// replayed CUDA graph). Default: ldst.
 // For every load/store program (with its plan NAME.json beside it): compile
 // it with NVRTC (or take it from the cache), and for every size (output
 // bytes per rank) run it on GPU 0 with all ranks sharing the GPU, then
@@ -18,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sdma/runtime/CudaCeExecutor.h"
 #include "sdma/runtime/CudaExecutor.h"
 #include "sdma/runtime/Simulator.h"
 
@@ -49,12 +54,102 @@ static double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+namespace {
+struct Stats {
+  int failures = 0;
+  std::vector<double> warmPrepareMs, launchUs;
+};
+
+/// Runs `executor` over every size: each run checked byte for byte against
+/// the simulator and the collective, then timed.
+template <typename Executor>
+void checkSizes(const std::string &path, const std::string &kind,
+                const Plan &plan, Executor &executor,
+                const std::vector<uint64_t> &sizes, int iters, Stats &stats) {
+  std::string error;
+  int64_t outChunks =
+      plan.buffers[plan.collective ? plan.collective->output : 0].chunks;
+  for (uint64_t size : sizes) {
+    uint64_t chunk = std::max<uint64_t>(1, size / outChunks);
+    HostMemory reference(plan, chunk), gpu(plan, chunk);
+    fillInputs(plan, reference);
+    fillInputs(plan, gpu);
+    if (!simulate(plan, reference, {}, error)) {
+      std::printf("FAIL %s size %llu: simulator: %s\n", path.c_str(),
+                  (unsigned long long)size, error.c_str());
+      ++stats.failures;
+      continue;
+    }
+    if (!executor.prepare(chunk, error) || !executor.upload(gpu, error) ||
+        !executor.run(error) || !executor.download(gpu, error)) {
+      std::printf("FAIL %s %s size %llu: %s\n", kind.c_str(), path.c_str(),
+                  (unsigned long long)size, error.c_str());
+      ++stats.failures;
+      continue;
+    }
+    uint64_t differ = 0, total = 0;
+    for (int r = 0; r < plan.ranks; ++r)
+      for (size_t b = 0; b < plan.buffers.size(); ++b) {
+        size_t n = gpu.bufferBytes(r, b);
+        const uint8_t *x = gpu.buffer(r, b), *y = reference.buffer(r, b);
+        total += n;
+        if (std::memcmp(x, y, n) != 0)
+          for (size_t i = 0; i < n; ++i)
+            differ += x[i] != y[i];
+      }
+    CheckResult check = checkOutputs(plan, gpu);
+    std::vector<double> us;
+    if (!executor.time(iters, us, error)) {
+      std::printf("FAIL %s %s size %llu: timing: %s\n", kind.c_str(),
+                  path.c_str(), (unsigned long long)size, error.c_str());
+      ++stats.failures;
+      continue;
+    }
+    // Runs after the first must leave the same bytes (flags, epochs).
+    HostMemory again(plan, chunk);
+    if (!executor.download(again, error)) {
+      std::printf("FAIL %s %s size %llu: %s\n", kind.c_str(), path.c_str(),
+                  (unsigned long long)size, error.c_str());
+      ++stats.failures;
+      continue;
+    }
+    CheckResult checkAgain = checkOutputs(plan, again);
+    // Host time per launch, steady state (no waiting in between).
+    auto start = std::chrono::steady_clock::now();
+    const int launches = 50;
+    for (int i = 0; i < launches; ++i)
+      executor.launch(error);
+    double hostUs = std::chrono::duration<double, std::micro>(
+                        std::chrono::steady_clock::now() - start)
+                        .count() /
+                    launches;
+    executor.wait(error);
+    stats.launchUs.push_back(hostUs);
+    bool ok =
+        differ == 0 && check.wrongBytes == 0 && checkAgain.wrongBytes == 0;
+    stats.failures += !ok;
+    std::printf(
+        "%s %-8s %-28s ranks %2d gpus %d size %9llu chunk %8llu "
+        "gpu_us %9.2f host_launch_us %6.2f bytes %llu "
+        "differ_from_sim %llu wrong %llu wrong_after_timing %llu%s%s\n",
+        ok ? "ok  " : "FAIL", kind.c_str(), plan.schedule.c_str(), plan.ranks,
+        executor.deviceCount(), (unsigned long long)(chunk * outChunks),
+        (unsigned long long)chunk, median(us), hostUs,
+        (unsigned long long)total, (unsigned long long)differ,
+        (unsigned long long)check.wrongBytes,
+        (unsigned long long)checkAgain.wrongBytes,
+        check.firstWrong.empty() ? "" : " first: ", check.firstWrong.c_str());
+    std::fflush(stdout);
+  }
+}
+} // namespace
+
 int main(int argc, char **argv) {
   std::vector<uint64_t> sizes;
   int iters = 20;
   uint64_t timeoutMs = 10000;
   std::vector<int> devices;
-  std::vector<std::string> programs;
+  std::vector<std::string> programs, executors;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--sizes=", 0) == 0) {
@@ -75,18 +170,31 @@ int main(int argc, char **argv) {
       std::string item;
       while (std::getline(list, item, ','))
         devices.push_back(std::atoi(item.c_str()));
+    } else if (arg.rfind("--executors=", 0) == 0) {
+      std::stringstream list(arg.substr(12));
+      std::string item;
+      while (std::getline(list, item, ',')) {
+        if (item != "ldst" && item != "ce" && item != "ce-batch" &&
+            item != "ce-graph") {
+          std::fprintf(stderr, "sdma-gpu-check: unknown executor '%s'\n",
+                       item.c_str());
+          return 1;
+        }
+        executors.push_back(item);
+      }
     } else if (arg.rfind("--timeout-ms=", 0) == 0) {
       timeoutMs = std::strtoull(arg.c_str() + 13, nullptr, 10);
     } else {
       programs.push_back(arg);
     }
   }
+  if (executors.empty())
+    executors.push_back("ldst");
   if (sizes.empty())
     for (uint64_t s = 1024; s <= (64ull << 20); s *= 4)
       sizes.push_back(s);
 
-  int failures = 0;
-  std::vector<double> warmPrepareMs, launchUs;
+  Stats stats;
   for (const std::string &path : programs) {
     std::string error;
     std::optional<LdstProgram> program = LdstProgram::load(path, error);
@@ -95,103 +203,56 @@ int main(int argc, char **argv) {
         program ? Plan::load(planPath, error) : std::nullopt;
     if (!program || !plan) {
       std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());
-      ++failures;
+      ++stats.failures;
       continue;
     }
     CudaOptions options;
     options.timeoutNs = timeoutMs * 1000000ull;
     options.devices = devices;
-    auto executor = CudaLdstExecutor::create(*program, options, error);
-    if (!executor) {
-      std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());
-      ++failures;
-      continue;
-    }
-    const CompileInfo &info = executor->compileInfo();
-    std::printf("kernel %s: %s%s, %.1f ms compile, %.2f ms load\n",
-                path.c_str(), info.cacheHit ? "cache hit" : "compiled",
-                info.cacheWasCorrupt ? " (cache entry was corrupt: rebuilt)"
-                                     : "",
-                info.compileMs, info.loadMs);
-    // Warm preparation: a second executor finds the kernel in the cache.
-    {
-      auto start = std::chrono::steady_clock::now();
-      auto warm = CudaLdstExecutor::create(*program, options, error);
-      double ms = std::chrono::duration<double, std::milli>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-      if (warm && warm->compileInfo().cacheHit)
-        warmPrepareMs.push_back(ms);
-    }
-    int64_t outChunks =
-        plan->buffers[plan->collective ? plan->collective->output : 0].chunks;
-    for (uint64_t size : sizes) {
-      uint64_t chunk = std::max<uint64_t>(1, size / outChunks);
-      HostMemory reference(*plan, chunk), gpu(*plan, chunk);
-      fillInputs(*plan, reference);
-      fillInputs(*plan, gpu);
-      if (!simulate(*plan, reference, {}, error)) {
-        std::printf("FAIL %s size %llu: simulator: %s\n", path.c_str(),
-                    (unsigned long long)size, error.c_str());
-        ++failures;
-        continue;
-      }
-      if (!executor->prepare(chunk, error) || !executor->upload(gpu, error) ||
-          !executor->run(error) || !executor->download(gpu, error)) {
-        std::printf("FAIL %s size %llu: %s\n", path.c_str(),
-                    (unsigned long long)size, error.c_str());
-        ++failures;
-        continue;
-      }
-      uint64_t differ = 0, total = 0;
-      for (int r = 0; r < plan->ranks; ++r)
-        for (size_t b = 0; b < plan->buffers.size(); ++b) {
-          size_t n = gpu.bufferBytes(r, b);
-          const uint8_t *x = gpu.buffer(r, b), *y = reference.buffer(r, b);
-          total += n;
-          if (std::memcmp(x, y, n) != 0)
-            for (size_t i = 0; i < n; ++i)
-              differ += x[i] != y[i];
+    for (const std::string &kind : executors) {
+      if (kind == "ldst") {
+        auto executor = CudaLdstExecutor::create(*program, options, error);
+        if (!executor) {
+          std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());
+          ++stats.failures;
+          continue;
         }
-      CheckResult check = checkOutputs(*plan, gpu);
-      std::vector<double> us;
-      if (!executor->time(iters, us, error)) {
-        std::printf("FAIL %s size %llu: timing: %s\n", path.c_str(),
-                    (unsigned long long)size, error.c_str());
-        ++failures;
+        const CompileInfo &info = executor->compileInfo();
+        std::printf("kernel %s: %s%s, %.1f ms compile, %.2f ms load\n",
+                    path.c_str(), info.cacheHit ? "cache hit" : "compiled",
+                    info.cacheWasCorrupt ? " (cache entry was corrupt: rebuilt)"
+                                         : "",
+                    info.compileMs, info.loadMs);
+        // Warm preparation: a second executor finds the kernel in the cache.
+        auto start = std::chrono::steady_clock::now();
+        auto warm = CudaLdstExecutor::create(*program, options, error);
+        double ms = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+        if (warm && warm->compileInfo().cacheHit)
+          stats.warmPrepareMs.push_back(ms);
+        checkSizes(path, kind, *plan, *executor, sizes, iters, stats);
         continue;
       }
-      // Host time per launch, steady state (no waiting in between).
-      auto start = std::chrono::steady_clock::now();
-      const int launches = 50;
-      for (int i = 0; i < launches; ++i)
-        executor->launch(error);
-      double hostUs = std::chrono::duration<double, std::micro>(
-                          std::chrono::steady_clock::now() - start)
-                          .count() /
-                      launches;
-      executor->wait(error);
-      launchUs.push_back(hostUs);
-      bool ok = differ == 0 && check.wrongBytes == 0;
-      failures += !ok;
-      std::printf(
-          "%s %-28s ranks %2d gpus %d size %9llu chunk %8llu blocks/rank %3d "
-          "gpu_us %9.2f host_launch_us %6.2f bytes %llu "
-          "differ_from_sim %llu wrong %llu%s%s\n",
-          ok ? "ok  " : "FAIL", plan->schedule.c_str(), plan->ranks,
-          executor->deviceCount(), (unsigned long long)(chunk * outChunks),
-          (unsigned long long)chunk, executor->blocksPerRank(), median(us),
-          hostUs, (unsigned long long)total, (unsigned long long)differ,
-          (unsigned long long)check.wrongBytes,
-          check.firstWrong.empty() ? "" : " first: ", check.firstWrong.c_str());
-      std::fflush(stdout);
+      CeOptions ce;
+      ce.batch = kind == "ce-batch";
+      ce.graph = kind == "ce-graph";
+      auto executor = CudaCeExecutor::create(*plan, options, error, ce);
+      if (!executor) {
+        std::printf("FAIL %s %s: %s\n", kind.c_str(), planPath.c_str(),
+                    error.c_str());
+        ++stats.failures;
+        continue;
+      }
+      checkSizes(planPath, kind, *plan, *executor, sizes, iters, stats);
     }
   }
   std::printf("warm prepare (cache hit, create to ready): median %.3f ms over "
               "%zu programs\n",
-              median(warmPrepareMs), warmPrepareMs.size());
-  std::printf("host time per launch: median %.2f us over %zu sizes\n",
-              median(launchUs), launchUs.size());
-  std::printf("%s: %d failures\n", failures ? "FAILED" : "PASSED", failures);
-  return failures ? 1 : 0;
+              median(stats.warmPrepareMs), stats.warmPrepareMs.size());
+  std::printf("host time per launch: median %.2f us over %zu runs\n",
+              median(stats.launchUs), stats.launchUs.size());
+  std::printf("%s: %d failures\n", stats.failures ? "FAILED" : "PASSED",
+              stats.failures);
+  return stats.failures ? 1 : 0;
 }

@@ -12,8 +12,19 @@
 // and the launch poll (flag 0) are left to the host: it waits for the
 // streams, and enqueueing is the launch.
 //
-// Across GPUs, device-to-device copies use the copy engines; with all ranks
-// on one GPU (every run so far) they run on the SMs (MEASUREMENTS.md).
+// Ranks are placed on GPUs as by the load/store executor (CudaOptions::
+// devices); a queue's stream lives on its rank's GPU, so a copy to or from
+// a peer GPU is a copy-engine copy. A copy within one GPU (a rank's own
+// chunk, several ranks sharing a GPU, the swap's staging) runs on the SMs:
+// NVIDIA moves same-device copies with kernels (MEASUREMENTS.md).
+//
+// Modes (CeOptions):
+//   batch  each maximal run of copies between two syncs of a queue is one
+//          cuMemcpyBatchAsync (DMA-Latte's back-to-back batching);
+//   graph  the whole run is captured once into a CUDA graph at prepare()
+//          and replayed by launch() (DMA-Latte's prelaunch: the host's
+//          per-command work leaves the critical path). Flags are reset to
+//          zero at the end of each replay, so the captured values hold.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,10 +35,19 @@
 
 namespace sdma::rt {
 
+struct CeOptions {
+  bool batch = false;
+  bool graph = false;
+  /// With batch: CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE (a hint).
+  bool preferCopyEngines = false;
+};
+
 class CudaCeExecutor {
 public:
-  static std::unique_ptr<CudaCeExecutor>
-  create(const Plan &plan, const CudaOptions &options, std::string &error);
+  static std::unique_ptr<CudaCeExecutor> create(const Plan &plan,
+                                                const CudaOptions &options,
+                                                std::string &error,
+                                                const CeOptions &ce = {});
   ~CudaCeExecutor();
 
   bool prepare(size_t chunkBytes, std::string &error);
@@ -35,34 +55,54 @@ public:
   bool download(HostMemory &memory, std::string &error);
   /// Enqueues one run (fork from the main stream, join back).
   bool launch(std::string &error);
+  /// Waits for the launched runs, at most CudaOptions::timeoutNs: a queue
+  /// stuck on a poll is reported (rank, engine, flag, wanted and seen
+  /// values), then released so the executor can be used again.
   bool wait(std::string &error);
   bool run(std::string &error) { return launch(error) && wait(error); }
   /// Events around each run on the main stream.
   bool time(int runs, std::vector<double> &microseconds, std::string &error);
+  int deviceCount() const {
+    return static_cast<int>(devices_.devices().size());
+  }
 
 private:
   CudaCeExecutor(const cuda::Driver &driver, const Plan &plan,
-                 const CudaOptions &options)
-      : driver_(driver), plan_(plan), options_(options) {}
+                 const CudaOptions &options, const CeOptions &ce)
+      : driver_(driver), plan_(plan), options_(options), ce_(ce),
+        devices_(driver) {}
   bool check(cuda::CUresult result, const char *call, std::string &error);
   cuda::CUdeviceptr slice(const Slice &s) const {
-    return buffers_[s.rank * plan_.buffers.size() + s.buffer] +
-           s.offset * chunkBytes_;
+    return devices_.buffer(s.rank, s.buffer) + s.offset * chunkBytes_;
   }
+  /// Enqueues one run: notifies write epoch x per-run + k; with
+  /// `resetFlags`, every rank's flags go back to zero once all queues are
+  /// done (the graph mode's epoch is always 0).
+  bool enqueue(uint64_t epoch, bool resetFlags, std::string &error);
+  bool enqueueQueue(size_t q, uint64_t epoch, std::string &error);
+  bool capture(std::string &error);
+  /// After a timeout: names the stuck queues, then satisfies every poll
+  /// (flags set to all ones on side streams), drains and resets the flags.
+  std::string diagnoseAndRelease();
+  void destroyGraph();
 
   const cuda::Driver &driver_;
   Plan plan_;
   CudaOptions options_;
-  cuda::CUdevice device_ = 0;
-  cuda::CUcontext context_ = nullptr;
-  cuda::CUstream main_ = nullptr;
+  CeOptions ce_;
+  DeviceSet devices_;
+  cuda::CUstream main_ = nullptr;       // on the first GPU
   std::vector<cuda::CUstream> streams_; // one per plan queue
   std::vector<cuda::CUevent> joins_;
+  std::vector<cuda::CUevent> resets_; // per rank (graph mode)
+  std::vector<cuda::CUstream> side_;  // per device, non-blocking (rescue)
   cuda::CUevent fork_ = nullptr;
-  std::vector<cuda::CUdeviceptr> buffers_, flags_, staging_;
+  std::vector<cuda::CUdeviceptr> flags_, staging_;
   std::vector<std::vector<int64_t>> notifiesPerRun_; // [rank][flag]
-  size_t chunkBytes_ = 0, capacity_ = 0;
+  size_t chunkBytes_ = 0, stagingChunkBytes_ = 0;
   uint64_t epoch_ = 0;
+  cuda::CUgraph graph_ = nullptr;
+  cuda::CUgraphExec graphExec_ = nullptr;
 };
 
 } // namespace sdma::rt

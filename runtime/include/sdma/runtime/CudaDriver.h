@@ -28,6 +28,8 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 using nvrtcResult = int;
 using nvrtcProgram = struct _nvrtcProgram *;
 
@@ -37,6 +39,16 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
+constexpr unsigned CU_STREAM_CAPTURE_MODE_RELAXED = 2;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+
+/// cuMemcpyBatchAsync's per-copy attributes (CUmemcpyAttributes_v1).
+struct MemcpyAttributes {
+  int srcAccessOrder = 1;           // CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
+  int srcLocType = 1, srcLocId = 0; // CU_MEM_LOCATION_TYPE_DEVICE, ordinal
+  int dstLocType = 1, dstLocId = 0;
+  unsigned flags = 0; // 1: CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
+};
 
 #define SDMA_CUDA_DRIVER_FUNCTIONS(X)                                          \
   X(cuInit, (unsigned))                                                        \
@@ -47,6 +59,7 @@ constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
   X(cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice))                         \
   X(cuDevicePrimaryCtxRelease_v2, (CUdevice))                                  \
   X(cuCtxSetCurrent, (CUcontext))                                              \
+  X(cuCtxSynchronize, ())                                                      \
   X(cuGetErrorString, (CUresult, const char **))                               \
   X(cuMemAlloc_v2, (CUdeviceptr *, size_t))                                    \
   X(cuMemFree_v2, (CUdeviceptr))                                               \
@@ -73,6 +86,7 @@ constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
   X(cuStreamWaitEvent, (CUstream, CUevent, unsigned))                          \
   X(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))        \
   X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))           \
+  X(cuMemcpyDtoHAsync_v2, (void *, CUdeviceptr, size_t, CUstream))             \
   X(cuDeviceCanAccessPeer, (int *, CUdevice, CUdevice))                        \
   X(cuCtxEnablePeerAccess, (CUcontext, unsigned))
 
@@ -87,6 +101,18 @@ struct Driver {
                                    unsigned) = nullptr;
   CUresult (*cuStreamWaitValue64)(CUstream, CUdeviceptr, unsigned long long,
                                   unsigned) = nullptr;
+  // Optional: graphs (prelaunch) and batched copies (CUDA 13's signature);
+  // null where the driver lacks them, and the executors say so.
+  CUresult (*cuStreamBeginCapture)(CUstream, unsigned) = nullptr;
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *) = nullptr;
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph,
+                                          unsigned long long) = nullptr;
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
+  CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
+  CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
+  CUresult (*cuMemcpyBatchAsync)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
+                                 MemcpyAttributes *, size_t *, size_t,
+                                 CUstream) = nullptr;
 
   /// Loads libcuda.so.1 and initialises it. Returns nullptr with `error`
   /// ("no GPU: ...") where there is no driver or no device.

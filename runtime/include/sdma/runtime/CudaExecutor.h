@@ -18,6 +18,7 @@
 #define SDMA_RUNTIME_CUDAEXECUTOR_H
 
 #include "sdma/runtime/CudaDriver.h"
+#include "sdma/runtime/DeviceSet.h"
 #include "sdma/runtime/HostMemory.h"
 #include "sdma/runtime/LdstProgram.h"
 
@@ -78,10 +79,11 @@ public:
   bool time(int runs, std::vector<double> &microseconds, std::string &error);
 
   int blocksPerRank() const { return groups_.empty() ? 1 : groups_[0].blocks; }
+  /// How many GPUs the ranks are spread over.
   int deviceCount() const { return static_cast<int>(groups_.size()); }
 
 private:
-  /// The ranks one device runs, and what that device holds.
+  /// What one device holds to run its ranks (devices_.devices()[i]).
   struct Group {
     int firstRank = 0, numRanks = 0;
     cuda::CUdevice device = 0;
@@ -93,23 +95,21 @@ private:
     cuda::CUdeviceptr error = 0; // its kernel's error record
     std::vector<uint64_t> table; // its kernel's SdmaTable, by value
   };
-  Group &groupOf(int rank) { return groups_[rank / ranksPerGroup_]; }
   CudaLdstExecutor(const cuda::Driver &driver, const LdstProgram &program,
                    const CudaOptions &options)
-      : driver_(driver), program_(program), options_(options) {}
+      : driver_(driver), program_(program), options_(options),
+        devices_(driver) {}
   bool check(cuda::CUresult result, const char *call, std::string &error);
-  bool alloc(cuda::CUdeviceptr &ptr, size_t bytes, std::string &error);
 
   const cuda::Driver &driver_;
   LdstProgram program_;
   CudaOptions options_;
   CompileInfo compile_;
-  std::vector<Group> groups_;
-  int ranksPerGroup_ = 1;
-  size_t chunkBytes_ = 0, capacityChunkBytes_ = 0;
+  DeviceSet devices_;
+  std::vector<Group> groups_; // one per device of devices_
+  size_t chunkBytes_ = 0;
   uint64_t epoch_ = 0;
-  std::vector<cuda::CUdeviceptr> buffers_; // [rank * B + b]
-  std::vector<cuda::CUdeviceptr> flags_, syncs_;
+  std::vector<cuda::CUdeviceptr> flags_, syncs_; // per rank
 };
 
 } // namespace sdma::rt

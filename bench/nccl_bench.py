@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""NCCL baseline for the multi-GPU benchmark: all_gather_into_tensor and
+all_to_all_single through torch.distributed, one process per GPU, 1 KiB to
+MAX MiB per rank (powers of 4), median of RUNS runs with CUDA events around
+each collective (the slowest rank's median), output checked for every size.
+Writes the same CSV columns as collective_bench (variant "nccl") to stdout.
+
+NVLink multicast (NVLS) stays off: NCCL_NVLS_ENABLE=0.
+
+usage: nccl_bench.py GPUS [RUNS] [MAX_MIB]
+"""
+import os
+import sys
+
+os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def worker(rank, world, runs, max_bytes, port, queue):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", rank=rank, world_size=world,
+                            device_id=torch.device("cuda", rank))
+    rows = []
+    size = 1024
+    while size <= max_bytes:
+        for collective in ("all_gather", "all_to_all"):
+            # byte i of rank r's input: (r * 131 + i * 7) mod 256
+            idx = torch.arange(size, device="cuda", dtype=torch.int64)
+            inp = ((rank * 131 + idx * 7) % 256).to(torch.uint8)
+            out = torch.empty(size * world if collective == "all_gather" else size,
+                              dtype=torch.uint8, device="cuda")
+
+            def op():
+                if collective == "all_gather":
+                    dist.all_gather_into_tensor(out, inp)
+                else:
+                    dist.all_to_all_single(out, inp)
+
+            for _ in range(5):
+                op()
+            torch.cuda.synchronize()
+            times = []
+            start = torch.cuda.Event(enable_timing=True)
+            stop = torch.cuda.Event(enable_timing=True)
+            for _ in range(runs):
+                start.record()
+                op()
+                stop.record()
+                stop.synchronize()
+                times.append(start.elapsed_time(stop) * 1000.0)
+            times.sort()
+            med = times[len(times) // 2]
+            # Check: all-gather's block j is rank j's input; all-to-all's
+            # block j is rank j's block `rank`.
+            out.zero_()
+            op()
+            torch.cuda.synchronize()
+            wrong = 0
+            if collective == "all_gather":
+                for j in range(world):
+                    want = ((j * 131 + idx * 7) % 256).to(torch.uint8)
+                    wrong += int((out[j * size:(j + 1) * size] != want).sum())
+            else:
+                piece = size // world
+                for j in range(world):
+                    src = torch.arange(rank * piece, (rank + 1) * piece,
+                                       device="cuda", dtype=torch.int64)
+                    want = ((j * 131 + src * 7) % 256).to(torch.uint8)
+                    wrong += int((out[j * piece:(j + 1) * piece] != want).sum())
+            rows.append((collective, size, med, wrong, out.numel()))
+        size *= 4
+    gathered = [None] * world
+    dist.all_gather_object(gathered, rows)
+    if rank == 0:
+        queue.put(gathered)
+    dist.destroy_process_group()
+
+
+def main():
+    world = int(sys.argv[1])
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 50
+    max_bytes = (int(sys.argv[3]) if len(sys.argv) > 3 else 64) << 20
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=worker,
+                         args=(r, world, runs, max_bytes, 29517, queue))
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    gathered = queue.get()
+    for p in procs:
+        p.join()
+    gpus = "+".join(str(i) for i in range(world))
+    for i, (collective, size, _, _, _) in enumerate(gathered[0]):
+        med = max(g[i][2] for g in gathered)  # the slowest rank
+        wrong = sum(g[i][3] for g in gathered)
+        checked = sum(g[i][4] for g in gathered)
+        total = size * world if collective == "all_gather" else size
+        algbw = total / (med * 1e3)
+        busbw = algbw * (world - 1) / world
+        print(f"{collective},nccl,{size},{med:.3f},{algbw:.3f},{busbw:.3f},"
+              f"{runs},{wrong},{checked},{world},{gpus},-1.0", flush=True)
+
+
+if __name__ == "__main__":
+    main()
