@@ -13,8 +13,9 @@
 //                        one GPU only)
 // With --devices=0,1,.. the ranks are spread over GPUs (one per rank when
 // there are as many), and each copy-engine variant is also run while a
-// kernel occupies every SM of every GPU: "sm_free_us" is its time then
-// (a run that needs no SM finishes long before the 200 ms blocker).
+// kernel occupies every SM of every GPU: "sm_free_us" is the time of its
+// cross-GPU copies then (copies that need no SM finish long before the
+// 200 ms blocker; same-GPU copies run on SMs on NVIDIA and are left out).
 // Each point: median of RUNS runs, CUDA events around each collective; all
 // outputs checked after timing. Writes CSV to stdout.
 //
@@ -229,19 +230,20 @@ int main(int argc, char **argv) {
     std::string direct = ag ? "all_gather_direct" : "all_to_all_direct";
     std::vector<std::pair<std::string, std::unique_ptr<CudaCeExecutor>>> ce;
     std::vector<Plan> cePlans;
+    std::vector<CeOptions> ceOptions;
     struct CeVariant {
       const char *name, *suffix;
       CeOptions options;
     };
-    CeOptions plain, batch, graph, batchGraph;
-    batch.batch = batchGraph.batch = true;
-    graph.graph = batchGraph.graph = true;
+    // (Batched copies cannot be captured into a graph: the driver refuses.)
+    CeOptions plain, batch, graph;
+    batch.batch = true;
+    graph.graph = true;
     for (const CeVariant &v : {CeVariant{"pcpy", "", plain},
                                CeVariant{"b2b", "-b2b", plain},
                                CeVariant{"b2b-batch", "-b2b", batch},
                                CeVariant{"pcpy-graph", "", graph},
-                               CeVariant{"b2b-batch-graph", "-b2b",
-                                         batchGraph}}) {
+                               CeVariant{"b2b-graph", "-b2b", graph}}) {
       std::string error;
       std::string path =
           dir + "/" + direct + "-" + std::to_string(R) + v.suffix + ".json";
@@ -256,6 +258,7 @@ int main(int argc, char **argv) {
       }
       ce.emplace_back(std::string("sdma-ce-") + v.name, std::move(executor));
       cePlans.push_back(*plan);
+      ceOptions.push_back(v.options);
     }
 
     for (size_t s : sizes) {
@@ -321,7 +324,7 @@ int main(int argc, char **argv) {
 
       // sdma's executors: fill, run once, time, then check every output.
       auto measure = [&](const std::string &name, auto &executor,
-                         const Plan &plan, bool smProbe) {
+                         const Plan &plan, const CeOptions *probe) {
         size_t chunk = s / plan.buffers[plan.collective->input].chunks;
         HostMemory memory(plan, chunk);
         fillInputs(plan, memory);
@@ -335,9 +338,29 @@ int main(int argc, char **argv) {
           std::exit(1);
         }
         CheckResult result = checkOutputs(plan, memory);
-        // Needs it SMs? One run while a kernel holds every SM for 200 ms.
+        // Do the copy-engine copies need SMs? The plan's cross-GPU part
+        // alone (same-GPU copies dropped: NVIDIA runs those on SMs), once,
+        // while a kernel holds every SM of every GPU for 200 ms.
         double smFreeUs = -1;
-        if (smProbe) {
+        if (probe) {
+          Plan peers = plan;
+          for (Stream &stream : peers.streams)
+            stream.commands.erase(
+                std::remove_if(stream.commands.begin(), stream.commands.end(),
+                               [&](const Command &c) {
+                                 return c.kind == Command::Kind::Copy &&
+                                        deviceOf(c.slices[0].rank) ==
+                                            deviceOf(c.slices[1].rank);
+                               }),
+                stream.commands.end());
+          auto peerExecutor =
+              CudaCeExecutor::create(peers, cudaOptions, error, *probe);
+          if (!peerExecutor || !peerExecutor->prepare(chunk, error) ||
+              !peerExecutor->run(error)) {
+            std::fprintf(stderr, "%s (peer part): %s\n", name.c_str(),
+                         error.c_str());
+            std::exit(1);
+          }
           std::vector<cudaStream_t> blockers;
           for (int d : devices) {
             CK(cudaSetDevice(d));
@@ -350,7 +373,7 @@ int main(int argc, char **argv) {
           }
           CK(cudaSetDevice(deviceOf(0)));
           std::vector<double> once;
-          if (!executor.time(1, once, error)) {
+          if (!peerExecutor->time(1, once, error)) {
             std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
             std::exit(1);
           }
@@ -365,9 +388,10 @@ int main(int argc, char **argv) {
             smFreeUs);
       };
       for (size_t p = 0; p < sdma.size(); ++p)
-        measure(sdma[p].first, *sdma[p].second, plans[p], false);
+        measure(sdma[p].first, *sdma[p].second, plans[p], nullptr);
       for (size_t p = 0; p < ce.size(); ++p)
-        measure(ce[p].first, *ce[p].second, cePlans[p], multi);
+        measure(ce[p].first, *ce[p].second, cePlans[p],
+                multi ? &ceOptions[p] : nullptr);
     }
   }
   return 0;

@@ -49,6 +49,11 @@ CudaCeExecutor::create(const Plan &plan, const CudaOptions &options,
     error = "the CUDA driver lacks stream capture or graph entry points";
     return nullptr;
   }
+  if (ce.batch && ce.graph) {
+    error = "batched copies cannot be replayed from a graph: the CUDA driver "
+            "refuses cuMemcpyBatchAsync while a stream is being captured";
+    return nullptr;
+  }
   std::unique_ptr<CudaCeExecutor> e(
       new CudaCeExecutor(*driver, plan, options, ce));
   if (!e->devices_.init(plan.ranks, options.devices, options.device, error))
