@@ -3,7 +3,11 @@
 all_to_all_single through torch.distributed, one process per GPU, 1 KiB to
 MAX MiB per rank (powers of 4), median of RUNS runs with CUDA events around
 each collective (the slowest rank's median), output checked for every size.
-Writes the same CSV columns as collective_bench (variant "nccl") to stdout.
+Two variants: "nccl" calls the collective from Python each run (what a
+PyTorch program pays, host launch included, as sdma's rows include theirs);
+"nccl-graph" captures it once into a CUDA graph and replays it (no Python
+or NCCL host work per run: NCCL's best small-message latency).
+Writes the same CSV columns as collective_bench to stdout.
 
 NVLink multicast (NVLS) stays off: NCCL_NVLS_ENABLE=0.
 
@@ -42,20 +46,35 @@ def worker(rank, world, runs, max_bytes, port, queue):
                 else:
                     dist.all_to_all_single(out, inp)
 
-            for _ in range(5):
-                op()
+            def timed(run):
+                for _ in range(5):
+                    run()
+                torch.cuda.synchronize()
+                times = []
+                start = torch.cuda.Event(enable_timing=True)
+                stop = torch.cuda.Event(enable_timing=True)
+                for _ in range(runs):
+                    start.record()
+                    run()
+                    stop.record()
+                    stop.synchronize()
+                    times.append(start.elapsed_time(stop) * 1000.0)
+                times.sort()
+                return times[len(times) // 2]
+
+            med = timed(op)
+            # The same collective captured into a graph (on a side stream,
+            # as torch.cuda.graph requires), replayed on the current one.
+            graph = torch.cuda.CUDAGraph()
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                op()  # warm-up on the capturing stream
+                with torch.cuda.graph(graph, stream=side):
+                    op()
+            torch.cuda.current_stream().wait_stream(side)
             torch.cuda.synchronize()
-            times = []
-            start = torch.cuda.Event(enable_timing=True)
-            stop = torch.cuda.Event(enable_timing=True)
-            for _ in range(runs):
-                start.record()
-                op()
-                stop.record()
-                stop.synchronize()
-                times.append(start.elapsed_time(stop) * 1000.0)
-            times.sort()
-            med = times[len(times) // 2]
+            med_graph = timed(graph.replay)
             # Check: all-gather's block j is rank j's input; all-to-all's
             # block j is rank j's block `rank`.
             out.zero_()
@@ -73,7 +92,25 @@ def worker(rank, world, runs, max_bytes, port, queue):
                                        device="cuda", dtype=torch.int64)
                     want = ((j * 131 + src * 7) % 256).to(torch.uint8)
                     wrong += int((out[j * piece:(j + 1) * piece] != want).sum())
-            rows.append((collective, size, med, wrong, out.numel()))
+            rows.append((collective, "nccl", size, med, wrong, out.numel()))
+            # The graph's output, checked the same way.
+            out.zero_()
+            graph.replay()
+            torch.cuda.synchronize()
+            wrong_graph = 0
+            if collective == "all_gather":
+                for j in range(world):
+                    want = ((j * 131 + idx * 7) % 256).to(torch.uint8)
+                    wrong_graph += int((out[j * size:(j + 1) * size] != want).sum())
+            else:
+                piece = size // world
+                for j in range(world):
+                    src = torch.arange(rank * piece, (rank + 1) * piece,
+                                       device="cuda", dtype=torch.int64)
+                    want = ((j * 131 + src * 7) % 256).to(torch.uint8)
+                    wrong_graph += int((out[j * piece:(j + 1) * piece] != want).sum())
+            rows.append((collective, "nccl-graph", size, med_graph, wrong_graph,
+                         out.numel()))
         size *= 4
     gathered = [None] * world
     dist.all_gather_object(gathered, rows)
@@ -97,14 +134,14 @@ def main():
     for p in procs:
         p.join()
     gpus = "+".join(str(i) for i in range(world))
-    for i, (collective, size, _, _, _) in enumerate(gathered[0]):
-        med = max(g[i][2] for g in gathered)  # the slowest rank
-        wrong = sum(g[i][3] for g in gathered)
-        checked = sum(g[i][4] for g in gathered)
+    for i, (collective, variant, size, _, _, _) in enumerate(gathered[0]):
+        med = max(g[i][3] for g in gathered)  # the slowest rank
+        wrong = sum(g[i][4] for g in gathered)
+        checked = sum(g[i][5] for g in gathered)
         total = size * world if collective == "all_gather" else size
         algbw = total / (med * 1e3)
         busbw = algbw * (world - 1) / world
-        print(f"{collective},nccl,{size},{med:.3f},{algbw:.3f},{busbw:.3f},"
+        print(f"{collective},{variant},{size},{med:.3f},{algbw:.3f},{busbw:.3f},"
               f"{runs},{wrong},{checked},{world},{gpus},-1.0", flush=True)
 
 

@@ -26,9 +26,10 @@ stamp=$(date -u +%Y-%m-%d)
 csv="$out/collectives-h200x$n.csv"
 /tmp/collective_bench "$programs" "$runs" --ranks="$n" --devices="$devices" \
   --max-mib="$max" > "$csv"
-NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT python3 bench/nccl_bench.py "$n" "$runs" "$max" \
-  2> "$out/nccl-log.txt" | tee -a "$csv" | tail -3
-grep -i "channels\|NVLS\|P2P" "$out/nccl-log.txt" | head -20 > "$out/nccl-channels.txt" || true
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT NCCL_DEBUG_FILE=/tmp/nccl.%p.log \
+  python3 bench/nccl_bench.py "$n" "$runs" "$max" | tee -a "$csv" | tail -3
+# How NCCL ran (channels = thread blocks, i.e. SMs, per collective).
+cat /tmp/nccl.*.log | grep -i "channel\|NVLS\|P2P\|version" | sort -u | head -40 > "$out/nccl-channels.txt" || true
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
 echo "$n x $gpu; CUDA $(nvcc --version | grep -o 'release [0-9.]*'); torch $(python3 -c 'import torch; print(torch.__version__, "nccl", torch.cuda.nccl.version())'); $stamp; median of $runs runs" > "$out/collectives-h200x$n.txt"
 python3 bench/plot.py "$csv" "$out/collectives-h200x$n.png" "$n x H200 (NVLink), $stamp, median of $runs" || true
