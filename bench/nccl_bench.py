@@ -24,13 +24,13 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
-def worker(rank, world, runs, max_bytes, port, queue):
+def worker(rank, world, runs, max_bytes, port):
+    gpus = "+".join(str(i) for i in range(world))
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", rank=rank, world_size=world,
                             device_id=torch.device("cuda", rank))
-    rows = []
     size = 1024
     while size <= max_bytes:
         for collective in ("all_gather", "all_to_all"):
@@ -62,60 +62,64 @@ def worker(rank, world, runs, max_bytes, port, queue):
                 times.sort()
                 return times[len(times) // 2]
 
+            total = size * world if collective == "all_gather" else size
+
+            def report(variant, t, w):
+                # The slowest rank's median; wrong bytes summed over ranks.
+                v = torch.tensor([t, float(w)], device="cuda", dtype=torch.float64)
+                t_max = v[:1].clone()
+                dist.all_reduce(t_max, op=dist.ReduceOp.MAX)
+                w_sum = v[1:].clone()
+                dist.all_reduce(w_sum)
+                if rank == 0:
+                    t = float(t_max[0])
+                    algbw = total / (t * 1e3)
+                    busbw = algbw * (world - 1) / world
+                    print(f"{collective},{variant},{size},{t:.3f},{algbw:.3f},"
+                          f"{busbw:.3f},{runs},{int(w_sum[0])},"
+                          f"{out.numel() * world},{world},{gpus},-1.0",
+                          flush=True)
+
+            def wrong_bytes():
+                # All-gather's block j is rank j's input; all-to-all's block
+                # j is rank j's block `rank`.
+                torch.cuda.synchronize()
+                wrong = 0
+                if collective == "all_gather":
+                    for j in range(world):
+                        want = ((j * 131 + idx * 7) % 256).to(torch.uint8)
+                        wrong += int((out[j * size:(j + 1) * size] != want).sum())
+                else:
+                    piece = size // world
+                    for j in range(world):
+                        src = torch.arange(rank * piece, (rank + 1) * piece,
+                                           device="cuda", dtype=torch.int64)
+                        want = ((j * 131 + src * 7) % 256).to(torch.uint8)
+                        wrong += int((out[j * piece:(j + 1) * piece] != want).sum())
+                return wrong
+
             med = timed(op)
-            # The same collective captured into a graph (on a side stream,
-            # as torch.cuda.graph requires), replayed on the current one.
-            graph = torch.cuda.CUDAGraph()
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                op()  # warm-up on the capturing stream
-                with torch.cuda.graph(graph, stream=side):
-                    op()
-            torch.cuda.current_stream().wait_stream(side)
-            torch.cuda.synchronize()
-            med_graph = timed(graph.replay)
-            # Check: all-gather's block j is rank j's input; all-to-all's
-            # block j is rank j's block `rank`.
             out.zero_()
             op()
-            torch.cuda.synchronize()
-            wrong = 0
-            if collective == "all_gather":
-                for j in range(world):
-                    want = ((j * 131 + idx * 7) % 256).to(torch.uint8)
-                    wrong += int((out[j * size:(j + 1) * size] != want).sum())
-            else:
-                piece = size // world
-                for j in range(world):
-                    src = torch.arange(rank * piece, (rank + 1) * piece,
-                                       device="cuda", dtype=torch.int64)
-                    want = ((j * 131 + src * 7) % 256).to(torch.uint8)
-                    wrong += int((out[j * piece:(j + 1) * piece] != want).sum())
-            rows.append((collective, "nccl", size, med, wrong, out.numel()))
-            # The graph's output, checked the same way.
-            out.zero_()
-            graph.replay()
-            torch.cuda.synchronize()
-            wrong_graph = 0
-            if collective == "all_gather":
-                for j in range(world):
-                    want = ((j * 131 + idx * 7) % 256).to(torch.uint8)
-                    wrong_graph += int((out[j * size:(j + 1) * size] != want).sum())
-            else:
-                piece = size // world
-                for j in range(world):
-                    src = torch.arange(rank * piece, (rank + 1) * piece,
-                                       device="cuda", dtype=torch.int64)
-                    want = ((j * 131 + src * 7) % 256).to(torch.uint8)
-                    wrong_graph += int((out[j * piece:(j + 1) * piece] != want).sum())
-            rows.append((collective, "nccl-graph", size, med_graph, wrong_graph,
-                         out.numel()))
+            report("nccl", med, wrong_bytes())
+            if os.environ.get("SDMA_NCCL_GRAPH", "1") == "1":
+                # The same collective captured into a graph (on a side
+                # stream, as torch.cuda.graph requires), replayed.
+                graph = torch.cuda.CUDAGraph()
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    op()  # warm-up on the capturing stream
+                    with torch.cuda.graph(graph, stream=side):
+                        op()
+                torch.cuda.current_stream().wait_stream(side)
+                torch.cuda.synchronize()
+                med_graph = timed(graph.replay)
+                out.zero_()
+                graph.replay()
+                report("nccl-graph", med_graph, wrong_bytes())
+                del graph
         size *= 4
-    gathered = [None] * world
-    dist.all_gather_object(gathered, rows)
-    if rank == 0:
-        queue.put(gathered)
     dist.destroy_process_group()
 
 
@@ -124,25 +128,13 @@ def main():
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 50
     max_bytes = (int(sys.argv[3]) if len(sys.argv) > 3 else 64) << 20
     ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    procs = [ctx.Process(target=worker,
-                         args=(r, world, runs, max_bytes, 29517, queue))
+    procs = [ctx.Process(target=worker, args=(r, world, runs, max_bytes, 29517))
              for r in range(world)]
     for p in procs:
         p.start()
-    gathered = queue.get()
     for p in procs:
         p.join()
-    gpus = "+".join(str(i) for i in range(world))
-    for i, (collective, variant, size, _, _, _) in enumerate(gathered[0]):
-        med = max(g[i][3] for g in gathered)  # the slowest rank
-        wrong = sum(g[i][4] for g in gathered)
-        checked = sum(g[i][5] for g in gathered)
-        total = size * world if collective == "all_gather" else size
-        algbw = total / (med * 1e3)
-        busbw = algbw * (world - 1) / world
-        print(f"{collective},{variant},{size},{med:.3f},{algbw:.3f},{busbw:.3f},"
-              f"{runs},{wrong},{checked},{world},{gpus},-1.0", flush=True)
+    sys.exit(max(p.exitcode for p in procs))
 
 
 if __name__ == "__main__":

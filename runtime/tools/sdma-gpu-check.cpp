@@ -78,6 +78,15 @@ void checkSizes(const std::string &path, const std::string &kind,
       std::printf("FAIL %s size %llu: simulator: %s\n", path.c_str(),
                   (unsigned long long)size, error.c_str());
       ++stats.failures;
+      // Still run it on the GPU: the executor must fail cleanly too.
+      if (!executor.prepare(chunk, error) || !executor.upload(gpu, error) ||
+          !executor.run(error))
+        std::printf("FAIL %s %s size %llu: %s\n", kind.c_str(), path.c_str(),
+                    (unsigned long long)size, error.c_str());
+      else
+        std::printf("FAIL %s %s size %llu: ran although the simulator says "
+                    "it cannot complete\n",
+                    kind.c_str(), path.c_str(), (unsigned long long)size);
       continue;
     }
     if (!executor.prepare(chunk, error) || !executor.upload(gpu, error) ||
