@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "InputGuard.h"
+#include "sdma/Conversion/Passes.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/Transforms/Passes.h"
 #include "sdma/Transforms/Pipelines.h"
@@ -20,12 +21,13 @@ int main(int argc, char **argv) {
   if (!sdma::checkToolInputs(argc, argv, {"-o", "--o"}))
     return 1;
   mlir::DialectRegistry registry;
-  registry.insert<sdma::SdmaDialect, mlir::affine::AffineDialect,
+  registry.insert<sdma::SdmaDialect, sdma::pkt::SdmaPktDialect, mlir::affine::AffineDialect,
                   mlir::arith::ArithDialect, mlir::index::IndexDialect,
                   mlir::scf::SCFDialect>();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   sdma::registerSdmaPasses();
+  sdma::registerSdmaConversionPasses();
   sdma::registerSdmaPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "sdma optimiser driver\n", registry));

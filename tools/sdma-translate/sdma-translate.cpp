@@ -7,6 +7,7 @@
 #include "InputGuard.h"
 #include "sdma/Target/HIP.h"
 #include "sdma/Target/JSON.h"
+#include "sdma/Target/Packets.h"
 #include "sdma/Target/Plan.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
@@ -17,6 +18,7 @@ int main(int argc, char **argv) {
   sdma::registerToHIPTranslation();
   sdma::registerToJSONTranslation();
   sdma::registerToPlanTranslation();
+  sdma::registerToPacketsTranslation();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "sdma translation driver\n"));
 }

@@ -1,0 +1,236 @@
+//===- SdmaToSdmaPkt.cpp - engine-level schedule -> SDMA packets ----------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/Conversion/Passes.h"
+#include "sdma/IR/SdmaOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
+
+#include <map>
+
+namespace sdma {
+#define GEN_PASS_DEF_CONVERTSDMATOSDMAPKT
+#include "sdma/Conversion/Passes.h.inc"
+} // namespace sdma
+
+using namespace mlir;
+using namespace sdma;
+using namespace sdma::pkt;
+
+namespace {
+using QueueKey = std::pair<int64_t, int64_t>; // (rank, engine)
+
+struct ConvertSdmaToSdmaPktPass
+    : sdma::impl::ConvertSdmaToSdmaPktBase<ConvertSdmaToSdmaPktPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+} // namespace
+
+void ConvertSdmaToSdmaPktPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto schedules = llvm::to_vector(module.getOps<ScheduleOp>());
+  if (schedules.size() != 1) {
+    module.emitError("expected exactly one sdma.schedule, found ")
+        << schedules.size();
+    return signalPassFailure();
+  }
+  ScheduleOp schedule = schedules.front();
+  if (completion != "atomic" && completion != "fence") {
+    schedule.emitError("completion must be 'atomic' or 'fence', got '")
+        << completion << "'";
+    return signalPassFailure();
+  }
+  if (!schedule.getRanks()) {
+    schedule.emitOpError("has no fixed rank count: run sdma-lower-dma first");
+    return signalPassFailure();
+  }
+  int64_t ranks = *schedule.getRanks();
+  if (maxChunkBytes < 64 || maxChunkBytes % 64) {
+    schedule.emitError("max-chunk-bytes must be a positive multiple of 64");
+    return signalPassFailure();
+  }
+  int64_t packetBytes = maxPacketBytes, chunkBytes = maxChunkBytes;
+  int64_t copyChunks = std::min(packetBytes, kMaxCopyBytes) / chunkBytes;
+  int64_t swapChunks = std::min(packetBytes, kMaxSwapBytes) / chunkBytes;
+  if (copyChunks < 1 || swapChunks < 1) {
+    schedule.emitError("max-chunk-bytes ")
+        << maxChunkBytes << " exceeds what one packet can move ("
+        << std::min(packetBytes, kMaxSwapBytes) << " bytes)";
+    return signalPassFailure();
+  }
+
+  // Every op must be engine-level; group them by queue, in program order,
+  // and find how many queues write each flag.
+  std::map<QueueKey, SmallVector<Operation *>> queues;
+  std::map<std::pair<int64_t, int64_t>, std::set<QueueKey>> writers;
+  bool hasSwap = false, hasBcast = false;
+  for (Operation &op : schedule.getBody().getOps()) {
+    QueueKey key;
+    if (auto transfer = dyn_cast<TransferOpInterface>(&op)) {
+      auto engine = op.getAttrOfType<IntegerAttr>("engine");
+      if (!engine || !cast<FieldsOpInterface>(&op).hasStaticFields()) {
+        op.emitOpError("is not engine-level: run sdma-lower-dma (or "
+                       "sdma-assign-engines and sdma-insert-sync) first");
+        return signalPassFailure();
+      }
+      key = {*getConstantIntValue(transfer.getSlice(0).rank), engine.getInt()};
+      hasSwap |= isa<SwapOp>(op);
+      hasBcast |= isa<BcastOp>(op);
+    } else if (auto notify = dyn_cast<NotifyOp>(&op)) {
+      key = {notify.getRank(), notify.getEngine()};
+      writers[{notify.getTarget(), notify.getFlag()}].insert(key);
+    } else if (auto poll = dyn_cast<PollOp>(&op)) {
+      key = {poll.getRank(), poll.getEngine()};
+    } else {
+      op.emitOpError("is not engine-level: run sdma-lower-dma (or "
+                     "sdma-assign-engines and sdma-insert-sync) first");
+      return signalPassFailure();
+    }
+    queues[key].push_back(&op);
+  }
+
+  // The program and its contract.
+  MLIRContext *ctx = &getContext();
+  OpBuilder b(schedule);
+  SmallVector<Attribute> names, sizes;
+  for (BlockArgument buffer : schedule.getBufferArgs()) {
+    names.push_back(b.getStringAttr(schedule.getBufferName(buffer)));
+    sizes.push_back(
+        b.getI64IntegerAttr(*schedule.getBufferChunks(buffer, ranks)));
+  }
+  int64_t numFlags = 2;
+  for (auto &[key, ops] : queues)
+    for (Operation *op : ops) {
+      if (auto notify = dyn_cast<NotifyOp>(op))
+        numFlags = std::max<int64_t>(numFlags, notify.getFlag() + 1);
+      if (auto poll = dyn_cast<PollOp>(op))
+        numFlags = std::max<int64_t>(numFlags, poll.getFlag() + 1);
+    }
+  std::map<int64_t, int64_t> queuesPerRank;
+  for (auto &[key, ops] : queues)
+    ++queuesPerRank[key.first];
+  int64_t timestampSlots = 0;
+  if (timestamps)
+    for (auto &[rank, n] : queuesPerRank)
+      timestampSlots = std::max(timestampSlots, 2 * n);
+  SmallVector<int64_t> done(ranks, 0);
+  for (auto &[key, ops] : queues)
+    for (Operation *op : ops)
+      if (auto notify = dyn_cast<NotifyOp>(op); notify && notify.getFlag() == 1)
+        ++done[notify.getTarget()];
+  int64_t chunkAlign = hasSwap ? kSwapAlign : hasBcast ? kBroadcastAlign : 1;
+
+  auto program = ProgramOp::create(
+      b, schedule.getLoc(), schedule.getSymName(), ranks,
+      b.getArrayAttr(names), b.getArrayAttr(sizes), numFlags, timestampSlots,
+      chunkAlign, maxChunkBytes, b.getI64ArrayAttr(done));
+  if (std::optional<StringRef> kind = schedule.getCollective()) {
+    auto name = [&](unsigned index) {
+      return b.getStringAttr(
+          schedule.getBufferName(schedule.getBufferArgs()[index]));
+    };
+    SmallVector<NamedAttribute> fields{
+        b.getNamedAttr("kind", b.getStringAttr(*kind)),
+        b.getNamedAttr("input", name(*schedule.getCollectiveInput())),
+        b.getNamedAttr("output", name(*schedule.getCollectiveOutput()))};
+    if (std::optional<int64_t> root = schedule.getRoot())
+      fields.push_back(b.getNamedAttr("root", b.getI64IntegerAttr(*root)));
+    program->setAttr("sdmapkt.collective", b.getDictionaryAttr(fields));
+  }
+  program.getBody().emplaceBlock();
+
+  auto chunk = [&](const StaticSlice &s, int64_t offset) {
+    return ChunkAttr::get(ctx, schedule.getBufferName(s.buffer), s.rank,
+                          s.offset + offset);
+  };
+  auto flag = [&](int64_t rank, int64_t slot) {
+    return FlagAttr::get(ctx, rank, slot);
+  };
+
+  for (auto &[key, ops] : queues) {
+    auto [rank, engine] = key;
+    b.setInsertionPointToEnd(&program.getBody().front());
+    auto queue = QueueOp::create(b, schedule.getLoc(), rank, engine);
+    queue.getBody().emplaceBlock();
+    b.setInsertionPointToEnd(&queue.getBody().front());
+    int64_t localIndex = 0;
+    for (auto &[other, unused] : queues)
+      if (other.first == rank && other < key)
+        ++localIndex;
+    // Split transfers: packet i moves chunks [i x per, ...) of each slice.
+    auto pieces = [](int64_t count, int64_t per,
+                     llvm::function_ref<void(int64_t, int64_t)> emit) {
+      for (int64_t at = 0; at < count; at += per)
+        emit(at, std::min(per, count - at));
+    };
+    std::map<std::pair<int64_t, int64_t>, int64_t> sent;
+    bool started = false;
+    auto startTimestamp = [&] {
+      if (timestamps && !started)
+        TimestampOp::create(b, schedule.getLoc(),
+                            TimestampAttr::get(ctx, rank, 2 * localIndex));
+      started = true;
+    };
+    for (Operation *op : ops) {
+      Location loc = op->getLoc();
+      // The launch trigger stays the first packet; the clock starts after.
+      auto poll = dyn_cast<PollOp>(op);
+      if (!(poll && poll.getFlag() == 0))
+        startTimestamp();
+      if (auto copy = dyn_cast<CopyOp>(op)) {
+        auto t = cast<TransferOpInterface>(op);
+        StaticSlice src = *getStaticSlice(t.getSlice(0));
+        StaticSlice dst = *getStaticSlice(t.getSlice(1));
+        pieces(src.count, copyChunks, [&](int64_t at, int64_t n) {
+          CopyLinearOp::create(b, loc, chunk(src, at), chunk(dst, at),
+                               ChunksAttr::get(ctx, n));
+        });
+      } else if (auto bcast = dyn_cast<BcastOp>(op)) {
+        auto t = cast<TransferOpInterface>(op);
+        StaticSlice src = *getStaticSlice(t.getSlice(0));
+        StaticSlice d0 = *getStaticSlice(t.getSlice(1));
+        StaticSlice d1 = *getStaticSlice(t.getSlice(2));
+        pieces(src.count, copyChunks, [&](int64_t at, int64_t n) {
+          CopyBroadcastOp::create(b, loc, chunk(src, at), chunk(d0, at),
+                                  chunk(d1, at), ChunksAttr::get(ctx, n));
+        });
+      } else if (auto swap = dyn_cast<SwapOp>(op)) {
+        auto t = cast<TransferOpInterface>(op);
+        StaticSlice a = *getStaticSlice(t.getSlice(0));
+        StaticSlice c = *getStaticSlice(t.getSlice(1));
+        pieces(a.count, swapChunks, [&](int64_t at, int64_t n) {
+          CopySwapOp::create(b, loc, chunk(a, at), chunk(c, at),
+                             ChunksAttr::get(ctx, n));
+        });
+      } else if (auto notify = dyn_cast<NotifyOp>(op)) {
+        std::pair<int64_t, int64_t> target{notify.getTarget(),
+                                           notify.getFlag()};
+        int64_t k = ++sent[target];
+        if (completion == "fence" && writers[target].size() == 1)
+          pkt::FenceOp::create(b, loc, flag(target.first, target.second), k);
+        else
+          AtomicAdd64Op::create(b, loc, flag(target.first, target.second), 1);
+      } else if (poll) {
+        PollRegMemOp::create(b, loc, flag(rank, poll.getFlag()), "ge",
+                             poll.getValue(), 0xffffffffll, 10, kRetryForever);
+      }
+    }
+    startTimestamp();
+    if (timestamps)
+      TimestampOp::create(b, schedule.getLoc(),
+                          TimestampAttr::get(ctx, rank, 2 * localIndex + 1));
+    if (trap)
+      TrapOp::create(b, schedule.getLoc(),
+                     static_cast<int64_t>(std::distance(
+                         queues.begin(), queues.find(key))));
+  }
+  schedule.erase();
+  if (failed(mlir::verify(program)))
+    return signalPassFailure();
+}
