@@ -60,7 +60,7 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
   int64_t swapChunks = std::min(packetBytes, kMaxSwapBytes) / chunkBytes;
   if (copyChunks < 1 || swapChunks < 1) {
     schedule.emitError("max-chunk-bytes ")
-        << maxChunkBytes << " exceeds what one packet can move ("
+        << chunkBytes << " exceeds what one packet can move ("
         << std::min(packetBytes, kMaxSwapBytes) << " bytes)";
     return signalPassFailure();
   }

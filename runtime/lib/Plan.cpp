@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/Plan.h"
+#include "JsonFields.h"
 
 #include <fstream>
 #include <limits>
@@ -18,56 +19,9 @@
 
 using json = nlohmann::json;
 using namespace sdma::rt;
+using namespace sdma::rt::jsonfields;
 
 namespace {
-
-/// Thrown inside the parser only; parse() turns it into an error string.
-struct PlanError {
-  std::string message;
-};
-
-[[noreturn]] void fail(const std::string &path, const std::string &what) {
-  throw PlanError{path + ": " + what};
-}
-
-const json &field(const json &object, const std::string &path,
-                  const char *name) {
-  if (!object.is_object())
-    fail(path, "expected an object");
-  auto it = object.find(name);
-  if (it == object.end())
-    fail(path, std::string("missing \"") + name + "\"");
-  return *it;
-}
-
-int64_t integer(const json &value, const std::string &path, int64_t lo,
-                int64_t hi) {
-  if (!value.is_number_integer())
-    fail(path, "expected an integer");
-  int64_t v =
-      value.is_number_unsigned() &&
-              value.get<uint64_t>() >
-                  static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
-          ? std::numeric_limits<int64_t>::max()
-          : value.get<int64_t>();
-  if (v < lo || v > hi)
-    fail(path, "value " + std::to_string(v) + " is out of range [" +
-                   std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return v;
-}
-
-int64_t integerField(const json &object, const std::string &path,
-                     const char *name, int64_t lo, int64_t hi) {
-  return integer(field(object, path, name), path + "." + name, lo, hi);
-}
-
-std::string stringField(const json &object, const std::string &path,
-                        const char *name) {
-  const json &value = field(object, path, name);
-  if (!value.is_string())
-    fail(path + "." + name, "expected a string");
-  return value.get<std::string>();
-}
 
 constexpr int64_t kMaxRanks = 65536;
 constexpr int64_t kMaxChunks = int64_t(1) << 40;
@@ -158,41 +112,8 @@ Plan parsePlan(const json &root) {
     fail("$.prelaunch", "expected true or false");
   plan.prelaunch = prelaunch.get<bool>();
 
-  const json &buffers = field(root, "$", "buffers");
-  if (!buffers.is_array() || buffers.empty())
-    fail("$.buffers", "expected a non-empty array");
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    std::string path = "$.buffers[" + std::to_string(i) + "]";
-    Buffer buffer{stringField(buffers[i], path, "name"),
-                  integerField(buffers[i], path, "chunks", 1, kMaxChunks)};
-    if (plan.findBuffer(buffer.name) >= 0)
-      fail(path + ".name", "buffer \"" + buffer.name + "\" appears twice");
-    plan.buffers.push_back(buffer);
-  }
-
-  const json &collective = field(root, "$", "collective");
-  if (!collective.is_null()) {
-    Collective c;
-    c.kind = stringField(collective, "$.collective", "kind");
-    if (c.kind != "all_gather" && c.kind != "all_to_all" &&
-        c.kind != "broadcast" && c.kind != "scatter" && c.kind != "gather")
-      fail("$.collective.kind", "unknown collective \"" + c.kind + "\"");
-    for (auto [name, index] :
-         {std::pair<const char *, int *>{"input", &c.input},
-          std::pair<const char *, int *>{"output", &c.output}}) {
-      std::string buffer = stringField(collective, "$.collective", name);
-      *index = plan.findBuffer(buffer);
-      if (*index < 0)
-        fail(std::string("$.collective.") + name,
-             "unknown buffer \"" + buffer + "\"");
-    }
-    bool needsRoot =
-        c.kind == "broadcast" || c.kind == "scatter" || c.kind == "gather";
-    if (needsRoot)
-      c.root =
-          integerField(collective, "$.collective", "root", 0, plan.ranks - 1);
-    plan.collective = c;
-  }
+  plan.buffers = parseBuffers(root, kMaxChunks);
+  plan.collective = parseCollective(root, plan.buffers, plan.ranks);
 
   const json &done = field(root, "$", "done");
   if (!done.is_array() || done.size() != static_cast<size_t>(plan.ranks))

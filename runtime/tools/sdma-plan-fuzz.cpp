@@ -2,14 +2,16 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// Arbitrary bytes as a plan and as a load/store program: each must be
-// accepted or rejected with an error, never crash. An accepted plan is also
-// run on the simulator (small chunks, bounded steps), whose checks must
-// hold. Build and run: scripts/fuzz-runtime.sh.
+// Arbitrary bytes as a plan, a packet plan and a load/store program: each
+// must be accepted or rejected with an error, never crash. An accepted plan
+// is also run on the simulator (small chunks, bounded steps), an accepted
+// packet plan decoded, listed and run on the packet simulator, whose checks
+// must hold or fail with an error. Build and run: scripts/fuzz-runtime.sh.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/LdstProgram.h"
+#include "sdma/runtime/Packets.h"
 #include "sdma/runtime/Simulator.h"
 
 #include <string>
@@ -35,6 +37,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   } else if (error.empty()) {
     __builtin_trap(); // a rejection must say why
+  }
+  error.clear();
+  if (std::optional<PacketPlan> packets = PacketPlan::parse(text, error)) {
+    std::string listing;
+    if (!packetListing(*packets, listing, error) && error.empty())
+      __builtin_trap();
+    int64_t chunks = 0;
+    for (const Buffer &buffer : packets->buffers)
+      chunks += buffer.chunks;
+    uint64_t chunk = packets->chunkAlign;
+    if (chunk <= uint64_t(packets->maxChunkBytes) &&
+        chunks * packets->ranks * chunk <= (1 << 20)) {
+      Plan layout = packets->layout();
+      HostMemory memory(layout, chunk);
+      fillInputs(layout, memory);
+      PacketSimOptions options;
+      options.seed = size % 3;
+      error.clear();
+      if (simulatePackets(*packets, memory, options, error))
+        (void)checkOutputs(layout, memory);
+      else if (error.empty())
+        __builtin_trap();
+    }
+  } else if (error.empty()) {
+    __builtin_trap();
   }
   error.clear();
   if (!LdstProgram::parse(text, error) && error.empty())

@@ -15,14 +15,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "InputGuard.h"
+#include "sdma/Conversion/Passes.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/Target/HIP.h"
+#include "sdma/Target/Packets.h"
 #include "sdma/Target/Plan.h"
 #include "sdma/Transforms/Passes.h"
 #include "sdma/Transforms/Pipelines.h"
 #include "sdma/runtime/CudaCeExecutor.h"
 #include "sdma/runtime/CudaExecutor.h"
 #include "sdma/runtime/DmaTimingModel.h"
+#include "sdma/runtime/Packets.h"
 #include "sdma/runtime/Simulator.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -56,9 +59,12 @@ static cl::opt<int64_t>
     enginesOpt("engines", cl::desc("engines per rank (0: R)"), cl::init(0));
 static cl::opt<std::string>
     backendOpt("backend",
-               cl::desc("auto | sim | sdma-sim | cuda-ldst | cuda-ce (auto: "
-                        "cuda-ldst where there is an NVIDIA GPU, else sim; "
-                        "sdma-sim: the simulator, timed by the DMA model)"),
+               cl::desc("auto | sim | sdma-sim | sdma-packets | cuda-ldst | "
+                        "cuda-ce (auto: cuda-ldst where there is an NVIDIA "
+                        "GPU, else sim; sdma-sim: the simulator, timed by the "
+                        "DMA model; sdma-packets: the AMD packet program on "
+                        "the packet simulator, checked against the "
+                        "reference simulator)"),
                cl::init("auto"));
 static cl::opt<std::string>
     dmaProfile("dma-profile",
@@ -81,6 +87,17 @@ static cl::opt<unsigned> iters("iters", cl::desc("timed runs per size"),
                                cl::init(5));
 static cl::opt<std::string> emitPlan("emit-plan",
                                      cl::desc("also write the plan here"));
+static cl::opt<std::string>
+    emitPackets("emit-packets",
+                cl::desc("also write the AMD SDMA packet plan here"));
+static cl::opt<std::string>
+    packetCompletion("packet-completion",
+                     cl::desc("atomic | fence (how packet queues signal)"),
+                     cl::init("atomic"));
+static cl::opt<int64_t> maxChunkBytes(
+    "max-chunk-bytes",
+    cl::desc("largest chunk the packet program supports (splits packets)"),
+    cl::init(64 << 20));
 
 static bool parseBytes(StringRef text, uint64_t &bytes) {
   uint64_t scale = 1;
@@ -121,9 +138,9 @@ int main(int argc, char **argv) {
                 "' (pcpy, bcst, swap or b2b)");
   if (backendOpt != "auto" && backendOpt != "sim" &&
       backendOpt != "cuda-ldst" && backendOpt != "cuda-ce" &&
-      backendOpt != "sdma-sim")
+      backendOpt != "sdma-sim" && backendOpt != "sdma-packets")
     return fail("unknown --backend '" + backendOpt +
-                "' (auto, sim, sdma-sim, cuda-ldst or cuda-ce)");
+                "' (auto, sim, sdma-sim, sdma-packets, cuda-ldst or cuda-ce)");
   uint64_t lo, hi;
   if (!parseBytes(minBytes, lo) || !parseBytes(maxBytes, hi) || lo > hi)
     return fail("bad size range -b " + minBytes + " -e " + maxBytes);
@@ -134,7 +151,8 @@ int main(int argc, char **argv) {
 
   // Compile.
   DialectRegistry registry;
-  registry.insert<sdma::SdmaDialect, affine::AffineDialect, arith::ArithDialect,
+  registry.insert<sdma::SdmaDialect, sdma::pkt::SdmaPktDialect,
+                  affine::AffineDialect, arith::ArithDialect,
                   index::IndexDialect, scf::SCFDialect>();
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
@@ -194,6 +212,28 @@ int main(int argc, char **argv) {
     out << planText;
   }
 
+  // The AMD packet program, from the same engine-level schedule.
+  std::string packetText;
+  if (!emitPackets.empty() || backendOpt == "sdma-packets") {
+    PassManager packetPm(&context);
+    sdma::ConvertSdmaToSdmaPktOptions packetOptions;
+    packetOptions.completion = packetCompletion;
+    packetOptions.maxChunkBytes = maxChunkBytes;
+    packetPm.addPass(sdma::createConvertSdmaToSdmaPkt(packetOptions));
+    OwningOpRef<ModuleOp> packets(module.get().clone());
+    llvm::raw_string_ostream packetStream(packetText);
+    if (failed(packetPm.run(*packets)) ||
+        failed(sdma::translateToPackets(*packets, packetStream)))
+      return fail("lowering to SDMA packets failed (see above)");
+  }
+  if (!emitPackets.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(emitPackets, ec);
+    if (ec)
+      return fail("cannot write '" + emitPackets + "': " + ec.message());
+    out << packetText;
+  }
+
   // Load it as any host program would.
   std::string error;
   std::optional<sdma::rt::Plan> plan = sdma::rt::Plan::parse(planText, error);
@@ -209,7 +249,19 @@ int main(int argc, char **argv) {
   std::string backendNote =
       "CPU reference simulator; times are host times, not GPU predictions";
   std::optional<sdma::rt::DmaTimingProfile> profile;
-  if (backendOpt == "sdma-sim") {
+  std::optional<sdma::rt::PacketPlan> packetPlan;
+  if (backendOpt == "sdma-packets") {
+    packetPlan = sdma::rt::PacketPlan::parse(packetText, error);
+    if (!packetPlan)
+      return fail(error);
+    backend = "sdma-packets";
+    backendNote = "AMD SDMA packets (" + packetCompletion +
+                  " completion) patched and run on the packet simulator, "
+                  "every byte compared with the reference simulator; "
+                  "host times; sizes rounded down to the packets' " +
+                  std::to_string(packetPlan->chunkAlign) +
+                  "-byte chunk alignment";
+  } else if (backendOpt == "sdma-sim") {
     profile = sdma::rt::DmaTimingProfile::load(dmaProfile, error);
     if (!profile)
       return fail(error);
@@ -265,6 +317,10 @@ int main(int argc, char **argv) {
   bool anyWrong = false;
   for (uint64_t size = lo; size <= hi; size *= factor) {
     uint64_t chunk = std::max<uint64_t>(1, size / outChunks);
+    if (packetPlan) {
+      uint64_t align = packetPlan->chunkAlign;
+      chunk = std::max<uint64_t>(align, chunk - chunk % align);
+    }
     uint64_t actual = chunk * outChunks;
     sdma::rt::HostMemory memory(*plan, chunk);
     std::vector<double> times;
@@ -286,6 +342,40 @@ int main(int argc, char **argv) {
       check = sdma::rt::checkOutputs(*plan, memory);
       if (!gpu->time(iters, times, error))
         return fail(error);
+    } else if (packetPlan) {
+      sdma::rt::HostMemory expected(*plan, chunk);
+      sdma::rt::fillInputs(*plan, expected);
+      if (!sdma::rt::simulate(*plan, expected, {}, error))
+        return fail(error);
+      sdma::rt::Plan layout = packetPlan->layout();
+      for (unsigned i = 0; i < iters; ++i) {
+        sdma::rt::fillInputs(layout, memory);
+        sdma::rt::PacketSimOptions packetOptions;
+        packetOptions.seed = i; // round robin first, then random orders
+        auto start = std::chrono::steady_clock::now();
+        if (!sdma::rt::simulatePackets(*packetPlan, memory, packetOptions,
+                                       error))
+          return fail("packet simulator: " + error);
+        auto stop = std::chrono::steady_clock::now();
+        times.push_back(
+            std::chrono::duration<double, std::micro>(stop - start).count());
+        check = sdma::rt::checkOutputs(*plan, memory);
+        uint64_t differ = 0;
+        for (int r = 0; r < plan->ranks; ++r)
+          for (size_t b = 0; b < plan->buffers.size(); ++b)
+            for (size_t k = 0; k < memory.bufferBytes(r, b); ++k)
+              differ += memory.buffer(r, b)[k] != expected.buffer(r, b)[k];
+        if (differ) {
+          check.wrongBytes += differ;
+          check.firstWrong = std::to_string(differ) +
+                             " bytes differ from the reference simulator" +
+                             (check.firstWrong.empty()
+                                  ? ""
+                                  : "; " + check.firstWrong);
+        }
+        if (check.wrongBytes)
+          break;
+      }
     } else if (profile) {
       sdma::rt::fillInputs(*plan, memory);
       if (!sdma::rt::simulate(*plan, memory, {}, error))

@@ -1,0 +1,391 @@
+//===- PacketSimulator.cpp - run patched SDMA packet queues on host memory ===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The simulated address space: buffer b of rank r at kDataBase + (r x B + b)
+// x 2^36, rank r's flag slots at kFlagBase + r x 2^20 (8 bytes each), its
+// timestamp slots at kTimestampBase + r x 2^20 (32 bytes each). Every packet
+// address must fall inside one of these, whole: a bad relocation shows up as
+// an address outside every region, named with its queue and packet.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/Packets.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+using namespace sdma::rt;
+
+namespace {
+constexpr uint64_t kDataBase = 0x0000100000000000ull;
+constexpr int kDataShift = 36;
+constexpr uint64_t kFlagBase = 0xF000000000000000ull;
+constexpr uint64_t kTimestampBase = 0xF800000000000000ull;
+constexpr int kRankShift = 20;
+
+std::string hex(uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+class Machine {
+public:
+  Machine(const PacketPlan &plan, HostMemory &memory)
+      : plan(plan), memory(memory),
+        timestamps(plan.ranks, std::vector<uint8_t>(plan.timestamps * 32, 0)) {}
+
+  uint64_t dataAddress(int rank, int buffer) const {
+    return kDataBase +
+           (uint64_t(rank * plan.buffers.size() + buffer) << kDataShift);
+  }
+
+  /// The host bytes at [addr, addr + len), or null with `error`.
+  uint8_t *translate(uint64_t addr, uint64_t len, std::string &error) {
+    auto outside = [&](const std::string &why) {
+      error = "address " + hex(addr) + " (+" + std::to_string(len) +
+              " bytes) " + why;
+      return nullptr;
+    };
+    if (addr >= kTimestampBase) {
+      uint64_t rank = (addr - kTimestampBase) >> kRankShift;
+      uint64_t off = (addr - kTimestampBase) & ((1ull << kRankShift) - 1);
+      if (rank >= uint64_t(plan.ranks) || off + len > timestamps[rank].size())
+        return outside("is outside every rank's timestamp slots");
+      return timestamps[rank].data() + off;
+    }
+    if (addr >= kFlagBase) {
+      uint64_t rank = (addr - kFlagBase) >> kRankShift;
+      uint64_t off = (addr - kFlagBase) & ((1ull << kRankShift) - 1);
+      if (rank >= uint64_t(plan.ranks) ||
+          off + len > uint64_t(plan.flags) * 8)
+        return outside("is outside every rank's flag slots");
+      return reinterpret_cast<uint8_t *>(memory.flags(rank).data()) + off;
+    }
+    if (addr >= kDataBase) {
+      uint64_t index = (addr - kDataBase) >> kDataShift;
+      uint64_t off = (addr - kDataBase) & ((1ull << kDataShift) - 1);
+      uint64_t rank = index / plan.buffers.size();
+      uint64_t buffer = index % plan.buffers.size();
+      if (rank >= uint64_t(plan.ranks))
+        return outside("is beyond the last rank's buffers");
+      if (off + len > memory.bufferBytes(rank, buffer))
+        return outside("runs past the end of buffer \"" +
+                       plan.buffers[buffer].name + "\" of rank " +
+                       std::to_string(rank) + " (" +
+                       std::to_string(memory.bufferBytes(rank, buffer)) +
+                       " bytes)");
+      return memory.buffer(rank, buffer) + off;
+    }
+    return outside("is below every buffer");
+  }
+
+  /// "flag@r1[2]" for a flag address, else the address.
+  std::string name(uint64_t addr) const {
+    if (addr >= kFlagBase && addr < kTimestampBase) {
+      uint64_t rank = (addr - kFlagBase) >> kRankShift;
+      uint64_t off = (addr - kFlagBase) & ((1ull << kRankShift) - 1);
+      return "flag@r" + std::to_string(rank) + "[" + std::to_string(off / 8) +
+             "]";
+    }
+    return hex(addr);
+  }
+
+  const PacketPlan &plan;
+  HostMemory &memory;
+  std::vector<std::vector<uint8_t>> timestamps;
+};
+
+bool compare(uint32_t func, uint32_t value, uint32_t reference) {
+  switch (func) {
+  case 0:
+    return true;
+  case 1:
+    return value < reference;
+  case 2:
+    return value <= reference;
+  case 3:
+    return value == reference;
+  case 4:
+    return value != reference;
+  case 5:
+    return value >= reference;
+  case 6:
+    return value > reference;
+  }
+  return false;
+}
+
+const char *funcName(uint32_t func) {
+  static const char *names[] = {"always", "lt", "le", "eq", "ne", "ge", "gt"};
+  return func < 7 ? names[func] : "?";
+}
+
+struct Engine {
+  const PacketQueue *queue = nullptr;
+  std::vector<uint32_t> image; // patched
+  std::vector<Packet> packets;
+  size_t next = 0;
+  bool finished() const { return next == packets.size(); }
+};
+} // namespace
+
+bool sdma::rt::simulatePackets(const PacketPlan &plan, HostMemory &memory,
+                               const PacketSimOptions &options,
+                               std::string &error, PacketSimStats *stats) {
+  PacketSimStats local;
+  PacketSimStats &s = stats ? *stats : local;
+  s = PacketSimStats();
+  const uint64_t chunk = memory.chunkBytes();
+  if (chunk % plan.chunkAlign) {
+    error = "chunk size " + std::to_string(chunk) + " is not a multiple of " +
+            std::to_string(plan.chunkAlign) +
+            ", which this program's packets need (broadcast destinations 32, "
+            "swap operands 64 bytes aligned)";
+    return false;
+  }
+  if (chunk > uint64_t(plan.maxChunkBytes)) {
+    error = "chunk size " + std::to_string(chunk) + " exceeds the " +
+            std::to_string(plan.maxChunkBytes) +
+            " bytes the program was split for (max-chunk-bytes)";
+    return false;
+  }
+  Machine machine(plan, memory);
+
+  // Patch and decode every queue.
+  std::vector<Engine> engines(plan.queues.size());
+  for (size_t q = 0; q < plan.queues.size(); ++q) {
+    const PacketQueue &queue = plan.queues[q];
+    Engine &e = engines[q];
+    e.queue = &queue;
+    e.image = queue.image;
+    std::string where = "queue " + std::to_string(queue.rank) + ":" +
+                        std::to_string(queue.engine) + ": ";
+    for (const Relocation &r : queue.relocations) {
+      uint64_t value = 0;
+      switch (r.kind) {
+      case Relocation::Kind::Chunk:
+        value = machine.dataAddress(r.rank, r.buffer) + r.chunk * chunk;
+        break;
+      case Relocation::Kind::Flag:
+        value = kFlagBase + (uint64_t(r.rank) << kRankShift) + r.slot * 8;
+        break;
+      case Relocation::Kind::Timestamp:
+        value = kTimestampBase + (uint64_t(r.rank) << kRankShift) + r.slot * 32;
+        break;
+      case Relocation::Kind::Count: {
+        uint64_t bytes = r.chunks * chunk;
+        if (bytes - 1 > 0x3fffffffull) {
+          error = where + "relocation at dword " + std::to_string(r.dword) +
+                  ": " + std::to_string(r.chunks) + " chunks of " +
+                  std::to_string(chunk) +
+                  " bytes do not fit the 30-bit count field";
+          return false;
+        }
+        e.image[r.dword] = (e.image[r.dword] & ~0x3fffffffu) |
+                           static_cast<uint32_t>(bytes - 1);
+        continue;
+      }
+      }
+      e.image[r.dword] = static_cast<uint32_t>(value);
+      e.image[r.dword + 1] = static_cast<uint32_t>(value >> 32);
+    }
+    if (!decodePackets(e.image, e.packets, error)) {
+      error = where + error;
+      return false;
+    }
+  }
+
+  // A launch starts from cleared flags; then the host triggers every rank
+  // (prelaunched queues poll this flag).
+  for (int r = 0; r < plan.ranks; ++r) {
+    std::fill(memory.flags(r).begin(), memory.flags(r).end(), 0);
+    memory.flags(r)[kLaunchFlag] = 1;
+  }
+
+  uint64_t clock = 0;
+  auto fault = [&](const Engine &e, const Packet &p, const std::string &what) {
+    char at[32];
+    std::snprintf(at, sizeof at, "0x%04zx", p.dword * 4);
+    error = "rank " + std::to_string(e.queue->rank) + " engine " +
+            std::to_string(e.queue->engine) + ", packet at byte " + at + ": " +
+            what;
+    return false;
+  };
+  // Runs the next packet of `e`; false with `blocked` when a poll fails.
+  auto step = [&](Engine &e, bool &blocked) -> bool {
+    const Packet &p = e.packets[e.next];
+    blocked = false;
+    ++clock;
+    auto aligned = [&](int i, uint64_t align, const char *what) {
+      if (p.addr[i] % align)
+        return fault(e, p,
+                     std::string(what) + " address " + hex(p.addr[i]) +
+                         " is not " + std::to_string(align) + "-byte aligned");
+      return true;
+    };
+    std::string why;
+    switch (p.kind) {
+    case Packet::Kind::Nop:
+      break;
+    case Packet::Kind::CopyLinear: {
+      uint8_t *src = machine.translate(p.addr[0], p.bytes, why);
+      uint8_t *dst = src ? machine.translate(p.addr[1], p.bytes, why) : nullptr;
+      if (!dst)
+        return fault(e, p, "COPY_LINEAR " + why);
+      std::memmove(dst, src, p.bytes);
+      s.bytesMoved += p.bytes;
+      break;
+    }
+    case Packet::Kind::CopyBroadcast: {
+      if (!aligned(1, 32, "broadcast destination") ||
+          !aligned(2, 32, "broadcast destination"))
+        return false;
+      uint8_t *src = machine.translate(p.addr[0], p.bytes, why);
+      uint8_t *d0 = src ? machine.translate(p.addr[1], p.bytes, why) : nullptr;
+      uint8_t *d1 = d0 ? machine.translate(p.addr[2], p.bytes, why) : nullptr;
+      if (!d1)
+        return fault(e, p, "COPY_BROADCAST " + why);
+      std::memmove(d0, src, p.bytes);
+      std::memmove(d1, src, p.bytes);
+      s.bytesMoved += 2 * p.bytes;
+      break;
+    }
+    case Packet::Kind::CopySwap: {
+      if (!aligned(0, 64, "swap") || !aligned(1, 64, "swap"))
+        return false;
+      uint8_t *a = machine.translate(p.addr[0], p.bytes, why);
+      uint8_t *b = a ? machine.translate(p.addr[1], p.bytes, why) : nullptr;
+      if (!b)
+        return fault(e, p, "COPY_SWAP " + why);
+      if (a < b + p.bytes && b < a + p.bytes)
+        return fault(e, p, "COPY_SWAP of overlapping ranges");
+      std::swap_ranges(a, a + p.bytes, b);
+      s.bytesMoved += 2 * p.bytes;
+      break;
+    }
+    case Packet::Kind::Fence: {
+      if (!aligned(0, 4, "FENCE"))
+        return false;
+      uint8_t *word = machine.translate(p.addr[0], 4, why);
+      if (!word)
+        return fault(e, p, "FENCE " + why);
+      uint32_t value = static_cast<uint32_t>(p.value);
+      std::memcpy(word, &value, 4);
+      break;
+    }
+    case Packet::Kind::AtomicAdd64: {
+      if (!aligned(0, 8, "ATOMIC"))
+        return false;
+      uint8_t *word = machine.translate(p.addr[0], 8, why);
+      if (!word)
+        return fault(e, p, "ATOMIC " + why);
+      uint64_t value;
+      std::memcpy(&value, word, 8);
+      value += p.value;
+      std::memcpy(word, &value, 8);
+      break;
+    }
+    case Packet::Kind::PollRegMem: {
+      if (!aligned(0, 4, "POLL_REGMEM"))
+        return false;
+      uint8_t *word = machine.translate(p.addr[0], 4, why);
+      if (!word)
+        return fault(e, p, "POLL_REGMEM " + why);
+      uint32_t value;
+      std::memcpy(&value, word, 4);
+      ++s.polls;
+      if (!compare(p.func, value & p.mask, static_cast<uint32_t>(p.value))) {
+        ++s.pollRetries;
+        blocked = true;
+        return true;
+      }
+      break;
+    }
+    case Packet::Kind::Timestamp: {
+      if (!aligned(0, 32, "TIMESTAMP"))
+        return false;
+      uint8_t *slot = machine.translate(p.addr[0], 8, why);
+      if (!slot)
+        return fault(e, p, "TIMESTAMP " + why);
+      std::memcpy(slot, &clock, 8);
+      break;
+    }
+    case Packet::Kind::Trap:
+      ++s.traps;
+      break;
+    }
+    ++s.packets;
+    ++e.next;
+    return true;
+  };
+
+  std::mt19937_64 random(options.seed);
+  std::vector<size_t> order(engines.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  for (;;) {
+    bool progressed = false, unfinished = false;
+    if (options.seed)
+      std::shuffle(order.begin(), order.end(), random);
+    for (size_t q : order) {
+      Engine &e = engines[q];
+      int burst = options.seed ? 1 + static_cast<int>(random() % 4) : 1;
+      for (int k = 0; k < burst && !e.finished(); ++k) {
+        bool blocked;
+        if (!step(e, blocked))
+          return false;
+        if (blocked)
+          break;
+        progressed = true;
+      }
+      unfinished |= !e.finished();
+    }
+    if (!unfinished)
+      break;
+    if (!progressed) {
+      // Nothing can run: every unfinished engine waits on a poll that no
+      // other engine will satisfy.
+      error = "a wait never completes:";
+      for (Engine &e : engines) {
+        if (e.finished())
+          continue;
+        const Packet &p = e.packets[e.next];
+        std::string why;
+        uint8_t *word = machine.translate(p.addr[0], 4, why);
+        uint32_t value = 0;
+        if (word)
+          std::memcpy(&value, word, 4);
+        char at[32];
+        std::snprintf(at, sizeof at, "0x%04zx", p.dword * 4);
+        error += " rank " + std::to_string(e.queue->rank) + " engine " +
+                 std::to_string(e.queue->engine) + " (packet at byte " + at +
+                 ") polls " + machine.name(p.addr[0]) + " " +
+                 funcName(p.func) + " " + std::to_string(p.value) +
+                 " but it stays at " + std::to_string(value) + ";";
+      }
+      error.pop_back();
+      return false;
+    }
+  }
+
+  for (int r = 0; r < plan.ranks; ++r) {
+    uint64_t got = memory.flags(r)[kDoneFlag];
+    if (got != uint64_t(plan.done[r])) {
+      error = "rank " + std::to_string(r) + ": completion flag ended at " +
+              std::to_string(got) + ", expected " +
+              std::to_string(plan.done[r]);
+      return false;
+    }
+  }
+  s.timestamps.assign(plan.ranks, {});
+  for (int r = 0; r < plan.ranks; ++r)
+    for (int i = 0; i < plan.timestamps; ++i) {
+      uint64_t v;
+      std::memcpy(&v, machine.timestamps[r].data() + 32 * i, 8);
+      s.timestamps[r].push_back(v);
+    }
+  return true;
+}
