@@ -127,9 +127,9 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
   int64_t chunkAlign = hasSwap ? kSwapAlign : hasBcast ? kBroadcastAlign : 1;
 
   auto program = ProgramOp::create(
-      b, schedule.getLoc(), schedule.getSymName(), ranks,
-      b.getArrayAttr(names), b.getArrayAttr(sizes), numFlags, timestampSlots,
-      chunkAlign, maxChunkBytes, b.getI64ArrayAttr(done));
+      b, schedule.getLoc(), schedule.getSymName(), ranks, b.getArrayAttr(names),
+      b.getArrayAttr(sizes), numFlags, timestampSlots, chunkAlign,
+      maxChunkBytes, b.getI64ArrayAttr(done));
   if (std::optional<StringRef> kind = schedule.getCollective()) {
     auto name = [&](unsigned index) {
       return b.getStringAttr(
@@ -227,8 +227,8 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
                           TimestampAttr::get(ctx, rank, 2 * localIndex + 1));
     if (trap)
       TrapOp::create(b, schedule.getLoc(),
-                     static_cast<int64_t>(std::distance(
-                         queues.begin(), queues.find(key))));
+                     static_cast<int64_t>(
+                         std::distance(queues.begin(), queues.find(key))));
   }
   schedule.erase();
   if (failed(mlir::verify(program)))

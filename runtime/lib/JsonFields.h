@@ -1,4 +1,5 @@
-//===- JsonFields.h - reading validated JSON with paths in errors -*- C++ -*-===//
+//===- JsonFields.h - reading validated JSON with paths in errors -*- C++
+//-*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -28,12 +29,13 @@ struct PlanError {
   std::string message;
 };
 
-[[noreturn]] inline void fail(const std::string &path, const std::string &what) {
+[[noreturn]] inline void fail(const std::string &path,
+                              const std::string &what) {
   throw PlanError{path + ": " + what};
 }
 
 inline const json &field(const json &object, const std::string &path,
-                  const char *name) {
+                         const char *name) {
   if (!object.is_object())
     fail(path, "expected an object");
   auto it = object.find(name);
@@ -43,7 +45,7 @@ inline const json &field(const json &object, const std::string &path,
 }
 
 inline int64_t integer(const json &value, const std::string &path, int64_t lo,
-                int64_t hi) {
+                       int64_t hi) {
   if (!value.is_number_integer())
     fail(path, "expected an integer");
   int64_t v =
@@ -59,12 +61,12 @@ inline int64_t integer(const json &value, const std::string &path, int64_t lo,
 }
 
 inline int64_t integerField(const json &object, const std::string &path,
-                     const char *name, int64_t lo, int64_t hi) {
+                            const char *name, int64_t lo, int64_t hi) {
   return integer(field(object, path, name), path + "." + name, lo, hi);
 }
 
 inline std::string stringField(const json &object, const std::string &path,
-                        const char *name) {
+                               const char *name) {
   const json &value = field(object, path, name);
   if (!value.is_string())
     fail(path + "." + name, "expected a string");

@@ -37,13 +37,10 @@ const char *funcName(uint32_t func) {
 } // namespace
 
 bool sdma::rt::decodePackets(const std::vector<uint32_t> &image,
-                             std::vector<Packet> &packets,
-                             std::string &error) {
+                             std::vector<Packet> &packets, std::string &error) {
   packets.clear();
   size_t at = 0;
-  auto where = [&] {
-    return "packet at byte 0x" + hex(at * 4, false) + ": ";
-  };
+  auto where = [&] { return "packet at byte 0x" + hex(at * 4, false) + ": "; };
   while (at < image.size()) {
     const uint32_t dw0 = image[at];
     const uint32_t opcode = bits(dw0, 7, 0), subOp = bits(dw0, 15, 8);
@@ -195,8 +192,7 @@ bool sdma::rt::packetListing(const PacketPlan &plan, std::string &listing,
     };
     auto count = [&](const Packet &p) -> std::string {
       auto it = relocAt.find(p.dword + p.countAt);
-      if (it != relocAt.end() &&
-          it->second->kind == Relocation::Kind::Count)
+      if (it != relocAt.end() && it->second->kind == Relocation::Kind::Count)
         return std::to_string(it->second->chunks) + "ch";
       return std::to_string(p.bytes) + "B";
     };
@@ -222,8 +218,8 @@ bool sdma::rt::packetListing(const PacketPlan &plan, std::string &listing,
         break;
       case Packet::Kind::CopySwap:
         name = "COPY_SWAP";
-        fields = "a=" + address(p, 0) + " b=" + address(p, 1) +
-                 " count=" + count(p);
+        fields =
+            "a=" + address(p, 0) + " b=" + address(p, 1) + " count=" + count(p);
         break;
       case Packet::Kind::Fence:
         name = "FENCE";
@@ -231,14 +227,14 @@ bool sdma::rt::packetListing(const PacketPlan &plan, std::string &listing,
         break;
       case Packet::Kind::AtomicAdd64:
         name = "ATOMIC_ADD64";
-        fields = "addr=" + address(p, 0) + " value=" +
-                 std::to_string(static_cast<int64_t>(p.value));
+        fields = "addr=" + address(p, 0) +
+                 " value=" + std::to_string(static_cast<int64_t>(p.value));
         break;
       case Packet::Kind::PollRegMem:
         name = "POLL_REGMEM";
         fields = "addr=" + address(p, 0) + " func=" + funcName(p.func) +
-                 " ref=" + std::to_string(p.value) + " mask=0x" +
-                 hex(p.mask) + " interval=" + std::to_string(p.interval) +
+                 " ref=" + std::to_string(p.value) + " mask=0x" + hex(p.mask) +
+                 " interval=" + std::to_string(p.interval) +
                  " retry=" + std::to_string(p.retry);
         break;
       case Packet::Kind::Timestamp:

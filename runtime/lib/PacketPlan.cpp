@@ -85,8 +85,8 @@ PacketPlan parsePacketPlan(const json &root) {
   if (!done.is_array() || done.size() != static_cast<size_t>(plan.ranks))
     fail("$.done", "expected one count per rank");
   for (size_t r = 0; r < done.size(); ++r)
-    plan.done.push_back(integer(done[r], "$.done[" + std::to_string(r) + "]",
-                                0, std::numeric_limits<int32_t>::max()));
+    plan.done.push_back(integer(done[r], "$.done[" + std::to_string(r) + "]", 0,
+                                std::numeric_limits<int32_t>::max()));
 
   const json &queues = field(root, "$", "queues");
   if (!queues.is_array())
@@ -111,9 +111,9 @@ PacketPlan parsePacketPlan(const json &root) {
     queue.image.resize(dwords);
     for (int64_t d = 0; d < dwords; ++d)
       for (int k = 0; k < 4; ++k)
-        queue.image[d] |= static_cast<uint32_t>(
-                              static_cast<uint8_t>(bytes[4 * d + k]))
-                          << (8 * k);
+        queue.image[d] |=
+            static_cast<uint32_t>(static_cast<uint8_t>(bytes[4 * d + k]))
+            << (8 * k);
     const json &relocs = field(queues[i], path, "relocs");
     if (!relocs.is_array())
       fail(path + ".relocs", "expected an array");
@@ -122,8 +122,8 @@ PacketPlan parsePacketPlan(const json &root) {
       Relocation r;
       std::string kind = stringField(relocs[j], rpath, "kind");
       bool wide = kind != "count";
-      r.dword = integerField(relocs[j], rpath, "dword", 0,
-                             dwords - (wide ? 2 : 1));
+      r.dword =
+          integerField(relocs[j], rpath, "dword", 0, dwords - (wide ? 2 : 1));
       if (kind == "chunk") {
         r.kind = Relocation::Kind::Chunk;
         r.rank = integerField(relocs[j], rpath, "rank", 0, plan.ranks - 1);

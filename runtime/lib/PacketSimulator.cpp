@@ -27,7 +27,8 @@ constexpr int kRankShift = 20;
 
 std::string hex(uint64_t v) {
   char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+  std::snprintf(text, sizeof text, "0x%llx",
+                static_cast<unsigned long long>(v));
   return text;
 }
 
@@ -59,8 +60,7 @@ public:
     if (addr >= kFlagBase) {
       uint64_t rank = (addr - kFlagBase) >> kRankShift;
       uint64_t off = (addr - kFlagBase) & ((1ull << kRankShift) - 1);
-      if (rank >= uint64_t(plan.ranks) ||
-          off + len > uint64_t(plan.flags) * 8)
+      if (rank >= uint64_t(plan.ranks) || off + len > uint64_t(plan.flags) * 8)
         return outside("is outside every rank's flag slots");
       return reinterpret_cast<uint8_t *>(memory.flags(rank).data()) + off;
     }
@@ -72,11 +72,10 @@ public:
       if (rank >= uint64_t(plan.ranks))
         return outside("is beyond the last rank's buffers");
       if (off + len > memory.bufferBytes(rank, buffer))
-        return outside("runs past the end of buffer \"" +
-                       plan.buffers[buffer].name + "\" of rank " +
-                       std::to_string(rank) + " (" +
-                       std::to_string(memory.bufferBytes(rank, buffer)) +
-                       " bytes)");
+        return outside(
+            "runs past the end of buffer \"" + plan.buffers[buffer].name +
+            "\" of rank " + std::to_string(rank) + " (" +
+            std::to_string(memory.bufferBytes(rank, buffer)) + " bytes)");
       return memory.buffer(rank, buffer) + off;
     }
     return outside("is below every buffer");
@@ -362,9 +361,9 @@ bool sdma::rt::simulatePackets(const PacketPlan &plan, HostMemory &memory,
         std::snprintf(at, sizeof at, "0x%04zx", p.dword * 4);
         error += " rank " + std::to_string(e.queue->rank) + " engine " +
                  std::to_string(e.queue->engine) + " (packet at byte " + at +
-                 ") polls " + machine.name(p.addr[0]) + " " +
-                 funcName(p.func) + " " + std::to_string(p.value) +
-                 " but it stays at " + std::to_string(value) + ";";
+                 ") polls " + machine.name(p.addr[0]) + " " + funcName(p.func) +
+                 " " + std::to_string(p.value) + " but it stays at " +
+                 std::to_string(value) + ";";
       }
       error.pop_back();
       return false;

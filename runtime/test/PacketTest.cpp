@@ -40,9 +40,7 @@ std::string base64(const std::vector<uint32_t> &dwords) {
 
 // Hand-encoded packets.
 std::vector<uint32_t> copyLinear() { return {0x00000001, 0, 0, 0, 0, 0, 0}; }
-std::vector<uint32_t> atomicAdd1() {
-  return {0x5e00000a, 0, 0, 1, 0, 0, 0, 0};
-}
+std::vector<uint32_t> atomicAdd1() { return {0x5e00000a, 0, 0, 1, 0, 0, 0, 0}; }
 std::vector<uint32_t> pollGe(uint32_t ref) {
   return {0xd0000008, 0, 0, ref, 0xffffffff, 0x0fff000a};
 }
@@ -53,21 +51,26 @@ json twoRankPlan() {
   std::vector<uint32_t> image = copyLinear();
   for (uint32_t d : atomicAdd1())
     image.push_back(d);
-  json relocs = json::array(
-      {{{"dword", 1}, {"kind", "count"}, {"chunks", 1}},
-       {{"dword", 3}, {"kind", "chunk"}, {"buffer", "in"}, {"rank", 0},
-        {"chunk", 0}},
-       {{"dword", 5}, {"kind", "chunk"}, {"buffer", "out"}, {"rank", 1},
-        {"chunk", 0}},
-       {{"dword", 8}, {"kind", "flag"}, {"rank", 0}, {"slot", 1}}});
+  json relocs =
+      json::array({{{"dword", 1}, {"kind", "count"}, {"chunks", 1}},
+                   {{"dword", 3},
+                    {"kind", "chunk"},
+                    {"buffer", "in"},
+                    {"rank", 0},
+                    {"chunk", 0}},
+                   {{"dword", 5},
+                    {"kind", "chunk"},
+                    {"buffer", "out"},
+                    {"rank", 1},
+                    {"chunk", 0}},
+                   {{"dword", 8}, {"kind", "flag"}, {"rank", 0}, {"slot", 1}}});
   return {{"format", "sdma.packets"},
           {"version", 1},
           {"program", "t"},
           {"ranks", 2},
           {"collective", nullptr},
-          {"buffers",
-           json::array({{{"name", "in"}, {"chunks", 1}},
-                        {{"name", "out"}, {"chunks", 2}}})},
+          {"buffers", json::array({{{"name", "in"}, {"chunks", 1}},
+                                   {{"name", "out"}, {"chunks", 2}}})},
           {"flags", 3},
           {"timestamps", 0},
           {"chunk_align", 64},
@@ -212,8 +215,9 @@ TEST(PacketSimulator, RunsAndPatches) {
 }
 
 TEST(PacketSimulator, RefusesChunkSizesTheProgramCannotTake) {
-  EXPECT_NE(simError(twoRankPlan(), 96).find("chunk size 96 is not a multiple "
-                                             "of 64"),
+  EXPECT_NE(simError(twoRankPlan(), 96)
+                .find("chunk size 96 is not a multiple "
+                      "of 64"),
             std::string::npos);
   EXPECT_NE(simError(twoRankPlan(), 8192)
                 .find("exceeds the 4096 bytes the program was split for"),
@@ -227,13 +231,19 @@ TEST(PacketSimulator, ReportsAWaitThatNeverCompletes) {
     image.push_back(d);
   plan["queues"][0]["image"] = base64(image);
   plan["queues"][0]["dwords"] = image.size();
-  plan["queues"][0]["relocs"] = json::array(
-      {{{"dword", 1}, {"kind", "flag"}, {"rank", 0}, {"slot", 2}},
-       {{"dword", 7}, {"kind", "count"}, {"chunks", 1}},
-       {{"dword", 9}, {"kind", "chunk"}, {"buffer", "in"}, {"rank", 0},
-        {"chunk", 0}},
-       {{"dword", 11}, {"kind", "chunk"}, {"buffer", "out"}, {"rank", 1},
-        {"chunk", 0}}});
+  plan["queues"][0]["relocs"] =
+      json::array({{{"dword", 1}, {"kind", "flag"}, {"rank", 0}, {"slot", 2}},
+                   {{"dword", 7}, {"kind", "count"}, {"chunks", 1}},
+                   {{"dword", 9},
+                    {"kind", "chunk"},
+                    {"buffer", "in"},
+                    {"rank", 0},
+                    {"chunk", 0}},
+                   {{"dword", 11},
+                    {"kind", "chunk"},
+                    {"buffer", "out"},
+                    {"rank", 1},
+                    {"chunk", 0}}});
   EXPECT_NE(simError(plan, 64).find(
                 "a wait never completes: rank 0 engine 0 (packet at byte "
                 "0x0000) polls flag@r0[2] ge 1 but it stays at 0"),

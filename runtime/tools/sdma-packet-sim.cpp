@@ -147,10 +147,9 @@ int main(int argc, char **argv) {
       options.seed = seed;
       PacketSimStats stats;
       if (!simulatePackets(*plan, memory, options, error, &stats)) {
-        std::fprintf(stderr,
-                     "sdma-packet-sim: error: chunk %llu seed %llu: %s\n",
-                     (unsigned long long)chunk, (unsigned long long)seed,
-                     error.c_str());
+        std::fprintf(
+            stderr, "sdma-packet-sim: error: chunk %llu seed %llu: %s\n",
+            (unsigned long long)chunk, (unsigned long long)seed, error.c_str());
         return 1;
       }
       uint64_t differ = 0;
@@ -170,8 +169,7 @@ int main(int argc, char **argv) {
                     "(%llu unsatisfied), %llu bytes moved; %s; collective: "
                     "%llu of %llu bytes wrong%s%s\n",
                     ok ? "ok  " : "FAIL", (unsigned long long)chunk,
-                    (unsigned long long)seed,
-                    (unsigned long long)stats.packets,
+                    (unsigned long long)seed, (unsigned long long)stats.packets,
                     (unsigned long long)stats.polls,
                     (unsigned long long)stats.pollRetries,
                     (unsigned long long)stats.bytesMoved,

@@ -29,7 +29,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 completion = "fence" if r % 2 else "atomic"
                 command = [os.path.join(bin_dir, "sdma-run"), schedule,
                            f"--ranks={r}", f"--variant={variant}", "-b", "1K",
-                           "-e", "64K", "-f", "8", "--iters=1",
+                           "-e", "64K", "-f", "8", "--iters=1", "--backend=sim",
                            f"--emit-plan={plan}", f"--emit-packets={packets}",
                            f"--packet-completion={completion}"] + prelaunch
                 result = subprocess.run(command, capture_output=True, text=True)

@@ -25,6 +25,7 @@
 #include "sdma/runtime/CudaCeExecutor.h"
 #include "sdma/runtime/CudaExecutor.h"
 #include "sdma/runtime/DmaTimingModel.h"
+#include "sdma/runtime/NvTimingModel.h"
 #include "sdma/runtime/Packets.h"
 #include "sdma/runtime/Simulator.h"
 
@@ -37,12 +38,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -60,7 +63,8 @@ static cl::opt<int64_t>
 static cl::opt<std::string>
     backendOpt("backend",
                cl::desc("auto | sim | sdma-sim | sdma-packets | cuda-ldst | "
-                        "cuda-ce (auto: cuda-ldst where there is an NVIDIA "
+                        "cuda-ce (auto: per size, the executor the NVIDIA "
+                        "cost model predicts fastest where there is an NVIDIA "
                         "GPU, else sim; sdma-sim: the simulator, timed by the "
                         "DMA model; sdma-packets: the AMD packet program on "
                         "the packet simulator, checked against the "
@@ -70,6 +74,19 @@ static cl::opt<std::string>
     dmaProfile("dma-profile",
                cl::desc("DMA timing profile for --backend=sdma-sim"),
                cl::init(SDMA_DEFAULT_DMA_PROFILE));
+static cl::opt<std::string>
+    nvProfilePath("nv-profile",
+                  cl::desc("NVIDIA cost-model profile for --backend=auto"),
+                  cl::init(SDMA_DEFAULT_NV_PROFILE));
+static cl::opt<std::string>
+    ceMode("ce-mode",
+           cl::desc("plain | batch | graph: how --backend=cuda-ce issues a "
+                    "plan (cuMemcpyBatchAsync per run of copies; a replayed "
+                    "CUDA graph)"),
+           cl::init("plain"));
+static cl::list<int> devicesOpt(
+    "devices", cl::CommaSeparated,
+    cl::desc("GPUs to spread the ranks over (default: all on GPU 0)"));
 static cl::opt<unsigned> timeoutMs("timeout-ms",
                                    cl::desc("GPU waits fail after this long"),
                                    cl::init(5000));
@@ -141,6 +158,8 @@ int main(int argc, char **argv) {
       backendOpt != "sdma-sim" && backendOpt != "sdma-packets")
     return fail("unknown --backend '" + backendOpt +
                 "' (auto, sim, sdma-sim, sdma-packets, cuda-ldst or cuda-ce)");
+  if (ceMode != "plain" && ceMode != "batch" && ceMode != "graph")
+    return fail("unknown --ce-mode '" + ceMode + "' (plain, batch or graph)");
   uint64_t lo, hi;
   if (!parseBytes(minBytes, lo) || !parseBytes(maxBytes, hi) || lo > hi)
     return fail("bad size range -b " + minBytes + " -e " + maxBytes);
@@ -271,19 +290,28 @@ int main(int argc, char **argv) {
                   profile->target + " (" + dmaProfile + ")";
   } else if (backendOpt == "cuda-ce") {
     sdma::rt::CudaOptions cudaOptions;
-    ce = sdma::rt::CudaCeExecutor::create(*plan, cudaOptions, error);
+    cudaOptions.devices.assign(devicesOpt.begin(), devicesOpt.end());
+    cudaOptions.timeoutNs = uint64_t(timeoutMs) * 1000000ull;
+    sdma::rt::CeOptions ceOptions;
+    ceOptions.batch = ceMode == "batch";
+    ceOptions.graph = ceMode == "graph";
+    ce = sdma::rt::CudaCeExecutor::create(*plan, cudaOptions, error, ceOptions);
     if (!ce)
       return fail(error);
     backend = "cuda-ce";
-    backendNote = "the plan's queues as CUDA streams, all ranks on GPU 0 "
-                  "(on one GPU, device copies run on the SMs); CUDA-event "
-                  "times, median";
+    backendNote = "the plan's queues as CUDA streams (" + ceMode + "), " +
+                  (devicesOpt.size() > 1
+                       ? "ranks spread over GPUs"
+                       : "all ranks on one GPU (there, device copies run "
+                         "on the SMs)") +
+                  "; CUDA-event times, median";
   } else if (backendOpt != "sim") {
     std::optional<sdma::rt::LdstProgram> program =
         sdma::rt::LdstProgram::parse(hipSource, error);
     if (!program)
       return fail(error);
     sdma::rt::CudaOptions cudaOptions;
+    cudaOptions.devices.assign(devicesOpt.begin(), devicesOpt.end());
     cudaOptions.timeoutNs = uint64_t(timeoutMs) * 1000000ull;
     gpu = sdma::rt::CudaLdstExecutor::create(*program, cudaOptions, error);
     if (!gpu && backendOpt == "cuda-ldst")
@@ -293,11 +321,26 @@ int main(int argc, char **argv) {
       const sdma::rt::CompileInfo &info = gpu->compileInfo();
       backendNote = "load/store kernel, NVRTC " + info.arch + ", " +
                     (info.cacheHit ? "cache hit" : "compiled") + " in " +
-                    std::to_string(info.compileMs + info.loadMs) +
-                    " ms; all ranks on GPU 0; CUDA-event times, median";
+                    std::to_string(info.compileMs + info.loadMs) + " ms; " +
+                    (devicesOpt.size() > 1 ? "ranks spread over GPUs"
+                                           : "all ranks on one GPU") +
+                    "; CUDA-event times, median";
     } else {
       backendNote += " (" + error + ")";
     }
+  }
+  // Auto: the NVIDIA cost model's pick per size (shown without a GPU too).
+  std::optional<sdma::rt::NvTimingProfile> nvProfile;
+  std::map<sdma::rt::NvExecutor, std::unique_ptr<sdma::rt::CudaCeExecutor>>
+      autoCe;
+  if (backendOpt == "auto") {
+    nvProfile = sdma::rt::NvTimingProfile::load(nvProfilePath, error);
+    if (!nvProfile)
+      return fail(error);
+    backendNote += gpu ? "; per size, the executor the NVIDIA cost model ("
+                       : "; the NVIDIA cost model (";
+    backendNote += nvProfilePath + ") " +
+                   (gpu ? "predicts fastest" : "would pick, if there were one");
   }
   std::string kind = plan->collective ? plan->collective->kind : "";
   int output = plan->collective ? plan->collective->output : 0;
@@ -311,9 +354,10 @@ int main(int argc, char **argv) {
                << "# backend " << backend << " (" << backendNote << ")\n"
                << "# " << plan->streams.size() << " engine queues, " << commands
                << " commands; size = output bytes per rank\n"
-               << llvm::format("#%11s %11s %10s %12s %11s %11s %8s\n", "size",
+               << llvm::format("#%11s %11s %10s %12s %11s %11s %8s", "size",
                                "count", "chunk", "time(us)", "algbw(GB/s)",
-                               "busbw(GB/s)", "#wrong");
+                               "busbw(GB/s)", "#wrong")
+               << (nvProfile ? "  pick(predicted us)" : "") << "\n";
   bool anyWrong = false;
   for (uint64_t size = lo; size <= hi; size *= factor) {
     uint64_t chunk = std::max<uint64_t>(1, size / outChunks);
@@ -325,7 +369,44 @@ int main(int argc, char **argv) {
     sdma::rt::HostMemory memory(*plan, chunk);
     std::vector<double> times;
     sdma::rt::CheckResult check;
-    if (ce) {
+    std::string pickText;
+    sdma::rt::CudaCeExecutor *ceRun = ce.get();
+    if (nvProfile) {
+      std::optional<sdma::rt::NvExecutor> pick;
+      double best = 0;
+      for (auto [executor, coefficients] : nvProfile->coefficients) {
+        double us = *nvProfile->predict(
+            *plan, chunk, executor,
+            std::max<int>(1, static_cast<int>(devicesOpt.size())));
+        if (!pick || us < best) {
+          pick = executor;
+          best = us;
+        }
+      }
+      if (pick) {
+        pickText = std::string("  ") + sdma::rt::nvExecutorName(*pick) + "(" +
+                   llvm::formatv("{0:F1}", best).str() + ")";
+        if (gpu && *pick != sdma::rt::NvExecutor::Ldst) {
+          std::unique_ptr<sdma::rt::CudaCeExecutor> &slot = autoCe[*pick];
+          if (!slot) {
+            sdma::rt::CudaOptions cudaOptions;
+            cudaOptions.devices.assign(devicesOpt.begin(), devicesOpt.end());
+            cudaOptions.devices.assign(devicesOpt.begin(), devicesOpt.end());
+            cudaOptions.timeoutNs = uint64_t(timeoutMs) * 1000000ull;
+            sdma::rt::CeOptions ceOptions;
+            ceOptions.batch = *pick == sdma::rt::NvExecutor::CeBatch;
+            ceOptions.graph = *pick == sdma::rt::NvExecutor::CeGraph;
+            slot = sdma::rt::CudaCeExecutor::create(*plan, cudaOptions, error,
+                                                    ceOptions);
+            if (!slot)
+              return fail(error);
+          }
+          ceRun = slot.get();
+        }
+      }
+    }
+    if (ceRun) {
+      sdma::rt::CudaCeExecutor *ce = ceRun;
       sdma::rt::fillInputs(*plan, memory);
       if (!ce->prepare(chunk, error) || !ce->upload(memory, error) ||
           !ce->run(error) || !ce->download(memory, error))
@@ -367,11 +448,10 @@ int main(int argc, char **argv) {
               differ += memory.buffer(r, b)[k] != expected.buffer(r, b)[k];
         if (differ) {
           check.wrongBytes += differ;
-          check.firstWrong = std::to_string(differ) +
-                             " bytes differ from the reference simulator" +
-                             (check.firstWrong.empty()
-                                  ? ""
-                                  : "; " + check.firstWrong);
+          check.firstWrong =
+              std::to_string(differ) +
+              " bytes differ from the reference simulator" +
+              (check.firstWrong.empty() ? "" : "; " + check.firstWrong);
         }
         if (check.wrongBytes)
           break;
@@ -404,11 +484,15 @@ int main(int argc, char **argv) {
     double us = times[times.size() / 2];
     double algbw = actual / (us * 1e3);
     llvm::outs() << llvm::format(
-        " %11llu %11llu %10llu %12.2f %11.3f %11.3f %8s\n",
-        (unsigned long long)actual, (unsigned long long)(actual / 4),
-        (unsigned long long)chunk, us, algbw,
-        algbw * busFactor(kind, plan->ranks),
-        kind.empty() ? "n/a" : std::to_string(check.wrongBytes).c_str());
+                        " %11llu %11llu %10llu %12.2f %11.3f %11.3f %8s",
+                        (unsigned long long)actual,
+                        (unsigned long long)(actual / 4),
+                        (unsigned long long)chunk, us, algbw,
+                        algbw * busFactor(kind, plan->ranks),
+                        kind.empty() ? "n/a"
+                                     : std::to_string(check.wrongBytes).c_str())
+                 << pickText;
+    llvm::outs() << "\n";
     if (check.wrongBytes) {
       anyWrong = true;
       llvm::errs() << "sdma-run: wrong output at size " << actual << ": "

@@ -94,8 +94,8 @@ LogicalResult QueueOp::verify() {
   auto program = (*this)->getParentOfType<ProgramOp>();
   int64_t rank = getRankAttr().getInt();
   if (rank < 0 || rank >= program.getRanksAttr().getInt())
-    return emitOpError("rank ") << rank << " out of range [0, "
-                                << program.getRanks() << ")";
+    return emitOpError("rank ")
+           << rank << " out of range [0, " << program.getRanks() << ")";
   if (getEngineAttr().getInt() < 0)
     return emitOpError("engine must not be negative");
   return success();
@@ -129,17 +129,15 @@ LogicalResult verifyAddress(Operation *op, Attribute attr, StringRef what,
     if (value < 0)
       return op->emitOpError(what) << " address must not be negative";
     if (value % align)
-      return op->emitOpError(what)
-             << " address 0x" << llvm::utohexstr(value) << " must be "
-             << align << "-byte aligned";
+      return op->emitOpError(what) << " address 0x" << llvm::utohexstr(value)
+                                   << " must be " << align << "-byte aligned";
     return success();
   }
   if (auto chunk = dyn_cast<ChunkAttr>(attr)) {
     if (kind != AddrKind::Data)
-      return op->emitOpError(what) << " must be a "
-                                   << (kind == AddrKind::Flag ? "flag"
-                                                              : "timestamp")
-                                   << " slot, not a buffer chunk";
+      return op->emitOpError(what)
+             << " must be a " << (kind == AddrKind::Flag ? "flag" : "timestamp")
+             << " slot, not a buffer chunk";
     int64_t b = program.findBuffer(chunk.getBuffer());
     if (b < 0)
       return op->emitOpError(what)
@@ -165,11 +163,10 @@ LogicalResult verifyAddress(Operation *op, Attribute attr, StringRef what,
       return op->emitOpError(what) << " must not be a flag slot";
     if (failed(checkRank(op, program, flag.getRank(), what)))
       return failure();
-    if (flag.getSlot() < 0 ||
-        flag.getSlot() >= program.getFlagsAttr().getInt())
-      return op->emitOpError(what) << " flag slot " << flag.getSlot()
-                                   << " out of range [0, "
-                                   << program.getFlags() << ")";
+    if (flag.getSlot() < 0 || flag.getSlot() >= program.getFlagsAttr().getInt())
+      return op->emitOpError(what)
+             << " flag slot " << flag.getSlot() << " out of range [0, "
+             << program.getFlags() << ")";
     return success();
   }
   if (auto ts = dyn_cast<TimestampAttr>(attr)) {
@@ -179,9 +176,9 @@ LogicalResult verifyAddress(Operation *op, Attribute attr, StringRef what,
       return failure();
     if (ts.getIndex() < 0 ||
         ts.getIndex() >= program.getTimestampsAttr().getInt())
-      return op->emitOpError(what) << " timestamp slot " << ts.getIndex()
-                                   << " out of range [0, "
-                                   << program.getTimestamps() << ")";
+      return op->emitOpError(what)
+             << " timestamp slot " << ts.getIndex() << " out of range [0, "
+             << program.getTimestamps() << ")";
     return success();
   }
   return op->emitOpError(what)
@@ -256,7 +253,8 @@ LogicalResult CopySwapOp::verify() {
 
 LogicalResult FenceOp::verify() {
   if (getValueAttr().getInt() < 0 || getValueAttr().getInt() > 0xffffffffll)
-    return emitOpError("value ") << getValueAttr().getInt() << " does not fit in 32 bits";
+    return emitOpError("value ")
+           << getValueAttr().getInt() << " does not fit in 32 bits";
   return verifyAddress(*this, getAddr(), "address", AddrKind::Flag, 4);
 }
 

@@ -118,10 +118,10 @@ std::pair<std::string, std::string> encode(Operation *packet, Encoder &e) {
         e.dword(0);
         e.address(p.getSrc());
         e.address(p.getDst());
-        return std::make_pair(
-            "COPY_LINEAR", "src=" + addressText(p.getSrc()) +
-                               " dst=" + addressText(p.getDst()) +
-                               " count=" + countText(p.getCount()));
+        return std::make_pair("COPY_LINEAR",
+                              "src=" + addressText(p.getSrc()) +
+                                  " dst=" + addressText(p.getDst()) +
+                                  " count=" + countText(p.getCount()));
       })
       .Case([&](CopyBroadcastOp p) {
         e.dword(op(1, 0) | 1u << 27);
@@ -130,8 +130,8 @@ std::pair<std::string, std::string> encode(Operation *packet, Encoder &e) {
         e.address(p.getSrc());
         e.address(p.getDst0());
         e.address(p.getDst1());
-        return std::make_pair(
-            "COPY_BROADCAST", "src=" + addressText(p.getSrc()) +
+        return std::make_pair("COPY_BROADCAST",
+                              "src=" + addressText(p.getSrc()) +
                                   " dst0=" + addressText(p.getDst0()) +
                                   " dst1=" + addressText(p.getDst1()) +
                                   " count=" + countText(p.getCount()));
@@ -151,9 +151,9 @@ std::pair<std::string, std::string> encode(Operation *packet, Encoder &e) {
         e.dword(op(5));
         e.address(p.getAddr());
         e.dword(static_cast<uint32_t>(p.getValue()));
-        return std::make_pair("FENCE", "addr=" + addressText(p.getAddr()) +
-                                           " value=" +
-                                           std::to_string(p.getValue()));
+        return std::make_pair("FENCE",
+                              "addr=" + addressText(p.getAddr()) +
+                                  " value=" + std::to_string(p.getValue()));
       })
       .Case([&](AtomicAdd64Op p) {
         e.dword(op(10) | 47u << 25);
@@ -177,12 +177,12 @@ std::pair<std::string, std::string> encode(Operation *packet, Encoder &e) {
         e.dword(static_cast<uint32_t>(p.getInterval()) |
                 static_cast<uint32_t>(p.getRetry()) << 16);
         return std::make_pair(
-            "POLL_REGMEM",
-            "addr=" + addressText(p.getAddr()) + " func=" + p.getFunc().str() +
-                " ref=" + std::to_string(p.getReference()) + " mask=0x" +
-                llvm::utohexstr(p.getMask()) +
-                " interval=" + std::to_string(p.getInterval()) +
-                " retry=" + std::to_string(p.getRetry()));
+            "POLL_REGMEM", "addr=" + addressText(p.getAddr()) +
+                               " func=" + p.getFunc().str() +
+                               " ref=" + std::to_string(p.getReference()) +
+                               " mask=0x" + llvm::utohexstr(p.getMask()) +
+                               " interval=" + std::to_string(p.getInterval()) +
+                               " retry=" + std::to_string(p.getRetry()));
       })
       .Case([&](NopOp p) {
         e.dword(op(0) | static_cast<uint32_t>(p.getExtra()) << 16);
@@ -241,7 +241,8 @@ LogicalResult sdma::translateToPackets(ModuleOp module, raw_ostream &os) {
     buffers.push_back({{"name", cast<StringAttr>(name).getValue().str()},
                        {"chunks", cast<IntegerAttr>(chunks).getInt()}});
   json collective = nullptr;
-  if (auto dict = program->getAttrOfType<DictionaryAttr>("sdmapkt.collective")) {
+  if (auto dict =
+          program->getAttrOfType<DictionaryAttr>("sdmapkt.collective")) {
     collective = json::object();
     for (NamedAttribute field : dict) {
       if (auto s = dyn_cast<StringAttr>(field.getValue()))
@@ -281,8 +282,7 @@ LogicalResult sdma::translateToPackets(ModuleOp module, raw_ostream &os) {
   return success();
 }
 
-LogicalResult sdma::translateToPacketListing(ModuleOp module,
-                                             raw_ostream &os) {
+LogicalResult sdma::translateToPacketListing(ModuleOp module, raw_ostream &os) {
   FailureOr<ProgramOp> found = onlyProgram(module);
   if (failed(found))
     return failure();
@@ -293,8 +293,7 @@ LogicalResult sdma::translateToPacketListing(ModuleOp module,
       os << llvm::format("  0x%04x  ", static_cast<unsigned>(p.first * 4))
          << llvm::left_justify(p.name, 14) << " " << p.fields << "  [";
       for (size_t i = 0; i < p.size; ++i)
-        os << (i ? " " : "")
-           << llvm::format("%08x", q.dwords[p.first + i]);
+        os << (i ? " " : "") << llvm::format("%08x", q.dwords[p.first + i]);
       os << "]\n";
     }
   }

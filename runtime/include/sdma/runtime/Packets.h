@@ -1,4 +1,5 @@
-//===- Packets.h - SDMA packet plans: load, decode, patch, simulate -*- C++ -*-===//
+//===- Packets.h - SDMA packet plans: load, decode, patch, simulate -*- C++
+//-*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -39,10 +40,10 @@ struct Relocation {
   Kind kind = Kind::Chunk;
   size_t dword = 0; // where the patched value goes (addresses: lo, hi)
   int rank = 0;
-  int buffer = 0;      // Chunk
-  int64_t chunk = 0;   // Chunk
-  int64_t slot = 0;    // Flag, Timestamp
-  int64_t chunks = 0;  // Count
+  int buffer = 0;     // Chunk
+  int64_t chunk = 0;  // Chunk
+  int64_t slot = 0;   // Flag, Timestamp
+  int64_t chunks = 0; // Count
 };
 
 struct PacketQueue {
@@ -94,14 +95,14 @@ struct Packet {
   size_t addrAt[3] = {0, 0, 0};
   uint64_t addr[3] = {0, 0, 0};
   int numAddrs = 0;
-  size_t countAt = 0;   // copies: the count dword
-  uint64_t bytes = 0;   // copies: count field + 1
-  uint64_t value = 0;   // FENCE value, ATOMIC source data, POLL reference
-  uint32_t func = 0;    // POLL compare function (0-6)
-  uint32_t mask = 0;    // POLL
+  size_t countAt = 0; // copies: the count dword
+  uint64_t bytes = 0; // copies: count field + 1
+  uint64_t value = 0; // FENCE value, ATOMIC source data, POLL reference
+  uint32_t func = 0;  // POLL compare function (0-6)
+  uint32_t mask = 0;  // POLL
   uint32_t interval = 0, retry = 0; // POLL
-  uint32_t extra = 0;   // NOP
-  uint32_t context = 0; // TRAP
+  uint32_t extra = 0;               // NOP
+  uint32_t context = 0;             // TRAP
 };
 
 /// Decodes a queue image. Fails naming the dword offset on an unknown

@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""Fits the NVIDIA cost model (runtime/include/sdma/runtime/NvTimingModel.h)
+to benchmark results, writes the profile, and reports how often the model's
+pick among sdma's variants was the measured best.
+
+For every sdma row of the given CSVs (one GPU and several), the plan that
+variant ran is found in PROGRAM_DIR (scripts/make-gpu-programs.sh) and its
+features at that size are computed by sdma-predict (the C++ model itself).
+Each executor's coefficients are fitted by non-negative least squares on
+relative error. Then, per (machine, collective, size), the predicted-fastest
+variant is compared with the measured-fastest.
+
+usage: fit_nvidia.py SDMA_PREDICT PROGRAM_DIR PROFILE_OUT REPORT_OUT CSV...
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+
+import numpy as np
+from scipy.optimize import nnls
+
+predict_bin, programs, profile_out, report_out = sys.argv[1:5]
+csvs = sys.argv[5:]
+FEATURES = ["fixed", "queues", "commands", "syncs", "local_GB", "peer_GB"]
+
+# variant -> (plan name pattern, executor)
+VARIANTS = {
+    "sdma-ldst-direct": ("{c}_direct-{r}", "ldst"),
+    "sdma-ldst-bcast": ("all_gather_bcast-{r}", "ldst"),
+    "sdma-ldst-ring": ("all_gather_ring-{r}", "ldst"),
+    "sdma-ce-pcpy": ("{c}_direct-{r}", "ce"),
+    "sdma-ce-b2b": ("{c}_direct-{r}-b2b", "ce"),
+    "sdma-ce-b2b-batch": ("{c}_direct-{r}-b2b", "ce-batch"),
+    "sdma-ce-pcpy-graph": ("{c}_direct-{r}", "ce-graph"),
+    "sdma-ce-b2b-graph": ("{c}_direct-{r}-b2b", "ce-graph"),
+}
+
+cache = {}
+
+
+def features(plan, executor, devices, chunk):
+    key = (plan, executor, devices, chunk)
+    if key not in cache:
+        out = subprocess.run(
+            [predict_bin, os.path.join(programs, plan + ".json"),
+             f"--executor={executor}", f"--devices={devices}",
+             f"--chunk-bytes={chunk}"],
+            check=True, capture_output=True, text=True).stdout.splitlines()
+        cache[key] = [float(x) for x in out[1].split(",")[1:]]
+    return cache[key]
+
+
+def input_chunks(plan):
+    p = json.load(open(os.path.join(programs, plan + ".json")))
+    name = p["collective"]["input"]
+    return next(b["chunks"] for b in p["buffers"] if b["name"] == name)
+
+
+rows = []
+for path in csvs:
+    for r in csv.DictReader(open(path)):
+        if r["variant"] not in VARIANTS:
+            continue
+        pattern, executor = VARIANTS[r["variant"]]
+        ranks = int(r["ranks"])
+        devices = r["gpus"].count("+") + 1
+        plan = pattern.format(c=r["collective"], r=ranks)
+        size = int(r["bytes_per_rank"])
+        chunk = size // input_chunks(plan)
+        rows.append(dict(machine=f"{ranks} ranks on {devices} GPU(s)",
+                         source=os.path.basename(path),
+                         collective=r["collective"], size=size,
+                         variant=r["variant"], executor=executor,
+                         us=float(r["median_us"]),
+                         x=features(plan, executor, devices, chunk)))
+
+profile = {"target": "NVIDIA H200 (one GPU; two GPUs over NVLink)",
+           "model": "time_us = sum(coefficient x feature), per executor; "
+                    "see runtime/include/sdma/runtime/NvTimingModel.h",
+           "sources": sorted({r["source"] for r in rows}),
+           "fitted_by": "bench/fit_nvidia.py (non-negative least squares on "
+                        "relative error)",
+           "executors": {}}
+for executor in ["ldst", "ce", "ce-batch", "ce-graph"]:
+    sel = [r for r in rows if r["executor"] == executor]
+    if not sel:
+        continue
+    X = np.array([r["x"] for r in sel])
+    y = np.array([r["us"] for r in sel])
+    w = 1.0 / y
+    coef, _ = nnls(X * w[:, None], y * w)
+    pred = X @ coef
+    rel = np.abs(pred - y) / y
+    entry = {"coefficients": {f: round(float(c), 6)
+                              for f, c in zip(FEATURES, coef)},
+             "fit": {"points": len(sel),
+                     "median_relative_error": round(float(np.median(rel)), 3),
+                     "max_relative_error": round(float(np.max(rel)), 3)}}
+    for f, name in (("local_GB", "local_GBps"), ("peer_GB", "peer_GBps")):
+        c = entry["coefficients"][f]
+        entry["fit"][name] = round(1e6 / c, 1) if c > 0 else None
+    profile["executors"][executor] = entry
+    for r, p in zip(sel, pred):
+        r["pred"] = float(p)
+with open(profile_out, "w") as f:
+    json.dump(profile, f, indent=1)
+    f.write("\n")
+
+# How often was the pick the measured best?
+groups = defaultdict(list)
+for r in rows:
+    groups[(r["machine"], r["collective"], r["size"])].append(r)
+lines = ["| machine | collective | bytes/rank | measured best | us | "
+         "predicted best | its measured us | pick / best |",
+         "|---|---|---|---|---|---|---|---|"]
+hits = 0
+regrets = []
+for key in sorted(groups):
+    g = groups[key]
+    best = min(g, key=lambda r: r["us"])
+    pick = min(g, key=lambda r: r["pred"])
+    hits += pick is best
+    regrets.append(pick["us"] / best["us"])
+    lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {best['variant'][5:]} | "
+                 f"{best['us']:.1f} | {pick['variant'][5:]} | {pick['us']:.1f} | "
+                 f"{pick['us'] / best['us']:.2f}x |")
+summary = (f"Pick = measured best in {hits} of {len(groups)} cases; the pick "
+           f"was on average {np.mean(regrets):.2f}x and at worst "
+           f"{max(regrets):.2f}x the measured best time (median "
+           f"{np.median(regrets):.2f}x).")
+fits = ["| executor | points | median rel. error | max rel. error | "
+        + " | ".join(FEATURES) + " |",
+        "|---|---|---|---|" + "---|" * len(FEATURES)]
+for e, entry in profile["executors"].items():
+    fits.append(f"| {e} | {entry['fit']['points']} | "
+                f"{entry['fit']['median_relative_error']:.2f} | "
+                f"{entry['fit']['max_relative_error']:.2f} | "
+                + " | ".join(f"{entry['coefficients'][f]:.4g}" for f in FEATURES)
+                + " |")
+with open(report_out, "w") as f:
+    f.write("# NVIDIA cost model: fit and pick accuracy\n\n")
+    f.write("Coefficients in us per unit of each feature (GB for bytes).\n\n")
+    f.write("\n".join(fits) + "\n\n" + summary + "\n\n" + "\n".join(lines) + "\n")
+print(summary)

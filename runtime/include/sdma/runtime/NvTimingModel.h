@@ -1,0 +1,61 @@
+//===- NvTimingModel.h - predicted time of a plan on NVIDIA GPUs -*- C++
+//-*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The first cost model for NVIDIA: a run's time is a linear function of a
+// few features of the plan at a chunk size, with one coefficient set per
+// executor, fitted by least squares (non-negative) to the benchmark's
+// measured medians (bench/fit_nvidia.py -> runtime/profiles/h200-nvidia.json):
+//
+//   fixed      1                        launch, fork/join, event overhead
+//   queues     engine queues            (CE: a stream forked and joined each)
+//   commands   host-issued operations   (CE: each copy, stream memory op;
+//                                        ld/st: data ops of the busiest rank)
+//   syncs      cross-rank waits on the longest rank's path
+//   local_GB   bytes moved within one GPU, busiest GPU (SM copies share HBM)
+//   peer_GB    bytes sent to other GPUs, busiest GPU (NVLink, copy engines)
+//
+// time_us = sum(coefficient x feature). 10^6 / coefficient[local_GB] is the
+// fitted same-GPU bandwidth in GB/s, likewise for peer_GB.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_NVTIMINGMODEL_H
+#define SDMA_RUNTIME_NVTIMINGMODEL_H
+
+#include "sdma/runtime/Plan.h"
+
+#include <array>
+#include <map>
+
+namespace sdma::rt {
+
+/// How a plan is run on NVIDIA GPUs.
+enum class NvExecutor { Ldst, Ce, CeBatch, CeGraph };
+constexpr int kNvFeatures = 6;
+extern const char *const kNvFeatureNames[kNvFeatures];
+
+std::optional<NvExecutor> parseNvExecutor(std::string_view name);
+const char *nvExecutorName(NvExecutor executor);
+
+/// The features of one run of `plan` at `chunkBytes` with its ranks spread
+/// over `devices` GPUs in contiguous groups (as CudaOptions::devices does).
+std::array<double, kNvFeatures> nvFeatures(const Plan &plan, size_t chunkBytes,
+                                           NvExecutor executor, int devices);
+
+struct NvTimingProfile {
+  std::string target;
+  std::map<NvExecutor, std::array<double, kNvFeatures>> coefficients;
+
+  static std::optional<NvTimingProfile> load(const std::string &path,
+                                             std::string &error);
+  /// Predicted microseconds, or std::nullopt if the profile has no
+  /// coefficients for `executor`.
+  std::optional<double> predict(const Plan &plan, size_t chunkBytes,
+                                NvExecutor executor, int devices) const;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_NVTIMINGMODEL_H

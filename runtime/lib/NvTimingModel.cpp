@@ -1,0 +1,178 @@
+//===- NvTimingModel.cpp - predicted time of a plan on NVIDIA GPUs --------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/NvTimingModel.h"
+#include "JsonFields.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+using namespace sdma::rt;
+using namespace sdma::rt::jsonfields;
+
+const char *const sdma::rt::kNvFeatureNames[kNvFeatures] = {
+    "fixed", "queues", "commands", "syncs", "local_GB", "peer_GB"};
+
+std::optional<NvExecutor> sdma::rt::parseNvExecutor(std::string_view name) {
+  if (name == "ldst")
+    return NvExecutor::Ldst;
+  if (name == "ce")
+    return NvExecutor::Ce;
+  if (name == "ce-batch")
+    return NvExecutor::CeBatch;
+  if (name == "ce-graph")
+    return NvExecutor::CeGraph;
+  return std::nullopt;
+}
+
+const char *sdma::rt::nvExecutorName(NvExecutor executor) {
+  switch (executor) {
+  case NvExecutor::Ldst:
+    return "ldst";
+  case NvExecutor::Ce:
+    return "ce";
+  case NvExecutor::CeBatch:
+    return "ce-batch";
+  case NvExecutor::CeGraph:
+    return "ce-graph";
+  }
+  return "?";
+}
+
+std::array<double, kNvFeatures> sdma::rt::nvFeatures(const Plan &plan,
+                                                     size_t chunkBytes,
+                                                     NvExecutor executor,
+                                                     int devices) {
+  devices = std::max(1, std::min(devices, plan.ranks));
+  int perDevice = (plan.ranks + devices - 1) / devices;
+  auto deviceOf = [&](int rank) { return rank / perDevice; };
+  std::vector<double> local(devices, 0), peer(devices, 0);
+  std::vector<double> dataOps(plan.ranks, 0), waits(plan.ranks, 0);
+  double commands = 0;
+  auto move = [&](const Slice &from, const Slice &to, int issuer) {
+    double bytes = double(from.count) * chunkBytes;
+    if (deviceOf(from.rank) == deviceOf(to.rank))
+      local[deviceOf(issuer)] += bytes;
+    else
+      peer[deviceOf(issuer)] += bytes;
+  };
+  for (const Stream &stream : plan.streams) {
+    bool inBatch = false;
+    for (const Command &c : stream.commands) {
+      bool data = c.kind == Command::Kind::Copy ||
+                  c.kind == Command::Kind::Bcast ||
+                  c.kind == Command::Kind::Swap;
+      switch (c.kind) {
+      case Command::Kind::Copy:
+        move(c.slices[0], c.slices[1], stream.rank);
+        break;
+      case Command::Kind::Bcast:
+        move(c.slices[0], c.slices[1], stream.rank);
+        move(c.slices[0], c.slices[2], stream.rank);
+        break;
+      case Command::Kind::Swap:
+        move(c.slices[0], c.slices[1], stream.rank);
+        move(c.slices[1], c.slices[0], stream.rank);
+        break;
+      case Command::Kind::Notify:
+        if (c.flag != kDoneFlag)
+          commands += executor != NvExecutor::Ldst;
+        break;
+      case Command::Kind::Poll:
+        if (c.flag != kLaunchFlag) {
+          commands += executor != NvExecutor::Ldst;
+          waits[stream.rank] += 1;
+        }
+        break;
+      }
+      if (data) {
+        dataOps[stream.rank] += 1;
+        int host = c.kind == Command::Kind::Copy    ? 1
+                   : c.kind == Command::Kind::Bcast ? 2
+                                                    : 3;
+        if (executor == NvExecutor::CeBatch && c.kind != Command::Kind::Swap)
+          host = inBatch ? 0 : 1; // one cuMemcpyBatchAsync per run of copies
+        if (executor != NvExecutor::Ldst)
+          commands += host;
+        inBatch = c.kind != Command::Kind::Swap;
+      } else {
+        inBatch = false;
+      }
+    }
+  }
+  double queues = executor == NvExecutor::Ldst ? devices : plan.streams.size();
+  if (executor == NvExecutor::Ldst)
+    commands = *std::max_element(dataOps.begin(), dataOps.end());
+  double syncs = *std::max_element(waits.begin(), waits.end());
+  return {1.0,
+          queues,
+          commands,
+          syncs,
+          *std::max_element(local.begin(), local.end()) / 1e9,
+          *std::max_element(peer.begin(), peer.end()) / 1e9};
+}
+
+std::optional<NvTimingProfile> NvTimingProfile::load(const std::string &path,
+                                                     std::string &error) {
+  std::ifstream file(path);
+  if (!file) {
+    error = path + ": cannot open timing profile";
+    return std::nullopt;
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  json root = json::parse(text.str(), nullptr, false);
+  if (root.is_discarded()) {
+    error = path + ": not valid JSON";
+    return std::nullopt;
+  }
+  try {
+    NvTimingProfile profile;
+    profile.target = stringField(root, "$", "target");
+    const json &executors = field(root, "$", "executors");
+    if (!executors.is_object())
+      fail("$.executors", "expected an object");
+    for (auto it = executors.begin(); it != executors.end(); ++it) {
+      std::string where = "$.executors." + it.key();
+      std::optional<NvExecutor> executor = parseNvExecutor(it.key());
+      if (!executor)
+        fail(where, "unknown executor (ldst, ce, ce-batch, ce-graph)");
+      const json &coefficients = field(*it, where, "coefficients");
+      std::array<double, kNvFeatures> c{};
+      for (int i = 0; i < kNvFeatures; ++i) {
+        const json &v =
+            field(coefficients, where + ".coefficients", kNvFeatureNames[i]);
+        if (!v.is_number() || v.get<double>() < 0)
+          fail(where + ".coefficients." + kNvFeatureNames[i],
+               "expected a non-negative number");
+        c[i] = v.get<double>();
+      }
+      profile.coefficients[*executor] = c;
+    }
+    return profile;
+  } catch (const PlanError &e) {
+    error = path + ": " + e.message;
+  } catch (const json::exception &e) {
+    error = path + ": " + e.what();
+  }
+  return std::nullopt;
+}
+
+std::optional<double> NvTimingProfile::predict(const Plan &plan,
+                                               size_t chunkBytes,
+                                               NvExecutor executor,
+                                               int devices) const {
+  auto it = coefficients.find(executor);
+  if (it == coefficients.end())
+    return std::nullopt;
+  std::array<double, kNvFeatures> f =
+      nvFeatures(plan, chunkBytes, executor, devices);
+  double us = 0;
+  for (int i = 0; i < kNvFeatures; ++i)
+    us += it->second[i] * f[i];
+  return us;
+}
