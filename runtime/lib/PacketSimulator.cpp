@@ -32,16 +32,71 @@ std::string hex(uint64_t v) {
   return text;
 }
 
+uint64_t dataAddress(const PacketPlan &plan, int rank, int buffer) {
+  return kDataBase +
+         (uint64_t(rank * plan.buffers.size() + buffer) << kDataShift);
+}
+
+/// Patches `queue`'s relocations for `chunk` into `image`.
+bool patchQueue(const PacketPlan &plan, const PacketQueue &queue,
+                uint64_t chunk, std::vector<uint32_t> &image,
+                std::string &error) {
+  image = queue.image;
+  for (const Relocation &r : queue.relocations) {
+    uint64_t value = 0;
+    switch (r.kind) {
+    case Relocation::Kind::Chunk:
+      value = dataAddress(plan, r.rank, r.buffer) + r.chunk * chunk;
+      break;
+    case Relocation::Kind::Flag:
+      value = kFlagBase + (uint64_t(r.rank) << kRankShift) + r.slot * 8;
+      break;
+    case Relocation::Kind::Timestamp:
+      value = kTimestampBase + (uint64_t(r.rank) << kRankShift) + r.slot * 32;
+      break;
+    case Relocation::Kind::Count: {
+      uint64_t bytes = r.chunks * chunk;
+      if (bytes - 1 > 0x3fffffffull) {
+        error = "relocation at dword " + std::to_string(r.dword) + ": " +
+                std::to_string(r.chunks) + " chunks of " +
+                std::to_string(chunk) +
+                " bytes do not fit the 30-bit count field";
+        return false;
+      }
+      image[r.dword] =
+          (image[r.dword] & ~0x3fffffffu) | static_cast<uint32_t>(bytes - 1);
+      continue;
+    }
+    }
+    image[r.dword] = static_cast<uint32_t>(value);
+    image[r.dword + 1] = static_cast<uint32_t>(value >> 32);
+  }
+  return true;
+}
+
+/// Checks the chunk size against the program's contract.
+bool checkChunk(const PacketPlan &plan, uint64_t chunk, std::string &error) {
+  if (chunk % plan.chunkAlign) {
+    error = "chunk size " + std::to_string(chunk) + " is not a multiple of " +
+            std::to_string(plan.chunkAlign) +
+            ", which this program's packets need (broadcast destinations 32, "
+            "swap operands 64 bytes aligned)";
+    return false;
+  }
+  if (chunk > uint64_t(plan.maxChunkBytes)) {
+    error = "chunk size " + std::to_string(chunk) + " exceeds the " +
+            std::to_string(plan.maxChunkBytes) +
+            " bytes the program was split for (max-chunk-bytes)";
+    return false;
+  }
+  return true;
+}
+
 class Machine {
 public:
   Machine(const PacketPlan &plan, HostMemory &memory)
       : plan(plan), memory(memory),
         timestamps(plan.ranks, std::vector<uint8_t>(plan.timestamps * 32, 0)) {}
-
-  uint64_t dataAddress(int rank, int buffer) const {
-    return kDataBase +
-           (uint64_t(rank * plan.buffers.size() + buffer) << kDataShift);
-  }
 
   /// The host bytes at [addr, addr + len), or null with `error`.
   uint8_t *translate(uint64_t addr, uint64_t len, std::string &error) {
@@ -138,19 +193,8 @@ bool sdma::rt::simulatePackets(const PacketPlan &plan, HostMemory &memory,
   PacketSimStats &s = stats ? *stats : local;
   s = PacketSimStats();
   const uint64_t chunk = memory.chunkBytes();
-  if (chunk % plan.chunkAlign) {
-    error = "chunk size " + std::to_string(chunk) + " is not a multiple of " +
-            std::to_string(plan.chunkAlign) +
-            ", which this program's packets need (broadcast destinations 32, "
-            "swap operands 64 bytes aligned)";
+  if (!checkChunk(plan, chunk, error))
     return false;
-  }
-  if (chunk > uint64_t(plan.maxChunkBytes)) {
-    error = "chunk size " + std::to_string(chunk) + " exceeds the " +
-            std::to_string(plan.maxChunkBytes) +
-            " bytes the program was split for (max-chunk-bytes)";
-    return false;
-  }
   Machine machine(plan, memory);
 
   // Patch and decode every queue.
@@ -159,37 +203,11 @@ bool sdma::rt::simulatePackets(const PacketPlan &plan, HostMemory &memory,
     const PacketQueue &queue = plan.queues[q];
     Engine &e = engines[q];
     e.queue = &queue;
-    e.image = queue.image;
     std::string where = "queue " + std::to_string(queue.rank) + ":" +
                         std::to_string(queue.engine) + ": ";
-    for (const Relocation &r : queue.relocations) {
-      uint64_t value = 0;
-      switch (r.kind) {
-      case Relocation::Kind::Chunk:
-        value = machine.dataAddress(r.rank, r.buffer) + r.chunk * chunk;
-        break;
-      case Relocation::Kind::Flag:
-        value = kFlagBase + (uint64_t(r.rank) << kRankShift) + r.slot * 8;
-        break;
-      case Relocation::Kind::Timestamp:
-        value = kTimestampBase + (uint64_t(r.rank) << kRankShift) + r.slot * 32;
-        break;
-      case Relocation::Kind::Count: {
-        uint64_t bytes = r.chunks * chunk;
-        if (bytes - 1 > 0x3fffffffull) {
-          error = where + "relocation at dword " + std::to_string(r.dword) +
-                  ": " + std::to_string(r.chunks) + " chunks of " +
-                  std::to_string(chunk) +
-                  " bytes do not fit the 30-bit count field";
-          return false;
-        }
-        e.image[r.dword] = (e.image[r.dword] & ~0x3fffffffu) |
-                           static_cast<uint32_t>(bytes - 1);
-        continue;
-      }
-      }
-      e.image[r.dword] = static_cast<uint32_t>(value);
-      e.image[r.dword + 1] = static_cast<uint32_t>(value >> 32);
+    if (!patchQueue(plan, queue, chunk, e.image, error)) {
+      error = where + error;
+      return false;
     }
     if (!decodePackets(e.image, e.packets, error)) {
       error = where + error;
@@ -387,4 +405,97 @@ bool sdma::rt::simulatePackets(const PacketPlan &plan, HostMemory &memory,
       s.timestamps[r].push_back(v);
     }
   return true;
+}
+
+std::optional<Plan> sdma::rt::liftPackets(const PacketPlan &plan,
+                                          size_t chunkBytes,
+                                          std::string &error) {
+  if (!checkChunk(plan, chunkBytes, error))
+    return std::nullopt;
+  Plan lifted = plan.layout();
+  lifted.engines = 0;
+  const uint64_t B = plan.buffers.size();
+  for (const PacketQueue &queue : plan.queues) {
+    std::string where = "queue " + std::to_string(queue.rank) + ":" +
+                        std::to_string(queue.engine) + ": ";
+    std::vector<uint32_t> image;
+    std::vector<Packet> packets;
+    if (!patchQueue(plan, queue, chunkBytes, image, error) ||
+        !decodePackets(image, packets, error)) {
+      error = where + error;
+      return std::nullopt;
+    }
+    Stream stream;
+    stream.rank = queue.rank;
+    stream.engine = queue.engine;
+    lifted.engines = std::max(lifted.engines, queue.engine + 1);
+    // A data address as a slice of `count` chunks, if it is one.
+    auto slice = [&](uint64_t addr, uint64_t bytes, Slice &out) -> bool {
+      if (addr < kDataBase || addr >= kFlagBase)
+        return false;
+      uint64_t index = (addr - kDataBase) >> kDataShift;
+      uint64_t off = (addr - kDataBase) & ((1ull << kDataShift) - 1);
+      if (index / B >= uint64_t(plan.ranks) || off % chunkBytes ||
+          bytes % chunkBytes)
+        return false;
+      out.rank = static_cast<int>(index / B);
+      out.buffer = static_cast<int>(index % B);
+      out.offset = off / chunkBytes;
+      out.count = bytes / chunkBytes;
+      return out.offset + out.count <= plan.buffers[out.buffer].chunks;
+    };
+    auto flag = [&](uint64_t addr, int &rank, int &slot) -> bool {
+      if (addr < kFlagBase || addr >= kTimestampBase)
+        return false;
+      rank = static_cast<int>((addr - kFlagBase) >> kRankShift);
+      uint64_t off = (addr - kFlagBase) & ((1ull << kRankShift) - 1);
+      slot = static_cast<int>(off / 8);
+      return rank < plan.ranks && off % 8 == 0 && slot < plan.flags;
+    };
+    for (const Packet &p : packets) {
+      char at[32];
+      std::snprintf(at, sizeof at, "0x%04zx", p.dword * 4);
+      auto fail = [&](const char *what) {
+        error = where + "packet at byte " + at + ": " + what;
+        return std::nullopt;
+      };
+      Command c;
+      switch (p.kind) {
+      case Packet::Kind::Nop:
+      case Packet::Kind::Timestamp:
+      case Packet::Kind::Trap:
+        continue;
+      case Packet::Kind::CopyLinear:
+      case Packet::Kind::CopyBroadcast:
+      case Packet::Kind::CopySwap:
+        c.kind = p.kind == Packet::Kind::CopyLinear      ? Command::Kind::Copy
+                 : p.kind == Packet::Kind::CopyBroadcast ? Command::Kind::Bcast
+                                                         : Command::Kind::Swap;
+        for (int i = 0; i < p.numAddrs; ++i)
+          if (!slice(p.addr[i], p.bytes, c.slices[i]))
+            return fail("an address is not a whole number of chunks of one "
+                        "buffer");
+        break;
+      case Packet::Kind::Fence:
+      case Packet::Kind::AtomicAdd64:
+        c.kind = Command::Kind::Notify;
+        if (!flag(p.addr[0], c.target, c.flag))
+          return fail("a completion that writes no flag slot");
+        break;
+      case Packet::Kind::PollRegMem:
+        c.kind = Command::Kind::Poll;
+        if (p.func != 5 || p.mask != 0xffffffffu)
+          return fail("a poll other than >= on the whole flag");
+        int rank;
+        if (!flag(p.addr[0], rank, c.flag) || rank != queue.rank)
+          return fail("a poll on another rank's flag");
+        c.value = static_cast<int64_t>(p.value);
+        lifted.prelaunch |= c.flag == kLaunchFlag;
+        break;
+      }
+      stream.commands.push_back(c);
+    }
+    lifted.streams.push_back(std::move(stream));
+  }
+  return lifted;
 }

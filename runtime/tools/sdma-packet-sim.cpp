@@ -4,6 +4,7 @@
 //
 // Usage: sdma-packet-sim PACKETS.json [--list] [--chunk-bytes=N,...]
 //                        [--seeds=N] [--reference=PLAN.json]
+//                        [--dma-profile=PROFILE.json]
 //
 // Loads a packet plan (sdma-translate --sdma-to-packets). --list prints the
 // listing decoded from the images by the runtime's own decoder. Otherwise,
@@ -12,11 +13,13 @@
 // (round robin, then --seeds - 1 random interleavings), and checks every
 // output byte against the collective and, with --reference, every byte of
 // every buffer against the reference simulator running the plan the same
-// schedule compiled to. Exit status: 0 all correct, 1 a bad plan or a stuck
-// or faulting run, 2 wrong bytes.
+// schedule compiled to. With --dma-profile, each chunk size's line also
+// gives the time the DMA timing model predicts for the packets. Exit status: 0
+// all correct, 1 a bad plan or a stuck or faulting run, 2 wrong bytes.
 //
 //===----------------------------------------------------------------------===//
 
+#include "sdma/runtime/DmaTimingModel.h"
 #include "sdma/runtime/Packets.h"
 #include "sdma/runtime/Simulator.h"
 
@@ -40,7 +43,7 @@ static bool parseUnsigned(const std::string &text, uint64_t &value) {
 
 int main(int argc, char **argv) {
   const char *path = nullptr;
-  std::string referencePath;
+  std::string referencePath, profilePath;
   std::vector<uint64_t> chunkSizes;
   uint64_t seeds = 1;
   bool list = false;
@@ -66,6 +69,8 @@ int main(int argc, char **argv) {
       }
     } else if (arg.rfind("--reference=", 0) == 0) {
       referencePath = arg.substr(12);
+    } else if (arg.rfind("--dma-profile=", 0) == 0) {
+      profilePath = arg.substr(14);
     } else if (arg == "--list") {
       list = true;
     } else if (arg[0] == '-' && arg.size() > 1) {
@@ -99,6 +104,14 @@ int main(int argc, char **argv) {
     }
     std::fputs(listing.c_str(), stdout);
     return 0;
+  }
+  std::optional<DmaTimingProfile> profile;
+  if (!profilePath.empty()) {
+    profile = DmaTimingProfile::load(profilePath, error);
+    if (!profile) {
+      std::fprintf(stderr, "sdma-packet-sim: error: %s\n", error.c_str());
+      return 1;
+    }
   }
   std::optional<Plan> reference;
   if (!referencePath.empty()) {
@@ -139,6 +152,19 @@ int main(int argc, char **argv) {
                      error.c_str());
         return 1;
       }
+    }
+    if (profile) {
+      std::optional<Plan> lifted = liftPackets(*plan, chunk, error);
+      std::optional<double> us =
+          lifted ? predictDmaTime(*lifted, chunk, *profile, error)
+                 : std::nullopt;
+      if (!us) {
+        std::fprintf(stderr, "sdma-packet-sim: error: chunk %llu: %s\n",
+                     (unsigned long long)chunk, error.c_str());
+        return 1;
+      }
+      std::printf("chunk %llu: predicted %.2f us on %s\n",
+                  (unsigned long long)chunk, *us, profile->target.c_str());
     }
     for (uint64_t seed = 0; seed < seeds; ++seed) {
       HostMemory memory(layout, chunk);

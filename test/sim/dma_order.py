@@ -4,7 +4,11 @@ variants as the message grows: back-to-back batches at small sizes,
 broadcast (all-gather) or swap (all-to-all) copies in the middle, one copy
 per peer at large sizes (8 ranks, prelaunched).
 
-usage: dma_order.py BIN_DIR SCHEDULES_DIR
+With BACKEND sdma-packets, the same is predicted from the AMD packet
+programs themselves (patched, simulated for the bytes, timed by the model),
+up to MAX bytes per rank.
+
+usage: dma_order.py BIN_DIR SCHEDULES_DIR [BACKEND [MAX]]
 """
 import os
 import re
@@ -12,13 +16,16 @@ import subprocess
 import sys
 
 bin_dir, schedules = sys.argv[1], sys.argv[2]
+backend = sys.argv[3] if len(sys.argv) > 3 else "sdma-sim"
+largest = sys.argv[4] if len(sys.argv) > 4 else "256M"
 
 
 def predict(schedule, variant):
     out = subprocess.run(
         [os.path.join(bin_dir, "sdma-run"), os.path.join(schedules, schedule),
-         "--ranks=8", f"--variant={variant}", "--prelaunch", "--backend=sdma-sim",
-         "-b", "8K", "-e", "256M", "-f", "2"],
+         "--ranks=8", f"--variant={variant}", "--prelaunch",
+         f"--backend={backend}", "--iters=1", "-b", "8K", "-e", largest,
+         "-f", "2"],
         capture_output=True, text=True, check=True).stdout
     times = {}
     for line in out.splitlines():

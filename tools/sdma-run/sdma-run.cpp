@@ -271,13 +271,16 @@ int main(int argc, char **argv) {
   std::optional<sdma::rt::PacketPlan> packetPlan;
   if (backendOpt == "sdma-packets") {
     packetPlan = sdma::rt::PacketPlan::parse(packetText, error);
-    if (!packetPlan)
+    profile = packetPlan ? sdma::rt::DmaTimingProfile::load(dmaProfile, error)
+                         : std::nullopt;
+    if (!packetPlan || !profile)
       return fail(error);
     backend = "sdma-packets";
     backendNote = "AMD SDMA packets (" + packetCompletion +
                   " completion) patched and run on the packet simulator, "
-                  "every byte compared with the reference simulator; "
-                  "host times; sizes rounded down to the packets' " +
+                  "every byte compared with the reference simulator; time "
+                  "predicted from the packets by the DMA timing model for " +
+                  profile->target + "; sizes rounded down to the packets' " +
                   std::to_string(packetPlan->chunkAlign) +
                   "-byte chunk alignment";
   } else if (backendOpt == "sdma-sim") {
@@ -424,6 +427,9 @@ int main(int argc, char **argv) {
       if (!gpu->time(iters, times, error))
         return fail(error);
     } else if (packetPlan) {
+      // Bytes: the packets patched and run on the packet simulator (round
+      // robin, then random interleavings), compared with the reference.
+      // Time: the DMA timing model over the packets themselves.
       sdma::rt::HostMemory expected(*plan, chunk);
       sdma::rt::fillInputs(*plan, expected);
       if (!sdma::rt::simulate(*plan, expected, {}, error))
@@ -433,13 +439,9 @@ int main(int argc, char **argv) {
         sdma::rt::fillInputs(layout, memory);
         sdma::rt::PacketSimOptions packetOptions;
         packetOptions.seed = i; // round robin first, then random orders
-        auto start = std::chrono::steady_clock::now();
         if (!sdma::rt::simulatePackets(*packetPlan, memory, packetOptions,
                                        error))
           return fail("packet simulator: " + error);
-        auto stop = std::chrono::steady_clock::now();
-        times.push_back(
-            std::chrono::duration<double, std::micro>(stop - start).count());
         check = sdma::rt::checkOutputs(*plan, memory);
         uint64_t differ = 0;
         for (int r = 0; r < plan->ranks; ++r)
@@ -456,6 +458,14 @@ int main(int argc, char **argv) {
         if (check.wrongBytes)
           break;
       }
+      std::optional<sdma::rt::Plan> lifted =
+          sdma::rt::liftPackets(*packetPlan, chunk, error);
+      std::optional<double> us =
+          lifted ? sdma::rt::predictDmaTime(*lifted, chunk, *profile, error)
+                 : std::nullopt;
+      if (!us)
+        return fail("timing the packets: " + error);
+      times.push_back(*us);
     } else if (profile) {
       sdma::rt::fillInputs(*plan, memory);
       if (!sdma::rt::simulate(*plan, memory, {}, error))

@@ -138,6 +138,15 @@ bool simulatePackets(const PacketPlan &plan, HostMemory &memory,
                      const PacketSimOptions &options, std::string &error,
                      PacketSimStats *stats = nullptr);
 
+/// The queues of `plan`, patched for `chunkBytes`, decoded and read back
+/// as plan commands (copies, broadcasts and swaps as slices; FENCE and
+/// ATOMIC as notifies; POLL_REGMEM >= as polls; NOP, TIMESTAMP and TRAP
+/// dropped), so that the DMA timing model (DmaTimingModel.h) can time the
+/// packet program itself, splits included. Fails on packets that have no
+/// such reading.
+std::optional<Plan> liftPackets(const PacketPlan &plan, size_t chunkBytes,
+                                std::string &error);
+
 } // namespace sdma::rt
 
 #endif // SDMA_RUNTIME_PACKETS_H
