@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/CudaCeExecutor.h"
+#include "DmaQueueWalk.h"
 
 #include <algorithm>
 #include <chrono>
@@ -90,11 +91,7 @@ CudaCeExecutor::create(const Plan &plan, const CudaOptions &options,
         !ok(driver->cuEventCreate(&e->resets_[r], 2), "cuEventCreate"))
       return nullptr;
   // Flags, and how far each one counts per run.
-  e->notifiesPerRun_.assign(plan.ranks, std::vector<int64_t>(plan.flags, 0));
-  for (const Stream &stream : plan.streams)
-    for (const Command &command : stream.commands)
-      if (command.kind == Command::Kind::Notify)
-        ++e->notifiesPerRun_[command.target][command.flag];
+  e->notifiesPerRun_ = notifiesPerRun(plan);
   e->flags_.assign(plan.ranks, 0);
   for (int r = 0; r < plan.ranks; ++r)
     if (!e->devices_.alloc(r, e->flags_[r], plan.flags * 8, error))
@@ -199,26 +196,19 @@ bool CudaCeExecutor::enqueueQueue(size_t q, uint64_t epoch,
   CUstream s = streams_[q];
   const Stream &stream = plan_.streams[q];
   int ordinal = devices_.of(stream.rank).ordinal;
-  std::vector<int64_t> sent(plan_.ranks * plan_.flags, 0);
   // A pending batch of copies (batch mode), issued before the next sync.
   std::vector<CUdeviceptr> dsts, srcs;
   std::vector<size_t> sizes;
-  auto copy = [&](CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
-    if (!ce_.batch)
-      return check(driver_.cuMemcpyDtoDAsync_v2(dst, src, bytes, s),
-                   "cuMemcpyDtoDAsync", error);
-    dsts.push_back(dst);
-    srcs.push_back(src);
-    sizes.push_back(bytes);
-    return true;
+  auto copyAsync = [&](CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+    return check(driver_.cuMemcpyDtoDAsync_v2(dst, src, bytes, s),
+                 "cuMemcpyDtoDAsync", error);
   };
   auto flush = [&] {
     if (dsts.empty())
       return true;
     bool ok;
     if (dsts.size() == 1) {
-      ok = check(driver_.cuMemcpyDtoDAsync_v2(dsts[0], srcs[0], sizes[0], s),
-                 "cuMemcpyDtoDAsync", error);
+      ok = copyAsync(dsts[0], srcs[0], sizes[0]);
     } else {
       MemcpyAttributes attributes;
       attributes.srcLocId = attributes.dstLocId = ordinal;
@@ -234,52 +224,47 @@ bool CudaCeExecutor::enqueueQueue(size_t q, uint64_t epoch,
     sizes.clear();
     return ok;
   };
-  for (const Command &c : stream.commands) {
-    size_t bytes = c.slices[0].count * chunkBytes_;
-    switch (c.kind) {
-    case Command::Kind::Copy:
-      if (!copy(slice(c.slices[1]), slice(c.slices[0]), bytes))
-        return false;
-      break;
-    case Command::Kind::Bcast:
-      if (!copy(slice(c.slices[1]), slice(c.slices[0]), bytes) ||
-          !copy(slice(c.slices[2]), slice(c.slices[0]), bytes))
-        return false;
-      break;
-    case Command::Kind::Swap:
+  struct Sink {
+    CudaCeExecutor &e;
+    size_t q;
+    CUstream s;
+    std::vector<CUdeviceptr> &dsts, &srcs;
+    std::vector<size_t> &sizes;
+    decltype(copyAsync) &copyNow;
+    decltype(flush) &flushBatch;
+    std::string &error;
+    int rank;
+
+    bool copy(const Slice &dst, const Slice &src) {
+      size_t bytes = src.count * e.chunkBytes_;
+      if (!e.ce_.batch)
+        return copyNow(e.slice(dst), e.slice(src), bytes);
+      dsts.push_back(e.slice(dst));
+      srcs.push_back(e.slice(src));
+      sizes.push_back(bytes);
+      return true;
+    }
+    bool swap(const Slice &a, const Slice &b) {
       // Three ordered copies through the staging buffer: never batched.
-      if (!flush())
-        return false;
-      SDMA_CU(cuMemcpyDtoDAsync_v2, staging_[q], slice(c.slices[0]), bytes, s);
-      SDMA_CU(cuMemcpyDtoDAsync_v2, slice(c.slices[0]), slice(c.slices[1]),
-              bytes, s);
-      SDMA_CU(cuMemcpyDtoDAsync_v2, slice(c.slices[1]), staging_[q], bytes, s);
-      break;
-    case Command::Kind::Notify: {
-      if (c.flag == kDoneFlag)
-        break; // the host waits for the streams
-      if (!flush())
-        return false;
-      int64_t k = ++sent[c.target * plan_.flags + c.flag];
-      uint64_t value =
-          epoch * notifiesPerRun_[c.target][c.flag] + static_cast<uint64_t>(k);
-      SDMA_CU(cuStreamWriteValue64, s, flags_[c.target] + c.flag * 8, value, 0);
-      break;
+      size_t bytes = a.count * e.chunkBytes_;
+      return flushBatch() && copyNow(e.staging_[q], e.slice(a), bytes) &&
+             copyNow(e.slice(a), e.slice(b), bytes) &&
+             copyNow(e.slice(b), e.staging_[q], bytes);
     }
-    case Command::Kind::Poll: {
-      if (c.flag == kLaunchFlag)
-        break; // enqueueing is the launch
-      if (!flush())
-        return false;
-      uint64_t value = epoch * notifiesPerRun_[stream.rank][c.flag] +
-                       static_cast<uint64_t>(c.value);
-      SDMA_CU(cuStreamWaitValue64, s, flags_[stream.rank] + c.flag * 8, value,
-              kWaitGeq);
-      break;
+    bool notify(int target, int flag, uint64_t value) {
+      return flushBatch() &&
+             e.check(e.driver_.cuStreamWriteValue64(
+                         s, e.flags_[target] + flag * 8, value, 0),
+                     "cuStreamWriteValue64", error);
     }
+    bool poll(int flag, uint64_t value) {
+      return flushBatch() &&
+             e.check(e.driver_.cuStreamWaitValue64(s, e.flags_[rank] + flag * 8,
+                                                   value, kWaitGeq),
+                     "cuStreamWaitValue64", error);
     }
-  }
-  return flush();
+  } sink{*this, q, s, dsts, srcs, sizes, copyAsync, flush, error, stream.rank};
+  return walkQueue(plan_, q, epoch, notifiesPerRun_, sink) && flush();
 }
 
 bool CudaCeExecutor::enqueue(uint64_t epoch, bool resetFlags,
@@ -381,25 +366,8 @@ std::string CudaCeExecutor::diagnoseAndRelease() {
     if (!devices_.use(plan_.streams[q].rank, ignored) ||
         driver_.cuStreamQuery(streams_[q]) != CUDA_ERROR_NOT_READY)
       continue;
-    const Stream &stream = plan_.streams[q];
-    std::string what = "queue " + std::to_string(q) + " (rank " +
-                       std::to_string(stream.rank) + ", engine " +
-                       std::to_string(stream.engine) + ") did not finish";
-    for (const Command &c : stream.commands) {
-      if (c.kind != Command::Kind::Poll || c.flag == kLaunchFlag)
-        continue;
-      uint64_t want = epoch * notifiesPerRun_[stream.rank][c.flag] +
-                      static_cast<uint64_t>(c.value);
-      uint64_t have = seen[stream.rank][c.flag];
-      if (have < want) {
-        what = "rank " + std::to_string(stream.rank) + " engine " +
-               std::to_string(stream.engine) + " (queue " + std::to_string(q) +
-               ") waited too long for flag " + std::to_string(c.flag) +
-               " to reach " + std::to_string(want) + "; it stayed at " +
-               std::to_string(have);
-        break;
-      }
-    }
+    std::string what =
+        describeStuckQueue(plan_, q, epoch, notifiesPerRun_, seen);
     report += (report.empty() ? "" : "; ") + what;
   }
   if (report.empty())

@@ -25,6 +25,10 @@
 #include "sdma/runtime/CudaCeExecutor.h"
 #include "sdma/runtime/CudaExecutor.h"
 #include "sdma/runtime/DmaTimingModel.h"
+#ifdef SDMA_HAVE_HIP
+#include "sdma/runtime/HipDmaExecutor.h"
+#include "sdma/runtime/HipExecutor.h"
+#endif
 #include "sdma/runtime/NvTimingModel.h"
 #include "sdma/runtime/Packets.h"
 #include "sdma/runtime/Simulator.h"
@@ -60,16 +64,17 @@ static cl::opt<std::string> variantOpt("variant",
 static cl::opt<bool> prelaunchOpt("prelaunch", cl::desc("prelaunched queues"));
 static cl::opt<int64_t>
     enginesOpt("engines", cl::desc("engines per rank (0: R)"), cl::init(0));
-static cl::opt<std::string>
-    backendOpt("backend",
-               cl::desc("auto | sim | sdma-sim | sdma-packets | cuda-ldst | "
-                        "cuda-ce (auto: per size, the executor the NVIDIA "
-                        "cost model predicts fastest where there is an NVIDIA "
-                        "GPU, else sim; sdma-sim: the simulator, timed by the "
-                        "DMA model; sdma-packets: the AMD packet program on "
-                        "the packet simulator, checked against the "
-                        "reference simulator)"),
-               cl::init("auto"));
+static cl::opt<std::string> backendOpt(
+    "backend",
+    cl::desc(
+        "auto | sim | sdma-sim | sdma-packets | cuda-ldst | "
+        "cuda-ce | hip-ldst | hip-dma (auto: per size, the executor the NVIDIA "
+        "cost model predicts fastest where there is an NVIDIA "
+        "GPU, else sim; sdma-sim: the simulator, timed by the "
+        "DMA model; sdma-packets: the AMD packet program on "
+        "the packet simulator, checked against the "
+        "reference simulator)"),
+    cl::init("auto"));
 static cl::opt<std::string>
     dmaProfile("dma-profile",
                cl::desc("DMA timing profile for --backend=sdma-sim"),
@@ -155,9 +160,11 @@ int main(int argc, char **argv) {
                 "' (pcpy, bcst, swap or b2b)");
   if (backendOpt != "auto" && backendOpt != "sim" &&
       backendOpt != "cuda-ldst" && backendOpt != "cuda-ce" &&
-      backendOpt != "sdma-sim" && backendOpt != "sdma-packets")
+      backendOpt != "sdma-sim" && backendOpt != "sdma-packets" &&
+      backendOpt != "hip-ldst" && backendOpt != "hip-dma")
     return fail("unknown --backend '" + backendOpt +
-                "' (auto, sim, sdma-sim, sdma-packets, cuda-ldst or cuda-ce)");
+                "' (auto, sim, sdma-sim, sdma-packets, cuda-ldst, cuda-ce, "
+                "hip-ldst or hip-dma)");
   if (ceMode != "plain" && ceMode != "batch" && ceMode != "graph")
     return fail("unknown --ce-mode '" + ceMode + "' (plain, batch or graph)");
   uint64_t lo, hi;
@@ -264,6 +271,10 @@ int main(int argc, char **argv) {
   // The backend: the GPU where there is one (or where asked for).
   std::unique_ptr<sdma::rt::CudaLdstExecutor> gpu;
   std::unique_ptr<sdma::rt::CudaCeExecutor> ce;
+#ifdef SDMA_HAVE_HIP
+  std::unique_ptr<sdma::rt::hip::HipDmaExecutor> hipDma;
+  std::unique_ptr<sdma::rt::hip::HipLdstExecutor> hipLdst;
+#endif
   std::string backend = "sim";
   std::string backendNote =
       "CPU reference simulator; times are host times, not GPU predictions";
@@ -308,6 +319,34 @@ int main(int argc, char **argv) {
                        : "all ranks on one GPU (there, device copies run "
                          "on the SMs)") +
                   "; CUDA-event times, median";
+  } else if (backendOpt == "hip-ldst" || backendOpt == "hip-dma") {
+#ifdef SDMA_HAVE_HIP
+    sdma::rt::CudaOptions hipOptions;
+    hipOptions.devices.assign(devicesOpt.begin(), devicesOpt.end());
+    hipOptions.timeoutNs = uint64_t(timeoutMs) * 1000000ull;
+    if (backendOpt == "hip-dma") {
+      hipDma = sdma::rt::hip::HipDmaExecutor::create(*plan, hipOptions, error);
+      if (!hipDma)
+        return fail(error);
+      backendNote = "the plan's queues as HIP streams (SDMA engines between "
+                    "GPUs); HIP-event times, median";
+    } else {
+      std::optional<sdma::rt::LdstProgram> program =
+          sdma::rt::LdstProgram::parse(hipSource, error);
+      if (!program)
+        return fail(error);
+      hipLdst =
+          sdma::rt::hip::HipLdstExecutor::create(*program, hipOptions, error);
+      if (!hipLdst)
+        return fail(error);
+      backendNote = "load/store kernel, hipRTC; host times of whole runs, "
+                    "median";
+    }
+    backend = backendOpt;
+#else
+    return fail("this build has no HIP executors (HIP headers were not "
+                "found at configure time)");
+#endif
   } else if (backendOpt != "sim") {
     std::optional<sdma::rt::LdstProgram> program =
         sdma::rt::LdstProgram::parse(hipSource, error);
@@ -408,7 +447,35 @@ int main(int argc, char **argv) {
         }
       }
     }
-    if (ceRun) {
+#ifdef SDMA_HAVE_HIP
+    if (hipDma || hipLdst) {
+      sdma::rt::fillInputs(*plan, memory);
+      bool ok =
+          hipDma ? hipDma->prepare(chunk, error) &&
+                       hipDma->upload(memory, error) && hipDma->run(error) &&
+                       hipDma->download(memory, error)
+                 : hipLdst->prepare(chunk, error) &&
+                       hipLdst->upload(memory, error) && hipLdst->run(error) &&
+                       hipLdst->download(memory, error);
+      if (!ok)
+        return fail(error);
+      check = sdma::rt::checkOutputs(*plan, memory);
+      if (hipDma) {
+        if (!hipDma->time(iters, times, error))
+          return fail(error);
+      } else {
+        for (unsigned i = 0; i < iters; ++i) {
+          auto start = std::chrono::steady_clock::now();
+          if (!hipLdst->run(error))
+            return fail(error);
+          times.push_back(std::chrono::duration<double, std::micro>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+        }
+      }
+    } else
+#endif
+        if (ceRun) {
       sdma::rt::CudaCeExecutor *ce = ceRun;
       sdma::rt::fillInputs(*plan, memory);
       if (!ce->prepare(chunk, error) || !ce->upload(memory, error) ||

@@ -1,0 +1,48 @@
+//===- HipDmaExecutor.h - a DMA plan on HIP streams (AMD) --------*- C++
+//-*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The AMD counterpart of CudaCeExecutor (hip-dma): each plan queue a HIP
+// stream on its rank's GPU; a copy is hipMemcpyAsync (device to device:
+// between GPUs with peer access, the SDMA engines move it); bcast two
+// copies, swap three through a staging buffer (HIP's API has no broadcast
+// or swap copy: the packet target has both); notify hipStreamWriteValue64,
+// poll hipStreamWaitValue64 (>=), with the same growing flag values; waits
+// bounded as in the CUDA executor. libamdhip64 is dlopen'ed; built and
+// linked in CI against Debian's HIP 5.2. There is no AMD GPU in this
+// project's reach: it has never run on hardware.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_HIPDMAEXECUTOR_H
+#define SDMA_RUNTIME_HIPDMAEXECUTOR_H
+
+#include "sdma/runtime/CudaExecutor.h"
+
+namespace sdma::rt::hip {
+
+class HipDmaExecutor {
+public:
+  /// "no GPU: ..." where HIP or an AMD device is missing.
+  static std::unique_ptr<HipDmaExecutor>
+  create(const Plan &plan, const CudaOptions &options, std::string &error);
+  ~HipDmaExecutor();
+
+  bool prepare(size_t chunkBytes, std::string &error);
+  bool upload(const HostMemory &memory, std::string &error);
+  bool download(HostMemory &memory, std::string &error);
+  bool launch(std::string &error);
+  bool wait(std::string &error);
+  bool run(std::string &error) { return launch(error) && wait(error); }
+  bool time(int runs, std::vector<double> &microseconds, std::string &error);
+
+private:
+  struct State;
+  explicit HipDmaExecutor(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+} // namespace sdma::rt::hip
+
+#endif // SDMA_RUNTIME_HIPDMAEXECUTOR_H

@@ -1,0 +1,389 @@
+//===- HipDmaExecutor.cpp - a DMA plan on HIP streams (AMD) ---------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/HipDmaExecutor.h"
+#include "DmaQueueWalk.h"
+#include "HipApi.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+using namespace sdma::rt;
+using namespace sdma::rt::hip;
+
+struct HipDmaExecutor::State {
+  const HipApi *api = nullptr;
+  Plan plan;
+  CudaOptions options;
+  std::vector<int> ordinals; // per device group
+  int ranksPerDevice = 1;
+  std::vector<void *> buffers, flags, staging; // [r * B + b], [r], [q]
+  std::vector<hipStream_t> streams, side;      // [q], [device]
+  std::vector<hipEvent_t> joins;               // [q]
+  hipStream_t main = nullptr;
+  hipEvent_t fork = nullptr;
+  std::vector<std::vector<int64_t>> perRun;
+  size_t chunkBytes = 0, capacity = 0, stagingChunk = 0;
+  uint64_t epoch = 0;
+
+  int deviceOf(int rank) const { return ordinals[rank / ranksPerDevice]; }
+  bool check(hipError_t result, const char *call, std::string &error) const {
+    if (result == hipSuccess)
+      return true;
+    error = api->describe(call, result);
+    return false;
+  }
+  bool use(int rank, std::string &error) const {
+    return check(api->hipSetDevice(deviceOf(rank)), "hipSetDevice", error);
+  }
+  void *slice(const Slice &s) const {
+    return static_cast<char *>(
+               buffers[s.rank * plan.buffers.size() + s.buffer]) +
+           s.offset * chunkBytes;
+  }
+  bool alloc(int rank, void *&ptr, size_t bytes, std::string &error) {
+    return use(rank, error) &&
+           check(api->hipMalloc(&ptr, std::max<size_t>(bytes, 1)), "hipMalloc",
+                 error) &&
+           check(api->hipMemset(ptr, 0, bytes), "hipMemset", error);
+  }
+  void release(int rank, void *&ptr) {
+    std::string ignored;
+    if (ptr && use(rank, ignored))
+      (void)api->hipFree(ptr);
+    ptr = nullptr;
+  }
+};
+
+#define SDMA_HIP(call, ...)                                                    \
+  if (!s.check(s.api->call(__VA_ARGS__), #call, error))                        \
+  return false
+
+HipDmaExecutor::HipDmaExecutor(std::unique_ptr<State> state)
+    : state_(std::move(state)) {}
+
+std::unique_ptr<HipDmaExecutor>
+HipDmaExecutor::create(const Plan &plan, const CudaOptions &options,
+                       std::string &error) {
+  const HipApi *api = HipApi::get(error);
+  if (!api)
+    return nullptr;
+  int count = 0;
+  if (api->hipGetDeviceCount(&count) != hipSuccess || count == 0) {
+    error = "no GPU: HIP sees no AMD device";
+    return nullptr;
+  }
+  auto state = std::make_unique<State>();
+  State &s = *state;
+  s.api = api;
+  s.plan = plan;
+  s.options = options;
+  s.ordinals = options.devices;
+  if (s.ordinals.empty())
+    s.ordinals.push_back(options.device);
+  for (int ordinal : s.ordinals)
+    if (ordinal < 0 || ordinal >= count) {
+      error = "GPU " + std::to_string(ordinal) + " does not exist (" +
+              std::to_string(count) + " visible)";
+      return nullptr;
+    }
+  int numDevices = std::min<int>(s.ordinals.size(), plan.ranks);
+  s.ordinals.resize(numDevices);
+  s.ranksPerDevice = (plan.ranks + numDevices - 1) / numDevices;
+  auto fail = [&](hipError_t r, const char *call) {
+    error = api->describe(call, r);
+    return nullptr;
+  };
+  for (int a : s.ordinals)
+    for (int b : s.ordinals) {
+      if (a == b)
+        continue;
+      int can = 0;
+      if (hipError_t r = api->hipDeviceCanAccessPeer(&can, a, b))
+        return fail(r, "hipDeviceCanAccessPeer");
+      if (!can) {
+        error = "GPU " + std::to_string(a) + " cannot access GPU " +
+                std::to_string(b) + " (no peer access)";
+        return nullptr;
+      }
+      if (hipError_t r = api->hipSetDevice(a))
+        return fail(r, "hipSetDevice");
+      hipError_t r = api->hipDeviceEnablePeerAccess(b, 0);
+      if (r != hipSuccess && r != hipErrorPeerAccessAlreadyEnabled)
+        return fail(r, "hipDeviceEnablePeerAccess");
+    }
+  if (!s.use(0, error) ||
+      !s.check(api->hipStreamCreateWithFlags(&s.main, hipStreamDefault),
+               "hipStreamCreateWithFlags", error) ||
+      !s.check(api->hipEventCreateWithFlags(&s.fork, hipEventDisableTiming),
+               "hipEventCreateWithFlags", error))
+    return nullptr;
+  for (const Stream &stream : plan.streams) {
+    s.streams.push_back(nullptr);
+    s.joins.push_back(nullptr);
+    if (!s.use(stream.rank, error) ||
+        !s.check(
+            api->hipStreamCreateWithFlags(&s.streams.back(), hipStreamDefault),
+            "hipStreamCreateWithFlags", error) ||
+        !s.check(api->hipEventCreateWithFlags(&s.joins.back(),
+                                              hipEventDisableTiming),
+                 "hipEventCreateWithFlags", error))
+      return nullptr;
+  }
+  for (int d = 0; d < numDevices; ++d) {
+    s.side.push_back(nullptr);
+    if (!s.use(d * s.ranksPerDevice, error) ||
+        !s.check(
+            api->hipStreamCreateWithFlags(&s.side.back(), hipStreamNonBlocking),
+            "hipStreamCreateWithFlags", error))
+      return nullptr;
+  }
+  s.perRun = notifiesPerRun(plan);
+  s.flags.assign(plan.ranks, nullptr);
+  for (int r = 0; r < plan.ranks; ++r)
+    if (!s.alloc(r, s.flags[r], plan.flags * 8, error))
+      return nullptr;
+  s.staging.assign(plan.streams.size(), nullptr);
+  return std::unique_ptr<HipDmaExecutor>(new HipDmaExecutor(std::move(state)));
+}
+
+HipDmaExecutor::~HipDmaExecutor() {
+  State &s = *state_;
+  std::string ignored;
+  if (s.main && s.use(0, ignored))
+    (void)s.api->hipStreamSynchronize(s.main);
+  for (size_t q = 0; q < s.streams.size(); ++q) {
+    s.use(s.plan.streams[q].rank, ignored);
+    if (s.streams[q])
+      (void)s.api->hipStreamDestroy(s.streams[q]);
+    if (s.joins[q])
+      (void)s.api->hipEventDestroy(s.joins[q]);
+    s.release(s.plan.streams[q].rank, s.staging[q]);
+  }
+  for (size_t d = 0; d < s.side.size(); ++d)
+    if (s.side[d] && s.use(d * s.ranksPerDevice, ignored))
+      (void)s.api->hipStreamDestroy(s.side[d]);
+  size_t B = s.plan.buffers.size();
+  for (size_t i = 0; i < s.buffers.size(); ++i)
+    s.release(i / B, s.buffers[i]);
+  for (int r = 0; r < static_cast<int>(s.flags.size()); ++r)
+    s.release(r, s.flags[r]);
+  if (s.use(0, ignored)) {
+    if (s.fork)
+      (void)s.api->hipEventDestroy(s.fork);
+    if (s.main)
+      (void)s.api->hipStreamDestroy(s.main);
+  }
+}
+
+bool HipDmaExecutor::prepare(size_t chunkBytes, std::string &error) {
+  State &s = *state_;
+  size_t B = s.plan.buffers.size();
+  if (chunkBytes > s.capacity) {
+    for (int d = 0; d < static_cast<int>(s.ordinals.size()); ++d) {
+      if (!s.use(d * s.ranksPerDevice, error))
+        return false;
+      SDMA_HIP(hipDeviceSynchronize);
+    }
+    for (size_t i = 0; i < s.buffers.size(); ++i)
+      s.release(i / B, s.buffers[i]);
+    s.buffers.assign(s.plan.ranks * B, nullptr);
+    for (int r = 0; r < s.plan.ranks; ++r)
+      for (size_t b = 0; b < B; ++b)
+        if (!s.alloc(r, s.buffers[r * B + b],
+                     s.plan.buffers[b].chunks * chunkBytes, error))
+          return false;
+    s.capacity = chunkBytes;
+  }
+  for (size_t q = 0; q < s.plan.streams.size(); ++q) {
+    int64_t largest = 0;
+    for (const Command &c : s.plan.streams[q].commands)
+      if (c.kind == Command::Kind::Swap)
+        largest = std::max(largest, c.slices[0].count);
+    if (!largest || chunkBytes <= s.stagingChunk)
+      continue;
+    int rank = s.plan.streams[q].rank;
+    s.release(rank, s.staging[q]);
+    if (!s.alloc(rank, s.staging[q], largest * chunkBytes, error))
+      return false;
+  }
+  s.stagingChunk = std::max(s.stagingChunk, chunkBytes);
+  s.chunkBytes = chunkBytes;
+  return true;
+}
+
+bool HipDmaExecutor::upload(const HostMemory &memory, std::string &error) {
+  State &s = *state_;
+  size_t B = s.plan.buffers.size();
+  for (int r = 0; r < s.plan.ranks; ++r) {
+    if (!s.use(r, error))
+      return false;
+    for (size_t b = 0; b < B; ++b)
+      SDMA_HIP(hipMemcpy, s.buffers[r * B + b], memory.buffer(r, b),
+               memory.bufferBytes(r, b), hipMemcpyHostToDevice);
+  }
+  for (int d = 0; d < static_cast<int>(s.ordinals.size()); ++d) {
+    if (!s.use(d * s.ranksPerDevice, error))
+      return false;
+    SDMA_HIP(hipDeviceSynchronize);
+  }
+  return true;
+}
+
+bool HipDmaExecutor::download(HostMemory &memory, std::string &error) {
+  State &s = *state_;
+  size_t B = s.plan.buffers.size();
+  for (int r = 0; r < s.plan.ranks; ++r) {
+    if (!s.use(r, error))
+      return false;
+    for (size_t b = 0; b < B; ++b)
+      SDMA_HIP(hipMemcpy, memory.buffer(r, b), s.buffers[r * B + b],
+               memory.bufferBytes(r, b), hipMemcpyDeviceToHost);
+  }
+  return true;
+}
+
+bool HipDmaExecutor::launch(std::string &error) {
+  State &s = *state_;
+  if (!s.chunkBytes) {
+    error = "launch before prepare()";
+    return false;
+  }
+  uint64_t epoch = s.epoch++;
+  if (!s.use(0, error))
+    return false;
+  SDMA_HIP(hipEventRecord, s.fork, s.main);
+  for (size_t q = 0; q < s.plan.streams.size(); ++q) {
+    int rank = s.plan.streams[q].rank;
+    hipStream_t stream = s.streams[q];
+    if (!s.use(rank, error))
+      return false;
+    SDMA_HIP(hipStreamWaitEvent, stream, s.fork, 0);
+    struct Sink {
+      State &s;
+      size_t q;
+      hipStream_t stream;
+      int rank;
+      std::string &error;
+      bool memcpy(void *dst, const void *src, size_t bytes) {
+        return s.check(s.api->hipMemcpyAsync(dst, src, bytes,
+                                             hipMemcpyDeviceToDevice, stream),
+                       "hipMemcpyAsync", error);
+      }
+      bool copy(const Slice &dst, const Slice &src) {
+        return memcpy(s.slice(dst), s.slice(src), src.count * s.chunkBytes);
+      }
+      bool swap(const Slice &a, const Slice &b) {
+        size_t bytes = a.count * s.chunkBytes;
+        return memcpy(s.staging[q], s.slice(a), bytes) &&
+               memcpy(s.slice(a), s.slice(b), bytes) &&
+               memcpy(s.slice(b), s.staging[q], bytes);
+      }
+      bool notify(int target, int flag, uint64_t value) {
+        return s.check(s.api->hipStreamWriteValue64(
+                           stream,
+                           static_cast<char *>(s.flags[target]) + flag * 8,
+                           value, 0),
+                       "hipStreamWriteValue64", error);
+      }
+      bool poll(int flag, uint64_t value) {
+        return s.check(s.api->hipStreamWaitValue64(
+                           stream,
+                           static_cast<char *>(s.flags[rank]) + flag * 8, value,
+                           hipStreamWaitValueGte, ~uint64_t(0)),
+                       "hipStreamWaitValue64", error);
+      }
+    } sink{s, q, stream, rank, error};
+    if (!walkQueue(s.plan, q, epoch, s.perRun, sink))
+      return false;
+    SDMA_HIP(hipEventRecord, s.joins[q], stream);
+  }
+  if (!s.use(0, error))
+    return false;
+  for (hipEvent_t join : s.joins)
+    SDMA_HIP(hipStreamWaitEvent, s.main, join, 0);
+  return true;
+}
+
+bool HipDmaExecutor::wait(std::string &error) {
+  State &s = *state_;
+  if (!s.use(0, error))
+    return false;
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::nanoseconds(s.options.timeoutNs);
+  for (;;) {
+    hipError_t result = s.api->hipStreamQuery(s.main);
+    if (result != hipErrorNotReady)
+      return s.check(result, "hipStreamQuery", error);
+    if (std::chrono::steady_clock::now() > deadline)
+      break;
+    std::this_thread::yield();
+  }
+  // Name the stuck queues from the flags (read on the non-blocking side
+  // streams), then satisfy every poll, drain, and start again from zero.
+  std::string ignored, report;
+  std::vector<std::vector<uint64_t>> seen(s.plan.ranks,
+                                          std::vector<uint64_t>(s.plan.flags));
+  for (int r = 0; r < s.plan.ranks; ++r)
+    if (s.use(r, ignored))
+      (void)s.api->hipMemcpyAsync(seen[r].data(), s.flags[r], s.plan.flags * 8,
+                                  hipMemcpyDeviceToHost,
+                                  s.side[r / s.ranksPerDevice]);
+  for (size_t d = 0; d < s.side.size(); ++d)
+    if (s.use(d * s.ranksPerDevice, ignored))
+      (void)s.api->hipStreamSynchronize(s.side[d]);
+  uint64_t epoch = s.epoch ? s.epoch - 1 : 0;
+  for (size_t q = 0; q < s.plan.streams.size(); ++q)
+    if (s.use(s.plan.streams[q].rank, ignored) &&
+        s.api->hipStreamQuery(s.streams[q]) == hipErrorNotReady)
+      report += (report.empty() ? "" : "; ") +
+                describeStuckQueue(s.plan, q, epoch, s.perRun, seen);
+  error = (report.empty() ? "the run did not finish" : report) + " (timeout " +
+          std::to_string(s.options.timeoutNs / 1000000) + " ms)";
+  for (int r = 0; r < s.plan.ranks; ++r)
+    if (s.use(r, ignored))
+      (void)s.api->hipMemsetAsync(s.flags[r], 0xff, s.plan.flags * 8,
+                                  s.side[r / s.ranksPerDevice]);
+  bool drained =
+      s.use(0, ignored) && s.api->hipStreamSynchronize(s.main) == hipSuccess;
+  for (int r = 0; r < s.plan.ranks; ++r)
+    if (s.use(r, ignored))
+      (void)s.api->hipMemset(s.flags[r], 0, s.plan.flags * 8);
+  s.epoch = 0;
+  if (!drained)
+    error += "; the queues did not drain after release";
+  return false;
+}
+
+bool HipDmaExecutor::time(int runs, std::vector<double> &microseconds,
+                          std::string &error) {
+  State &s = *state_;
+  if (!s.use(0, error))
+    return false;
+  hipEvent_t start = nullptr, stop = nullptr;
+  SDMA_HIP(hipEventCreateWithFlags, &start, hipEventDefault);
+  SDMA_HIP(hipEventCreateWithFlags, &stop, hipEventDefault);
+  bool ok = true;
+  microseconds.clear();
+  for (int i = 0; i < runs && ok; ++i) {
+    float ms = 0;
+    ok =
+        s.use(0, error) &&
+        s.check(s.api->hipEventRecord(start, s.main), "hipEventRecord",
+                error) &&
+        launch(error) && s.use(0, error) &&
+        s.check(s.api->hipEventRecord(stop, s.main), "hipEventRecord", error) &&
+        wait(error) &&
+        s.check(s.api->hipEventElapsedTime(&ms, start, stop),
+                "hipEventElapsedTime", error);
+    if (ok)
+      microseconds.push_back(ms * 1000.0);
+  }
+  (void)s.api->hipEventDestroy(start);
+  (void)s.api->hipEventDestroy(stop);
+  return ok;
+}
