@@ -104,6 +104,18 @@ struct HipApi {
     return &api;
   }
 
+  /// The API where there is at least one AMD device (how many in `count`),
+  /// else std::nullptr with "no GPU: ..." in `error`.
+  static const HipApi *withDevices(int &count, std::string &error) {
+    const HipApi *api = get(error);
+    count = 0;
+    if (api && (api->hipGetDeviceCount(&count) != hipSuccess || count == 0)) {
+      error = "no GPU: HIP sees no AMD device";
+      return nullptr;
+    }
+    return api;
+  }
+
   std::string describe(const char *call, hipError_t result) const {
     return std::string(call) + " failed: " + hipGetErrorString(result);
   }

@@ -69,14 +69,10 @@ HipDmaExecutor::HipDmaExecutor(std::unique_ptr<State> state)
 std::unique_ptr<HipDmaExecutor>
 HipDmaExecutor::create(const Plan &plan, const CudaOptions &options,
                        std::string &error) {
-  const HipApi *api = HipApi::get(error);
+  int count = 0;
+  const HipApi *api = HipApi::withDevices(count, error);
   if (!api)
     return nullptr;
-  int count = 0;
-  if (api->hipGetDeviceCount(&count) != hipSuccess || count == 0) {
-    error = "no GPU: HIP sees no AMD device";
-    return nullptr;
-  }
   auto state = std::make_unique<State>();
   State &s = *state;
   s.api = api;

@@ -15,7 +15,9 @@
 
 #include "sdma/runtime/Plan.h"
 
+#include <fstream>
 #include <limits>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -71,6 +73,40 @@ inline std::string stringField(const json &object, const std::string &path,
   if (!value.is_string())
     fail(path + "." + name, "expected a string");
   return value.get<std::string>();
+}
+
+/// The whole of a file, or std::nullopt with "PATH: cannot open WHAT".
+inline std::optional<std::string> readFile(const std::string &path,
+                                           const char *what,
+                                           std::string &error) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    error = path + ": cannot open " + what;
+    return std::nullopt;
+  }
+  std::stringstream contents;
+  contents << file.rdbuf();
+  return contents.str();
+}
+
+/// Parses `text` as JSON and hands it to `parse`, turning malformed JSON,
+/// PlanError and JSON type errors into "invalid WHAT: ..." in `error`.
+template <typename T, typename Parse>
+std::optional<T> parseJson(std::string_view text, const std::string &what,
+                           Parse parse, std::string &error) {
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    error = what + " is not valid JSON";
+    return std::nullopt;
+  }
+  try {
+    return parse(root);
+  } catch (const PlanError &e) {
+    error = "invalid " + what + ": " + e.message;
+  } catch (const json::exception &e) {
+    error = "invalid " + what + ": " + e.what();
+  }
+  return std::nullopt;
 }
 
 /// $.buffers: [{"name", "chunks"}], names unique.

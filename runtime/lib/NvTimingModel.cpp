@@ -8,8 +8,6 @@
 #include "JsonFields.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 using namespace sdma::rt;
 using namespace sdma::rt::jsonfields;
@@ -116,21 +114,10 @@ std::array<double, kNvFeatures> sdma::rt::nvFeatures(const Plan &plan,
           *std::max_element(peer.begin(), peer.end()) / 1e9};
 }
 
-std::optional<NvTimingProfile> NvTimingProfile::load(const std::string &path,
-                                                     std::string &error) {
-  std::ifstream file(path);
-  if (!file) {
-    error = path + ": cannot open timing profile";
-    return std::nullopt;
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  json root = json::parse(text.str(), nullptr, false);
-  if (root.is_discarded()) {
-    error = path + ": not valid JSON";
-    return std::nullopt;
-  }
-  try {
+std::optional<NvTimingProfile>
+NvTimingProfile::load(const std::string &path, std::string &error) {
+  std::optional<std::string> text = readFile(path, "timing profile", error);
+  auto parse = [](const json &root) {
     NvTimingProfile profile;
     profile.target = stringField(root, "$", "target");
     const json &executors = field(root, "$", "executors");
@@ -144,8 +131,8 @@ std::optional<NvTimingProfile> NvTimingProfile::load(const std::string &path,
       const json &coefficients = field(*it, where, "coefficients");
       std::array<double, kNvFeatures> c{};
       for (int i = 0; i < kNvFeatures; ++i) {
-        const json &v =
-            field(coefficients, where + ".coefficients", kNvFeatureNames[i]);
+        const json &v = field(coefficients, where + ".coefficients",
+                              kNvFeatureNames[i]);
         if (!v.is_number() || v.get<double>() < 0)
           fail(where + ".coefficients." + kNvFeatureNames[i],
                "expected a non-negative number");
@@ -154,12 +141,13 @@ std::optional<NvTimingProfile> NvTimingProfile::load(const std::string &path,
       profile.coefficients[*executor] = c;
     }
     return profile;
-  } catch (const PlanError &e) {
-    error = path + ": " + e.message;
-  } catch (const json::exception &e) {
-    error = path + ": " + e.what();
-  }
-  return std::nullopt;
+  };
+  std::optional<NvTimingProfile> profile =
+      text ? parseJson<NvTimingProfile>(*text, "timing profile", parse, error)
+           : std::nullopt;
+  if (text && !profile)
+    error = path + ": " + error;
+  return profile;
 }
 
 std::optional<double> NvTimingProfile::predict(const Plan &plan,

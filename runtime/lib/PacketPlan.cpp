@@ -7,8 +7,6 @@
 #include "JsonFields.h"
 #include "sdma/runtime/Packets.h"
 
-#include <fstream>
-#include <sstream>
 
 using namespace sdma::rt;
 using namespace sdma::rt::jsonfields;
@@ -164,32 +162,14 @@ PacketPlan parsePacketPlan(const json &root) {
 
 std::optional<PacketPlan> PacketPlan::parse(std::string_view text,
                                             std::string &error) {
-  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) {
-    error = "packet plan is not valid JSON";
-    return std::nullopt;
-  }
-  try {
-    return parsePacketPlan(root);
-  } catch (const PlanError &e) {
-    error = "invalid packet plan: " + e.message;
-  } catch (const json::exception &e) {
-    error = std::string("invalid packet plan: ") + e.what();
-  }
-  return std::nullopt;
+  return parseJson<PacketPlan>(text, "packet plan", parsePacketPlan, error);
 }
 
 std::optional<PacketPlan> PacketPlan::load(const std::string &path,
                                            std::string &error) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    error = path + ": cannot open packet plan";
-    return std::nullopt;
-  }
-  std::stringstream contents;
-  contents << file.rdbuf();
-  std::optional<PacketPlan> plan = parse(contents.str(), error);
-  if (!plan)
+  std::optional<std::string> text = readFile(path, "packet plan", error);
+  std::optional<PacketPlan> plan = text ? parse(*text, error) : std::nullopt;
+  if (text && !plan)
     error = path + ": " + error;
   return plan;
 }

@@ -12,10 +12,8 @@
 #include "sdma/runtime/Plan.h"
 #include "JsonFields.h"
 
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 using json = nlohmann::json;
 using namespace sdma::rt;
@@ -173,31 +171,13 @@ int Plan::findBuffer(std::string_view name) const {
 }
 
 std::optional<Plan> Plan::parse(std::string_view text, std::string &error) {
-  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) {
-    error = "plan is not valid JSON";
-    return std::nullopt;
-  }
-  try {
-    return parsePlan(root);
-  } catch (const PlanError &e) {
-    error = "invalid plan: " + e.message;
-  } catch (const json::exception &e) {
-    error = std::string("invalid plan: ") + e.what();
-  }
-  return std::nullopt;
+  return parseJson<Plan>(text, "plan", parsePlan, error);
 }
 
 std::optional<Plan> Plan::load(const std::string &path, std::string &error) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    error = path + ": cannot open plan file";
-    return std::nullopt;
-  }
-  std::stringstream contents;
-  contents << file.rdbuf();
-  std::optional<Plan> plan = parse(contents.str(), error);
-  if (!plan)
+  std::optional<std::string> text = readFile(path, "plan file", error);
+  std::optional<Plan> plan = text ? parse(*text, error) : std::nullopt;
+  if (text && !plan)
     error = path + ": " + error;
   return plan;
 }
