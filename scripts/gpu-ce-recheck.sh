@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A short GPU pass for the copy-engine executor alone: the three modes on a
+# few programs (every byte checked), then a plan whose first poll asks for
+# one notify more than ever comes: the run must fail after the timeout
+# naming the queue and values, in plain and graph mode, and not hang.
+#   scripts/gpu-ce-recheck.sh PROGRAM_DIR OUT_DIR
+set -uo pipefail
+cd "$(dirname "$0")/.."
+programs=$1 out=$2
+json_include=()
+[ -d .carry/include/nlohmann ] && json_include=(-DNLOHMANN_JSON_INCLUDE_DIR="$PWD/.carry/include")
+cmake -S runtime -B /tmp/sdmart-ce -G Ninja -DCMAKE_BUILD_TYPE=Release "${json_include[@]}" > /dev/null &&
+  cmake --build /tmp/sdmart-ce --target sdma-gpu-check > /dev/null || exit 1
+check=/tmp/sdmart-ce/bin/sdma-gpu-check
+export SDMA_CACHE_DIR=/tmp/sdma-ce-cache
+$check --executors=ce,ce-batch,ce-graph --sizes=1K,1M --iters=3 \
+  "$programs"/all_gather_ring-4.hip "$programs"/all_to_all_swap-8.hip \
+  "$programs"/tree_broadcast-4.hip "$programs"/all_gather_direct-8.hip > "$out/ce-recheck.txt" 2>&1
+tail -3 "$out/ce-recheck.txt"
+work=/tmp/sdma-ce-stuck; mkdir -p $work
+cp "$programs/all_gather_ring-2.hip" $work/stuck-ce.hip
+python3 - "$programs/all_gather_ring-2.json" $work/stuck-ce.json <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+for stream in plan["streams"]:
+    polls = [op for op in stream["ops"] if op["op"] == "poll" and op["flag"] >= 2]
+    if polls:
+        polls[0]["value"] += 1
+        break
+json.dump(plan, open(sys.argv[2], "w"))
+PY
+start=$(date +%s)
+timeout 60 $check --sizes=1K --iters=1 --timeout-ms=500 --executors=ce,ce-graph \
+  $work/stuck-ce.hip > "$out/fault-stuck-ce.txt" 2>&1
+echo "exit $? after $(( $(date +%s) - start )) s" >> "$out/fault-stuck-ce.txt"
+cut -c1-300 "$out/fault-stuck-ce.txt"
