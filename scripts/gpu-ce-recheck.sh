@@ -30,7 +30,11 @@ for stream in plan["streams"]:
 json.dump(plan, open(sys.argv[2], "w"))
 PY
 start=$(date +%s)
-timeout 60 $check --sizes=1K --iters=1 --timeout-ms=500 --executors=ce,ce-graph \
-  $work/stuck-ce.hip > "$out/fault-stuck-ce.txt" 2>&1
-echo "exit $? after $(( $(date +%s) - start )) s" >> "$out/fault-stuck-ce.txt"
+# One executor per process: a stream left blocked on the GPU would also
+# block the next executor's context-wide synchronisation.
+for mode in ce ce-graph; do
+  timeout 60 $check --sizes=1K --iters=1 --timeout-ms=500 --executors=$mode \
+    $work/stuck-ce.hip >> "$out/fault-stuck-ce.txt" 2>&1
+  echo "$mode: exit $? after $(( $(date +%s) - start )) s" >> "$out/fault-stuck-ce.txt"
+done
 cut -c1-300 "$out/fault-stuck-ce.txt"

@@ -78,13 +78,6 @@ CudaCeExecutor::create(const Plan &plan, const CudaOptions &options,
         !ok(driver->cuStreamCreate(&e->streams_[q], 0), "cuStreamCreate") ||
         !ok(driver->cuEventCreate(&e->joins_[q], 2), "cuEventCreate"))
       return nullptr;
-  for (size_t d = 0; d < e->devices_.devices().size(); ++d) {
-    e->side_.push_back(nullptr);
-    if (!e->devices_.useDevice(d, error) ||
-        !ok(driver->cuStreamCreate(&e->side_.back(), CU_STREAM_NON_BLOCKING),
-            "cuStreamCreate"))
-      return nullptr;
-  }
   e->resets_.assign(plan.ranks, nullptr);
   for (int r = 0; r < plan.ranks; ++r)
     if (!e->devices_.use(r, error) ||
@@ -108,9 +101,21 @@ void CudaCeExecutor::destroyGraph() {
   graph_ = nullptr;
 }
 
+bool CudaCeExecutor::usable(std::string &error) const {
+  if (!stuck_)
+    return true;
+  error = std::string("this executor is unusable: ") + kStuckNote;
+  return false;
+}
+
 CudaCeExecutor::~CudaCeExecutor() {
   if (devices_.devices().empty())
     return;
+  if (stuck_) {
+    // Freeing or destroying anything a blocked stream uses can block too.
+    devices_.abandon();
+    return;
+  }
   std::string ignored;
   if (main_ && devices_.use(0, ignored))
     driver_.cuStreamSynchronize(main_);
@@ -125,9 +130,6 @@ CudaCeExecutor::~CudaCeExecutor() {
   for (size_t r = 0; r < resets_.size(); ++r)
     if (resets_[r] && devices_.use(r, ignored))
       driver_.cuEventDestroy_v2(resets_[r]);
-  for (size_t d = 0; d < side_.size(); ++d)
-    if (side_[d] && devices_.useDevice(d, ignored))
-      driver_.cuStreamDestroy_v2(side_[d]);
   devices_.use(0, ignored);
   if (fork_)
     driver_.cuEventDestroy_v2(fork_);
@@ -137,7 +139,7 @@ CudaCeExecutor::~CudaCeExecutor() {
 }
 
 bool CudaCeExecutor::prepare(size_t chunkBytes, std::string &error) {
-  if (!devices_.use(0, error))
+  if (!usable(error) || !devices_.use(0, error))
     return false;
   SDMA_CU(cuStreamSynchronize, main_);
   std::vector<int64_t> chunks;
@@ -307,14 +309,16 @@ bool CudaCeExecutor::enqueue(uint64_t epoch, bool resetFlags,
 }
 
 bool CudaCeExecutor::upload(const HostMemory &memory, std::string &error) {
-  return devices_.upload(memory, error);
+  return usable(error) && devices_.upload(memory, error);
 }
 
 bool CudaCeExecutor::download(HostMemory &memory, std::string &error) {
-  return devices_.download(memory, error);
+  return usable(error) && devices_.download(memory, error);
 }
 
 bool CudaCeExecutor::launch(std::string &error) {
+  if (!usable(error))
+    return false;
   if (!chunkBytes_) {
     error = "launch before prepare()";
     return false;
@@ -329,7 +333,7 @@ bool CudaCeExecutor::launch(std::string &error) {
 }
 
 bool CudaCeExecutor::wait(std::string &error) {
-  if (!devices_.use(0, error))
+  if (!usable(error) || !devices_.use(0, error))
     return false;
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::nanoseconds(options_.timeoutNs);
@@ -341,55 +345,23 @@ bool CudaCeExecutor::wait(std::string &error) {
       break;
     std::this_thread::yield();
   }
-  error = diagnoseAndRelease();
-  return false;
-}
-
-std::string CudaCeExecutor::diagnoseAndRelease() {
+  // A stream blocked in cuStreamWaitValue64 cannot be released or drained
+  // safely from the host (a release written through another stream can
+  // queue behind the blocked one: tried, and it hung), so the executor only
+  // names the unfinished queues, touching nothing that could block, and
+  // refuses further use.
   std::string ignored, report;
-  // The flags as they are now, read on the side streams (the queues'
-  // blocking streams would wait behind the stuck ones).
-  std::vector<std::vector<uint64_t>> seen(plan_.ranks,
-                                          std::vector<uint64_t>(plan_.flags));
-  for (int r = 0; r < plan_.ranks; ++r) {
-    size_t d = devices_.indexOf(r);
-    if (devices_.useDevice(d, ignored))
-      driver_.cuMemcpyDtoHAsync_v2(seen[r].data(), flags_[r], plan_.flags * 8,
-                                   side_[d]);
-  }
-  for (size_t d = 0; d < side_.size(); ++d)
-    if (devices_.useDevice(d, ignored))
-      driver_.cuStreamSynchronize(side_[d]);
-  // The run in flight is the last one launched (plain mode: epoch_ - 1).
   uint64_t epoch = ce_.graph || epoch_ == 0 ? 0 : epoch_ - 1;
-  for (size_t q = 0; q < plan_.streams.size(); ++q) {
-    if (!devices_.use(plan_.streams[q].rank, ignored) ||
-        driver_.cuStreamQuery(streams_[q]) != CUDA_ERROR_NOT_READY)
-      continue;
-    std::string what =
-        describeStuckQueue(plan_, q, epoch, notifiesPerRun_, seen);
-    report += (report.empty() ? "" : "; ") + what;
-  }
-  if (report.empty())
-    report = "the run did not finish";
-  report +=
-      " (timeout " + std::to_string(options_.timeoutNs / 1000000) + " ms)";
-  // Release: every poll is >=, so all ones satisfies them all; then let the
-  // queues drain and start again from zero.
-  for (int r = 0; r < plan_.ranks; ++r) {
-    size_t d = devices_.indexOf(r);
-    if (devices_.useDevice(d, ignored))
-      driver_.cuMemsetD8Async(flags_[r], 0xff, plan_.flags * 8, side_[d]);
-  }
-  bool drained =
-      devices_.use(0, ignored) && driver_.cuStreamSynchronize(main_) == 0;
-  for (int r = 0; r < plan_.ranks; ++r)
-    if (devices_.use(r, ignored))
-      driver_.cuMemsetD8_v2(flags_[r], 0, plan_.flags * 8);
-  epoch_ = 0;
-  if (!drained)
-    report += "; the queues did not drain after release";
-  return report;
+  for (size_t q = 0; q < plan_.streams.size(); ++q)
+    if (devices_.use(plan_.streams[q].rank, ignored) &&
+        driver_.cuStreamQuery(streams_[q]) == CUDA_ERROR_NOT_READY)
+      report += (report.empty() ? "" : "; ") +
+                describeUnfinishedQueue(plan_, q, epoch, notifiesPerRun_);
+  error = (report.empty() ? std::string("the run did not finish") : report) +
+          " (timeout " + std::to_string(options_.timeoutNs / 1000000) +
+          " ms); " + kStuckNote;
+  stuck_ = true;
+  return false;
 }
 
 bool CudaCeExecutor::time(int runs, std::vector<double> &microseconds,

@@ -22,13 +22,21 @@ struct HipDmaExecutor::State {
   std::vector<int> ordinals; // per device group
   int ranksPerDevice = 1;
   std::vector<void *> buffers, flags, staging; // [r * B + b], [r], [q]
-  std::vector<hipStream_t> streams, side;      // [q], [device]
+  std::vector<hipStream_t> streams;            // [q]
   std::vector<hipEvent_t> joins;               // [q]
   hipStream_t main = nullptr;
   hipEvent_t fork = nullptr;
   std::vector<std::vector<int64_t>> perRun;
   size_t chunkBytes = 0, capacity = 0, stagingChunk = 0;
   uint64_t epoch = 0;
+  bool stuck = false; // a run did not finish within the timeout
+
+  bool usable(std::string &error) const {
+    if (stuck)
+      error = "this executor is unusable: its streams stay blocked on the "
+              "GPU";
+    return !stuck;
+  }
 
   int deviceOf(int rank) const { return ordinals[rank / ranksPerDevice]; }
   bool check(hipError_t result, const char *call, std::string &error) const {
@@ -130,14 +138,6 @@ HipDmaExecutor::create(const Plan &plan, const CudaOptions &options,
                  "hipEventCreateWithFlags", error))
       return nullptr;
   }
-  for (int d = 0; d < numDevices; ++d) {
-    s.side.push_back(nullptr);
-    if (!s.use(d * s.ranksPerDevice, error) ||
-        !s.check(
-            api->hipStreamCreateWithFlags(&s.side.back(), hipStreamNonBlocking),
-            "hipStreamCreateWithFlags", error))
-      return nullptr;
-  }
   s.perRun = notifiesPerRun(plan);
   s.flags.assign(plan.ranks, nullptr);
   for (int r = 0; r < plan.ranks; ++r)
@@ -149,6 +149,9 @@ HipDmaExecutor::create(const Plan &plan, const CudaOptions &options,
 
 HipDmaExecutor::~HipDmaExecutor() {
   State &s = *state_;
+  if (s.stuck)
+    return; // freeing what a blocked stream uses could block too: leak
+
   std::string ignored;
   if (s.main && s.use(0, ignored))
     (void)s.api->hipStreamSynchronize(s.main);
@@ -160,9 +163,6 @@ HipDmaExecutor::~HipDmaExecutor() {
       (void)s.api->hipEventDestroy(s.joins[q]);
     s.release(s.plan.streams[q].rank, s.staging[q]);
   }
-  for (size_t d = 0; d < s.side.size(); ++d)
-    if (s.side[d] && s.use(d * s.ranksPerDevice, ignored))
-      (void)s.api->hipStreamDestroy(s.side[d]);
   size_t B = s.plan.buffers.size();
   for (size_t i = 0; i < s.buffers.size(); ++i)
     s.release(i / B, s.buffers[i]);
@@ -178,6 +178,8 @@ HipDmaExecutor::~HipDmaExecutor() {
 
 bool HipDmaExecutor::prepare(size_t chunkBytes, std::string &error) {
   State &s = *state_;
+  if (!s.usable(error))
+    return false;
   size_t B = s.plan.buffers.size();
   if (chunkBytes > s.capacity) {
     for (int d = 0; d < static_cast<int>(s.ordinals.size()); ++d) {
@@ -214,6 +216,8 @@ bool HipDmaExecutor::prepare(size_t chunkBytes, std::string &error) {
 
 bool HipDmaExecutor::upload(const HostMemory &memory, std::string &error) {
   State &s = *state_;
+  if (!s.usable(error))
+    return false;
   size_t B = s.plan.buffers.size();
   for (int r = 0; r < s.plan.ranks; ++r) {
     if (!s.use(r, error))
@@ -232,6 +236,8 @@ bool HipDmaExecutor::upload(const HostMemory &memory, std::string &error) {
 
 bool HipDmaExecutor::download(HostMemory &memory, std::string &error) {
   State &s = *state_;
+  if (!s.usable(error))
+    return false;
   size_t B = s.plan.buffers.size();
   for (int r = 0; r < s.plan.ranks; ++r) {
     if (!s.use(r, error))
@@ -245,6 +251,8 @@ bool HipDmaExecutor::download(HostMemory &memory, std::string &error) {
 
 bool HipDmaExecutor::launch(std::string &error) {
   State &s = *state_;
+  if (!s.usable(error))
+    return false;
   if (!s.chunkBytes) {
     error = "launch before prepare()";
     return false;
@@ -307,6 +315,8 @@ bool HipDmaExecutor::launch(std::string &error) {
 
 bool HipDmaExecutor::wait(std::string &error) {
   State &s = *state_;
+  if (!s.usable(error))
+    return false;
   if (!s.use(0, error))
     return false;
   auto deadline = std::chrono::steady_clock::now() +
@@ -319,39 +329,21 @@ bool HipDmaExecutor::wait(std::string &error) {
       break;
     std::this_thread::yield();
   }
-  // Name the stuck queues from the flags (read on the non-blocking side
-  // streams), then satisfy every poll, drain, and start again from zero.
+  // As in the CUDA executor: a stream blocked in a wait cannot be released
+  // safely from the host, so name the unfinished queues without touching
+  // anything that could block, and refuse further use.
   std::string ignored, report;
-  std::vector<std::vector<uint64_t>> seen(s.plan.ranks,
-                                          std::vector<uint64_t>(s.plan.flags));
-  for (int r = 0; r < s.plan.ranks; ++r)
-    if (s.use(r, ignored))
-      (void)s.api->hipMemcpyAsync(seen[r].data(), s.flags[r], s.plan.flags * 8,
-                                  hipMemcpyDeviceToHost,
-                                  s.side[r / s.ranksPerDevice]);
-  for (size_t d = 0; d < s.side.size(); ++d)
-    if (s.use(d * s.ranksPerDevice, ignored))
-      (void)s.api->hipStreamSynchronize(s.side[d]);
   uint64_t epoch = s.epoch ? s.epoch - 1 : 0;
   for (size_t q = 0; q < s.plan.streams.size(); ++q)
     if (s.use(s.plan.streams[q].rank, ignored) &&
         s.api->hipStreamQuery(s.streams[q]) == hipErrorNotReady)
       report += (report.empty() ? "" : "; ") +
-                describeStuckQueue(s.plan, q, epoch, s.perRun, seen);
-  error = (report.empty() ? "the run did not finish" : report) + " (timeout " +
-          std::to_string(s.options.timeoutNs / 1000000) + " ms)";
-  for (int r = 0; r < s.plan.ranks; ++r)
-    if (s.use(r, ignored))
-      (void)s.api->hipMemsetAsync(s.flags[r], 0xff, s.plan.flags * 8,
-                                  s.side[r / s.ranksPerDevice]);
-  bool drained =
-      s.use(0, ignored) && s.api->hipStreamSynchronize(s.main) == hipSuccess;
-  for (int r = 0; r < s.plan.ranks; ++r)
-    if (s.use(r, ignored))
-      (void)s.api->hipMemset(s.flags[r], 0, s.plan.flags * 8);
-  s.epoch = 0;
-  if (!drained)
-    error += "; the queues did not drain after release";
+                describeUnfinishedQueue(s.plan, q, epoch, s.perRun);
+  error = (report.empty() ? std::string("the run did not finish") : report) +
+          " (timeout " + std::to_string(s.options.timeoutNs / 1000000) +
+          " ms); its streams stay blocked on the GPU, so it cannot be used "
+          "again";
+  s.stuck = true;
   return false;
 }
 

@@ -160,6 +160,8 @@ void checkSizes(const std::string &path, const std::string &kind,
 } // namespace
 
 int main(int argc, char **argv) {
+  // Each line out as it is known, also when a run hangs and is killed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<uint64_t> sizes;
   int iters = 20;
   uint64_t timeoutMs = 10000;

@@ -55,9 +55,10 @@ public:
   bool download(HostMemory &memory, std::string &error);
   /// Enqueues one run (fork from the main stream, join back).
   bool launch(std::string &error);
-  /// Waits for the launched runs, at most CudaOptions::timeoutNs: a queue
-  /// stuck on a poll is reported (rank, engine, flag, wanted and seen
-  /// values), then released so the executor can be used again.
+  /// Waits for the launched runs, at most CudaOptions::timeoutNs. A run
+  /// that does not finish is reported with its unfinished queues and the
+  /// polls each may be blocked at; the executor is then unusable (every
+  /// call fails, and destruction leaks its GPU resources rather than block).
   bool wait(std::string &error);
   bool run(std::string &error) { return launch(error) && wait(error); }
   /// Events around each run on the main stream.
@@ -81,9 +82,9 @@ private:
   bool enqueue(uint64_t epoch, bool resetFlags, std::string &error);
   bool enqueueQueue(size_t q, uint64_t epoch, std::string &error);
   bool capture(std::string &error);
-  /// After a timeout: names the stuck queues, then satisfies every poll
-  /// (flags set to all ones on side streams), drains and resets the flags.
-  std::string diagnoseAndRelease();
+  bool usable(std::string &error) const;
+  static constexpr const char *kStuckNote =
+      "its streams stay blocked on the GPU, so it cannot be used again";
   void destroyGraph();
 
   const cuda::Driver &driver_;
@@ -95,7 +96,7 @@ private:
   std::vector<cuda::CUstream> streams_; // one per plan queue
   std::vector<cuda::CUevent> joins_;
   std::vector<cuda::CUevent> resets_; // per rank (graph mode)
-  std::vector<cuda::CUstream> side_;  // per device, non-blocking (rescue)
+  bool stuck_ = false; // a run did not finish within the timeout
   cuda::CUevent fork_ = nullptr;
   std::vector<cuda::CUdeviceptr> flags_, staging_;
   std::vector<std::vector<int64_t>> notifiesPerRun_; // [rank][flag]

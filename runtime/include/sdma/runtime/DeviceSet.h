@@ -49,6 +49,12 @@ public:
   /// Zeroed device memory on `rank`'s GPU, freed with the set.
   bool alloc(int rank, cuda::CUdeviceptr &ptr, size_t bytes,
              std::string &error);
+  /// Forgets every allocation and context without freeing them (after a
+  /// run that left streams blocked, freeing could block too).
+  void abandon() {
+    owned_.clear();
+    devices_.clear();
+  }
   /// Frees memory from alloc() now.
   bool release(cuda::CUdeviceptr ptr, std::string &error);
   /// (Re)allocates every rank's buffers for `chunkBytes`: buffer b of rank
