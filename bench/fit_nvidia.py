@@ -8,7 +8,8 @@ variant ran is found in PROGRAM_DIR (scripts/make-gpu-programs.sh) and its
 features at that size are computed by sdma-predict (the C++ model itself).
 Each executor's coefficients are fitted by non-negative least squares on
 relative error. Then, per (machine, collective, size), the predicted-fastest
-variant is compared with the measured-fastest.
+variant is compared with the measured-fastest: in sample (the profile's own
+fit), and held out (each point's pick made by a fit without that point).
 
 usage: fit_nvidia.py SDMA_PREDICT PROGRAM_DIR PROFILE_OUT REPORT_OUT CSV...
 """
@@ -77,6 +78,14 @@ for path in csvs:
                          us=float(r["median_us"]),
                          x=features(plan, executor, devices, chunk)))
 
+def fit(sel):
+    X = np.array([r["x"] for r in sel])
+    y = np.array([r["us"] for r in sel])
+    w = 1.0 / y
+    coef, _ = nnls(X * w[:, None], y * w)
+    return coef
+
+
 profile = {"target": "NVIDIA H200 (one GPU; two GPUs over NVLink)",
            "model": "time_us = sum(coefficient x feature), per executor; "
                     "see runtime/include/sdma/runtime/NvTimingModel.h",
@@ -90,8 +99,7 @@ for executor in ["ldst", "ce", "ce-batch", "ce-graph"]:
         continue
     X = np.array([r["x"] for r in sel])
     y = np.array([r["us"] for r in sel])
-    w = 1.0 / y
-    coef, _ = nnls(X * w[:, None], y * w)
+    coef = fit(sel)
     pred = X @ coef
     rel = np.abs(pred - y) / y
     entry = {"coefficients": {f: round(float(c), 6)
@@ -127,10 +135,23 @@ for key in sorted(groups):
     lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {best['variant'][5:]} | "
                  f"{best['us']:.1f} | {pick['variant'][5:]} | {pick['us']:.1f} | "
                  f"{pick['us'] / best['us']:.2f}x |")
-summary = (f"Pick = measured best in {hits} of {len(groups)} cases; the pick "
-           f"was on average {np.mean(regrets):.2f}x and at worst "
-           f"{max(regrets):.2f}x the measured best time (median "
-           f"{np.median(regrets):.2f}x).")
+# Held out: each group's pick from coefficients fitted without it.
+cv_hits, cv_regrets = 0, []
+for key in sorted(groups):
+    g = groups[key]
+    rest = [r for r in rows if (r["machine"], r["collective"], r["size"]) != key]
+    coefs = {e: fit([r for r in rest if r["executor"] == e])
+             for e in {r["executor"] for r in g}}
+    pick = min(g, key=lambda r: float(np.dot(coefs[r["executor"]], r["x"])))
+    best = min(g, key=lambda r: r["us"])
+    cv_hits += pick is best
+    cv_regrets.append(pick["us"] / best["us"])
+summary = (f"In sample: pick = measured best in {hits} of {len(groups)} "
+           f"cases; the pick was on average {np.mean(regrets):.2f}x and at "
+           f"worst {max(regrets):.2f}x the measured best time. Held out "
+           f"(each point picked by a fit without it): {cv_hits} of "
+           f"{len(groups)}, on average {np.mean(cv_regrets):.2f}x, at worst "
+           f"{max(cv_regrets):.2f}x.")
 fits = ["| executor | points | median rel. error | max rel. error | "
         + " | ".join(FEATURES) + " |",
         "|---|---|---|---|" + "---|" * len(FEATURES)]

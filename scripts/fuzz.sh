@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target with clang-22 + ASan in build-fuzz/ and fuzzes
-# the sdma front end (parse, verify, unroll, canonicalize, JSON) for a while.
+# the sdma front end (parse, verify, unroll, canonicalize, JSON, the DMA
+# lowering, SDMA packets) for a while.
 #
 #   scripts/fuzz.sh [seconds=300]
 #
@@ -18,7 +19,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release \
 cmake --build build-fuzz -j2 --target sdma-fuzz
 
 mkdir -p fuzz-out/corpus fuzz-out/crashes
-seeds=(fuzz-out/corpus schedules test/Dialect test/Transforms test/Target test/fuzz/inputs)
+seeds=(fuzz-out/corpus schedules test/Dialect test/Transforms test/Target test/Conversion test/fuzz/inputs)
 # allow_user_poisoning=0: LLVM headers poison BumpPtrAllocator memory when
 # compiled with ASan, but the prebuilt (uninstrumented) MLIR libraries never
 # unpoison it; ignoring manual poisoning avoids those false reports.

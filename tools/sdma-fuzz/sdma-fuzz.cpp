@@ -4,16 +4,20 @@
 //
 // Feeds arbitrary bytes through everything a user's text reaches: parse,
 // verify, sdma-unroll (ranks=4, a small op budget), canonicalisation, the
-// JSON translation, and the whole sdma-lower-dma pipeline (sdma-verify,
-// fusion, engines, sync, batching) down to the plan. Any input must end in
+// JSON translation, the whole sdma-lower-dma pipeline (sdma-verify,
+// fusion, engines, sync, batching) down to the plan, and on to SDMA packets
+// (conversion, encoding, listing). Inputs written in the sdmapkt dialect go
+// straight to its verifiers and the encoder. Any input must end in
 // success or a diagnostic; a crash, an ASan report or a hang is a bug. Run it
 // with scripts/fuzz.sh.
 //
 //===----------------------------------------------------------------------===//
 
 #include "InputGuard.h"
+#include "sdma/Conversion/Passes.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/Target/JSON.h"
+#include "sdma/Target/Packets.h"
 #include "sdma/Target/Plan.h"
 #include "sdma/Transforms/Passes.h"
 #include "sdma/Transforms/Pipelines.h"
@@ -37,8 +41,9 @@ static MLIRContext &getContext() {
   static MLIRContext *context = [] {
     DialectRegistry registry;
     registry
-        .insert<sdma::SdmaDialect, affine::AffineDialect, arith::ArithDialect,
-                index::IndexDialect, scf::SCFDialect>();
+        .insert<sdma::SdmaDialect, sdma::pkt::SdmaPktDialect,
+                affine::AffineDialect, arith::ArithDialect, index::IndexDialect,
+                scf::SCFDialect>();
     auto *ctx = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
     ctx->loadAllAvailableDialects();
     ctx->printOpOnDiagnostic(false);
@@ -62,6 +67,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module || failed(verify(*module)))
     return 0;
+  auto encode = [](ModuleOp m) {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    (void)sdma::translateToPackets(m, os);
+    (void)sdma::translateToPacketListing(m, os);
+  };
+  if (!module->getOps<sdma::pkt::ProgramOp>().empty()) {
+    encode(*module);
+    return 0;
+  }
 
   // Flat JSON after unroll + canonicalize, then the whole DMA lowering in
   // one variant (chosen by the input's length) down to a plan.
@@ -91,5 +106,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string plan;
   llvm::raw_string_ostream os(plan);
   (void)sdma::translateToPlan(*module, os);
+  PassManager packets(&context);
+  sdma::ConvertSdmaToSdmaPktOptions options;
+  options.completion = size % 3 ? "atomic" : "fence";
+  options.maxChunkBytes = 64 << (size % 8);
+  options.maxPacketBytes = 256;
+  options.timestamps = size % 5 == 0;
+  packets.addPass(sdma::createConvertSdmaToSdmaPkt(options));
+  if (succeeded(packets.run(*module)))
+    encode(*module);
   return 0;
 }
