@@ -154,7 +154,7 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
   };
 
   for (auto &[key, ops] : queues) {
-    auto [rank, engine] = key;
+    int64_t rank = key.first, engine = key.second;
     b.setInsertionPointToEnd(&program.getBody().front());
     auto queue = QueueOp::create(b, schedule.getLoc(), rank, engine);
     queue.getBody().emplaceBlock();
