@@ -215,6 +215,7 @@ int main(int argc, char **argv) {
       return fail("cannot write '" + emitHip + "': " + ec.message());
     out << hipSource;
   }
+  OwningOpRef<ModuleOp> original(module.get().clone());
   PassManager pm(&context);
   sdma::LowerToDMAOptions options;
   options.ranks = ranksOpt;
@@ -373,8 +374,9 @@ int main(int argc, char **argv) {
   }
   // Auto: the NVIDIA cost model's pick per size (shown without a GPU too).
   std::optional<sdma::rt::NvTimingProfile> nvProfile;
-  std::map<sdma::rt::NvExecutor, std::unique_ptr<sdma::rt::CudaCeExecutor>>
-      autoCe;
+  std::map<std::pair<size_t, sdma::rt::NvExecutor>,
+           std::unique_ptr<sdma::rt::CudaCeExecutor>>
+      autoCe; // (candidate, executor)
   if (backendOpt == "auto") {
     nvProfile = sdma::rt::NvTimingProfile::load(nvProfilePath, error);
     if (!nvProfile)
@@ -384,6 +386,31 @@ int main(int argc, char **argv) {
     backendNote += nvProfilePath + ") " +
                    (gpu ? "predicts fastest" : "would pick, if there were one");
   }
+  // Auto without --variant: every DMA variant is a candidate too.
+  std::vector<std::pair<std::string, sdma::rt::Plan>> candidates{
+      {variantOpt, *plan}};
+  if (nvProfile && variantOpt.getNumOccurrences() == 0)
+    for (StringRef variant : sdma::getDMAVariants()) {
+      if (variant == variantOpt)
+        continue;
+      OwningOpRef<ModuleOp> copy(original.get().clone());
+      PassManager variantPm(&context);
+      sdma::LowerToDMAOptions variantOptions;
+      variantOptions.ranks = ranksOpt;
+      variantOptions.variant = variant.str();
+      variantOptions.prelaunch = prelaunchOpt;
+      variantOptions.engines = enginesOpt;
+      std::string text;
+      llvm::raw_string_ostream variantStream(text);
+      if (failed(sdma::buildLowerToDMAPipeline(variantPm, variantOptions)) ||
+          failed(variantPm.run(*copy)) ||
+          failed(sdma::translateToPlan(*copy, variantStream)))
+        return fail("the " + variant.str() + " variant did not compile");
+      std::optional<sdma::rt::Plan> other = sdma::rt::Plan::parse(text, error);
+      if (!other)
+        return fail(error);
+      candidates.emplace_back(variant.str(), std::move(*other));
+    }
   std::string kind = plan->collective ? plan->collective->kind : "";
   int output = plan->collective ? plan->collective->output : 0;
   int64_t outChunks = plan->buffers[output].chunks;
@@ -414,32 +441,41 @@ int main(int argc, char **argv) {
     std::string pickText;
     sdma::rt::CudaCeExecutor *ceRun = ce.get();
     if (nvProfile) {
-      std::optional<sdma::rt::NvExecutor> pick;
+      // The predicted-fastest (variant, executor); the load/store kernel
+      // does not depend on the DMA variant: it is costed on the first plan.
+      std::optional<std::pair<size_t, sdma::rt::NvExecutor>> pick;
       double best = 0;
-      for (auto [executor, coefficients] : nvProfile->coefficients) {
-        double us = *nvProfile->predict(
-            *plan, chunk, executor,
-            std::max<int>(1, static_cast<int>(devicesOpt.size())));
-        if (!pick || us < best) {
-          pick = executor;
-          best = us;
+      int devices = std::max<int>(1, static_cast<int>(devicesOpt.size()));
+      for (size_t c = 0; c < candidates.size(); ++c)
+        for (auto [executor, coefficients] : nvProfile->coefficients) {
+          if (c > 0 && executor == sdma::rt::NvExecutor::Ldst)
+            continue;
+          double us = *nvProfile->predict(candidates[c].second, chunk, executor,
+                                          devices);
+          if (!pick || us < best) {
+            pick = {c, executor};
+            best = us;
+          }
         }
-      }
       if (pick) {
-        pickText = std::string("  ") + sdma::rt::nvExecutorName(*pick) + "(" +
-                   llvm::formatv("{0:F1}", best).str() + ")";
-        if (gpu && *pick != sdma::rt::NvExecutor::Ldst) {
+        auto [c, executor] = *pick;
+        pickText =
+            std::string("  ") + sdma::rt::nvExecutorName(executor) +
+            (executor == sdma::rt::NvExecutor::Ldst || candidates.size() == 1
+                 ? ""
+                 : "/" + candidates[c].first) +
+            "(" + llvm::formatv("{0:F1}", best).str() + ")";
+        if (gpu && executor != sdma::rt::NvExecutor::Ldst) {
           std::unique_ptr<sdma::rt::CudaCeExecutor> &slot = autoCe[*pick];
           if (!slot) {
             sdma::rt::CudaOptions cudaOptions;
             cudaOptions.devices.assign(devicesOpt.begin(), devicesOpt.end());
-            cudaOptions.devices.assign(devicesOpt.begin(), devicesOpt.end());
             cudaOptions.timeoutNs = uint64_t(timeoutMs) * 1000000ull;
             sdma::rt::CeOptions ceOptions;
-            ceOptions.batch = *pick == sdma::rt::NvExecutor::CeBatch;
-            ceOptions.graph = *pick == sdma::rt::NvExecutor::CeGraph;
-            slot = sdma::rt::CudaCeExecutor::create(*plan, cudaOptions, error,
-                                                    ceOptions);
+            ceOptions.batch = executor == sdma::rt::NvExecutor::CeBatch;
+            ceOptions.graph = executor == sdma::rt::NvExecutor::CeGraph;
+            slot = sdma::rt::CudaCeExecutor::create(
+                candidates[c].second, cudaOptions, error, ceOptions);
             if (!slot)
               return fail(error);
           }
