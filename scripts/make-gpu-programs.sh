@@ -15,7 +15,7 @@ for f in schedules/*.mlir examples/tree_broadcast.mlir; do
   done
 done
 for n in all_gather_direct all_to_all_direct; do
-  for r in 2 8; do
+  for r in 2 4 8; do
     build/bin/sdma-run "schedules/$n.mlir" --ranks=$r --variant=b2b -b 1K \
       -e 1K --iters=1 --backend=sim --emit-plan="$out/$n-$r-b2b.json" \
       > /dev/null
