@@ -84,9 +84,9 @@ bool walkQueue(const Plan &plan, size_t q, uint64_t epoch,
 /// 2 (rank 1, engine 0) did not finish; it waits at one of: flag 3 >= 2,
 /// flag 5 >= 2". (Reading the flags would need the GPU, whose queues are
 /// blocked: the executors do not.)
-inline std::string describeUnfinishedQueue(
-    const Plan &plan, size_t q, uint64_t epoch,
-    const std::vector<std::vector<int64_t>> &perRun) {
+inline std::string
+describeUnfinishedQueue(const Plan &plan, size_t q, uint64_t epoch,
+                        const std::vector<std::vector<int64_t>> &perRun) {
   const Stream &stream = plan.streams[q];
   std::string polls;
   for (const Command &c : stream.commands)

@@ -17,9 +17,9 @@
 
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 
 namespace sdma::rt::jsonfields {
@@ -76,9 +76,8 @@ inline std::string stringField(const json &object, const std::string &path,
 }
 
 /// The whole of a file, or std::nullopt with "PATH: cannot open WHAT".
-inline std::optional<std::string> readFile(const std::string &path,
-                                           const char *what,
-                                           std::string &error) {
+inline std::optional<std::string>
+readFile(const std::string &path, const char *what, std::string &error) {
   std::ifstream file(path, std::ios::binary);
   if (!file) {
     error = path + ": cannot open " + what;
@@ -107,6 +106,21 @@ std::optional<T> parseJson(std::string_view text, const std::string &what,
     error = "invalid " + what + ": " + e.what();
   }
   return std::nullopt;
+}
+
+/// $.format must be `format` and $.version `version` ("WHAT version N but
+/// this runtime reads version M: recompile ...").
+inline void checkFormat(const json &root, const char *format,
+                        const std::string &what, int64_t version) {
+  if (stringField(root, "$", "format") != format)
+    fail("$.format", "not an sdma " + what);
+  int64_t found = integerField(root, "$", "version", 0,
+                               std::numeric_limits<int32_t>::max());
+  if (found != version)
+    fail("$.version", what + " version " + std::to_string(found) +
+                          " but this runtime reads version " +
+                          std::to_string(version) +
+                          ": recompile the schedule with a matching sdma");
 }
 
 /// $.buffers: [{"name", "chunks"}], names unique.

@@ -114,8 +114,8 @@ std::array<double, kNvFeatures> sdma::rt::nvFeatures(const Plan &plan,
           *std::max_element(peer.begin(), peer.end()) / 1e9};
 }
 
-std::optional<NvTimingProfile>
-NvTimingProfile::load(const std::string &path, std::string &error) {
+std::optional<NvTimingProfile> NvTimingProfile::load(const std::string &path,
+                                                     std::string &error) {
   std::optional<std::string> text = readFile(path, "timing profile", error);
   auto parse = [](const json &root) {
     NvTimingProfile profile;
@@ -131,8 +131,8 @@ NvTimingProfile::load(const std::string &path, std::string &error) {
       const json &coefficients = field(*it, where, "coefficients");
       std::array<double, kNvFeatures> c{};
       for (int i = 0; i < kNvFeatures; ++i) {
-        const json &v = field(coefficients, where + ".coefficients",
-                              kNvFeatureNames[i]);
+        const json &v =
+            field(coefficients, where + ".coefficients", kNvFeatureNames[i]);
         if (!v.is_number() || v.get<double>() < 0)
           fail(where + ".coefficients." + kNvFeatureNames[i],
                "expected a non-negative number");

@@ -7,7 +7,6 @@
 #include "JsonFields.h"
 #include "sdma/runtime/Packets.h"
 
-
 using namespace sdma::rt;
 using namespace sdma::rt::jsonfields;
 
@@ -60,14 +59,7 @@ bool decodeBase64(const std::string &text, std::string &bytes) {
 
 PacketPlan parsePacketPlan(const json &root) {
   PacketPlan plan;
-  if (stringField(root, "$", "format") != "sdma.packets")
-    fail("$.format", "not an sdma packet plan");
-  int64_t version = integerField(root, "$", "version", 0,
-                                 std::numeric_limits<int32_t>::max());
-  if (version != kPacketPlanVersion)
-    fail("$.version", "packet plan version " + std::to_string(version) +
-                          " but this runtime reads version " +
-                          std::to_string(kPacketPlanVersion));
+  checkFormat(root, "sdma.packets", "packet plan", kPacketPlanVersion);
   plan.program = stringField(root, "$", "program");
   plan.ranks = integerField(root, "$", "ranks", 1, kMaxRanks);
   plan.buffers = parseBuffers(root, kMaxChunks);

@@ -92,15 +92,7 @@ Command parseCommand(const Plan &plan, const json &object,
 
 Plan parsePlan(const json &root) {
   Plan plan;
-  if (stringField(root, "$", "format") != "sdma.plan")
-    fail("$.format", "not an sdma plan");
-  int64_t version = integerField(root, "$", "version", 0,
-                                 std::numeric_limits<int32_t>::max());
-  if (version != kPlanVersion)
-    fail("$.version", "plan version " + std::to_string(version) +
-                          " but this runtime reads version " +
-                          std::to_string(kPlanVersion) +
-                          ": recompile the schedule with a matching sdma");
+  checkFormat(root, "sdma.plan", "plan", kPlanVersion);
   plan.schedule = stringField(root, "$", "schedule");
   plan.ranks = integerField(root, "$", "ranks", 1, kMaxRanks);
   plan.engines = integerField(root, "$", "engines", 0, 1 << 16);

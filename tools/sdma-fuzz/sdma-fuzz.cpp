@@ -40,10 +40,9 @@ using namespace mlir;
 static MLIRContext &getContext() {
   static MLIRContext *context = [] {
     DialectRegistry registry;
-    registry
-        .insert<sdma::SdmaDialect, sdma::pkt::SdmaPktDialect,
-                affine::AffineDialect, arith::ArithDialect, index::IndexDialect,
-                scf::SCFDialect>();
+    registry.insert<sdma::SdmaDialect, sdma::pkt::SdmaPktDialect,
+                    affine::AffineDialect, arith::ArithDialect,
+                    index::IndexDialect, scf::SCFDialect>();
     auto *ctx = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
     ctx->loadAllAvailableDialects();
     ctx->printOpOnDiagnostic(false);

@@ -21,9 +21,9 @@ int main(int argc, char **argv) {
   if (!sdma::checkToolInputs(argc, argv, {"-o", "--o"}))
     return 1;
   mlir::DialectRegistry registry;
-  registry.insert<sdma::SdmaDialect, sdma::pkt::SdmaPktDialect, mlir::affine::AffineDialect,
-                  mlir::arith::ArithDialect, mlir::index::IndexDialect,
-                  mlir::scf::SCFDialect>();
+  registry.insert<sdma::SdmaDialect, sdma::pkt::SdmaPktDialect,
+                  mlir::affine::AffineDialect, mlir::arith::ArithDialect,
+                  mlir::index::IndexDialect, mlir::scf::SCFDialect>();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   sdma::registerSdmaPasses();

@@ -96,7 +96,7 @@ private:
   std::vector<cuda::CUstream> streams_; // one per plan queue
   std::vector<cuda::CUevent> joins_;
   std::vector<cuda::CUevent> resets_; // per rank (graph mode)
-  bool stuck_ = false; // a run did not finish within the timeout
+  bool stuck_ = false;                // a run did not finish within the timeout
   cuda::CUevent fork_ = nullptr;
   std::vector<cuda::CUdeviceptr> flags_, staging_;
   std::vector<std::vector<int64_t>> notifiesPerRun_; // [rank][flag]

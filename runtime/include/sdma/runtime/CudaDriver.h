@@ -40,7 +40,6 @@ constexpr unsigned CU_EVENT_DEFAULT = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
 constexpr unsigned CU_STREAM_CAPTURE_MODE_RELAXED = 2;
-constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 
 /// cuMemcpyBatchAsync's per-copy attributes (CUmemcpyAttributes_v1).
 struct MemcpyAttributes {
@@ -86,7 +85,6 @@ struct MemcpyAttributes {
   X(cuStreamWaitEvent, (CUstream, CUevent, unsigned))                          \
   X(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))        \
   X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))           \
-  X(cuMemcpyDtoHAsync_v2, (void *, CUdeviceptr, size_t, CUstream))             \
   X(cuDeviceCanAccessPeer, (int *, CUdevice, CUdevice))                        \
   X(cuCtxEnablePeerAccess, (CUcontext, unsigned))
 
