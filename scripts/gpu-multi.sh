@@ -13,11 +13,14 @@ json_include=()
 cmake -S runtime -B /tmp/sdmart-build -G Ninja -DCMAKE_BUILD_TYPE=Release "${json_include[@]}" > /tmp/sdmart-cmake.log
 cmake --build /tmp/sdmart-build --target sdma-gpu-check sdmart > /tmp/sdmart-build.log
 export SDMA_CACHE_DIR=/tmp/sdma-cache NCCL_NVLS_ENABLE=0
+stage() { echo "$(date -u +%T) $*" >> "$out/stages.txt"; }
+stage built
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
 nvidia-smi topo -m >> "$out/gpus.txt" 2>&1 || true
 /tmp/sdmart-build/bin/sdma-gpu-check --devices="$devices" --sizes=1K,64K,1M,16M \
   --iters=5 --executors=ldst,ce,ce-batch,ce-graph "$programs"/*.hip \
   > "$out/gpu-suite-multi.txt" || true
+stage suite done
 grep -v '^ok\|^kernel' "$out/gpu-suite-multi.txt" | tail -15
 grep -c '^ok' "$out/gpu-suite-multi.txt" || true
 nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/collective_bench.cu \
@@ -26,8 +29,10 @@ stamp=$(date -u +%Y-%m-%d)
 csv="$out/collectives-h200x$n.csv"
 /tmp/collective_bench "$programs" "$runs" --ranks="$n" --devices="$devices" \
   --max-mib="$max" > "$csv"
+stage bench done
 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT NCCL_DEBUG_FILE=/tmp/nccl.%p.log \
   python3 bench/nccl_bench.py "$n" "$runs" "$max" | tee -a "$csv" | tail -3
+stage nccl done
 # How NCCL ran (channels = thread blocks, i.e. SMs, per collective).
 cat /tmp/nccl.*.log | grep -i "channel\|NVLS\|P2P\|version" | sort -u | head -40 > "$out/nccl-channels.txt" || true
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
