@@ -222,6 +222,19 @@ int main(int argc, char **argv) {
       sdma.emplace_back("sdma-ldst-" + name.substr(name.rfind('_') + 1),
                         std::move(executor));
       plans.push_back(*plan);
+      // Several GPUs: the direct program also launched from one host
+      // thread, one GPU after another (what LaunchPool saves).
+      if (devices.size() > 1 && name == programs.front()) {
+        CudaOptions serial = cudaOptions;
+        serial.parallelLaunch = false;
+        auto one = CudaLdstExecutor::create(*program, serial, error);
+        if (!one) {
+          std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
+          return 1;
+        }
+        sdma.emplace_back("sdma-ldst-direct-1thread", std::move(one));
+        plans.push_back(*plan);
+      }
     }
 
     // The same schedule's DMA plans on CUDA streams (copy engines across

@@ -127,6 +127,8 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
     if (!e.devices_.alloc(r, e.flags_[r], program.flagSlots * 8, error) ||
         !e.devices_.alloc(r, e.syncs_[r], 8, error))
       return nullptr;
+  if (options.parallelLaunch && e.groups_.size() > 1)
+    e.pool_ = std::make_unique<LaunchPool>(e.groups_.size());
 #undef SDMA_CU_CREATE
   return executor;
 }
@@ -189,20 +191,47 @@ bool CudaLdstExecutor::download(HostMemory &memory, std::string &error) {
   return devices_.download(memory, error);
 }
 
-bool CudaLdstExecutor::launch(std::string &error) {
+bool CudaLdstExecutor::launchGroup(size_t g, unsigned long long chunk,
+                                   unsigned long long epoch, CUevent start,
+                                   CUevent stop, std::string &error) {
+  Group &group = groups_[g];
+  SDMA_CU(cuCtxSetCurrent, group.context);
+  if (start)
+    SDMA_CU(cuEventRecord, start, group.stream);
+  int rankBase = group.firstRank;
+  void *args[] = {group.table.data(), &chunk, &epoch, &rankBase};
+  SDMA_CU(cuLaunchKernel, group.function, group.blocks, group.numRanks, 1,
+          kLdstThreads, 1, 1, 0, group.stream, args, nullptr);
+  if (stop)
+    SDMA_CU(cuEventRecord, stop, group.stream);
+  return true;
+}
+
+bool CudaLdstExecutor::launchAll(const std::vector<CUevent> *starts,
+                                 const std::vector<CUevent> *stops,
+                                 std::string &error) {
   if (!chunkBytes_) {
     error = "launch before prepare()";
     return false;
   }
   unsigned long long chunk = chunkBytes_, epoch = epoch_++;
-  for (Group &group : groups_) {
-    SDMA_CU(cuCtxSetCurrent, group.context);
-    int rankBase = group.firstRank;
-    void *args[] = {group.table.data(), &chunk, &epoch, &rankBase};
-    SDMA_CU(cuLaunchKernel, group.function, group.blocks, group.numRanks, 1,
-            kLdstThreads, 1, 1, 0, group.stream, args, nullptr);
-  }
+  auto job = [&](size_t g, std::string &jobError) {
+    if (launchGroup(g, chunk, epoch, starts ? (*starts)[g] : nullptr,
+                    stops ? (*stops)[g] : nullptr, jobError))
+      return true;
+    jobError = "GPU " + std::to_string(groups_[g].device) + ": " + jobError;
+    return false;
+  };
+  if (pool_)
+    return pool_->run(job, error);
+  for (size_t g = 0; g < groups_.size(); ++g)
+    if (!job(g, error))
+      return false;
   return true;
+}
+
+bool CudaLdstExecutor::launch(std::string &error) {
+  return launchAll(nullptr, nullptr, error);
 }
 
 bool CudaLdstExecutor::wait(std::string &error) {
@@ -263,17 +292,10 @@ bool CudaLdstExecutor::time(int runs, std::vector<double> &microseconds,
   bool ok = true;
   microseconds.clear();
   for (int i = 0; i < runs && ok; ++i) {
-    for (size_t g = 0; g < groups_.size() && ok; ++g)
-      ok = check(driver_.cuCtxSetCurrent(groups_[g].context), "cuCtxSetCurrent",
-                 error) &&
-           check(driver_.cuEventRecord(starts[g], groups_[g].stream),
-                 "cuEventRecord", error);
-    ok = ok && launch(error);
-    for (size_t g = 0; g < groups_.size() && ok; ++g)
-      ok = check(driver_.cuCtxSetCurrent(groups_[g].context), "cuCtxSetCurrent",
-                 error) &&
-           check(driver_.cuEventRecord(stops[g], groups_[g].stream),
-                 "cuEventRecord", error);
+    // Each GPU's start event just before its own launch (as each process
+    // of a one-process-per-GPU library times itself); the run's time is
+    // the slowest GPU's, so waiting for a late peer is counted.
+    ok = launchAll(&starts, &stops, error);
     ok = ok && wait(error);
     double slowest = 0;
     for (size_t g = 0; g < groups_.size() && ok; ++g) {

@@ -20,6 +20,7 @@
 #include "sdma/runtime/CudaDriver.h"
 #include "sdma/runtime/DeviceSet.h"
 #include "sdma/runtime/HostMemory.h"
+#include "sdma/runtime/LaunchPool.h"
 #include "sdma/runtime/LdstProgram.h"
 
 #include <memory>
@@ -38,6 +39,10 @@ struct CudaOptions {
   /// Blocks per rank; 0: from the size, capped so that every block of every
   /// rank is resident at once (ranks wait on each other).
   int blocksPerRank = 0;
+  /// Several GPUs: launch on every GPU at once, one host thread each
+  /// (LaunchPool), instead of one cuLaunchKernel after another from the
+  /// calling thread. The worker threads spin for 2 ms after each run.
+  bool parallelLaunch = true;
 };
 
 /// What preparing a program cost.
@@ -100,6 +105,12 @@ private:
       : driver_(driver), program_(program), options_(options),
         devices_(driver) {}
   bool check(cuda::CUresult result, const char *call, std::string &error);
+  /// Group g's launch, bracketed by events when `start`/`stop` are given.
+  bool launchGroup(size_t g, unsigned long long chunk, unsigned long long epoch,
+                   cuda::CUevent start, cuda::CUevent stop, std::string &error);
+  /// launchGroup for every group: on the pool, or one after another.
+  bool launchAll(const std::vector<cuda::CUevent> *starts,
+                 const std::vector<cuda::CUevent> *stops, std::string &error);
 
   const cuda::Driver &driver_;
   LdstProgram program_;
@@ -110,6 +121,7 @@ private:
   size_t chunkBytes_ = 0;
   uint64_t epoch_ = 0;
   std::vector<cuda::CUdeviceptr> flags_, syncs_; // per rank
+  std::unique_ptr<LaunchPool> pool_; // several GPUs and parallelLaunch
 };
 
 } // namespace sdma::rt

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Nsight Compute on one GPU: the generated load/store kernels and the
+# hand-written fused copy kernel of the benchmark, 1 KiB to 1 MiB per rank
+# at 8 ranks, kernel duration, grid, registers and SM activity per launch.
+# With the benchmark's CUDA-event medians of the same run, the gap between
+# them splits into time in the kernel and time around it.
+#   scripts/gpu-profile.sh PROGRAM_DIR OUT_DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+programs=$1 out=$2
+json_include=()
+[ -d .carry/include/nlohmann ] && json_include=(-DNLOHMANN_JSON_INCLUDE_DIR="$PWD/.carry/include")
+cmake -S runtime -B /tmp/sdmart-build -G Ninja -DCMAKE_BUILD_TYPE=Release "${json_include[@]}" > /tmp/sdmart-cmake.log
+cmake --build /tmp/sdmart-build --target sdmart > /tmp/sdmart-build.log
+nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -Iruntime/include bench/collective_bench.cu \
+  /tmp/sdmart-build/libsdmart.a -ldl -lpthread -o /tmp/collective_bench
+export SDMA_CACHE_DIR=/tmp/sdma-cache
+ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+"$ncu" --csv --log-file "$out/ncu-small.csv" --kernel-name regex:'sdma_ldst|fusedCopy' \
+  --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,sm__cycles_active.avg,sm__warps_active.avg.pct_of_peak_sustained_active,dram__bytes.sum,lts__t_bytes.sum \
+  /tmp/collective_bench "$programs" 3 --max-mib=1 > "$out/ncu-app.csv" 2>&1
+# The same sizes timed without the profiler (CUDA events, median of 50).
+/tmp/collective_bench "$programs" 50 --max-mib=1 > "$out/events-small.csv"
