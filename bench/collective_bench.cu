@@ -222,17 +222,17 @@ int main(int argc, char **argv) {
       sdma.emplace_back("sdma-ldst-" + name.substr(name.rfind('_') + 1),
                         std::move(executor));
       plans.push_back(*plan);
-      // Several GPUs: the direct program also launched from one host
-      // thread, one GPU after another (what LaunchPool saves).
+      // Several GPUs: the direct program also launched on every GPU at
+      // once, one host thread each (CudaOptions::parallelLaunch).
       if (devices.size() > 1 && name == programs.front()) {
-        CudaOptions serial = cudaOptions;
-        serial.parallelLaunch = false;
-        auto one = CudaLdstExecutor::create(*program, serial, error);
+        CudaOptions pooled = cudaOptions;
+        pooled.parallelLaunch = true;
+        auto one = CudaLdstExecutor::create(*program, pooled, error);
         if (!one) {
           std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
           return 1;
         }
-        sdma.emplace_back("sdma-ldst-direct-1thread", std::move(one));
+        sdma.emplace_back("sdma-ldst-direct-pool", std::move(one));
         plans.push_back(*plan);
       }
     }

@@ -12,6 +12,10 @@ variant is compared with the measured-fastest: in sample (the profile's own
 fit), and held out (each point's pick made by a fit without that point).
 
 usage: fit_nvidia.py SDMA_PREDICT PROGRAM_DIR PROFILE_OUT REPORT_OUT CSV...
+       fit_nvidia.py --evaluate PROFILE SDMA_PREDICT PROGRAM_DIR REPORT_OUT CSV...
+With --evaluate nothing is fitted: the given profile picks (what
+`sdma-run --backend=auto` would run) for results it was not fitted on, and
+the report says how often that pick was the measured best.
 """
 import csv
 import json
@@ -23,8 +27,14 @@ from collections import defaultdict
 import numpy as np
 from scipy.optimize import nnls
 
-predict_bin, programs, profile_out, report_out = sys.argv[1:5]
-csvs = sys.argv[5:]
+evaluate = None
+if sys.argv[1] == "--evaluate":
+    evaluate = json.load(open(sys.argv[2]))
+    predict_bin, programs, report_out = sys.argv[3:6]
+    csvs = sys.argv[6:]
+else:
+    predict_bin, programs, profile_out, report_out = sys.argv[1:5]
+    csvs = sys.argv[5:]
 FEATURES = ["fixed", "queues", "commands", "syncs", "local_GB", "peer_GB"]
 
 # variant -> (plan name pattern, executor)
@@ -78,6 +88,44 @@ for path in csvs:
                          us=float(r["median_us"]),
                          x=features(plan, executor, devices, chunk)))
 
+def pick_table(rows):
+    """Per (machine, collective, size): measured best vs the predicted best."""
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["machine"], r["collective"], r["size"])].append(r)
+    lines = ["| machine | collective | bytes/rank | measured best | us | "
+             "predicted best | its measured us | pick / best |",
+             "|---|---|---|---|---|---|---|---|"]
+    hits, regrets = 0, []
+    for key in sorted(groups):
+        g = groups[key]
+        best = min(g, key=lambda r: r["us"])
+        pick = min(g, key=lambda r: r["pred"])
+        hits += pick is best
+        regrets.append(pick["us"] / best["us"])
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {best['variant'][5:]} | "
+                     f"{best['us']:.1f} | {pick['variant'][5:]} | {pick['us']:.1f} | "
+                     f"{pick['us'] / best['us']:.2f}x |")
+    return groups, hits, regrets, lines
+
+
+if evaluate:
+    for r in rows:
+        c = evaluate["executors"][r["executor"]]["coefficients"]
+        r["pred"] = float(np.dot([c[f] for f in FEATURES], r["x"]))
+    groups, hits, regrets, lines = pick_table(rows)
+    summary = (f"Out of sample (profile fitted on {', '.join(evaluate['sources'])}): "
+               f"pick = measured best in {hits} of {len(groups)} cases; the pick "
+               f"was on average {np.mean(regrets):.2f}x and at worst "
+               f"{max(regrets):.2f}x the measured best time.")
+    with open(report_out, "w") as f:
+        f.write("# NVIDIA cost model on results it was not fitted on\n\n")
+        f.write(f"Results: {', '.join(os.path.basename(c) for c in csvs)}.\n\n")
+        f.write(summary + "\n\n" + "\n".join(lines) + "\n")
+    print(summary)
+    sys.exit(0)
+
+
 def fit(sel):
     X = np.array([r["x"] for r in sel])
     y = np.array([r["us"] for r in sel])
@@ -118,23 +166,7 @@ with open(profile_out, "w") as f:
     f.write("\n")
 
 # How often was the pick the measured best?
-groups = defaultdict(list)
-for r in rows:
-    groups[(r["machine"], r["collective"], r["size"])].append(r)
-lines = ["| machine | collective | bytes/rank | measured best | us | "
-         "predicted best | its measured us | pick / best |",
-         "|---|---|---|---|---|---|---|---|"]
-hits = 0
-regrets = []
-for key in sorted(groups):
-    g = groups[key]
-    best = min(g, key=lambda r: r["us"])
-    pick = min(g, key=lambda r: r["pred"])
-    hits += pick is best
-    regrets.append(pick["us"] / best["us"])
-    lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {best['variant'][5:]} | "
-                 f"{best['us']:.1f} | {pick['variant'][5:]} | {pick['us']:.1f} | "
-                 f"{pick['us'] / best['us']:.2f}x |")
+groups, hits, regrets, lines = pick_table(rows)
 # Held out: each group's pick from coefficients fitted without it.
 cv_hits, cv_regrets = 0, []
 for key in sorted(groups):
