@@ -122,80 +122,6 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
   return !sdma_aborted(T);
 }
 
-// A small phase: every thread has at most four 16-byte units in all. The
-// thread finds its units among the ops first (one pass over the ops, the
-// same for every lane), then issues all its loads before any store: one
-// memory round trip. Going op by op, a warp whose lanes fall into several
-// small ops would wait for one round trip per op. False (nothing done) if
-// the phase is not small or not 16-byte aligned.
-static __device__ bool sdma_small_phase(const SdmaTable *T,
-                                        const long long *ops, int nops,
-                                        unsigned long long chunk,
-                                        unsigned long long u,
-                                        unsigned long long nthreads) {
-  if ((chunk & 15ull) != 0)
-    return false;
-  const unsigned long long cu = chunk / 16;
-  unsigned long long total = 0;
-  for (int i = 0; i < nops; ++i)
-    total += (unsigned long long)ops[i * SDMA_OP_STRIDE + 4] * cu;
-  if (total > 4 * nthreads)
-    return false;
-  char *src[4], *dst[4], *dst2[4];
-  int kinds[4];
-  bool aligned = true;
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-    kinds[j] = -1;
-  unsigned long long start = 0;
-  for (int i = 0; i < nops; ++i) {
-    const long long *op = ops + i * SDMA_OP_STRIDE;
-    const int kind = (int)op[0];
-    char *a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * chunk;
-    char *b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * chunk;
-    char *c = kind == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * chunk
-                        : b;
-    aligned = aligned && ((((unsigned long long)a) | ((unsigned long long)b) |
-                           ((unsigned long long)c)) & 15ull) == 0;
-    const unsigned long long units = (unsigned long long)op[4] * cu;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const unsigned long long x = u + j * nthreads;
-      if (x >= start && x < start + units) {
-        const unsigned long long off = (x - start) * 16;
-        src[j] = a + off;
-        dst[j] = b + off;
-        dst2[j] = c + off;
-        kinds[j] = kind;
-      }
-    }
-    start += units;
-  }
-  if (!aligned)
-    return false;
-  sdma_v16 va[4], vb[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-    if (kinds[j] >= 0) {
-      va[j] = *(const sdma_v16 *)src[j];
-      if (kinds[j] == 2)
-        vb[j] = *(const sdma_v16 *)dst[j];
-    }
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-    if (kinds[j] >= 0) {
-      if (kinds[j] == 2) {
-        *(sdma_v16 *)src[j] = vb[j];
-        *(sdma_v16 *)dst[j] = va[j];
-      } else {
-        *(sdma_v16 *)dst[j] = va[j];
-        if (kinds[j] == 1)
-          *(sdma_v16 *)dst2[j] = va[j];
-      }
-    }
-  return true;
-}
-
 // The data ops of one phase, spread over all threads of the rank's blocks
 // in 16-byte units; tails and unaligned slices go byte by byte.
 static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
@@ -203,8 +129,6 @@ static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
   const unsigned long long nthreads =
       (unsigned long long)SDMA_NBID * SDMA_NTID;
   unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID;
-  if (sdma_small_phase(T, ops, nops, chunk, u, nthreads))
-    return;
   unsigned long long base = 0;
   for (int i = 0; i < nops; ++i) {
     const long long *op = ops + i * SDMA_OP_STRIDE;
