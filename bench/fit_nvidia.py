@@ -35,7 +35,8 @@ if sys.argv[1] == "--evaluate":
 else:
     predict_bin, programs, profile_out, report_out = sys.argv[1:5]
     csvs = sys.argv[5:]
-FEATURES = ["fixed", "queues", "commands", "syncs", "local_GB", "peer_GB"]
+FEATURES = ["fixed", "queues", "commands", "syncs", "local_GB", "peer_GB",
+            "queue_GB"]
 
 # variant -> (plan name pattern, executor)
 VARIANTS = {
@@ -134,7 +135,7 @@ def fit(sel):
     return coef
 
 
-profile = {"target": "NVIDIA H200 (one GPU; two GPUs over NVLink)",
+profile = {"target": "NVIDIA H200 (one GPU; two and four GPUs over NVLink)",
            "model": "time_us = sum(coefficient x feature), per executor; "
                     "see runtime/include/sdma/runtime/NvTimingModel.h",
            "sources": sorted({r["source"] for r in rows}),
@@ -155,7 +156,8 @@ for executor in ["ldst", "ce", "ce-batch", "ce-graph"]:
              "fit": {"points": len(sel),
                      "median_relative_error": round(float(np.median(rel)), 3),
                      "max_relative_error": round(float(np.max(rel)), 3)}}
-    for f, name in (("local_GB", "local_GBps"), ("peer_GB", "peer_GBps")):
+    for f, name in (("local_GB", "local_GBps"), ("peer_GB", "peer_GBps"),
+                    ("queue_GB", "queue_GBps")):
         c = entry["coefficients"][f]
         entry["fit"][name] = round(1e6 / c, 1) if c > 0 else None
     profile["executors"][executor] = entry

@@ -13,7 +13,7 @@ using namespace sdma::rt;
 using namespace sdma::rt::jsonfields;
 
 const char *const sdma::rt::kNvFeatureNames[kNvFeatures] = {
-    "fixed", "queues", "commands", "syncs", "local_GB", "peer_GB"};
+    "fixed", "queues", "commands", "syncs", "local_GB", "peer_GB", "queue_GB"};
 
 std::optional<NvExecutor> sdma::rt::parseNvExecutor(std::string_view name) {
   if (name == "ldst")
@@ -50,9 +50,10 @@ std::array<double, kNvFeatures> sdma::rt::nvFeatures(const Plan &plan,
   auto deviceOf = [&](int rank) { return rank / perDevice; };
   std::vector<double> local(devices, 0), peer(devices, 0);
   std::vector<double> dataOps(plan.ranks, 0), waits(plan.ranks, 0);
-  double commands = 0;
+  double commands = 0, queueBytes = 0, busiestQueue = 0;
   auto move = [&](const Slice &from, const Slice &to, int issuer) {
     double bytes = double(from.count) * chunkBytes;
+    queueBytes += bytes;
     if (deviceOf(from.rank) == deviceOf(to.rank))
       local[deviceOf(issuer)] += bytes;
     else
@@ -60,6 +61,7 @@ std::array<double, kNvFeatures> sdma::rt::nvFeatures(const Plan &plan,
   };
   for (const Stream &stream : plan.streams) {
     bool inBatch = false;
+    queueBytes = 0;
     for (const Command &c : stream.commands) {
       bool data = c.kind == Command::Kind::Copy ||
                   c.kind == Command::Kind::Bcast ||
@@ -101,6 +103,7 @@ std::array<double, kNvFeatures> sdma::rt::nvFeatures(const Plan &plan,
         inBatch = false;
       }
     }
+    busiestQueue = std::max(busiestQueue, queueBytes);
   }
   double queues = executor == NvExecutor::Ldst ? devices : plan.streams.size();
   if (executor == NvExecutor::Ldst)
@@ -111,7 +114,8 @@ std::array<double, kNvFeatures> sdma::rt::nvFeatures(const Plan &plan,
           commands,
           syncs,
           *std::max_element(local.begin(), local.end()) / 1e9,
-          *std::max_element(peer.begin(), peer.end()) / 1e9};
+          *std::max_element(peer.begin(), peer.end()) / 1e9,
+          executor == NvExecutor::Ldst ? 0.0 : busiestQueue / 1e9};
 }
 
 std::optional<NvTimingProfile> NvTimingProfile::load(const std::string &path,

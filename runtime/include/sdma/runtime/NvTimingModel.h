@@ -15,6 +15,8 @@
 //   syncs      cross-rank waits on the longest rank's path
 //   local_GB   bytes moved within one GPU, busiest GPU (SM copies share HBM)
 //   peer_GB    bytes sent to other GPUs, busiest GPU (NVLink, copy engines)
+//   queue_GB   CE: bytes of the busiest engine queue (a queue runs its copies
+//              one after another; queues run side by side); ld/st: 0
 //
 // time_us = sum(coefficient x feature). 10^6 / coefficient[local_GB] is the
 // fitted same-GPU bandwidth in GB/s, likewise for peer_GB.
@@ -33,7 +35,7 @@ namespace sdma::rt {
 
 /// How a plan is run on NVIDIA GPUs.
 enum class NvExecutor { Ldst, Ce, CeBatch, CeGraph };
-constexpr int kNvFeatures = 6;
+constexpr int kNvFeatures = 7;
 extern const char *const kNvFeatureNames[kNvFeatures];
 
 std::optional<NvExecutor> parseNvExecutor(std::string_view name);
