@@ -8,10 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=$1 out=$2 runs=${3:-50}
-json_include=()
-[ -d .carry/include/nlohmann ] && json_include=(-DNLOHMANN_JSON_INCLUDE_DIR="$PWD/.carry/include")
-cmake -S runtime -B /tmp/sdmart-build -G Ninja -DCMAKE_BUILD_TYPE=Release "${json_include[@]}" > /tmp/sdmart-cmake.log
-cmake --build /tmp/sdmart-build --target sdmart > /tmp/sdmart-build.log
+scripts/build-runtime.sh /tmp/sdmart-build sdmart
 nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/collective_bench.cu \
   /tmp/sdmart-build/libsdmart.a -ldl -lpthread -o /tmp/collective_bench
 export SDMA_CACHE_DIR=/tmp/sdma-cache

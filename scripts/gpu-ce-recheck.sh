@@ -7,10 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 programs=$1 out=$2
-json_include=()
-[ -d .carry/include/nlohmann ] && json_include=(-DNLOHMANN_JSON_INCLUDE_DIR="$PWD/.carry/include")
-cmake -S runtime -B /tmp/sdmart-ce -G Ninja -DCMAKE_BUILD_TYPE=Release "${json_include[@]}" > /dev/null &&
-  cmake --build /tmp/sdmart-ce --target sdma-gpu-check > /dev/null || exit 1
+scripts/build-runtime.sh /tmp/sdmart-ce sdma-gpu-check || exit 1
 check=/tmp/sdmart-ce/bin/sdma-gpu-check
 export SDMA_CACHE_DIR=/tmp/sdma-ce-cache
 $check --executors=ce,ce-batch,ce-graph --sizes=1K,1M --iters=3 \

@@ -9,10 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=$1 out=$2 devices=$3 runs=${4:-50} max=${5:-256}
 n=$(echo "$devices" | tr ',' '\n' | wc -l)
-json_include=()
-[ -d .carry/include/nlohmann ] && json_include=(-DNLOHMANN_JSON_INCLUDE_DIR="$PWD/.carry/include")
-cmake -S runtime -B /tmp/sdmart-build -G Ninja -DCMAKE_BUILD_TYPE=Release "${json_include[@]}" > /tmp/sdmart-cmake.log
-cmake --build /tmp/sdmart-build --target sdma-gpu-check sdmart > /tmp/sdmart-build.log
+scripts/build-runtime.sh /tmp/sdmart-build sdma-gpu-check sdmart
 export SDMA_CACHE_DIR=/tmp/sdma-cache NCCL_NVLS_ENABLE=0
 stage() { echo "$(date -u +%T) $*" >> "$out/stages.txt"; }
 stage built

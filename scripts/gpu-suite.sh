@@ -12,10 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=$1; shift
 out=${1:-.}; shift || true
-json_include=()
-[ -d .carry/include/nlohmann ] && json_include=(-DNLOHMANN_JSON_INCLUDE_DIR="$PWD/.carry/include")
-cmake -S runtime -B /tmp/sdmart-build -G Ninja -DCMAKE_BUILD_TYPE=Release "${json_include[@]}" > /tmp/sdmart-cmake.log
-cmake --build /tmp/sdmart-build --target sdma-gpu-check > /tmp/sdmart-build.log
+scripts/build-runtime.sh /tmp/sdmart-build sdma-gpu-check
 export SDMA_CACHE_DIR=/tmp/sdma-cache
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 /tmp/sdmart-build/bin/sdma-gpu-check "$@" "$programs"/*.hip | tee "$out/gpu-suite.txt"
