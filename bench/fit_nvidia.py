@@ -83,6 +83,7 @@ for path in csvs:
         size = int(r["bytes_per_rank"])
         chunk = size // input_chunks(plan)
         rows.append(dict(machine=f"{ranks} ranks on {devices} GPU(s)",
+                         devices=devices,
                          source=os.path.basename(path),
                          collective=r["collective"], size=size,
                          variant=r["variant"], executor=executor,
@@ -112,7 +113,8 @@ def pick_table(rows):
 
 if evaluate:
     for r in rows:
-        c = evaluate["executors"][r["executor"]]["coefficients"]
+        table = evaluate.get("by_devices", {}).get(str(r["devices"]), evaluate)
+        c = table["executors"][r["executor"]]["coefficients"]
         r["pred"] = float(np.dot([c[f] for f in FEATURES], r["x"]))
     groups, hits, regrets, lines = pick_table(rows)
     summary = (f"Out of sample (profile fitted on {', '.join(evaluate['sources'])}): "
@@ -135,62 +137,89 @@ def fit(sel):
     return coef
 
 
+def fit_executors(sel_rows, key):
+    """One coefficient set per executor; each row's prediction into r[key]."""
+    entries = {}
+    for executor in ["ldst", "ce", "ce-batch", "ce-graph"]:
+        sel = [r for r in sel_rows if r["executor"] == executor]
+        if not sel:
+            continue
+        X = np.array([r["x"] for r in sel])
+        y = np.array([r["us"] for r in sel])
+        coef = fit(sel)
+        pred = X @ coef
+        rel = np.abs(pred - y) / y
+        entry = {"coefficients": {f: round(float(c), 6)
+                                  for f, c in zip(FEATURES, coef)},
+                 "fit": {"points": len(sel),
+                         "median_relative_error": round(float(np.median(rel)), 3),
+                         "max_relative_error": round(float(np.max(rel)), 3)}}
+        for f, name in (("local_GB", "local_GBps"), ("peer_GB", "peer_GBps"),
+                        ("queue_GB", "queue_GBps")):
+            c = entry["coefficients"][f]
+            entry["fit"][name] = round(1e6 / c, 1) if c > 0 else None
+        entries[executor] = entry
+        for r, p in zip(sel, pred):
+            r[key] = float(p)
+    return entries
+
+
+sizes = sorted({r["devices"] for r in rows})
 profile = {"target": "NVIDIA H200 (one GPU; two and four GPUs over NVLink)",
            "model": "time_us = sum(coefficient x feature), per executor; "
-                    "see runtime/include/sdma/runtime/NvTimingModel.h",
+                    "see runtime/include/sdma/runtime/NvTimingModel.h; "
+                    "by_devices: a fit per GPU count, used where the count "
+                    "matches, else executors (all sizes together)",
            "sources": sorted({r["source"] for r in rows}),
            "fitted_by": "bench/fit_nvidia.py (non-negative least squares on "
                         "relative error)",
-           "executors": {}}
-for executor in ["ldst", "ce", "ce-batch", "ce-graph"]:
-    sel = [r for r in rows if r["executor"] == executor]
-    if not sel:
-        continue
-    X = np.array([r["x"] for r in sel])
-    y = np.array([r["us"] for r in sel])
-    coef = fit(sel)
-    pred = X @ coef
-    rel = np.abs(pred - y) / y
-    entry = {"coefficients": {f: round(float(c), 6)
-                              for f, c in zip(FEATURES, coef)},
-             "fit": {"points": len(sel),
-                     "median_relative_error": round(float(np.median(rel)), 3),
-                     "max_relative_error": round(float(np.max(rel)), 3)}}
-    for f, name in (("local_GB", "local_GBps"), ("peer_GB", "peer_GBps"),
-                    ("queue_GB", "queue_GBps")):
-        c = entry["coefficients"][f]
-        entry["fit"][name] = round(1e6 / c, 1) if c > 0 else None
-    profile["executors"][executor] = entry
-    for r, p in zip(sel, pred):
-        r["pred"] = float(p)
+           "executors": fit_executors(rows, "pred_joint"),
+           "by_devices": {str(d): {"executors": fit_executors(
+               [r for r in rows if r["devices"] == d], "pred")}
+               for d in sizes}}
 with open(profile_out, "w") as f:
     json.dump(profile, f, indent=1)
     f.write("\n")
 
-# How often was the pick the measured best?
+# How often was the pick the measured best? With the joint fit first (what
+# a GPU count without its own fit gets), then with each size's own fit.
+for r in rows:
+    r["pred_size"] = r["pred"]
+    r["pred"] = r["pred_joint"]
+_, joint_hits, joint_regrets, _ = pick_table(rows)
+for r in rows:
+    r["pred"] = r["pred_size"]
 groups, hits, regrets, lines = pick_table(rows)
-# Held out: each group's pick from coefficients fitted without it.
+# Held out: each group's pick from coefficients fitted without it (on the
+# same GPU count).
 cv_hits, cv_regrets = 0, []
 for key in sorted(groups):
     g = groups[key]
-    rest = [r for r in rows if (r["machine"], r["collective"], r["size"]) != key]
+    d = g[0]["devices"]
+    rest = [r for r in rows if r["devices"] == d and
+            (r["machine"], r["collective"], r["size"]) != key]
     coefs = {e: fit([r for r in rest if r["executor"] == e])
              for e in {r["executor"] for r in g}}
     pick = min(g, key=lambda r: float(np.dot(coefs[r["executor"]], r["x"])))
     best = min(g, key=lambda r: r["us"])
     cv_hits += pick is best
     cv_regrets.append(pick["us"] / best["us"])
-summary = (f"In sample: pick = measured best in {hits} of {len(groups)} "
-           f"cases; the pick was on average {np.mean(regrets):.2f}x and at "
-           f"worst {max(regrets):.2f}x the measured best time. Held out "
-           f"(each point picked by a fit without it): {cv_hits} of "
-           f"{len(groups)}, on average {np.mean(cv_regrets):.2f}x, at worst "
-           f"{max(cv_regrets):.2f}x.")
-fits = ["| executor | points | median rel. error | max rel. error | "
+summary = (f"With a fit per GPU count ({', '.join(map(str, sizes))}): pick = "
+           f"measured best in {hits} of {len(groups)} cases; the pick was on "
+           f"average {np.mean(regrets):.2f}x and at worst {max(regrets):.2f}x "
+           f"the measured best time. Held out (each point picked by a fit "
+           f"without it): {cv_hits} of {len(groups)}, on average "
+           f"{np.mean(cv_regrets):.2f}x, at worst {max(cv_regrets):.2f}x. "
+           f"With one fit over all sizes: {joint_hits} of {len(groups)}, "
+           f"{np.mean(joint_regrets):.2f}x on average, "
+           f"{max(joint_regrets):.2f}x at worst.")
+fits = ["| GPUs | executor | points | median rel. error | max rel. error | "
         + " | ".join(FEATURES) + " |",
-        "|---|---|---|---|" + "---|" * len(FEATURES)]
-for e, entry in profile["executors"].items():
-    fits.append(f"| {e} | {entry['fit']['points']} | "
+        "|---|---|---|---|---|" + "---|" * len(FEATURES)]
+tables = [(d, profile["by_devices"][d]["executors"]) for d in profile["by_devices"]]
+tables.append(("all", profile["executors"]))
+for d, e, entry in [(d, e, entry) for d, t in tables for e, entry in t.items()]:
+    fits.append(f"| {d} | {e} | {entry['fit']['points']} | "
                 f"{entry['fit']['median_relative_error']:.2f} | "
                 f"{entry['fit']['max_relative_error']:.2f} | "
                 + " | ".join(f"{entry['coefficients'][f]:.4g}" for f in FEATURES)

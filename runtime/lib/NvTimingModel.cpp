@@ -121,28 +121,50 @@ std::array<double, kNvFeatures> sdma::rt::nvFeatures(const Plan &plan,
 std::optional<NvTimingProfile> NvTimingProfile::load(const std::string &path,
                                                      std::string &error) {
   std::optional<std::string> text = readFile(path, "timing profile", error);
-  auto parse = [](const json &root) {
-    NvTimingProfile profile;
-    profile.target = stringField(root, "$", "target");
-    const json &executors = field(root, "$", "executors");
+  auto parseExecutors = [](const json &executors, const std::string &where) {
     if (!executors.is_object())
-      fail("$.executors", "expected an object");
+      fail(where, "expected an object");
+    NvTimingProfile::Coefficients result;
     for (auto it = executors.begin(); it != executors.end(); ++it) {
-      std::string where = "$.executors." + it.key();
+      std::string at = where + "." + it.key();
       std::optional<NvExecutor> executor = parseNvExecutor(it.key());
       if (!executor)
-        fail(where, "unknown executor (ldst, ce, ce-batch, ce-graph)");
-      const json &coefficients = field(*it, where, "coefficients");
+        fail(at, "unknown executor (ldst, ce, ce-batch, ce-graph)");
+      const json &coefficients = field(*it, at, "coefficients");
       std::array<double, kNvFeatures> c{};
       for (int i = 0; i < kNvFeatures; ++i) {
         const json &v =
-            field(coefficients, where + ".coefficients", kNvFeatureNames[i]);
+            field(coefficients, at + ".coefficients", kNvFeatureNames[i]);
         if (!v.is_number() || v.get<double>() < 0)
-          fail(where + ".coefficients." + kNvFeatureNames[i],
+          fail(at + ".coefficients." + kNvFeatureNames[i],
                "expected a non-negative number");
         c[i] = v.get<double>();
       }
-      profile.coefficients[*executor] = c;
+      result[*executor] = c;
+    }
+    return result;
+  };
+  auto parse = [&](const json &root) {
+    NvTimingProfile profile;
+    profile.target = stringField(root, "$", "target");
+    profile.coefficients =
+        parseExecutors(field(root, "$", "executors"), "$.executors");
+    if (root.contains("by_devices")) {
+      const json &sizes = root["by_devices"];
+      if (!sizes.is_object())
+        fail("$.by_devices", "expected an object");
+      for (auto it = sizes.begin(); it != sizes.end(); ++it) {
+        std::string where = "$.by_devices." + it.key();
+        int devices = 0;
+        for (char ch : it.key())
+          if (ch < '0' || ch > '9' ||
+              (devices = devices * 10 + (ch - '0')) > (1 << 20))
+            fail(where, "expected a GPU count as the key");
+        if (devices < 1)
+          fail(where, "expected a GPU count as the key");
+        profile.byDevices[devices] = parseExecutors(
+            field(*it, where, "executors"), where + ".executors");
+      }
     }
     return profile;
   };
@@ -154,12 +176,36 @@ std::optional<NvTimingProfile> NvTimingProfile::load(const std::string &path,
   return profile;
 }
 
+bool sdma::rt::nvBatchApplies(const Plan &plan) {
+  for (const Stream &stream : plan.streams) {
+    int run = 0;
+    for (const Command &c : stream.commands) {
+      run = c.kind == Command::Kind::Copy || c.kind == Command::Kind::Bcast
+                ? run + 1
+                : 0;
+      if (run >= 2)
+        return true;
+    }
+  }
+  return false;
+}
+
+const NvTimingProfile::Coefficients &
+NvTimingProfile::coefficientsFor(int devices) const {
+  auto it = byDevices.find(std::max(1, devices));
+  return it == byDevices.end() ? coefficients : it->second;
+}
+
 std::optional<double> NvTimingProfile::predict(const Plan &plan,
                                                size_t chunkBytes,
                                                NvExecutor executor,
                                                int devices) const {
-  auto it = coefficients.find(executor);
-  if (it == coefficients.end())
+  // As nvFeatures counts them: no more GPUs than ranks.
+  const Coefficients &table =
+      coefficientsFor(std::max(1, std::min(devices, plan.ranks)));
+  auto it = table.find(executor);
+  if (it == table.end() ||
+      (executor == NvExecutor::CeBatch && !nvBatchApplies(plan)))
     return std::nullopt;
   std::array<double, kNvFeatures> f =
       nvFeatures(plan, chunkBytes, executor, devices);

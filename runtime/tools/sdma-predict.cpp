@@ -92,21 +92,27 @@ int main(int argc, char **argv) {
   std::printf("%s\n", profile ? ",predicted_us" : "");
   for (uint64_t chunk : chunks) {
     auto f = nvFeatures(*plan, chunk, *executor, devices);
+    std::optional<double> us;
+    if (profile) {
+      us = profile->predict(*plan, chunk, *executor, devices);
+      if (!us) {
+        if (*executor == NvExecutor::CeBatch && !nvBatchApplies(*plan))
+          std::fprintf(stderr,
+                       "sdma-predict: error: ce-batch does not apply to "
+                       "this plan: no queue has two copies in a row\n");
+        else
+          std::fprintf(stderr,
+                       "sdma-predict: error: %s has no coefficients "
+                       "for executor %s\n",
+                       profilePath.c_str(), nvExecutorName(*executor));
+        return 1;
+      }
+    }
     std::printf("%llu", (unsigned long long)chunk);
     for (double v : f)
       std::printf(",%.9g", v);
-    if (profile) {
-      std::optional<double> us =
-          profile->predict(*plan, chunk, *executor, devices);
-      if (!us) {
-        std::fprintf(stderr,
-                     "sdma-predict: error: %s has no coefficients "
-                     "for executor %s\n",
-                     profilePath.c_str(), nvExecutorName(*executor));
-        return 1;
-      }
+    if (us)
       std::printf(",%.3f", *us);
-    }
     std::printf("\n");
   }
   return 0;

@@ -447,11 +447,15 @@ int main(int argc, char **argv) {
       double best = 0;
       int devices = std::max<int>(1, static_cast<int>(devicesOpt.size()));
       for (size_t c = 0; c < candidates.size(); ++c)
-        for (auto [executor, coefficients] : nvProfile->coefficients) {
+        for (auto [executor, coefficients] : nvProfile->coefficientsFor(
+                 std::min(devices, candidates[c].second.ranks))) {
           if (c > 0 && executor == sdma::rt::NvExecutor::Ldst)
             continue;
-          double us = *nvProfile->predict(candidates[c].second, chunk, executor,
-                                          devices);
+          std::optional<double> predicted = nvProfile->predict(
+              candidates[c].second, chunk, executor, devices);
+          if (!predicted)
+            continue;
+          double us = *predicted;
           if (!pick || us < best) {
             pick = {c, executor};
             best = us;

@@ -46,14 +46,30 @@ const char *nvExecutorName(NvExecutor executor);
 std::array<double, kNvFeatures> nvFeatures(const Plan &plan, size_t chunkBytes,
                                            NvExecutor executor, int devices);
 
+/// Whether some queue of `plan` has two copies in a row (what ce-batch
+/// issues as one cuMemcpyBatchAsync).
+bool nvBatchApplies(const Plan &plan);
+
 struct NvTimingProfile {
+  using Coefficients = std::map<NvExecutor, std::array<double, kNvFeatures>>;
   std::string target;
-  std::map<NvExecutor, std::array<double, kNvFeatures>> coefficients;
+  /// Fitted on every machine size together ("executors").
+  Coefficients coefficients;
+  /// Fitted on one machine size each ("by_devices": {"4": {"executors":
+  /// ...}}): the fixed costs of launching and joining grow with the GPU
+  /// count in ways the features do not carry, so a fit per size picks
+  /// better where there is one.
+  std::map<int, Coefficients> byDevices;
 
   static std::optional<NvTimingProfile> load(const std::string &path,
                                              std::string &error);
+  /// The coefficients for ranks spread over `devices` GPUs: that size's
+  /// own fit if the profile has one, else the joint fit.
+  const Coefficients &coefficientsFor(int devices) const;
   /// Predicted microseconds, or std::nullopt if the profile has no
-  /// coefficients for `executor`.
+  /// coefficients for `executor` (at that size) or the executor does not
+  /// apply (ce-batch on a plan where no queue has two copies in a row:
+  /// batching would change nothing, and the fit has never seen such a plan).
   std::optional<double> predict(const Plan &plan, size_t chunkBytes,
                                 NvExecutor executor, int devices) const;
 };
