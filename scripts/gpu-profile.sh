@@ -3,7 +3,8 @@
 # hand-written fused copy kernel of the benchmark, 1 KiB to 1 MiB per rank
 # at 8 ranks, kernel duration, grid, registers and SM activity per launch.
 # With the benchmark's CUDA-event medians of the same run, the gap between
-# them splits into time in the kernel and time around it.
+# them splits into time in the kernel and time around it; then stall
+# reasons per source line of the generated kernel.
 #   scripts/gpu-profile.sh PROGRAM_DIR OUT_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,3 +19,11 @@ ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
   /tmp/collective_bench "$programs" 3 --max-mib=1 > "$out/ncu-app.csv" 2>&1
 # The same sizes timed without the profiler (CUDA events, median of 50).
 /tmp/collective_bench "$programs" 50 --max-mib=1 > "$out/events-small.csv"
+# Where the generated kernel's time goes, line by line: warp stall reasons
+# per source line of three small launches (1 KiB all-gather, the first
+# sizes the bench runs), as a report file and as CSV.
+"$ncu" --set full --import-source yes --kernel-name sdma_ldst --launch-count 3 \
+  -o "$out/ncu-ldst-source" /tmp/collective_bench "$programs" 1 --max-mib=1 > /dev/null 2>&1 || true
+[ -f "$out/ncu-ldst-source.ncu-rep" ] &&
+  "$ncu" --import "$out/ncu-ldst-source.ncu-rep" --page source --csv \
+    --print-source sass > "$out/ncu-ldst-source.csv" 2>&1 || true
