@@ -3,7 +3,8 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // sdma-run SCHEDULE.mlir [--ranks=N] [--variant=pcpy|bcst|swap|b2b]
-//          [--prelaunch] [--engines=N] [--backend=auto|sim]
+//          [--prelaunch] [--engines=N] [--backend=auto|sim|sdma-sim|
+//          sdma-packets|ldst-cpu|cuda-ldst|cuda-ce|hip-ldst|hip-dma]
 //          [-b MIN] [-e MAX] [-f FACTOR] [--iters=N] [--emit-plan=FILE]
 //
 // Runs the whole pipeline in-process (unroll, verify, lower to engine
@@ -28,6 +29,7 @@
 #ifdef SDMA_HAVE_HIP
 #include "sdma/runtime/HipDmaExecutor.h"
 #include "sdma/runtime/HipExecutor.h"
+#include "sdma/runtime/LdstCpuExecutor.h"
 #endif
 #include "sdma/runtime/NvTimingModel.h"
 #include "sdma/runtime/Packets.h"
@@ -67,13 +69,15 @@ static cl::opt<int64_t>
 static cl::opt<std::string> backendOpt(
     "backend",
     cl::desc(
-        "auto | sim | sdma-sim | sdma-packets | cuda-ldst | "
+        "auto | sim | sdma-sim | sdma-packets | ldst-cpu | cuda-ldst | "
         "cuda-ce | hip-ldst | hip-dma (auto: per size, the executor the NVIDIA "
         "cost model predicts fastest where there is an NVIDIA "
         "GPU, else sim; sdma-sim: the simulator, timed by the "
         "DMA model; sdma-packets: the AMD packet program on "
         "the packet simulator, checked against the "
-        "reference simulator)"),
+        "reference simulator; ldst-cpu: the load/store kernel "
+        "itself on the CPU, checked against the reference "
+        "simulator)"),
     cl::init("auto"));
 static cl::opt<std::string>
     dmaProfile("dma-profile",
@@ -161,10 +165,11 @@ int main(int argc, char **argv) {
   if (backendOpt != "auto" && backendOpt != "sim" &&
       backendOpt != "cuda-ldst" && backendOpt != "cuda-ce" &&
       backendOpt != "sdma-sim" && backendOpt != "sdma-packets" &&
-      backendOpt != "hip-ldst" && backendOpt != "hip-dma")
+      backendOpt != "hip-ldst" && backendOpt != "hip-dma" &&
+      backendOpt != "ldst-cpu")
     return fail("unknown --backend '" + backendOpt +
-                "' (auto, sim, sdma-sim, sdma-packets, cuda-ldst, cuda-ce, "
-                "hip-ldst or hip-dma)");
+                "' (auto, sim, sdma-sim, sdma-packets, ldst-cpu, cuda-ldst, "
+                "cuda-ce, hip-ldst or hip-dma)");
   if (ceMode != "plain" && ceMode != "batch" && ceMode != "graph")
     return fail("unknown --ce-mode '" + ceMode + "' (plain, batch or graph)");
   uint64_t lo, hi;
@@ -275,6 +280,7 @@ int main(int argc, char **argv) {
 #ifdef SDMA_HAVE_HIP
   std::unique_ptr<sdma::rt::hip::HipDmaExecutor> hipDma;
   std::unique_ptr<sdma::rt::hip::HipLdstExecutor> hipLdst;
+  std::unique_ptr<sdma::rt::LdstCpuExecutor> cpuLdst;
 #endif
   std::string backend = "sim";
   std::string backendNote =
@@ -295,6 +301,21 @@ int main(int argc, char **argv) {
                   profile->target + "; sizes rounded down to the packets' " +
                   std::to_string(packetPlan->chunkAlign) +
                   "-byte chunk alignment";
+  } else if (backendOpt == "ldst-cpu") {
+    std::optional<sdma::rt::LdstProgram> program =
+        sdma::rt::LdstProgram::parse(hipSource, error);
+    if (!program)
+      return fail(error);
+    sdma::rt::LdstCpuOptions cpuOptions;
+    cpuOptions.blocks = 2;
+    cpuOptions.timeoutNs = uint64_t(timeoutMs) * 1000000ull;
+    cpuLdst = sdma::rt::LdstCpuExecutor::create(*program, cpuOptions, error);
+    if (!cpuLdst)
+      return fail(error);
+    backend = "ldst-cpu";
+    backendNote = "the load/store kernel itself on the CPU (each of 2 x 32 GPU "
+                  "threads per rank a host thread), every byte compared with "
+                  "the reference simulator; host times, not GPU times";
   } else if (backendOpt == "sdma-sim") {
     profile = sdma::rt::DmaTimingProfile::load(dmaProfile, error);
     if (!profile)
@@ -533,6 +554,37 @@ int main(int argc, char **argv) {
       check = sdma::rt::checkOutputs(*plan, memory);
       if (!gpu->time(iters, times, error))
         return fail(error);
+    } else if (cpuLdst) {
+      // Bytes: the kernel on the CPU against the reference simulator, for
+      // every run (each the next flag epoch). Time: host time per run.
+      sdma::rt::HostMemory expected(*plan, chunk);
+      sdma::rt::fillInputs(*plan, expected);
+      if (!sdma::rt::simulate(*plan, expected, {}, error))
+        return fail(error);
+      for (unsigned i = 0; i < iters; ++i) {
+        sdma::rt::fillInputs(*plan, memory);
+        auto start = std::chrono::steady_clock::now();
+        if (!cpuLdst->run(memory, error))
+          return fail("ldst-cpu: " + error);
+        times.push_back(std::chrono::duration<double, std::micro>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+        check = sdma::rt::checkOutputs(*plan, memory);
+        uint64_t differ = 0;
+        for (int r = 0; r < plan->ranks; ++r)
+          for (size_t b = 0; b < plan->buffers.size(); ++b)
+            for (size_t k = 0; k < memory.bufferBytes(r, b); ++k)
+              differ += memory.buffer(r, b)[k] != expected.buffer(r, b)[k];
+        if (differ) {
+          check.wrongBytes += differ;
+          check.firstWrong =
+              std::to_string(differ) +
+              " bytes differ from the reference simulator" +
+              (check.firstWrong.empty() ? "" : "; " + check.firstWrong);
+        }
+        if (check.wrongBytes)
+          break;
+      }
     } else if (packetPlan) {
       // Bytes: the packets patched and run on the packet simulator (round
       // robin, then random interleavings), compared with the reference.

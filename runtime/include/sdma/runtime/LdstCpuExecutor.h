@@ -1,0 +1,74 @@
+//===- LdstCpuExecutor.h - a load/store kernel on the CPU -------*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Runs a generated load/store kernel (--sdma-to-hip) on the CPU: every GPU
+// thread a host thread, a block's threads meeting at a std::barrier, the
+// flags and rank barriers through __atomic builtins. The kernel source is
+// compiled with a CPU prelude by the host C++ compiler (options.compiler,
+// else $SDMA_HOST_CXX, else c++) into a shared object and loaded. What it
+// is for: running the emitted kernel code itself where there is no GPU (CI,
+// a laptop) — its phases, flags, epochs and barriers — against the
+// reference simulator. Its times say nothing about a GPU's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LDSTCPUEXECUTOR_H
+#define SDMA_RUNTIME_LDSTCPUEXECUTOR_H
+
+#include "sdma/runtime/HostMemory.h"
+#include "sdma/runtime/LdstProgram.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sdma::rt {
+
+struct LdstCpuOptions {
+  /// Threads per block and blocks per rank (the GPU executors use 512 and
+  /// a size-dependent count; any count is correct).
+  int threads = 32;
+  int blocks = 1;
+  /// A wait (or rank barrier) that takes longer fails the run.
+  uint64_t timeoutNs = 2'000'000'000ull;
+  /// The host C++ compiler ("" : $SDMA_HOST_CXX, else c++).
+  std::string compiler;
+};
+
+class LdstCpuExecutor {
+public:
+  /// Compiles the kernel for the host and loads it; nullptr with `error`
+  /// (the compiler's output included) on failure.
+  static std::unique_ptr<LdstCpuExecutor> create(const LdstProgram &program,
+                                                 const LdstCpuOptions &options,
+                                                 std::string &error);
+  ~LdstCpuExecutor();
+  LdstCpuExecutor(const LdstCpuExecutor &) = delete;
+  LdstCpuExecutor &operator=(const LdstCpuExecutor &) = delete;
+
+  /// One run over `memory`'s buffers (every rank's, at its chunk size),
+  /// with `blocks` blocks per rank (0: the options'). Flags persist between
+  /// runs (each run is the next epoch), as on a GPU. A timed-out wait is
+  /// reported with the rank, flag slot and values.
+  bool run(HostMemory &memory, std::string &error, int blocks = 0);
+
+private:
+  using RunFn = void (*)(char **, unsigned long long **, unsigned int **,
+                         unsigned long long *, unsigned long long,
+                         unsigned long long, unsigned long long, int, int);
+  LdstCpuExecutor(const LdstProgram &program, const LdstCpuOptions &options)
+      : program_(program), options_(options) {}
+
+  LdstProgram program_;
+  LdstCpuOptions options_;
+  void *handle_ = nullptr;
+  RunFn run_ = nullptr;
+  std::vector<std::vector<unsigned long long>> flags_; // [rank][slot]
+  std::vector<std::vector<unsigned int>> sync_;        // [rank][2]
+  unsigned long long epoch_ = 0;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LDSTCPUEXECUTOR_H

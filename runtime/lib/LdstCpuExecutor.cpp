@@ -1,0 +1,252 @@
+//===- LdstCpuExecutor.cpp - a load/store kernel on the CPU ---------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/LdstCpuExecutor.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <fstream>
+#include <iterator>
+#include <unistd.h>
+
+using namespace sdma::rt;
+
+namespace {
+
+// The SDMA_* macros on host threads. One host thread per GPU thread; a
+// block's threads meet at a std::barrier.
+const char *kCpuPrelude = R"SDMA(
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+static unsigned sdma_ntid, sdma_nbid;
+static thread_local unsigned sdma_tid, sdma_bid, sdma_bid_y;
+static thread_local std::barrier<> *sdma_barrier;
+#define SDMA_MAX_THREADS 512
+#define SDMA_GRID_CONSTANT
+#define __global__
+#define __device__
+#define __constant__
+#define __forceinline__ inline
+#define __launch_bounds__(x)
+#define SDMA_TID sdma_tid
+#define SDMA_NTID sdma_ntid
+#define SDMA_BID sdma_bid
+#define SDMA_NBID sdma_nbid
+#define SDMA_BID_Y sdma_bid_y
+#define SDMA_SYNC() sdma_barrier->arrive_and_wait()
+#define SDMA_FENCE() std::atomic_thread_fence(std::memory_order_seq_cst)
+#define SDMA_FENCE_SYSTEM() std::atomic_thread_fence(std::memory_order_seq_cst)
+#define SDMA_ATOMIC_ADD_U32(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
+#define SDMA_ATOMIC_ADD_SYSTEM_U64(p, v)                                       \
+  __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
+static inline unsigned long long sdma_cas(unsigned long long *p,
+                                          unsigned long long c,
+                                          unsigned long long v) {
+  __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_SEQ_CST,
+                              __ATOMIC_SEQ_CST);
+  return c;
+}
+#define SDMA_ATOMIC_CAS_U64(p, c, v) sdma_cas((p), (c), (v))
+static inline unsigned long long SDMA_NOW_NS() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+)SDMA";
+
+// Builds the kernel's table and runs every thread of every block of every
+// rank at once (ranks wait on each other).
+const char *kCpuEntry = R"SDMA(
+extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
+                             unsigned int **sync, unsigned long long *error,
+                             unsigned long long timeoutNs,
+                             unsigned long long chunk, unsigned long long epoch,
+                             int blocks, int threads) {
+  SdmaTable table;
+  for (int i = 0; i < SDMA_RANKS * SDMA_BUFFERS; ++i)
+    table.buf[i] = bufs[i];
+  for (int r = 0; r < SDMA_RANKS; ++r) {
+    table.flags[r] = flags[r];
+    table.sync[r] = sync[r];
+  }
+  table.error = error;
+  table.timeoutNs = timeoutNs;
+  sdma_ntid = threads;
+  sdma_nbid = blocks;
+  std::vector<std::unique_ptr<std::barrier<>>> barriers;
+  for (int i = 0; i < SDMA_RANKS * blocks; ++i)
+    barriers.push_back(std::make_unique<std::barrier<>>(threads));
+  std::vector<std::thread> pool;
+  for (int r = 0; r < SDMA_RANKS; ++r)
+    for (int b = 0; b < blocks; ++b)
+      for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, r, b, t] {
+          sdma_tid = t;
+          sdma_bid = b;
+          sdma_bid_y = r;
+          sdma_barrier = barriers[r * blocks + b].get();
+          sdma_ldst(table, chunk, epoch, 0);
+        });
+  for (std::thread &thread : pool)
+    thread.join();
+}
+)SDMA";
+
+} // namespace
+
+std::unique_ptr<LdstCpuExecutor>
+LdstCpuExecutor::create(const LdstProgram &program,
+                        const LdstCpuOptions &options, std::string &error) {
+  if (options.threads < 1 || options.threads > 1024 || options.blocks < 1 ||
+      options.blocks > 64) {
+    error = "threads per block must be 1..1024 and blocks per rank 1..64";
+    return nullptr;
+  }
+  char dir[] = "/tmp/sdma-ldst-cpu-XXXXXX";
+  if (!mkdtemp(dir)) {
+    error = "cannot create a temporary directory in /tmp";
+    return nullptr;
+  }
+  std::string source = std::string(dir) + "/kernel.cpp";
+  std::string object = std::string(dir) + "/kernel.so";
+  std::string log = std::string(dir) + "/compile.log";
+  auto cleanUp = [&] {
+    std::remove(source.c_str());
+    std::remove(object.c_str());
+    std::remove(log.c_str());
+    rmdir(dir);
+  };
+  {
+    std::ofstream out(source);
+    out << kCpuPrelude << program.source << kCpuEntry;
+    if (!out) {
+      cleanUp();
+      error = "cannot write " + source;
+      return nullptr;
+    }
+  }
+  std::string compiler = options.compiler;
+  if (compiler.empty()) {
+    const char *env = std::getenv("SDMA_HOST_CXX");
+    compiler = env && *env ? env : "c++";
+  }
+  std::string command = compiler +
+                        " -std=c++20 -O1 -shared -fPIC -pthread "
+                        "-Wno-unknown-pragmas -o " +
+                        object + " " + source + " > " + log + " 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    cleanUp();
+    error = "compiling the kernel of " + program.schedule + " for the host (" +
+            compiler + ") failed:\n" + text;
+    return nullptr;
+  }
+  std::unique_ptr<LdstCpuExecutor> executor(
+      new LdstCpuExecutor(program, options));
+  executor->handle_ = dlopen(object.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (executor->handle_)
+    executor->run_ =
+        reinterpret_cast<RunFn>(dlsym(executor->handle_, "sdma_cpu_run"));
+  cleanUp(); // a loaded object stays mapped after its file is gone
+  if (!executor->run_) {
+    const char *why = dlerror();
+    error = std::string("loading the host kernel: ") + (why ? why : "?");
+    return nullptr;
+  }
+  executor->flags_.assign(
+      program.ranks,
+      std::vector<unsigned long long>(std::max(1, program.flagSlots), 0));
+  executor->sync_.assign(program.ranks, std::vector<unsigned int>(2, 0));
+  return executor;
+}
+
+LdstCpuExecutor::~LdstCpuExecutor() {
+  if (handle_)
+    dlclose(handle_);
+}
+
+bool LdstCpuExecutor::run(HostMemory &memory, std::string &error, int blocks) {
+  if (blocks < 0 || blocks > 64) {
+    error = "blocks per rank must be 1..64";
+    return false;
+  }
+  size_t chunk = memory.chunkBytes();
+  int ranks = program_.ranks;
+  size_t B = program_.buffers.size();
+  // Each buffer runs in a copy with guard zones on both sides, so that a
+  // kernel writing past a buffer is reported, not a corrupted heap.
+  constexpr uint8_t kGuard = 0xA5;
+  std::vector<std::vector<uint8_t>> staged(ranks * B);
+  std::vector<size_t> guards(ranks * B);
+  std::vector<char *> buffers;
+  std::vector<unsigned long long *> flags;
+  std::vector<unsigned int *> sync;
+  for (int r = 0; r < ranks; ++r) {
+    for (size_t b = 0; b < B; ++b) {
+      uint64_t want = uint64_t(program_.buffers[b].chunks) * chunk;
+      if (memory.bufferBytes(r, b) != want) {
+        error = "rank " + std::to_string(r) + " buffer '" +
+                program_.buffers[b].name + "' has " +
+                std::to_string(memory.bufferBytes(r, b)) +
+                " bytes; the program needs " + std::to_string(want);
+        return false;
+      }
+      size_t guard = std::min<size_t>(std::max<size_t>(want, 4096), 1 << 20);
+      guard = (guard + 15) & ~size_t(15); // keep the buffer 16-byte aligned
+      std::vector<uint8_t> &v = staged[r * B + b];
+      v.assign(want + 2 * guard + 16, kGuard);
+      // 16-byte alignment of the buffer itself, as cudaMalloc gives.
+      size_t lead =
+          guard +
+          ((16 - reinterpret_cast<uintptr_t>(v.data() + guard) % 16) % 16);
+      guards[r * B + b] = lead;
+      std::copy(memory.buffer(r, b), memory.buffer(r, b) + want,
+                v.begin() + lead);
+      buffers.push_back(reinterpret_cast<char *>(v.data() + lead));
+    }
+    flags.push_back(flags_[r].data());
+    sync.push_back(sync_[r].data());
+  }
+  unsigned long long record[5] = {0, 0, 0, 0, 0};
+  run_(buffers.data(), flags.data(), sync.data(), record, options_.timeoutNs,
+       chunk, epoch_++, blocks ? blocks : options_.blocks, options_.threads);
+  for (int r = 0; r < ranks; ++r)
+    for (size_t b = 0; b < B; ++b) {
+      const std::vector<uint8_t> &v = staged[r * B + b];
+      size_t lead = guards[r * B + b], n = memory.bufferBytes(r, b);
+      size_t before = 0, after = 0;
+      for (size_t i = 0; i < lead; ++i)
+        before += v[i] != kGuard;
+      for (size_t i = lead + n; i < v.size(); ++i)
+        after += v[i] != kGuard;
+      if (before || after) {
+        error = "the kernel wrote outside rank " + std::to_string(r) +
+                " buffer '" + program_.buffers[b].name + "' (" +
+                std::to_string(n) + " bytes): " + std::to_string(before) +
+                " bytes before it, " + std::to_string(after) + " after it";
+        return false;
+      }
+      std::copy(v.begin() + lead, v.begin() + lead + n, memory.buffer(r, b));
+    }
+  if (!record[0])
+    return true;
+  error = "rank " + std::to_string(record[1]) +
+          (static_cast<int64_t>(record[2]) < 0
+               ? ": its blocks did not all reach a rank barrier within the "
+                 "timeout"
+               : " waited too long for flag slot " + std::to_string(record[2]) +
+                     " to reach " + std::to_string(record[3]) +
+                     "; it stayed at " + std::to_string(record[4]));
+  return false;
+}
