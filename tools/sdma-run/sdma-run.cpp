@@ -449,6 +449,25 @@ int main(int argc, char **argv) {
                                "busbw(GB/s)", "#wrong")
                << (nvProfile ? "  pick(predicted us)" : "") << "\n";
   bool anyWrong = false;
+  // The collective's outputs, and every byte of every buffer against the
+  // reference simulator's run (for backends that are not the simulator).
+  auto checkAgainst = [&](const sdma::rt::HostMemory &memory,
+                          const sdma::rt::HostMemory &expected) {
+    sdma::rt::CheckResult result = sdma::rt::checkOutputs(*plan, memory);
+    uint64_t differ = 0;
+    for (int r = 0; r < plan->ranks; ++r)
+      for (size_t b = 0; b < plan->buffers.size(); ++b)
+        for (size_t k = 0; k < memory.bufferBytes(r, b); ++k)
+          differ += memory.buffer(r, b)[k] != expected.buffer(r, b)[k];
+    if (differ) {
+      result.wrongBytes += differ;
+      result.firstWrong =
+          std::to_string(differ) +
+          " bytes differ from the reference simulator" +
+          (result.firstWrong.empty() ? "" : "; " + result.firstWrong);
+    }
+    return result;
+  };
   for (uint64_t size = lo; size <= hi; size *= factor) {
     uint64_t chunk = std::max<uint64_t>(1, size / outChunks);
     if (packetPlan) {
@@ -569,19 +588,7 @@ int main(int argc, char **argv) {
         times.push_back(std::chrono::duration<double, std::micro>(
                             std::chrono::steady_clock::now() - start)
                             .count());
-        check = sdma::rt::checkOutputs(*plan, memory);
-        uint64_t differ = 0;
-        for (int r = 0; r < plan->ranks; ++r)
-          for (size_t b = 0; b < plan->buffers.size(); ++b)
-            for (size_t k = 0; k < memory.bufferBytes(r, b); ++k)
-              differ += memory.buffer(r, b)[k] != expected.buffer(r, b)[k];
-        if (differ) {
-          check.wrongBytes += differ;
-          check.firstWrong =
-              std::to_string(differ) +
-              " bytes differ from the reference simulator" +
-              (check.firstWrong.empty() ? "" : "; " + check.firstWrong);
-        }
+        check = checkAgainst(memory, expected);
         if (check.wrongBytes)
           break;
       }
@@ -601,19 +608,7 @@ int main(int argc, char **argv) {
         if (!sdma::rt::simulatePackets(*packetPlan, memory, packetOptions,
                                        error))
           return fail("packet simulator: " + error);
-        check = sdma::rt::checkOutputs(*plan, memory);
-        uint64_t differ = 0;
-        for (int r = 0; r < plan->ranks; ++r)
-          for (size_t b = 0; b < plan->buffers.size(); ++b)
-            for (size_t k = 0; k < memory.bufferBytes(r, b); ++k)
-              differ += memory.buffer(r, b)[k] != expected.buffer(r, b)[k];
-        if (differ) {
-          check.wrongBytes += differ;
-          check.firstWrong =
-              std::to_string(differ) +
-              " bytes differ from the reference simulator" +
-              (check.firstWrong.empty() ? "" : "; " + check.firstWrong);
-        }
+        check = checkAgainst(memory, expected);
         if (check.wrongBytes)
           break;
       }
