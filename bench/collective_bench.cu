@@ -222,6 +222,19 @@ int main(int argc, char **argv) {
       sdma.emplace_back("sdma-ldst-" + name.substr(name.rfind('_') + 1),
                         std::move(executor));
       plans.push_back(*plan);
+      // The same kernel compiled with SDMA_STAGED_OPS (each phase's ops
+      // resolved into shared memory first), against the small-size gap.
+      CudaOptions stagedOptions = cudaOptions;
+      stagedOptions.stagedOps = true;
+      auto staged = CudaLdstExecutor::create(*program, stagedOptions, error);
+      if (!staged) {
+        std::fprintf(stderr, "%s (staged): %s\n", name.c_str(), error.c_str());
+        return 1;
+      }
+      sdma.emplace_back("sdma-ldst-" + name.substr(name.rfind('_') + 1) +
+                            "-staged",
+                        std::move(staged));
+      plans.push_back(*plan);
       // Several GPUs: the direct program also launched on every GPU at
       // once, one host thread each (CudaOptions::parallelLaunch).
       if (devices.size() > 1 && name == programs.front()) {

@@ -4,7 +4,7 @@
 # the load/store executor and the three copy-engine modes, every byte
 # checked; then the benchmark over the GPUs against NCCL.
 #   scripts/gpu-multi.sh PROGRAM_DIR OUT_DIR DEVICES(e.g. 0,1) [RUNS] [MAX_MIB]
-# SUITE_EXECUTORS (default ldst,ce,ce-batch,ce-graph) narrows the suite.
+# SUITE_EXECUTORS (default ldst,ldst-staged,ce,ce-batch,ce-graph) narrows the suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=$1 out=$2 devices=$3 runs=${4:-50} max=${5:-256}
@@ -16,7 +16,7 @@ stage built
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
 nvidia-smi topo -m >> "$out/gpus.txt" 2>&1 || true
 /tmp/sdmart-build/bin/sdma-gpu-check --devices="$devices" --sizes=1K,64K,1M,16M \
-  --iters=5 --executors="${SUITE_EXECUTORS:-ldst,ce,ce-batch,ce-graph}" "$programs"/*.hip \
+  --iters=5 --executors="${SUITE_EXECUTORS:-ldst,ldst-staged,ce,ce-batch,ce-graph}" "$programs"/*.hip \
   > "$out/gpu-suite-multi.txt" || true
 stage suite done
 grep -v '^ok\|^kernel' "$out/gpu-suite-multi.txt" | tail -15

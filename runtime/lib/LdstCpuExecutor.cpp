@@ -24,6 +24,8 @@ namespace {
 const char *kCpuPrelude = R"SDMA(
 #include <atomic>
 #include <barrier>
+#include <cstddef>
+#include <cstdint>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -44,6 +46,12 @@ static thread_local std::barrier<> *sdma_barrier;
 #define SDMA_NBID sdma_nbid
 #define SDMA_BID_Y sdma_bid_y
 #define SDMA_SYNC() sdma_barrier->arrive_and_wait()
+// Shared memory: one scratch area per block.
+static thread_local unsigned char *sdma_scratch;
+static constexpr size_t sdma_scratch_bytes = 64 * 1024;
+#define SDMA_BLOCK_SHARED(type, name, count)                                   \
+  static_assert(sizeof(type) * (count) <= sdma_scratch_bytes, "scratch");      \
+  type *name = reinterpret_cast<type *>(sdma_scratch)
 #define SDMA_FENCE() std::atomic_thread_fence(std::memory_order_seq_cst)
 #define SDMA_FENCE_SYSTEM() std::atomic_thread_fence(std::memory_order_seq_cst)
 #define SDMA_ATOMIC_ADD_U32(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
@@ -84,8 +92,11 @@ extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
   sdma_ntid = threads;
   sdma_nbid = blocks;
   std::vector<std::unique_ptr<std::barrier<>>> barriers;
-  for (int i = 0; i < SDMA_RANKS * blocks; ++i)
+  std::vector<std::unique_ptr<unsigned char[]>> scratch;
+  for (int i = 0; i < SDMA_RANKS * blocks; ++i) {
     barriers.push_back(std::make_unique<std::barrier<>>(threads));
+    scratch.push_back(std::make_unique<unsigned char[]>(sdma_scratch_bytes + 64));
+  }
   std::vector<std::thread> pool;
   for (int r = 0; r < SDMA_RANKS; ++r)
     for (int b = 0; b < blocks; ++b)
@@ -95,6 +106,10 @@ extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
           sdma_bid = b;
           sdma_bid_y = r;
           sdma_barrier = barriers[r * blocks + b].get();
+          // 16-byte aligned, as shared memory is.
+          sdma_scratch = reinterpret_cast<unsigned char *>(
+              (reinterpret_cast<uintptr_t>(scratch[r * blocks + b].get()) + 15) &
+              ~uintptr_t(15));
           sdma_ldst(table, chunk, epoch, 0);
         });
   for (std::thread &thread : pool)
@@ -128,7 +143,12 @@ LdstCpuExecutor::create(const LdstProgram &program,
   };
   {
     std::ofstream out(source);
-    out << kCpuPrelude << program.source << kCpuEntry;
+    out << kCpuPrelude
+        << (options.stagedOps ? "#define SDMA_STAGED_OPS 1\n" : "")
+        << (options.stageCap > 0 ? "#define SDMA_STAGE_CAP " +
+                                       std::to_string(options.stageCap) + "\n"
+                                 : std::string())
+        << program.source << kCpuEntry;
     if (!out) {
       cleanUp();
       error = "cannot write " + source;

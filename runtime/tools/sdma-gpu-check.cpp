@@ -5,9 +5,11 @@
 //
 // Usage: sdma-gpu-check [--sizes=1K,4K,...] [--iters=N] [--timeout-ms=N]
 //                       [--devices=0,1,...]
-//                       [--executors=ldst,ce,ce-batch,ce-graph] NAME.hip...
+//                       [--executors=ldst,ldst-staged,ce,ce-batch,ce-graph]
+//                       NAME.hip...
 //
-// Executors: ldst runs the load/store program; ce, ce-batch and ce-graph
+// Executors: ldst runs the load/store program (ldst-staged: compiled with
+// SDMA_STAGED_OPS, CudaOptions::stagedOps); ce, ce-batch and ce-graph
 // run the DMA plan NAME.json on CUDA streams (plain, batched copies,
 // replayed CUDA graph). Default: ldst.
 // For every load/store program (with its plan NAME.json beside it): compile
@@ -191,8 +193,8 @@ int main(int argc, char **argv) {
       std::stringstream list(arg.substr(12));
       std::string item;
       while (std::getline(list, item, ',')) {
-        if (item != "ldst" && item != "ce" && item != "ce-batch" &&
-            item != "ce-graph") {
+        if (item != "ldst" && item != "ldst-staged" && item != "ce" &&
+            item != "ce-batch" && item != "ce-graph") {
           std::fprintf(stderr, "sdma-gpu-check: unknown executor '%s'\n",
                        item.c_str());
           return 1;
@@ -227,7 +229,8 @@ int main(int argc, char **argv) {
     options.timeoutNs = timeoutMs * 1000000ull;
     options.devices = devices;
     for (const std::string &kind : executors) {
-      if (kind == "ldst") {
+      if (kind == "ldst" || kind == "ldst-staged") {
+        options.stagedOps = kind == "ldst-staged";
         auto executor = CudaLdstExecutor::create(*program, options, error);
         if (!executor) {
           std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());

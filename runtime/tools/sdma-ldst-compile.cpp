@@ -9,6 +9,7 @@
 //   --hiprtc=ARCH  the same with hipRTC (HIP 5.2: gfx90a, gfx908)
 //   --print=TARGET write the program with TARGET's prelude to stdout, for
 //                  hipRTC (hip) or clang -x hip -nogpuinc (hip-clang)
+//   --staged       with SDMA_STAGED_OPS (CudaOptions::stagedOps)
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,8 +29,11 @@ using namespace sdma::rt;
 int main(int argc, char **argv) {
   const char *path = nullptr, *arch = nullptr, *print = nullptr,
              *hipArch = nullptr;
+  bool staged = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strncmp(argv[i], "--nvrtc=", 8))
+    if (!std::strcmp(argv[i], "--staged"))
+      staged = true;
+    else if (!std::strncmp(argv[i], "--nvrtc=", 8))
       arch = argv[i] + 8;
     else if (!std::strncmp(argv[i], "--hiprtc=", 9))
       hipArch = argv[i] + 9;
@@ -49,6 +53,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "sdma-ldst-compile: error: %s\n", error.c_str());
     return 1;
   }
+  if (staged)
+    program->source = "#define SDMA_STAGED_OPS 1\n" + program->source;
   if (print) {
     const char *prelude = !std::strcmp(print, "cuda")        ? kCudaPrelude
                           : !std::strcmp(print, "hip")       ? kHipPrelude

@@ -16,6 +16,7 @@
 //
 //   sdma-ldst-cpu PROGRAM.hip PLAN.json [--chunks=16,24,4096]
 //                 [--threads=32] [--blocks=1,2] [--runs=2]
+//                 [--staged [--stage-cap=N]]
 //
 // One line per (chunk, blocks); exit status 1 if any byte differs, a run
 // reports a timed-out wait, or compiling fails.
@@ -58,7 +59,8 @@ std::vector<uint64_t> parseList(const char *text) {
 int main(int argc, char **argv) {
   std::vector<const char *> files;
   std::vector<uint64_t> chunks{16, 24, 4096}, blockCounts{1, 2};
-  int threads = 32, runs = 2;
+  int threads = 32, runs = 2, stageCap = 0;
+  bool staged = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--chunks=", 0) == 0)
@@ -67,6 +69,10 @@ int main(int argc, char **argv) {
       blockCounts = parseList(argv[i] + 9);
     else if (a.rfind("--threads=", 0) == 0)
       threads = std::atoi(argv[i] + 10);
+    else if (a == "--staged")
+      staged = true;
+    else if (a.rfind("--stage-cap=", 0) == 0)
+      stageCap = std::atoi(argv[i] + 12);
     else if (a.rfind("--runs=", 0) == 0)
       runs = std::atoi(argv[i] + 7);
     else if (a.rfind("--", 0) == 0) {
@@ -78,7 +84,8 @@ int main(int argc, char **argv) {
   if (files.size() != 2 || threads < 1 || threads > 512 || runs < 1) {
     std::fprintf(stderr,
                  "usage: sdma-ldst-cpu PROGRAM.hip PLAN.json [--chunks=N,..] "
-                 "[--threads=1..512] [--blocks=N,..] [--runs=N]\n");
+                 "[--threads=1..512] [--blocks=N,..] [--runs=N] "
+                 "[--staged [--stage-cap=N]]\n");
     return 2;
   }
   std::string error;
@@ -102,6 +109,8 @@ int main(int argc, char **argv) {
   // (flags carry over: each run is the next epoch).
   LdstCpuOptions options;
   options.threads = threads;
+  options.stagedOps = staged;
+  options.stageCap = stageCap;
   std::unique_ptr<LdstCpuExecutor> executor =
       LdstCpuExecutor::create(*program, options, error);
   if (!executor) {

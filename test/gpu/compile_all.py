@@ -25,30 +25,31 @@ with tempfile.TemporaryDirectory() as tmp:
                 failures.append(f"{name}-{ranks}: sdma-run: {run.stderr[-300:]}")
                 continue
             tool = os.path.join(bin_dir, "sdma-ldst-compile")
-            if target == "nvrtc":
-                command = [tool, program, "--nvrtc=sm_90"]
-            elif target == "hiprtc":
-                command = [tool, program, "--hiprtc=gfx90a"]
-            else:
-                source = os.path.join(tmp, f"{name}-{ranks}-clang.hip")
-                with open(source, "w") as out:
-                    subprocess.run([tool, program, "--print=hip-clang"],
-                                   stdout=out, check=True)
-                command = ["clang-22", "-x", "hip", "-nogpulib", "-nogpuinc",
-                           "--offload-arch=gfx942", "--offload-device-only",
-                           "-O3", "-S", source, "-o",
-                           os.path.join(tmp, f"{name}-{ranks}.s")]
-            result = subprocess.run(command, capture_output=True, text=True)
-            if result.returncode:
-                failures.append(f"{name}-{ranks}: {result.stderr[-600:]}")
-                continue
-            if target == "clang":
-                asm = open(os.path.join(tmp, f"{name}-{ranks}.s")).read()
-                if "sdma_ldst" not in asm or "dwordx4" not in asm:
-                    failures.append(f"{name}-{ranks}: no sdma_ldst kernel with "
-                                    "16-byte accesses in the gfx942 assembly")
+            for staged in ([], ["--staged"]):
+                if target == "nvrtc":
+                    command = [tool, program, "--nvrtc=sm_90"] + staged
+                elif target == "hiprtc":
+                    command = [tool, program, "--hiprtc=gfx90a"] + staged
+                else:
+                    source = os.path.join(tmp, f"{name}-{ranks}-clang.hip")
+                    with open(source, "w") as out:
+                        subprocess.run([tool, program, "--print=hip-clang"] + staged,
+                                       stdout=out, check=True)
+                    command = ["clang-22", "-x", "hip", "-nogpulib", "-nogpuinc",
+                               "--offload-arch=gfx942", "--offload-device-only",
+                               "-O3", "-S", source, "-o",
+                               os.path.join(tmp, f"{name}-{ranks}.s")]
+                result = subprocess.run(command, capture_output=True, text=True)
+                if result.returncode:
+                    failures.append(f"{name}-{ranks}{staged}: {result.stderr[-600:]}")
                     continue
-            compiled += 1
+                if target == "clang":
+                    asm = open(os.path.join(tmp, f"{name}-{ranks}.s")).read()
+                    if "sdma_ldst" not in asm or "dwordx4" not in asm:
+                        failures.append(f"{name}-{ranks}: no sdma_ldst kernel with "
+                                        "16-byte accesses in the gfx942 assembly")
+                        continue
+                compiled += 1
 print(f"{target}: compiled {compiled} kernels")
 for failure in failures:
     print("FAIL:", failure)

@@ -43,6 +43,15 @@ struct Step {
 
 /// The generic device code every generated file carries.
 constexpr const char *kKernelSource = R"SDMA(
+// SDMA_STAGED_OPS=1 (the runtime's stagedOps option) resolves each phase's
+// ops into shared memory first; see sdma_phase.
+#ifndef SDMA_STAGED_OPS
+#define SDMA_STAGED_OPS 0
+#endif
+#ifndef SDMA_STAGE_CAP
+#define SDMA_STAGE_CAP 64
+#endif
+
 struct SdmaTable {
   char *buf[SDMA_RANKS * SDMA_BUFFERS]; // buf[r * SDMA_BUFFERS + b]
   unsigned long long *flags[SDMA_RANKS]; // SDMA_FLAG_SLOTS per rank
@@ -122,22 +131,42 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
   return !sdma_aborted(T);
 }
 
-// The data ops of one phase, spread over all threads of the rank's blocks
-// in 16-byte units; tails and unaligned slices go byte by byte.
-static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
-                                  int nops, unsigned long long chunk) {
-  const unsigned long long nthreads =
-      (unsigned long long)SDMA_NBID * SDMA_NTID;
-  unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID;
-  unsigned long long base = 0;
+// One data op resolved to addresses: source a, destinations b (and c for
+// a broadcast; a and b swap for a swap), n bytes.
+struct sdma_desc {
+  char *a, *b, *c;
+  unsigned long long n;
+  long long kind; // 0 copy, 1 bcast, 2 swap
+};
+
+static __device__ inline sdma_desc sdma_resolve(
+    const SdmaTable *T, const long long *op, unsigned long long chunk) {
+  sdma_desc d;
+  d.kind = op[0];
+  d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * chunk;
+  d.n = (unsigned long long)op[4] * chunk;
+  d.b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * chunk;
+  d.c = d.kind == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * chunk
+                    : d.b;
+  return d;
+}
+
+// Ops [0, nops) of a phase (from the op table, or already resolved into
+// `staged`), spread over all threads of the rank's blocks in 16-byte units;
+// tails and unaligned slices go byte by byte. `u` is the thread's next
+// unit and `base` the first unit of op 0, both carried across calls.
+static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
+                                      const sdma_desc *staged, int nops,
+                                      unsigned long long chunk,
+                                      unsigned long long nthreads,
+                                      unsigned long long &u,
+                                      unsigned long long &base) {
   for (int i = 0; i < nops; ++i) {
-    const long long *op = ops + i * SDMA_OP_STRIDE;
-    const int kind = (int)op[0];
-    char *a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * chunk;
-    const unsigned long long n = (unsigned long long)op[4] * chunk;
-    char *b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * chunk;
-    char *c = kind == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * chunk
-                        : b;
+    const sdma_desc d =
+        staged ? staged[i] : sdma_resolve(T, ops + i * SDMA_OP_STRIDE, chunk);
+    const int kind = (int)d.kind;
+    char *a = d.a, *b = d.b, *c = d.c;
+    const unsigned long long n = d.n;
     const unsigned long long units = (n + 15) / 16;
     const bool aligned =
         ((((unsigned long long)a) | ((unsigned long long)b) |
@@ -188,6 +217,31 @@ static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
     }
     base += units;
   }
+}
+
+// One phase. With SDMA_STAGED_OPS, the block first resolves up to
+// SDMA_STAGE_CAP ops at once into shared memory (one thread per op: the
+// op-table and buffer-table loads of all ops in flight together), then
+// copies from there; otherwise every thread resolves each op in turn.
+static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
+                                  int nops, unsigned long long chunk) {
+  const unsigned long long nthreads =
+      (unsigned long long)SDMA_NBID * SDMA_NTID;
+  unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID;
+  unsigned long long base = 0;
+#if SDMA_STAGED_OPS
+  SDMA_BLOCK_SHARED(sdma_desc, staged, SDMA_STAGE_CAP);
+  for (int w = 0; w < nops; w += SDMA_STAGE_CAP) {
+    const int m = nops - w < SDMA_STAGE_CAP ? nops - w : SDMA_STAGE_CAP;
+    for (int i = (int)SDMA_TID; i < m; i += (int)SDMA_NTID)
+      staged[i] = sdma_resolve(T, ops + (w + i) * SDMA_OP_STRIDE, chunk);
+    SDMA_SYNC();
+    sdma_phase_ops(T, ops, staged, m, chunk, nthreads, u, base);
+    SDMA_SYNC(); // the next window overwrites `staged`
+  }
+#else
+  sdma_phase_ops(T, ops, nullptr, nops, chunk, nthreads, u, base);
+#endif
 }
 
 // The table comes by value (kernel parameter space: no dependent global

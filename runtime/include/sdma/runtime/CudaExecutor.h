@@ -47,6 +47,11 @@ struct CudaOptions {
   /// collectives-h200x4.csv), and its workers spin for 2 ms after each run:
   /// off by default.
   bool parallelLaunch = false;
+  /// Compile the kernel with SDMA_STAGED_OPS: each phase's ops are first
+  /// resolved into shared memory by one thread each, instead of by every
+  /// thread in turn (an experiment against the small-message gap to the
+  /// fused kernel; bench/results/ncu-ldst-small-h200.md).
+  bool stagedOps = false;
 };
 
 /// What preparing a program cost.

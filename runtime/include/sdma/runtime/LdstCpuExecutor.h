@@ -32,6 +32,11 @@ struct LdstCpuOptions {
   int blocks = 1;
   /// A wait (or rank barrier) that takes longer fails the run.
   uint64_t timeoutNs = 2'000'000'000ull;
+  /// Compile the kernel with SDMA_STAGED_OPS (CudaOptions::stagedOps).
+  bool stagedOps = false;
+  /// With stagedOps: ops resolved per window (0: the kernel's default, 64);
+  /// small values exercise the windowing.
+  int stageCap = 0;
   /// The host C++ compiler ("" : $SDMA_HOST_CXX, else c++).
   std::string compiler;
 };

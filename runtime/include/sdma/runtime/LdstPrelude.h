@@ -28,6 +28,7 @@ constexpr const char *kCudaPrelude = R"SDMA(
 #define SDMA_NBID gridDim.x
 #define SDMA_BID_Y blockIdx.y
 #define SDMA_SYNC() __syncthreads()
+#define SDMA_BLOCK_SHARED(type, name, count) __shared__ type name[count]
 #define SDMA_FENCE() __threadfence()
 #define SDMA_FENCE_SYSTEM() __threadfence_system()
 #define SDMA_ATOMIC_ADD_U32(p, v) atomicAdd((p), (v))
@@ -49,6 +50,7 @@ constexpr const char *kHipPrelude = R"SDMA(
 #define SDMA_NBID gridDim.x
 #define SDMA_BID_Y blockIdx.y
 #define SDMA_SYNC() __syncthreads()
+#define SDMA_BLOCK_SHARED(type, name, count) __shared__ type name[count]
 #define SDMA_FENCE() __threadfence()
 #define SDMA_FENCE_SYSTEM() __threadfence_system()
 #define SDMA_ATOMIC_ADD_U32(p, v) atomicAdd((p), (v))
@@ -76,6 +78,8 @@ constexpr const char *kHipClangPrelude = R"SDMA(
     __builtin_amdgcn_s_barrier();                                              \
     __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");                     \
   } while (0)
+#define SDMA_BLOCK_SHARED(type, name, count)                                   \
+  static __attribute__((shared)) type name[count]
 #define SDMA_FENCE() __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent")
 #define SDMA_FENCE_SYSTEM() __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "")
 #define SDMA_ATOMIC_ADD_U32(p, v)                                              \
