@@ -136,13 +136,13 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
 struct sdma_desc {
   char *a, *b, *c;
   unsigned long long n;
-  long long kind; // 0 copy, 1 bcast, 2 swap
+  int kind; // 0 copy, 1 bcast, 2 swap
 };
 
 static __device__ inline sdma_desc sdma_resolve(
     const SdmaTable *T, const long long *op, unsigned long long chunk) {
   sdma_desc d;
-  d.kind = op[0];
+  d.kind = (int)op[0];
   d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * chunk;
   d.n = (unsigned long long)op[4] * chunk;
   d.b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * chunk;
