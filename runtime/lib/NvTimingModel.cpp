@@ -118,9 +118,8 @@ std::array<double, kNvFeatures> sdma::rt::nvFeatures(const Plan &plan,
           executor == NvExecutor::Ldst ? 0.0 : busiestQueue / 1e9};
 }
 
-std::optional<NvTimingProfile> NvTimingProfile::load(const std::string &path,
-                                                     std::string &error) {
-  std::optional<std::string> text = readFile(path, "timing profile", error);
+std::optional<NvTimingProfile> NvTimingProfile::parse(const std::string &text,
+                                                      std::string &error) {
   auto parseExecutors = [](const json &executors, const std::string &where) {
     if (!executors.is_object())
       fail(where, "expected an object");
@@ -168,10 +167,16 @@ std::optional<NvTimingProfile> NvTimingProfile::load(const std::string &path,
     }
     return profile;
   };
-  std::optional<NvTimingProfile> profile =
-      text ? parseJson<NvTimingProfile>(*text, "timing profile", parse, error)
-           : std::nullopt;
-  if (text && !profile)
+  return parseJson<NvTimingProfile>(text, "timing profile", parse, error);
+}
+
+std::optional<NvTimingProfile> NvTimingProfile::load(const std::string &path,
+                                                     std::string &error) {
+  std::optional<std::string> text = readFile(path, "timing profile", error);
+  if (!text)
+    return std::nullopt;
+  std::optional<NvTimingProfile> profile = parse(*text, error);
+  if (!profile)
     error = path + ": " + error;
   return profile;
 }

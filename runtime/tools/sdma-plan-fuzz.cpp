@@ -2,15 +2,18 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// Arbitrary bytes as a plan, a packet plan and a load/store program: each
-// must be accepted or rejected with an error, never crash. An accepted plan
-// is also run on the simulator (small chunks, bounded steps), an accepted
-// packet plan decoded, listed and run on the packet simulator, whose checks
-// must hold or fail with an error. Build and run: scripts/fuzz-runtime.sh.
+// Arbitrary bytes as a plan, a packet plan, a load/store program and an
+// NVIDIA cost-model profile: each must be accepted or rejected with an
+// error, never crash. An accepted plan also has its cost-model features
+// computed and is run on the simulator (small chunks, bounded steps), an
+// accepted packet plan decoded, listed and run on the packet simulator,
+// whose checks must hold or fail with an error. Build and run:
+// scripts/fuzz-runtime.sh.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/LdstProgram.h"
+#include "sdma/runtime/NvTimingModel.h"
 #include "sdma/runtime/Packets.h"
 #include "sdma/runtime/Simulator.h"
 
@@ -35,6 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (simulate(*plan, memory, options, error))
         (void)checkOutputs(*plan, memory);
     }
+    // The cost model's features of any accepted plan, on 1-3 GPUs.
+    for (int devices = 1; devices <= 3; ++devices)
+      for (NvExecutor executor : {NvExecutor::Ldst, NvExecutor::Ce,
+                                  NvExecutor::CeBatch, NvExecutor::CeGraph})
+        (void)nvFeatures(*plan, 4096, executor, devices);
+    (void)nvBatchApplies(*plan);
   } else if (error.empty()) {
     __builtin_trap(); // a rejection must say why
   }
@@ -66,5 +75,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   error.clear();
   if (!LdstProgram::parse(text, error) && error.empty())
     __builtin_trap();
+  error.clear();
+  if (std::optional<NvTimingProfile> profile =
+          NvTimingProfile::parse(text, error)) {
+    for (int devices = 0; devices <= 9; ++devices)
+      (void)profile->coefficientsFor(devices);
+  } else if (error.empty()) {
+    __builtin_trap();
+  }
   return 0;
 }

@@ -63,6 +63,9 @@ struct NvTimingProfile {
 
   static std::optional<NvTimingProfile> load(const std::string &path,
                                              std::string &error);
+  /// The same from the JSON text; errors name the JSON path.
+  static std::optional<NvTimingProfile> parse(const std::string &text,
+                                              std::string &error);
   /// The coefficients for ranks spread over `devices` GPUs: that size's
   /// own fit if the profile has one, else the joint fit.
   const Coefficients &coefficientsFor(int devices) const;
