@@ -17,6 +17,9 @@
 
 using namespace sdma::rt;
 
+/// The most host threads one run may start.
+static constexpr uint64_t kMaxHostThreads = 8192;
+
 namespace {
 
 // The SDMA_* macros on host threads. One host thread per GPU thread; a
@@ -199,6 +202,17 @@ LdstCpuExecutor::~LdstCpuExecutor() {
 bool LdstCpuExecutor::run(HostMemory &memory, std::string &error, int blocks) {
   if (blocks < 0 || blocks > 64) {
     error = "blocks per rank must be 1..64";
+    return false;
+  }
+  // One host thread per GPU thread, all at once (ranks wait on each other).
+  uint64_t hostThreads = uint64_t(program_.ranks) *
+                         uint64_t(blocks ? blocks : options_.blocks) *
+                         uint64_t(options_.threads);
+  if (hostThreads > kMaxHostThreads) {
+    error = std::to_string(hostThreads) +
+            " host threads needed (ranks x blocks x threads), more than " +
+            std::to_string(kMaxHostThreads) +
+            ": use fewer blocks or threads per block";
     return false;
   }
   size_t chunk = memory.chunkBytes();
