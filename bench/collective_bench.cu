@@ -212,42 +212,34 @@ int main(int argc, char **argv) {
       std::string base = dir + "/" + name + "-" + std::to_string(R);
       auto program = LdstProgram::load(base + ".hip", error);
       auto plan = program ? Plan::load(base + ".json", error) : std::nullopt;
-      std::unique_ptr<CudaLdstExecutor> executor;
-      if (program && plan)
-        executor = CudaLdstExecutor::create(*program, cudaOptions, error);
-      if (!executor) {
+      if (!program || !plan) {
         std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
         return 1;
       }
-      sdma.emplace_back("sdma-ldst-" + name.substr(name.rfind('_') + 1),
-                        std::move(executor));
-      plans.push_back(*plan);
-      // The same kernel compiled with SDMA_STAGED_OPS (each phase's ops
-      // resolved into shared memory first), against the small-size gap.
-      CudaOptions stagedOptions = cudaOptions;
-      stagedOptions.stagedOps = true;
-      auto staged = CudaLdstExecutor::create(*program, stagedOptions, error);
-      if (!staged) {
-        std::fprintf(stderr, "%s (staged): %s\n", name.c_str(), error.c_str());
-        return 1;
-      }
-      sdma.emplace_back("sdma-ldst-" + name.substr(name.rfind('_') + 1) +
-                            "-staged",
-                        std::move(staged));
-      plans.push_back(*plan);
-      // Several GPUs: the direct program also launched on every GPU at
-      // once, one host thread each (CudaOptions::parallelLaunch).
-      if (devices.size() > 1 && name == programs.front()) {
-        CudaOptions pooled = cudaOptions;
-        pooled.parallelLaunch = true;
-        auto one = CudaLdstExecutor::create(*program, pooled, error);
-        if (!one) {
-          std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
-          return 1;
+      std::string variant = "sdma-ldst-" + name.substr(name.rfind('_') + 1);
+      // The program on an executor with `options`, as variant + suffix.
+      auto add = [&](const std::string &suffix, const CudaOptions &options) {
+        auto executor = CudaLdstExecutor::create(*program, options, error);
+        if (!executor) {
+          std::fprintf(stderr, "%s%s: %s\n", variant.c_str(), suffix.c_str(),
+                       error.c_str());
+          return false;
         }
-        sdma.emplace_back("sdma-ldst-direct-pool", std::move(one));
+        sdma.emplace_back(variant + suffix, std::move(executor));
         plans.push_back(*plan);
-      }
+        return true;
+      };
+      // Also compiled with SDMA_STAGED_OPS (each phase's ops resolved into
+      // shared memory first), against the small-size gap; and, on several
+      // GPUs, the direct program launched on every GPU at once, one host
+      // thread each (CudaOptions::parallelLaunch).
+      CudaOptions staged = cudaOptions, pooled = cudaOptions;
+      staged.stagedOps = true;
+      pooled.parallelLaunch = true;
+      if (!add("", cudaOptions) || !add("-staged", staged) ||
+          (devices.size() > 1 && name == programs.front() &&
+           !add("-pool", pooled)))
+        return 1;
     }
 
     // The same schedule's DMA plans on CUDA streams (copy engines across

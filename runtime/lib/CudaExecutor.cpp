@@ -76,9 +76,9 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
                  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, first.device);
   e.compile_.arch = "sm_" + std::to_string(major * 10 + minor);
   auto start = std::chrono::steady_clock::now();
-  std::string source =
-      std::string(kCudaPrelude) +
-      (options.stagedOps ? "#define SDMA_STAGED_OPS 1\n" : "") + program.source;
+  std::string source = std::string(kCudaPrelude) +
+                       (options.stagedOps ? kStagedOpsDefine : "") +
+                       program.source;
   std::string nvrtcError;
   const Nvrtc *nvrtc = Nvrtc::get(nvrtcError);
   std::string versions = "driver " + std::to_string(driver->version);

@@ -6,6 +6,8 @@
 
 #include "sdma/runtime/HostMemory.h"
 
+#include <cstring>
+
 #include <sstream>
 
 using namespace sdma::rt;
@@ -88,4 +90,21 @@ CheckResult sdma::rt::checkOutputs(const Plan &plan, const HostMemory &memory) {
     }
   }
   return result;
+}
+
+uint64_t sdma::rt::differingBytes(const Plan &plan, const HostMemory &a,
+                                  const HostMemory &b, uint64_t *compared) {
+  uint64_t differ = 0, total = 0;
+  for (int r = 0; r < plan.ranks; ++r)
+    for (size_t buffer = 0; buffer < plan.buffers.size(); ++buffer) {
+      size_t n = a.bufferBytes(r, buffer);
+      const uint8_t *x = a.buffer(r, buffer), *y = b.buffer(r, buffer);
+      total += n;
+      if (std::memcmp(x, y, n) != 0)
+        for (size_t i = 0; i < n; ++i)
+          differ += x[i] != y[i];
+    }
+  if (compared)
+    *compared = total;
+  return differ;
 }

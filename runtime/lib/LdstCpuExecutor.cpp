@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/LdstCpuExecutor.h"
+#include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -146,8 +147,7 @@ LdstCpuExecutor::create(const LdstProgram &program,
   };
   {
     std::ofstream out(source);
-    out << kCpuPrelude
-        << (options.stagedOps ? "#define SDMA_STAGED_OPS 1\n" : "")
+    out << kCpuPrelude << (options.stagedOps ? kStagedOpsDefine : "")
         << (options.stageCap > 0 ? "#define SDMA_STAGE_CAP " +
                                        std::to_string(options.stageCap) + "\n"
                                  : std::string())

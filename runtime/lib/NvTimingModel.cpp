@@ -203,15 +203,24 @@ NvTimingProfile::coefficientsFor(int devices) const {
 
 std::optional<double> NvTimingProfile::predict(const Plan &plan,
                                                size_t chunkBytes,
-                                               NvExecutor executor,
-                                               int devices) const {
+                                               NvExecutor executor, int devices,
+                                               std::string *why) const {
   // As nvFeatures counts them: no more GPUs than ranks.
   const Coefficients &table =
       coefficientsFor(std::max(1, std::min(devices, plan.ranks)));
   auto it = table.find(executor);
-  if (it == table.end() ||
-      (executor == NvExecutor::CeBatch && !nvBatchApplies(plan)))
+  if (it == table.end()) {
+    if (why)
+      *why = std::string("the profile has no coefficients for executor ") +
+             nvExecutorName(executor);
     return std::nullopt;
+  }
+  if (executor == NvExecutor::CeBatch && !nvBatchApplies(plan)) {
+    if (why)
+      *why = "ce-batch does not apply to this plan: no queue has two copies "
+             "in a row";
+    return std::nullopt;
+  }
   std::array<double, kNvFeatures> f =
       nvFeatures(plan, chunkBytes, executor, devices);
   double us = 0;

@@ -98,16 +98,8 @@ void checkSizes(const std::string &path, const std::string &kind,
       ++stats.failures;
       continue;
     }
-    uint64_t differ = 0, total = 0;
-    for (int r = 0; r < plan.ranks; ++r)
-      for (size_t b = 0; b < plan.buffers.size(); ++b) {
-        size_t n = gpu.bufferBytes(r, b);
-        const uint8_t *x = gpu.buffer(r, b), *y = reference.buffer(r, b);
-        total += n;
-        if (std::memcmp(x, y, n) != 0)
-          for (size_t i = 0; i < n; ++i)
-            differ += x[i] != y[i];
-      }
+    uint64_t total = 0;
+    uint64_t differ = differingBytes(plan, gpu, reference, &total);
     CheckResult check = checkOutputs(plan, gpu);
     std::vector<double> us;
     if (!executor.time(iters, us, error)) {

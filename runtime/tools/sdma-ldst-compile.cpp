@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (staged)
-    program->source = "#define SDMA_STAGED_OPS 1\n" + program->source;
+    program->source = kStagedOpsDefine + program->source;
   if (print) {
     const char *prelude = !std::strcmp(print, "cuda")        ? kCudaPrelude
                           : !std::strcmp(print, "hip")       ? kHipPrelude

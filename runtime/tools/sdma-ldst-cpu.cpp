@@ -118,7 +118,6 @@ int main(int argc, char **argv) {
     return 1;
   }
   int ranks = plan->ranks;
-  int numBuffers = static_cast<int>(plan->buffers.size());
   bool allOk = true;
   for (uint64_t chunk : chunks)
     for (uint64_t blocks : blockCounts) {
@@ -140,17 +139,7 @@ int main(int argc, char **argv) {
           failure = "run " + std::to_string(i) + ": " + error;
           break;
         }
-        uint64_t differ = 0;
-        total = 0;
-        for (int r = 0; r < ranks; ++r)
-          for (int b = 0; b < numBuffers; ++b) {
-            const uint8_t *x = memory.buffer(r, b);
-            const uint8_t *y = reference.buffer(r, b);
-            size_t n = memory.bufferBytes(r, b);
-            total += n;
-            for (size_t k = 0; k < n; ++k)
-              differ += x[k] != y[k];
-          }
+        uint64_t differ = differingBytes(*plan, memory, reference, &total);
         uint64_t wrong =
             plan->collective ? checkOutputs(*plan, memory).wrongBytes : 0;
         if (differ || wrong)

@@ -178,14 +178,8 @@ int main(int argc, char **argv) {
             (unsigned long long)chunk, (unsigned long long)seed, error.c_str());
         return 1;
       }
-      uint64_t differ = 0;
-      if (expected)
-        for (int r = 0; r < plan->ranks; ++r)
-          for (size_t b = 0; b < plan->buffers.size(); ++b) {
-            const uint8_t *x = memory.buffer(r, b), *y = expected->buffer(r, b);
-            for (size_t i = 0; i < memory.bufferBytes(r, b); ++i)
-              differ += x[i] != y[i];
-          }
+      uint64_t differ =
+          expected ? differingBytes(layout, memory, *expected) : 0;
       CheckResult check = checkOutputs(layout, memory);
       bool ok = differ == 0 && check.wrongBytes == 0;
       if (!ok)

@@ -94,17 +94,11 @@ int main(int argc, char **argv) {
     auto f = nvFeatures(*plan, chunk, *executor, devices);
     std::optional<double> us;
     if (profile) {
-      us = profile->predict(*plan, chunk, *executor, devices);
+      std::string why;
+      us = profile->predict(*plan, chunk, *executor, devices, &why);
       if (!us) {
-        if (*executor == NvExecutor::CeBatch && !nvBatchApplies(*plan))
-          std::fprintf(stderr,
-                       "sdma-predict: error: ce-batch does not apply to "
-                       "this plan: no queue has two copies in a row\n");
-        else
-          std::fprintf(stderr,
-                       "sdma-predict: error: %s has no coefficients "
-                       "for executor %s\n",
-                       profilePath.c_str(), nvExecutorName(*executor));
+        std::fprintf(stderr, "sdma-predict: error: %s (profile %s)\n",
+                     why.c_str(), profilePath.c_str());
         return 1;
       }
     }

@@ -454,11 +454,7 @@ int main(int argc, char **argv) {
   auto checkAgainst = [&](const sdma::rt::HostMemory &memory,
                           const sdma::rt::HostMemory &expected) {
     sdma::rt::CheckResult result = sdma::rt::checkOutputs(*plan, memory);
-    uint64_t differ = 0;
-    for (int r = 0; r < plan->ranks; ++r)
-      for (size_t b = 0; b < plan->buffers.size(); ++b)
-        for (size_t k = 0; k < memory.bufferBytes(r, b); ++k)
-          differ += memory.buffer(r, b)[k] != expected.buffer(r, b)[k];
+    uint64_t differ = sdma::rt::differingBytes(*plan, memory, expected);
     if (differ) {
       result.wrongBytes += differ;
       result.firstWrong =

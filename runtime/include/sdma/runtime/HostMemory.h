@@ -59,6 +59,11 @@ struct CheckResult {
 };
 CheckResult checkOutputs(const Plan &plan, const HostMemory &memory);
 
+/// How many bytes of the plan's buffers (every rank's) differ between `a`
+/// and `b` (same plan and chunk size); the bytes compared go to `compared`.
+uint64_t differingBytes(const Plan &plan, const HostMemory &a,
+                        const HostMemory &b, uint64_t *compared = nullptr);
+
 } // namespace sdma::rt
 
 #endif // SDMA_RUNTIME_HOSTMEMORY_H

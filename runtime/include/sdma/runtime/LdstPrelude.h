@@ -19,6 +19,10 @@ namespace sdma::rt {
 /// Threads per block the executors launch (and the kernel's bound).
 constexpr int kLdstThreads = 512;
 
+/// Put before a program's source to compile it with SDMA_STAGED_OPS
+/// (CudaOptions::stagedOps; see the generated sdma_phase).
+constexpr const char *kStagedOpsDefine = "#define SDMA_STAGED_OPS 1\n";
+
 constexpr const char *kCudaPrelude = R"SDMA(
 #define SDMA_MAX_THREADS 512
 #define SDMA_GRID_CONSTANT __grid_constant__

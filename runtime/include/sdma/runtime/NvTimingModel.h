@@ -69,12 +69,14 @@ struct NvTimingProfile {
   /// The coefficients for ranks spread over `devices` GPUs: that size's
   /// own fit if the profile has one, else the joint fit.
   const Coefficients &coefficientsFor(int devices) const;
-  /// Predicted microseconds, or std::nullopt if the profile has no
-  /// coefficients for `executor` (at that size) or the executor does not
-  /// apply (ce-batch on a plan where no queue has two copies in a row:
-  /// batching would change nothing, and the fit has never seen such a plan).
+  /// Predicted microseconds, or std::nullopt (the reason in `why`, if
+  /// given) if the profile has no coefficients for `executor` (at that
+  /// size) or the executor does not apply (ce-batch on a plan where no
+  /// queue has two copies in a row: batching would change nothing, and the
+  /// fit has never seen such a plan).
   std::optional<double> predict(const Plan &plan, size_t chunkBytes,
-                                NvExecutor executor, int devices) const;
+                                NvExecutor executor, int devices,
+                                std::string *why = nullptr) const;
 };
 
 } // namespace sdma::rt
