@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Differential tester for sdma (stdlib only).
+
+  difftest.py --bin BUILD/bin --seeds 0:40 [--mutants 4] [--jobs 2]
+  difftest.py --bin BUILD/bin --minutes 60 --start 1000     (fuzz mode)
+  difftest.py --bin BUILD/bin --replay test/diff/regress/x.mlir ...
+
+Per seed: generates a random schedule that is race- and deadlock-free by
+construction (collgen/gen), checks that sdma-unroll expands it exactly as the
+generator does, that sdma-verify accepts it, and that every CPU-side backend
+gives the same bytes (backends.py); then derives mutants (one sync removed,
+one index shifted: mutate.py), asks the independent checker (hbcheck.py)
+what each is (valid, race on which buffer and rank, deadlock, postcondition
+failure, invalid) and requires sdma-verify to say the same; valid mutants run
+on the backends too. Failures are shrunk (shrink.py) and written to --out.
+Prints one line per failure and a summary; exit status 1 on any mismatch.
+"""
+import argparse
+import concurrent.futures as cf
+import os
+import random
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import backends  # noqa: E402
+import collgen  # noqa: E402
+import hbcheck  # noqa: E402
+import mutate  # noqa: E402
+import sdmair  # noqa: E402
+
+
+def run_seed(args, seed, tmp):
+    """Everything for one seed -> a result dict."""
+    sched = collgen.generate(seed)
+    text = sdmair.print_schedule(sched)
+    ranks = sched['ranks']
+    work = os.path.join(tmp, f's{seed}')
+    res = {'seed': seed, 'ranks': ranks, 'ops': len(sched['flat']), 'strategy': sched['strategy'],
+           'implements': bool(sched['implements']), 'failures': [], 'runs': {},
+           'mutants': {}, 'mutant_fail': [], 'valid_mutants': 0}
+    do_ldst = args.ldst_every > 0 and seed % args.ldst_every == 0
+    fails, runs, verdict = backends.check_schedule(args.bin, text, ranks, sched['implements'],
+                                                   sched['flat'], work, seed, do_ldst)
+    res['failures'] += [(seed, 'schedule') + f for f in fails]
+    res['runs'] = runs
+    res['text'] = text
+    rng = random.Random(seed * 7919 + 1)
+    for n, (desc, mut) in enumerate(mutate.mutants(sched, rng, args.mutants)):
+        mflat = sdmair.expand(mut['stmts'], ranks)
+        mtext = sdmair.print_schedule(mut)
+        mine, said, ok, msg = backends.check_mutant(args.bin, mtext, ranks, mflat,
+                                                    os.path.join(work, f'm{n}'))
+        key = f'{mine}'
+        res['mutants'][key] = res['mutants'].get(key, 0) + 1
+        if not ok:
+            res['mutant_fail'].append((seed, f'mutant {n} ({desc})', mine, said, msg, mtext))
+            continue
+        if mine == 'ok' and args.run_valid_mutants:
+            res['valid_mutants'] += 1
+            f2, r2, _ = backends.check_schedule(args.bin, mtext, ranks, sched['implements'],
+                                                mflat, os.path.join(work, f'm{n}r'), seed, False)
+            res['failures'] += [(seed, f'mutant {n} ({desc})') + f for f in f2]
+            for k, v in r2.items():
+                res['runs'][k] = res['runs'].get(k, 0) + v
+            if f2:
+                res.setdefault('mutant_texts', {})[f'mutant {n} ({desc})'] = mtext
+    return res
+
+
+def summarise(results, elapsed):
+    total = {'schedules': len(results), 'ops': 0, 'implements': 0, 'runs': {},
+             'mutants': {}, 'valid_mutants': 0}
+    for r in results:
+        total['ops'] += r['ops']
+        total['implements'] += r['implements']
+        total['valid_mutants'] += r['valid_mutants']
+        for k, v in r['runs'].items():
+            total['runs'][k] = total['runs'].get(k, 0) + v
+        for k, v in r['mutants'].items():
+            total['mutants'][k] = total['mutants'].get(k, 0) + v
+    fails = [f for r in results for f in r['failures']]
+    mfails = [f for r in results for f in r['mutant_fail']]
+    strategies = {}
+    for r in results:
+        strategies[r['strategy']] = strategies.get(r['strategy'], 0) + 1
+    lines = [
+        f"schedules {total['schedules']} ({total['implements']} with implements), "
+        f"{total['ops']} flat ops, ranks 2-9, {elapsed:.0f} s",
+        'strategies ' + ' '.join(f'{k}={v}' for k, v in sorted(strategies.items())),
+        'backend runs ' + ' '.join(f'{k}={v}' for k, v in sorted(total['runs'].items())),
+        f"mutants {sum(total['mutants'].values())}: " +
+        ' '.join(f'{k}={v}' for k, v in sorted(total['mutants'].items())) +
+        f"; valid mutants run on the backends {total['valid_mutants']}",
+        f'schedule mismatches {len(fails)}',
+        f'mutant mismatches {len(mfails)}',
+    ]
+    return lines, fails, mfails
+
+
+def parse_seeds(text):
+    a, _, b = text.partition(':')
+    return range(int(a), int(b)) if b else range(int(a), int(a) + 1)
+
+
+def replay(args):
+    """Each file: a flat (or any) schedule with a fixed rank count."""
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, path in enumerate(args.replay):
+            text = open(path).read()
+            import re
+            m = re.search(r'ranks\(%\w+ = (\d+)\)', text)
+            ranks = int(m.group(1))
+            fails, runs, verdict = backends.check_schedule(
+                args.bin, text, ranks, None, None, os.path.join(tmp, str(i)), i, True)
+            for f in fails:
+                print(f'FAIL {path}: {f[0]} {f[1]}: {f[2]}')
+            bad += bool(fails)
+            print(f'{"FAIL" if fails else "ok  "} {os.path.basename(path)}: '
+                  + ' '.join(f'{k}={v}' for k, v in sorted(runs.items())))
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--bin', required=True, help='directory of the sdma tools')
+    ap.add_argument('--seeds', default='0:20', help='A:B (B excluded)')
+    ap.add_argument('--minutes', type=float, default=0, help='fuzz mode: run seeds until then')
+    ap.add_argument('--start', type=int, default=0, help='fuzz mode: first seed')
+    ap.add_argument('--mutants', type=int, default=4, help='mutants per schedule')
+    ap.add_argument('--jobs', type=int, default=2)
+    ap.add_argument('--ldst-every', type=int, default=1, help='ld/st kernel every Nth seed (0: never)')
+    ap.add_argument('--run-valid-mutants', type=int, default=1)
+    ap.add_argument('--out', help='write failing schedules (and shrunk ones) here')
+    ap.add_argument('--shrink', action='store_true', help='shrink failures (needs --out)')
+    ap.add_argument('--replay', nargs='*', help='run these schedule files through every backend')
+    args = ap.parse_args()
+    args.bin = os.path.abspath(args.bin)
+    if args.replay:
+        return replay(args)
+    start = time.time()
+    results = []
+    with tempfile.TemporaryDirectory() as tmp, cf.ThreadPoolExecutor(args.jobs) as pool:
+        if args.minutes:
+            seed, pending = args.start, set()
+            while time.time() - start < args.minutes * 60 or pending:
+                while len(pending) < 2 * args.jobs and time.time() - start < args.minutes * 60:
+                    pending.add(pool.submit(run_seed, args, seed, tmp))
+                    seed += 1
+                done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                results += [d.result() for d in done]
+                for d in done:
+                    report_failures(args, d.result())
+        else:
+            for res in pool.map(lambda s: run_seed(args, s, tmp), parse_seeds(args.seeds)):
+                results.append(res)
+                report_failures(args, res)
+    lines, fails, mfails = summarise(results, time.time() - start)
+    for line in lines:
+        print(line)
+    return 1 if fails or mfails else 0
+
+
+def report_failures(args, res):
+    for f in res['failures']:
+        print(f'FAIL seed {f[0]} {f[1]}: {f[2]} {f[3]}: {f[4]}', flush=True)
+    for seed, what, mine, said, msg, _ in res['mutant_fail']:
+        print(f'FAIL seed {seed} {what}: checker says {mine}, sdma-verify says {said}: {msg}',
+              flush=True)
+    if args.out and (res['failures'] or res['mutant_fail']):
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, f'seed{res["seed"]}.mlir'), 'w') as f:
+            f.write(res['text'])
+        for what, text in res.get('mutant_texts', {}).items():
+            name = f'seed{res["seed"]}-' + what.split()[1] + '.mlir'
+            with open(os.path.join(args.out, name), 'w') as f:
+                f.write(text)
+        for seed, what, mine, said, msg, text in res['mutant_fail']:
+            name = f'seed{seed}-verify-' + what.split()[1] + '.mlir'
+            with open(os.path.join(args.out, name), 'w') as f:
+                f.write(f'// checker: {mine}; sdma-verify: {said}: {msg}\n' + text)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
