@@ -5,63 +5,67 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/DmaTimingModel.h"
+#include "JsonFields.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
-using json = nlohmann::json;
 using namespace sdma::rt;
+using namespace sdma::rt::jsonfields;
+
+std::optional<DmaTimingProfile>
+DmaTimingProfile::parse(std::string_view text, std::string &error) {
+  auto parse = [](const json &root) {
+    checkFormat(root, "sdma.dma-timing", "dma timing profile",
+                kDmaProfileVersion);
+    DmaTimingProfile p;
+    if (root.contains("target"))
+      p.target = stringField(root, "$", "target");
+    const json &q = field(root, "$", "parameters");
+    if (!q.is_object())
+      fail("$.parameters", "expected an object");
+    const json &sources = field(root, "$", "sources");
+    if (!sources.is_object() && !sources.is_array())
+      fail("$.sources", "expected an object or an array");
+    struct Field {
+      const char *name;
+      double *value;
+    } fields[] = {{"control_us", &p.controlUs},
+                  {"schedule_us", &p.scheduleUs},
+                  {"engine_startup_us", &p.engineStartupUs},
+                  {"per_command_us", &p.perCommandUs},
+                  {"engine_atomic_us", &p.engineAtomicUs},
+                  {"host_sync_us", &p.hostSyncUs},
+                  {"engine_GBps", &p.engineGBps},
+                  {"link_GBps", &p.linkGBps}};
+    for (const Field &f : fields)
+      *f.value = nonNegative(field(q, "$.parameters", f.name),
+                             std::string("$.parameters.") + f.name);
+    if (p.engineGBps <= 0)
+      fail("$.parameters.engine_GBps", "a bandwidth must be positive");
+    if (p.linkGBps <= 0)
+      fail("$.parameters.link_GBps", "a bandwidth must be positive");
+    if (q.contains("engines_per_gpu"))
+      p.enginesPerGpu =
+          integerField(q, "$.parameters", "engines_per_gpu", 1, 1 << 16);
+    return p;
+  };
+  std::optional<DmaTimingProfile> profile =
+      parseJson<DmaTimingProfile>(text, "dma timing profile", parse, error);
+  if (!profile && error == "dma timing profile is not valid JSON")
+    error = "not an sdma.dma-timing profile, version 1, with parameters and "
+            "sources: not valid JSON";
+  return profile;
+}
 
 std::optional<DmaTimingProfile> DmaTimingProfile::load(const std::string &path,
                                                        std::string &error) {
-  std::ifstream file(path);
-  if (!file) {
-    error = path + ": cannot open timing profile";
-    return std::nullopt;
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  json root = json::parse(text.str(), nullptr, false);
-  if (root.is_discarded() || !root.is_object() ||
-      root.value("format", "") != "sdma.dma-timing" ||
-      root.value("version", 0) != 1 || !root.contains("parameters") ||
-      !root.contains("sources")) {
-    error = path + ": not an sdma.dma-timing profile, version 1, with "
-                   "parameters and sources";
-    return std::nullopt;
-  }
-  DmaTimingProfile p;
-  p.target = root.value("target", "");
-  const json &q = root["parameters"];
-  struct Field {
-    const char *name;
-    double *value;
-  } fields[] = {{"control_us", &p.controlUs},
-                {"schedule_us", &p.scheduleUs},
-                {"engine_startup_us", &p.engineStartupUs},
-                {"per_command_us", &p.perCommandUs},
-                {"engine_atomic_us", &p.engineAtomicUs},
-                {"host_sync_us", &p.hostSyncUs},
-                {"engine_GBps", &p.engineGBps},
-                {"link_GBps", &p.linkGBps}};
-  for (const Field &f : fields) {
-    if (!q.contains(f.name) || !q[f.name].is_number() ||
-        q[f.name].get<double>() < 0) {
-      error = path + ": parameter \"" + f.name +
-              "\" is missing or not a non-negative number";
-      return std::nullopt;
-    }
-    *f.value = q[f.name].get<double>();
-  }
-  if (p.engineGBps <= 0 || p.linkGBps <= 0) {
-    error = path + ": bandwidths must be positive";
-    return std::nullopt;
-  }
-  p.enginesPerGpu = q.value("engines_per_gpu", 1);
-  return p;
+  std::optional<std::string> text = readFile(path, "timing profile", error);
+  std::optional<DmaTimingProfile> profile =
+      text ? parse(*text, error) : std::nullopt;
+  if (text && !profile)
+    error = path + ": " + error;
+  return profile;
 }
 
 std::optional<double> sdma::rt::predictDmaTime(const Plan &plan,

@@ -5,7 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/HostMemory.h"
+#include "sdma/runtime/CheckedMath.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <sstream>
@@ -14,8 +17,63 @@ using namespace sdma::rt;
 
 static constexpr uint8_t kPoison = 0xEE;
 
+std::optional<uint64_t> HostMemory::bytesNeeded(const Plan &plan,
+                                                size_t chunkBytes) {
+  CheckedSize perRank;
+  for (const Buffer &buffer : plan.buffers)
+    perRank.addProduct({uint64_t(buffer.chunks), chunkBytes})
+        .add(sizeof(std::vector<uint8_t>));
+  perRank.addProduct({uint64_t(plan.flags), sizeof(uint64_t)})
+      .add(2 * sizeof(std::vector<uint8_t>));
+  std::optional<uint64_t> rank = perRank.value();
+  return rank ? checkedMul(*rank, uint64_t(plan.ranks)) : std::nullopt;
+}
+
+std::optional<HostMemory> HostMemory::create(const Plan &plan,
+                                             size_t chunkBytes,
+                                             std::string &error,
+                                             const MemoryBudget &budget) {
+  if (chunkBytes == 0) {
+    error = "the chunk size must be at least 1 byte";
+    return std::nullopt;
+  }
+  if (!budget.admit(bytesNeeded(plan, chunkBytes),
+                    "host memory for " + std::to_string(plan.ranks) +
+                        " ranks' buffers and flags at " +
+                        std::to_string(chunkBytes) + "-byte chunks",
+                    error))
+    return std::nullopt;
+  return HostMemory(plan, chunkBytes);
+}
+
+bool HostMemory::matches(const Plan &plan, std::string &error) const {
+  bool same = data_.size() == size_t(plan.ranks) &&
+              flags_.size() == size_t(plan.ranks);
+  for (size_t r = 0; same && r < data_.size(); ++r) {
+    same = data_[r].size() == plan.buffers.size() &&
+           flags_[r].size() == size_t(plan.flags);
+    for (size_t b = 0; same && b < plan.buffers.size(); ++b)
+      same = data_[r][b].size() == uint64_t(plan.buffers[b].chunks) *
+                                       uint64_t(chunkBytes_);
+  }
+  if (!same)
+    error = "the host memory was made for another plan (its ranks, buffer "
+            "sizes or flags differ from " +
+            plan.schedule.substr(0, 64) + "'s)";
+  return same;
+}
+
 HostMemory::HostMemory(const Plan &plan, size_t chunkBytes)
     : chunkBytes_(chunkBytes) {
+  std::optional<uint64_t> total = bytesNeeded(plan, chunkBytes);
+  if (!total) {
+    std::fprintf(stderr,
+                 "sdma runtime: error: the host memory of a plan with %d "
+                 "ranks at %zu-byte chunks overflows 64 bits\n",
+                 plan.ranks, chunkBytes);
+    std::abort();
+  }
+  totalBytes_ = *total;
   data_.resize(plan.ranks);
   flags_.assign(plan.ranks, std::vector<uint64_t>(plan.flags, 0));
   for (auto &rank : data_)
@@ -55,6 +113,17 @@ CheckResult sdma::rt::checkOutputs(const Plan &plan, const HostMemory &memory) {
   int64_t per = c.kind == "all_to_all"                         ? outChunks / R
                 : c.kind == "all_gather" || c.kind == "gather" ? outChunks / R
                                                                : outChunks;
+  // The loaders check the collective's sizes (as sdma-verify does); a plan
+  // built by hand that breaks them, or memory of another layout, is
+  // reported as wrong rather than divided by zero or read out of bounds.
+  std::string mismatch;
+  if (per < 1 || !memory.matches(plan, mismatch)) {
+    result.wrongBytes = 1;
+    result.firstWrong = per < 1 ? "the collective's output has fewer chunks "
+                                  "than the plan has ranks"
+                                : mismatch;
+    return result;
+  }
   for (int r = 0; r < plan.ranks; ++r) {
     if (c.kind == "gather" && r != c.root)
       continue;

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/LdstCpuExecutor.h"
+#include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
@@ -121,16 +122,63 @@ extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
 }
 )SDMA";
 
+/// The guard zone on each side of a buffer of `bytes` (a multiple of 16).
+size_t guardBytes(uint64_t bytes) {
+  size_t guard = std::min<uint64_t>(std::max<uint64_t>(bytes, 4096), 1 << 20);
+  return (guard + 15) & ~size_t(15); // keep the buffer 16-byte aligned
+}
+
 } // namespace
+
+bool LdstCpuExecutor::checkRun(const LdstProgram &program,
+                               const LdstCpuOptions &options,
+                               const HostMemory *memory, int blocks,
+                               std::string &error) {
+  if (options.threads < 1 || options.threads > 1024 || options.blocks < 1 ||
+      options.blocks > 64 || blocks < 0 || blocks > 64) {
+    error = "threads per block must be 1..1024 and blocks per rank 1..64";
+    return false;
+  }
+  CheckedSize need;
+  need.addProduct({uint64_t(program.ranks),
+                   uint64_t(std::max(1, program.flagSlots)),
+                   sizeof(unsigned long long)});
+  if (!memory)
+    return options.budget.admit(need.value(),
+                                "the flag slots of " +
+                                    std::to_string(program.ranks) + " ranks",
+                                error);
+  // One host thread per GPU thread, all at once (ranks wait on each other).
+  uint64_t hostThreads = uint64_t(program.ranks) *
+                         uint64_t(blocks ? blocks : options.blocks) *
+                         uint64_t(options.threads);
+  if (hostThreads > kMaxHostThreads) {
+    error = std::to_string(hostThreads) +
+            " host threads needed (ranks x blocks x threads), more than " +
+            std::to_string(kMaxHostThreads) +
+            ": use fewer blocks or threads per block";
+    return false;
+  }
+  if (!memory->matches(program.layout(), error))
+    return false;
+  need.add(memory->totalBytes());
+  for (int r = 0; r < program.ranks; ++r)
+    for (size_t b = 0; b < program.buffers.size(); ++b) {
+      uint64_t bytes = memory->bufferBytes(r, b);
+      need.add(checkedAdd(bytes, 2 * guardBytes(bytes) + 16));
+    }
+  return options.budget.admit(need.value(),
+                              "a run of " + program.schedule.substr(0, 64) +
+                                  " on the CPU (host memory, its guarded "
+                                  "copies and the flags)",
+                              error);
+}
 
 std::unique_ptr<LdstCpuExecutor>
 LdstCpuExecutor::create(const LdstProgram &program,
                         const LdstCpuOptions &options, std::string &error) {
-  if (options.threads < 1 || options.threads > 1024 || options.blocks < 1 ||
-      options.blocks > 64) {
-    error = "threads per block must be 1..1024 and blocks per rank 1..64";
+  if (!checkRun(program, options, nullptr, 0, error))
     return nullptr;
-  }
   char dir[] = "/tmp/sdma-ldst-cpu-XXXXXX";
   if (!mkdtemp(dir)) {
     error = "cannot create a temporary directory in /tmp";
@@ -200,21 +248,8 @@ LdstCpuExecutor::~LdstCpuExecutor() {
 }
 
 bool LdstCpuExecutor::run(HostMemory &memory, std::string &error, int blocks) {
-  if (blocks < 0 || blocks > 64) {
-    error = "blocks per rank must be 1..64";
+  if (!checkRun(program_, options_, &memory, blocks, error))
     return false;
-  }
-  // One host thread per GPU thread, all at once (ranks wait on each other).
-  uint64_t hostThreads = uint64_t(program_.ranks) *
-                         uint64_t(blocks ? blocks : options_.blocks) *
-                         uint64_t(options_.threads);
-  if (hostThreads > kMaxHostThreads) {
-    error = std::to_string(hostThreads) +
-            " host threads needed (ranks x blocks x threads), more than " +
-            std::to_string(kMaxHostThreads) +
-            ": use fewer blocks or threads per block";
-    return false;
-  }
   size_t chunk = memory.chunkBytes();
   int ranks = program_.ranks;
   size_t B = program_.buffers.size();
@@ -236,8 +271,7 @@ bool LdstCpuExecutor::run(HostMemory &memory, std::string &error, int blocks) {
                 " bytes; the program needs " + std::to_string(want);
         return false;
       }
-      size_t guard = std::min<size_t>(std::max<size_t>(want, 4096), 1 << 20);
-      guard = (guard + 15) & ~size_t(15); // keep the buffer 16-byte aligned
+      size_t guard = guardBytes(want);
       std::vector<uint8_t> &v = staged[r * B + b];
       v.assign(want + 2 * guard + 16, kGuard);
       // 16-byte alignment of the buffer itself, as cudaMalloc gives.

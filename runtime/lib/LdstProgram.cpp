@@ -5,13 +5,44 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/LdstProgram.h"
+#include "JsonFields.h"
 
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
-
-using json = nlohmann::json;
 using namespace sdma::rt;
+using namespace sdma::rt::jsonfields;
+
+namespace {
+
+constexpr int64_t kMaxRanks = 65536;
+constexpr int64_t kMaxChunks = int64_t(1) << 40;
+constexpr int64_t kMaxFlagSlots = int64_t(1) << 20;
+
+/// The header's JSON, as a plan's: paths from "$" of the header object.
+LdstProgram parseHeader(const json &meta) {
+  if (!meta.is_object())
+    fail("$", "expected an object");
+  LdstProgram program;
+  checkFormat(meta, "sdma.ldst", "load/store program", kLdstVersion);
+  program.entry = stringField(meta, "$", "entry");
+  // The entry is pasted into the host and device sources: an identifier.
+  bool identifier = !program.entry.empty() && program.entry.size() <= 256 &&
+                    !(program.entry[0] >= '0' && program.entry[0] <= '9');
+  for (char c : program.entry)
+    identifier &= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9') || c == '_';
+  if (!identifier)
+    fail("$.entry", quote(program.entry) + " is not a C identifier");
+  program.schedule = stringField(meta, "$", "schedule");
+  program.ranks = integerField(meta, "$", "ranks", 1, kMaxRanks);
+  program.flagSlots =
+      integerField(meta, "$", "flag_slots", 1, kMaxFlagSlots);
+  BufferIndex index;
+  program.buffers = parseBuffers(meta, kMaxChunks, index);
+  program.collective =
+      parseCollective(meta, program.buffers, index, program.ranks);
+  return program;
+}
+
+} // namespace
 
 std::optional<LdstProgram> LdstProgram::parse(std::string source,
                                               std::string &error) {
@@ -21,77 +52,24 @@ std::optional<LdstProgram> LdstProgram::parse(std::string source,
     return std::nullopt;
   }
   size_t eol = source.find('\n');
-  json meta = json::parse(source.substr(kTag.size(), eol - kTag.size()),
-                          nullptr, /*allow_exceptions=*/false);
-  if (meta.is_discarded() || !meta.is_object()) {
-    error = "load/store program metadata is not a JSON object";
-    return std::nullopt;
-  }
-  try {
-    if (meta.at("format") != "sdma.ldst") {
-      error = "load/store program metadata: not an sdma.ldst program";
-      return std::nullopt;
-    }
-    if (meta.at("version").get<int>() != kLdstVersion) {
-      error = "load/store program version " +
-              std::to_string(meta.at("version").get<int>()) +
-              " but this runtime reads version " + std::to_string(kLdstVersion);
-      return std::nullopt;
-    }
-    LdstProgram program;
-    program.entry = meta.at("entry").get<std::string>();
-    program.schedule = meta.at("schedule").get<std::string>();
-    program.ranks = meta.at("ranks").get<int>();
-    program.flagSlots = meta.at("flag_slots").get<int>();
-    if (program.ranks < 1 || program.ranks > 65536 || program.flagSlots < 1) {
-      error = "load/store program metadata: ranks or flag slots out of range";
-      return std::nullopt;
-    }
-    for (const json &b : meta.at("buffers")) {
-      Buffer buffer{b.at("name").get<std::string>(),
-                    b.at("chunks").get<int64_t>()};
-      if (buffer.chunks < 1) {
-        error = "load/store program metadata: buffer \"" + buffer.name +
-                "\" has no chunks";
-        return std::nullopt;
-      }
-      program.buffers.push_back(buffer);
-    }
-    const json &c = meta.at("collective");
-    if (!c.is_null()) {
-      Collective collective;
-      collective.kind = c.at("kind").get<std::string>();
-      Plan layout;
-      layout.buffers = program.buffers;
-      collective.input = layout.findBuffer(c.at("input").get<std::string>());
-      collective.output = layout.findBuffer(c.at("output").get<std::string>());
-      if (collective.input < 0 || collective.output < 0) {
-        error = "load/store program metadata: unknown collective buffer";
-        return std::nullopt;
-      }
-      if (c.contains("root"))
-        collective.root = c.at("root").get<int>();
-      program.collective = collective;
-    }
-    program.source = std::move(source);
-    return program;
-  } catch (const json::exception &e) {
-    error = std::string("load/store program metadata: ") + e.what();
-    return std::nullopt;
-  }
+  std::string_view header(source);
+  header = header.substr(kTag.size(), eol == std::string::npos
+                                          ? std::string::npos
+                                          : eol - kTag.size());
+  std::optional<LdstProgram> program = parseJson<LdstProgram>(
+      header, "load/store program metadata", parseHeader, error);
+  if (program)
+    program->source = std::move(source);
+  return program;
 }
 
 std::optional<LdstProgram> LdstProgram::load(const std::string &path,
                                              std::string &error) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    error = path + ": cannot open load/store program";
-    return std::nullopt;
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  std::optional<LdstProgram> program = parse(text.str(), error);
-  if (!program)
+  std::optional<std::string> text =
+      readFile(path, "load/store program", error);
+  std::optional<LdstProgram> program =
+      text ? parse(std::move(*text), error) : std::nullopt;
+  if (text && !program)
     error = path + ": " + error;
   return program;
 }

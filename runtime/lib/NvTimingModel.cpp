@@ -125,19 +125,16 @@ std::optional<NvTimingProfile> NvTimingProfile::parse(const std::string &text,
       fail(where, "expected an object");
     NvTimingProfile::Coefficients result;
     for (auto it = executors.begin(); it != executors.end(); ++it) {
-      std::string at = where + "." + it.key();
+      std::string at = keyPath(where, it.key());
       std::optional<NvExecutor> executor = parseNvExecutor(it.key());
       if (!executor)
         fail(at, "unknown executor (ldst, ce, ce-batch, ce-graph)");
       const json &coefficients = field(*it, at, "coefficients");
       std::array<double, kNvFeatures> c{};
       for (int i = 0; i < kNvFeatures; ++i) {
-        const json &v =
-            field(coefficients, at + ".coefficients", kNvFeatureNames[i]);
-        if (!v.is_number() || v.get<double>() < 0)
-          fail(at + ".coefficients." + kNvFeatureNames[i],
-               "expected a non-negative number");
-        c[i] = v.get<double>();
+        c[i] = nonNegative(
+            field(coefficients, at + ".coefficients", kNvFeatureNames[i]),
+            at + ".coefficients." + kNvFeatureNames[i]);
       }
       result[*executor] = c;
     }
@@ -149,11 +146,11 @@ std::optional<NvTimingProfile> NvTimingProfile::parse(const std::string &text,
     profile.coefficients =
         parseExecutors(field(root, "$", "executors"), "$.executors");
     if (root.contains("by_devices")) {
-      const json &sizes = root["by_devices"];
+      const json &sizes = field(root, "$", "by_devices");
       if (!sizes.is_object())
         fail("$.by_devices", "expected an object");
       for (auto it = sizes.begin(); it != sizes.end(); ++it) {
-        std::string where = "$.by_devices." + it.key();
+        std::string where = keyPath("$.by_devices", it.key());
         int devices = 0;
         for (char ch : it.key())
           if (ch < '0' || ch > '9' ||

@@ -62,10 +62,13 @@ PacketPlan parsePacketPlan(const json &root) {
   checkFormat(root, "sdma.packets", "packet plan", kPacketPlanVersion);
   plan.program = stringField(root, "$", "program");
   plan.ranks = integerField(root, "$", "ranks", 1, kMaxRanks);
-  plan.buffers = parseBuffers(root, kMaxChunks);
-  plan.collective = parseCollective(root, plan.buffers, plan.ranks);
-  plan.flags = integerField(root, "$", "flags", 2, 1 << 20);
-  plan.timestamps = integerField(root, "$", "timestamps", 0, 1 << 20);
+  BufferIndex bufferIndex;
+  plan.buffers = parseBuffers(root, kMaxChunks, bufferIndex);
+  plan.collective =
+      parseCollective(root, plan.buffers, bufferIndex, plan.ranks);
+  plan.flags = integerField(root, "$", "flags", 2, kMaxPacketFlags);
+  plan.timestamps =
+      integerField(root, "$", "timestamps", 0, kMaxPacketTimestamps);
   plan.chunkAlign = integerField(root, "$", "chunk_align", 1, 1 << 20);
   if (plan.chunkAlign & (plan.chunkAlign - 1))
     fail("$.chunk_align", "must be a power of two");
@@ -78,18 +81,15 @@ PacketPlan parsePacketPlan(const json &root) {
     plan.done.push_back(integer(done[r], "$.done[" + std::to_string(r) + "]", 0,
                                 std::numeric_limits<int32_t>::max()));
 
-  const json &queues = field(root, "$", "queues");
-  if (!queues.is_array())
-    fail("$.queues", "expected an array");
+  const json &queues = arrayField(root, "$", "queues");
+  QueueSet seen;
+  plan.queues.reserve(queues.size());
   for (size_t i = 0; i < queues.size(); ++i) {
     std::string path = "$.queues[" + std::to_string(i) + "]";
     PacketQueue queue;
     queue.rank = integerField(queues[i], path, "rank", 0, plan.ranks - 1);
     queue.engine = integerField(queues[i], path, "engine", 0, 1 << 16);
-    for (const PacketQueue &other : plan.queues)
-      if (other.rank == queue.rank && other.engine == queue.engine)
-        fail(path, "a second queue for rank " + std::to_string(queue.rank) +
-                       " engine " + std::to_string(queue.engine));
+    seen.insert(queue.rank, queue.engine, path);
     int64_t dwords = integerField(queues[i], path, "dwords", 0, kMaxDwords);
     std::string bytes;
     if (!decodeBase64(stringField(queues[i], path, "image"), bytes))
@@ -104,9 +104,8 @@ PacketPlan parsePacketPlan(const json &root) {
         queue.image[d] |=
             static_cast<uint32_t>(static_cast<uint8_t>(bytes[4 * d + k]))
             << (8 * k);
-    const json &relocs = field(queues[i], path, "relocs");
-    if (!relocs.is_array())
-      fail(path + ".relocs", "expected an array");
+    const json &relocs = arrayField(queues[i], path, "relocs");
+    queue.relocations.reserve(relocs.size());
     for (size_t j = 0; j < relocs.size(); ++j) {
       std::string rpath = path + ".relocs[" + std::to_string(j) + "]";
       Relocation r;
@@ -117,13 +116,9 @@ PacketPlan parsePacketPlan(const json &root) {
       if (kind == "chunk") {
         r.kind = Relocation::Kind::Chunk;
         r.rank = integerField(relocs[j], rpath, "rank", 0, plan.ranks - 1);
-        std::string name = stringField(relocs[j], rpath, "buffer");
-        r.buffer = -1;
-        for (size_t b = 0; b < plan.buffers.size(); ++b)
-          if (plan.buffers[b].name == name)
-            r.buffer = static_cast<int>(b);
-        if (r.buffer < 0)
-          fail(rpath + ".buffer", "unknown buffer \"" + name + "\"");
+        r.buffer = findBuffer(bufferIndex,
+                              stringField(relocs[j], rpath, "buffer"),
+                              rpath + ".buffer");
         r.chunk = integerField(relocs[j], rpath, "chunk", 0,
                                plan.buffers[r.buffer].chunks - 1);
       } else if (kind == "flag") {
@@ -141,7 +136,7 @@ PacketPlan parsePacketPlan(const json &root) {
         r.kind = Relocation::Kind::Count;
         r.chunks = integerField(relocs[j], rpath, "chunks", 1, kMaxChunks);
       } else {
-        fail(rpath + ".kind", "unknown relocation \"" + kind + "\"");
+        fail(rpath + ".kind", "unknown relocation " + quote(kind));
       }
       queue.relocations.push_back(r);
     }

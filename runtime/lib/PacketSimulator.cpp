@@ -3,13 +3,18 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // The simulated address space: buffer b of rank r at kDataBase + (r x B + b)
-// x 2^36, rank r's flag slots at kFlagBase + r x 2^20 (8 bytes each), its
-// timestamp slots at kTimestampBase + r x 2^20 (32 bytes each). Every packet
-// address must fall inside one of these, whole: a bad relocation shows up as
-// an address outside every region, named with its queue and packet.
+// x 2^36 (so a buffer holds at most 64 GiB and ranks x buffers at most
+// 2^27), rank r's flag slots at kFlagBase + r x 2^23 (8 bytes each: room
+// for the loader's 2^20 slots), its timestamp slots at kTimestampBase + r x
+// 2^25 (32 bytes each, 2^20 slots). Every packet address must fall inside
+// one of these, whole: a bad relocation shows up as an address outside
+// every region, named with its queue and packet. Sizes that do not fit are
+// refused before anything runs; so is a program whose decoded packets,
+// timestamp slots and memory would exceed the memory budget.
 //
 //===----------------------------------------------------------------------===//
 
+#include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/Packets.h"
 
 #include <algorithm>
@@ -21,9 +26,20 @@ using namespace sdma::rt;
 namespace {
 constexpr uint64_t kDataBase = 0x0000100000000000ull;
 constexpr int kDataShift = 36;
+constexpr uint64_t kMaxBufferIndex = uint64_t(1) << 27; // ranks x buffers
 constexpr uint64_t kFlagBase = 0xF000000000000000ull;
 constexpr uint64_t kTimestampBase = 0xF800000000000000ull;
-constexpr int kRankShift = 20;
+constexpr int kFlagShift = 23;      // 2^20 slots of 8 bytes per rank
+constexpr int kTimestampShift = 25; // 2^20 slots of 32 bytes per rank
+static_assert((uint64_t(kMaxPacketFlags) * 8) <= (uint64_t(1) << kFlagShift),
+              "a rank's flag slots must fit its region");
+static_assert((uint64_t(kMaxPacketTimestamps) * 32) <=
+                  (uint64_t(1) << kTimestampShift),
+              "a rank's timestamp slots must fit its region");
+static_assert((uint64_t(65536) << kFlagShift) <= kTimestampBase - kFlagBase,
+              "every rank's flag region must fit below the timestamps");
+static_assert(kDataBase + (kMaxBufferIndex << kDataShift) <= kFlagBase,
+              "every buffer must fit below the flags");
 
 std::string hex(uint64_t v) {
   char text[24];
@@ -37,7 +53,34 @@ uint64_t dataAddress(const PacketPlan &plan, int rank, int buffer) {
          (uint64_t(rank * plan.buffers.size() + buffer) << kDataShift);
 }
 
-/// Patches `queue`'s relocations for `chunk` into `image`.
+/// Whether the plan's buffers at `chunk` fit the simulated address space
+/// (and their sizes 64 bits).
+bool checkLayout(const PacketPlan &plan, uint64_t chunk, std::string &error) {
+  std::optional<uint64_t> slots =
+      checkedMul(uint64_t(plan.ranks), plan.buffers.size());
+  if (!slots || *slots > kMaxBufferIndex) {
+    error = std::to_string(plan.ranks) + " ranks x " +
+            std::to_string(plan.buffers.size()) +
+            " buffers exceed the packet simulator's " +
+            std::to_string(kMaxBufferIndex) + " buffer regions";
+    return false;
+  }
+  for (const Buffer &buffer : plan.buffers) {
+    std::optional<uint64_t> bytes = checkedMul(buffer.chunks, chunk);
+    if (!bytes || *bytes > (uint64_t(1) << kDataShift)) {
+      error = "buffer " + buffer.name.substr(0, 64) + " (" +
+              std::to_string(buffer.chunks) + " chunks of " +
+              std::to_string(chunk) +
+              " bytes) is larger than the packet simulator's 64 GiB per "
+              "buffer";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Patches `queue`'s relocations for `chunk` into `image`
+/// (checkLayout(plan, chunk) must hold: no address computed here wraps).
 bool patchQueue(const PacketPlan &plan, const PacketQueue &queue,
                 uint64_t chunk, std::vector<uint32_t> &image,
                 std::string &error) {
@@ -49,14 +92,16 @@ bool patchQueue(const PacketPlan &plan, const PacketQueue &queue,
       value = dataAddress(plan, r.rank, r.buffer) + r.chunk * chunk;
       break;
     case Relocation::Kind::Flag:
-      value = kFlagBase + (uint64_t(r.rank) << kRankShift) + r.slot * 8;
+      value = kFlagBase + (uint64_t(r.rank) << kFlagShift) + r.slot * 8;
       break;
     case Relocation::Kind::Timestamp:
-      value = kTimestampBase + (uint64_t(r.rank) << kRankShift) + r.slot * 32;
+      value =
+          kTimestampBase + (uint64_t(r.rank) << kTimestampShift) + r.slot * 32;
       break;
     case Relocation::Kind::Count: {
-      uint64_t bytes = r.chunks * chunk;
-      if (bytes - 1 > 0x3fffffffull) {
+      std::optional<uint64_t> product = checkedMul(r.chunks, chunk);
+      uint64_t bytes = product.value_or(0);
+      if (bytes == 0 || bytes - 1 > 0x3fffffffull) {
         error = "relocation at dword " + std::to_string(r.dword) + ": " +
                 std::to_string(r.chunks) + " chunks of " +
                 std::to_string(chunk) +
@@ -106,16 +151,18 @@ public:
       return nullptr;
     };
     if (addr >= kTimestampBase) {
-      uint64_t rank = (addr - kTimestampBase) >> kRankShift;
-      uint64_t off = (addr - kTimestampBase) & ((1ull << kRankShift) - 1);
-      if (rank >= uint64_t(plan.ranks) || off + len > timestamps[rank].size())
+      uint64_t rank = (addr - kTimestampBase) >> kTimestampShift;
+      uint64_t off = (addr - kTimestampBase) & ((1ull << kTimestampShift) - 1);
+      if (rank >= uint64_t(plan.ranks) || len > timestamps[rank].size() ||
+          off > timestamps[rank].size() - len)
         return outside("is outside every rank's timestamp slots");
       return timestamps[rank].data() + off;
     }
     if (addr >= kFlagBase) {
-      uint64_t rank = (addr - kFlagBase) >> kRankShift;
-      uint64_t off = (addr - kFlagBase) & ((1ull << kRankShift) - 1);
-      if (rank >= uint64_t(plan.ranks) || off + len > uint64_t(plan.flags) * 8)
+      uint64_t rank = (addr - kFlagBase) >> kFlagShift;
+      uint64_t off = (addr - kFlagBase) & ((1ull << kFlagShift) - 1);
+      uint64_t size = uint64_t(plan.flags) * 8;
+      if (rank >= uint64_t(plan.ranks) || len > size || off > size - len)
         return outside("is outside every rank's flag slots");
       return reinterpret_cast<uint8_t *>(memory.flags(rank).data()) + off;
     }
@@ -126,7 +173,8 @@ public:
       uint64_t buffer = index % plan.buffers.size();
       if (rank >= uint64_t(plan.ranks))
         return outside("is beyond the last rank's buffers");
-      if (off + len > memory.bufferBytes(rank, buffer))
+      if (len > memory.bufferBytes(rank, buffer) ||
+          off > memory.bufferBytes(rank, buffer) - len)
         return outside(
             "runs past the end of buffer \"" + plan.buffers[buffer].name +
             "\" of rank " + std::to_string(rank) + " (" +
@@ -139,8 +187,8 @@ public:
   /// "flag@r1[2]" for a flag address, else the address.
   std::string name(uint64_t addr) const {
     if (addr >= kFlagBase && addr < kTimestampBase) {
-      uint64_t rank = (addr - kFlagBase) >> kRankShift;
-      uint64_t off = (addr - kFlagBase) & ((1ull << kRankShift) - 1);
+      uint64_t rank = (addr - kFlagBase) >> kFlagShift;
+      uint64_t off = (addr - kFlagBase) & ((1ull << kFlagShift) - 1);
       return "flag@r" + std::to_string(rank) + "[" + std::to_string(off / 8) +
              "]";
     }
@@ -193,7 +241,22 @@ bool sdma::rt::simulatePackets(const PacketPlan &plan, HostMemory &memory,
   PacketSimStats &s = stats ? *stats : local;
   s = PacketSimStats();
   const uint64_t chunk = memory.chunkBytes();
-  if (!checkChunk(plan, chunk, error))
+  if (!checkChunk(plan, chunk, error) || !checkLayout(plan, chunk, error) ||
+      !memory.matches(plan.layout(), error))
+    return false;
+  // What the run allocates besides `memory`: each queue's patched image and
+  // decoded packets (at most one per dword), every rank's timestamp slots.
+  CheckedSize need;
+  need.add(memory.totalBytes());
+  for (const PacketQueue &queue : plan.queues)
+    need.addProduct({queue.image.size(), sizeof(uint32_t) + sizeof(Packet)});
+  need.addProduct({uint64_t(plan.ranks), uint64_t(plan.timestamps), 32});
+  if (!options.budget.admit(need.value(),
+                            "the packet simulation of " +
+                                plan.program.substr(0, 64) +
+                                " (host memory, decoded packets, timestamp "
+                                "slots)",
+                            error))
     return false;
   Machine machine(plan, memory);
 
@@ -252,7 +315,13 @@ bool sdma::rt::simulatePackets(const PacketPlan &plan, HostMemory &memory,
       uint8_t *dst = src ? machine.translate(p.addr[1], p.bytes, why) : nullptr;
       if (!dst)
         return fault(e, p, "COPY_LINEAR " + why);
-      std::memmove(dst, src, p.bytes);
+      // A copy onto itself moves nothing; a partial overlap has no defined
+      // result on the engine, so it is a fault, never a memmove.
+      if (dst == src)
+        break;
+      if (src < dst + p.bytes && dst < src + p.bytes)
+        return fault(e, p, "COPY_LINEAR source and destination overlap");
+      std::memcpy(dst, src, p.bytes);
       s.bytesMoved += p.bytes;
       break;
     }
@@ -265,9 +334,19 @@ bool sdma::rt::simulatePackets(const PacketPlan &plan, HostMemory &memory,
       uint8_t *d1 = d0 ? machine.translate(p.addr[2], p.bytes, why) : nullptr;
       if (!d1)
         return fault(e, p, "COPY_BROADCAST " + why);
-      std::memmove(d0, src, p.bytes);
-      std::memmove(d1, src, p.bytes);
-      s.bytesMoved += 2 * p.bytes;
+      auto partial = [&](const uint8_t *x, const uint8_t *y) {
+        return x != y && x < y + p.bytes && y < x + p.bytes;
+      };
+      if (partial(src, d0) || partial(src, d1) || partial(d0, d1))
+        return fault(e, p, "COPY_BROADCAST source and destinations overlap");
+      if (d0 != src) {
+        std::memcpy(d0, src, p.bytes);
+        s.bytesMoved += p.bytes;
+      }
+      if (d1 != src && d1 != d0) {
+        std::memcpy(d1, src, p.bytes);
+        s.bytesMoved += p.bytes;
+      }
       break;
     }
     case Packet::Kind::CopySwap: {
@@ -277,6 +356,8 @@ bool sdma::rt::simulatePackets(const PacketPlan &plan, HostMemory &memory,
       uint8_t *b = a ? machine.translate(p.addr[1], p.bytes, why) : nullptr;
       if (!b)
         return fault(e, p, "COPY_SWAP " + why);
+      if (a == b)
+        break; // a swap with itself moves nothing
       if (a < b + p.bytes && b < a + p.bytes)
         return fault(e, p, "COPY_SWAP of overlapping ranges");
       std::swap_ranges(a, a + p.bytes, b);
@@ -410,7 +491,8 @@ bool sdma::rt::simulatePackets(const PacketPlan &plan, HostMemory &memory,
 std::optional<Plan> sdma::rt::liftPackets(const PacketPlan &plan,
                                           size_t chunkBytes,
                                           std::string &error) {
-  if (!checkChunk(plan, chunkBytes, error))
+  if (!checkChunk(plan, chunkBytes, error) ||
+      !checkLayout(plan, chunkBytes, error))
     return std::nullopt;
   Plan lifted = plan.layout();
   lifted.engines = 0;
@@ -447,8 +529,11 @@ std::optional<Plan> sdma::rt::liftPackets(const PacketPlan &plan,
     auto flag = [&](uint64_t addr, int &rank, int &slot) -> bool {
       if (addr < kFlagBase || addr >= kTimestampBase)
         return false;
-      rank = static_cast<int>((addr - kFlagBase) >> kRankShift);
-      uint64_t off = (addr - kFlagBase) & ((1ull << kRankShift) - 1);
+      uint64_t wide = (addr - kFlagBase) >> kFlagShift;
+      uint64_t off = (addr - kFlagBase) & ((1ull << kFlagShift) - 1);
+      if (wide >= uint64_t(plan.ranks))
+        return false;
+      rank = static_cast<int>(wide);
       slot = static_cast<int>(off / 8);
       return rank < plan.ranks && off % 8 == 0 && slot < plan.flags;
     };

@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/Simulator.h"
+#include "sdma/runtime/CheckedMath.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -62,11 +64,9 @@ private:
   void start(size_t q);
   /// Writes the destinations of queue q's started command.
   void finish(size_t q);
-  /// Runs the next command of queue q completely.
-  void step(size_t q) {
-    start(q);
-    finish(q);
-  }
+  /// Runs the next command of queue q completely, with no staging copy
+  /// (the slices of one command are disjoint or identical).
+  void step(size_t q);
 
   const Plan &plan;
   HostMemory &memory;
@@ -77,46 +77,26 @@ private:
 
 } // namespace
 
-void Simulator::start(size_t q) {
+void Simulator::step(size_t q) {
   QueueState &state = queues[q];
   const Command &command = plan.streams[q].commands[state.next];
-  auto stage = [&](int i, const Slice &s) {
-    state.staged[i].assign(memory.slice(s),
-                           memory.slice(s) + memory.sliceBytes(s));
-  };
+  const Slice *s = command.slices;
+  size_t bytes = memory.sliceBytes(s[0]);
   switch (command.kind) {
   case Command::Kind::Copy:
-  case Command::Kind::Bcast:
-    stage(0, command.slices[0]);
-    break;
-  case Command::Kind::Swap:
-    stage(0, command.slices[0]);
-    stage(1, command.slices[1]);
-    break;
-  case Command::Kind::Notify:
-  case Command::Kind::Poll:
-    break;
-  }
-  state.inFlight = true;
-}
-
-void Simulator::finish(size_t q) {
-  QueueState &state = queues[q];
-  const Command &command = plan.streams[q].commands[state.next];
-  auto write = [&](const Slice &s, const std::vector<uint8_t> &bytes) {
-    std::memcpy(memory.slice(s), bytes.data(), bytes.size());
-  };
-  switch (command.kind) {
-  case Command::Kind::Copy:
-    write(command.slices[1], state.staged[0]);
+    if (s[1] != s[0])
+      std::memcpy(memory.slice(s[1]), memory.slice(s[0]), bytes);
     break;
   case Command::Kind::Bcast:
-    write(command.slices[1], state.staged[0]);
-    write(command.slices[2], state.staged[0]);
+    if (s[1] != s[0])
+      std::memcpy(memory.slice(s[1]), memory.slice(s[0]), bytes);
+    if (s[2] != s[0] && s[2] != s[1])
+      std::memcpy(memory.slice(s[2]), memory.slice(s[0]), bytes);
     break;
   case Command::Kind::Swap:
-    write(command.slices[0], state.staged[1]);
-    write(command.slices[1], state.staged[0]);
+    if (s[1] != s[0])
+      std::swap_ranges(memory.slice(s[0]), memory.slice(s[0]) + bytes,
+                       memory.slice(s[1]));
     break;
   case Command::Kind::Notify:
     ++memory.flags(command.target)[command.flag];
@@ -124,11 +104,95 @@ void Simulator::finish(size_t q) {
   case Command::Kind::Poll:
     break;
   }
+  ++state.next;
+}
+
+void Simulator::start(size_t q) {
+  QueueState &state = queues[q];
+  const Command &command = plan.streams[q].commands[state.next];
+  auto stage = [&](int i, const Slice &s) {
+    state.staged[i].assign(memory.slice(s),
+                           memory.slice(s) + memory.sliceBytes(s));
+  };
+  if (!command.isNoOp())
+    switch (command.kind) {
+    case Command::Kind::Copy:
+    case Command::Kind::Bcast:
+      stage(0, command.slices[0]);
+      break;
+    case Command::Kind::Swap:
+      stage(0, command.slices[0]);
+      stage(1, command.slices[1]);
+      break;
+    case Command::Kind::Notify:
+    case Command::Kind::Poll:
+      break;
+    }
+  state.inFlight = true;
+}
+
+void Simulator::finish(size_t q) {
+  QueueState &state = queues[q];
+  const Command &command = plan.streams[q].commands[state.next];
+  const Slice *s = command.slices;
+  // A destination identical to the source (or to the other destination)
+  // is not written: the command moves nothing onto itself.
+  auto write = [&](const Slice &to, const std::vector<uint8_t> &bytes) {
+    std::memcpy(memory.slice(to), bytes.data(), bytes.size());
+  };
+  switch (command.kind) {
+  case Command::Kind::Copy:
+    if (s[1] != s[0])
+      write(s[1], state.staged[0]);
+    break;
+  case Command::Kind::Bcast:
+    if (s[1] != s[0])
+      write(s[1], state.staged[0]);
+    if (s[2] != s[0] && s[2] != s[1])
+      write(s[2], state.staged[0]);
+    break;
+  case Command::Kind::Swap:
+    if (s[1] != s[0]) {
+      write(s[0], state.staged[1]);
+      write(s[1], state.staged[0]);
+    }
+    break;
+  case Command::Kind::Notify:
+    ++memory.flags(command.target)[command.flag];
+    break;
+  case Command::Kind::Poll:
+    break;
+  }
+  for (std::vector<uint8_t> &staged : state.staged)
+    std::vector<uint8_t>().swap(staged);
   state.inFlight = false;
   ++state.next;
 }
 
 bool Simulator::run(std::string &error) {
+  if (!plan.check(error) || !memory.matches(plan, error))
+    return false;
+  // Adversarial mode holds what each started command read until it
+  // finishes: at most every queue's largest staging at once.
+  if (options.adversarial) {
+    CheckedSize need;
+    need.add(memory.totalBytes());
+    for (const Stream &stream : plan.streams) {
+      uint64_t largest = 0;
+      for (const Command &c : stream.commands)
+        if (c.kind == Command::Kind::Copy || c.kind == Command::Kind::Bcast ||
+            c.kind == Command::Kind::Swap)
+          largest = std::max<uint64_t>(
+              largest, (c.kind == Command::Kind::Swap ? 2 : 1) *
+                           memory.sliceBytes(c.slices[0]));
+      need.add(largest);
+    }
+    if (!options.budget.admit(need.value(),
+                              "the adversarial simulation (host memory plus "
+                              "each queue's staged command)",
+                              error))
+      return false;
+  }
   for (int r = 0; r < plan.ranks; ++r) {
     std::fill(memory.flags(r).begin(), memory.flags(r).end(), 0);
     memory.flags(r)[kLaunchFlag] = 1; // the host's launch write

@@ -24,11 +24,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolOptions.h"
 #include "sdma/runtime/CudaCeExecutor.h"
 #include "sdma/runtime/CudaExecutor.h"
 #include "sdma/runtime/Simulator.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -38,18 +40,34 @@
 using namespace sdma::rt;
 
 static bool parseSize(const std::string &text, uint64_t &bytes) {
-  char *end = nullptr;
-  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  uint64_t scale = 1;
-  if (*end == 'K' || *end == 'k')
-    scale = 1ull << 10, ++end;
-  else if (*end == 'M' || *end == 'm')
-    scale = 1ull << 20, ++end;
-  if (*end != '\0' || v == 0)
+  std::optional<uint64_t> v = MemoryBudget::parseBytes(text);
+  if (!v)
     return false;
-  bytes = v * scale;
+  bytes = *v;
   return true;
 }
+
+static bool parseInt(const std::string &text, long lo, long hi, long &value) {
+  char *end = nullptr;
+  errno = 0;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end || errno || v < lo || v > hi)
+    return false;
+  value = v;
+  return true;
+}
+
+static const char *kUsage =
+    "usage: sdma-gpu-check [options] NAME.hip...\n"
+    "Runs each load/store program (and its plan NAME.json) on the GPU at\n"
+    "every size and compares every byte with the CPU simulator.\n"
+    "  --sizes=N,...          output bytes per rank, K/M suffixes (default\n"
+    "                         1K,4K,...,64M)\n"
+    "  --iters=N              timed runs per size (default 20)\n"
+    "  --timeout-ms=N         a run that takes longer fails (default 10000)\n"
+    "  --devices=I,...        GPUs to spread the ranks over (default 0)\n"
+    "  --executors=E,...      ldst, ldst-staged, ce, ce-batch, ce-graph\n"
+    "                         (default ldst)\n";
 
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -67,13 +85,28 @@ struct Stats {
 template <typename Executor>
 void checkSizes(const std::string &path, const std::string &kind,
                 const Plan &plan, Executor &executor,
-                const std::vector<uint64_t> &sizes, int iters, Stats &stats) {
+                const std::vector<uint64_t> &sizes, int iters,
+                const MemoryBudget &budget, Stats &stats) {
   std::string error;
   int64_t outChunks =
       plan.buffers[plan.collective ? plan.collective->output : 0].chunks;
   for (uint64_t size : sizes) {
     uint64_t chunk = std::max<uint64_t>(1, size / outChunks);
-    HostMemory reference(plan, chunk), gpu(plan, chunk);
+    // Three copies of every buffer on the host: reference, GPU, again.
+    MemoryBudget third = budget;
+    third.bytes /= 3;
+    std::optional<HostMemory> expected =
+        HostMemory::create(plan, chunk, error, third);
+    std::optional<HostMemory> actual =
+        expected ? HostMemory::create(plan, chunk, error, third)
+                 : std::nullopt;
+    if (!actual) {
+      std::printf("FAIL %s %s size %llu: %s\n", kind.c_str(), path.c_str(),
+                  (unsigned long long)size, error.c_str());
+      ++stats.failures;
+      continue;
+    }
+    HostMemory &reference = *expected, &gpu = *actual;
     fillInputs(plan, reference);
     fillInputs(plan, gpu);
     if (!simulate(plan, reference, {}, error)) {
@@ -161,40 +194,71 @@ int main(int argc, char **argv) {
   uint64_t timeoutMs = 10000;
   std::vector<int> devices;
   std::vector<std::string> programs, executors;
+  MemoryBudget budget;
+  if (int status =
+          tool::handleCommon(argc, argv, "sdma-gpu-check", kUsage, budget);
+      status >= 0)
+    return status;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--sizes=", 0) == 0) {
+    int status = 0;
+    long value = 0;
+    if (tool::memoryBudgetOption("sdma-gpu-check", arg, budget, status)) {
+      if (status)
+        return status;
+    } else if (arg.rfind("--sizes=", 0) == 0) {
       std::stringstream list(arg.substr(8));
       std::string item;
       while (std::getline(list, item, ',')) {
         uint64_t bytes;
         if (!parseSize(item, bytes)) {
-          std::fprintf(stderr, "sdma-gpu-check: bad size '%s'\n", item.c_str());
-          return 1;
+          std::fprintf(stderr, "sdma-gpu-check: bad size '%.64s'\n",
+                       item.c_str());
+          return tool::kUsageError;
         }
         sizes.push_back(bytes);
       }
     } else if (arg.rfind("--iters=", 0) == 0) {
-      iters = std::atoi(arg.c_str() + 8);
+      if (!parseInt(arg.substr(8), 1, 1 << 20, value)) {
+        std::fprintf(stderr, "sdma-gpu-check: bad --iters '%.64s'\n",
+                     arg.c_str() + 8);
+        return tool::kUsageError;
+      }
+      iters = static_cast<int>(value);
     } else if (arg.rfind("--devices=", 0) == 0) {
       std::stringstream list(arg.substr(10));
       std::string item;
-      while (std::getline(list, item, ','))
-        devices.push_back(std::atoi(item.c_str()));
+      while (std::getline(list, item, ',')) {
+        if (!parseInt(item, 0, 1 << 16, value)) {
+          std::fprintf(stderr, "sdma-gpu-check: bad device '%.64s'\n",
+                       item.c_str());
+          return tool::kUsageError;
+        }
+        devices.push_back(static_cast<int>(value));
+      }
     } else if (arg.rfind("--executors=", 0) == 0) {
       std::stringstream list(arg.substr(12));
       std::string item;
       while (std::getline(list, item, ',')) {
         if (item != "ldst" && item != "ldst-staged" && item != "ce" &&
             item != "ce-batch" && item != "ce-graph") {
-          std::fprintf(stderr, "sdma-gpu-check: unknown executor '%s'\n",
+          std::fprintf(stderr,
+                       "sdma-gpu-check: unknown executor '%.64s' (ldst, "
+                       "ldst-staged, ce, ce-batch, ce-graph)\n",
                        item.c_str());
-          return 1;
+          return tool::kUsageError;
         }
         executors.push_back(item);
       }
     } else if (arg.rfind("--timeout-ms=", 0) == 0) {
-      timeoutMs = std::strtoull(arg.c_str() + 13, nullptr, 10);
+      if (!parseInt(arg.substr(13), 1, 1l << 40, value)) {
+        std::fprintf(stderr, "sdma-gpu-check: bad --timeout-ms '%.64s'\n",
+                     arg.c_str() + 13);
+        return tool::kUsageError;
+      }
+      timeoutMs = static_cast<uint64_t>(value);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return tool::unknownOption("sdma-gpu-check", arg);
     } else {
       programs.push_back(arg);
     }
@@ -243,7 +307,8 @@ int main(int argc, char **argv) {
                         .count();
         if (warm && warm->compileInfo().cacheHit)
           stats.warmPrepareMs.push_back(ms);
-        checkSizes(path, kind, *plan, *executor, sizes, iters, stats);
+        checkSizes(path, kind, *plan, *executor, sizes, iters, budget,
+                   stats);
         continue;
       }
       CeOptions ce;
@@ -256,7 +321,8 @@ int main(int argc, char **argv) {
         ++stats.failures;
         continue;
       }
-      checkSizes(planPath, kind, *plan, *executor, sizes, iters, stats);
+      checkSizes(planPath, kind, *plan, *executor, sizes, iters, budget,
+                 stats);
     }
   }
   std::printf("warm prepare (cache hit, create to ready): median %.3f ms over "

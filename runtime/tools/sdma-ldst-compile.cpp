@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolOptions.h"
 #include "sdma/runtime/CudaDriver.h"
 #ifdef SDMA_HAVE_HIP
 #include "sdma/runtime/HipExecutor.h"
@@ -26,12 +27,35 @@
 
 using namespace sdma::rt;
 
+static const char *kUsage =
+    "usage: sdma-ldst-compile PROGRAM.hip (--nvrtc=ARCH | --hiprtc=ARCH |\n"
+    "                         --print=cuda|hip|hip-clang) [options]\n"
+    "Compiles a load/store program (sdma-translate --sdma-to-hip) with no\n"
+    "GPU, or prints it with a target's prelude.\n"
+    "  --nvrtc=ARCH           compile with NVRTC for ARCH, e.g. sm_90 "
+    "(default: none)\n"
+    "  --hiprtc=ARCH          compile with hipRTC for ARCH, e.g. gfx90a\n"
+    "                         (default: none)\n"
+    "  --print=TARGET         write the program with the cuda, hip or\n"
+    "                         hip-clang prelude to stdout (default: none)\n"
+    "  --staged               with SDMA_STAGED_OPS (default: off)\n";
+
 int main(int argc, char **argv) {
   const char *path = nullptr, *arch = nullptr, *print = nullptr,
              *hipArch = nullptr;
   bool staged = false;
+  MemoryBudget budget;
+  if (int status =
+          tool::handleCommon(argc, argv, "sdma-ldst-compile", kUsage, budget);
+      status >= 0)
+    return status;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--staged"))
+    int status = 0;
+    if (tool::memoryBudgetOption("sdma-ldst-compile", argv[i], budget,
+                                 status)) {
+      if (status)
+        return status;
+    } else if (!std::strcmp(argv[i], "--staged"))
       staged = true;
     else if (!std::strncmp(argv[i], "--nvrtc=", 8))
       arch = argv[i] + 8;
@@ -39,13 +63,21 @@ int main(int argc, char **argv) {
       hipArch = argv[i] + 9;
     else if (!std::strncmp(argv[i], "--print=", 8))
       print = argv[i] + 8;
-    else
+    else if (argv[i][0] == '-' && argv[i][1])
+      return tool::unknownOption("sdma-ldst-compile", argv[i]);
+    else if (!path)
       path = argv[i];
+    else {
+      std::fprintf(stderr, "sdma-ldst-compile: more than one program given\n");
+      return tool::kUsageError;
+    }
   }
   if (!path || (!arch && !print && !hipArch)) {
     std::fprintf(stderr, "usage: sdma-ldst-compile PROGRAM.hip "
-                         "(--nvrtc=sm_XX | --print=cuda|hip|hip-clang)\n");
-    return 1;
+                         "(--nvrtc=sm_XX | --hiprtc=gfxNNN | "
+                         "--print=cuda|hip|hip-clang) (sdma-ldst-compile "
+                         "--help for more)\n");
+    return tool::kUsageError;
   }
   std::string error;
   std::optional<LdstProgram> program = LdstProgram::load(path, error);
@@ -61,8 +93,11 @@ int main(int argc, char **argv) {
                           : !std::strcmp(print, "hip-clang") ? kHipClangPrelude
                                                              : nullptr;
     if (!prelude) {
-      std::fprintf(stderr, "sdma-ldst-compile: unknown --print '%s'\n", print);
-      return 1;
+      std::fprintf(stderr,
+                   "sdma-ldst-compile: unknown --print '%.64s' (cuda, hip, "
+                   "hip-clang)\n",
+                   print);
+      return tool::kUsageError;
     }
     std::fputs(prelude, stdout);
     std::fputs(program->source.c_str(), stdout);

@@ -23,12 +23,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolOptions.h"
 #include "sdma/runtime/HostMemory.h"
 #include "sdma/runtime/LdstCpuExecutor.h"
 #include "sdma/runtime/LdstProgram.h"
 #include "sdma/runtime/Plan.h"
 #include "sdma/runtime/Simulator.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,17 +44,49 @@ using namespace sdma::rt;
 
 namespace {
 
-std::vector<uint64_t> parseList(const char *text) {
-  std::vector<uint64_t> values;
-  for (const char *p = text; *p;) {
-    values.push_back(std::strtoull(p, nullptr, 10));
-    p = std::strchr(p, ',');
-    if (!p)
-      break;
-    ++p;
+/// A comma-separated list of integers in [lo, hi]; false if malformed.
+bool parseList(const char *text, uint64_t lo, uint64_t hi,
+               std::vector<uint64_t> &values) {
+  values.clear();
+  std::string item;
+  for (const char *p = text;; ++p) {
+    if (*p == ',' || *p == '\0') {
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long v = std::strtoull(item.c_str(), &end, 10);
+      if (item.empty() || *end || errno || item[0] == '-' || v < lo ||
+          v > hi)
+        return false;
+      values.push_back(v);
+      item.clear();
+      if (!*p)
+        return true;
+    } else {
+      item += *p;
+    }
   }
-  return values;
 }
+
+bool parseInt(const char *text, int lo, int hi, int &value) {
+  std::vector<uint64_t> one;
+  if (!parseList(text, lo, hi, one) || one.size() != 1)
+    return false;
+  value = static_cast<int>(one[0]);
+  return true;
+}
+
+const char *kUsage =
+    "usage: sdma-ldst-cpu PROGRAM.hip PLAN.json [options]\n"
+    "Runs a generated load/store kernel on the CPU (every GPU thread a host\n"
+    "thread) and compares every byte with the reference simulator running\n"
+    "the plan.\n"
+    "  --chunks=N,...         chunk sizes in bytes (default 16,24,4096)\n"
+    "  --blocks=N,...         blocks per rank, 1..64 each (default 1,2)\n"
+    "  --threads=N            threads per block, 1..512 (default 32)\n"
+    "  --runs=N               runs per (chunk, blocks) (default 2)\n"
+    "  --staged               compile with SDMA_STAGED_OPS (default: off)\n"
+    "  --stage-cap=N          with --staged: ops per window (default: the\n"
+    "                         kernel's, 64)\n";
 
 } // namespace
 
@@ -61,32 +95,47 @@ int main(int argc, char **argv) {
   std::vector<uint64_t> chunks{16, 24, 4096}, blockCounts{1, 2};
   int threads = 32, runs = 2, stageCap = 0;
   bool staged = false;
+  MemoryBudget budget;
+  if (int status =
+          tool::handleCommon(argc, argv, "sdma-ldst-cpu", kUsage, budget);
+      status >= 0)
+    return status;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a.rfind("--chunks=", 0) == 0)
-      chunks = parseList(argv[i] + 9);
+    int status = 0;
+    bool ok = true;
+    if (tool::memoryBudgetOption("sdma-ldst-cpu", a, budget, status)) {
+      if (status)
+        return status;
+    } else if (a.rfind("--chunks=", 0) == 0)
+      ok = parseList(argv[i] + 9, 1, uint64_t(1) << 30, chunks);
     else if (a.rfind("--blocks=", 0) == 0)
-      blockCounts = parseList(argv[i] + 9);
+      ok = parseList(argv[i] + 9, 1, 64, blockCounts);
     else if (a.rfind("--threads=", 0) == 0)
-      threads = std::atoi(argv[i] + 10);
+      ok = parseInt(argv[i] + 10, 1, 512, threads);
     else if (a == "--staged")
       staged = true;
     else if (a.rfind("--stage-cap=", 0) == 0)
-      stageCap = std::atoi(argv[i] + 12);
+      ok = parseInt(argv[i] + 12, 1, 1 << 20, stageCap);
     else if (a.rfind("--runs=", 0) == 0)
-      runs = std::atoi(argv[i] + 7);
-    else if (a.rfind("--", 0) == 0) {
-      std::fprintf(stderr, "sdma-ldst-cpu: unknown option '%s'\n", argv[i]);
-      return 2;
-    } else
+      ok = parseInt(argv[i] + 7, 1, 1 << 20, runs);
+    else if (a.size() > 1 && a[0] == '-')
+      return tool::unknownOption("sdma-ldst-cpu", a);
+    else
       files.push_back(argv[i]);
+    if (!ok) {
+      std::fprintf(stderr, "sdma-ldst-cpu: bad value in '%.64s'\n",
+                   argv[i]);
+      return tool::kUsageError;
+    }
   }
   if (files.size() != 2 || threads < 1 || threads > 512 || runs < 1) {
     std::fprintf(stderr,
                  "usage: sdma-ldst-cpu PROGRAM.hip PLAN.json [--chunks=N,..] "
                  "[--threads=1..512] [--blocks=N,..] [--runs=N] "
-                 "[--staged [--stage-cap=N]]\n");
-    return 2;
+                 "[--staged [--stage-cap=N]] (sdma-ldst-cpu --help for "
+                 "more)\n");
+    return tool::kUsageError;
   }
   std::string error;
   std::optional<LdstProgram> program = LdstProgram::load(files[0], error);
@@ -111,6 +160,7 @@ int main(int argc, char **argv) {
   options.threads = threads;
   options.stagedOps = staged;
   options.stageCap = stageCap;
+  options.budget = budget;
   std::unique_ptr<LdstCpuExecutor> executor =
       LdstCpuExecutor::create(*program, options, error);
   if (!executor) {
@@ -121,7 +171,22 @@ int main(int argc, char **argv) {
   bool allOk = true;
   for (uint64_t chunk : chunks)
     for (uint64_t blocks : blockCounts) {
-      HostMemory reference(*plan, chunk), memory(*plan, chunk);
+      // Both memories count against the budget; the executor's copies too.
+      std::optional<HostMemory> expected =
+          HostMemory::create(*plan, chunk, error, budget);
+      MemoryBudget left = budget;
+      left.bytes -= expected ? expected->totalBytes() : 0;
+      std::optional<HostMemory> actual =
+          expected ? HostMemory::create(*plan, chunk, error, left)
+                   : std::nullopt;
+      if (!actual) {
+        std::printf("FAIL %s chunk %llu: %s\n", plan->schedule.c_str(),
+                    (unsigned long long)chunk, error.c_str());
+        allOk = false;
+        continue;
+      }
+      HostMemory &reference = *expected, &memory = *actual;
+      executor->setBudget(left);
       fillInputs(*plan, reference);
       if (!simulate(*plan, reference, {}, error)) {
         std::printf("FAIL %s chunk %llu: simulator: %s\n",

@@ -15,10 +15,12 @@
 // every buffer against the reference simulator running the plan the same
 // schedule compiled to. With --dma-profile, each chunk size's line also
 // gives the time the DMA timing model predicts for the packets. Exit status: 0
-// all correct, 1 a bad plan or a stuck or faulting run, 2 wrong bytes.
+// all correct, 1 a bad plan, a stuck or faulting run or one beyond the memory
+// budget, 2 wrong bytes or a command-line mistake.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolOptions.h"
 #include "sdma/runtime/DmaTimingModel.h"
 #include "sdma/runtime/Packets.h"
 #include "sdma/runtime/Simulator.h"
@@ -41,31 +43,58 @@ static bool parseUnsigned(const std::string &text, uint64_t &value) {
   return true;
 }
 
+static const char *kUsage =
+    "usage: sdma-packet-sim PACKETS.json [options]\n"
+    "Loads an SDMA packet plan (sdma-translate --sdma-to-packets), patches\n"
+    "it for each chunk size, runs it on the packet simulator and checks\n"
+    "every output byte.\n"
+    "  --list                 print the packet listing decoded from the "
+    "images\n"
+    "                         and exit (default: off)\n"
+    "  --chunk-bytes=N,...    chunk sizes, 1..2^30 each (default 64,4096)\n"
+    "  --seeds=N              interleavings per chunk size: round robin, "
+    "then\n"
+    "                         N - 1 random ones (default 1)\n"
+    "  --reference=PLAN.json  also compare every byte with the reference\n"
+    "                         simulator running this plan (default: none)\n"
+    "  --dma-profile=P.json   also print the DMA timing model's time for "
+    "the\n"
+    "                         packets (default: none)\n";
+
 int main(int argc, char **argv) {
   const char *path = nullptr;
   std::string referencePath, profilePath;
   std::vector<uint64_t> chunkSizes;
   uint64_t seeds = 1;
   bool list = false;
+  MemoryBudget budget;
+  if (int status =
+          tool::handleCommon(argc, argv, "sdma-packet-sim", kUsage, budget);
+      status >= 0)
+    return status;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--chunk-bytes=", 0) == 0) {
+    int status = 0;
+    if (tool::memoryBudgetOption("sdma-packet-sim", arg, budget, status)) {
+      if (status)
+        return status;
+    } else if (arg.rfind("--chunk-bytes=", 0) == 0) {
       std::stringstream items(arg.substr(14));
       std::string item;
       while (std::getline(items, item, ',')) {
         uint64_t v;
         if (!parseUnsigned(item, v) || v == 0 || v > (uint64_t(1) << 30)) {
-          std::fprintf(stderr, "sdma-packet-sim: bad chunk size '%s'\n",
+          std::fprintf(stderr, "sdma-packet-sim: bad chunk size '%.64s'\n",
                        item.c_str());
-          return 1;
+          return tool::kUsageError;
         }
         chunkSizes.push_back(v);
       }
     } else if (arg.rfind("--seeds=", 0) == 0) {
       if (!parseUnsigned(arg.substr(8), seeds) || seeds == 0) {
-        std::fprintf(stderr, "sdma-packet-sim: bad --seeds '%s'\n",
+        std::fprintf(stderr, "sdma-packet-sim: bad --seeds '%.64s'\n",
                      arg.c_str() + 8);
-        return 1;
+        return tool::kUsageError;
       }
     } else if (arg.rfind("--reference=", 0) == 0) {
       referencePath = arg.substr(12);
@@ -74,21 +103,20 @@ int main(int argc, char **argv) {
     } else if (arg == "--list") {
       list = true;
     } else if (arg[0] == '-' && arg.size() > 1) {
-      std::fprintf(stderr, "sdma-packet-sim: unknown option '%s'\n",
-                   arg.c_str());
-      return 1;
+      return tool::unknownOption("sdma-packet-sim", arg);
     } else if (!path) {
       path = argv[i];
     } else {
       std::fprintf(stderr, "sdma-packet-sim: more than one packet plan\n");
-      return 1;
+      return tool::kUsageError;
     }
   }
   if (!path) {
     std::fprintf(stderr,
                  "usage: sdma-packet-sim PACKETS.json [--list] "
-                 "[--chunk-bytes=N,...] [--seeds=N] [--reference=PLAN.json]\n");
-    return 1;
+                 "[--chunk-bytes=N,...] [--seeds=N] [--reference=PLAN.json] "
+                 "(sdma-packet-sim --help for more)\n");
+    return tool::kUsageError;
   }
   std::string error;
   std::optional<PacketPlan> plan = PacketPlan::load(path, error);
@@ -145,9 +173,16 @@ int main(int argc, char **argv) {
   for (uint64_t chunk : chunkSizes) {
     std::optional<HostMemory> expected;
     if (reference) {
-      expected.emplace(*reference, chunk);
+      expected = HostMemory::create(*reference, chunk, error, budget);
+      if (!expected) {
+        std::fprintf(stderr, "sdma-packet-sim: error: reference: %s\n",
+                     error.c_str());
+        return 1;
+      }
       fillInputs(*reference, *expected);
-      if (!simulate(*reference, *expected, {}, error)) {
+      SimulatorOptions referenceOptions;
+      referenceOptions.budget = budget;
+      if (!simulate(*reference, *expected, referenceOptions, error)) {
         std::fprintf(stderr, "sdma-packet-sim: error: reference: %s\n",
                      error.c_str());
         return 1;
@@ -167,10 +202,22 @@ int main(int argc, char **argv) {
                   (unsigned long long)chunk, *us, profile->target.c_str());
     }
     for (uint64_t seed = 0; seed < seeds; ++seed) {
-      HostMemory memory(layout, chunk);
+      // The reference's memory counts against the budget too.
+      MemoryBudget left = budget;
+      left.bytes -= expected ? std::min(budget.bytes, expected->totalBytes())
+                             : 0;
+      std::optional<HostMemory> created =
+          HostMemory::create(layout, chunk, error, left);
+      if (!created) {
+        std::fprintf(stderr, "sdma-packet-sim: error: chunk %llu: %s\n",
+                     (unsigned long long)chunk, error.c_str());
+        return 1;
+      }
+      HostMemory &memory = *created;
       fillInputs(layout, memory);
       PacketSimOptions options;
       options.seed = seed;
+      options.budget = left;
       PacketSimStats stats;
       if (!simulatePackets(*plan, memory, options, error, &stats)) {
         std::fprintf(

@@ -7,11 +7,13 @@
 // Loads and validates the plan (runtime side of the plan contract), fills
 // the collective's input with a pattern, runs the plan on the CPU simulator
 // once (or once per seed in adversarial mode) and checks every output byte.
-// Exit status: 0 all runs correct, 1 a bad plan or a stuck run, 2 wrong
-// bytes in some run.
+// Exit status: 0 all runs correct, 1 a bad plan, a stuck run or a run
+// beyond the memory budget, 2 wrong bytes in some run or a command-line
+// mistake.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolOptions.h"
 #include "sdma/runtime/Simulator.h"
 
 #include <cstdio>
@@ -31,41 +33,59 @@ static bool parseUnsigned(const char *text, uint64_t &value) {
   return true;
 }
 
+static const char *kUsage =
+    "usage: sdma-sim PLAN.json [options]\n"
+    "Loads and validates a plan (sdma-translate --sdma-to-plan), runs it on\n"
+    "the CPU reference simulator and checks every output byte.\n"
+    "  --chunk-bytes=N        bytes per chunk, 1..2^30 (default 64)\n"
+    "  --adversarial          random queue order, reads and writes split\n"
+    "                         (default: off, each queue as far as it goes)\n"
+    "  --seeds=N              runs, one per seed (default 1)\n"
+    "  --check-only           load and validate only (default: off)\n";
+
 int main(int argc, char **argv) {
   const char *path = nullptr;
   uint64_t chunkBytes = 64, seeds = 1;
   bool adversarial = false, checkOnly = false;
+  MemoryBudget budget;
+  if (int status = tool::handleCommon(argc, argv, "sdma-sim", kUsage, budget);
+      status >= 0)
+    return status;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
-    if (!std::strncmp(arg, "--chunk-bytes=", 14)) {
+    int status = 0;
+    if (tool::memoryBudgetOption("sdma-sim", arg, budget, status)) {
+      if (status)
+        return status;
+    } else if (!std::strncmp(arg, "--chunk-bytes=", 14)) {
       if (!parseUnsigned(arg + 14, chunkBytes) || chunkBytes == 0 ||
           chunkBytes > (uint64_t(1) << 30)) {
-        std::fprintf(stderr, "sdma-sim: bad --chunk-bytes '%s'\n", arg + 14);
-        return 1;
+        std::fprintf(stderr, "sdma-sim: bad --chunk-bytes '%.64s'\n", arg + 14);
+        return tool::kUsageError;
       }
     } else if (!std::strncmp(arg, "--seeds=", 8)) {
       if (!parseUnsigned(arg + 8, seeds) || seeds == 0) {
-        std::fprintf(stderr, "sdma-sim: bad --seeds '%s'\n", arg + 8);
-        return 1;
+        std::fprintf(stderr, "sdma-sim: bad --seeds '%.64s'\n", arg + 8);
+        return tool::kUsageError;
       }
     } else if (!std::strcmp(arg, "--adversarial")) {
       adversarial = true;
     } else if (!std::strcmp(arg, "--check-only")) {
       checkOnly = true;
     } else if (arg[0] == '-' && arg[1] != '\0') {
-      std::fprintf(stderr, "sdma-sim: unknown option '%s'\n", arg);
-      return 1;
+      return tool::unknownOption("sdma-sim", arg);
     } else if (!path) {
       path = arg;
     } else {
       std::fprintf(stderr, "sdma-sim: more than one plan given\n");
-      return 1;
+      return tool::kUsageError;
     }
   }
   if (!path) {
     std::fprintf(stderr, "usage: sdma-sim PLAN.json [--chunk-bytes=N] "
-                         "[--adversarial] [--seeds=N] [--check-only]\n");
-    return 1;
+                         "[--adversarial] [--seeds=N] [--check-only] "
+                         "(sdma-sim --help for more)\n");
+    return tool::kUsageError;
   }
   std::string error;
   std::optional<Plan> plan = Plan::load(path, error);
@@ -82,19 +102,25 @@ int main(int argc, char **argv) {
   if (checkOnly)
     return 0;
 
-  HostMemory memory(*plan, chunkBytes);
+  std::optional<HostMemory> memory =
+      HostMemory::create(*plan, chunkBytes, error, budget);
+  if (!memory) {
+    std::fprintf(stderr, "sdma-sim: error: %s\n", error.c_str());
+    return 1;
+  }
   uint64_t wrongRuns = 0;
   for (uint64_t seed = 0; seed < seeds; ++seed) {
-    fillInputs(*plan, memory);
+    fillInputs(*plan, *memory);
     SimulatorOptions options;
     options.adversarial = adversarial;
     options.seed = seed;
-    if (!simulate(*plan, memory, options, error)) {
+    options.budget = budget;
+    if (!simulate(*plan, *memory, options, error)) {
       std::fprintf(stderr, "sdma-sim: error: seed %llu: %s\n",
                    static_cast<unsigned long long>(seed), error.c_str());
       return 1;
     }
-    CheckResult check = checkOutputs(*plan, memory);
+    CheckResult check = checkOutputs(*plan, *memory);
     if (check.wrongBytes) {
       if (wrongRuns++ == 0)
         std::printf("seed %llu: %llu of %llu bytes wrong; first: %s\n",

@@ -172,16 +172,17 @@ def report_failures(args, res):
               flush=True)
     if args.out and (res['failures'] or res['mutant_fail']):
         os.makedirs(args.out, exist_ok=True)
+        head = f'// ranks={res["ranks"]} seed={res["seed"]}\n'
         with open(os.path.join(args.out, f'seed{res["seed"]}.mlir'), 'w') as f:
-            f.write(res['text'])
+            f.write(head + res['text'])
         for what, text in res.get('mutant_texts', {}).items():
             name = f'seed{res["seed"]}-' + what.split()[1] + '.mlir'
             with open(os.path.join(args.out, name), 'w') as f:
-                f.write(text)
+                f.write(head + text)
         for seed, what, mine, said, msg, text in res['mutant_fail']:
             name = f'seed{seed}-verify-' + what.split()[1] + '.mlir'
             with open(os.path.join(args.out, name), 'w') as f:
-                f.write(f'// checker: {mine}; sdma-verify: {said}: {msg}\n' + text)
+                f.write(head + f'// checker: {mine}; sdma-verify: {said}: {msg}\n' + text)
 
 
 if __name__ == '__main__':

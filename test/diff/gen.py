@@ -132,6 +132,8 @@ def free_data_op(rng, ranks, sizes, bufs):
     if kind == 'swap' and rng.random() < 0.4:
         # Two disjoint regions of one buffer on one rank.
         others[0] = (src[0], src[1], C(rng.randint(0, sizes[src[1]] - n)), n)
+    if kind == 'copy' and rng.random() < 0.03:
+        others[0] = src                       # a legal copy of a slice onto itself
     op = {'copy': lambda: {'op': 'copy', 'src': src, 'dst': others[0]},
           'bcast': lambda: {'op': 'bcast', 'src': src, 'dst': others},
           'swap': lambda: {'op': 'swap', 'a': src, 'b': others[0]}}[kind]()

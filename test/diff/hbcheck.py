@@ -31,6 +31,11 @@ def issuer(op):
 def accesses(op):
     """(rank, buffer, lo, hi, writes) per slice of a data op."""
     k = op['op']
+    if k == 'copy' and op['src'] == op['dst']:
+        # A copy onto itself writes back what is there: only its read can
+        # conflict (a concurrent write to it races with the read).
+        s = op['src']
+        return [(s[0], s[1], s[2], s[2] + s[3], False)]
     out = []
     for i, s in enumerate(slices_of(op)):
         write = k == 'swap' or i > 0
@@ -55,6 +60,8 @@ def invalid_reason(op, ranks, sizes):
             return 'slice out of bounds'
     if any(s[3] != sl[0][3] for s in sl):
         return 'sizes differ'
+    if k == 'copy' and sl[0] == sl[1]:
+        return None                           # a copy onto itself is legal
     for i in range(len(sl)):
         for j in range(i + 1, len(sl)):
             a, b = sl[i], sl[j]

@@ -142,7 +142,7 @@ class Printer:
             return cache[e]
         self.style += 1
         if e[0] == 'radd':
-            a = self.expr(e[1], env, indent, cache)
+            a = self.value(e[1], env, indent, cache)
             d = const_of(e[2])
             if d is not None and self.style % 3:
                 name = self.fresh()

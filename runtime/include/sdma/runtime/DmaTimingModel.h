@@ -39,6 +39,10 @@ struct DmaTimingProfile {
 
   static std::optional<DmaTimingProfile> load(const std::string &path,
                                               std::string &error);
+  /// The same from the JSON text; errors name the JSON path
+  /// ("invalid dma timing profile: $.target: expected a string").
+  static std::optional<DmaTimingProfile> parse(std::string_view text,
+                                               std::string &error);
 };
 
 /// Predicted microseconds for one run of `plan` at `chunkBytes`, or

@@ -8,9 +8,11 @@
 #ifndef SDMA_RUNTIME_HOSTMEMORY_H
 #define SDMA_RUNTIME_HOSTMEMORY_H
 
+#include "sdma/runtime/MemoryBudget.h"
 #include "sdma/runtime/Plan.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +22,26 @@ namespace sdma::rt {
 /// flags: what the simulators execute on and what checks read.
 class HostMemory {
 public:
+  /// Every rank's buffers and flags for `plan` at `chunkBytes`, or
+  /// std::nullopt with `error` (before allocating anything) if the sizes
+  /// overflow 64 bits or exceed `budget`, or `chunkBytes` is 0.
+  static std::optional<HostMemory> create(const Plan &plan, size_t chunkBytes,
+                                          std::string &error,
+                                          const MemoryBudget &budget = {});
+  /// The bytes create() allocates: every rank's buffers and flags, plus the
+  /// bookkeeping per (rank, buffer). std::nullopt if that overflows.
+  static std::optional<uint64_t> bytesNeeded(const Plan &plan,
+                                             size_t chunkBytes);
+  /// Unchecked against the budget: prefer create(). Sizes are computed
+  /// with checked arithmetic all the same; if they overflow, this prints
+  /// why and aborts rather than allocate a wrapped size.
   HostMemory(const Plan &plan, size_t chunkBytes);
+
+  /// The bytes this memory holds (bytesNeeded at construction).
+  uint64_t totalBytes() const { return totalBytes_; }
+  /// Whether this memory has `plan`'s layout (ranks, buffers and their
+  /// sizes at this chunk size, flags); else false with `error`.
+  bool matches(const Plan &plan, std::string &error) const;
 
   size_t chunkBytes() const { return chunkBytes_; }
   uint8_t *buffer(int rank, int buffer) { return data_[rank][buffer].data(); }
@@ -39,6 +60,7 @@ public:
 
 private:
   size_t chunkBytes_;
+  uint64_t totalBytes_ = 0;
   std::vector<std::vector<std::vector<uint8_t>>> data_; // [rank][buffer]
   std::vector<std::vector<uint64_t>> flags_;            // [rank][flag]
 };

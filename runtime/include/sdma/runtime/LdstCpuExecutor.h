@@ -39,6 +39,9 @@ struct LdstCpuOptions {
   int stageCap = 0;
   /// The host C++ compiler ("" : $SDMA_HOST_CXX, else c++).
   std::string compiler;
+  /// The flags (at create) and a run's guarded buffer copies plus the
+  /// caller's memory (at run) must fit this budget.
+  MemoryBudget budget;
 };
 
 class LdstCpuExecutor {
@@ -57,6 +60,17 @@ public:
   /// runs (each run is the next epoch), as on a GPU. A timed-out wait is
   /// reported with the rank, flag slot and values.
   bool run(HostMemory &memory, std::string &error, int blocks = 0);
+  /// The budget later runs check (LdstCpuOptions::budget).
+  void setBudget(const MemoryBudget &budget) { options_.budget = budget; }
+
+  /// What create() and run() check before compiling or touching memory,
+  /// with no compiler needed: thread and block counts, the host thread
+  /// limit, `memory`'s layout against the program's, and the budget (flags,
+  /// guarded copies, `memory`). `memory` may be null (create's checks
+  /// only). False with `error` naming what is wrong.
+  static bool checkRun(const LdstProgram &program,
+                       const LdstCpuOptions &options, const HostMemory *memory,
+                       int blocks, std::string &error);
 
 private:
   using RunFn = void (*)(char **, unsigned long long **, unsigned int **,

@@ -12,8 +12,7 @@
 
 namespace sdma::rt {
 
-/// The load/store program format this runtime reads.
-constexpr int kLdstVersion = 1;
+// kLdstVersion is in Version.h.
 
 /// The source written by `sdma-translate --sdma-to-hip`, with what its
 /// first line (`// sdma-ldst: {...}`) says about it.

@@ -33,7 +33,12 @@
 
 namespace sdma::rt {
 
-constexpr int kPacketPlanVersion = 1;
+// kPacketPlanVersion is in Version.h.
+
+/// The most flag and timestamp slots per rank a packet plan may have: the
+/// loader's limits, which the packet simulator's address space holds.
+constexpr int64_t kMaxPacketFlags = int64_t(1) << 20;
+constexpr int64_t kMaxPacketTimestamps = int64_t(1) << 20;
 
 struct Relocation {
   enum class Kind { Chunk, Flag, Timestamp, Count };
@@ -119,6 +124,9 @@ struct PacketSimOptions {
   /// 0: round robin, one packet per engine per turn; otherwise a seeded
   /// random interleaving (engines advance by 1-4 packets in random order).
   uint64_t seed = 0;
+  /// `memory` plus what the run allocates (decoded packets, timestamp
+  /// slots) must fit this budget, or the run is refused before it starts.
+  MemoryBudget budget;
 };
 
 struct PacketSimStats {
@@ -133,7 +141,9 @@ struct PacketSimStats {
 /// set to 1, as the host does to trigger prelaunched queues). Fails with a
 /// message naming the queue and packet on a bad address, a chunk size the
 /// program cannot take, a poll that never completes, or completion flags
-/// that end short of `done`.
+/// that end short of `done`. Every flag slot the loader allows (up to
+/// kMaxPacketFlags per rank) has its own address; a copy between partially
+/// overlapping ranges is a fault (a copy onto itself, a no-op).
 bool simulatePackets(const PacketPlan &plan, HostMemory &memory,
                      const PacketSimOptions &options, std::string &error,
                      PacketSimStats *stats = nullptr);

@@ -10,6 +10,8 @@
 #ifndef SDMA_RUNTIME_PLAN_H
 #define SDMA_RUNTIME_PLAN_H
 
+#include "sdma/runtime/Version.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,8 +20,7 @@
 
 namespace sdma::rt {
 
-/// The plan version this runtime reads.
-constexpr int kPlanVersion = 1;
+// kPlanVersion, the plan version this runtime reads, is in Version.h.
 /// Flag 0 of every rank: set to 1 by the host to launch prelaunched queues.
 constexpr int kLaunchFlag = 0;
 /// Flag 1 of every rank: counts completions; the plan says how many.
@@ -31,9 +32,25 @@ struct Slice {
   int buffer = 0; // index into Plan::buffers
   int64_t offset = 0;
   int64_t count = 0;
+
+  bool operator==(const Slice &o) const {
+    return rank == o.rank && buffer == o.buffer && offset == o.offset &&
+           count == o.count;
+  }
+  bool operator!=(const Slice &o) const { return !(*this == o); }
+  /// Whether the two share a byte (same rank and buffer, ranges meet).
+  bool overlaps(const Slice &o) const {
+    return rank == o.rank && buffer == o.buffer && offset < o.offset + o.count &&
+           o.offset < offset + count;
+  }
 };
 
-/// One command of an engine queue.
+/// One command of an engine queue. The slices of one data command are
+/// pairwise either disjoint or identical (the loader rejects a partial
+/// overlap): an identical pair moves nothing onto itself, so a copy whose
+/// source is its destination, or a swap of a slice with itself, is a no-op
+/// that every executor skips (isNoOp), and a bcast writes an identical
+/// destination once (or not at all where it is the source).
 struct Command {
   enum class Kind { Copy, Bcast, Swap, Notify, Poll };
   Kind kind = Kind::Copy;
@@ -45,6 +62,20 @@ struct Command {
   int flag = 0;
   /// Poll: the value to wait for (flag >= value).
   int64_t value = 0;
+
+  /// A copy or swap whose two slices are the same (moves no byte), or a
+  /// bcast whose destinations are both its source.
+  bool isNoOp() const {
+    switch (kind) {
+    case Kind::Copy:
+    case Kind::Swap:
+      return slices[0] == slices[1];
+    case Kind::Bcast:
+      return slices[0] == slices[1] && slices[0] == slices[2];
+    default:
+      return false;
+    }
+  }
 };
 
 /// The in-order command queue of one DMA engine of one rank.
@@ -87,6 +118,13 @@ struct Plan {
 
   /// The index of a buffer by name, or -1.
   int findBuffer(std::string_view name) const;
+  /// Whether a plan built in code keeps the rules the loader enforces
+  /// (ranks, buffers, flags and slices in range, slices of one command of
+  /// one size and disjoint or identical, one count per rank in `done`);
+  /// false with `error` naming the stream and command otherwise. Executors
+  /// call it before running, so a plan that did not come from parse() is
+  /// refused rather than run out of bounds.
+  bool check(std::string &error) const;
 };
 
 } // namespace sdma::rt

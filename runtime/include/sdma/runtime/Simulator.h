@@ -26,11 +26,18 @@ struct SimulatorOptions {
   uint64_t seed = 0;
   /// Steps after which a run that has not finished is reported stuck.
   uint64_t maxSteps = uint64_t(1) << 32;
+  /// The memory budget the run's own allocations (adversarial mode's
+  /// staging copies) and `memory` together must fit.
+  MemoryBudget budget;
 };
 
 /// Runs `plan` on `memory` (whose flags it resets first). Returns false and
 /// sets `error` if a queue waits forever (naming the rank, engine, command,
-/// flag, value awaited and value seen) or the completion counts are wrong.
+/// flag, value awaited and value seen) or the completion counts are wrong,
+/// and, before running, if the plan breaks the loader's rules
+/// (Plan::check), `memory` has another layout, or staging would exceed the
+/// budget. A command whose slices are identical (Command::isNoOp) moves
+/// nothing; no copy ever runs between overlapping bytes.
 bool simulate(const Plan &plan, HostMemory &memory,
               const SimulatorOptions &options, std::string &error);
 
