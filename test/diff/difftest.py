@@ -136,9 +136,13 @@ def main():
     ap.add_argument('--run-valid-mutants', type=int, default=1)
     ap.add_argument('--out', help='write failing schedules (and shrunk ones) here')
     ap.add_argument('--shrink', action='store_true', help='shrink failures (needs --out)')
+    ap.add_argument('--avoid', default='', help='comma-separated constructs not to generate '
+                    '(self-copy): for open bugs that have a regression test')
     ap.add_argument('--replay', nargs='*', help='run these schedule files through every backend')
     args = ap.parse_args()
     args.bin = os.path.abspath(args.bin)
+    import gen
+    gen.AVOID.update(a for a in args.avoid.split(',') if a)
     if args.replay:
         return replay(args)
     start = time.time()
@@ -179,10 +183,31 @@ def report_failures(args, res):
             name = f'seed{res["seed"]}-' + what.split()[1] + '.mlir'
             with open(os.path.join(args.out, name), 'w') as f:
                 f.write(head + text)
+        if args.shrink:
+            shrink_first(args, res, head)
         for seed, what, mine, said, msg, text in res['mutant_fail']:
             name = f'seed{seed}-verify-' + what.split()[1] + '.mlir'
             with open(os.path.join(args.out, name), 'w') as f:
                 f.write(head + f'// checker: {mine}; sdma-verify: {said}: {msg}\n' + text)
+
+
+def shrink_first(args, res, head):
+    """Shrink the seed's first backend failure into OUT/seedN-shrunk.mlir."""
+    import shrink
+    for seed, what, step, variant, msg in res['failures']:
+        if step not in ('run', 'adversarial', 'ldst', 'cross'):
+            continue
+        text = res['text'] if what == 'schedule' else res['mutant_texts'][what]
+        result = shrink.shrink(args.bin, head + text, step, variant)
+        if result:
+            small, before, after = result
+            name = os.path.join(args.out, f'seed{seed}-shrunk.mlir')
+            with open(name, 'w') as f:
+                f.write(f'// {step} {variant}: {msg}\n// shrunk from seed {seed} {what}: '
+                        f'{before} -> {after} ops\n' + small)
+            print(f'shrunk seed {seed} {what} ({step} {variant}): {before} -> {after} ops: {name}',
+                  flush=True)
+        return
 
 
 if __name__ == '__main__':
