@@ -23,6 +23,7 @@ Steps:
 import os
 import re
 import subprocess
+import time
 
 import hbcheck
 import sdmair
@@ -31,12 +32,18 @@ VARIANTS = ['pcpy', 'bcst', 'swap', 'b2b']
 
 
 def tool(bin_dir, name, args, stdin=None, timeout=120):
-    try:
-        r = subprocess.run([os.path.join(bin_dir, name)] + args, input=stdin,
-                           capture_output=True, text=True, timeout=timeout)
-        return r.returncode, r.stdout, r.stderr
-    except subprocess.TimeoutExpired:
-        return 124, '', f'{name} timed out after {timeout} s'
+    """Run a tool; a binary being relinked (missing, not executable, busy)
+    is waited for, up to five minutes."""
+    for attempt in range(60):
+        try:
+            r = subprocess.run([os.path.join(bin_dir, name)] + args, input=stdin,
+                               capture_output=True, text=True, timeout=timeout)
+            return r.returncode, r.stdout, r.stderr
+        except subprocess.TimeoutExpired:
+            return 124, '', f'{name} timed out after {timeout} s'
+        except OSError:
+            time.sleep(5)
+    return 127, '', f'{name} could not be started'
 
 
 def first_line(text):
@@ -144,6 +151,15 @@ def check_backends(bin_dir, path, ranks, work, seed, ldst=True):
         runs['ldst'] = runs.get('ldst', 0) + 6
         if rc != 0:
             fails.append(('ldst', v + ('+pre' if p else ''), first_line(out + err)))
+        if seed % 4 == 0:
+            # The kernel with each phase's ops staged in shared memory,
+            # three at a time (SDMA_STAGED_OPS).
+            rc, out, err = tool(bin_dir, 'sdma-ldst-cpu', [hip, plans[(v, p)][0], '--staged',
+                                                           '--stage-cap=3', '--chunks=16,4004',
+                                                           '--blocks=1,2'], timeout=300)
+            runs['ldst-staged'] = runs.get('ldst-staged', 0) + 4
+            if rc != 0:
+                fails.append(('ldst-staged', v + ('+pre' if p else ''), first_line(out + err)))
     return fails, runs
 
 

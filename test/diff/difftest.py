@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import backends  # noqa: E402
 import collgen  # noqa: E402
+import gen  # noqa: E402
 import hbcheck  # noqa: E402
 import mutate  # noqa: E402
 import sdmair  # noqa: E402
@@ -58,7 +59,7 @@ def run_seed(args, seed, tmp):
         if not ok:
             res['mutant_fail'].append((seed, f'mutant {n} ({desc})', mine, said, msg, mtext))
             continue
-        if mine == 'ok' and args.run_valid_mutants:
+        if mine == 'ok' and args.run_valid_mutants and not any(map(gen.avoided, mflat)):
             res['valid_mutants'] += 1
             f2, r2, _ = backends.check_schedule(args.bin, mtext, ranks, sched['implements'],
                                                 mflat, os.path.join(work, f'm{n}r'), seed, False)
@@ -141,7 +142,6 @@ def main():
     ap.add_argument('--replay', nargs='*', help='run these schedule files through every backend')
     args = ap.parse_args()
     args.bin = os.path.abspath(args.bin)
-    import gen
     gen.AVOID.update(a for a in args.avoid.split(',') if a)
     if args.replay:
         return replay(args)
@@ -195,7 +195,7 @@ def shrink_first(args, res, head):
     """Shrink the seed's first backend failure into OUT/seedN-shrunk.mlir."""
     import shrink
     for seed, what, step, variant, msg in res['failures']:
-        if step not in ('run', 'adversarial', 'ldst', 'cross'):
+        if step not in ('run', 'adversarial', 'ldst', 'ldst-staged', 'cross'):
             continue
         text = res['text'] if what == 'schedule' else res['mutant_texts'][what]
         result = shrink.shrink(args.bin, head + text, step, variant)
