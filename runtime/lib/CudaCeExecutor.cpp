@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/CudaCeExecutor.h"
+#include "DmaQueueSchedule.h"
 #include "DmaQueueWalk.h"
 
 #include <algorithm>
@@ -18,7 +19,14 @@ using namespace sdma::rt::cuda;
   if (!check(driver_.call(__VA_ARGS__), #call, error))                         \
   return false
 
-constexpr unsigned kWaitGeq = 0; // CU_STREAM_WAIT_VALUE_GEQ
+constexpr unsigned kWaitGeq = 0;           // CU_STREAM_WAIT_VALUE_GEQ
+constexpr unsigned kStreamNonBlocking = 1; // CU_STREAM_NON_BLOCKING
+constexpr unsigned kEventNoTiming = 2;     // CU_EVENT_DISABLE_TIMING
+
+CudaCeExecutor::CudaCeExecutor(const Driver &driver, const Plan &plan,
+                               const CudaOptions &options, const CeOptions &ce)
+    : driver_(driver), plan_(plan), options_(options), ce_(ce),
+      devices_(driver) {}
 
 bool CudaCeExecutor::check(CUresult result, const char *call,
                            std::string &error) {
@@ -55,41 +63,58 @@ CudaCeExecutor::create(const Plan &plan, const CudaOptions &options,
             "refuses cuMemcpyBatchAsync while a stream is being captured";
     return nullptr;
   }
+  // The enqueue order, or the deadlock, before touching the GPU.
+  DmaScheduleOptions scheduleOptions;
+  scheduleOptions.valueWaits = ce.valueWaits;
+  std::optional<DmaSchedule> schedule =
+      scheduleDmaQueues(plan, error, scheduleOptions);
+  if (!schedule)
+    return nullptr;
   std::unique_ptr<CudaCeExecutor> e(
       new CudaCeExecutor(*driver, plan, options, ce));
-  if (!e->devices_.init(plan.ranks, options.devices, options.device, error))
+  e->schedule_ = std::make_unique<DmaSchedule>(std::move(*schedule));
+  if (!e->devices_.init(plan.ranks, options.devices, options.device, error) ||
+      !e->createStreams(error))
     return nullptr;
-  auto ok = [&](CUresult r, const char *call) {
-    if (r == 0)
-      return true;
-    error = driver->describe(call, r);
-    return false;
-  };
-  if (!e->devices_.use(0, error) ||
-      !ok(driver->cuStreamCreate(&e->main_, 0), "cuStreamCreate") ||
-      !ok(driver->cuEventCreate(&e->fork_, 2 /*disable timing*/),
-          "cuEventCreate"))
-    return nullptr;
-  // Each queue on its rank's GPU.
-  e->streams_.assign(plan.streams.size(), nullptr);
-  e->joins_.assign(plan.streams.size(), nullptr);
-  for (size_t q = 0; q < plan.streams.size(); ++q)
-    if (!e->devices_.use(plan.streams[q].rank, error) ||
-        !ok(driver->cuStreamCreate(&e->streams_[q], 0), "cuStreamCreate") ||
-        !ok(driver->cuEventCreate(&e->joins_[q], 2), "cuEventCreate"))
-      return nullptr;
-  e->resets_.assign(plan.ranks, nullptr);
-  for (int r = 0; r < plan.ranks; ++r)
-    if (!e->devices_.use(r, error) ||
-        !ok(driver->cuEventCreate(&e->resets_[r], 2), "cuEventCreate"))
-      return nullptr;
-  // Flags, and how far each one counts per run.
+  // Flags (value waits only), and how far each one counts per run.
   e->notifiesPerRun_ = notifiesPerRun(plan);
   e->flags_.assign(plan.ranks, 0);
   for (int r = 0; r < plan.ranks; ++r)
     if (!e->devices_.alloc(r, e->flags_[r], plan.flags * 8, error))
       return nullptr;
   return e;
+}
+
+bool CudaCeExecutor::createStreams(std::string &error) {
+  // Non-blocking streams: work on the legacy default stream (synchronous
+  // copies and memsets, here or elsewhere in the process) neither waits for
+  // them nor makes them wait.
+  if (!devices_.use(0, error))
+    return false;
+  SDMA_CU(cuStreamCreate, &main_, kStreamNonBlocking);
+  SDMA_CU(cuEventCreate, &fork_, kEventNoTiming);
+  // Each queue on its rank's GPU, and each event on its recorder's.
+  streams_.assign(plan_.streams.size(), nullptr);
+  joins_.assign(plan_.streams.size(), nullptr);
+  for (size_t q = 0; q < plan_.streams.size(); ++q) {
+    if (!devices_.use(plan_.streams[q].rank, error))
+      return false;
+    SDMA_CU(cuStreamCreate, &streams_[q], kStreamNonBlocking);
+    SDMA_CU(cuEventCreate, &joins_[q], kEventNoTiming);
+  }
+  events_.assign(schedule_->eventQueue.size(), nullptr);
+  for (size_t ev = 0; ev < events_.size(); ++ev) {
+    if (!devices_.use(plan_.streams[schedule_->eventQueue[ev]].rank, error))
+      return false;
+    SDMA_CU(cuEventCreate, &events_[ev], kEventNoTiming);
+  }
+  resets_.assign(plan_.ranks, nullptr);
+  for (int r = 0; r < plan_.ranks; ++r) {
+    if (!devices_.use(r, error))
+      return false;
+    SDMA_CU(cuEventCreate, &resets_[r], kEventNoTiming);
+  }
+  return true;
 }
 
 void CudaCeExecutor::destroyGraph() {
@@ -111,14 +136,19 @@ bool CudaCeExecutor::usable(std::string &error) const {
 CudaCeExecutor::~CudaCeExecutor() {
   if (devices_.devices().empty())
     return;
+  std::string ignored;
+  // A run still going after the timeout is as stuck as one wait() gave up
+  // on: synchronising with it would block the caller (and the process's
+  // exit) for good.
+  if (!stuck_ && !idle(options_.timeoutNs, ignored))
+    stuck_ = true;
   if (stuck_) {
-    // Freeing or destroying anything a blocked stream uses can block too.
+    // Deliberately leaked: destroying a stream, freeing memory or releasing
+    // the context that a blocked stream uses can block too, so a stuck
+    // executor touches nothing and the process can still exit.
     devices_.abandon();
     return;
   }
-  std::string ignored;
-  if (main_ && devices_.use(0, ignored))
-    driver_.cuStreamSynchronize(main_);
   destroyGraph();
   for (size_t q = 0; q < streams_.size(); ++q) {
     devices_.use(plan_.streams[q].rank, ignored);
@@ -127,6 +157,10 @@ CudaCeExecutor::~CudaCeExecutor() {
     if (joins_[q])
       driver_.cuEventDestroy_v2(joins_[q]);
   }
+  for (size_t ev = 0; ev < events_.size(); ++ev)
+    if (events_[ev] &&
+        devices_.use(plan_.streams[schedule_->eventQueue[ev]].rank, ignored))
+      driver_.cuEventDestroy_v2(events_[ev]);
   for (size_t r = 0; r < resets_.size(); ++r)
     if (resets_[r] && devices_.use(r, ignored))
       driver_.cuEventDestroy_v2(resets_[r]);
@@ -138,10 +172,24 @@ CudaCeExecutor::~CudaCeExecutor() {
   // Device memory and contexts go with devices_.
 }
 
+bool CudaCeExecutor::idle(uint64_t timeoutNs, std::string &error) {
+  if (!main_ || !devices_.use(0, error))
+    return !main_;
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeoutNs);
+  for (;;) {
+    CUresult result = driver_.cuStreamQuery(main_);
+    if (result != CUDA_ERROR_NOT_READY)
+      return check(result, "cuStreamQuery", error);
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::yield();
+  }
+}
+
 bool CudaCeExecutor::prepare(size_t chunkBytes, std::string &error) {
-  if (!usable(error) || !devices_.use(0, error))
+  if (!wait(error) || !devices_.use(0, error))
     return false;
-  SDMA_CU(cuStreamSynchronize, main_);
   std::vector<int64_t> chunks;
   for (const Buffer &buffer : plan_.buffers)
     chunks.push_back(buffer.chunks);
@@ -193,12 +241,14 @@ bool CudaCeExecutor::capture(std::string &error) {
   return true;
 }
 
-bool CudaCeExecutor::enqueueQueue(size_t q, uint64_t epoch,
-                                  std::string &error) {
+bool CudaCeExecutor::enqueueRun(size_t q, size_t begin, size_t end,
+                                uint64_t epoch, std::string &error) {
   CUstream s = streams_[q];
   const Stream &stream = plan_.streams[q];
   int ordinal = devices_.of(stream.rank).ordinal;
-  // A pending batch of copies (batch mode), issued before the next sync.
+  // A pending batch of copies (batch mode), issued before the next sync,
+  // the run's end or a copy that must not run unordered with it.
+  std::vector<PendingCopy> pending;
   std::vector<CUdeviceptr> dsts, srcs;
   std::vector<size_t> sizes;
   auto copyAsync = [&](CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
@@ -206,12 +256,10 @@ bool CudaCeExecutor::enqueueQueue(size_t q, uint64_t epoch,
                  "cuMemcpyDtoDAsync", error);
   };
   auto flush = [&] {
-    if (dsts.empty())
-      return true;
-    bool ok;
+    bool ok = true;
     if (dsts.size() == 1) {
       ok = copyAsync(dsts[0], srcs[0], sizes[0]);
-    } else {
+    } else if (!dsts.empty()) {
       MemcpyAttributes attributes;
       attributes.srcLocId = attributes.dstLocId = ordinal;
       attributes.flags = ce_.preferCopyEngines ? 1 : 0;
@@ -221,6 +269,7 @@ bool CudaCeExecutor::enqueueQueue(size_t q, uint64_t epoch,
                                             &attributes, &index, 1, s),
                  "cuMemcpyBatchAsync", error);
     }
+    pending.clear();
     dsts.clear();
     srcs.clear();
     sizes.clear();
@@ -230,6 +279,7 @@ bool CudaCeExecutor::enqueueQueue(size_t q, uint64_t epoch,
     CudaCeExecutor &e;
     size_t q;
     CUstream s;
+    std::vector<PendingCopy> &pending;
     std::vector<CUdeviceptr> &dsts, &srcs;
     std::vector<size_t> &sizes;
     decltype(copyAsync) &copyNow;
@@ -241,6 +291,9 @@ bool CudaCeExecutor::enqueueQueue(size_t q, uint64_t epoch,
       size_t bytes = src.count * e.chunkBytes_;
       if (!e.ce_.batch)
         return copyNow(e.slice(dst), e.slice(src), bytes);
+      if (!mayJoinBatch(pending, dst, src) && !flushBatch())
+        return false;
+      pending.push_back({dst, src});
       dsts.push_back(e.slice(dst));
       srcs.push_back(e.slice(src));
       sizes.push_back(bytes);
@@ -265,8 +318,11 @@ bool CudaCeExecutor::enqueueQueue(size_t q, uint64_t epoch,
                                                    value, kWaitGeq),
                      "cuStreamWaitValue64", error);
     }
-  } sink{*this, q, s, dsts, srcs, sizes, copyAsync, flush, error, stream.rank};
-  return walkQueue(plan_, q, epoch, notifiesPerRun_, sink) && flush();
+  } sink{*this, q,         s,     pending, dsts,       srcs,
+         sizes, copyAsync, flush, error,   stream.rank};
+  return walkCommands(plan_, *schedule_, q, begin, end, epoch, notifiesPerRun_,
+                      sink) &&
+         flush();
 }
 
 bool CudaCeExecutor::enqueue(uint64_t epoch, bool resetFlags,
@@ -274,16 +330,48 @@ bool CudaCeExecutor::enqueue(uint64_t epoch, bool resetFlags,
   if (!devices_.use(0, error))
     return false;
   SDMA_CU(cuEventRecord, fork_, main_);
+  size_t current = 0; // the GPU whose context is current
+  auto use = [&](size_t q) {
+    size_t d = devices_.indexOf(plan_.streams[q].rank);
+    if (d == current)
+      return true;
+    current = d;
+    return devices_.useDevice(d, error);
+  };
   for (size_t q = 0; q < plan_.streams.size(); ++q) {
-    if (!devices_.use(plan_.streams[q].rank, error))
+    if (!use(q))
       return false;
     SDMA_CU(cuStreamWaitEvent, streams_[q], fork_, 0);
-    if (!enqueueQueue(q, epoch, error))
+  }
+  // Interleaved so that every event is recorded before it is waited for.
+  for (const DmaStep &step : schedule_->steps) {
+    size_t q = step.queue;
+    if (!use(q))
+      return false;
+    switch (step.kind) {
+    case DmaStep::Kind::Run:
+      if (!enqueueRun(q, step.begin, step.end, epoch, error))
+        return false;
+      break;
+    case DmaStep::Kind::Record:
+      SDMA_CU(cuEventRecord, events_[step.event], streams_[q]);
+      break;
+    case DmaStep::Kind::Wait:
+      SDMA_CU(cuStreamWaitEvent, streams_[q], events_[step.event], 0);
+      break;
+    }
+  }
+  return join(resetFlags, error);
+}
+
+bool CudaCeExecutor::join(bool resetFlags, std::string &error) {
+  for (size_t q = 0; q < plan_.streams.size(); ++q) {
+    if (!devices_.use(plan_.streams[q].rank, error))
       return false;
     SDMA_CU(cuEventRecord, joins_[q], streams_[q]);
   }
   std::vector<CUevent> ends = joins_;
-  if (resetFlags) {
+  if (resetFlags && schedule_->usesFlags) {
     // Once every queue is done, each rank's flags go back to zero on a
     // stream of that rank's GPU.
     std::vector<bool> reset(plan_.ranks, false);
@@ -308,12 +396,14 @@ bool CudaCeExecutor::enqueue(uint64_t epoch, bool resetFlags,
   return true;
 }
 
+// The streams do not block with the legacy default stream that
+// DeviceSet's synchronous copies use: wait for the launched runs first.
 bool CudaCeExecutor::upload(const HostMemory &memory, std::string &error) {
-  return usable(error) && devices_.upload(memory, error);
+  return wait(error) && devices_.upload(memory, error);
 }
 
 bool CudaCeExecutor::download(HostMemory &memory, std::string &error) {
-  return usable(error) && devices_.download(memory, error);
+  return wait(error) && devices_.download(memory, error);
 }
 
 bool CudaCeExecutor::launch(std::string &error) {
@@ -333,30 +423,30 @@ bool CudaCeExecutor::launch(std::string &error) {
 }
 
 bool CudaCeExecutor::wait(std::string &error) {
-  if (!usable(error) || !devices_.use(0, error))
+  if (!usable(error))
     return false;
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::nanoseconds(options_.timeoutNs);
-  for (;;) {
-    CUresult result = driver_.cuStreamQuery(main_);
-    if (result != CUDA_ERROR_NOT_READY)
-      return check(result, "cuStreamQuery", error);
-    if (std::chrono::steady_clock::now() > deadline)
-      break;
-    std::this_thread::yield();
+  std::string failure;
+  if (idle(options_.timeoutNs, failure))
+    return true;
+  if (!failure.empty()) {
+    error = failure; // a failed run (a GPU fault), not a timeout
+    return false;
   }
-  // A stream blocked in cuStreamWaitValue64 cannot be released or drained
-  // safely from the host (a release written through another stream can
-  // queue behind the blocked one: tried, and it hung), so the executor only
-  // names the unfinished queues, touching nothing that could block, and
-  // refuses further use.
+  // A stream blocked in cuStreamWaitValue64 (a value wait: its notifier is
+  // outside this process, or CeOptions::valueWaits) cannot be released or
+  // drained safely from the host (a release written through another stream
+  // can queue behind the blocked one: tried, and it hung), so the executor
+  // only names the unfinished queues, touching nothing that could block,
+  // and refuses further use. Event waits always follow their record in
+  // enqueue order, so they do not get here unless the GPU stalls.
   std::string ignored, report;
   uint64_t epoch = ce_.graph || epoch_ == 0 ? 0 : epoch_ - 1;
   for (size_t q = 0; q < plan_.streams.size(); ++q)
     if (devices_.use(plan_.streams[q].rank, ignored) &&
         driver_.cuStreamQuery(streams_[q]) == CUDA_ERROR_NOT_READY)
-      report += (report.empty() ? "" : "; ") +
-                describeUnfinishedQueue(plan_, q, epoch, notifiesPerRun_);
+      report +=
+          (report.empty() ? "" : "; ") +
+          describeUnfinishedQueue(plan_, *schedule_, q, epoch, notifiesPerRun_);
   error = (report.empty() ? std::string("the run did not finish") : report) +
           " (timeout " + std::to_string(options_.timeoutNs / 1000000) +
           " ms); " + kStuckNote;

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/HipDmaExecutor.h"
+#include "DmaQueueSchedule.h"
 #include "DmaQueueWalk.h"
 #include "HipApi.h"
 
@@ -24,6 +25,8 @@ struct HipDmaExecutor::State {
   std::vector<void *> buffers, flags, staging; // [r * B + b], [r], [q]
   std::vector<hipStream_t> streams;            // [q]
   std::vector<hipEvent_t> joins;               // [q]
+  DmaSchedule schedule;
+  std::vector<hipEvent_t> events; // [schedule event]
   hipStream_t main = nullptr;
   hipEvent_t fork = nullptr;
   std::vector<std::vector<int64_t>> perRun;
@@ -59,6 +62,12 @@ struct HipDmaExecutor::State {
                  error) &&
            check(api->hipMemset(ptr, 0, bytes), "hipMemset", error);
   }
+  bool createStreams(std::string &error);
+  bool enqueueRun(size_t q, size_t begin, size_t end, uint64_t epoch,
+                  std::string &error);
+  /// Polls the main stream until it is idle or `timeoutNs` passes (false,
+  /// error left empty).
+  bool idle(uint64_t timeoutNs, std::string &error) const;
   void release(int rank, void *&ptr) {
     std::string ignored;
     if (ptr && use(rank, ignored))
@@ -71,6 +80,47 @@ struct HipDmaExecutor::State {
   if (!s.check(s.api->call(__VA_ARGS__), #call, error))                        \
   return false
 
+bool HipDmaExecutor::State::createStreams(std::string &error) {
+  State &s = *this;
+  // Non-blocking streams: the null stream's synchronous copies and memsets
+  // neither wait for them nor make them wait.
+  if (!use(0, error))
+    return false;
+  SDMA_HIP(hipStreamCreateWithFlags, &main, hipStreamNonBlocking);
+  SDMA_HIP(hipEventCreateWithFlags, &fork, hipEventDisableTiming);
+  streams.assign(plan.streams.size(), nullptr);
+  joins.assign(plan.streams.size(), nullptr);
+  for (size_t q = 0; q < plan.streams.size(); ++q) {
+    if (!use(plan.streams[q].rank, error))
+      return false;
+    SDMA_HIP(hipStreamCreateWithFlags, &streams[q], hipStreamNonBlocking);
+    SDMA_HIP(hipEventCreateWithFlags, &joins[q], hipEventDisableTiming);
+  }
+  // Each event on the GPU of the queue that records it.
+  events.assign(schedule.eventQueue.size(), nullptr);
+  for (size_t e = 0; e < events.size(); ++e) {
+    if (!use(plan.streams[schedule.eventQueue[e]].rank, error))
+      return false;
+    SDMA_HIP(hipEventCreateWithFlags, &events[e], hipEventDisableTiming);
+  }
+  return true;
+}
+
+bool HipDmaExecutor::State::idle(uint64_t timeoutNs, std::string &error) const {
+  if (!main || !use(0, error))
+    return !main;
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeoutNs);
+  for (;;) {
+    hipError_t result = api->hipStreamQuery(main);
+    if (result != hipErrorNotReady)
+      return check(result, "hipStreamQuery", error);
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::yield();
+  }
+}
+
 HipDmaExecutor::HipDmaExecutor(std::unique_ptr<State> state)
     : state_(std::move(state)) {}
 
@@ -81,10 +131,15 @@ HipDmaExecutor::create(const Plan &plan, const CudaOptions &options,
   const HipApi *api = HipApi::withDevices(count, error);
   if (!api)
     return nullptr;
+  // The enqueue order, or the deadlock, before touching the GPU.
+  std::optional<DmaSchedule> schedule = scheduleDmaQueues(plan, error);
+  if (!schedule)
+    return nullptr;
   auto state = std::make_unique<State>();
   State &s = *state;
   s.api = api;
   s.plan = plan;
+  s.schedule = std::move(*schedule);
   s.options = options;
   s.ordinals = options.devices;
   if (s.ordinals.empty())
@@ -120,24 +175,8 @@ HipDmaExecutor::create(const Plan &plan, const CudaOptions &options,
       if (r != hipSuccess && r != hipErrorPeerAccessAlreadyEnabled)
         return fail(r, "hipDeviceEnablePeerAccess");
     }
-  if (!s.use(0, error) ||
-      !s.check(api->hipStreamCreateWithFlags(&s.main, hipStreamDefault),
-               "hipStreamCreateWithFlags", error) ||
-      !s.check(api->hipEventCreateWithFlags(&s.fork, hipEventDisableTiming),
-               "hipEventCreateWithFlags", error))
+  if (!s.createStreams(error))
     return nullptr;
-  for (const Stream &stream : plan.streams) {
-    s.streams.push_back(nullptr);
-    s.joins.push_back(nullptr);
-    if (!s.use(stream.rank, error) ||
-        !s.check(
-            api->hipStreamCreateWithFlags(&s.streams.back(), hipStreamDefault),
-            "hipStreamCreateWithFlags", error) ||
-        !s.check(api->hipEventCreateWithFlags(&s.joins.back(),
-                                              hipEventDisableTiming),
-                 "hipEventCreateWithFlags", error))
-      return nullptr;
-  }
   s.perRun = notifiesPerRun(plan);
   s.flags.assign(plan.ranks, nullptr);
   for (int r = 0; r < plan.ranks; ++r)
@@ -149,12 +188,19 @@ HipDmaExecutor::create(const Plan &plan, const CudaOptions &options,
 
 HipDmaExecutor::~HipDmaExecutor() {
   State &s = *state_;
-  if (s.stuck)
-    return; // freeing what a blocked stream uses could block too: leak
-
   std::string ignored;
-  if (s.main && s.use(0, ignored))
-    (void)s.api->hipStreamSynchronize(s.main);
+  // A run still going after the timeout is as stuck as one wait() gave up
+  // on: synchronising with it would block the caller for good.
+  if (!s.stuck && !s.idle(s.options.timeoutNs, ignored))
+    s.stuck = true;
+  // Deliberately leaked: freeing or destroying what a blocked stream uses
+  // could block too, and the process must still be able to exit.
+  if (s.stuck)
+    return;
+  for (size_t e = 0; e < s.events.size(); ++e)
+    if (s.events[e] &&
+        s.use(s.plan.streams[s.schedule.eventQueue[e]].rank, ignored))
+      (void)s.api->hipEventDestroy(s.events[e]);
   for (size_t q = 0; q < s.streams.size(); ++q) {
     s.use(s.plan.streams[q].rank, ignored);
     if (s.streams[q])
@@ -178,7 +224,7 @@ HipDmaExecutor::~HipDmaExecutor() {
 
 bool HipDmaExecutor::prepare(size_t chunkBytes, std::string &error) {
   State &s = *state_;
-  if (!s.usable(error))
+  if (!wait(error))
     return false;
   size_t B = s.plan.buffers.size();
   if (chunkBytes > s.capacity) {
@@ -214,9 +260,11 @@ bool HipDmaExecutor::prepare(size_t chunkBytes, std::string &error) {
   return true;
 }
 
+// The streams do not block with the null stream that hipMemcpy uses: wait
+// for the launched runs first.
 bool HipDmaExecutor::upload(const HostMemory &memory, std::string &error) {
   State &s = *state_;
-  if (!s.usable(error))
+  if (!wait(error))
     return false;
   size_t B = s.plan.buffers.size();
   for (int r = 0; r < s.plan.ranks; ++r) {
@@ -236,7 +284,7 @@ bool HipDmaExecutor::upload(const HostMemory &memory, std::string &error) {
 
 bool HipDmaExecutor::download(HostMemory &memory, std::string &error) {
   State &s = *state_;
-  if (!s.usable(error))
+  if (!wait(error))
     return false;
   size_t B = s.plan.buffers.size();
   for (int r = 0; r < s.plan.ranks; ++r) {
@@ -247,6 +295,45 @@ bool HipDmaExecutor::download(HostMemory &memory, std::string &error) {
                memory.bufferBytes(r, b), hipMemcpyDeviceToHost);
   }
   return true;
+}
+
+bool HipDmaExecutor::State::enqueueRun(size_t q, size_t begin, size_t end,
+                                       uint64_t epoch, std::string &error) {
+  struct Sink {
+    State &s;
+    size_t q;
+    hipStream_t stream;
+    int rank;
+    std::string &error;
+    bool memcpy(void *dst, const void *src, size_t bytes) {
+      return s.check(s.api->hipMemcpyAsync(dst, src, bytes,
+                                           hipMemcpyDeviceToDevice, stream),
+                     "hipMemcpyAsync", error);
+    }
+    bool copy(const Slice &dst, const Slice &src) {
+      return memcpy(s.slice(dst), s.slice(src), src.count * s.chunkBytes);
+    }
+    bool swap(const Slice &a, const Slice &b) {
+      size_t bytes = a.count * s.chunkBytes;
+      return memcpy(s.staging[q], s.slice(a), bytes) &&
+             memcpy(s.slice(a), s.slice(b), bytes) &&
+             memcpy(s.slice(b), s.staging[q], bytes);
+    }
+    bool notify(int target, int flag, uint64_t value) {
+      return s.check(s.api->hipStreamWriteValue64(
+                         stream,
+                         static_cast<char *>(s.flags[target]) + flag * 8, value,
+                         0),
+                     "hipStreamWriteValue64", error);
+    }
+    bool poll(int flag, uint64_t value) {
+      return s.check(s.api->hipStreamWaitValue64(
+                         stream, static_cast<char *>(s.flags[rank]) + flag * 8,
+                         value, hipStreamWaitValueGte, ~uint64_t(0)),
+                     "hipStreamWaitValue64", error);
+    }
+  } sink{*this, q, streams[q], plan.streams[q].rank, error};
+  return walkCommands(plan, schedule, q, begin, end, epoch, perRun, sink);
 }
 
 bool HipDmaExecutor::launch(std::string &error) {
@@ -262,49 +349,32 @@ bool HipDmaExecutor::launch(std::string &error) {
     return false;
   SDMA_HIP(hipEventRecord, s.fork, s.main);
   for (size_t q = 0; q < s.plan.streams.size(); ++q) {
-    int rank = s.plan.streams[q].rank;
-    hipStream_t stream = s.streams[q];
-    if (!s.use(rank, error))
+    if (!s.use(s.plan.streams[q].rank, error))
       return false;
-    SDMA_HIP(hipStreamWaitEvent, stream, s.fork, 0);
-    struct Sink {
-      State &s;
-      size_t q;
-      hipStream_t stream;
-      int rank;
-      std::string &error;
-      bool memcpy(void *dst, const void *src, size_t bytes) {
-        return s.check(s.api->hipMemcpyAsync(dst, src, bytes,
-                                             hipMemcpyDeviceToDevice, stream),
-                       "hipMemcpyAsync", error);
-      }
-      bool copy(const Slice &dst, const Slice &src) {
-        return memcpy(s.slice(dst), s.slice(src), src.count * s.chunkBytes);
-      }
-      bool swap(const Slice &a, const Slice &b) {
-        size_t bytes = a.count * s.chunkBytes;
-        return memcpy(s.staging[q], s.slice(a), bytes) &&
-               memcpy(s.slice(a), s.slice(b), bytes) &&
-               memcpy(s.slice(b), s.staging[q], bytes);
-      }
-      bool notify(int target, int flag, uint64_t value) {
-        return s.check(s.api->hipStreamWriteValue64(
-                           stream,
-                           static_cast<char *>(s.flags[target]) + flag * 8,
-                           value, 0),
-                       "hipStreamWriteValue64", error);
-      }
-      bool poll(int flag, uint64_t value) {
-        return s.check(s.api->hipStreamWaitValue64(
-                           stream,
-                           static_cast<char *>(s.flags[rank]) + flag * 8, value,
-                           hipStreamWaitValueGte, ~uint64_t(0)),
-                       "hipStreamWaitValue64", error);
-      }
-    } sink{s, q, stream, rank, error};
-    if (!walkQueue(s.plan, q, epoch, s.perRun, sink))
+    SDMA_HIP(hipStreamWaitEvent, s.streams[q], s.fork, 0);
+  }
+  // Interleaved so that every event is recorded before it is waited for.
+  for (const DmaStep &step : s.schedule.steps) {
+    size_t q = step.queue;
+    if (!s.use(s.plan.streams[q].rank, error))
       return false;
-    SDMA_HIP(hipEventRecord, s.joins[q], stream);
+    switch (step.kind) {
+    case DmaStep::Kind::Run:
+      if (!s.enqueueRun(q, step.begin, step.end, epoch, error))
+        return false;
+      break;
+    case DmaStep::Kind::Record:
+      SDMA_HIP(hipEventRecord, s.events[step.event], s.streams[q]);
+      break;
+    case DmaStep::Kind::Wait:
+      SDMA_HIP(hipStreamWaitEvent, s.streams[q], s.events[step.event], 0);
+      break;
+    }
+  }
+  for (size_t q = 0; q < s.plan.streams.size(); ++q) {
+    if (!s.use(s.plan.streams[q].rank, error))
+      return false;
+    SDMA_HIP(hipEventRecord, s.joins[q], s.streams[q]);
   }
   if (!s.use(0, error))
     return false;
@@ -317,28 +387,23 @@ bool HipDmaExecutor::wait(std::string &error) {
   State &s = *state_;
   if (!s.usable(error))
     return false;
-  if (!s.use(0, error))
+  std::string failure;
+  if (s.idle(s.options.timeoutNs, failure))
+    return true;
+  if (!failure.empty()) {
+    error = failure; // a failed run, not a timeout
     return false;
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::nanoseconds(s.options.timeoutNs);
-  for (;;) {
-    hipError_t result = s.api->hipStreamQuery(s.main);
-    if (result != hipErrorNotReady)
-      return s.check(result, "hipStreamQuery", error);
-    if (std::chrono::steady_clock::now() > deadline)
-      break;
-    std::this_thread::yield();
   }
-  // As in the CUDA executor: a stream blocked in a wait cannot be released
-  // safely from the host, so name the unfinished queues without touching
-  // anything that could block, and refuse further use.
+  // As in the CUDA executor: a stream blocked in a value wait cannot be
+  // released safely from the host, so name the unfinished queues without
+  // touching anything that could block, and refuse further use.
   std::string ignored, report;
   uint64_t epoch = s.epoch ? s.epoch - 1 : 0;
   for (size_t q = 0; q < s.plan.streams.size(); ++q)
     if (s.use(s.plan.streams[q].rank, ignored) &&
         s.api->hipStreamQuery(s.streams[q]) == hipErrorNotReady)
       report += (report.empty() ? "" : "; ") +
-                describeUnfinishedQueue(s.plan, q, epoch, s.perRun);
+                describeUnfinishedQueue(s.plan, s.schedule, q, epoch, s.perRun);
   error = (report.empty() ? std::string("the run did not finish") : report) +
           " (timeout " + std::to_string(s.options.timeoutNs / 1000000) +
           " ms); its streams stay blocked on the GPU, so it cannot be used "

@@ -5,12 +5,20 @@
 //
 // Runs a plan's engine queues on CUDA: each queue is a stream; copy is one
 // cuMemcpyDtoDAsync, bcast two (NVIDIA has no broadcast copy), swap three
-// through a staging buffer (no swap copy either); notify is a
-// cuStreamWriteValue64 and poll a cuStreamWaitValue64 (>=). A flag 2 + q is
-// written only by queue q, so a notify writes the count it reaches (run n:
-// n x notifies-per-run + k) instead of adding. Completion notifies (flag 1)
-// and the launch poll (flag 0) are left to the host: it waits for the
-// streams, and enqueueing is the launch.
+// through a staging buffer (no swap copy either). A poll waits for one
+// notify (every flag has one writer): within this process that is an event
+// recorded on the notifier's stream after the notify and waited for by the
+// poller's stream (cuEventRecord / cuStreamWaitEvent), and the queues are
+// enqueued interleaved so that every wait follows its record
+// (DmaQueueSchedule.h). No stream spin-waits on another stream of the
+// process, so streams sharing one of the GPU's hardware queues (8 by
+// default, CUDA_DEVICE_MAX_CONNECTIONS) cannot deadlock; a plan that can
+// deadlock is refused by create(), naming the queues and flags. A value
+// wait (cuStreamWaitValue64 >=, the notify a cuStreamWriteValue64 of the
+// count it reaches: run n writes n x notifies-per-run + k) remains for a
+// notifier in another process (CeOptions::valueWaits forces it, to test
+// that path). Completion notifies (flag 1) and the launch poll (flag 0) are
+// left to the host: it waits for the streams, and enqueueing is the launch.
 //
 // Ranks are placed on GPUs as by the load/store executor (CudaOptions::
 // devices); a queue's stream lives on its rank's GPU, so a copy to or from
@@ -21,10 +29,13 @@
 // Modes (CeOptions):
 //   batch  each maximal run of copies between two syncs of a queue is one
 //          cuMemcpyBatchAsync (DMA-Latte's back-to-back batching);
+//          A copy that touches what a copy pending in the batch writes (or
+//          writes what it reads) starts a new batch: a batch has no order;
 //   graph  the whole run is captured once into a CUDA graph at prepare()
 //          and replayed by launch() (DMA-Latte's prelaunch: the host's
-//          per-command work leaves the critical path). Flags are reset to
-//          zero at the end of each replay, so the captured values hold.
+//          per-command work leaves the critical path); events become graph
+//          edges. With value waits, flags are reset to zero at the end of
+//          each replay, so the captured values hold.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,13 +44,22 @@
 
 #include "sdma/runtime/CudaExecutor.h"
 
+#include <memory>
+
 namespace sdma::rt {
+
+struct DmaSchedule;
 
 struct CeOptions {
   bool batch = false;
   bool graph = false;
   /// With batch: CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE (a hint).
   bool preferCopyEngines = false;
+  /// Every poll a cuStreamWaitValue64 on its flag, as for a notifier in
+  /// another process, instead of an event. Streams then spin-wait on each
+  /// other: with more streams than hardware queues a run can deadlock and
+  /// time out. For testing that path on one GPU.
+  bool valueWaits = false;
 };
 
 class CudaCeExecutor {
@@ -69,18 +89,23 @@ public:
 
 private:
   CudaCeExecutor(const cuda::Driver &driver, const Plan &plan,
-                 const CudaOptions &options, const CeOptions &ce)
-      : driver_(driver), plan_(plan), options_(options), ce_(ce),
-        devices_(driver) {}
+                 const CudaOptions &options, const CeOptions &ce);
   bool check(cuda::CUresult result, const char *call, std::string &error);
+  bool createStreams(std::string &error);
   cuda::CUdeviceptr slice(const Slice &s) const {
     return devices_.buffer(s.rank, s.buffer) + s.offset * chunkBytes_;
   }
-  /// Enqueues one run: notifies write epoch x per-run + k; with
-  /// `resetFlags`, every rank's flags go back to zero once all queues are
-  /// done (the graph mode's epoch is always 0).
+  /// Enqueues one run in the schedule's order: value notifies write epoch x
+  /// per-run + k; with `resetFlags` (and value waits), every rank's flags go
+  /// back to zero once all queues are done (the graph mode's epoch is
+  /// always 0).
   bool enqueue(uint64_t epoch, bool resetFlags, std::string &error);
-  bool enqueueQueue(size_t q, uint64_t epoch, std::string &error);
+  bool enqueueRun(size_t q, size_t begin, size_t end, uint64_t epoch,
+                  std::string &error);
+  bool join(bool resetFlags, std::string &error);
+  /// Polls the main stream until it is idle or `timeoutNs` passes (false,
+  /// error left empty).
+  bool idle(uint64_t timeoutNs, std::string &error);
   bool capture(std::string &error);
   bool usable(std::string &error) const;
   static constexpr const char *kStuckNote =
@@ -96,6 +121,8 @@ private:
   std::vector<cuda::CUstream> streams_; // one per plan queue
   std::vector<cuda::CUevent> joins_;
   std::vector<cuda::CUevent> resets_; // per rank (graph mode)
+  std::unique_ptr<DmaSchedule> schedule_;
+  std::vector<cuda::CUevent> events_; // [schedule event]
   bool stuck_ = false;                // a run did not finish within the timeout
   cuda::CUevent fork_ = nullptr;
   std::vector<cuda::CUdeviceptr> flags_, staging_;
