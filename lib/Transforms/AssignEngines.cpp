@@ -22,15 +22,30 @@ struct SdmaAssignEnginesPass
     : public sdma::impl::SdmaAssignEnginesBase<SdmaAssignEnginesPass> {
   using SdmaAssignEnginesBase::SdmaAssignEnginesBase;
 
+  /// Why the options are invalid, or an empty string.
+  std::string checkOptions() const {
+    if (policy != "affinity" && policy != "round-robin" && policy != "single")
+      return "sdma-assign-engines: unknown policy '" + policy +
+             "' (expected affinity, round-robin or single)";
+    if (engines < 0)
+      return "sdma-assign-engines: engines=" + std::to_string(engines) +
+             " is negative";
+    return "";
+  }
+
+  /// Rejects bad options when the pipeline is parsed, before any input.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(Pass::initializeOptions(options, errorHandler)))
+      return failure();
+    std::string error = checkOptions();
+    return error.empty() ? success() : errorHandler(error);
+  }
+
   void runOnOperation() override {
-    if (policy != "affinity" && policy != "round-robin" && policy != "single") {
-      getOperation().emitError("sdma-assign-engines: unknown policy '")
-          << policy << "' (expected affinity, round-robin or single)";
-      return signalPassFailure();
-    }
-    if (engines < 0) {
-      getOperation().emitError("sdma-assign-engines: engines=")
-          << engines << " is negative";
+    if (std::string error = checkOptions(); !error.empty()) {
+      getOperation().emitError(error);
       return signalPassFailure();
     }
     for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>()) {

@@ -190,10 +190,28 @@ namespace {
 struct SdmaInsertSyncPass
     : public sdma::impl::SdmaInsertSyncBase<SdmaInsertSyncPass> {
   using SdmaInsertSyncBase::SdmaInsertSyncBase;
+
+  /// Why the options are invalid, or an empty string.
+  std::string checkOptions() const {
+    if (completion != "per-op" && completion != "per-queue")
+      return "sdma-insert-sync: unknown completion '" + completion +
+             "' (expected per-op or per-queue)";
+    return "";
+  }
+
+  /// Rejects bad options when the pipeline is parsed, before any input.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(Pass::initializeOptions(options, errorHandler)))
+      return failure();
+    std::string error = checkOptions();
+    return error.empty() ? success() : errorHandler(error);
+  }
+
   void runOnOperation() override {
-    if (completion != "per-op" && completion != "per-queue") {
-      getOperation().emitError("sdma-insert-sync: unknown completion '")
-          << completion << "' (expected per-op or per-queue)";
+    if (std::string error = checkOptions(); !error.empty()) {
+      getOperation().emitError(error);
       return signalPassFailure();
     }
     for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>())

@@ -9,6 +9,7 @@
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace sdma;
@@ -18,11 +19,32 @@ ArrayRef<StringRef> sdma::getDMAVariants() {
   return variants;
 }
 
+LogicalResult
+sdma::checkLowerToDMAOptions(const LowerToDMAOptions &options,
+                             function_ref<void(const Twine &)> error) {
+  StringRef variant = options.variant;
+  if (!llvm::is_contained(getDMAVariants(), variant)) {
+    ArrayRef<StringRef> variants = getDMAVariants();
+    error("unknown variant '" + variant + "' (expected " +
+          llvm::join(variants.drop_back(), ", ") + " or " + variants.back() +
+          ")");
+    return failure();
+  }
+  if (options.ranks < 0 || options.engines < 0 || options.maxOps < 1) {
+    error("ranks and engines must be non-negative and max-ops positive "
+          "(got ranks=" +
+          Twine(options.ranks) + " engines=" + Twine(options.engines) +
+          " max-ops=" + Twine(options.maxOps) + ")");
+    return failure();
+  }
+  return success();
+}
+
 LogicalResult sdma::buildLowerToDMAPipeline(OpPassManager &pm,
                                             const LowerToDMAOptions &options) {
-  StringRef variant = options.variant;
-  if (!llvm::is_contained(getDMAVariants(), variant))
+  if (failed(checkLowerToDMAOptions(options, [](const Twine &) {})))
     return failure();
+  StringRef variant = options.variant;
   SdmaUnrollOptions unroll;
   unroll.ranks = options.ranks;
   unroll.maxOps = options.maxOps;
@@ -49,14 +71,26 @@ LogicalResult sdma::buildLowerToDMAPipeline(OpPassManager &pm,
 }
 
 void sdma::registerSdmaPipelines() {
-  PassPipelineRegistration<LowerToDMAOptions>(
+  // PassPipelineRegistration's builder cannot fail: register the builder
+  // directly so that a bad option is an error, not an empty pipeline.
+  registerPassPipeline(
       "sdma-lower-dma",
       "verify a schedule and lower it to per-engine command queues in one "
       "of DMA-Latte's variants (pcpy, bcst, swap, b2b), optionally "
       "prelaunched",
-      [](OpPassManager &pm, const LowerToDMAOptions &options) {
-        // An unknown variant builds an empty pipeline; sdma-run and the
-        // tests reject it before building.
-        (void)buildLowerToDMAPipeline(pm, options);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        LowerToDMAOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string message;
+        if (failed(checkLowerToDMAOptions(options, [&](const Twine &error) {
+              message = ("sdma-lower-dma: " + error).str();
+            })))
+          return errorHandler(message);
+        return buildLowerToDMAPipeline(pm, options);
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(LowerToDMAOptions());
       });
 }

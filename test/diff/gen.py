@@ -203,6 +203,29 @@ def exchange(rng, bld, ranks, sizes, names):
                         'engine': None}))
 
 
+def a2a_block(rng, bld, ranks, sizes, names):
+    """for d, for r: B1[(r+d)*n] on r -> B2[r*n] on r+d (an all-to-all
+    between two buffers, which swap fusion rewrites), then forwards."""
+    fit = [b for b in names if sizes[b] >= ranks]
+    if len(fit) < 2:
+        return
+    b1, b2 = rng.sample(fit, 2)
+    n = min(sizes[b1], sizes[b2]) // ranks
+    r, d = V('r'), V('d')
+    body = [('op', {'op': 'copy', 'src': (r, b1, ('mul', ('radd', r, d), n), n),
+                    'dst': (('radd', r, d), b2, ('mul', r, n), n), 'engine': None})]
+    lo = rng.choice([0, 1])
+    if not bld.add(('loop', rng.choice(['affine', 'scf']), 'd', lo, 'R',
+                    [('loop', rng.choice(['affine', 'scf']), 'r', 0, 'R', body)])):
+        return
+    for _ in range(rng.randint(0, 3)):
+        q = rng.randrange(ranks)
+        src = (C(q), b2, C(rng.randrange(ranks) * n), n)
+        dst = rand_slice(rng, ranks, sizes, names, n)
+        if dst and not (dst[0] == src[0] and dst[1] == b2):
+            bld.add(('op', {'op': 'copy', 'src': src, 'dst': dst, 'engine': None}))
+
+
 def gen_free(rng, ranks):
     nbuf = rng.randint(2, 4)
     names = ['in', 'b1', 'b2', 'b3'][:nbuf]
@@ -226,6 +249,9 @@ def gen_free(rng, ranks):
             continue
         if roll < 0.55:
             exchange(rng, bld, ranks, sizes, names)
+            continue
+        if roll < 0.62:
+            a2a_block(rng, bld, ranks, sizes, names)
             continue
         op = free_data_op(rng, ranks, sizes, names)
         if op:

@@ -1,5 +1,4 @@
-//===- Pipelines.h - sdma pass pipelines -------------------------*- C++
-//-*-===//
+//===- Pipelines.h - sdma pass pipelines ------------------------*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -36,9 +35,15 @@ struct LowerToDMAOptions : public mlir::PassPipelineOptions<LowerToDMAOptions> {
 /// The variants `variant=` accepts.
 llvm::ArrayRef<llvm::StringRef> getDMAVariants();
 
+/// Checks options of `sdma-lower-dma`; on failure, calls `error` with a
+/// message naming the bad value and the allowed ones.
+mlir::LogicalResult
+checkLowerToDMAOptions(const LowerToDMAOptions &options,
+                       llvm::function_ref<void(const llvm::Twine &)> error);
+
 /// unroll -> verify -> (fuse-bcast | fuse-swap -> canonicalize -> verify) ->
-/// assign-engines -> verify -> insert-sync (-> batch for b2b). Fails for an
-/// unknown variant.
+/// assign-engines -> verify -> insert-sync (-> batch for b2b). Fails for
+/// options checkLowerToDMAOptions rejects.
 mlir::LogicalResult buildLowerToDMAPipeline(mlir::OpPassManager &pm,
                                             const LowerToDMAOptions &options);
 
