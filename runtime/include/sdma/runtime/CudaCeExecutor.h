@@ -76,9 +76,11 @@ public:
   /// Enqueues one run (fork from the main stream, join back).
   bool launch(std::string &error);
   /// Waits for the launched runs, at most CudaOptions::timeoutNs. A run
-  /// that does not finish is reported with its unfinished queues and the
-  /// polls each may be blocked at; the executor is then unusable (every
-  /// call fails, and destruction leaks its GPU resources rather than block).
+  /// that does not finish (with events only a GPU stall can cause that; with
+  /// value waits, a notifier that never comes) is reported with its
+  /// unfinished queues and the polls each may be blocked at; the executor
+  /// is then unusable (every call fails, and destruction leaks its GPU
+  /// resources rather than block, so the process can exit).
   bool wait(std::string &error);
   bool run(std::string &error) { return launch(error) && wait(error); }
   /// Events around each run on the main stream.
