@@ -125,6 +125,38 @@ def replay(args):
     return 1 if bad else 0
 
 
+def exhaustive(args):
+    """Every single mutant of each given schedule's flat form, at each rank
+    count: hbcheck and sdma-verify must agree on every one."""
+    import re
+    counts, bad = {}, 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in args.exhaustive:
+            for ranks in [int(r) for r in args.ranks.split(',')]:
+                rc, out, err = backends.unroll(args.bin, path, ranks)
+                if rc != 0:
+                    continue
+                head, flat = sdmair.parse_flat(out)
+                sched = {'name': head['name'], 'ranks': ranks, 'fixed': True,
+                         'implements': head['implements'],
+                         'buffers': [(b, 0, n) for b, n in head['buffers'].items()],
+                         'stmts': sdmair.flat_to_stmts(flat)}
+                for n, (desc, stmts) in enumerate(mutate.candidates(sched)):
+                    mut = dict(sched, stmts=stmts)
+                    mflat = sdmair.expand(stmts, ranks)
+                    mine, said, ok, msg = backends.check_mutant(
+                        args.bin, sdmair.print_schedule(mut), ranks, mflat,
+                        os.path.join(tmp, str(n)))
+                    counts[mine] = counts.get(mine, 0) + 1
+                    if not ok:
+                        bad += 1
+                        print(f'FAIL {path} ranks {ranks} ({desc}): checker says {mine}, '
+                              f'sdma-verify says {said}: {msg}')
+    print(f'mutants {sum(counts.values())}: ' +
+          ' '.join(f'{k}={v}' for k, v in sorted(counts.items())) + f'; mismatches {bad}')
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--bin', required=True, help='directory of the sdma tools')
@@ -139,12 +171,16 @@ def main():
     ap.add_argument('--shrink', action='store_true', help='shrink failures (needs --out)')
     ap.add_argument('--avoid', default='', help='comma-separated constructs not to generate '
                     '(self-copy): for open bugs that have a regression test')
+    ap.add_argument('--exhaustive', nargs='*', help='every single mutant of these schedules')
+    ap.add_argument('--ranks', default='2,3,4', help='rank counts for --exhaustive')
     ap.add_argument('--replay', nargs='*', help='run these schedule files through every backend')
     args = ap.parse_args()
     args.bin = os.path.abspath(args.bin)
     gen.AVOID.update(a for a in args.avoid.split(',') if a)
     if args.replay:
         return replay(args)
+    if args.exhaustive:
+        return exhaustive(args)
     start = time.time()
     results = []
     with tempfile.TemporaryDirectory() as tmp, cf.ThreadPoolExecutor(args.jobs) as pool:
