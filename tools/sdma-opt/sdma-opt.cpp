@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "InputGuard.h"
+#include "ToolOptions.h"
 #include "sdma/Conversion/Passes.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/Transforms/Passes.h"
@@ -14,8 +15,72 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <set>
+
+/// The options --help shows: the passes and pipelines (one option holds them
+/// all), then what a user combines them with. --help-hidden lists the rest.
+static const llvm::StringRef kShownOptions[] = {"sdma-unroll",
+                                                "o",
+                                                "split-input-file",
+                                                "verify-diagnostics",
+                                                "pass-pipeline",
+                                                "dump-pass-pipeline",
+                                                "show-dialects",
+                                                "mlir-print-ir-after-all",
+                                                "mlir-print-ir-before-all",
+                                                "mlir-print-ir-after-failure",
+                                                "mlir-print-op-generic",
+                                                "mlir-print-debuginfo",
+                                                "mlir-print-op-on-diagnostic",
+                                                "mlir-pass-statistics",
+                                                "mlir-timing",
+                                                "help",
+                                                "help-list",
+                                                "version"};
+
+/// Every registered pass and pipeline with its options at their defaults,
+/// in the form a command line takes them.
+static std::string describePassDefaults() {
+  std::string text = "\nPasses and pipelines, every option at its default:\n";
+  llvm::raw_string_ostream os(text);
+  std::set<std::string> names;
+  for (auto &entry : llvm::cl::getRegisteredOptions())
+    if (mlir::PassInfo::lookup(entry.first) ||
+        mlir::PassPipelineInfo::lookup(entry.first))
+      names.insert(entry.first.str());
+  auto ignore = [](const llvm::Twine &) { return mlir::failure(); };
+  for (const std::string &name : names) {
+    // Options print as `{a=1 b=2}`; a command line takes `--name="a=1 b=2"`.
+    std::string braced;
+    llvm::raw_string_ostream bs(braced);
+    mlir::OpPassManager pm;
+    if (name == "sdma-lower-dma") {
+      sdma::LowerToDMAOptions().print(bs);
+    } else if (const mlir::PassInfo *pass = mlir::PassInfo::lookup(name)) {
+      if (succeeded(pass->addToPipeline(pm, "", ignore)) && pm.size() == 1) {
+        pm.begin()->printAsTextualPipeline(bs);
+        braced = llvm::StringRef(braced).drop_front(name.size()).str();
+      }
+    }
+    llvm::StringRef options = braced;
+    os << "  --" << name;
+    if (options.consume_front("{") && options.consume_back("}")) {
+      // Empty list options print as nothing between spaces.
+      llvm::SmallVector<llvm::StringRef> words;
+      options.split(words, ' ', -1, /*KeepEmpty=*/false);
+      os << "=\"" << llvm::join(words, " ") << "\"";
+    }
+    os << "\n";
+  }
+  return text;
+}
 
 int main(int argc, char **argv) {
   if (!sdma::checkToolInputs(argc, argv, {"-o", "--o"}))
@@ -29,6 +94,15 @@ int main(int argc, char **argv) {
   sdma::registerSdmaPasses();
   sdma::registerSdmaConversionPasses();
   sdma::registerSdmaPipelines();
+  std::string helpHeader =
+      mlir::registerCLIOptions("sdma optimiser driver\n", registry);
+  // Diagnostics are one line plus notes: the failing op is not dumped.
+  sdma::setBoolOptionDefault("mlir-print-op-on-diagnostic", false);
+  sdma::showOnlyOptions(kShownOptions);
+  sdma::addShortHelpAlias();
+  sdma::addHelpText(describePassDefaults());
+  sdma::installVersionPrinter("sdma-opt");
+  auto [input, output] = mlir::parseCLIOptions(argc, argv, helpHeader);
   return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "sdma optimiser driver\n", registry));
+      mlir::MlirOptMain(argc, argv, input, output, registry));
 }
