@@ -6,16 +6,21 @@
 //          [--prelaunch] [--engines=N] [--backend=auto|sim|sdma-sim|
 //          sdma-packets|ldst-cpu|cuda-ldst|cuda-ce|hip-ldst|hip-dma]
 //          [-b MIN] [-e MAX] [-f FACTOR] [--iters=N] [--emit-plan=FILE]
+// sdma-run SCHEDULE.mlir --compile-only -o DIR
 //
 // Runs the whole pipeline in-process (unroll, verify, lower to engine
 // queues, plan), then for every message size fills the inputs with a
 // pattern, executes the plan on the backend, checks every output byte and
 // prints an nccl-tests style table. A schedule that fails verification never
-// reaches a backend. Exit status: 0 all correct, 1 an error, 2 wrong bytes.
+// reaches a backend. Exit status: 0 all correct, 1 an error, 2 a bad command
+// line, 3 wrong bytes. For tests, SDMA_RUN_FAIL_VARIANT=V makes DMA variant V
+// fail to compile (SDMA_FORCE_NO_GPU=1 hides the GPUs).
 //
 //===----------------------------------------------------------------------===//
 
 #include "InputGuard.h"
+#include "Progress.h"
+#include "ToolOptions.h"
 #include "sdma/Conversion/Passes.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/Target/HIP.h"
@@ -39,35 +44,48 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory runCategory("sdma-run options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::cat(runCategory),
                                       cl::desc("<schedule.mlir>"));
-static cl::opt<int64_t> ranksOpt("ranks", cl::desc("rank count (default 8)"),
-                                 cl::init(8));
-static cl::opt<std::string> variantOpt("variant",
-                                       cl::desc("pcpy | bcst | swap | b2b"),
-                                       cl::init("pcpy"));
-static cl::opt<bool> prelaunchOpt("prelaunch", cl::desc("prelaunched queues"));
 static cl::opt<int64_t>
-    enginesOpt("engines", cl::desc("engines per rank (0: R)"), cl::init(0));
+    ranksOpt("ranks", cl::cat(runCategory),
+             cl::desc("rank count (default: the schedule's own fixed count)"),
+             cl::init(0));
+static cl::opt<std::string>
+    variantOpt("variant", cl::cat(runCategory),
+               cl::desc("pcpy | bcst | swap | b2b: the DMA variant to run; "
+                        "without it, a variant that does not "
+                        "compile is skipped with a warning"),
+               cl::init("pcpy"));
+static cl::opt<bool> prelaunchOpt("prelaunch", cl::cat(runCategory),
+                                  cl::desc("prelaunched queues"));
+static cl::opt<int64_t> enginesOpt("engines", cl::cat(runCategory),
+                                   cl::desc("engines per rank (0: R)"),
+                                   cl::init(0));
 static cl::opt<std::string> backendOpt(
-    "backend",
+    "backend", cl::cat(runCategory),
     cl::desc(
         "auto | sim | sdma-sim | sdma-packets | ldst-cpu | cuda-ldst | "
         "cuda-ce | hip-ldst | hip-dma (auto: per size, the executor the NVIDIA "
@@ -80,50 +98,59 @@ static cl::opt<std::string> backendOpt(
         "simulator)"),
     cl::init("auto"));
 static cl::opt<std::string>
-    dmaProfile("dma-profile",
+    dmaProfile("dma-profile", cl::cat(runCategory),
                cl::desc("DMA timing profile for --backend=sdma-sim"),
                cl::init(SDMA_DEFAULT_DMA_PROFILE));
 static cl::opt<std::string>
-    nvProfilePath("nv-profile",
+    nvProfilePath("nv-profile", cl::cat(runCategory),
                   cl::desc("NVIDIA cost-model profile for --backend=auto"),
                   cl::init(SDMA_DEFAULT_NV_PROFILE));
 static cl::opt<std::string>
-    ceMode("ce-mode",
+    ceMode("ce-mode", cl::cat(runCategory),
            cl::desc("plain | batch | graph: how --backend=cuda-ce issues a "
                     "plan (cuMemcpyBatchAsync per run of copies; a replayed "
                     "CUDA graph)"),
            cl::init("plain"));
 static cl::list<int> devicesOpt(
-    "devices", cl::CommaSeparated,
+    "devices", cl::CommaSeparated, cl::cat(runCategory),
     cl::desc("GPUs to spread the ranks over (default: all on GPU 0)"));
-static cl::opt<unsigned> timeoutMs("timeout-ms",
+static cl::opt<unsigned> timeoutMs("timeout-ms", cl::cat(runCategory),
                                    cl::desc("GPU waits fail after this long"),
                                    cl::init(5000));
-static cl::opt<std::string> emitHip("emit-hip",
+static cl::opt<std::string> emitHip("emit-hip", cl::cat(runCategory),
                                     cl::desc("also write the kernel here"));
-static cl::opt<std::string> minBytes("b",
+static cl::opt<std::string> minBytes("b", cl::cat(runCategory),
                                      cl::desc("smallest size (bytes, "
                                               "K/M/G suffixes)"),
                                      cl::init("1K"));
-static cl::opt<std::string> maxBytes("e", cl::desc("largest size"),
-                                     cl::init("1M"));
-static cl::opt<unsigned> factor("f", cl::desc("size multiplier per row"),
+static cl::opt<std::string> maxBytes("e", cl::cat(runCategory),
+                                     cl::desc("largest size"), cl::init("1M"));
+static cl::opt<unsigned> factor("f", cl::cat(runCategory),
+                                cl::desc("size multiplier per row"),
                                 cl::init(4));
-static cl::opt<unsigned> iters("iters", cl::desc("timed runs per size"),
-                               cl::init(5));
-static cl::opt<std::string> emitPlan("emit-plan",
+static cl::opt<unsigned> iters("iters", cl::cat(runCategory),
+                               cl::desc("timed runs per size"), cl::init(5));
+static cl::opt<std::string> emitPlan("emit-plan", cl::cat(runCategory),
                                      cl::desc("also write the plan here"));
 static cl::opt<std::string>
-    emitPackets("emit-packets",
+    emitPackets("emit-packets", cl::cat(runCategory),
                 cl::desc("also write the AMD SDMA packet plan here"));
 static cl::opt<std::string>
-    packetCompletion("packet-completion",
+    packetCompletion("packet-completion", cl::cat(runCategory),
                      cl::desc("atomic | fence (how packet queues signal)"),
                      cl::init("atomic"));
 static cl::opt<int64_t> maxChunkBytes(
-    "max-chunk-bytes",
+    "max-chunk-bytes", cl::cat(runCategory),
     cl::desc("largest chunk the packet program supports (splits packets)"),
     cl::init(64 << 20));
+
+static cl::opt<bool> compileOnly(
+    "compile-only", cl::cat(runCategory),
+    cl::desc("write the plan and AMD SDMA packets of every DMA variant and "
+             "the load/store kernel into the -o directory; run nothing"));
+static cl::opt<std::string>
+    outputDir("o", cl::cat(runCategory), cl::value_desc("directory"),
+              cl::desc("where --compile-only writes its files"), cl::init(""));
 
 static bool parseBytes(StringRef text, uint64_t &bytes) {
   uint64_t scale = 1;
@@ -148,39 +175,299 @@ static double busFactor(const std::string &kind, int ranks) {
   return ranks > 1 ? double(ranks - 1) / ranks : 1.0;
 }
 
+/// "16 MiB", "1 KiB", "1000 B": a size in progress lines.
+static std::string formatSize(uint64_t bytes) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+  int unit = 0;
+  while (unit < 3 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return std::to_string(bytes) + " " + units[unit];
+}
+
+/// Writes `text` to `path`; false with `error` set if it cannot.
+static bool writeFile(StringRef path, StringRef text, std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (!ec) {
+    out << text;
+    out.close();
+    ec = out.error();
+  }
+  if (ec)
+    error = "cannot write '" + path.str() + "': " + ec.message();
+  return !ec;
+}
+
+/// The rank count to compile for: --ranks where given, else 0 (sdma-unroll
+/// then takes each schedule's own fixed count). Fails, naming the schedule,
+/// when a schedule leaves its rank count open and --ranks is missing.
+static std::optional<int64_t> ranksToCompile(ModuleOp module, int64_t given,
+                                             bool explicitlyGiven,
+                                             std::string &error) {
+  if (explicitlyGiven)
+    return given;
+  for (sdma::ScheduleOp schedule : module.getOps<sdma::ScheduleOp>())
+    if (!schedule.getRanks()) {
+      error = "schedule '" + schedule.getSymName().str() +
+              "' leaves its rank count open (ranks(%R)): give --ranks=N";
+      return std::nullopt;
+    }
+  return 0;
+}
+
+namespace {
+/// While alive, takes every diagnostic of `context` off the terminal and
+/// keeps the first line of the first error, with where it points: why a
+/// variant is skipped, in one line.
+class FirstError : public ScopedDiagnosticHandler {
+public:
+  explicit FirstError(MLIRContext *context) : ScopedDiagnosticHandler(context) {
+    setHandler([this](Diagnostic &diag) {
+      if (diag.getSeverity() != DiagnosticSeverity::Error || !reason.empty())
+        return success();
+      reason = StringRef(diag.str()).split('\n').first.str();
+      if (auto file =
+              LocationAttr(diag.getLocation()).findInstanceOf<FileLineColLoc>())
+        reason += (" (" + file.getFilename().getValue() + ":" +
+                   Twine(file.getLine()) + ":" + Twine(file.getColumn()) + ")")
+                      .str();
+      return success();
+    });
+  }
+  std::string reason;
+};
+
+/// One DMA variant, compiled and loaded: its engine-level schedule (the
+/// packet lowering starts there) and its plan, as written and as read back.
+struct CompiledVariant {
+  std::string name;
+  OwningOpRef<ModuleOp> engineLevel;
+  std::string planText;
+  sdma::rt::Plan plan;
+};
+
+/// How the DMA variants are compiled (sdma-lower-dma's options but the
+/// variant).
+struct VariantOptions {
+  int64_t ranks = 0;
+  bool prelaunch = false;
+  int64_t engines = 0;
+};
+} // namespace
+
+/// Why a compile failed when its diagnostics say it.
+static const char *const kSeeDiagnostics = "a pass or translation failed";
+
+/// Compiles `variant` of `schedule` and loads its plan as a host program
+/// would. With `reason`, diagnostics are swallowed and `*reason` says in one
+/// line why the variant did not compile; without, they print as usual.
+static std::optional<CompiledVariant>
+compileVariant(ModuleOp schedule, StringRef variant,
+               const VariantOptions &options, std::string *reason) {
+  std::optional<FirstError> quiet;
+  if (reason)
+    quiet.emplace(schedule.getContext());
+  // `why` where no diagnostic says it (printed ones already do).
+  auto failed = [&](const std::string &why) -> std::optional<CompiledVariant> {
+    if (reason)
+      *reason = quiet->reason.empty() ? why : quiet->reason;
+    else if (why != kSeeDiagnostics)
+      llvm::errs() << "sdma-run: error: variant " << variant << ": " << why
+                   << "\n";
+    return std::nullopt;
+  };
+  CompiledVariant compiled;
+  compiled.name = variant.str();
+  compiled.engineLevel = schedule.clone();
+  PassManager pm(schedule.getContext());
+  sdma::LowerToDMAOptions lower;
+  lower.ranks = options.ranks;
+  lower.variant = variant.str();
+  lower.prelaunch = options.prelaunch;
+  lower.engines = options.engines;
+  // For tests: SDMA_RUN_FAIL_VARIANT=V gives V's sdma-unroll a budget of one
+  // op, so that V fails to compile as it would for any failing pass.
+  if (const char *failing = std::getenv("SDMA_RUN_FAIL_VARIANT"))
+    if (variant == failing)
+      lower.maxOps = 1;
+  if (mlir::failed(sdma::buildLowerToDMAPipeline(pm, lower)) ||
+      mlir::failed(pm.run(*compiled.engineLevel)))
+    return failed(kSeeDiagnostics);
+  llvm::raw_string_ostream planStream(compiled.planText);
+  if (mlir::failed(sdma::translateToPlan(*compiled.engineLevel, planStream)))
+    return failed(kSeeDiagnostics);
+  std::string error;
+  std::optional<sdma::rt::Plan> plan =
+      sdma::rt::Plan::parse(compiled.planText, error);
+  if (!plan)
+    return failed("the runtime rejects its plan: " + error);
+  compiled.plan = std::move(*plan);
+  return compiled;
+}
+
+/// Compiles the DMA variants to run. With --variant (`isExplicit`), that
+/// one: its failure is an error. Without, `requested` (the default) first,
+/// then, where `all`, every other variant; a variant that does not compile
+/// is skipped with one warning line, and compiling stops at the first that
+/// does unless `all`. Empty when none compiled, after saying why.
+static std::vector<CompiledVariant>
+compileVariants(ModuleOp schedule, StringRef requested, bool isExplicit,
+                bool all, const VariantOptions &options,
+                sdma::ProgressLines &progress) {
+  std::vector<CompiledVariant> compiled;
+  std::vector<StringRef> order{requested};
+  if (!isExplicit)
+    for (StringRef variant : sdma::getDMAVariants())
+      if (variant != requested)
+        order.push_back(variant);
+  for (StringRef variant : order) {
+    progress.step("compiling variant " + variant.str());
+    std::string reason;
+    std::optional<CompiledVariant> one = compileVariant(
+        schedule, variant, options, isExplicit ? nullptr : &reason);
+    if (!one) {
+      if (!isExplicit)
+        llvm::errs() << "sdma-run: warning: variant " << variant
+                     << " skipped: " << reason << "\n";
+      continue;
+    }
+    compiled.push_back(std::move(*one));
+    if (!all)
+      break;
+  }
+  return compiled;
+}
+
+/// The AMD SDMA packet plan of an engine-level schedule (diagnostics print).
+static std::optional<std::string> lowerToPackets(ModuleOp engineLevel,
+                                                 StringRef completion,
+                                                 int64_t maxChunkBytes) {
+  PassManager pm(engineLevel.getContext());
+  sdma::ConvertSdmaToSdmaPktOptions options;
+  options.completion = completion.str();
+  options.maxChunkBytes = maxChunkBytes;
+  pm.addPass(sdma::createConvertSdmaToSdmaPkt(options));
+  OwningOpRef<ModuleOp> packets(engineLevel.clone());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (failed(pm.run(*packets)) ||
+      failed(sdma::translateToPackets(*packets, os)))
+    return std::nullopt;
+  return text;
+}
+
+/// --compile-only: writes into `dir` the load/store kernel and each
+/// variant's plan and packet plan, naming every file on stdout. Returns the
+/// exit status.
+static int writeCompiled(StringRef dir, StringRef stem, StringRef hipSource,
+                         std::vector<CompiledVariant> &variants,
+                         StringRef packetCompletion, int64_t maxChunkBytes,
+                         sdma::ProgressLines &progress) {
+  std::string error;
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    llvm::errs() << "sdma-run: error: cannot create '" << dir
+                 << "': " << ec.message() << "\n";
+    return 1;
+  }
+  auto write = [&](StringRef name, StringRef text, StringRef what) {
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, name);
+    if (!writeFile(path, text, error)) {
+      llvm::errs() << "sdma-run: error: " << error << "\n";
+      return false;
+    }
+    llvm::outs() << "wrote " << path << "  (" << what << ")\n";
+    llvm::outs().flush();
+    return true;
+  };
+  if (!write((stem + ".hip").str(), hipSource, "load/store kernel"))
+    return 1;
+  for (CompiledVariant &variant : variants) {
+    size_t commands = 0;
+    for (const sdma::rt::Stream &stream : variant.plan.streams)
+      commands += stream.commands.size();
+    std::string base = (stem + "." + variant.name).str();
+    if (!write(base + ".plan.json", variant.planText,
+               "plan, variant " + variant.name + ": " +
+                   std::to_string(variant.plan.streams.size()) +
+                   " engine queues, " + std::to_string(commands) + " commands"))
+      return 1;
+    progress.step("lowering variant " + variant.name + " to SDMA packets");
+    std::optional<std::string> packets =
+        lowerToPackets(*variant.engineLevel, packetCompletion, maxChunkBytes);
+    if (!packets) {
+      llvm::errs() << "sdma-run: error: variant " << variant.name
+                   << ": lowering to SDMA packets failed (see above)\n";
+      return 1;
+    }
+    if (!write(base + ".packets.json", *packets,
+               "AMD SDMA packet plan, variant " + variant.name + ", " +
+                   packetCompletion.str() + " completion"))
+      return 1;
+  }
+  return 0;
+}
+
+/// Checks the options that do not need the schedule; an error message or
+/// an empty string.
+static std::string checkOptions(uint64_t &lo, uint64_t &hi) {
+  if (!llvm::is_contained(sdma::getDMAVariants(), variantOpt))
+    return "unknown --variant '" + variantOpt + "' (pcpy, bcst, swap or b2b)";
+  static const StringRef backends[] = {"auto",         "sim",      "sdma-sim",
+                                       "sdma-packets", "ldst-cpu", "cuda-ldst",
+                                       "cuda-ce",      "hip-ldst", "hip-dma"};
+  if (!llvm::is_contained(backends, backendOpt))
+    return "unknown --backend '" + backendOpt +
+           "' (auto, sim, sdma-sim, sdma-packets, ldst-cpu, cuda-ldst, "
+           "cuda-ce, hip-ldst or hip-dma)";
+  if (ceMode != "plain" && ceMode != "batch" && ceMode != "graph")
+    return "unknown --ce-mode '" + ceMode + "' (plain, batch or graph)";
+  if (packetCompletion != "atomic" && packetCompletion != "fence")
+    return "unknown --packet-completion '" + packetCompletion +
+           "' (atomic or fence)";
+  if (!parseBytes(minBytes, lo) || !parseBytes(maxBytes, hi) || lo > hi)
+    return "bad size range -b " + minBytes + " -e " + maxBytes;
+  if (factor < 2)
+    return "-f must be at least 2";
+  if (iters < 1)
+    return "--iters must be at least 1";
+  if (compileOnly && outputDir.empty())
+    return "--compile-only needs -o DIRECTORY";
+  if (!compileOnly && !outputDir.empty())
+    return "-o DIRECTORY is for --compile-only (to write one file while "
+           "running, use --emit-plan, --emit-hip or --emit-packets)";
+  return "";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  if (!sdma::checkToolInputs(argc, argv, {}))
+  if (!sdma::checkToolInputs(argc, argv, {"-o", "-b", "-e", "-f"}))
     return 1;
-  cl::ParseCommandLineOptions(argc, argv,
-                              "sdma: compile, run and check a "
-                              "collective schedule\n");
+  cl::HideUnrelatedOptions(runCategory);
+  sdma::addShortHelpAlias();
+  sdma::describeDefaults(variantOpt, prelaunchOpt, enginesOpt, backendOpt,
+                         dmaProfile, nvProfilePath, ceMode, timeoutMs, emitHip,
+                         minBytes, maxBytes, factor, iters, emitPlan,
+                         emitPackets, packetCompletion, maxChunkBytes,
+                         compileOnly, outputDir);
+  sdma::installVersionPrinter("sdma-run");
+  if (!sdma::parseCommandLine(argc, argv,
+                              "sdma-run: compile, run and check a "
+                              "collective schedule\n"))
+    return 2;
   auto fail = [](const Twine &message) {
     llvm::errs() << "sdma-run: error: " << message << "\n";
     return 1;
   };
-  if (!llvm::is_contained(sdma::getDMAVariants(), variantOpt))
-    return fail("unknown --variant '" + variantOpt +
-                "' (pcpy, bcst, swap or b2b)");
-  if (backendOpt != "auto" && backendOpt != "sim" &&
-      backendOpt != "cuda-ldst" && backendOpt != "cuda-ce" &&
-      backendOpt != "sdma-sim" && backendOpt != "sdma-packets" &&
-      backendOpt != "hip-ldst" && backendOpt != "hip-dma" &&
-      backendOpt != "ldst-cpu")
-    return fail("unknown --backend '" + backendOpt +
-                "' (auto, sim, sdma-sim, sdma-packets, ldst-cpu, cuda-ldst, "
-                "cuda-ce, hip-ldst or hip-dma)");
-  if (ceMode != "plain" && ceMode != "batch" && ceMode != "graph")
-    return fail("unknown --ce-mode '" + ceMode + "' (plain, batch or graph)");
   uint64_t lo, hi;
-  if (!parseBytes(minBytes, lo) || !parseBytes(maxBytes, hi) || lo > hi)
-    return fail("bad size range -b " + minBytes + " -e " + maxBytes);
-  if (factor < 2)
-    return fail("-f must be at least 2");
-  if (iters < 1)
-    return fail("--iters must be at least 1");
+  if (std::string error = checkOptions(lo, hi); !error.empty())
+    return fail(error);
+  sdma::ProgressLines progress("sdma-run");
 
   // Compile.
+  progress.step("parsing and verifying " + inputFile);
   DialectRegistry registry;
   registry.insert<sdma::SdmaDialect, sdma::pkt::SdmaPktDialect,
                   affine::AffineDialect, arith::ArithDialect,
@@ -195,13 +482,18 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+  std::string error;
+  std::optional<int64_t> ranks = ranksToCompile(
+      *module, ranksOpt, ranksOpt.getNumOccurrences() > 0, error);
+  if (!ranks)
+    return fail(error);
   // The load/store kernel comes from the flat, verified schedule; the DMA
   // plan from the rest of the pipeline.
   std::string hipSource;
   {
     PassManager verifyPm(&context);
     sdma::SdmaUnrollOptions unroll;
-    unroll.ranks = ranksOpt;
+    unroll.ranks = *ranks;
     verifyPm.addPass(sdma::createSdmaUnroll(unroll));
     verifyPm.addPass(sdma::createSdmaVerify());
     OwningOpRef<ModuleOp> flat(module.get().clone());
@@ -213,64 +505,48 @@ int main(int argc, char **argv) {
     if (failed(sdma::translateToHIP(*flat, hipStream)))
       return 1;
   }
-  if (!emitHip.empty()) {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(emitHip, ec);
-    if (ec)
-      return fail("cannot write '" + emitHip + "': " + ec.message());
-    out << hipSource;
-  }
-  OwningOpRef<ModuleOp> original(module.get().clone());
-  PassManager pm(&context);
-  sdma::LowerToDMAOptions options;
-  options.ranks = ranksOpt;
-  options.variant = variantOpt;
-  options.prelaunch = prelaunchOpt;
-  options.engines = enginesOpt;
-  if (failed(sdma::buildLowerToDMAPipeline(pm, options)) ||
-      failed(pm.run(*module)))
-    return fail("'" + inputFile +
-                "' did not compile (see above); nothing "
-                "was run");
-  std::string planText;
-  llvm::raw_string_ostream planStream(planText);
-  if (failed(sdma::translateToPlan(*module, planStream)))
-    return 1;
-  if (!emitPlan.empty()) {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(emitPlan, ec);
-    if (ec)
-      return fail("cannot write '" + emitPlan + "': " + ec.message());
-    out << planText;
-  }
+  if (!emitHip.empty() && !writeFile(emitHip, hipSource, error))
+    return fail(error);
+  // The DMA variants: the one asked for; without --variant, every variant
+  // the cost model or --compile-only may use, skipping those that do not
+  // compile.
+  bool explicitVariant = variantOpt.getNumOccurrences() > 0;
+  VariantOptions variantOptions;
+  variantOptions.ranks = *ranks;
+  variantOptions.prelaunch = prelaunchOpt;
+  variantOptions.engines = enginesOpt;
+  std::vector<CompiledVariant> variants = compileVariants(
+      *module, variantOpt, explicitVariant, compileOnly || backendOpt == "auto",
+      variantOptions, progress);
+  if (variants.empty())
+    return fail(explicitVariant
+                    ? "variant " + variantOpt + " of '" + inputFile +
+                          "' did not compile (see above); nothing was run"
+                    : "no DMA variant of '" + inputFile +
+                          "' compiled (see the warnings above; --variant=V "
+                          "shows V's diagnostics); nothing was run");
+  if (compileOnly)
+    return writeCompiled(outputDir, llvm::sys::path::stem(inputFile), hipSource,
+                         variants, packetCompletion, maxChunkBytes, progress);
+  const CompiledVariant &primary = variants.front();
+  if (!emitPlan.empty() && !writeFile(emitPlan, primary.planText, error))
+    return fail(error);
 
   // The AMD packet program, from the same engine-level schedule.
   std::string packetText;
   if (!emitPackets.empty() || backendOpt == "sdma-packets") {
-    PassManager packetPm(&context);
-    sdma::ConvertSdmaToSdmaPktOptions packetOptions;
-    packetOptions.completion = packetCompletion;
-    packetOptions.maxChunkBytes = maxChunkBytes;
-    packetPm.addPass(sdma::createConvertSdmaToSdmaPkt(packetOptions));
-    OwningOpRef<ModuleOp> packets(module.get().clone());
-    llvm::raw_string_ostream packetStream(packetText);
-    if (failed(packetPm.run(*packets)) ||
-        failed(sdma::translateToPackets(*packets, packetStream)))
+    progress.step("lowering to SDMA packets");
+    std::optional<std::string> packets =
+        lowerToPackets(*primary.engineLevel, packetCompletion, maxChunkBytes);
+    if (!packets)
       return fail("lowering to SDMA packets failed (see above)");
+    packetText = std::move(*packets);
   }
-  if (!emitPackets.empty()) {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(emitPackets, ec);
-    if (ec)
-      return fail("cannot write '" + emitPackets + "': " + ec.message());
-    out << packetText;
-  }
+  if (!emitPackets.empty() && !writeFile(emitPackets, packetText, error))
+    return fail(error);
 
   // Load it as any host program would.
-  std::string error;
-  std::optional<sdma::rt::Plan> plan = sdma::rt::Plan::parse(planText, error);
-  if (!plan)
-    return fail(error);
+  const sdma::rt::Plan *plan = &primary.plan;
   size_t commands = 0;
   for (const sdma::rt::Stream &stream : plan->streams)
     commands += stream.commands.size();
@@ -407,31 +683,10 @@ int main(int argc, char **argv) {
     backendNote += nvProfilePath + ") " +
                    (gpu ? "predicts fastest" : "would pick, if there were one");
   }
-  // Auto without --variant: every DMA variant is a candidate too.
-  std::vector<std::pair<std::string, sdma::rt::Plan>> candidates{
-      {variantOpt, *plan}};
-  if (nvProfile && variantOpt.getNumOccurrences() == 0)
-    for (StringRef variant : sdma::getDMAVariants()) {
-      if (variant == variantOpt)
-        continue;
-      OwningOpRef<ModuleOp> copy(original.get().clone());
-      PassManager variantPm(&context);
-      sdma::LowerToDMAOptions variantOptions;
-      variantOptions.ranks = ranksOpt;
-      variantOptions.variant = variant.str();
-      variantOptions.prelaunch = prelaunchOpt;
-      variantOptions.engines = enginesOpt;
-      std::string text;
-      llvm::raw_string_ostream variantStream(text);
-      if (failed(sdma::buildLowerToDMAPipeline(variantPm, variantOptions)) ||
-          failed(variantPm.run(*copy)) ||
-          failed(sdma::translateToPlan(*copy, variantStream)))
-        return fail("the " + variant.str() + " variant did not compile");
-      std::optional<sdma::rt::Plan> other = sdma::rt::Plan::parse(text, error);
-      if (!other)
-        return fail(error);
-      candidates.emplace_back(variant.str(), std::move(*other));
-    }
+  // Auto without --variant: every DMA variant that compiled is a candidate.
+  std::vector<std::pair<std::string, sdma::rt::Plan>> candidates;
+  for (const CompiledVariant &variant : variants)
+    candidates.emplace_back(variant.name, variant.plan);
   std::string kind = plan->collective ? plan->collective->kind : "";
   int output = plan->collective ? plan->collective->output : 0;
   int64_t outChunks = plan->buffers[output].chunks;
@@ -439,7 +694,7 @@ int main(int argc, char **argv) {
   llvm::outs() << "# sdma-run " << inputFile << "\n"
                << "# schedule " << plan->schedule << "  collective "
                << (kind.empty() ? "(none: outputs unchecked)" : kind)
-               << "  ranks " << plan->ranks << "  variant " << variantOpt
+               << "  ranks " << plan->ranks << "  variant " << primary.name
                << (prelaunchOpt ? "+prelaunch" : "") << "\n"
                << "# backend " << backend << " (" << backendNote << ")\n"
                << "# " << plan->streams.size() << " engine queues, " << commands
@@ -464,7 +719,9 @@ int main(int argc, char **argv) {
     }
     return result;
   };
+  llvm::outs().flush();
   for (uint64_t size = lo; size <= hi; size *= factor) {
+    progress.step("running " + formatSize(size) + " on " + backend);
     uint64_t chunk = std::max<uint64_t>(1, size / outChunks);
     if (packetPlan) {
       uint64_t align = packetPlan->chunkAlign;
@@ -651,8 +908,8 @@ int main(int argc, char **argv) {
                         algbw * busFactor(kind, plan->ranks),
                         kind.empty() ? "n/a"
                                      : std::to_string(check.wrongBytes).c_str())
-                 << pickText;
-    llvm::outs() << "\n";
+                 << pickText << "\n";
+    llvm::outs().flush(); // one row at a time, also into a pipe
     if (check.wrongBytes) {
       anyWrong = true;
       llvm::errs() << "sdma-run: wrong output at size " << actual << ": "
@@ -661,5 +918,5 @@ int main(int argc, char **argv) {
     if (size > hi / factor)
       break;
   }
-  return anyWrong ? 2 : 0;
+  return anyWrong ? 3 : 0;
 }
