@@ -48,15 +48,36 @@ TEST(LdstProgram, RejectsWhatIsNotOne) {
   EXPECT_EQ(error,
             "not an sdma load/store program (no '// sdma-ldst:' first line)");
   EXPECT_FALSE(LdstProgram::parse("// sdma-ldst: {broken\n", error));
-  EXPECT_EQ(error, "load/store program metadata is not a JSON object");
+  EXPECT_EQ(error, "load/store program metadata is not valid JSON");
   std::string newer = kProgram;
   newer.replace(newer.find("\"version\":1"), 11, "\"version\":9");
   EXPECT_FALSE(LdstProgram::parse(newer, error));
-  EXPECT_EQ(error, "load/store program version 9 but this runtime reads "
-                   "version 1");
+  EXPECT_EQ(error, "invalid load/store program metadata: $.version: load/store "
+                   "program version 9 but this runtime reads version 1: "
+                   "recompile the schedule with a matching sdma");
   std::string noRanks = kProgram;
   noRanks.replace(noRanks.find("\"ranks\":2"), 9, "\"ranks\":0");
   EXPECT_FALSE(LdstProgram::parse(noRanks, error));
+  EXPECT_EQ(error, "invalid load/store program metadata: $.ranks: value 0 is "
+                   "out of range [1, 65536]");
+  // The header is read as a plan is: every field typed, with its path.
+  std::string badSlots = kProgram;
+  badSlots.replace(badSlots.find("\"flag_slots\":2"), 14,
+                   "\"flag_slots\":\"2\"");
+  EXPECT_FALSE(LdstProgram::parse(badSlots, error));
+  EXPECT_EQ(error, "invalid load/store program metadata: $.flag_slots: "
+                   "expected an integer");
+  std::string hugeSlots = kProgram;
+  hugeSlots.replace(hugeSlots.find("\"flag_slots\":2"), 14,
+                    "\"flag_slots\":2000000000");
+  EXPECT_FALSE(LdstProgram::parse(hugeSlots, error));
+  EXPECT_EQ(error, "invalid load/store program metadata: $.flag_slots: value "
+                   "2000000000 is out of range [1, 1048576]");
+  std::string badEntry = kProgram;
+  badEntry.replace(badEntry.find("\"sdma_ldst\""), 11, "\"x(); y\"");
+  EXPECT_FALSE(LdstProgram::parse(badEntry, error));
+  EXPECT_EQ(error, "invalid load/store program metadata: $.entry: \"x(); y\" "
+                   "is not a C identifier");
   EXPECT_FALSE(LdstProgram::load("/nonexistent.hip", error));
   EXPECT_EQ(error, "/nonexistent.hip: cannot open load/store program");
 }

@@ -105,8 +105,8 @@ INSTANTIATE_TEST_SUITE_P(
                    [](json &p) {
                      p["buffers"][0]["chunks"] = 18446744073709551615ull;
                    },
-                   "$.buffers[0].chunks: value 9223372036854775807 is out of "
-                   "range [1, 1099511627776]"},
+                   "$.buffers[0].chunks: value 18446744073709551615 is out "
+                   "of range [1, 1099511627776]"},
         Corruption{"duplicate_buffer",
                    [](json &p) { p["buffers"][1]["name"] = "input"; },
                    "$.buffers[1].name: buffer \"input\" appears twice"},
