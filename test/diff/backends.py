@@ -146,20 +146,22 @@ def check_backends(bin_dir, path, ranks, work, seed, ldst=True):
     if ldst and os.path.exists(hip) and plans:
         keys = sorted(plans)
         v, p = keys[seed % len(keys)]
-        rc, out, err = tool(bin_dir, 'sdma-ldst-cpu', [hip, plans[(v, p)][0], '--chunks=16,24,4004',
-                                                       '--blocks=1,2'], timeout=300)
+        tag, plan = v + ('+pre' if p else ''), plans[(v, p)][0]
+        # 8 threads per block: fewer host threads spinning on 2 cores.
+        common = [hip, plan, '--threads=8', '--blocks=1,2']
+        rc, out, err = tool(bin_dir, 'sdma-ldst-cpu', common + ['--chunks=16,24,4004'],
+                            timeout=300)
         runs['ldst'] = runs.get('ldst', 0) + 6
         if rc != 0:
-            fails.append(('ldst', v + ('+pre' if p else ''), first_line(out + err)))
+            fails.append(('ldst', tag, first_line(out + err)))
         if seed % 4 == 0:
             # The kernel with each phase's ops staged in shared memory,
             # three at a time (SDMA_STAGED_OPS).
-            rc, out, err = tool(bin_dir, 'sdma-ldst-cpu', [hip, plans[(v, p)][0], '--staged',
-                                                           '--stage-cap=3', '--chunks=16,4004',
-                                                           '--blocks=1,2'], timeout=300)
+            rc, out, err = tool(bin_dir, 'sdma-ldst-cpu', common + [
+                '--staged', '--stage-cap=3', '--chunks=16,4004'], timeout=300)
             runs['ldst-staged'] = runs.get('ldst-staged', 0) + 4
             if rc != 0:
-                fails.append(('ldst-staged', v + ('+pre' if p else ''), first_line(out + err)))
+                fails.append(('ldst-staged', tag, first_line(out + err)))
     return fails, runs
 
 

@@ -47,14 +47,14 @@ def reproduce(bin_dir, step, variant, text, ranks, work):
         rc, _, _ = backends.tool(bin_dir, 'sdma-sim', [plan, '--adversarial', '--seeds=6',
                                                       '--chunk-bytes=24'])
         return rc != 0
+    common = [hip, plan, '--threads=8', '--blocks=1,2']
     if step == 'ldst-staged':
-        rc, _, _ = backends.tool(bin_dir, 'sdma-ldst-cpu', [hip, plan, '--staged', '--stage-cap=3',
-                                                           '--chunks=16,4004', '--blocks=1,2'],
-                                 timeout=300)
+        rc, _, _ = backends.tool(bin_dir, 'sdma-ldst-cpu', common + [
+            '--staged', '--stage-cap=3', '--chunks=16,4004'], timeout=300)
         return rc != 0
     if step == 'ldst':
-        rc, _, _ = backends.tool(bin_dir, 'sdma-ldst-cpu', [hip, plan, '--chunks=16,24,4004',
-                                                           '--blocks=1,2'], timeout=300)
+        rc, _, _ = backends.tool(bin_dir, 'sdma-ldst-cpu', common + ['--chunks=16,24,4004'],
+                                 timeout=300)
         return rc != 0
     if step == 'cross':
         f2, ref, _ = backends.run_variant(bin_dir, path, ranks, 'pcpy', False,
