@@ -103,6 +103,9 @@ def run_variant(bin_dir, path, ranks, variant, prelaunch, work, emit_hip, comple
             f'--emit-packets={packets}', f'--packet-completion={completion}']
     if prelaunch:
         args.append('--prelaunch')
+        # 256 MiB chunks at most: 3 chunks per packet, so longer transfers
+        # are split into several packets.
+        args.append('--max-chunk-bytes=268435456')
     if emit_hip:
         args.append(f'--emit-hip={emit_hip}')
     rc, out, err = tool(bin_dir, 'sdma-run', args)
