@@ -13,8 +13,8 @@
 using namespace sdma::rt;
 using namespace sdma::rt::jsonfields;
 
-std::optional<DmaTimingProfile>
-DmaTimingProfile::parse(std::string_view text, std::string &error) {
+std::optional<DmaTimingProfile> DmaTimingProfile::parse(std::string_view text,
+                                                        std::string &error) {
   auto parse = [](const json &root) {
     checkFormat(root, "sdma.dma-timing", "dma timing profile",
                 kDmaProfileVersion);

@@ -161,8 +161,8 @@ readFile(const std::string &path, const char *what, std::string &error,
   std::streamoff size = file.tellg();
   if (size > 0 &&
       !budget.admit(checkedMul(uint64_t(size), kJsonExpansion),
-                    path + ": reading this " + std::to_string(size) +
-                        "-byte " + what + " (parsed JSON: up to " +
+                    path + ": reading this " + std::to_string(size) + "-byte " +
+                        what + " (parsed JSON: up to " +
                         std::to_string(kJsonExpansion) + " x its size)",
                     error))
     return std::nullopt;
@@ -227,8 +227,7 @@ inline std::vector<Buffer> parseBuffers(const json &root, int64_t maxChunks,
     Buffer buffer{stringField(buffers[i], path, "name"),
                   integerField(buffers[i], path, "chunks", 1, maxChunks)};
     if (!index.emplace(buffer.name, static_cast<int>(i)).second)
-      fail(path + ".name",
-           "buffer " + quote(buffer.name) + " appears twice");
+      fail(path + ".name", "buffer " + quote(buffer.name) + " appears twice");
     result.push_back(std::move(buffer));
   }
   return result;

@@ -144,10 +144,9 @@ bool LdstCpuExecutor::checkRun(const LdstProgram &program,
                    uint64_t(std::max(1, program.flagSlots)),
                    sizeof(unsigned long long)});
   if (!memory)
-    return options.budget.admit(need.value(),
-                                "the flag slots of " +
-                                    std::to_string(program.ranks) + " ranks",
-                                error);
+    return options.budget.admit(
+        need.value(),
+        "the flag slots of " + std::to_string(program.ranks) + " ranks", error);
   // One host thread per GPU thread, all at once (ranks wait on each other).
   uint64_t hostThreads = uint64_t(program.ranks) *
                          uint64_t(blocks ? blocks : options.blocks) *

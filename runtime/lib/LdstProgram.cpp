@@ -33,8 +33,7 @@ LdstProgram parseHeader(const json &meta) {
     fail("$.entry", quote(program.entry) + " is not a C identifier");
   program.schedule = stringField(meta, "$", "schedule");
   program.ranks = integerField(meta, "$", "ranks", 1, kMaxRanks);
-  program.flagSlots =
-      integerField(meta, "$", "flag_slots", 1, kMaxFlagSlots);
+  program.flagSlots = integerField(meta, "$", "flag_slots", 1, kMaxFlagSlots);
   BufferIndex index;
   program.buffers = parseBuffers(meta, kMaxChunks, index);
   program.collective =
@@ -53,9 +52,9 @@ std::optional<LdstProgram> LdstProgram::parse(std::string source,
   }
   size_t eol = source.find('\n');
   std::string_view header(source);
-  header = header.substr(kTag.size(), eol == std::string::npos
-                                          ? std::string::npos
-                                          : eol - kTag.size());
+  header =
+      header.substr(kTag.size(), eol == std::string::npos ? std::string::npos
+                                                          : eol - kTag.size());
   std::optional<LdstProgram> program = parseJson<LdstProgram>(
       header, "load/store program metadata", parseHeader, error);
   if (program)
@@ -65,8 +64,7 @@ std::optional<LdstProgram> LdstProgram::parse(std::string source,
 
 std::optional<LdstProgram> LdstProgram::load(const std::string &path,
                                              std::string &error) {
-  std::optional<std::string> text =
-      readFile(path, "load/store program", error);
+  std::optional<std::string> text = readFile(path, "load/store program", error);
   std::optional<LdstProgram> program =
       text ? parse(std::move(*text), error) : std::nullopt;
   if (text && !program)

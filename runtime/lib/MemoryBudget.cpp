@@ -15,8 +15,7 @@ using namespace sdma::rt;
 
 uint64_t MemoryBudget::machineBytes() {
   static const uint64_t bytes = [] {
-    long pages = sysconf(_SC_PHYS_PAGES),
-         pageSize = sysconf(_SC_PAGESIZE);
+    long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || pageSize <= 0)
       return uint64_t(8) << 30;
     std::optional<uint64_t> total = checkedMul(pages, pageSize);
@@ -33,8 +32,7 @@ uint64_t MemoryBudget::defaultBytes() {
   return machineBytes();
 }
 
-std::optional<MemoryBudget>
-MemoryBudget::fromEnvironment(std::string &error) {
+std::optional<MemoryBudget> MemoryBudget::fromEnvironment(std::string &error) {
   const char *env = std::getenv("SDMA_MEMORY_BUDGET");
   MemoryBudget budget;
   if (!env || !*env) {
@@ -69,9 +67,8 @@ std::optional<uint64_t> MemoryBudget::parseBytes(std::string_view text) {
     return std::nullopt;
   std::string suffix;
   for (; i < text.size(); ++i)
-    suffix += static_cast<char>(text[i] >= 'a' && text[i] <= 'z'
-                                    ? text[i] - 'a' + 'A'
-                                    : text[i]);
+    suffix += static_cast<char>(
+        text[i] >= 'a' && text[i] <= 'z' ? text[i] - 'a' + 'A' : text[i]);
   int shift = -1;
   if (suffix.empty() || suffix == "B")
     shift = 0;
@@ -89,8 +86,8 @@ std::optional<uint64_t> MemoryBudget::parseBytes(std::string_view text) {
 }
 
 std::string MemoryBudget::describe(uint64_t bytes) {
-  static const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB",
-                                "EiB"};
+  static const char *units[] = {"bytes", "KiB", "MiB", "GiB",
+                                "TiB",   "PiB", "EiB"};
   int unit = 0;
   double scaled = static_cast<double>(bytes);
   while (scaled >= 1024 && unit < 6)

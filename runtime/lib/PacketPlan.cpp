@@ -116,9 +116,9 @@ PacketPlan parsePacketPlan(const json &root) {
       if (kind == "chunk") {
         r.kind = Relocation::Kind::Chunk;
         r.rank = integerField(relocs[j], rpath, "rank", 0, plan.ranks - 1);
-        r.buffer = findBuffer(bufferIndex,
-                              stringField(relocs[j], rpath, "buffer"),
-                              rpath + ".buffer");
+        r.buffer =
+            findBuffer(bufferIndex, stringField(relocs[j], rpath, "buffer"),
+                       rpath + ".buffer");
         r.chunk = integerField(relocs[j], rpath, "chunk", 0,
                                plan.buffers[r.buffer].chunks - 1);
       } else if (kind == "flag") {

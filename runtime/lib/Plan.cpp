@@ -34,8 +34,8 @@ Slice parseSlice(const Plan &plan, const Context &context, const json &object,
                  const std::string &path) {
   Slice slice;
   slice.rank = integerField(object, path, "rank", 0, plan.ranks - 1);
-  slice.buffer = findBuffer(context.buffers, stringField(object, path, "buffer"),
-                            path + ".buffer");
+  slice.buffer = findBuffer(
+      context.buffers, stringField(object, path, "buffer"), path + ".buffer");
   int64_t chunks = plan.buffers[slice.buffer].chunks;
   slice.offset = integerField(object, path, "offset", 0, chunks - 1);
   slice.count = integerField(object, path, "count", 1, chunks - slice.offset);
@@ -68,8 +68,10 @@ Command parseCommand(const Plan &plan, const Context &context,
     }
   } else if (op == "swap") {
     command.kind = Command::Kind::Swap;
-    command.slices[0] = parseSlice(plan, context, field(object, path, "a"), path + ".a");
-    command.slices[1] = parseSlice(plan, context, field(object, path, "b"), path + ".b");
+    command.slices[0] =
+        parseSlice(plan, context, field(object, path, "a"), path + ".a");
+    command.slices[1] =
+        parseSlice(plan, context, field(object, path, "b"), path + ".b");
   } else if (op == "notify") {
     command.kind = Command::Kind::Notify;
     command.target = integerField(object, path, "rank", 0, plan.ranks - 1);
@@ -86,9 +88,8 @@ Command parseCommand(const Plan &plan, const Context &context,
   }
   // Two slices of one command are disjoint or identical (a self-copy, a
   // no-op); a partial overlap has no defined result on a DMA engine.
-  static const char *const names[3][3] = {{"src", "dst", ""},
-                                          {"src", "dst[0]", "dst[1]"},
-                                          {"a", "b", ""}};
+  static const char *const names[3][3] = {
+      {"src", "dst", ""}, {"src", "dst[0]", "dst[1]"}, {"a", "b", ""}};
   int row = command.kind == Command::Kind::Copy    ? 0
             : command.kind == Command::Kind::Bcast ? 1
                                                    : 2;
@@ -101,8 +102,7 @@ Command parseCommand(const Plan &plan, const Context &context,
           command.slices[i] != command.slices[j])
         fail(path, std::string(names[row][j]) + " " +
                        describe(command.slices[j], plan) + " and " +
-                       names[row][i] + " " +
-                       describe(command.slices[i], plan) +
+                       names[row][i] + " " + describe(command.slices[i], plan) +
                        " overlap partially (slices of one command must be "
                        "disjoint or identical)");
   }
@@ -145,8 +145,7 @@ Plan parsePlan(const json &root) {
     stream.commands.reserve(commands.size());
     for (size_t j = 0; j < commands.size(); ++j) {
       std::string commandPath = path + ".ops[" + std::to_string(j) + "]";
-      Command command =
-          parseCommand(plan, context, commands[j], commandPath);
+      Command command = parseCommand(plan, context, commands[j], commandPath);
       if (command.kind != Command::Kind::Notify &&
           command.kind != Command::Kind::Poll &&
           command.slices[0].rank != stream.rank)
@@ -194,18 +193,16 @@ bool Plan::check(std::string &error) const {
     error = "invalid plan " + echo(schedule) + ": " + where + ": " + what;
     return false;
   };
-  if (ranks < 1 || flags < 2 || buffers.empty() ||
-      done.size() != size_t(ranks))
+  if (ranks < 1 || flags < 2 || buffers.empty() || done.size() != size_t(ranks))
     return bad("$", "needs at least one rank and buffer, two flags and one "
                     "done count per rank");
   for (size_t b = 0; b < buffers.size(); ++b)
     if (buffers[b].chunks < 1 || buffers[b].chunks > kMaxChunks)
-      return bad("$.buffers[" + std::to_string(b) + "]",
-                 "chunks out of range");
+      return bad("$.buffers[" + std::to_string(b) + "]", "chunks out of range");
   auto sliceOk = [&](const Slice &s) {
     return s.rank >= 0 && s.rank < ranks && s.buffer >= 0 &&
-           size_t(s.buffer) < buffers.size() && s.offset >= 0 &&
-           s.count >= 1 && s.offset < buffers[s.buffer].chunks &&
+           size_t(s.buffer) < buffers.size() && s.offset >= 0 && s.count >= 1 &&
+           s.offset < buffers[s.buffer].chunks &&
            s.count <= buffers[s.buffer].chunks - s.offset;
   };
   for (size_t q = 0; q < streams.size(); ++q) {
@@ -214,8 +211,8 @@ bool Plan::check(std::string &error) const {
       return bad("$.streams[" + std::to_string(q) + "]", "rank out of range");
     for (size_t i = 0; i < stream.commands.size(); ++i) {
       const Command &c = stream.commands[i];
-      std::string where = "$.streams[" + std::to_string(q) + "].ops[" +
-                          std::to_string(i) + "]";
+      std::string where =
+          "$.streams[" + std::to_string(q) + "].ops[" + std::to_string(i) + "]";
       switch (c.kind) {
       case Command::Kind::Notify:
         if (c.target < 0 || c.target >= ranks || c.flag < 1 || c.flag >= flags)

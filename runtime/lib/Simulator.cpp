@@ -182,9 +182,9 @@ bool Simulator::run(std::string &error) {
       for (const Command &c : stream.commands)
         if (c.kind == Command::Kind::Copy || c.kind == Command::Kind::Bcast ||
             c.kind == Command::Kind::Swap)
-          largest = std::max<uint64_t>(
-              largest, (c.kind == Command::Kind::Swap ? 2 : 1) *
-                           memory.sliceBytes(c.slices[0]));
+          largest = std::max<uint64_t>(largest,
+                                       (c.kind == Command::Kind::Swap ? 2 : 1) *
+                                           memory.sliceBytes(c.slices[0]));
       need.add(largest);
     }
     if (!options.budget.admit(need.value(),

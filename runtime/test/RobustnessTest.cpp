@@ -31,21 +31,23 @@ namespace {
 /// notifying its completion flag.
 json onePlan(json ops, int64_t chunks = 4) {
   ops.push_back({{"op", "notify"}, {"rank", 0}, {"flag", 1}});
-  return {{"format", "sdma.plan"},
-          {"version", 1},
-          {"schedule", "t"},
-          {"ranks", 1},
-          {"collective", nullptr},
-          {"buffers", json::array({{{"name", "buf"}, {"chunks", chunks}}})},
-          {"engines", 1},
-          {"flags", 3},
-          {"prelaunch", false},
-          {"done", json::array({1})},
-          {"streams", json::array({{{"rank", 0}, {"engine", 0}, {"ops", ops}}})}};
+  return {
+      {"format", "sdma.plan"},
+      {"version", 1},
+      {"schedule", "t"},
+      {"ranks", 1},
+      {"collective", nullptr},
+      {"buffers", json::array({{{"name", "buf"}, {"chunks", chunks}}})},
+      {"engines", 1},
+      {"flags", 3},
+      {"prelaunch", false},
+      {"done", json::array({1})},
+      {"streams", json::array({{{"rank", 0}, {"engine", 0}, {"ops", ops}}})}};
 }
 
 json slice(int64_t offset, int64_t count, const char *buffer = "buf") {
-  return {{"rank", 0}, {"buffer", buffer}, {"offset", offset}, {"count", count}};
+  return {
+      {"rank", 0}, {"buffer", buffer}, {"offset", offset}, {"count", count}};
 }
 
 std::optional<Plan> parsePlan(const json &plan, std::string &error) {
@@ -97,8 +99,11 @@ json packetPlan(int ranks, int64_t flags, json done,
 }
 
 json chunkReloc(int dword, int64_t chunk) {
-  return {{"dword", dword}, {"kind", "chunk"}, {"buffer", "buf"},
-          {"rank", 0},      {"chunk", chunk}};
+  return {{"dword", dword},
+          {"kind", "chunk"},
+          {"buffer", "buf"},
+          {"rank", 0},
+          {"chunk", chunk}};
 }
 json flagReloc(int dword, int rank, int64_t slot) {
   return {{"dword", dword}, {"kind", "flag"}, {"rank", rank}, {"slot", slot}};
@@ -110,8 +115,8 @@ json countReloc(int dword, int64_t chunks) {
 /// COPY_LINEAR of `chunks` chunks from buf@c`from` to buf@c`to` (rank 0),
 /// then ATOMIC +1 on rank 0's completion flag.
 json packetCopy(int64_t chunks, int64_t from, int64_t to) {
-  std::vector<uint32_t> image = {0x00000001, 0, 0, 0, 0, 0, 0,
-                                 0x5e00000a, 0, 0, 1, 0, 0, 0, 0};
+  std::vector<uint32_t> image = {0x00000001, 0, 0, 0, 0, 0, 0, 0x5e00000a,
+                                 0,          0, 1, 0, 0, 0, 0};
   return packetPlan(1, 3, json::array({1}), image,
                     json::array({countReloc(1, chunks), chunkReloc(3, from),
                                  chunkReloc(5, to), flagReloc(8, 0, 1)}));
@@ -136,8 +141,8 @@ bool runPackets(const json &text, size_t chunk, std::string &error,
 
 TEST(CheckedMath, RefusesWhatWraps) {
   EXPECT_EQ(checkedMul(uint64_t(1) << 40, uint64_t(1) << 24), std::nullopt);
-  EXPECT_EQ(checkedMul(uint64_t(1) << 20, uint64_t(1) << 24),
-            uint64_t(1) << 44);
+  EXPECT_EQ(checkedMul(uint64_t(1) << 20, uint64_t(1) << 24), uint64_t(1)
+                                                                  << 44);
   EXPECT_EQ(checkedAdd(UINT64_MAX, 1), std::nullopt);
   CheckedSize size;
   size.addProduct({uint64_t(1) << 40, uint64_t(1) << 24}).add(5);
@@ -179,7 +184,8 @@ TEST(HostMemory, BudgetExceededNamesWhatHowMuchAndTheBudget) {
                        "bytes)"),
             std::string::npos)
       << error;
-  std::optional<HostMemory> small = HostMemory::create(*plan, 1024, error, budget);
+  std::optional<HostMemory> small =
+      HostMemory::create(*plan, 1024, error, budget);
   ASSERT_TRUE(small) << error;
   EXPECT_EQ(small->totalBytes(), *HostMemory::bytesNeeded(*plan, 1024));
   EXPECT_FALSE(HostMemory::create(*plan, 0, error));
@@ -234,9 +240,8 @@ TEST(MemoryBudget, ComesFromTheEnvironment) {
 TEST(Simulator, AdversarialStagingCountsAgainstTheBudget) {
   std::string error;
   std::optional<Plan> plan = parsePlan(
-      onePlan(json::array({{{"op", "copy"},
-                            {"src", slice(0, 2)},
-                            {"dst", slice(2, 2)}}})),
+      onePlan(json::array(
+          {{{"op", "copy"}, {"src", slice(0, 2)}, {"dst", slice(2, 2)}}})),
       error);
   ASSERT_TRUE(plan) << error;
   std::optional<HostMemory> memory = HostMemory::create(*plan, 4096, error);
@@ -256,12 +261,12 @@ TEST(Simulator, AdversarialStagingCountsAgainstTheBudget) {
 
 TEST(Plan, ExactSelfCopiesAreAcceptedAndRunAsNoOps) {
   std::string error;
-  json ops = json::array(
-      {{{"op", "copy"}, {"src", slice(1, 2)}, {"dst", slice(1, 2)}},
-       {{"op", "swap"}, {"a", slice(0, 1)}, {"b", slice(0, 1)}},
-       {{"op", "bcast"},
-        {"src", slice(3, 1)},
-        {"dst", json::array({slice(3, 1), slice(0, 1)})}}});
+  json ops =
+      json::array({{{"op", "copy"}, {"src", slice(1, 2)}, {"dst", slice(1, 2)}},
+                   {{"op", "swap"}, {"a", slice(0, 1)}, {"b", slice(0, 1)}},
+                   {{"op", "bcast"},
+                    {"src", slice(3, 1)},
+                    {"dst", json::array({slice(3, 1), slice(0, 1)})}}});
   std::optional<Plan> plan = parsePlan(onePlan(ops), error);
   ASSERT_TRUE(plan) << error;
   const std::vector<Command> &commands = plan->streams[0].commands;
@@ -283,10 +288,10 @@ TEST(Plan, ExactSelfCopiesAreAcceptedAndRunAsNoOps) {
 
 TEST(Plan, PartialOverlapIsRejectedWithItsPath) {
   std::string error;
-  EXPECT_FALSE(parsePlan(onePlan(json::array({{{"op", "copy"},
-                                               {"src", slice(0, 2)},
-                                               {"dst", slice(1, 2)}}})),
-                         error));
+  EXPECT_FALSE(parsePlan(
+      onePlan(json::array(
+          {{{"op", "copy"}, {"src", slice(0, 2)}, {"dst", slice(1, 2)}}})),
+      error));
   EXPECT_EQ(error, "invalid plan: $.streams[0].ops[0]: src rank 0 buf[0, 2) "
                    "and dst rank 0 buf[1, 3) overlap partially (slices of "
                    "one command must be disjoint or identical)");
@@ -317,8 +322,8 @@ TEST(Plan, InconsistentCollectiveSizesAreRejected) {
   json plan = onePlan(json::array());
   plan["buffers"] = json::array(
       {{{"name", "buf"}, {"chunks", 4}}, {{"name", "out"}, {"chunks", 3}}});
-  plan["collective"] = {{"kind", "all_gather"}, {"input", "buf"},
-                        {"output", "out"}};
+  plan["collective"] = {
+      {"kind", "all_gather"}, {"input", "buf"}, {"output", "out"}};
   std::string error;
   EXPECT_FALSE(parsePlan(plan, error));
   EXPECT_EQ(error, "invalid plan: $.collective: all_gather over 1 ranks needs "
@@ -343,11 +348,11 @@ TEST(Plan, InconsistentCollectiveSizesAreRejected) {
 TEST(Plan, LongNamesAreEchoedCut) {
   std::string name(1 << 20, 'n');
   std::string error;
-  EXPECT_FALSE(parsePlan(
-      onePlan(json::array({{{"op", "copy"},
-                            {"src", slice(0, 1, name.c_str())},
-                            {"dst", slice(1, 1)}}})),
-      error));
+  EXPECT_FALSE(
+      parsePlan(onePlan(json::array({{{"op", "copy"},
+                                      {"src", slice(0, 1, name.c_str())},
+                                      {"dst", slice(1, 1)}}})),
+                error));
   EXPECT_EQ(error, "invalid plan: $.streams[0].ops[0].src.buffer: unknown "
                    "buffer \"" +
                        std::string(64, 'n') + "... (1048576 bytes)\"");
@@ -360,7 +365,8 @@ TEST(Plan, LongNamesAreEchoedCut) {
                        "... (1048577 bytes)\" appears twice");
   plan = onePlan(json::array());
   plan["collective"] = {{"kind", std::string(100, 'k') + "\x01"},
-                        {"input", "buf"}, {"output", "buf"}};
+                        {"input", "buf"},
+                        {"output", "buf"}};
   EXPECT_FALSE(parsePlan(plan, error));
   EXPECT_EQ(error, "invalid plan: $.collective.kind: unknown collective \"" +
                        std::string(64, 'k') + "... (101 bytes)\"");
@@ -382,9 +388,9 @@ TEST(Plan, TwoHundredThousandQueuesLoadInLinearTime) {
   std::string text = plan.dump(), error;
   auto start = std::chrono::steady_clock::now();
   std::optional<Plan> parsed = Plan::parse(text, error);
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   ASSERT_TRUE(parsed) << error;
   EXPECT_EQ(parsed->streams.size(), 200000u);
   EXPECT_LT(seconds, 5.0);
@@ -418,13 +424,13 @@ TEST(PacketSimulator, EveryFlagSlotTheLoaderAllowsHasItsOwnAddress) {
   EXPECT_FALSE(runPackets(plan, 64, error));
   EXPECT_EQ(error, "rank 1: completion flag ended at 0, expected 1");
   // The last slot of the most the loader allows works, and polls see it.
-  image = {0x5e00000a, 0, 0, 1, 0, 0, 0, 0,
-           0xd0000008, 0, 0, 1, 0xffffffff, 0x0fff000a,
-           0x5e00000a, 0, 0, 1, 0, 0, 0, 0};
-  plan = packetPlan(2, kMaxPacketFlags, json::array({1, 0}), image,
-                    json::array({flagReloc(1, 0, kMaxPacketFlags - 1),
-                                 flagReloc(9, 0, kMaxPacketFlags - 1),
-                                 flagReloc(15, 0, 1)}));
+  image = {0x5e00000a, 0, 0, 1, 0,          0,          0,          0,
+           0xd0000008, 0, 0, 1, 0xffffffff, 0x0fff000a, 0x5e00000a, 0,
+           0,          1, 0, 0, 0,          0};
+  plan = packetPlan(
+      2, kMaxPacketFlags, json::array({1, 0}), image,
+      json::array({flagReloc(1, 0, kMaxPacketFlags - 1),
+                   flagReloc(9, 0, kMaxPacketFlags - 1), flagReloc(15, 0, 1)}));
   EXPECT_TRUE(runPackets(plan, 64, error)) << error;
   plan["flags"] = kMaxPacketFlags + 1;
   EXPECT_FALSE(PacketPlan::parse(plan.dump(), error));
@@ -456,8 +462,8 @@ TEST(PacketSimulator, TimestampSlotsCountAgainstTheBudget) {
 
 TEST(Profiles, TypedFieldsAreRejectedWithTheirPath) {
   std::string error;
-  EXPECT_FALSE(NvTimingProfile::parse("{\"target\": 5, \"executors\": {}}",
-                                      error));
+  EXPECT_FALSE(
+      NvTimingProfile::parse("{\"target\": 5, \"executors\": {}}", error));
   EXPECT_EQ(error, "invalid timing profile: $.target: expected a string");
   std::string dma = R"({"format": "sdma.dma-timing", "version": 1,
       "target": 5, "sources": {}, "parameters": {}})";

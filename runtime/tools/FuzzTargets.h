@@ -48,8 +48,8 @@ inline std::string rejection(const char *what, const std::string &error) {
   if (error.empty())
     return std::string(what) + ": rejected without a message";
   if (error.size() > kMaxError)
-    return std::string(what) + ": an error of " +
-           std::to_string(error.size()) + " characters";
+    return std::string(what) + ": an error of " + std::to_string(error.size()) +
+           " characters";
   return "";
 }
 

@@ -98,8 +98,7 @@ void checkSizes(const std::string &path, const std::string &kind,
     std::optional<HostMemory> expected =
         HostMemory::create(plan, chunk, error, third);
     std::optional<HostMemory> actual =
-        expected ? HostMemory::create(plan, chunk, error, third)
-                 : std::nullopt;
+        expected ? HostMemory::create(plan, chunk, error, third) : std::nullopt;
     if (!actual) {
       std::printf("FAIL %s %s size %llu: %s\n", kind.c_str(), path.c_str(),
                   (unsigned long long)size, error.c_str());
@@ -307,8 +306,7 @@ int main(int argc, char **argv) {
                         .count();
         if (warm && warm->compileInfo().cacheHit)
           stats.warmPrepareMs.push_back(ms);
-        checkSizes(path, kind, *plan, *executor, sizes, iters, budget,
-                   stats);
+        checkSizes(path, kind, *plan, *executor, sizes, iters, budget, stats);
         continue;
       }
       CeOptions ce;
@@ -321,8 +319,7 @@ int main(int argc, char **argv) {
         ++stats.failures;
         continue;
       }
-      checkSizes(planPath, kind, *plan, *executor, sizes, iters, budget,
-                 stats);
+      checkSizes(planPath, kind, *plan, *executor, sizes, iters, budget, stats);
     }
   }
   std::printf("warm prepare (cache hit, create to ready): median %.3f ms over "

@@ -54,8 +54,7 @@ bool parseList(const char *text, uint64_t lo, uint64_t hi,
       char *end = nullptr;
       errno = 0;
       unsigned long long v = std::strtoull(item.c_str(), &end, 10);
-      if (item.empty() || *end || errno || item[0] == '-' || v < lo ||
-          v > hi)
+      if (item.empty() || *end || errno || item[0] == '-' || v < lo || v > hi)
         return false;
       values.push_back(v);
       item.clear();
@@ -124,8 +123,7 @@ int main(int argc, char **argv) {
     else
       files.push_back(argv[i]);
     if (!ok) {
-      std::fprintf(stderr, "sdma-ldst-cpu: bad value in '%.64s'\n",
-                   argv[i]);
+      std::fprintf(stderr, "sdma-ldst-cpu: bad value in '%.64s'\n", argv[i]);
       return tool::kUsageError;
     }
   }

@@ -204,8 +204,8 @@ int main(int argc, char **argv) {
     for (uint64_t seed = 0; seed < seeds; ++seed) {
       // The reference's memory counts against the budget too.
       MemoryBudget left = budget;
-      left.bytes -= expected ? std::min(budget.bytes, expected->totalBytes())
-                             : 0;
+      left.bytes -=
+          expected ? std::min(budget.bytes, expected->totalBytes()) : 0;
       std::optional<HostMemory> created =
           HostMemory::create(layout, chunk, error, left);
       if (!created) {

@@ -35,7 +35,8 @@ inline std::optional<uint64_t> checkedAdd(uint64_t a, uint64_t b) {
 }
 
 /// The product of all factors, or std::nullopt on overflow.
-inline std::optional<uint64_t> checkedProduct(std::initializer_list<uint64_t> f) {
+inline std::optional<uint64_t>
+checkedProduct(std::initializer_list<uint64_t> f) {
   uint64_t r = 1;
   for (uint64_t x : f)
     if (__builtin_mul_overflow(r, x, &r))
