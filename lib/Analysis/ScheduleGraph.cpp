@@ -7,6 +7,7 @@
 #include "sdma/Analysis/ScheduleGraph.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
 #include <map>
 #include <tuple>
 
@@ -38,18 +39,159 @@ struct RankState {
   std::optional<unsigned> orderingPoint;
   /// Data ops and waits issued since the last fence or barrier.
   SmallVector<unsigned> pending;
-  /// The last data op per engine (in-order queues).
+  /// The last op per engine (in-order queues): data ops, notifies, polls.
   DenseMap<int64_t, unsigned> lastOnEngine;
 };
 } // namespace
 
-FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule) {
+/// Appends `node` to the queue `engine` of `rs`: it follows the queue's
+/// previous op.
+static void appendToQueue(RankState &rs, int64_t engine, unsigned node,
+                          std::vector<ScheduleGraph::Node> &nodes) {
+  auto [it, inserted] = rs.lastOnEngine.try_emplace(engine, node);
+  if (!inserted) {
+    nodes[node].preds.push_back(it->second);
+    it->second = node;
+  }
+}
+
+namespace {
+/// Notifies reaching one flag, in program order, with their queues.
+struct FlagWriters {
+  SmallVector<std::pair<unsigned, std::pair<int64_t, int64_t>>> notifies;
+};
+} // namespace
+
+/// Edges from notifies into the polls they release. A poll for value v of
+/// a flag with N notifies is released once v of them ran; whatever order
+/// the queues run in, at least v - (N - n_w) of those come from queue w (in
+/// its program order), so the poll follows queue w's notify of that rank.
+/// With one writer per flag (what sdma-insert-sync creates) that is exact.
+static LogicalResult
+matchPolls(ScheduleGraph &graph, std::vector<ScheduleGraph::Node> &nodes,
+           std::map<std::pair<int64_t, int64_t>, FlagWriters> &writers,
+           ArrayRef<std::pair<unsigned, PollOp>> polls) {
+  for (auto [node, poll] : polls) {
+    auto it = writers.find({poll.getRank(), poll.getFlag()});
+    int64_t total = it == writers.end() ? 0 : it->second.notifies.size();
+    if (total == 0 && poll.getFlag() == 0)
+      continue; // the launch flag, which the host raises
+    if (poll.getValue() > total)
+      return poll.emitOpError("can never complete: engine ")
+             << poll.getEngine() << " of rank " << poll.getRank()
+             << " waits for flag " << poll.getFlag() << " to reach "
+             << poll.getValue() << " but only " << total
+             << " notifies reach it";
+    std::map<std::pair<int64_t, int64_t>, SmallVector<unsigned>> byQueue;
+    for (auto &[notify, queue] : it->second.notifies)
+      byQueue[queue].push_back(notify);
+    for (auto &[queue, list] : byQueue) {
+      int64_t k = poll.getValue() - (total - static_cast<int64_t>(list.size()));
+      if (k >= 1)
+        nodes[node].preds.push_back(list[k - 1]);
+    }
+  }
+  return success();
+}
+
+std::string sdma::formatBytes(uint64_t bytes) {
+  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double value = bytes;
+  unsigned unit = 0;
+  while (value >= 1024 && unit < 4)
+    value /= 1024, ++unit;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (unit == 0)
+    os << bytes << " bytes";
+  else
+    os << llvm::format("%.1f ", value) << units[unit];
+  return text;
+}
+
+/// Who a wait or poll node waits for, for a deadlock report.
+static std::string describeWaiter(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto wait = dyn_cast<WaitOp>(op)) {
+    os << "rank " << *wait.getConstantField(0) << " waits for rank "
+       << *wait.getConstantField(1);
+    if (wait.getTag() != 0)
+      os << " (tag " << wait.getTag() << ")";
+  } else if (auto poll = dyn_cast<PollOp>(op)) {
+    os << "engine " << poll.getEngine() << " of rank " << poll.getRank()
+       << " waits for flag " << poll.getFlag() << " >= " << poll.getValue();
+  }
+  return text;
+}
+
+/// Reports a cycle among the nodes Kahn's algorithm could not order: follows
+/// unordered predecessors from a wait until a node repeats, then names the
+/// waits on the cycle, rank by rank.
+static LogicalResult reportCycle(const ScheduleGraph &graph,
+                                 ArrayRef<unsigned> indegree) {
+  ArrayRef<ScheduleGraph::Node> nodes = graph.getNodes();
+  unsigned start = 0;
+  while (start < nodes.size() &&
+         (indegree[start] == 0 || !isa<WaitOp, PollOp>(nodes[start].op)))
+    ++start;
+  if (start == nodes.size())
+    start = llvm::find_if(indegree, [](unsigned d) { return d != 0; }) -
+            indegree.begin();
+  // Every unordered node has an unordered predecessor: walk back.
+  std::vector<int> seenAt(nodes.size(), -1);
+  SmallVector<unsigned> path;
+  unsigned v = start;
+  while (seenAt[v] < 0) {
+    seenAt[v] = path.size();
+    path.push_back(v);
+    for (unsigned p : nodes[v].preds)
+      if (indegree[p] != 0) {
+        v = p;
+        break;
+      }
+  }
+  // path[seenAt[v]..] is the cycle, walked against its edges.
+  SmallVector<unsigned> cycle(path.begin() + seenAt[v], path.end());
+  std::reverse(cycle.begin(), cycle.end());
+  SmallVector<unsigned> waiters;
+  for (unsigned c : cycle)
+    if (isa<WaitOp, PollOp>(nodes[c].op))
+      waiters.push_back(c);
+  if (waiters.empty())
+    return nodes[start].op->emitOpError("has a cycle in its ordering "
+                                        "(deadlock)");
+  // Start at the wait that comes first in the schedule.
+  std::rotate(waiters.begin(), llvm::min_element(waiters), waiters.end());
+  std::string chain;
+  for (auto [i, w] : llvm::enumerate(waiters))
+    chain += (i ? "; " : "") + describeWaiter(nodes[w].op);
+  InFlightDiagnostic diag =
+      nodes[waiters.front()].op->emitOpError()
+      << "can never complete: it is part of a cycle of waits (deadlock): "
+      << chain
+      << "; each is released only by a signal sent after the one before it "
+         "(the first after the last) returns";
+  for (unsigned w : llvm::drop_begin(waiters))
+    diag.attachNote(nodes[w].op->getLoc()) << "a wait on the cycle";
+  for (unsigned c : cycle)
+    if (isa<SignalOp, NotifyOp>(nodes[c].op))
+      diag.attachNote(nodes[c].op->getLoc())
+          << "a signal on the cycle, which is only sent after a wait on it";
+  return diag;
+}
+
+FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
+                                              uint64_t memoryBudget) {
   ScheduleGraph graph;
   int64_t ranks = schedule.getRanks().value_or(0);
   std::vector<RankState> state(ranks);
   // (from, to, tag) -> signal nodes in program order / waits seen so far.
   std::map<std::tuple<int64_t, int64_t, int64_t>, SmallVector<unsigned>>
       signals, waits;
+  // (rank, flag) -> its notifies; the polls, matched once all are known.
+  std::map<std::pair<int64_t, int64_t>, FlagWriters> flagWriters;
+  SmallVector<std::pair<unsigned, PollOp>> polls;
 
   auto addNode = [&](Operation *op, int64_t rank) {
     graph.index.try_emplace(op, graph.nodes.size());
@@ -74,15 +216,26 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule) {
       unsigned node = addNode(&op, rank);
       if (rs.orderingPoint)
         addEdge(*rs.orderingPoint, node);
-      if (auto engine = op.getAttrOfType<IntegerAttr>("engine")) {
-        auto [it, inserted] =
-            rs.lastOnEngine.try_emplace(engine.getInt(), node);
-        if (!inserted) {
-          addEdge(it->second, node);
-          it->second = node;
-        }
-      }
+      if (auto engine = op.getAttrOfType<IntegerAttr>("engine"))
+        appendToQueue(rs, engine.getInt(), node, graph.nodes);
       rs.pending.push_back(node);
+    } else if (auto notify = dyn_cast<NotifyOp>(&op)) {
+      RankState &rs = state[notify.getRank()];
+      unsigned node = addNode(&op, notify.getRank());
+      if (rs.orderingPoint)
+        addEdge(*rs.orderingPoint, node);
+      appendToQueue(rs, notify.getEngine(), node, graph.nodes);
+      rs.pending.push_back(node);
+      flagWriters[{notify.getTarget(), notify.getFlag()}].notifies.push_back(
+          {node, {notify.getRank(), notify.getEngine()}});
+    } else if (auto poll = dyn_cast<PollOp>(&op)) {
+      RankState &rs = state[poll.getRank()];
+      unsigned node = addNode(&op, poll.getRank());
+      if (rs.orderingPoint)
+        addEdge(*rs.orderingPoint, node);
+      appendToQueue(rs, poll.getEngine(), node, graph.nodes);
+      rs.pending.push_back(node);
+      polls.push_back({node, poll});
     } else if (auto fence = dyn_cast<FenceOp>(&op)) {
       // A fence without a rank is one fence per rank (ranks do not wait for
       // each other), so it gets one node per rank.
@@ -145,6 +298,8 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule) {
     for (auto [k, w] : llvm::enumerate(waitNodes))
       addEdge(it->second[k], w);
   }
+  if (failed(matchPolls(graph, graph.nodes, flagWriters, polls)))
+    return failure();
 
   // Kahn's algorithm; whatever is left lies on or behind a cycle of waits.
   size_t n = graph.nodes.size();
@@ -170,22 +325,17 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule) {
       if (--indegree[s] == 0)
         ready.push_back(s);
   }
-  if (graph.topoOrder.size() != n) {
-    for (unsigned v = 0; v < n; ++v) {
-      if (indegree[v] == 0 || !isa<WaitOp>(graph.nodes[v].op))
-        continue;
-      InFlightDiagnostic diag =
-          graph.nodes[v].op->emitOpError()
-          << "can never complete: it is part of a cycle of waits (deadlock)";
-      for (unsigned p : graph.nodes[v].preds)
-        if (indegree[p] != 0 && isa<SignalOp>(graph.nodes[p].op))
-          diag.attachNote(graph.nodes[p].op->getLoc())
-              << "the signal it waits for, which itself waits on the cycle";
-      return diag;
-    }
-    return schedule.emitOpError("has a cycle in its ordering (deadlock)");
-  }
+  if (graph.topoOrder.size() != n)
+    return reportCycle(graph, indegree);
 
+  // The ancestor sets take n^2 bits: refuse before allocating them.
+  uint64_t bytes = uint64_t(n) * ((n + 63) / 64) * 8;
+  if (memoryBudget && bytes > memoryBudget)
+    return schedule.emitOpError("is too large to verify: its ")
+           << n << " ordering nodes need " << formatBytes(bytes)
+           << " of happens-before sets, over the verifier's memory budget of "
+           << formatBytes(memoryBudget)
+           << " (raise sdma-verify's memory-budget, or verify fewer ranks)";
   graph.ancestors.assign(n, llvm::BitVector(n));
   for (unsigned v : graph.topoOrder)
     for (unsigned p : graph.nodes[v].preds) {

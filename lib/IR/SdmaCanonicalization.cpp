@@ -75,7 +75,9 @@ struct EraseSelfCopy : public OpRewritePattern<CopyOp> {
 
 /// Copies that a rank issues between two ordering points run concurrently,
 /// so two copies from that stretch can be merged regardless of their order.
-/// The scan stops at the first op that is not a data transfer.
+/// The scan stops at the first op that is not a data transfer. Copies on an
+/// engine are ordered with the engine's other ops (sdma's engine order), so
+/// moving one would change the schedule's meaning: they are left alone.
 struct MergeContiguousCopies : public OpRewritePattern<CopyOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -89,12 +91,14 @@ struct MergeContiguousCopies : public OpRewritePattern<CopyOp> {
     // writes: leave those alone.
     if (src->buffer == dst->buffer && src->rank == dst->rank)
       return rewriter.notifyMatchFailure(op, "copy within one buffer");
+    if (op.getEngine())
+      return rewriter.notifyMatchFailure(op, "copy on an engine (ordered)");
     for (Operation *next = op->getNextNode(); next;
          next = next->getNextNode()) {
       if (!isa<TransferOpInterface>(next))
         break;
       auto other = dyn_cast<CopyOp>(next);
-      if (!other)
+      if (!other || other.getEngine())
         continue;
       std::optional<StaticSlice> otherSrc =
           getStaticSlice(other.getSourceSlice());

@@ -63,6 +63,10 @@ struct SdmaAssignEnginesPass
                           "sdma-assign-engines");
           return WalkResult::interrupt();
         }
+        // An engine the schedule already names is part of its meaning (ops
+        // on one engine run in program order): keep it.
+        if (op->hasAttr("engine"))
+          return WalkResult::advance();
         int64_t rank = getIssuingRank(op);
         int64_t peer = *getConstantIntValue(op.getSlice(1).rank);
         int64_t engine = 0;

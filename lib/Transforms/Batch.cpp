@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/Transforms/Passes.h"
+#include "sdma/Transforms/ValidatedRewrite.h"
 
 #include <map>
 
@@ -37,8 +38,10 @@ struct SdmaBatchPass : public sdma::impl::SdmaBatchBase<SdmaBatchPass> {
   using SdmaBatchBase::SdmaBatchBase;
 
   void runOnOperation() override {
-    for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>())
-      if (failed(batch(schedule)))
+    for (ScheduleOp schedule :
+         llvm::to_vector(getOperation().getOps<ScheduleOp>()))
+      if (failed(rewriteValidated(schedule, "sdma-batch",
+                                  [&](ScheduleOp s) { return batch(s); })))
         return signalPassFailure();
   }
 

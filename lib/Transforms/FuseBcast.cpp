@@ -6,6 +6,7 @@
 
 #include "sdma/Analysis/ScheduleGraph.h"
 #include "sdma/Transforms/Passes.h"
+#include "sdma/Transforms/ValidatedRewrite.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -21,9 +22,13 @@ namespace {
 struct SdmaFuseBcastPass
     : public sdma::impl::SdmaFuseBcastBase<SdmaFuseBcastPass> {
   void runOnOperation() override {
-    for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>())
-      for (ArrayRef<TransferOpInterface> stretch : getStretches(schedule))
-        fuseStretch(stretch);
+    for (ScheduleOp schedule :
+         llvm::to_vector(getOperation().getOps<ScheduleOp>()))
+      (void)rewriteValidated(schedule, "sdma-fuse-bcast", [&](ScheduleOp s) {
+        for (ArrayRef<TransferOpInterface> stretch : getStretches(s))
+          fuseStretch(stretch);
+        return success();
+      });
   }
 
   void fuseStretch(ArrayRef<TransferOpInterface> stretch) {

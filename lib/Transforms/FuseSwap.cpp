@@ -8,6 +8,7 @@
 
 #include "sdma/Analysis/ScheduleGraph.h"
 #include "sdma/Transforms/Passes.h"
+#include "sdma/Transforms/ValidatedRewrite.h"
 
 #include "mlir/IR/Builders.h"
 #include <set>
@@ -32,20 +33,28 @@ struct SdmaFuseSwapPass
   using SdmaFuseSwapBase::SdmaFuseSwapBase;
 
   void runOnOperation() override {
-    for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>()) {
+    for (ScheduleOp schedule :
+         llvm::to_vector(getOperation().getOps<ScheduleOp>())) {
       if (!schedule.getRanks())
         continue;
-      // A tag no signal of the schedule uses yet.
-      int64_t tag = 1;
-      schedule.walk([&](Operation *op) {
-        if (auto signal = dyn_cast<SignalOp>(op))
-          tag = std::max<int64_t>(tag, signal.getTag() + 1);
-        if (auto wait = dyn_cast<WaitOp>(op))
-          tag = std::max<int64_t>(tag, wait.getTag() + 1);
+      (void)rewriteValidated(schedule, "sdma-fuse-swap", [&](ScheduleOp s) {
+        fuse(s);
+        return success();
       });
-      for (ArrayRef<TransferOpInterface> stretch : getStretches(schedule))
-        fuseStretch(stretch, *schedule.getRanks(), tag++);
     }
+  }
+
+  void fuse(ScheduleOp schedule) {
+    // A tag no signal of the schedule uses yet.
+    int64_t tag = 1;
+    schedule.walk([&](Operation *op) {
+      if (auto signal = dyn_cast<SignalOp>(op))
+        tag = std::max<int64_t>(tag, signal.getTag() + 1);
+      if (auto wait = dyn_cast<WaitOp>(op))
+        tag = std::max<int64_t>(tag, wait.getTag() + 1);
+    });
+    for (ArrayRef<TransferOpInterface> stretch : getStretches(schedule))
+      fuseStretch(stretch, *schedule.getRanks(), tag++);
   }
 
   static CopyOp createCopy(OpBuilder &builder, Location loc,

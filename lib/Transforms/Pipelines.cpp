@@ -45,28 +45,37 @@ LogicalResult sdma::buildLowerToDMAPipeline(OpPassManager &pm,
   if (failed(checkLowerToDMAOptions(options, [](const Twine &) {})))
     return failure();
   StringRef variant = options.variant;
+  // The proof of the input is the pipeline's only report; with
+  // verify-each, every later step is proved again (quietly).
+  SdmaVerifyOptions quiet;
+  quiet.report = false;
+  auto add = [&](std::unique_ptr<Pass> pass) {
+    pm.addPass(std::move(pass));
+    if (options.verifyEach)
+      pm.addPass(createSdmaVerify(quiet));
+  };
   SdmaUnrollOptions unroll;
   unroll.ranks = options.ranks;
   unroll.maxOps = options.maxOps;
   pm.addPass(createSdmaUnroll(unroll));
-  pm.addPass(createSdmaVerify());
+  pm.addPass(createSdmaVerify(quiet));
+  // Drops copies of a slice onto themselves, merges abutting copies.
+  add(createCanonicalizerPass());
   if (variant == "bcst" || variant == "swap") {
-    pm.addPass(variant == "bcst" ? createSdmaFuseBcast()
-                                 : createSdmaFuseSwap());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createSdmaVerify());
+    // Both re-prove their output and keep the input where it fails.
+    add(variant == "bcst" ? createSdmaFuseBcast() : createSdmaFuseSwap());
+    add(createCanonicalizerPass());
   }
   SdmaAssignEnginesOptions assign;
   assign.engines = options.engines;
   assign.policy = variant == "b2b" ? "single" : "affinity";
-  pm.addPass(createSdmaAssignEngines(assign));
-  pm.addPass(createSdmaVerify());
+  add(createSdmaAssignEngines(assign));
   SdmaInsertSyncOptions sync;
   sync.prelaunch = options.prelaunch;
   sync.completion = "per-op";
-  pm.addPass(createSdmaInsertSync(sync));
+  add(createSdmaInsertSync(sync));
   if (variant == "b2b")
-    pm.addPass(createSdmaBatch());
+    add(createSdmaBatch());
   return success();
 }
 

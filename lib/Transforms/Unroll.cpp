@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sdma/IR/IterationLoc.h"
 #include "sdma/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -28,12 +29,6 @@ using namespace mlir;
 using namespace sdma;
 
 namespace {
-
-/// One enclosing loop iteration, for diagnostics.
-struct Iteration {
-  Location loop;
-  int64_t value;
-};
 
 class ScheduleExpander {
 public:
@@ -68,7 +63,8 @@ private:
   int64_t maxOps;
   OpBuilder builder;
   DenseMap<Value, int64_t> env;
-  SmallVector<Iteration> iterations;
+  /// The enclosing loop iterations, outermost first.
+  SmallVector<LoopIteration> iterations;
   int64_t emitted = 0;
   int64_t steps = 0;
 };
@@ -104,9 +100,9 @@ LogicalResult ScheduleExpander::run() {
   ScopedDiagnosticHandler handler(
       schedule.getContext(), [&](Diagnostic &diag) -> LogicalResult {
         if (diag.getSeverity() == DiagnosticSeverity::Error)
-          for (const Iteration &it : llvm::reverse(iterations))
+          for (const LoopIteration &it : llvm::reverse(iterations))
             diag.attachNote(it.loop)
-                << "in the iteration where this loop's index is " << it.value;
+                << "in the iteration where this loop's index is " << it.index;
         return failure(); // let the next handler report it
       });
 
@@ -287,6 +283,7 @@ LogicalResult ScheduleExpander::emit(Operation *op) {
                        op->getOperands().drop_back(fields.getFields().size()));
   }
   Operation *copy = builder.cloneWithoutRegions(*op);
+  copy->setLoc(withIterations(op->getLoc(), iterations));
   if (isa<FieldsOpInterface>(op)) {
     copy->setOperands(buffers);
     copy->setAttr("static_fields", builder.getDenseI64ArrayAttr(statics));

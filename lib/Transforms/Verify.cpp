@@ -1,19 +1,14 @@
-//===- Verify.cpp - races, deadlocks and postconditions of a schedule -----===//
+//===- Verify.cpp - the sdma-verify pass ----------------------------------===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// On a flat schedule:
-//  1. deadlocks: waits no signal satisfies, cycles of waits (ScheduleGraph);
-//  2. races: two data ops that touch overlapping chunks of one buffer on one
-//     rank, at least one writing, with neither ordered before the other;
-//  3. the postcondition of the declared collective, by symbolic execution:
-//     every chunk starts as the symbol (rank, buffer, chunk); the ops run in
-//     a topological order (any order gives the same result once 2 holds) and
-//     each output chunk must then hold the symbol the collective requires.
+// The proof itself is ScheduleVerifier (lib/Analysis); the pass reports what
+// it proved as a remark, and warns when a schedule declares no collective
+// (its outputs are then unchecked).
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/Analysis/ScheduleGraph.h"
+#include "sdma/Analysis/ScheduleVerifier.h"
 #include "sdma/Transforms/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -27,239 +22,22 @@ using namespace mlir;
 using namespace sdma;
 
 namespace {
-
-/// One access of a data op to a run of chunks.
-struct Access {
-  unsigned node;
-  int64_t rank;
-  unsigned buffer;
-  int64_t begin, end;
-  bool write;
-};
-
-/// A chunk's symbolic contents: where it came from at the start.
-struct Symbol {
-  int64_t rank = -1;
-  int64_t buffer = -1;
-  int64_t chunk = -1;
-  bool operator==(const Symbol &o) const {
-    return rank == o.rank && buffer == o.buffer && chunk == o.chunk;
-  }
-};
-
-class ScheduleVerifier {
-public:
-  ScheduleVerifier(ScheduleOp schedule) : schedule(schedule) {}
-  LogicalResult run();
-
-private:
-  LogicalResult checkFlat();
-  LogicalResult checkRaces(const ScheduleGraph &graph);
-  LogicalResult checkPostcondition(const ScheduleGraph &graph);
-  unsigned bufferIndex(Value buffer) {
-    return cast<BlockArgument>(buffer).getArgNumber() - 1;
-  }
-  std::string describe(const Symbol &symbol);
-
-  ScheduleOp schedule;
-  int64_t ranks = 0;
-};
-
-} // namespace
-
-LogicalResult ScheduleVerifier::checkFlat() {
-  if (!schedule.getRanks())
-    return schedule.emitOpError("has no fixed rank count: run sdma-unroll "
-                                "before sdma-verify");
-  ranks = *schedule.getRanks();
-  for (Operation &op : schedule.getBody().getOps()) {
-    if (isa<BarrierOp>(op))
-      continue;
-    auto fields = dyn_cast<FieldsOpInterface>(&op);
-    if (!fields || !fields.hasStaticFields() || isa<RankAddOp>(op))
-      return op.emitOpError("is not part of a flat schedule: run "
-                            "sdma-unroll before sdma-verify");
-  }
-  return success();
-}
-
-static StringRef accessVerb(bool write) { return write ? "writes" : "reads"; }
-
-LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
-  std::vector<Access> accesses;
-  for (auto [i, node] : llvm::enumerate(graph.getNodes())) {
-    auto transfer = dyn_cast<TransferOpInterface>(node.op);
-    if (!transfer)
-      continue;
-    // A copy of a slice onto itself rewrites the same bytes: a reader
-    // running at the same time sees the same values, so it only reads.
-    bool selfCopy =
-        isa<CopyOp>(node.op) && *getStaticSlice(transfer.getSlice(0)) ==
-                                    *getStaticSlice(transfer.getSlice(1));
-    for (unsigned s = 0, e = selfCopy ? 1 : transfer.getNumSlices(); s < e;
-         ++s) {
-      StaticSlice slice = *getStaticSlice(transfer.getSlice(s));
-      unsigned buffer = bufferIndex(slice.buffer);
-      if (transfer.isSliceRead(s))
-        accesses.push_back({static_cast<unsigned>(i), slice.rank, buffer,
-                            slice.offset, slice.offset + slice.count, false});
-      if (transfer.isSliceWritten(s))
-        accesses.push_back({static_cast<unsigned>(i), slice.rank, buffer,
-                            slice.offset, slice.offset + slice.count, true});
-    }
-  }
-  llvm::sort(accesses, [](const Access &a, const Access &b) {
-    return std::tie(a.rank, a.buffer, a.begin, a.node) <
-           std::tie(b.rank, b.buffer, b.begin, b.node);
-  });
-  for (size_t i = 0; i < accesses.size(); ++i) {
-    const Access &a = accesses[i];
-    for (size_t j = i + 1; j < accesses.size(); ++j) {
-      const Access &b = accesses[j];
-      if (b.rank != a.rank || b.buffer != a.buffer || b.begin >= a.end)
-        break;
-      if ((!a.write && !b.write) || a.node == b.node ||
-          graph.ordered(a.node, b.node))
-        continue;
-      // Report at the later op in program order.
-      const Access &first = a.node < b.node ? a : b;
-      const Access &second = a.node < b.node ? b : a;
-      int64_t lo = std::max(a.begin, b.begin), hi = std::min(a.end, b.end);
-      Value buffer = schedule.getBufferArgs()[a.buffer];
-      InFlightDiagnostic diag =
-          graph.getNodes()[second.node].op->emitOpError()
-          << "races with another op: it " << accessVerb(second.write) << " "
-          << schedule.getBufferName(buffer) << "[" << lo << ", " << hi
-          << ") on rank " << a.rank << ", which the other op "
-          << accessVerb(first.write)
-          << ", and no fence, signal/wait or barrier orders the two";
-      diag.attachNote(graph.getNodes()[first.node].op->getLoc())
-          << "the other op";
-      return diag;
-    }
-  }
-  return success();
-}
-
-std::string ScheduleVerifier::describe(const Symbol &symbol) {
-  if (symbol.rank < 0)
-    return "nothing (never written)";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << schedule.getBufferName(schedule.getBufferArgs()[symbol.buffer]) << "["
-     << symbol.chunk << "] of rank " << symbol.rank;
-  return text;
-}
-
-LogicalResult ScheduleVerifier::checkPostcondition(const ScheduleGraph &graph) {
-  std::optional<StringRef> kind = schedule.getCollective();
-  if (!kind)
-    return success();
-  unsigned in = *schedule.getCollectiveInput();
-  unsigned out = *schedule.getCollectiveOutput();
-  auto chunksOf = [&](unsigned buffer) {
-    return *schedule.getBufferChunks(schedule.getBufferArgs()[buffer], ranks);
-  };
-  int64_t inChunks = chunksOf(in), outChunks = chunksOf(out);
-  bool perRankIn = *kind == "all_to_all" || *kind == "scatter";
-  int64_t c = *kind == "all_to_all" ? outChunks / ranks
-              : *kind == "scatter"  ? outChunks
-                                    : inChunks;
-  int64_t expectIn = perRankIn ? ranks * c : c;
-  int64_t expectOut =
-      (*kind == "all_gather" || *kind == "gather" || *kind == "all_to_all")
-          ? ranks * c
-          : c;
-  if (c < 1 || inChunks != expectIn || outChunks != expectOut)
-    return schedule.emitOpError("implements ")
-           << *kind << " but its buffers have " << inChunks << " and "
-           << outChunks << " chunks; with " << ranks
-           << " ranks it needs an input of " << expectIn << " and an output of "
-           << expectOut << " chunks";
-
-  // Symbolic memory: contents[rank][buffer][chunk].
-  unsigned numBuffers = schedule.getBufferArgs().size();
-  std::vector<std::vector<std::vector<Symbol>>> memory(
-      ranks, std::vector<std::vector<Symbol>>(numBuffers));
-  for (int64_t r = 0; r < ranks; ++r)
-    for (unsigned b = 0; b < numBuffers; ++b) {
-      int64_t n = chunksOf(b);
-      memory[r][b].resize(n);
-      // Only the input starts with known contents; everything else (the
-      // output of an out-of-place collective included) starts undefined.
-      if (b == in)
-        for (int64_t i = 0; i < n; ++i)
-          memory[r][b][i] = Symbol{r, static_cast<int64_t>(b), i};
-    }
-  auto read = [&](const StaticSlice &s) {
-    auto &buf = memory[s.rank][bufferIndex(s.buffer)];
-    return std::vector<Symbol>(buf.begin() + s.offset,
-                               buf.begin() + s.offset + s.count);
-  };
-  auto write = [&](const StaticSlice &s, const std::vector<Symbol> &data) {
-    llvm::copy(data, memory[s.rank][bufferIndex(s.buffer)].begin() + s.offset);
-  };
-  for (unsigned v : graph.getTopologicalOrder()) {
-    auto transfer = dyn_cast<TransferOpInterface>(graph.getNodes()[v].op);
-    if (!transfer)
-      continue;
-    StaticSlice s0 = *getStaticSlice(transfer.getSlice(0));
-    StaticSlice s1 = *getStaticSlice(transfer.getSlice(1));
-    std::vector<Symbol> d0 = read(s0);
-    if (isa<SwapOp>(transfer.getOperation())) {
-      std::vector<Symbol> d1 = read(s1);
-      write(s0, d1);
-      write(s1, d0);
-      continue;
-    }
-    write(s1, d0);
-    if (isa<BcastOp>(transfer.getOperation()))
-      write(*getStaticSlice(transfer.getSlice(2)), d0);
-  }
-
-  int64_t root = schedule.getRoot().value_or(0);
-  for (int64_t r = 0; r < ranks; ++r) {
-    if (*kind == "gather" && r != root)
-      continue;
-    for (int64_t i = 0; i < outChunks; ++i) {
-      Symbol expected{-1, static_cast<int64_t>(in), -1};
-      if (*kind == "all_gather" || *kind == "gather")
-        expected.rank = i / c, expected.chunk = i % c;
-      else if (*kind == "all_to_all")
-        expected.rank = i / c, expected.chunk = r * c + i % c;
-      else if (*kind == "broadcast")
-        expected.rank = root, expected.chunk = i;
-      else // scatter
-        expected.rank = root, expected.chunk = r * c + i;
-      const Symbol &actual = memory[r][out][i];
-      if (actual == expected)
-        continue;
-      return schedule.emitOpError("does not implement ")
-             << *kind << ": afterwards chunk " << i << " of "
-             << schedule.getBufferName(schedule.getBufferArgs()[out])
-             << " on rank " << r << " holds " << describe(actual)
-             << ", but should hold " << describe(expected);
-    }
-  }
-  return success();
-}
-
-LogicalResult ScheduleVerifier::run() {
-  if (failed(checkFlat()))
-    return failure();
-  FailureOr<ScheduleGraph> graph = ScheduleGraph::build(schedule);
-  if (failed(graph) || failed(checkRaces(*graph)))
-    return failure();
-  return checkPostcondition(*graph);
-}
-
-namespace {
 struct SdmaVerifyPass : public sdma::impl::SdmaVerifyBase<SdmaVerifyPass> {
   using SdmaVerifyBase::SdmaVerifyBase;
   void runOnOperation() override {
     bool failedAny = false;
-    for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>())
-      failedAny |= failed(ScheduleVerifier(schedule).run());
+    VerifyOptions options;
+    options.memoryBudget = memoryBudget;
+    for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>()) {
+      FailureOr<VerifyReport> proved = verifySchedule(schedule, options);
+      failedAny |= failed(proved);
+      if (failed(proved) || !report)
+        continue;
+      if (!proved->collective)
+        schedule.emitWarning("declares no collective (`implements`): its "
+                             "outputs are not checked");
+      schedule.emitRemark(proved->summary(schedule));
+    }
     if (failedAny)
       signalPassFailure();
     markAllAnalysesPreserved();

@@ -1,5 +1,7 @@
-// RUN: sdma-opt %s --sdma-verify -split-input-file -verify-diagnostics
-// RUN: sdma-opt %s --sdma-verify -split-input-file -verify-diagnostics --mlir-print-op-generic
+// RUN: sdma-opt %s --sdma-verify=report=0 -split-input-file -verify-diagnostics
+// RUN: sdma-opt %s --sdma-verify=report=0 -split-input-file -verify-diagnostics --mlir-print-op-generic
+// (What a success reports: sdma-verify-report.mlir; engine-level schedules:
+// sdma-verify-engine-level.mlir.)
 
 // Correct schedules pass: ordered by a fence, by signal/wait, by a barrier,
 // by one engine queue; reads may overlap.
@@ -28,9 +30,9 @@ sdma.schedule @engine_order ranks(%R = 2) buffers(%a : 2, %b : 2) {
 // -----
 
 sdma.schedule @write_write ranks(%R = 2) buffers(%in : 2, %out : 2) {
-  // expected-note @+1 {{the other op}}
+  // expected-note @+1 {{the other op, issued by rank}}
   sdma.copy %in[0, 2] on 0 -> %out[0, 2] on 1
-  // expected-error @+1 {{races with another op: it writes out[1, 2) on rank 1, which the other op writes, and no fence, signal/wait or barrier orders the two}}
+  // expected-error @+1 {{races with another op: it writes out[1, 2) on rank 1, which the other op writes, and no fence, signal/wait or barrier orders the two (this op is issued by rank 1, the other by rank 0)}}
   sdma.copy %in[1, 1] on 1 -> %out[1, 1] on 1
 }
 
@@ -91,12 +93,30 @@ sdma.schedule @unmatched ranks(%R = 2) buffers(%b : 1) {
 // -----
 
 sdma.schedule @cycle ranks(%R = 2) buffers(%b : 1) {
-  // expected-error @+1 {{can never complete: it is part of a cycle of waits (deadlock)}}
+  // expected-error @+1 {{can never complete: it is part of a cycle of waits (deadlock): rank 0 waits for rank 1; rank 1 waits for rank 0 (tag 2); each is released only by a signal sent after the one before it (the first after the last) returns}}
   sdma.wait 0 <- 1
-  sdma.signal 0 -> 1
-  sdma.wait 1 <- 0
-  // expected-note @+1 {{the signal it waits for, which itself waits on the cycle}}
+  // expected-note @+1 {{a signal on the cycle, which is only sent after a wait on it}}
+  sdma.signal 0 -> 1 tag 2
+  // expected-note @+1 {{a wait on the cycle}}
+  sdma.wait 1 <- 0 tag 2
+  // expected-note @+1 {{a signal on the cycle, which is only sent after a wait on it}}
   sdma.signal 1 -> 0
+}
+
+// -----
+
+// A wait behind a cycle is not on it: the report names the cycle's waits.
+sdma.schedule @behind_cycle ranks(%R = 3) buffers(%b : 1) {
+  sdma.wait 2 <- 1
+  // expected-error @+1 {{cycle of waits (deadlock): rank 0 waits for rank 1; rank 1 waits for rank 0; each}}
+  sdma.wait 0 <- 1
+  // expected-note @+1 {{a signal on the cycle}}
+  sdma.signal 0 -> 1
+  // expected-note @+1 {{a wait on the cycle}}
+  sdma.wait 1 <- 0
+  // expected-note @+1 {{a signal on the cycle}}
+  sdma.signal 1 -> 0
+  sdma.signal 1 -> 2
 }
 
 // -----
@@ -136,4 +156,14 @@ sdma.schedule @not_flat ranks(%R = 2) buffers(%b : 1) {
 
 // expected-error @+1 {{has no fixed rank count: run sdma-unroll before sdma-verify}}
 sdma.schedule @open ranks(%R) buffers(%b : 1) {
+}
+
+
+// -----
+
+// Beyond the memory budget the verifier refuses before allocating: the
+// symbolic contents of a 2^38-chunk buffer on two ranks...
+// expected-error @+1 {{is too large to verify: executing it symbolically needs 12.0 TiB (274877906945 chunks x 2 ranks), over the verifier's memory budget of}}
+sdma.schedule @huge_buffer ranks(%R = 2) buffers(%in : 1, %out : 274877906944) implements broadcast(%in -> %in) root 0 {
+  sdma.copy %in[0, 1] on 0 -> %in[0, 1] on 1
 }

@@ -21,6 +21,7 @@
 #include "InputGuard.h"
 #include "Progress.h"
 #include "ToolOptions.h"
+#include "sdma/Analysis/ScheduleVerifier.h"
 #include "sdma/Conversion/Passes.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/Target/HIP.h"
@@ -495,12 +496,22 @@ int main(int argc, char **argv) {
     sdma::SdmaUnrollOptions unroll;
     unroll.ranks = *ranks;
     verifyPm.addPass(sdma::createSdmaUnroll(unroll));
-    verifyPm.addPass(sdma::createSdmaVerify());
     OwningOpRef<ModuleOp> flat(module.get().clone());
-    if (failed(verifyPm.run(*flat)))
+    FailureOr<sdma::VerifyReport> proved = failure();
+    sdma::ScheduleOp schedule;
+    if (succeeded(verifyPm.run(*flat))) {
+      schedule = *flat->getOps<sdma::ScheduleOp>().begin();
+      proved = sdma::verifySchedule(schedule);
+    }
+    if (failed(proved))
       return fail("'" + inputFile +
                   "' did not compile (see above); nothing "
                   "was run");
+    llvm::outs() << "# " << proved->summary(schedule) << "\n";
+    if (!proved->collective)
+      llvm::errs() << "sdma-run: warning: '" << inputFile
+                   << "' declares no collective (`implements`): only "
+                      "agreement with the reference simulator is checked\n";
     llvm::raw_string_ostream hipStream(hipSource);
     if (failed(sdma::translateToHIP(*flat, hipStream)))
       return 1;

@@ -10,8 +10,12 @@
 //   - a fence or barrier comes after every op issued before it (per rank or
 //     all ranks); a signal from rank a comes after every op a issued before;
 //   - the k-th `wait b <- a` comes after the k-th `signal a -> b` (same tag);
-//   - two data ops of one rank on the same engine (after
-//     sdma-assign-engines) run in program order.
+//   - two ops of one rank on the same engine (the `engine` attribute of a
+//     data op; notify and poll name theirs) run in program order: the
+//     later starts once the earlier completed, as on a CUDA stream or an
+//     SDMA queue;
+//   - a poll comes after the notifies that must have run for its flag to
+//     reach its value (exactly the k-th when one queue writes the flag).
 // Nothing else is ordered, program order included.
 //
 //===----------------------------------------------------------------------===//
@@ -36,8 +40,10 @@ public:
   };
 
   /// Builds the graph of a flat schedule. Reports (and fails on) waits that
-  /// no signal satisfies and cycles of waits.
-  static mlir::FailureOr<ScheduleGraph> build(ScheduleOp schedule);
+  /// no signal satisfies, cycles of waits, and graphs whose happens-before
+  /// sets would take more than `memoryBudget` bytes (0: no limit).
+  static mlir::FailureOr<ScheduleGraph> build(ScheduleOp schedule,
+                                              uint64_t memoryBudget = 0);
 
   llvm::ArrayRef<Node> getNodes() const { return nodes; }
   /// Node indices in an order that respects every edge.
@@ -70,6 +76,9 @@ private:
 /// stretch issued by one rank have the same predecessors.
 llvm::SmallVector<llvm::SmallVector<TransferOpInterface>>
 getStretches(ScheduleOp schedule);
+
+/// "512 bytes", "7.8 GiB".
+std::string formatBytes(uint64_t bytes);
 
 /// The issuing rank of a flat data-movement op.
 int64_t getIssuingRank(TransferOpInterface op);

@@ -30,6 +30,11 @@ struct LowerToDMAOptions : public mlir::PassPipelineOptions<LowerToDMAOptions> {
   Option<int64_t> engines{*this, "engines",
                           llvm::cl::desc("engines per rank (0: one per rank)"),
                           llvm::cl::init(0)};
+  Option<bool> verifyEach{
+      *this, "verify-each",
+      llvm::cl::desc("re-prove the schedule after every step (sdma-verify: "
+                     "translation validation, for tests)"),
+      llvm::cl::init(false)};
 };
 
 /// The variants `variant=` accepts.
@@ -41,9 +46,10 @@ mlir::LogicalResult
 checkLowerToDMAOptions(const LowerToDMAOptions &options,
                        llvm::function_ref<void(const llvm::Twine &)> error);
 
-/// unroll -> verify -> (fuse-bcast | fuse-swap -> canonicalize -> verify) ->
-/// assign-engines -> verify -> insert-sync (-> batch for b2b). Fails for
-/// options checkLowerToDMAOptions rejects.
+/// unroll -> verify -> canonicalize (-> fuse-bcast | fuse-swap ->
+/// canonicalize) -> assign-engines -> insert-sync (-> batch for b2b), with
+/// verify after each step when verify-each is set. Fails for options
+/// checkLowerToDMAOptions rejects.
 mlir::LogicalResult buildLowerToDMAPipeline(mlir::OpPassManager &pm,
                                             const LowerToDMAOptions &options);
 

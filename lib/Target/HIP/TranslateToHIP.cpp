@@ -4,7 +4,9 @@
 //
 // Every rank's part of the schedule becomes a list of steps:
 //   PHASE  ops [a, a + b)  data ops that may run concurrently: all blocks of
-//                          the rank share their 16-byte units
+//                          the rank share their 16-byte units; a data op
+//                          that conflicts with an earlier op of the same
+//                          engine (sdma's engine order) starts a new phase
 //   SYNC                   the rank's blocks meet (a fence on the rank, and
 //                          before every signal and barrier)
 //   SIGNAL rank a, slot b  system-scope fence, then flag b of rank a += 1
@@ -289,6 +291,52 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
 }
 )SDMA";
 
+/// The chunks each engine's ops touch within one phase of a rank, to keep
+/// the program order of ops on one engine where it matters.
+class EngineFootprints {
+public:
+  /// True when `op` reads or writes chunks that an op already added on
+  /// `engine` writes, or writes chunks such an op reads.
+  bool conflicts(int64_t engine, TransferOpInterface op) const {
+    auto it = accesses.find(engine);
+    if (it == accesses.end())
+      return false;
+    for (const Access &b : accessesOf(op))
+      for (const Access &a : it->second)
+        if ((a.write || b.write) && a.rank == b.rank && a.buffer == b.buffer &&
+            a.begin < b.end && b.begin < a.end)
+          return true;
+    return false;
+  }
+  void add(int64_t engine, TransferOpInterface op) {
+    llvm::append_range(accesses[engine], accessesOf(op));
+  }
+  void clear() { accesses.clear(); }
+
+private:
+  struct Access {
+    int64_t rank;
+    unsigned buffer;
+    int64_t begin, end;
+    bool write;
+  };
+  /// Every slice as the kernel accesses it: a copy onto itself included (a
+  /// kernel reads and writes it, so it is not the verifier's pure read).
+  static SmallVector<Access> accessesOf(TransferOpInterface op) {
+    SmallVector<Access> result;
+    for (unsigned i = 0, e = op.getNumSlices(); i < e; ++i) {
+      StaticSlice s = *getStaticSlice(op.getSlice(i));
+      unsigned buffer = cast<BlockArgument>(s.buffer).getArgNumber();
+      if (op.isSliceRead(i))
+        result.push_back({s.rank, buffer, s.offset, s.offset + s.count, false});
+      if (op.isSliceWritten(i))
+        result.push_back({s.rank, buffer, s.offset, s.offset + s.count, true});
+    }
+    return result;
+  }
+  std::map<int64_t, SmallVector<Access>> accesses;
+};
+
 class HIPEmitter {
 public:
   explicit HIPEmitter(ScheduleOp schedule)
@@ -323,6 +371,8 @@ LogicalResult HIPEmitter::collect() {
     std::vector<int64_t> opRows; // for phases: rows of 12
   };
   std::vector<std::vector<RawStep>> raw(ranks);
+  // What each engine of a rank touched in the rank's open phase.
+  std::vector<EngineFootprints> engineFootprints(ranks);
   auto addRaw = [&](int64_t rank, Step step) {
     if (step.kind == kSync && !raw[rank].empty() &&
         raw[rank].back().step.kind == kSync)
@@ -352,8 +402,22 @@ LogicalResult HIPEmitter::collect() {
         row[8] = s2.rank, row[9] = bufferOf(s2), row[10] = s2.offset;
       }
       int64_t rank = s0.rank;
-      if (raw[rank].empty() || raw[rank].back().step.kind != kPhase)
+      // Ops on one engine run in program order: one that touches what an
+      // earlier op of the same engine in the open phase touches (one of the
+      // two writing) starts a new phase after a sync.
+      auto engine = op.getAttrOfType<IntegerAttr>("engine");
+      bool open = !raw[rank].empty() && raw[rank].back().step.kind == kPhase;
+      if (open && engine &&
+          engineFootprints[rank].conflicts(engine.getInt(), transfer)) {
+        addRaw(rank, {kSync, 0, 0});
+        open = false;
+      }
+      if (!open) {
         raw[rank].push_back({{kPhase, 0, 0}, {}});
+        engineFootprints[rank].clear();
+      }
+      if (engine)
+        engineFootprints[rank].add(engine.getInt(), transfer);
       llvm::append_range(raw[rank].back().opRows, row);
     } else if (auto fence = dyn_cast<FenceOp>(&op)) {
       if (!fence.hasStaticFields())
