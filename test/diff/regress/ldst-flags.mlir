@@ -2,7 +2,6 @@
 // the CPU against the reference simulator (FINDINGS.md F4: sdma-ldst-cpu
 // refused every plan with more than 2 flags, "the host memory was made for
 // another plan").
-// XFAIL: *
 // RUN: python3 %sdma_src/test/diff/difftest.py --bin %sdma_bin --replay %s | FileCheck %s
 // CHECK: ok   ldst-flags.mlir
 sdma.schedule @ldst_flags ranks(%R = 3) buffers(%in : 1, %out : 3) {
