@@ -46,12 +46,13 @@ std::optional<HostMemory> HostMemory::create(const Plan &plan,
   return HostMemory(plan, chunkBytes);
 }
 
-bool HostMemory::matches(const Plan &plan, std::string &error) const {
+bool HostMemory::matches(const Plan &plan, std::string &error,
+                         bool withFlags) const {
   bool same =
       data_.size() == size_t(plan.ranks) && flags_.size() == size_t(plan.ranks);
   for (size_t r = 0; same && r < data_.size(); ++r) {
     same = data_[r].size() == plan.buffers.size() &&
-           flags_[r].size() == size_t(plan.flags);
+           (!withFlags || flags_[r].size() == size_t(plan.flags));
     for (size_t b = 0; same && b < plan.buffers.size(); ++b)
       same = data_[r][b].size() ==
              uint64_t(plan.buffers[b].chunks) * uint64_t(chunkBytes_);

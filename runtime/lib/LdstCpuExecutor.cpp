@@ -158,7 +158,7 @@ bool LdstCpuExecutor::checkRun(const LdstProgram &program,
             ": use fewer blocks or threads per block";
     return false;
   }
-  if (!memory->matches(program.layout(), error))
+  if (!memory->matches(program.layout(), error, /*withFlags=*/false))
     return false;
   need.add(memory->totalBytes());
   for (int r = 0; r < program.ranks; ++r)

@@ -14,6 +14,8 @@
 //              {"op": "wait", "rank": r, "from": from, "tag": t},
 //              {"op": "barrier"}]}]}
 //   slice = {"rank": r, "buffer": name, "offset": chunks, "count": chunks}
+// Data ops with an engine also carry "engine": E (ops of one rank on one
+// engine run in program order).
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +99,9 @@ LogicalResult sdma::translateToJSON(ModuleOp module, raw_ostream &os) {
       FailureOr<json> j = opToJSON(schedule, &op);
       if (failed(j))
         return failure();
+      // The queue of a data op is part of its ordering (engine order).
+      if (auto engine = op.getAttrOfType<IntegerAttr>("engine"))
+        (*j)["engine"] = engine.getInt();
       ops.push_back(std::move(*j));
     }
     schedules.push_back(json{{"name", schedule.getSymName().str()},

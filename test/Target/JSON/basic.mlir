@@ -73,6 +73,12 @@ sdma.schedule @every_op ranks(%R = 4) buffers(%input : 1, %output : ranks) {
   sdma.wait 1 <- 0 tag 5
   // CHECK:        "op": "barrier"
   sdma.barrier
+  // A data op's engine (its queue: ordered with the engine's other ops).
+  // CHECK:        "op": "copy",
+  // CHECK:        "dst": {
+  // CHECK:        },
+  // CHECK-NEXT:   "engine": 2
+  sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 0 {engine = 2 : i64}
 }
 // CHECK:      "name": "second",
 // CHECK-NEXT: "ranks": 1,

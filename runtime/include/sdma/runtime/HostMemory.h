@@ -41,7 +41,10 @@ public:
   uint64_t totalBytes() const { return totalBytes_; }
   /// Whether this memory has `plan`'s layout (ranks, buffers and their
   /// sizes at this chunk size, flags); else false with `error`.
-  bool matches(const Plan &plan, std::string &error) const;
+  /// `withFlags` = false compares the buffers only (a load/store kernel
+  /// keeps its own flags, so memory made for the DMA plan serves it too).
+  bool matches(const Plan &plan, std::string &error,
+               bool withFlags = true) const;
 
   size_t chunkBytes() const { return chunkBytes_; }
   uint8_t *buffer(int rank, int buffer) { return data_[rank][buffer].data(); }
