@@ -146,6 +146,16 @@ def check_backends(bin_dir, path, ranks, work, seed, ldst=True):
             runs['cross'] = runs.get('cross', 0) + 2
             if rc != 0:
                 fails.append(('cross', tag, first_line(out + err)))
+    # sdma-run's own simulator and ld/st backends (the latter compiles the
+    # kernel again: every 4th seed).
+    backends_ = ['sim'] + (['ldst-cpu'] if ldst and seed % 4 == 1 else [])
+    for backend in backends_:
+        rc, out, err = tool(bin_dir, 'sdma-run', [path, f'--ranks={ranks}', f'--backend={backend}',
+                                                  '--variant=b2b', '-b', '1K', '-e', '4K', '-f',
+                                                  '4', '--iters=2'], timeout=300)
+        runs['sdma-run ' + backend] = runs.get('sdma-run ' + backend, 0) + 4
+        if rc != 0 or 'wrong output' in err:
+            fails.append(('sdma-run', backend, first_line(err or out)))
     if ldst and os.path.exists(hip) and plans:
         keys = sorted(plans)
         v, p = keys[seed % len(keys)]

@@ -231,7 +231,7 @@ def shrink_first(args, res, head):
     """Shrink the seed's first backend failure into OUT/seedN-shrunk.mlir."""
     import shrink
     for seed, what, step, variant, msg in res['failures']:
-        if step not in ('run', 'adversarial', 'ldst', 'ldst-staged', 'cross'):
+        if step not in ('run', 'adversarial', 'ldst', 'ldst-staged', 'cross', 'sdma-run'):
             continue
         text = res['text'] if what == 'schedule' else res['mutant_texts'][what]
         result = shrink.shrink(args.bin, head + text, step, variant)

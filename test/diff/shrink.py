@@ -35,6 +35,12 @@ def reproduce(bin_dir, step, variant, text, ranks, work):
     path = os.path.join(work, 's.mlir')
     with open(path, 'w') as f:
         f.write(text)
+    if step == 'sdma-run':       # variant: the backend
+        rc, _, err = backends.tool(bin_dir, 'sdma-run', [path, f'--ranks={ranks}',
+                                                        f'--backend={variant}', '--variant=b2b',
+                                                        '-b', '1K', '-e', '4K', '-f', '4',
+                                                        '--iters=2'], timeout=300)
+        return rc != 0 or 'wrong output' in err
     v, _, pre = variant.partition('+')
     hip = os.path.join(work, 'k.hip')
     fails, plan, packets = backends.run_variant(bin_dir, path, ranks, v, bool(pre), work,
