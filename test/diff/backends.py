@@ -212,7 +212,6 @@ def check_mutant(bin_dir, text, ranks, expected_flat, work):
         f.write(text)
     rc, out, err = unroll(bin_dir, path, ranks)
     if rc != 0:
-        verdict = {'kind': 'invalid'}
         invalid = any(hbcheck.invalid_reason(op, ranks, _sizes_of(text, ranks)) for op in expected_flat)
         return 'invalid' if invalid else 'ok', 'invalid', invalid, first_line(err)
     head, flat = sdmair.parse_flat(out)

@@ -28,7 +28,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import backends  # noqa: E402
 import collgen  # noqa: E402
 import gen  # noqa: E402
-import hbcheck  # noqa: E402
 import mutate  # noqa: E402
 import sdmair  # noqa: E402
 

@@ -18,7 +18,6 @@ same engine, a signal/wait pair from the earlier op's issuer to the new
 one's, or a barrier). Waits always follow their signals in text order, so
 text order is a valid execution: no deadlock.
 """
-import random
 
 import hbcheck
 from sdmair import C, V, DATA, expand
