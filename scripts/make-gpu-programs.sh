@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compiles every schedule and example for 2, 4 and 8 ranks into load/store
-# programs (NAME-R.hip) and DMA plans (NAME-R.json) for the GPU suite, and
+# programs (NAME-R.hip), DMA plans (NAME-R.json: pcpy; NAME-R.V.json: the
+# bcst, swap and b2b variants) for the GPU suite, and
 # the back-to-back DMA plans (NAME-R-b2b.json) the benchmark runs.
 #   scripts/make-gpu-programs.sh OUT_DIR
 set -euo pipefail
@@ -12,6 +13,11 @@ for f in schedules/*.mlir examples/tree_broadcast.mlir; do
   for r in 2 4 8; do
     build/bin/sdma-run "$f" --ranks=$r -b 1K -e 1K --iters=1 --backend=sim \
       --emit-hip="$out/$n-$r.hip" --emit-plan="$out/$n-$r.json" > /dev/null
+    # The other DMA variants (sdma-gpu-check runs NAME.VARIANT.json too).
+    for v in bcst swap b2b; do
+      build/bin/sdma-run "$f" --ranks=$r --variant=$v -b 1K -e 1K --iters=1 \
+        --backend=sim --emit-plan="$out/$n-$r.$v.json" > /dev/null
+    done
   done
 done
 for n in all_gather_direct all_to_all_direct; do

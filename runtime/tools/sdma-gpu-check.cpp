@@ -10,8 +10,11 @@
 //
 // Executors: ldst runs the load/store program (ldst-staged: compiled with
 // SDMA_STAGED_OPS, CudaOptions::stagedOps); ce, ce-batch and ce-graph
-// run the DMA plan NAME.json on CUDA streams (plain, batched copies,
-// replayed CUDA graph). Default: ldst.
+// run the DMA plan NAME.json, and NAME.{pcpy,bcst,swap,b2b}.json where
+// present, on CUDA streams (plain, batched copies, replayed CUDA graph);
+// ce-value waits on flags instead of events (the path for a signaller in
+// another process). Default: ldst. A copy-engine run that times out ends
+// the tool (exit 1) after its report.
 // For every load/store program (with its plan NAME.json beside it): compile
 // it with NVRTC (or take it from the cache), and for every size (output
 // bytes per rank) run it on GPU 0 with all ranks sharing the GPU, then
@@ -66,7 +69,9 @@ static const char *kUsage =
     "  --iters=N              timed runs per size (default 20)\n"
     "  --timeout-ms=N         a run that takes longer fails (default 10000)\n"
     "  --devices=I,...        GPUs to spread the ranks over (default 0)\n"
-    "  --executors=E,...      ldst, ldst-staged, ce, ce-batch, ce-graph\n"
+    "  --executors=E,...      ldst, ldst-staged, ce, ce-batch, ce-graph,\n"
+    "                         ce-value (flags + cuStreamWaitValue64 instead\n"
+    "                         of events: the cross-process path)\n"
     "                         (default ldst)\n";
 
 static double median(std::vector<double> v) {
@@ -82,6 +87,64 @@ struct Stats {
 
 /// Runs `executor` over every size: each run checked byte for byte against
 /// the simulator and the collective, then timed.
+/// The DMA plans of a program: NAME.json (the default variant) and the
+/// NAME.VARIANT.json beside it (make-gpu-programs.sh writes bcst, swap, b2b).
+std::vector<std::string> variantPlans(const std::string &planPath) {
+  std::vector<std::string> paths{planPath};
+  std::string stem = planPath.substr(0, planPath.size() - 5);
+  for (const char *variant : {"pcpy", "bcst", "swap", "b2b"}) {
+    std::string path = stem + "." + variant + ".json";
+    if (std::FILE *f = std::fopen(path.c_str(), "r")) {
+      std::fclose(f);
+      paths.push_back(path);
+    }
+  }
+  return paths;
+}
+
+template <typename Executor>
+void checkSizes(const std::string &path, const std::string &kind,
+                const Plan &plan, Executor &executor,
+                const std::vector<uint64_t> &sizes, int iters,
+                const MemoryBudget &budget, Stats &stats);
+
+/// Runs one DMA plan on the copy engines in mode `kind`. A run that timed
+/// out leaves streams the driver cannot drain, and later work in the same
+/// context can block behind them: the tool reports and exits at once.
+void checkCopyEngines(const std::string &planPath, const std::string &kind,
+                      const CudaOptions &options,
+                      const std::vector<uint64_t> &sizes, int iters,
+                      const MemoryBudget &budget, Stats &stats) {
+  std::string error;
+  std::optional<Plan> plan = Plan::load(planPath, error);
+  if (!plan) {
+    std::printf("FAIL %s %s: %s\n", kind.c_str(), planPath.c_str(),
+                error.c_str());
+    ++stats.failures;
+    return;
+  }
+  CeOptions ce;
+  ce.batch = kind == "ce-batch";
+  ce.graph = kind == "ce-graph";
+  ce.valueWaits = kind == "ce-value";
+  auto executor = CudaCeExecutor::create(*plan, options, error, ce);
+  if (!executor) {
+    std::printf("FAIL %s %s: %s\n", kind.c_str(), planPath.c_str(),
+                error.c_str());
+    ++stats.failures;
+    return;
+  }
+  checkSizes(planPath, kind, *plan, *executor, sizes, iters, budget, stats);
+  if (executor->stuck()) {
+    std::printf("sdma-gpu-check: stopping: a %s run of %s did not finish and "
+                "its streams cannot be drained; exiting without touching the "
+                "GPU again (%d failures so far)\n",
+                kind.c_str(), planPath.c_str(), stats.failures + 1);
+    std::fflush(stdout);
+    std::_Exit(1);
+  }
+}
+
 template <typename Executor>
 void checkSizes(const std::string &path, const std::string &kind,
                 const Plan &plan, Executor &executor,
@@ -240,10 +303,10 @@ int main(int argc, char **argv) {
       std::string item;
       while (std::getline(list, item, ',')) {
         if (item != "ldst" && item != "ldst-staged" && item != "ce" &&
-            item != "ce-batch" && item != "ce-graph") {
+            item != "ce-batch" && item != "ce-graph" && item != "ce-value") {
           std::fprintf(stderr,
                        "sdma-gpu-check: unknown executor '%.64s' (ldst, "
-                       "ldst-staged, ce, ce-batch, ce-graph)\n",
+                       "ldst-staged, ce, ce-batch, ce-graph, ce-value)\n",
                        item.c_str());
           return tool::kUsageError;
         }
@@ -309,17 +372,9 @@ int main(int argc, char **argv) {
         checkSizes(path, kind, *plan, *executor, sizes, iters, budget, stats);
         continue;
       }
-      CeOptions ce;
-      ce.batch = kind == "ce-batch";
-      ce.graph = kind == "ce-graph";
-      auto executor = CudaCeExecutor::create(*plan, options, error, ce);
-      if (!executor) {
-        std::printf("FAIL %s %s: %s\n", kind.c_str(), planPath.c_str(),
-                    error.c_str());
-        ++stats.failures;
-        continue;
-      }
-      checkSizes(planPath, kind, *plan, *executor, sizes, iters, budget, stats);
+      for (const std::string &variantPath : variantPlans(planPath))
+        checkCopyEngines(variantPath, kind, options, sizes, iters, budget,
+                         stats);
     }
   }
   std::printf("warm prepare (cache hit, create to ready): median %.3f ms over "

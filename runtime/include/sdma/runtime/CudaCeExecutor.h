@@ -70,6 +70,11 @@ public:
                                                 const CeOptions &ce = {});
   ~CudaCeExecutor();
 
+  /// True once a run did not finish within the timeout: the executor
+  /// refuses further use, and other GPU work of the process may block
+  /// behind its streams (a tool should report and exit).
+  bool stuck() const { return stuck_; }
+
   bool prepare(size_t chunkBytes, std::string &error);
   bool upload(const HostMemory &memory, std::string &error);
   bool download(HostMemory &memory, std::string &error);
