@@ -134,7 +134,15 @@ void checkCopyEngines(const std::string &planPath, const std::string &kind,
     ++stats.failures;
     return;
   }
-  checkSizes(planPath, kind, *plan, *executor, sizes, iters, budget, stats);
+  // The row names the variant: "ce/bcst".
+  std::string variant = "pcpy";
+  for (const char *v : {"pcpy", "bcst", "swap", "b2b"})
+    if (planPath.size() > 6 + strlen(v) &&
+        planPath.compare(planPath.size() - 6 - strlen(v), std::string::npos,
+                         std::string(".") + v + ".json") == 0)
+      variant = v;
+  checkSizes(planPath, kind + "/" + variant, *plan, *executor, sizes, iters,
+             budget, stats);
   if (executor->stuck()) {
     std::printf("sdma-gpu-check: stopping: a %s run of %s did not finish and "
                 "its streams cannot be drained; exiting without touching the "
@@ -233,7 +241,7 @@ void checkSizes(const std::string &path, const std::string &kind,
         differ == 0 && check.wrongBytes == 0 && checkAgain.wrongBytes == 0;
     stats.failures += !ok;
     std::printf(
-        "%s %-8s %-28s ranks %2d gpus %d size %9llu chunk %8llu "
+        "%s %-13s %-28s ranks %2d gpus %d size %9llu chunk %8llu "
         "gpu_us %9.2f host_launch_us %6.2f bytes %llu "
         "differ_from_sim %llu wrong %llu wrong_after_timing %llu%s%s\n",
         ok ? "ok  " : "FAIL", kind.c_str(), plan.schedule.c_str(), plan.ranks,
