@@ -739,7 +739,13 @@ int main(int argc, char **argv) {
       chunk = std::max<uint64_t>(align, chunk - chunk % align);
     }
     uint64_t actual = chunk * outChunks;
-    sdma::rt::HostMemory memory(*plan, chunk);
+    // Every allocation is checked against the memory budget first
+    // (SDMA_MEMORY_BUDGET, default half the RAM): a refusal, not an abort.
+    std::optional<sdma::rt::HostMemory> made =
+        sdma::rt::HostMemory::create(*plan, chunk, error);
+    if (!made)
+      return fail(error);
+    sdma::rt::HostMemory &memory = *made;
     std::vector<double> times;
     sdma::rt::CheckResult check;
     std::string pickText;
@@ -840,7 +846,11 @@ int main(int argc, char **argv) {
     } else if (cpuLdst) {
       // Bytes: the kernel on the CPU against the reference simulator, for
       // every run (each the next flag epoch). Time: host time per run.
-      sdma::rt::HostMemory expected(*plan, chunk);
+      std::optional<sdma::rt::HostMemory> reference =
+          sdma::rt::HostMemory::create(*plan, chunk, error);
+      if (!reference)
+        return fail(error);
+      sdma::rt::HostMemory &expected = *reference;
       sdma::rt::fillInputs(*plan, expected);
       if (!sdma::rt::simulate(*plan, expected, {}, error))
         return fail(error);
@@ -860,7 +870,11 @@ int main(int argc, char **argv) {
       // Bytes: the packets patched and run on the packet simulator (round
       // robin, then random interleavings), compared with the reference.
       // Time: the DMA timing model over the packets themselves.
-      sdma::rt::HostMemory expected(*plan, chunk);
+      std::optional<sdma::rt::HostMemory> reference =
+          sdma::rt::HostMemory::create(*plan, chunk, error);
+      if (!reference)
+        return fail(error);
+      sdma::rt::HostMemory &expected = *reference;
       sdma::rt::fillInputs(*plan, expected);
       if (!sdma::rt::simulate(*plan, expected, {}, error))
         return fail(error);
