@@ -152,7 +152,7 @@ def check_backends(bin_dir, path, ranks, work, seed, ldst=True):
     for backend in backends_:
         rc, out, err = tool(bin_dir, 'sdma-run', [path, f'--ranks={ranks}', f'--backend={backend}',
                                                   '--variant=b2b', '-b', '1K', '-e', '4K', '-f',
-                                                  '4', '--iters=2'], timeout=300)
+                                                  '4', '--iters=2'], timeout=180)
         runs['sdma-run ' + backend] = runs.get('sdma-run ' + backend, 0) + 4
         if rc != 0 or 'wrong output' in err:
             fails.append(('sdma-run', backend, first_line(err or out)))
@@ -163,7 +163,7 @@ def check_backends(bin_dir, path, ranks, work, seed, ldst=True):
         # 8 threads per block: fewer host threads spinning on 2 cores.
         common = [hip, plan, '--threads=8', '--blocks=1,2']
         rc, out, err = tool(bin_dir, 'sdma-ldst-cpu', common + ['--chunks=16,24,4004'],
-                            timeout=300)
+                            timeout=180)
         runs['ldst'] = runs.get('ldst', 0) + 6
         if rc != 0:
             fails.append(('ldst', tag, first_line(out + err)))
@@ -171,7 +171,7 @@ def check_backends(bin_dir, path, ranks, work, seed, ldst=True):
             # The kernel with each phase's ops staged in shared memory,
             # three at a time (SDMA_STAGED_OPS).
             rc, out, err = tool(bin_dir, 'sdma-ldst-cpu', common + [
-                '--staged', '--stage-cap=3', '--chunks=16,4004'], timeout=300)
+                '--staged', '--stage-cap=3', '--chunks=16,4004'], timeout=180)
             runs['ldst-staged'] = runs.get('ldst-staged', 0) + 4
             if rc != 0:
                 fails.append(('ldst-staged', tag, first_line(out + err)))
