@@ -6,6 +6,7 @@ simulator (and with the collective, where one is declared).
 
 Steps:
 - unroll: sdma-opt --sdma-unroll gives exactly the tester's own expansion;
+- json: sdma-translate --sdma-to-json writes exactly that flat schedule;
 - verify: sdma-verify accepts what hbcheck proves race- and deadlock-free;
 - run: sdma-run --backend=sdma-packets per DMA variant (pcpy, bcst, swap,
   b2b) x prelaunch: compiles, loads the plan and the packet plan, runs the
@@ -192,6 +193,10 @@ def check_schedule(bin_dir, text, ranks, impl, expected_flat, work, seed, ldst=T
     if expected_flat is not None and flat != expected_flat:
         fails.append(('unroll', '-', f'flat form differs from the expansion '
                       f'({len(flat)} vs {len(expected_flat)} ops)'))
+    rc, js, jerr = tool(bin_dir, 'sdma-translate', ['-', '--sdma-to-json'], stdin=out)
+    if rc != 0 or sdmair.from_json(js) != flat:
+        fails.append(('json', '-', 'the flat JSON differs from the flat schedule: '
+                      + first_line(jerr)))
     verdict = hbcheck.check(flat, ranks, head['buffers'], head['implements'])
     rc, err = verify(bin_dir, out)
     said, detail = diagnostic_kind(rc, err)

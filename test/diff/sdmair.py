@@ -335,3 +335,29 @@ def flat_to_stmts(ops):
                     o[key] = C(o[key])
             out.append(('op', o))
     return out
+
+
+def from_json(text):
+    """sdma-translate --sdma-to-json output -> flat ops (one schedule)."""
+    import json
+    sched = json.loads(text)['schedules'][0]
+    sl = lambda s: (s['rank'], s['buffer'], s['offset'], s['count'])  # noqa: E731
+    ops = []
+    for o in sched['ops']:
+        k = o['op']
+        if k == 'copy':
+            ops.append({'op': k, 'src': sl(o['src']), 'dst': sl(o['dst']), 'engine': o.get('engine')})
+        elif k == 'bcast':
+            ops.append({'op': k, 'src': sl(o['src']), 'dst': [sl(d) for d in o['dst']],
+                        'engine': o.get('engine')})
+        elif k == 'swap':
+            ops.append({'op': k, 'a': sl(o['a']), 'b': sl(o['b']), 'engine': o.get('engine')})
+        elif k == 'fence':
+            ops.append({'op': k, 'rank': o.get('rank')})
+        elif k == 'barrier':
+            ops.append({'op': k})
+        elif k == 'signal':
+            ops.append({'op': k, 'from': o['rank'], 'to': o['to'], 'tag': o.get('tag', 0)})
+        else:
+            ops.append({'op': 'wait', 'rank': o['rank'], 'from': o['from'], 'tag': o.get('tag', 0)})
+    return ops
