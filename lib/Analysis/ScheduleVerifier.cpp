@@ -19,6 +19,8 @@
 #include "sdma/IR/IterationLoc.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include <cstdlib>
 #include <unistd.h>
 
 using namespace mlir;
@@ -326,7 +328,31 @@ bool sdma::scheduleVerifies(ScheduleOp schedule, std::string *reason,
   return ok;
 }
 
+/// SDMA_MEMORY_BUDGET, as the runtime reads it: bytes with an optional K,
+/// M, G or T suffix (powers of 1024). std::nullopt when unset or malformed.
+static std::optional<uint64_t> budgetFromEnvironment() {
+  const char *text = std::getenv("SDMA_MEMORY_BUDGET");
+  if (!text)
+    return std::nullopt;
+  StringRef value(text);
+  uint64_t number = 0;
+  if (value.consumeInteger(10, number) || number == 0)
+    return std::nullopt;
+  unsigned shift = StringSwitch<unsigned>(value.take_front(1).lower())
+                       .Case("", 0)
+                       .Case("k", 10)
+                       .Case("m", 20)
+                       .Case("g", 30)
+                       .Case("t", 40)
+                       .Default(64);
+  if (shift == 64 || (shift && number > (~uint64_t(0) >> shift)))
+    return std::nullopt;
+  return number << shift;
+}
+
 uint64_t sdma::getDefaultMemoryBudget() {
+  if (std::optional<uint64_t> budget = budgetFromEnvironment())
+    return *budget;
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || size <= 0)
     return uint64_t(4) << 30;

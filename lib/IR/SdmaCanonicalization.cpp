@@ -138,5 +138,9 @@ void SdmaDialect::getCanonicalizationPatterns(
 
 void CopyOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                          MLIRContext *context) {
-  results.add<EraseSelfCopy, MergeContiguousCopies>(context);
+  results.add<EraseSelfCopy>(context);
+  // Labelled so pipelines can leave it out: it scans the rest of a stretch
+  // from every copy (quadratic in a stretch's copies).
+  results.addWithLabel<MergeContiguousCopies>({"merge-contiguous-copies"},
+                                              context);
 }

@@ -8,6 +8,7 @@
 #include "sdma/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -59,8 +60,11 @@ LogicalResult sdma::buildLowerToDMAPipeline(OpPassManager &pm,
   unroll.maxOps = options.maxOps;
   pm.addPass(createSdmaUnroll(unroll));
   pm.addPass(createSdmaVerify(quiet));
-  // Drops copies of a slice onto themselves, merges abutting copies.
-  add(createCanonicalizerPass());
+  // Drops copies of a slice onto themselves (a no-op the runtime skips
+  // anyway) and folds constant fields; merging abutting copies (quadratic
+  // in a stretch) is left to the variants that create mergeable copies.
+  add(createCanonicalizerPass(GreedyRewriteConfig(),
+                              {"merge-contiguous-copies"}));
   if (variant == "bcst" || variant == "swap") {
     // Both re-prove their output and keep the input where it fails.
     add(variant == "bcst" ? createSdmaFuseBcast() : createSdmaFuseSwap());

@@ -27,7 +27,7 @@ namespace sdma {
 
 struct VerifyOptions {
   /// Refuse (with an error) schedules whose proof would need more memory;
-  /// 0: half of this machine's physical memory.
+  /// 0: getDefaultMemoryBudget().
   uint64_t memoryBudget = 0;
 };
 
@@ -54,7 +54,8 @@ mlir::FailureOr<VerifyReport> verifySchedule(ScheduleOp schedule,
 bool scheduleVerifies(ScheduleOp schedule, std::string *reason = nullptr,
                       const VerifyOptions &options = {});
 
-/// Half of the physical memory of this machine (the default budget).
+/// The default budget: SDMA_MEMORY_BUDGET if set (bytes, K/M/G/T suffix,
+/// as for the runtime), else half of the physical memory of this machine.
 uint64_t getDefaultMemoryBudget();
 
 } // namespace sdma
