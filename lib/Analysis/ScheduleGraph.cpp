@@ -335,7 +335,7 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
            << n << " ordering nodes need " << formatBytes(bytes)
            << " of happens-before sets, over the verifier's memory budget of "
            << formatBytes(memoryBudget)
-           << " (raise sdma-verify's memory-budget, or verify fewer ranks)";
+           << " (raise it: SDMA_MEMORY_BUDGET or sdma-verify's memory-budget; or verify fewer ranks)";
   graph.ancestors.assign(n, llvm::BitVector(n));
   for (unsigned v : graph.topoOrder)
     for (unsigned p : graph.nodes[v].preds) {

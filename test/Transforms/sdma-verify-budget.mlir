@@ -2,7 +2,7 @@
 
 // ... and the happens-before sets (ops^2 bits): 12 nodes need 12 x 8 bytes
 // (one 64-bit word each), within 100 bytes; 13 need 104.
-// expected-error @+1 {{is too large to verify: its 13 ordering nodes need 104 bytes of happens-before sets, over the verifier's memory budget of 100 bytes (raise sdma-verify's memory-budget, or verify fewer ranks)}}
+// expected-error @+1 {{is too large to verify: its 13 ordering nodes need 104 bytes of happens-before sets, over the verifier's memory budget of 100 bytes (raise it: SDMA_MEMORY_BUDGET or sdma-verify's memory-budget; or verify fewer ranks)}}
 sdma.schedule @many ranks(%R = 2) buffers(%a : 16) {
   sdma.copy %a[0, 1] on 0 -> %a[0, 1] on 1
   sdma.copy %a[1, 1] on 0 -> %a[1, 1] on 1
