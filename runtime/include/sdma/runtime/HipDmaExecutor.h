@@ -7,9 +7,10 @@
 // stream on its rank's GPU; a copy is hipMemcpyAsync (device to device:
 // between GPUs with peer access, the SDMA engines move it); bcast two
 // copies, swap three through a staging buffer (HIP's API has no broadcast
-// or swap copy: the packet target has both); notify hipStreamWriteValue64,
-// poll hipStreamWaitValue64 (>=), with the same growing flag values; waits
-// bounded as in the CUDA executor. libamdhip64 is dlopen'ed; built and
+// or swap copy: the packet target has both); a poll on a notify of the same
+// process is an event (hipEventRecord after the notify, hipStreamWaitEvent at
+// the poll), the queues enqueued in the topological interleaving of
+// DmaQueueSchedule.h as in the CUDA executor; waits bounded as there. libamdhip64 is dlopen'ed; built and
 // linked in CI against Debian's HIP 5.2. There is no AMD GPU in this
 // project's reach: it has never run on hardware.
 //
