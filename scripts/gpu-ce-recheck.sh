@@ -16,16 +16,7 @@ $check --executors=ce,ce-batch,ce-graph --sizes=1K,1M --iters=3 \
 tail -3 "$out/ce-recheck.txt"
 work=/tmp/sdma-ce-stuck; mkdir -p $work
 cp "$programs/all_gather_ring-2.hip" $work/stuck-ce.hip
-python3 - "$programs/all_gather_ring-2.json" $work/stuck-ce.json <<'PY'
-import json, sys
-plan = json.load(open(sys.argv[1]))
-for stream in plan["streams"]:
-    polls = [op for op in stream["ops"] if op["op"] == "poll" and op["flag"] >= 2]
-    if polls:
-        polls[0]["value"] += 1
-        break
-json.dump(plan, open(sys.argv[2], "w"))
-PY
+scripts/make-stuck-plan.py "$programs/all_gather_ring-2.json" $work/stuck-ce.json
 start=$(date +%s)
 # One executor per process: a stream left blocked on the GPU would also
 # block the next executor's context-wide synchronisation.

@@ -38,16 +38,7 @@ echo "suite: $(grep -c '^ok' "$out/suite.txt") ok, $(grep -c '^FAIL' "$out/suite
 
 work=/tmp/sdma-trust-stuck; mkdir -p $work
 cp "$programs/all_gather_ring-2.hip" $work/stuck-ce.hip
-python3 - "$programs/all_gather_ring-2.json" $work/stuck-ce.json <<'PY'
-import json, sys
-plan = json.load(open(sys.argv[1]))
-for stream in plan["streams"]:
-    polls = [op for op in stream["ops"] if op["op"] == "poll" and op["flag"] >= 2]
-    if polls:
-        polls[0]["value"] += 1
-        break
-json.dump(plan, open(sys.argv[2], "w"))
-PY
+scripts/make-stuck-plan.py "$programs/all_gather_ring-2.json" $work/stuck-ce.json
 for mode in ce ce-graph ce-value; do
   start=$(date +%s)
   timeout 60 $check --sizes=1K --iters=1 --timeout-ms=500 --executors=$mode \

@@ -209,33 +209,33 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
       addEdge(p, node);
   };
 
+  /// A data op, notify or poll of `rank`: after the rank's last ordering
+  /// point and, on an engine, after the engine's previous op.
+  auto addIssued = [&](Operation *op, int64_t rank,
+                       std::optional<int64_t> engine) {
+    RankState &rs = state[rank];
+    unsigned node = addNode(op, rank);
+    if (rs.orderingPoint)
+      addEdge(*rs.orderingPoint, node);
+    if (engine)
+      appendToQueue(rs, *engine, node, graph.nodes);
+    rs.pending.push_back(node);
+    return node;
+  };
+
   for (Operation &op : schedule.getBody().getOps()) {
     if (auto transfer = dyn_cast<TransferOpInterface>(&op)) {
-      int64_t rank = getIssuingRank(transfer);
-      RankState &rs = state[rank];
-      unsigned node = addNode(&op, rank);
-      if (rs.orderingPoint)
-        addEdge(*rs.orderingPoint, node);
-      if (auto engine = op.getAttrOfType<IntegerAttr>("engine"))
-        appendToQueue(rs, engine.getInt(), node, graph.nodes);
-      rs.pending.push_back(node);
+      std::optional<int64_t> engine;
+      if (auto attr = op.getAttrOfType<IntegerAttr>("engine"))
+        engine = attr.getInt();
+      addIssued(&op, getIssuingRank(transfer), engine);
     } else if (auto notify = dyn_cast<NotifyOp>(&op)) {
-      RankState &rs = state[notify.getRank()];
-      unsigned node = addNode(&op, notify.getRank());
-      if (rs.orderingPoint)
-        addEdge(*rs.orderingPoint, node);
-      appendToQueue(rs, notify.getEngine(), node, graph.nodes);
-      rs.pending.push_back(node);
+      unsigned node = addIssued(&op, notify.getRank(), notify.getEngine());
       flagWriters[{notify.getTarget(), notify.getFlag()}].notifies.push_back(
           {node, {notify.getRank(), notify.getEngine()}});
     } else if (auto poll = dyn_cast<PollOp>(&op)) {
-      RankState &rs = state[poll.getRank()];
-      unsigned node = addNode(&op, poll.getRank());
-      if (rs.orderingPoint)
-        addEdge(*rs.orderingPoint, node);
-      appendToQueue(rs, poll.getEngine(), node, graph.nodes);
-      rs.pending.push_back(node);
-      polls.push_back({node, poll});
+      polls.push_back(
+          {addIssued(&op, poll.getRank(), poll.getEngine()), poll});
     } else if (auto fence = dyn_cast<FenceOp>(&op)) {
       // A fence without a rank is one fence per rank (ranks do not wait for
       // each other), so it gets one node per rank.
