@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/Analysis/ScheduleGraph.h"
+#include "sdma/Analysis/ScheduleVerifier.h"
 
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
@@ -330,7 +331,9 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
 
   // The ancestor sets take n^2 bits: refuse before allocating them.
   uint64_t bytes = uint64_t(n) * ((n + 63) / 64) * 8;
-  if (memoryBudget && bytes > memoryBudget)
+  if (!memoryBudget)
+    memoryBudget = getDefaultMemoryBudget();
+  if (bytes > memoryBudget)
     return schedule.emitOpError("is too large to verify: its ")
            << n << " ordering nodes need " << formatBytes(bytes)
            << " of happens-before sets, over the verifier's memory budget of "

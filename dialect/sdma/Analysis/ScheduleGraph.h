@@ -41,7 +41,8 @@ public:
 
   /// Builds the graph of a flat schedule. Reports (and fails on) waits that
   /// no signal satisfies, cycles of waits, and graphs whose happens-before
-  /// sets would take more than `memoryBudget` bytes (0: no limit).
+  /// sets would take more than `memoryBudget` bytes (0: the default budget,
+  /// getDefaultMemoryBudget() in ScheduleVerifier.h).
   static mlir::FailureOr<ScheduleGraph> build(ScheduleOp schedule,
                                               uint64_t memoryBudget = 0);
 
