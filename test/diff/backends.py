@@ -119,7 +119,8 @@ def run_variant(bin_dir, path, ranks, variant, prelaunch, work, emit_hip, comple
 
 
 def check_backends(bin_dir, path, ranks, work, seed, ldst=True):
-    """Every backend for one verified schedule file. -> (failures, runs)."""
+    """Every backend for one verified schedule file (seed < 0: every optional
+    one too). -> (failures, runs)."""
     fails, runs = [], {}
     plans = {}
     hip = os.path.join(work, 'kernel.hip')
@@ -149,7 +150,7 @@ def check_backends(bin_dir, path, ranks, work, seed, ldst=True):
                 fails.append(('cross', tag, first_line(out + err)))
     # sdma-run's own simulator and ld/st backends (the latter compiles the
     # kernel again: every 4th seed).
-    backends_ = ['sim'] + (['ldst-cpu'] if ldst and seed % 4 == 1 else [])
+    backends_ = ['sim'] + (['ldst-cpu'] if ldst and (seed % 4 == 1 or seed < 0) else [])
     for backend in backends_:
         rc, out, err = tool(bin_dir, 'sdma-run', [path, f'--ranks={ranks}', f'--backend={backend}',
                                                   '--variant=b2b', '-b', '1K', '-e', '4K', '-f',
@@ -168,7 +169,7 @@ def check_backends(bin_dir, path, ranks, work, seed, ldst=True):
         runs['ldst'] = runs.get('ldst', 0) + 6
         if rc != 0:
             fails.append(('ldst', tag, first_line(out + err)))
-        if seed % 4 == 0:
+        if seed % 4 == 0 or seed < 0:
             # The kernel with each phase's ops staged in shared memory,
             # three at a time (SDMA_STAGED_OPS).
             rc, out, err = tool(bin_dir, 'sdma-ldst-cpu', common + [

@@ -115,7 +115,7 @@ def replay(args):
             m = re.search(r'ranks\(%\w+ = (\d+)\)', text)
             ranks = int(m.group(1))
             fails, runs, verdict = backends.check_schedule(
-                args.bin, text, ranks, None, None, os.path.join(tmp, str(i)), i, True)
+                args.bin, text, ranks, None, None, os.path.join(tmp, str(i)), -1, True)
             for f in fails:
                 print(f'FAIL {path}: {f[0]} {f[1]}: {f[2]}')
             bad += bool(fails)
