@@ -292,26 +292,31 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
 )SDMA";
 
 /// The chunks each engine's ops touch within one phase of a rank, to keep
-/// the program order of ops on one engine where it matters.
+/// the program order of ops on one engine where it matters. Per (engine,
+/// rank, buffer), the union of the chunks read and of those written, as
+/// disjoint intervals: O(log n) per op.
 class EngineFootprints {
 public:
   /// True when `op` reads or writes chunks that an op already added on
   /// `engine` writes, or writes chunks such an op reads.
   bool conflicts(int64_t engine, TransferOpInterface op) const {
-    auto it = accesses.find(engine);
-    if (it == accesses.end())
-      return false;
-    for (const Access &b : accessesOf(op))
-      for (const Access &a : it->second)
-        if ((a.write || b.write) && a.rank == b.rank && a.buffer == b.buffer &&
-            a.begin < b.end && b.begin < a.end)
-          return true;
+    for (const Access &a : accessesOf(op)) {
+      auto it = touched.find({engine, a.rank, a.buffer});
+      if (it == touched.end())
+        continue;
+      if (overlaps(it->second.written, a) ||
+          (a.write && overlaps(it->second.read, a)))
+        return true;
+    }
     return false;
   }
   void add(int64_t engine, TransferOpInterface op) {
-    llvm::append_range(accesses[engine], accessesOf(op));
+    for (const Access &a : accessesOf(op)) {
+      Touched &t = touched[{engine, a.rank, a.buffer}];
+      insert(a.write ? t.written : t.read, a.begin, a.end);
+    }
   }
-  void clear() { accesses.clear(); }
+  void clear() { touched.clear(); }
 
 private:
   struct Access {
@@ -320,6 +325,27 @@ private:
     int64_t begin, end;
     bool write;
   };
+  /// Disjoint, non-adjacent [begin, end) intervals keyed by begin.
+  using Intervals = std::map<int64_t, int64_t>;
+  struct Touched {
+    Intervals read, written;
+  };
+
+  static bool overlaps(const Intervals &set, const Access &a) {
+    auto it = set.lower_bound(a.end); // first interval starting at/after end
+    return it != set.begin() && std::prev(it)->second > a.begin;
+  }
+  static void insert(Intervals &set, int64_t begin, int64_t end) {
+    auto it = set.upper_bound(begin);
+    if (it != set.begin() && std::prev(it)->second >= begin)
+      --it;
+    while (it != set.end() && it->first <= end) {
+      begin = std::min(begin, it->first);
+      end = std::max(end, it->second);
+      it = set.erase(it);
+    }
+    set.emplace(begin, end);
+  }
   /// Every slice as the kernel accesses it: a copy onto itself included (a
   /// kernel reads and writes it, so it is not the verifier's pure read).
   static SmallVector<Access> accessesOf(TransferOpInterface op) {
@@ -334,7 +360,7 @@ private:
     }
     return result;
   }
-  std::map<int64_t, SmallVector<Access>> accesses;
+  std::map<std::tuple<int64_t, int64_t, unsigned>, Touched> touched;
 };
 
 class HIPEmitter {
