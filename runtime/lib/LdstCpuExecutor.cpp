@@ -51,6 +51,9 @@ static thread_local std::barrier<> *sdma_barrier;
 #define SDMA_NBID sdma_nbid
 #define SDMA_BID_Y sdma_bid_y
 #define SDMA_SYNC() sdma_barrier->arrive_and_wait()
+// A spinning host thread gives its core to the threads it waits for (more
+// threads than cores: every GPU thread is one).
+#define SDMA_SPIN_PAUSE() std::this_thread::yield()
 // Shared memory: one scratch area per block.
 static thread_local unsigned char *sdma_scratch;
 static constexpr size_t sdma_scratch_bytes = 64 * 1024;

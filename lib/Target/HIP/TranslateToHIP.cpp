@@ -53,6 +53,10 @@ constexpr const char *kKernelSource = R"SDMA(
 #ifndef SDMA_STAGE_CAP
 #define SDMA_STAGE_CAP 64
 #endif
+// A prelude may give spinning threads a pause (the CPU emulator yields).
+#ifndef SDMA_SPIN_PAUSE
+#define SDMA_SPIN_PAUSE()
+#endif
 
 struct SdmaTable {
   char *buf[SDMA_RANKS * SDMA_BUFFERS]; // buf[r * SDMA_BUFFERS + b]
@@ -99,6 +103,7 @@ static __device__ void sdma_rank_sync(const SdmaTable *T, int rank) {
     } else {
       unsigned long long start = SDMA_NOW_NS();
       while (*gen == g) {
+        SDMA_SPIN_PAUSE();
         if (sdma_aborted(T))
           break;
         if (SDMA_NOW_NS() - start > T->timeoutNs) {
@@ -120,6 +125,7 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
     unsigned long long start = SDMA_NOW_NS();
     unsigned long long seen;
     while ((seen = *f) < value) {
+      SDMA_SPIN_PAUSE();
       if (sdma_aborted(T))
         break;
       if (SDMA_NOW_NS() - start > T->timeoutNs) {
