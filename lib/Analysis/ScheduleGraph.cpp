@@ -63,34 +63,36 @@ struct FlagWriters {
 };
 } // namespace
 
-/// Edges from notifies into the polls they release. A poll for value v of
-/// a flag with N notifies is released once v of them ran; whatever order
-/// the queues run in, at least v - (N - n_w) of those come from queue w (in
-/// its program order), so the poll follows queue w's notify of that rank.
-/// With one writer per flag (what sdma-insert-sync creates) that is exact.
+/// Edges from notifies into the polls they release: a poll for value v of a
+/// flag follows the v-th notify of that flag. A flag must have one writer
+/// queue (what sdma-insert-sync creates, and what the runtime's executors
+/// accept): with several, which notify releases a poll depends on timing,
+/// and so can whether it is released at all.
 static LogicalResult
 matchPolls(ScheduleGraph &graph, std::vector<ScheduleGraph::Node> &nodes,
            std::map<std::pair<int64_t, int64_t>, FlagWriters> &writers,
            ArrayRef<std::pair<unsigned, PollOp>> polls) {
   for (auto [node, poll] : polls) {
+    if (poll.getFlag() == 0)
+      continue; // the launch flag, which the host raises to 1
     auto it = writers.find({poll.getRank(), poll.getFlag()});
     int64_t total = it == writers.end() ? 0 : it->second.notifies.size();
-    if (total == 0 && poll.getFlag() == 0)
-      continue; // the launch flag, which the host raises
     if (poll.getValue() > total)
       return poll.emitOpError("can never complete: engine ")
              << poll.getEngine() << " of rank " << poll.getRank()
              << " waits for flag " << poll.getFlag() << " to reach "
              << poll.getValue() << " but only " << total
              << " notifies reach it";
-    std::map<std::pair<int64_t, int64_t>, SmallVector<unsigned>> byQueue;
-    for (auto &[notify, queue] : it->second.notifies)
-      byQueue[queue].push_back(notify);
-    for (auto &[queue, list] : byQueue) {
-      int64_t k = poll.getValue() - (total - static_cast<int64_t>(list.size()));
-      if (k >= 1)
-        nodes[node].preds.push_back(list[k - 1]);
-    }
+    auto &notifies = it->second.notifies;
+    for (auto &[notify, queue] : notifies)
+      if (queue != notifies.front().second)
+        return poll.emitOpError("polls flag ")
+               << poll.getFlag() << " of rank " << poll.getRank()
+               << ", which engines " << notifies.front().second.second
+               << " of rank " << notifies.front().second.first << " and "
+               << queue.second << " of rank " << queue.first
+               << " both notify: a polled flag needs one writer queue";
+    nodes[node].preds.push_back(notifies[poll.getValue() - 1].first);
   }
   return success();
 }
@@ -182,10 +184,35 @@ static LogicalResult reportCycle(const ScheduleGraph &graph,
   return diag;
 }
 
+/// Refuses, before anything is allocated, a graph whose happens-before sets
+/// (n^2 bits) and nodes would take more than the budget.
+static LogicalResult checkBudget(ScheduleOp schedule, int64_t ranks,
+                                 uint64_t memoryBudget) {
+  uint64_t n = 0;
+  for (Operation &op : schedule.getBody().getOps()) {
+    auto fence = dyn_cast<FenceOp>(&op);
+    n += fence && !fence.hasRank() ? static_cast<uint64_t>(ranks) : 1;
+  }
+  // Bits per pair, plus a node, its edges and Kahn's bookkeeping (~128 B).
+  uint64_t bytes = n * ((n + 63) / 64) * 8 + n * 128;
+  if (!memoryBudget)
+    memoryBudget = getDefaultMemoryBudget();
+  if (n <= (uint64_t(1) << 32) && bytes <= memoryBudget)
+    return success();
+  return schedule.emitOpError("is too large to verify: its ")
+         << n << " ordering nodes need " << formatBytes(bytes)
+         << " for its happens-before sets and nodes, over the verifier's memory budget of "
+         << formatBytes(memoryBudget)
+         << " (raise it: SDMA_MEMORY_BUDGET or sdma-verify's memory-budget; "
+            "or verify fewer ranks)";
+}
+
 FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
                                               uint64_t memoryBudget) {
   ScheduleGraph graph;
   int64_t ranks = schedule.getRanks().value_or(0);
+  if (failed(checkBudget(schedule, ranks, memoryBudget)))
+    return failure();
   std::vector<RankState> state(ranks);
   // (from, to, tag) -> signal nodes in program order / waits seen so far.
   std::map<std::tuple<int64_t, int64_t, int64_t>, SmallVector<unsigned>>
@@ -263,6 +290,9 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
       int64_t to = *signal.getConstantField(1);
       unsigned node = addNode(&op, from);
       joinRank(state[from], node);
+      // The signal now stands for everything before it: a later signal or
+      // fence joins it instead of every op again (linear edges).
+      state[from].pending.assign(1, node);
       signals[{from, to, signal.getTag()}].push_back(node);
     } else if (auto wait = dyn_cast<WaitOp>(&op)) {
       int64_t at = *wait.getConstantField(0);
@@ -329,16 +359,6 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
   if (graph.topoOrder.size() != n)
     return reportCycle(graph, indegree);
 
-  // The ancestor sets take n^2 bits: refuse before allocating them.
-  uint64_t bytes = uint64_t(n) * ((n + 63) / 64) * 8;
-  if (!memoryBudget)
-    memoryBudget = getDefaultMemoryBudget();
-  if (bytes > memoryBudget)
-    return schedule.emitOpError("is too large to verify: its ")
-           << n << " ordering nodes need " << formatBytes(bytes)
-           << " of happens-before sets, over the verifier's memory budget of "
-           << formatBytes(memoryBudget)
-           << " (raise it: SDMA_MEMORY_BUDGET or sdma-verify's memory-budget; or verify fewer ranks)";
   graph.ancestors.assign(n, llvm::BitVector(n));
   for (unsigned v : graph.topoOrder)
     for (unsigned p : graph.nodes[v].preds) {

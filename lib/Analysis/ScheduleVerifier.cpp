@@ -328,8 +328,10 @@ bool sdma::scheduleVerifies(ScheduleOp schedule, std::string *reason,
   return ok;
 }
 
-/// SDMA_MEMORY_BUDGET, as the runtime reads it: bytes with an optional K,
-/// M, G or T suffix (powers of 1024). std::nullopt when unset or malformed.
+/// SDMA_MEMORY_BUDGET, read as the runtime reads it (MemoryBudget::
+/// parseBytes): digits, then nothing or B, or K, M, G, T with an optional B
+/// or iB (any case; powers of 1024). std::nullopt when unset or malformed
+/// (the tools that take the variable refuse a malformed one).
 static std::optional<uint64_t> budgetFromEnvironment() {
   const char *text = std::getenv("SDMA_MEMORY_BUDGET");
   if (!text)
@@ -338,12 +340,12 @@ static std::optional<uint64_t> budgetFromEnvironment() {
   uint64_t number = 0;
   if (value.consumeInteger(10, number) || number == 0)
     return std::nullopt;
-  unsigned shift = StringSwitch<unsigned>(value.take_front(1).lower())
-                       .Case("", 0)
-                       .Case("k", 10)
-                       .Case("m", 20)
-                       .Case("g", 30)
-                       .Case("t", 40)
+  unsigned shift = StringSwitch<unsigned>(value.upper())
+                       .Cases({"", "B"}, 0)
+                       .Cases({"K", "KB", "KIB"}, 10)
+                       .Cases({"M", "MB", "MIB"}, 20)
+                       .Cases({"G", "GB", "GIB"}, 30)
+                       .Cases({"T", "TB", "TIB"}, 40)
                        .Default(64);
   if (shift == 64 || (shift && number > (~uint64_t(0) >> shift)))
     return std::nullopt;

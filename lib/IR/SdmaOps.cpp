@@ -239,6 +239,9 @@ static LogicalResult verifyTransfer(TransferOpInterface op,
   for (auto [i, name] : llvm::enumerate(names))
     if (failed(verifySlice(op, *schedule, op.getSlice(i), name)))
       return failure();
+  if (auto engine = op->getAttrOfType<IntegerAttr>("engine"))
+    if (engine.getInt() < 0)
+      return op->emitOpError("engine ") << engine.getInt() << " is negative";
   std::optional<int64_t> first = getConstantIntValue(op.getSlice(0).count);
   for (unsigned i = 1, e = names.size(); i < e; ++i) {
     std::optional<int64_t> count = getConstantIntValue(op.getSlice(i).count);
@@ -804,6 +807,9 @@ static LogicalResult verifyEngineOp(Operation *op, IntegerAttr rank,
 LogicalResult NotifyOp::verify() {
   if (failed(verifyEngineOp(*this, getRankAttr(), getEngine(), getFlag())))
     return failure();
+  if (getFlag() == 0)
+    return emitOpError("notifies flag 0, the launch flag, which only the "
+                       "host raises (flags from 1 up)");
   auto schedule = (*this)->getParentOfType<ScheduleOp>();
   return verifyRank(*this, getTargetAttr(), schedule.getRanks(), "target rank");
 }
@@ -814,6 +820,10 @@ LogicalResult PollOp::verify() {
   if (static_cast<int64_t>(getValue()) < 1)
     return emitOpError("value ")
            << static_cast<int64_t>(getValue()) << " is not positive";
+  if (getFlag() == 0 && getValue() != 1)
+    return emitOpError("polls the launch flag 0 for ")
+           << static_cast<int64_t>(getValue())
+           << ", but the host raises it to 1 (once per launch)";
   return success();
 }
 

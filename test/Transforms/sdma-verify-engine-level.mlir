@@ -46,28 +46,30 @@ sdma.schedule @second_notify ranks(%R = 2) buffers(%a : 2, %b : 2) {
 
 // -----
 
-// Two queues notify one flag: a poll for 1 is released by either, so it
-// orders neither copy; a poll for 2 orders both.
+// A polled flag has one writer queue: with two, which notify releases the
+// poll (and whether one does) depends on timing. The runtime's executors
+// refuse such plans too.
 sdma.schedule @two_writers ranks(%R = 2) buffers(%a : 2, %b : 2) {
   sdma.copy %a[0, 1] on 0 -> %b[0, 1] on 1 {engine = 0 : i64}
   sdma.notify 0 : 0 -> 1 [2]
   sdma.copy %a[1, 1] on 0 -> %b[1, 1] on 1 {engine = 1 : i64}
   sdma.notify 0 : 1 -> 1 [2]
+  // expected-error @+1 {{polls flag 2 of rank 1, which engines 0 of rank 0 and 1 of rank 0 both notify: a polled flag needs one writer queue}}
   sdma.poll 1 : 0 until [2] at_least 2
   sdma.copy %b[0, 2] on 1 -> %a[0, 2] on 1 {engine = 0 : i64}
 }
 
 // -----
 
-sdma.schedule @one_of_two_writers ranks(%R = 2) buffers(%a : 2, %b : 2) {
-  // expected-note @+1 {{the other op}}
+// Flag 1 counts completions for the host: many queues notify it, nothing
+// polls it.
+sdma.schedule @done_flag ranks(%R = 2) buffers(%a : 2, %b : 2) {
+  sdma.poll 0 : 0 until [0] at_least 1
   sdma.copy %a[0, 1] on 0 -> %b[0, 1] on 1 {engine = 0 : i64}
-  sdma.notify 0 : 0 -> 1 [2]
+  sdma.notify 0 : 0 -> 0 [1]
+  sdma.poll 0 : 1 until [0] at_least 1
   sdma.copy %a[1, 1] on 0 -> %b[1, 1] on 1 {engine = 1 : i64}
-  sdma.notify 0 : 1 -> 1 [2]
-  sdma.poll 1 : 0 until [2] at_least 1
-  // expected-error @+1 {{races with another op: it reads b[0, 1) on rank 1}}
-  sdma.copy %b[0, 2] on 1 -> %a[0, 2] on 1 {engine = 0 : i64}
+  sdma.notify 0 : 1 -> 0 [1]
 }
 
 // -----

@@ -36,6 +36,7 @@
 #include "sdma/runtime/HipDmaExecutor.h"
 #include "sdma/runtime/HipExecutor.h"
 #include "sdma/runtime/LdstCpuExecutor.h"
+#include "sdma/runtime/MemoryBudget.h"
 #endif
 #include "sdma/runtime/NvTimingModel.h"
 #include "sdma/runtime/Packets.h"
@@ -152,6 +153,27 @@ static cl::opt<bool> compileOnly(
 static cl::opt<std::string>
     outputDir("o", cl::cat(runCategory), cl::value_desc("directory"),
               cl::desc("where --compile-only writes its files"), cl::init(""));
+
+static cl::opt<std::string> memoryBudgetOpt(
+    "memory-budget", cl::cat(runCategory), cl::value_desc("bytes"),
+    cl::desc("the most memory a proof or a run may take, e.g. 16G (default: "
+             "SDMA_MEMORY_BUDGET, else half the RAM)"),
+    cl::init(""));
+
+/// --memory-budget becomes SDMA_MEMORY_BUDGET, which the verifier and the
+/// runtime both read; a malformed value (option or variable) is an error.
+static std::string applyMemoryBudget() {
+  if (!memoryBudgetOpt.empty()) {
+    if (!sdma::rt::MemoryBudget::parseBytes(memoryBudgetOpt))
+      return "--memory-budget='" + memoryBudgetOpt.substr(0, 64) +
+             "' is not a positive byte count (e.g. 4096, 512M, 16G)";
+    setenv("SDMA_MEMORY_BUDGET", memoryBudgetOpt.c_str(), /*overwrite=*/1);
+  }
+  std::string error;
+  if (!sdma::rt::MemoryBudget::fromEnvironment(error))
+    return error;
+  return "";
+}
 
 static bool parseBytes(StringRef text, uint64_t &bytes) {
   uint64_t scale = 1;
@@ -465,6 +487,8 @@ int main(int argc, char **argv) {
   uint64_t lo, hi;
   if (std::string error = checkOptions(lo, hi); !error.empty())
     return fail(error);
+  if (std::string error = applyMemoryBudget(); !error.empty())
+    return fail(error);
   sdma::ProgressLines progress("sdma-run");
 
   // Compile.
@@ -483,6 +507,9 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+  if (size_t n = llvm::range_size(module->getOps<sdma::ScheduleOp>()); n != 1)
+    return fail("'" + inputFile + "' holds " + Twine(n) +
+                " sdma.schedule ops; sdma-run takes exactly one");
   std::string error;
   std::optional<int64_t> ranks = ranksToCompile(
       *module, ranksOpt, ranksOpt.getNumOccurrences() > 0, error);
@@ -931,8 +958,9 @@ int main(int argc, char **argv) {
                         (unsigned long long)(actual / 4),
                         (unsigned long long)chunk, us, algbw,
                         algbw * busFactor(kind, plan->ranks),
-                        kind.empty() ? "n/a"
-                                     : std::to_string(check.wrongBytes).c_str())
+                        kind.empty() && !check.wrongBytes
+                            ? "n/a"
+                            : std::to_string(check.wrongBytes).c_str())
                  << pickText << "\n";
     llvm::outs().flush(); // one row at a time, also into a pipe
     if (check.wrongBytes) {

@@ -14,8 +14,9 @@
 //     data op; notify and poll name theirs) run in program order: the
 //     later starts once the earlier completed, as on a CUDA stream or an
 //     SDMA queue;
-//   - a poll comes after the notifies that must have run for its flag to
-//     reach its value (exactly the k-th when one queue writes the flag).
+//   - a poll for value k comes after the k-th notify of its flag; a polled
+//     flag has one writer queue (else an error), and the launch flag 0 is
+//     raised to 1 by the host.
 // Nothing else is ordered, program order included.
 //
 //===----------------------------------------------------------------------===//

@@ -6,7 +6,8 @@
 //   PHASE  ops [a, a + b)  data ops that may run concurrently: all blocks of
 //                          the rank share their 16-byte units; a data op
 //                          that conflicts with an earlier op of the same
-//                          engine (sdma's engine order) starts a new phase
+//                          engine since the last SYNC (sdma's engine order)
+//                          starts a new phase after a SYNC
 //   SYNC                   the rank's blocks meet (a fence on the rank, and
 //                          before every signal and barrier)
 //   SIGNAL rank a, slot b  system-scope fence, then flag b of rank a += 1
@@ -403,9 +404,13 @@ LogicalResult HIPEmitter::collect() {
     std::vector<int64_t> opRows; // for phases: rows of 12
   };
   std::vector<std::vector<RawStep>> raw(ranks);
-  // What each engine of a rank touched in the rank's open phase.
+  // What each engine of a rank touched since the rank's last sync (a wait
+  // is no sync: blocks pass it one by one, the previous phase may still
+  // run in other blocks).
   std::vector<EngineFootprints> engineFootprints(ranks);
   auto addRaw = [&](int64_t rank, Step step) {
+    if (step.kind == kSync)
+      engineFootprints[rank].clear();
     if (step.kind == kSync && !raw[rank].empty() &&
         raw[rank].back().step.kind == kSync)
       return;
@@ -435,19 +440,17 @@ LogicalResult HIPEmitter::collect() {
       }
       int64_t rank = s0.rank;
       // Ops on one engine run in program order: one that touches what an
-      // earlier op of the same engine in the open phase touches (one of the
-      // two writing) starts a new phase after a sync.
+      // earlier op of the same engine touched since the last sync (one of
+      // the two writing) starts a new phase after a sync.
       auto engine = op.getAttrOfType<IntegerAttr>("engine");
       bool open = !raw[rank].empty() && raw[rank].back().step.kind == kPhase;
-      if (open && engine &&
+      if (engine &&
           engineFootprints[rank].conflicts(engine.getInt(), transfer)) {
         addRaw(rank, {kSync, 0, 0});
         open = false;
       }
-      if (!open) {
+      if (!open)
         raw[rank].push_back({{kPhase, 0, 0}, {}});
-        engineFootprints[rank].clear();
-      }
       if (engine)
         engineFootprints[rank].add(engine.getInt(), transfer);
       llvm::append_range(raw[rank].back().opRows, row);

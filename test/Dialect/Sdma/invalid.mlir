@@ -372,5 +372,26 @@ sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
 
 // -----
 
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{notifies flag 0, the launch flag, which only the host raises (flags from 1 up)}}
+  sdma.notify 0 : 0 -> 1 [0]
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{polls the launch flag 0 for 2, but the host raises it to 1 (once per launch)}}
+  sdma.poll 0 : 0 until [0] at_least 2
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 2) {
+  // expected-error @+1 {{engine -1 is negative}}
+  sdma.copy %b[0, 1] on 0 -> %b[1, 1] on 1 {engine = -1 : i64}
+}
+
+// -----
+
 // expected-error @+1 {{must be nested in an 'sdma.schedule'}}
 sdma.poll 0 : 0 until [2] at_least 1
