@@ -20,6 +20,17 @@ for f in schedules/*.mlir examples/tree_broadcast.mlir; do
     done
   done
 done
+# Schedules ordered only by their engines (fixed at 2 ranks): the ld/st
+# kernel's engine phases, within a phase and across a wait.
+for f in test/Target/HIP/engine-order.mlir test/Target/HIP/engine-order-wait.mlir; do
+  n=$(basename "$f" .mlir)
+  build/bin/sdma-run "$f" -b 1K -e 1K --iters=1 --backend=sim \
+    --emit-hip="$out/$n-2.hip" --emit-plan="$out/$n-2.json" > /dev/null
+  for v in bcst swap b2b; do
+    build/bin/sdma-run "$f" --variant=$v -b 1K -e 1K --iters=1 \
+      --backend=sim --emit-plan="$out/$n-2.$v.json" > /dev/null
+  done
+done
 for n in all_gather_direct all_to_all_direct; do
   for r in 2 4 8; do
     build/bin/sdma-run "schedules/$n.mlir" --ranks=$r --variant=b2b -b 1K \
