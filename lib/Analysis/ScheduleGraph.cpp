@@ -60,6 +60,9 @@ namespace {
 /// Notifies reaching one flag, in program order, with their queues.
 struct FlagWriters {
   SmallVector<std::pair<unsigned, std::pair<int64_t, int64_t>>> notifies;
+  /// The first notify from another queue than the first one's, once looked
+  /// for (notifies.size(): none).
+  std::optional<size_t> otherWriter;
 };
 } // namespace
 
@@ -83,15 +86,21 @@ matchPolls(ScheduleGraph &graph, std::vector<ScheduleGraph::Node> &nodes,
              << " waits for flag " << poll.getFlag() << " to reach "
              << poll.getValue() << " but only " << total
              << " notifies reach it";
-    auto &notifies = it->second.notifies;
-    for (auto &[notify, queue] : notifies)
-      if (queue != notifies.front().second)
-        return poll.emitOpError("polls flag ")
-               << poll.getFlag() << " of rank " << poll.getRank()
-               << ", which engines " << notifies.front().second.second
-               << " of rank " << notifies.front().second.first << " and "
-               << queue.second << " of rank " << queue.first
-               << " both notify: a polled flag needs one writer queue";
+    FlagWriters &flag = it->second;
+    auto &notifies = flag.notifies;
+    if (!flag.otherWriter)
+      flag.otherWriter = llvm::find_if(notifies, [&](const auto &n) {
+                           return n.second != notifies.front().second;
+                         }) - notifies.begin();
+    if (*flag.otherWriter != notifies.size()) {
+      auto queue = notifies[*flag.otherWriter].second;
+      return poll.emitOpError("polls flag ")
+             << poll.getFlag() << " of rank " << poll.getRank()
+             << ", which engines " << notifies.front().second.second
+             << " of rank " << notifies.front().second.first << " and "
+             << queue.second << " of rank " << queue.first
+             << " both notify: a polled flag needs one writer queue";
+    }
     nodes[node].preds.push_back(notifies[poll.getValue() - 1].first);
   }
   return success();
