@@ -89,9 +89,12 @@ matchPolls(ScheduleGraph &graph, std::vector<ScheduleGraph::Node> &nodes,
     FlagWriters &flag = it->second;
     auto &notifies = flag.notifies;
     if (!flag.otherWriter)
-      flag.otherWriter = llvm::find_if(notifies, [&](const auto &n) {
-                           return n.second != notifies.front().second;
-                         }) - notifies.begin();
+      flag.otherWriter =
+          llvm::find_if(notifies,
+                        [&](const auto &n) {
+                          return n.second != notifies.front().second;
+                        }) -
+          notifies.begin();
     if (*flag.otherWriter != notifies.size()) {
       auto queue = notifies[*flag.otherWriter].second;
       return poll.emitOpError("polls flag ")
@@ -210,7 +213,8 @@ static LogicalResult checkBudget(ScheduleOp schedule, int64_t ranks,
     return success();
   return schedule.emitOpError("is too large to verify: its ")
          << n << " ordering nodes need " << formatBytes(bytes)
-         << " for its happens-before sets and nodes, over the verifier's memory budget of "
+         << " for its happens-before sets and nodes, over the verifier's "
+            "memory budget of "
          << formatBytes(memoryBudget)
          << " (raise it: SDMA_MEMORY_BUDGET or sdma-verify's memory-budget; "
             "or verify fewer ranks)";
@@ -271,8 +275,7 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
       flagWriters[{notify.getTarget(), notify.getFlag()}].notifies.push_back(
           {node, {notify.getRank(), notify.getEngine()}});
     } else if (auto poll = dyn_cast<PollOp>(&op)) {
-      polls.push_back(
-          {addIssued(&op, poll.getRank(), poll.getEngine()), poll});
+      polls.push_back({addIssued(&op, poll.getRank(), poll.getEngine()), poll});
     } else if (auto fence = dyn_cast<FenceOp>(&op)) {
       // A fence without a rank is one fence per rank (ranks do not wait for
       // each other), so it gets one node per rank.

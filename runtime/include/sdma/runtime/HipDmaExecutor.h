@@ -10,9 +10,9 @@
 // or swap copy: the packet target has both); a poll on a notify of the same
 // process is an event (hipEventRecord after the notify, hipStreamWaitEvent at
 // the poll), the queues enqueued in the topological interleaving of
-// DmaQueueSchedule.h as in the CUDA executor; waits bounded as there. libamdhip64 is dlopen'ed; built and
-// linked in CI against Debian's HIP 5.2. There is no AMD GPU in this
-// project's reach: it has never run on hardware.
+// DmaQueueSchedule.h as in the CUDA executor; waits bounded as there.
+// libamdhip64 is dlopen'ed; built and linked in CI against Debian's HIP 5.2.
+// There is no AMD GPU in this project's reach: it has never run on hardware.
 //
 //===----------------------------------------------------------------------===//
 

@@ -40,8 +40,8 @@ struct Slice {
   bool operator!=(const Slice &o) const { return !(*this == o); }
   /// Whether the two share a byte (same rank and buffer, ranges meet).
   bool overlaps(const Slice &o) const {
-    return rank == o.rank && buffer == o.buffer && offset < o.offset + o.count &&
-           o.offset < offset + count;
+    return rank == o.rank && buffer == o.buffer &&
+           offset < o.offset + o.count && o.offset < offset + count;
   }
 };
 
