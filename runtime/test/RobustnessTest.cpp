@@ -18,12 +18,15 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
+#include "Base64.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 using namespace sdma::rt;
 using json = nlohmann::ordered_json;
+using sdma::rt::test::base64;
 
 namespace {
 
@@ -52,28 +55,6 @@ json slice(int64_t offset, int64_t count, const char *buffer = "buf") {
 
 std::optional<Plan> parsePlan(const json &plan, std::string &error) {
   return Plan::parse(plan.dump(), error);
-}
-
-std::string base64(const std::vector<uint32_t> &dwords) {
-  static const char *table =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string bytes;
-  for (uint32_t d : dwords)
-    for (int k = 0; k < 4; ++k)
-      bytes.push_back(static_cast<char>(d >> (8 * k)));
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t v = uint8_t(bytes[i]) << 16;
-    if (i + 1 < bytes.size())
-      v |= uint8_t(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size())
-      v |= uint8_t(bytes[i + 2]);
-    out += table[(v >> 18) & 63];
-    out += table[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? table[(v >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? table[v & 63] : '=';
-  }
-  return out;
 }
 
 /// A packet plan of `ranks` ranks (buffer "buf", 4 chunks each) and one
