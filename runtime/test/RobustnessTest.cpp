@@ -14,11 +14,11 @@
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/MemoryBudget.h"
 
+#include "Base64.h"
 #include <chrono>
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
-#include "Base64.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
