@@ -1,0 +1,74 @@
+//===- OpFields.h - field lists and slices of sdma ops ----------*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The syntax and the checks shared by the ops with index fields; private to
+// the SdmaIR library. Index-valued fields (ranks, offsets, counts) are stored
+// as in memref.subview: a static list with ShapedType::kDynamic holes filled
+// by `fields` operands, in order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_LIB_IR_OPFIELDS_H
+#define SDMA_LIB_IR_OPFIELDS_H
+
+#include "sdma/IR/SdmaOps.h"
+
+namespace sdma::detail {
+
+//===----------------------------------------------------------------------===//
+// Syntax
+//===----------------------------------------------------------------------===//
+
+/// Accumulates a mixed static/dynamic field list while parsing.
+struct FieldListParser {
+  llvm::SmallVector<int64_t> statics;
+  llvm::SmallVector<mlir::OpAsmParser::UnresolvedOperand> dynamics;
+
+  /// field ::= integer | ssa-value
+  mlir::ParseResult parseField(mlir::OpAsmParser &parser);
+
+  /// Resolves the dynamic fields into operands of `state` and records the
+  /// static list as its `static_fields` attribute.
+  mlir::ParseResult finish(mlir::OpAsmParser &parser,
+                           mlir::OperationState &state);
+};
+
+/// Prints a field as an integer or as the value that holds it.
+void printField(mlir::OpAsmPrinter &printer, mlir::OpFoldResult field);
+
+/// transfer ::= slice (separator slice)* attr-dict, one separator (`->`, `,`
+/// or `<->`) between each two slices; resolves everything into `state`.
+mlir::ParseResult parseTransfer(mlir::OpAsmParser &parser,
+                                mlir::OperationState &state,
+                                llvm::ArrayRef<llvm::StringRef> separators);
+void printTransfer(mlir::OpAsmPrinter &printer, TransferOpInterface op,
+                   llvm::ArrayRef<llvm::StringRef> separators);
+
+//===----------------------------------------------------------------------===//
+// Verification
+//===----------------------------------------------------------------------===//
+
+/// Checks that the field list is well formed and that `op` sits inside a
+/// schedule; returns that schedule.
+mlir::FailureOr<ScheduleOp> verifyFieldsAndParent(mlir::Operation *op,
+                                                  size_t expectedFields);
+
+/// Checks that a constant rank lies in [0, ranks) (ranks: the schedule's
+/// rank count, or ScheduleOp::kMaxRanks when open). `what` names the field.
+mlir::LogicalResult verifyRank(mlir::Operation *op, mlir::OpFoldResult rank,
+                               std::optional<int64_t> ranks,
+                               llvm::StringRef what);
+
+/// Verifies every slice of a transfer (`names` names them, in order) and
+/// that all slices have the same count.
+mlir::LogicalResult verifyTransfer(TransferOpInterface op,
+                                   llvm::ArrayRef<llvm::StringRef> names);
+
+/// Reports an overlap between two slices if both are static.
+mlir::LogicalResult verifyNoOverlap(mlir::Operation *op, const Slice &a,
+                                    const Slice &b, const llvm::Twine &message);
+
+} // namespace sdma::detail
+
+#endif // SDMA_LIB_IR_OPFIELDS_H

@@ -1,0 +1,362 @@
+//===- ScheduleOp.cpp - the sdma.schedule op ------------------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The custom syntax of a schedule (ranks, buffers and their sizes, the
+// collective it implements), its buffer and collective accessors, and the
+// checks of its signature and of what its body may contain.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/IR/SdmaOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace sdma;
+
+//===----------------------------------------------------------------------===//
+// Syntax
+//===----------------------------------------------------------------------===//
+
+/// size ::= integer | (integer `x`)? `ranks` (`+` integer)?
+static ParseResult parseBufferSize(OpAsmParser &parser, int64_t &perRank,
+                                   int64_t &fixed) {
+  perRank = 0;
+  fixed = 0;
+  int64_t value;
+  if (succeeded(parser.parseOptionalKeyword("ranks"))) {
+    perRank = 1;
+  } else {
+    if (parser.parseInteger(value))
+      return failure();
+    if (failed(parser.parseOptionalKeyword("x"))) {
+      fixed = value;
+      return success();
+    }
+    if (parser.parseKeyword("ranks"))
+      return failure();
+    perRank = value;
+  }
+  if (succeeded(parser.parseOptionalPlus()))
+    return parser.parseInteger(fixed);
+  return success();
+}
+
+static void printBufferSize(OpAsmPrinter &printer, int64_t perRank,
+                            int64_t fixed) {
+  if (perRank == 0) {
+    printer << fixed;
+    return;
+  }
+  if (perRank != 1)
+    printer << perRank << " x ";
+  printer << "ranks";
+  if (fixed != 0)
+    printer << " + " << fixed;
+}
+
+ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
+  Builder &builder = parser.getBuilder();
+  StringAttr name;
+  if (parser.parseSymbolName(name, getSymNameAttrName(result.name),
+                             result.attributes))
+    return failure();
+
+  // ranks(%R) or ranks(%R = N)
+  SmallVector<OpAsmParser::Argument> args(1);
+  if (parser.parseKeyword("ranks") || parser.parseLParen() ||
+      parser.parseArgument(args[0]))
+    return failure();
+  args[0].type = builder.getIndexType();
+  if (succeeded(parser.parseOptionalEqual())) {
+    int64_t ranks;
+    if (parser.parseInteger(ranks))
+      return failure();
+    result.addAttribute(getNumRanksAttrName(result.name),
+                        builder.getI64IntegerAttr(ranks));
+  }
+  if (parser.parseRParen())
+    return failure();
+
+  // buffers(%name : size, ...)
+  SmallVector<Attribute> names;
+  SmallVector<int64_t> sizes;
+  Type bufferType = BufferType::get(parser.getContext());
+  if (parser.parseKeyword("buffers") ||
+      parser.parseCommaSeparatedList(
+          OpAsmParser::Delimiter::Paren, [&]() -> ParseResult {
+            OpAsmParser::Argument arg;
+            int64_t perRank, fixed;
+            if (parser.parseArgument(arg) || parser.parseColon() ||
+                parseBufferSize(parser, perRank, fixed))
+              return failure();
+            arg.type = bufferType;
+            names.push_back(
+                builder.getStringAttr(arg.ssaName.name.drop_front()));
+            sizes.push_back(perRank);
+            sizes.push_back(fixed);
+            args.push_back(arg);
+            return success();
+          }))
+    return failure();
+  result.addAttribute(getBufferNamesAttrName(result.name),
+                      builder.getArrayAttr(names));
+  result.addAttribute(getBufferSizesAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(sizes));
+
+  // implements KIND(%in -> %out) (root N)?
+  if (succeeded(parser.parseOptionalKeyword("implements"))) {
+    StringRef kind;
+    OpAsmParser::UnresolvedOperand in, out;
+    SMLoc loc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&kind) || parser.parseLParen() ||
+        parser.parseOperand(in) || parser.parseArrow() ||
+        parser.parseOperand(out) || parser.parseRParen())
+      return failure();
+    auto indexOf = [&](const OpAsmParser::UnresolvedOperand &operand)
+        -> std::optional<int64_t> {
+      for (unsigned i = 1; i < args.size(); ++i)
+        if (args[i].ssaName.name == operand.name)
+          return i - 1;
+      return std::nullopt;
+    };
+    std::optional<int64_t> inIndex = indexOf(in), outIndex = indexOf(out);
+    if (!inIndex || !outIndex)
+      return parser.emitError(loc, "'implements' names a buffer that the "
+                                   "schedule does not declare");
+    result.addAttribute(getCollectiveAttrName(result.name),
+                        builder.getStringAttr(kind));
+    result.addAttribute(getCollectiveBuffersAttrName(result.name),
+                        builder.getDenseI64ArrayAttr({*inIndex, *outIndex}));
+    if (succeeded(parser.parseOptionalKeyword("root"))) {
+      int64_t root;
+      if (parser.parseInteger(root))
+        return failure();
+      result.addAttribute(getRootAttrName(result.name),
+                          builder.getI64IntegerAttr(root));
+    }
+  }
+
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, args, /*enableNameShadowing=*/false))
+    return failure();
+  if (body->empty())
+    body->emplaceBlock();
+  return success();
+}
+
+void ScheduleOp::print(OpAsmPrinter &printer) {
+  printer << " ";
+  printer.printSymbolName(getSymName());
+  printer << " ranks(";
+  printer.printOperand(getRankCountArg());
+  if (std::optional<int64_t> ranks = getRanks())
+    printer << " = " << *ranks;
+  printer << ") buffers(";
+  ArrayRef<int64_t> sizes = getBufferSizes();
+  llvm::interleaveComma(llvm::enumerate(getBufferArgs()), printer,
+                        [&](auto it) {
+                          printer.printOperand(it.value());
+                          printer << " : ";
+                          printBufferSize(printer, sizes[2 * it.index()],
+                                          sizes[2 * it.index() + 1]);
+                        });
+  printer << ")";
+  std::optional<unsigned> in = getCollectiveInput(),
+                          out = getCollectiveOutput();
+  SmallVector<StringRef> elided = {getSymNameAttrName(), getNumRanksAttrName(),
+                                   getBufferNamesAttrName(),
+                                   getBufferSizesAttrName()};
+  if (getCollective() && in && out) {
+    printer << " implements " << *getCollective() << "(";
+    printer.printOperand(getBufferArgs()[*in]);
+    printer << " -> ";
+    printer.printOperand(getBufferArgs()[*out]);
+    printer << ")";
+    if (std::optional<int64_t> root = getRoot())
+      printer << " root " << *root;
+    llvm::append_range(elided,
+                       ArrayRef<StringRef>{getCollectiveAttrName(),
+                                           getCollectiveBuffersAttrName(),
+                                           getRootAttrName()});
+  }
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(), elided);
+  printer << " ";
+  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                      /*printBlockTerminators=*/false);
+}
+
+void ScheduleOp::getAsmBlockArgumentNames(Region &region,
+                                          OpAsmSetValueNameFn setNameFn) {
+  Block &block = region.front();
+  if (block.getNumArguments() == 0)
+    return;
+  setNameFn(block.getArgument(0), "R");
+  ArrayAttr names = getBufferNames();
+  for (auto [arg, name] : llvm::zip(block.getArguments().drop_front(), names))
+    setNameFn(arg, cast<StringAttr>(name).getValue());
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers and collective
+//===----------------------------------------------------------------------===//
+
+static std::optional<unsigned> getBufferIndex(ScheduleOp schedule,
+                                              Value buffer) {
+  auto arg = dyn_cast<BlockArgument>(buffer);
+  if (!arg || arg.getOwner() != &schedule.getBody().front() ||
+      arg.getArgNumber() == 0)
+    return std::nullopt;
+  return arg.getArgNumber() - 1;
+}
+
+StringRef ScheduleOp::getBufferName(Value buffer) {
+  std::optional<unsigned> index = getBufferIndex(*this, buffer);
+  if (!index || *index >= getBufferNames().size())
+    return "<unknown>";
+  return cast<StringAttr>(getBufferNames()[*index]).getValue();
+}
+
+std::pair<int64_t, int64_t> ScheduleOp::getBufferSize(Value buffer) {
+  std::optional<unsigned> index = getBufferIndex(*this, buffer);
+  ArrayRef<int64_t> sizes = getBufferSizes();
+  if (!index || 2 * *index + 1 >= sizes.size())
+    return {0, 0};
+  return {sizes[2 * *index], sizes[2 * *index + 1]};
+}
+
+std::optional<int64_t>
+ScheduleOp::getBufferChunks(Value buffer, std::optional<int64_t> ranks) {
+  auto [perRank, fixed] = getBufferSize(buffer);
+  if (perRank == 0)
+    return fixed;
+  if (!ranks)
+    return std::nullopt;
+  int64_t scaled, total;
+  if (llvm::MulOverflow(perRank, *ranks, scaled) ||
+      llvm::AddOverflow(scaled, fixed, total))
+    return std::nullopt;
+  return total;
+}
+
+ArrayRef<StringRef> ScheduleOp::getCollectiveKinds() {
+  static const StringRef kinds[] = {"all_gather", "all_to_all", "broadcast",
+                                    "scatter", "gather"};
+  return kinds;
+}
+
+bool ScheduleOp::collectiveNeedsRoot(StringRef kind) {
+  return kind == "broadcast" || kind == "scatter" || kind == "gather";
+}
+
+static std::optional<unsigned> getCollectiveBuffer(ScheduleOp op,
+                                                   unsigned which) {
+  std::optional<ArrayRef<int64_t>> buffers = op.getCollectiveBuffers();
+  if (!buffers || buffers->size() != 2 || (*buffers)[which] < 0 ||
+      (*buffers)[which] >= static_cast<int64_t>(op.getBufferArgs().size()))
+    return std::nullopt;
+  return (*buffers)[which];
+}
+
+std::optional<unsigned> ScheduleOp::getCollectiveInput() {
+  return getCollectiveBuffer(*this, 0);
+}
+std::optional<unsigned> ScheduleOp::getCollectiveOutput() {
+  return getCollectiveBuffer(*this, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Verification
+//===----------------------------------------------------------------------===//
+
+static bool isIdentifier(StringRef name) {
+  if (name.empty() || !(llvm::isAlpha(name[0]) || name[0] == '_'))
+    return false;
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+LogicalResult ScheduleOp::verifyRegions() {
+  std::optional<int64_t> ranks = getRanks();
+  if (ranks && (*ranks < 1 || *ranks > kMaxRanks))
+    return emitOpError("rank count ")
+           << *ranks << " is out of range [1, " << kMaxRanks << "]";
+
+  Block &block = getBody().front();
+  if (block.getNumArguments() == 0 || !block.getArgument(0).getType().isIndex())
+    return emitOpError("expects the rank count as its first block argument");
+  size_t numBuffers = block.getNumArguments() - 1;
+  if (getBufferNames().size() != numBuffers ||
+      getBufferSizes().size() != 2 * numBuffers)
+    return emitOpError("expects a name and a size for each of its ")
+           << numBuffers << " buffers";
+
+  llvm::StringSet<> seen;
+  for (auto [i, arg] : llvm::enumerate(getBufferArgs())) {
+    if (!isa<BufferType>(arg.getType()))
+      return emitOpError("block argument ")
+             << i + 1 << " must be an '!sdma.buffer', got " << arg.getType();
+    auto name = dyn_cast<StringAttr>(getBufferNames()[i]);
+    if (!name || !isIdentifier(name.getValue()))
+      return emitOpError("buffer name ")
+             << getBufferNames()[i] << " is not an identifier";
+    if (!seen.insert(name.getValue()).second)
+      return emitOpError("buffer '")
+             << name.getValue() << "' is declared twice";
+    auto [perRank, fixed] = getBufferSize(arg);
+    if (perRank < 0 || fixed < 0 || (perRank == 0 && fixed == 0))
+      return emitOpError("buffer '")
+             << name.getValue() << "' must have a positive size";
+    int64_t scaled, largest;
+    if (llvm::MulOverflow(perRank, ranks.value_or(kMaxRanks), scaled) ||
+        llvm::AddOverflow(scaled, fixed, largest) || largest > kMaxChunks)
+      return emitOpError("buffer '") << name.getValue() << "' is larger than "
+                                     << kMaxChunks << " chunks";
+  }
+
+  if (std::optional<StringRef> kind = getCollective()) {
+    if (!llvm::is_contained(getCollectiveKinds(), *kind))
+      return emitOpError("implements unknown collective '")
+             << *kind << "' (expected all_gather, all_to_all, broadcast, "
+             << "scatter or gather)";
+    if (!getCollectiveInput() || !getCollectiveOutput())
+      return emitOpError("expects 'collective_buffers' to name an input and "
+                         "an output buffer");
+    bool inPlace = *getCollectiveInput() == *getCollectiveOutput();
+    if (inPlace && *kind != "all_to_all" && *kind != "broadcast")
+      return emitOpError("'") << *kind << "' cannot be in place";
+    if (collectiveNeedsRoot(*kind) != getRoot().has_value())
+      return emitOpError("'")
+             << *kind << "' " << (getRoot() ? "takes no" : "needs a")
+             << " root";
+    std::optional<int64_t> root = getRoot(); // stored as uint64_t
+    if (root && (*root < 0 || *root >= ranks.value_or(kMaxRanks)))
+      return emitOpError("root ") << *root << " is out of range [0, "
+                                  << ranks.value_or(kMaxRanks) << ")";
+  } else if (getCollectiveBuffers() || getRoot()) {
+    return emitOpError("has collective buffers or a root but no collective");
+  }
+
+  for (Operation &op : getBody().getOps()) {
+    WalkResult result = op.walk([&](Operation *nested) {
+      StringRef dialect = nested->getName().getDialectNamespace();
+      if (dialect == "sdma" || dialect == "arith" || dialect == "affine" ||
+          dialect == "scf" || dialect == "index")
+        return WalkResult::advance();
+      nested->emitOpError("is not allowed in an 'sdma.schedule' (use sdma, "
+                          "arith, affine, scf or index ops)");
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      return failure();
+  }
+  return success();
+}

@@ -1,0 +1,89 @@
+//===- TransferOps.cpp - sdma data-movement ops ---------------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// sdma.copy, sdma.bcast and sdma.swap: their syntax, the slices each reads
+// and writes (TransferOpInterface), and the overlaps each forbids.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpFields.h"
+
+using namespace mlir;
+using namespace sdma;
+using namespace sdma::detail;
+
+//===----------------------------------------------------------------------===//
+// CopyOp
+//===----------------------------------------------------------------------===//
+
+ParseResult CopyOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseTransfer(parser, result, {"->"});
+}
+void CopyOp::print(OpAsmPrinter &printer) {
+  printTransfer(printer, *this, {"->"});
+}
+unsigned CopyOp::getNumSlices() { return 2; }
+bool CopyOp::isSliceRead(unsigned i) { return i == 0; }
+bool CopyOp::isSliceWritten(unsigned i) { return i == 1; }
+
+LogicalResult CopyOp::verify() {
+  if (failed(verifyTransfer(*this, {"source", "destination"})))
+    return failure();
+  std::optional<StaticSlice> src = getStaticSlice(getSourceSlice());
+  std::optional<StaticSlice> dst = getStaticSlice(getTargetSlice());
+  // A copy of a slice onto itself is a no-op (canonicalisation drops it);
+  // any other overlap has no defined result.
+  if (src && dst && !(*src == *dst) && src->overlaps(*dst))
+    return emitOpError("source and destination overlap");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BcastOp
+//===----------------------------------------------------------------------===//
+
+ParseResult BcastOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseTransfer(parser, result, {"->", ","});
+}
+void BcastOp::print(OpAsmPrinter &printer) {
+  printTransfer(printer, *this, {"->", ","});
+}
+unsigned BcastOp::getNumSlices() { return 3; }
+bool BcastOp::isSliceRead(unsigned i) { return i == 0; }
+bool BcastOp::isSliceWritten(unsigned i) { return i != 0; }
+
+LogicalResult BcastOp::verify() {
+  if (failed(
+          verifyTransfer(*this, {"source", "destination 0", "destination 1"})))
+    return failure();
+  if (failed(verifyNoOverlap(*this, getSlice(1), getSlice(2),
+                             "destinations overlap")) ||
+      failed(verifyNoOverlap(*this, getSlice(0), getSlice(1),
+                             "destination 0 overlaps the source")) ||
+      failed(verifyNoOverlap(*this, getSlice(0), getSlice(2),
+                             "destination 1 overlaps the source")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SwapOp
+//===----------------------------------------------------------------------===//
+
+ParseResult SwapOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseTransfer(parser, result, {"<->"});
+}
+void SwapOp::print(OpAsmPrinter &printer) {
+  printTransfer(printer, *this, {"<->"});
+}
+unsigned SwapOp::getNumSlices() { return 2; }
+bool SwapOp::isSliceRead(unsigned) { return true; }
+bool SwapOp::isSliceWritten(unsigned) { return true; }
+
+LogicalResult SwapOp::verify() {
+  if (failed(verifyTransfer(*this, {"first slice", "second slice"})))
+    return failure();
+  return verifyNoOverlap(*this, getSlice(0), getSlice(1),
+                         "swap slices overlap");
+}
