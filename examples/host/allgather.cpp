@@ -14,8 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/runtime/CudaExecutor.h"
-#include "sdma/runtime/Simulator.h"
+#include "sdma/runtime/RunCheck.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +40,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "error: %s is not an all-gather\n", argv[1]);
     return 1;
   }
+  CompiledSchedule compiled{*plan, *program, std::nullopt};
   // 2. Choose the chunk size: this all-gather moves one input chunk per rank.
   size_t bytesPerRank = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 4096;
   size_t chunk = bytesPerRank / plan->buffers[plan->collective->input].chunks;
@@ -48,28 +48,31 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "error: bytes-per-rank too small\n");
     return 1;
   }
-  // 3. Every rank's buffers in host memory, inputs filled with a pattern.
-  HostMemory memory(*plan, chunk);
-  fillInputs(*plan, memory);
-
-  // 4. Run: on the GPU where there is one, else on the simulator.
+  // 3. An executor: the load/store kernel on the GPU where there is one,
+  //    else the CPU simulator.
+  ExecutorOptions options;
   const char *where = "GPU";
-  if (auto gpu = CudaLdstExecutor::create(*program, {}, error)) {
-    if (!gpu->prepare(chunk, error) || !gpu->upload(memory, error) ||
-        !gpu->run(error) || !gpu->download(memory, error)) {
-      std::fprintf(stderr, "error: %s\n", error.c_str());
-      return 1;
-    }
-  } else {
+  std::unique_ptr<Executor> executor =
+      createExecutor("cuda-ldst", compiled, options, error);
+  if (!executor) {
     std::printf("%s; using the CPU simulator\n", error.c_str());
     where = "CPU simulator";
-    if (!simulate(*plan, memory, {}, error)) {
+    executor = createExecutor("sim", compiled, options, error);
+    if (!executor) {
       std::fprintf(stderr, "error: %s\n", error.c_str());
       return 1;
     }
   }
-  // 5. Check every output byte.
-  CheckResult check = checkOutputs(*plan, memory);
+  // 4. Fill every rank's inputs with a pattern, run once, check every output
+  //    byte (and every byte against the reference simulator).
+  RunCheckOptions run;
+  run.timedRuns = 0;
+  RunCheckResult result;
+  if (!runAndCheck(*executor, *plan, chunk, run, result, error)) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  const CheckResult &check = result.check;
   std::printf("all-gather %s: %d ranks x %zu bytes on the %s: %llu of %llu "
               "output bytes wrong%s%s\n",
               plan->schedule.c_str(), plan->ranks, bytesPerRank, where,

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/runtime/CudaCeExecutor.h"
+#include "CudaCeExecutor.h"
 #include "DmaQueueSchedule.h"
 #include "DmaQueueWalk.h"
 
@@ -131,6 +131,16 @@ bool CudaCeExecutor::usable(std::string &error) const {
     return true;
   error = std::string("this executor is unusable: ") + kStuckNote;
   return false;
+}
+
+std::string CudaCeExecutor::description() const {
+  return std::string("the plan's queues as CUDA streams (") +
+         (ce_.graph ? "graph" : ce_.batch ? "batch" : "plain") +
+         (ce_.valueWaits ? ", value waits" : "") + "), " +
+         (options_.devices.size() > 1
+              ? "ranks spread over GPUs"
+              : "all ranks on one GPU (there, device copies run on the SMs)") +
+         "; CUDA-event times, median";
 }
 
 CudaCeExecutor::~CudaCeExecutor() {

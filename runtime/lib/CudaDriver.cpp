@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/runtime/CudaDriver.h"
+#include "CudaDriver.h"
 
 #include <cstdlib>
 #include <dlfcn.h>

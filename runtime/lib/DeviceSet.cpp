@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/runtime/DeviceSet.h"
+#include "DeviceSet.h"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/runtime/HipDmaExecutor.h"
+#include "HipDmaExecutor.h"
 #include "DmaQueueSchedule.h"
 #include "DmaQueueWalk.h"
 #include "HipApi.h"
@@ -19,7 +19,7 @@ using namespace sdma::rt::hip;
 struct HipDmaExecutor::State {
   const HipApi *api = nullptr;
   Plan plan;
-  CudaOptions options;
+  HipOptions options;
   std::vector<int> ordinals; // per device group
   int ranksPerDevice = 1;
   std::vector<void *> buffers, flags, staging; // [r * B + b], [r], [q]
@@ -125,7 +125,7 @@ HipDmaExecutor::HipDmaExecutor(std::unique_ptr<State> state)
     : state_(std::move(state)) {}
 
 std::unique_ptr<HipDmaExecutor>
-HipDmaExecutor::create(const Plan &plan, const CudaOptions &options,
+HipDmaExecutor::create(const Plan &plan, const HipOptions &options,
                        std::string &error) {
   int count = 0;
   const HipApi *api = HipApi::withDevices(count, error);

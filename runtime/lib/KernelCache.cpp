@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/runtime/KernelCache.h"
+#include "KernelCache.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/runtime/LaunchPool.h"
+#include "LaunchPool.h"
 
 namespace sdma::rt {
 

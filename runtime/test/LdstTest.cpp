@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/runtime/CudaCeExecutor.h"
-#include "sdma/runtime/CudaExecutor.h"
-#include "sdma/runtime/KernelCache.h"
+#include "CudaCeExecutor.h"
+#include "CudaLdstExecutor.h"
+#include "KernelCache.h"
 #include "sdma/runtime/LdstProgram.h"
 
 #include <cstdio>

@@ -28,16 +28,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "ToolOptions.h"
-#include "sdma/runtime/CudaCeExecutor.h"
-#include "sdma/runtime/CudaExecutor.h"
-#include "sdma/runtime/Simulator.h"
+#include "sdma/runtime/RunCheck.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
 
 using namespace sdma::rt;
@@ -74,184 +70,160 @@ static const char *kUsage =
     "                         of events: the cross-process path)\n"
     "                         (default ldst)\n";
 
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 namespace {
 struct Stats {
   int failures = 0;
   std::vector<double> warmPrepareMs, launchUs;
 };
 
-/// Runs `executor` over every size: each run checked byte for byte against
-/// the simulator and the collective, then timed.
 /// The DMA plans of a program: NAME.json (the default variant) and the
 /// NAME.VARIANT.json beside it (make-gpu-programs.sh writes bcst, swap, b2b).
-std::vector<std::string> variantPlans(const std::string &planPath) {
-  std::vector<std::string> paths{planPath};
+std::vector<std::pair<std::string, std::string>>
+variantPlans(const std::string &planPath) {
+  std::vector<std::pair<std::string, std::string>> paths{{"pcpy", planPath}};
   std::string stem = planPath.substr(0, planPath.size() - 5);
   for (const char *variant : {"pcpy", "bcst", "swap", "b2b"}) {
     std::string path = stem + "." + variant + ".json";
     if (std::FILE *f = std::fopen(path.c_str(), "r")) {
       std::fclose(f);
-      paths.push_back(path);
+      paths.emplace_back(variant, path);
     }
   }
   return paths;
 }
 
-template <typename Executor>
-void checkSizes(const std::string &path, const std::string &kind,
-                const Plan &plan, Executor &executor,
-                const std::vector<uint64_t> &sizes, int iters,
-                const MemoryBudget &budget, Stats &stats);
-
-/// Runs one DMA plan on the copy engines in mode `kind`. A run that timed
-/// out leaves streams the driver cannot drain, and later work in the same
-/// context can block behind them: the tool reports and exits at once.
-void checkCopyEngines(const std::string &planPath, const std::string &kind,
-                      const CudaOptions &options,
-                      const std::vector<uint64_t> &sizes, int iters,
-                      const MemoryBudget &budget, Stats &stats) {
-  std::string error;
-  std::optional<Plan> plan = Plan::load(planPath, error);
-  if (!plan) {
-    std::printf("FAIL %s %s: %s\n", kind.c_str(), planPath.c_str(),
-                error.c_str());
-    ++stats.failures;
-    return;
-  }
-  CeOptions ce;
-  ce.batch = kind == "ce-batch";
-  ce.graph = kind == "ce-graph";
-  ce.valueWaits = kind == "ce-value";
-  auto executor = CudaCeExecutor::create(*plan, options, error, ce);
-  if (!executor) {
-    std::printf("FAIL %s %s: %s\n", kind.c_str(), planPath.c_str(),
-                error.c_str());
-    ++stats.failures;
-    return;
-  }
-  // The row names the variant: "ce/bcst".
-  std::string variant = "pcpy";
-  for (const char *v : {"pcpy", "bcst", "swap", "b2b"})
-    if (planPath.size() > 6 + strlen(v) &&
-        planPath.compare(planPath.size() - 6 - strlen(v), std::string::npos,
-                         std::string(".") + v + ".json") == 0)
-      variant = v;
-  checkSizes(planPath, kind + "/" + variant, *plan, *executor, sizes, iters,
-             budget, stats);
-  if (executor->stuck()) {
-    std::printf("sdma-gpu-check: stopping: a %s run of %s did not finish and "
-                "its streams cannot be drained; exiting without touching the "
-                "GPU again (%d failures so far)\n",
-                kind.c_str(), planPath.c_str(), stats.failures + 1);
-    std::fflush(stdout);
-    std::_Exit(1);
-  }
+/// The tool's executor names as a backend and its options.
+std::string configure(const std::string &kind, ExecutorOptions &options) {
+  options.cuda.stagedOps = kind == "ldst-staged";
+  options.ce = CeOptions();
+  options.ce.batch = kind == "ce-batch";
+  options.ce.graph = kind == "ce-graph";
+  options.ce.valueWaits = kind == "ce-value";
+  return kind.rfind("ldst", 0) == 0 ? "cuda-ldst" : "cuda-ce";
 }
 
-template <typename Executor>
+/// Runs `executor` over every size: each run checked byte for byte against
+/// the simulator and the collective, then timed, then checked again.
 void checkSizes(const std::string &path, const std::string &kind,
                 const Plan &plan, Executor &executor,
                 const std::vector<uint64_t> &sizes, int iters,
                 const MemoryBudget &budget, Stats &stats) {
-  std::string error;
   int64_t outChunks =
       plan.buffers[plan.collective ? plan.collective->output : 0].chunks;
+  RunCheckOptions options;
+  options.timedRuns = iters;
+  options.checkAfterTiming = true;
+  options.launches = 50;
+  options.budget = budget;
   for (uint64_t size : sizes) {
     uint64_t chunk = std::max<uint64_t>(1, size / outChunks);
-    // Three copies of every buffer on the host: reference, GPU, again.
-    MemoryBudget third = budget;
-    third.bytes /= 3;
-    std::optional<HostMemory> expected =
-        HostMemory::create(plan, chunk, error, third);
-    std::optional<HostMemory> actual =
-        expected ? HostMemory::create(plan, chunk, error, third) : std::nullopt;
-    if (!actual) {
+    RunCheckResult result;
+    std::string error;
+    if (!runAndCheck(executor, plan, chunk, options, result, error)) {
       std::printf("FAIL %s %s size %llu: %s\n", kind.c_str(), path.c_str(),
                   (unsigned long long)size, error.c_str());
       ++stats.failures;
+      if (executor.stuck())
+        return;
       continue;
     }
-    HostMemory &reference = *expected, &gpu = *actual;
-    fillInputs(plan, reference);
-    fillInputs(plan, gpu);
-    if (!simulate(plan, reference, {}, error)) {
-      std::printf("FAIL %s size %llu: simulator: %s\n", path.c_str(),
-                  (unsigned long long)size, error.c_str());
-      ++stats.failures;
-      // Still run it on the GPU: the executor must fail cleanly too.
-      if (!executor.prepare(chunk, error) || !executor.upload(gpu, error) ||
-          !executor.run(error))
-        std::printf("FAIL %s %s size %llu: %s\n", kind.c_str(), path.c_str(),
-                    (unsigned long long)size, error.c_str());
-      else
-        std::printf("FAIL %s %s size %llu: ran although the simulator says "
-                    "it cannot complete\n",
-                    kind.c_str(), path.c_str(), (unsigned long long)size);
-      continue;
-    }
-    if (!executor.prepare(chunk, error) || !executor.upload(gpu, error) ||
-        !executor.run(error) || !executor.download(gpu, error)) {
-      std::printf("FAIL %s %s size %llu: %s\n", kind.c_str(), path.c_str(),
-                  (unsigned long long)size, error.c_str());
-      ++stats.failures;
-      continue;
-    }
-    uint64_t total = 0;
-    uint64_t differ = differingBytes(plan, gpu, reference, &total);
-    CheckResult check = checkOutputs(plan, gpu);
-    std::vector<double> us;
-    if (!executor.time(iters, us, error)) {
-      std::printf("FAIL %s %s size %llu: timing: %s\n", kind.c_str(),
-                  path.c_str(), (unsigned long long)size, error.c_str());
-      ++stats.failures;
-      continue;
-    }
-    // Runs after the first must leave the same bytes (flags, epochs) —
-    // unless the collective works in place (its input is its output), where
-    // running it again permutes the data again.
-    bool inPlace =
-        plan.collective && plan.collective->input == plan.collective->output;
-    HostMemory again(plan, chunk);
-    if (!executor.download(again, error)) {
-      std::printf("FAIL %s %s size %llu: %s\n", kind.c_str(), path.c_str(),
-                  (unsigned long long)size, error.c_str());
-      ++stats.failures;
-      continue;
-    }
-    CheckResult checkAgain;
-    if (!inPlace)
-      checkAgain = checkOutputs(plan, again);
-    // Host time per launch, steady state (no waiting in between).
-    auto start = std::chrono::steady_clock::now();
-    const int launches = 50;
-    for (int i = 0; i < launches; ++i)
-      executor.launch(error);
-    double hostUs = std::chrono::duration<double, std::micro>(
-                        std::chrono::steady_clock::now() - start)
-                        .count() /
-                    launches;
-    executor.wait(error);
-    stats.launchUs.push_back(hostUs);
-    bool ok =
-        differ == 0 && check.wrongBytes == 0 && checkAgain.wrongBytes == 0;
+    stats.launchUs.push_back(result.launchUs);
+    bool ok = result.wrongBytes() == 0;
     stats.failures += !ok;
+    // Bytes differing from the simulator are counted apart from the
+    // collective's own check of the outputs.
+    uint64_t wrong = result.check.wrongBytes - result.differing;
     std::printf(
         "%s %-13s %-28s ranks %2d gpus %d size %9llu chunk %8llu "
         "gpu_us %9.2f host_launch_us %6.2f bytes %llu "
         "differ_from_sim %llu wrong %llu wrong_after_timing %llu%s%s\n",
         ok ? "ok  " : "FAIL", kind.c_str(), plan.schedule.c_str(), plan.ranks,
         executor.deviceCount(), (unsigned long long)(chunk * outChunks),
-        (unsigned long long)chunk, median(us), hostUs,
-        (unsigned long long)total, (unsigned long long)differ,
-        (unsigned long long)check.wrongBytes,
-        (unsigned long long)checkAgain.wrongBytes,
-        check.firstWrong.empty() ? "" : " first: ", check.firstWrong.c_str());
+        (unsigned long long)chunk, result.medianUs(), result.launchUs,
+        (unsigned long long)result.compared,
+        (unsigned long long)result.differing, (unsigned long long)wrong,
+        (unsigned long long)result.again.wrongBytes,
+        result.check.firstWrong.empty() ? "" : " first: ",
+        result.check.firstWrong.c_str());
     std::fflush(stdout);
+  }
+}
+
+/// A run that timed out leaves streams the driver cannot drain, and later
+/// work in the same context can block behind them: the tool reports and
+/// exits at once.
+void exitIfStuck(const Executor &executor, const std::string &kind,
+                 const std::string &path, const Stats &stats) {
+  if (!executor.stuck())
+    return;
+  std::printf("sdma-gpu-check: stopping: a %s run of %s did not finish and "
+              "its streams cannot be drained; exiting without touching the "
+              "GPU again (%d failures so far)\n",
+              kind.c_str(), path.c_str(), stats.failures);
+  std::fflush(stdout);
+  std::_Exit(1);
+}
+
+/// Checks one program (NAME.hip and its plans) on every executor kind.
+void checkProgram(const std::string &path,
+                  const std::vector<std::string> &executors,
+                  ExecutorOptions options, const std::vector<uint64_t> &sizes,
+                  int iters, const MemoryBudget &budget, Stats &stats) {
+  std::string error;
+  std::optional<LdstProgram> program = LdstProgram::load(path, error);
+  std::string planPath = path.substr(0, path.size() - 4) + ".json";
+  std::optional<Plan> plan =
+      program ? Plan::load(planPath, error) : std::nullopt;
+  if (!program || !plan) {
+    std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());
+    ++stats.failures;
+    return;
+  }
+  for (const std::string &kind : executors) {
+    std::string backend = configure(kind, options);
+    if (backend == "cuda-ldst") {
+      CompiledSchedule compiled{*plan, program, std::nullopt};
+      auto executor = createExecutor(backend, compiled, options, error);
+      if (!executor) {
+        std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());
+        ++stats.failures;
+        continue;
+      }
+      const CompileInfo &info = *executor->compileInfo();
+      std::printf("kernel %s: %s%s, %.1f ms compile, %.2f ms load\n",
+                  path.c_str(), info.cacheHit ? "cache hit" : "compiled",
+                  info.cacheWasCorrupt ? " (cache entry was corrupt: rebuilt)"
+                                       : "",
+                  info.compileMs, info.loadMs);
+      // Warm preparation: a second executor finds the kernel in the cache.
+      auto start = std::chrono::steady_clock::now();
+      auto warm = createExecutor(backend, compiled, options, error);
+      double ms = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+      if (warm && warm->compileInfo()->cacheHit)
+        stats.warmPrepareMs.push_back(ms);
+      checkSizes(path, kind, *plan, *executor, sizes, iters, budget, stats);
+      continue;
+    }
+    // The copy engines run each DMA variant's plan; the row names it.
+    for (const auto &[variant, variantPath] : variantPlans(planPath)) {
+      std::optional<Plan> variantPlan = Plan::load(variantPath, error);
+      std::unique_ptr<Executor> executor;
+      if (variantPlan)
+        executor = createExecutor(
+            backend, CompiledSchedule{*variantPlan, std::nullopt, std::nullopt},
+            options, error);
+      if (!executor) {
+        std::printf("FAIL %s %s: %s\n", kind.c_str(), variantPath.c_str(),
+                    error.c_str());
+        ++stats.failures;
+        continue;
+      }
+      checkSizes(variantPath, kind + "/" + variant, *variantPlan, *executor,
+                 sizes, iters, budget, stats);
+      exitIfStuck(*executor, kind, variantPath, stats);
+    }
   }
 }
 } // namespace
@@ -340,51 +312,11 @@ int main(int argc, char **argv) {
       sizes.push_back(s);
 
   Stats stats;
-  for (const std::string &path : programs) {
-    std::string error;
-    std::optional<LdstProgram> program = LdstProgram::load(path, error);
-    std::string planPath = path.substr(0, path.size() - 4) + ".json";
-    std::optional<Plan> plan =
-        program ? Plan::load(planPath, error) : std::nullopt;
-    if (!program || !plan) {
-      std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());
-      ++stats.failures;
-      continue;
-    }
-    CudaOptions options;
-    options.timeoutNs = timeoutMs * 1000000ull;
-    options.devices = devices;
-    for (const std::string &kind : executors) {
-      if (kind == "ldst" || kind == "ldst-staged") {
-        options.stagedOps = kind == "ldst-staged";
-        auto executor = CudaLdstExecutor::create(*program, options, error);
-        if (!executor) {
-          std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());
-          ++stats.failures;
-          continue;
-        }
-        const CompileInfo &info = executor->compileInfo();
-        std::printf("kernel %s: %s%s, %.1f ms compile, %.2f ms load\n",
-                    path.c_str(), info.cacheHit ? "cache hit" : "compiled",
-                    info.cacheWasCorrupt ? " (cache entry was corrupt: rebuilt)"
-                                         : "",
-                    info.compileMs, info.loadMs);
-        // Warm preparation: a second executor finds the kernel in the cache.
-        auto start = std::chrono::steady_clock::now();
-        auto warm = CudaLdstExecutor::create(*program, options, error);
-        double ms = std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
-        if (warm && warm->compileInfo().cacheHit)
-          stats.warmPrepareMs.push_back(ms);
-        checkSizes(path, kind, *plan, *executor, sizes, iters, budget, stats);
-        continue;
-      }
-      for (const std::string &variantPath : variantPlans(planPath))
-        checkCopyEngines(variantPath, kind, options, sizes, iters, budget,
-                         stats);
-    }
-  }
+  ExecutorOptions options;
+  options.cuda.timeoutNs = timeoutMs * 1000000ull;
+  options.cuda.devices = devices;
+  for (const std::string &path : programs)
+    checkProgram(path, executors, options, sizes, iters, budget, stats);
   std::printf("warm prepare (cache hit, create to ready): median %.3f ms over "
               "%zu programs\n",
               median(stats.warmPrepareMs), stats.warmPrepareMs.size());

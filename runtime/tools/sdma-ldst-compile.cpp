@@ -14,14 +14,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "ToolOptions.h"
-#include "sdma/runtime/CudaDriver.h"
-#ifdef SDMA_HAVE_HIP
-#include "sdma/runtime/HipExecutor.h"
-#endif
+#include "sdma/runtime/KernelCompiler.h"
 #include "sdma/runtime/LdstPrelude.h"
 #include "sdma/runtime/LdstProgram.h"
 
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -103,43 +99,15 @@ int main(int argc, char **argv) {
     std::fputs(program->source.c_str(), stdout);
     return 0;
   }
-  if (hipArch) {
-#ifdef SDMA_HAVE_HIP
-    auto start = std::chrono::steady_clock::now();
-    std::string code;
-    if (!hip::compileWithHipRtc(program->source, program->schedule + ".hip",
-                                hipArch, code, error)) {
-      std::fprintf(stderr, "sdma-ldst-compile: error: %s\n", error.c_str());
-      return 1;
-    }
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    std::printf("%s: %s code object for %s, %zu bytes, hipRTC, %.1f ms\n", path,
-                program->entry.c_str(), hipArch, code.size(), ms);
-    return 0;
-#else
-    std::fprintf(stderr, "sdma-ldst-compile: built without HIP headers\n");
-    return 1;
-#endif
-  }
-  const cuda::Nvrtc *nvrtc = cuda::Nvrtc::get(error);
-  if (!nvrtc) {
+  KernelBinary binary;
+  if (!compileKernel(*program, hipArch ? "hiprtc" : "nvrtc",
+                     hipArch ? hipArch : arch, binary, error)) {
     std::fprintf(stderr, "sdma-ldst-compile: error: %s\n", error.c_str());
     return 1;
   }
-  auto start = std::chrono::steady_clock::now();
-  std::string cubin;
-  if (!cuda::compileToCubin(*nvrtc, std::string(kCudaPrelude) + program->source,
-                            program->schedule + ".cu", arch, cubin, error)) {
-    std::fprintf(stderr, "sdma-ldst-compile: error: %s\n", error.c_str());
-    return 1;
-  }
-  double ms = std::chrono::duration<double, std::milli>(
-                  std::chrono::steady_clock::now() - start)
-                  .count();
-  std::printf("%s: %s CUBIN for %s, %zu bytes, NVRTC %d.%d, %.1f ms\n", path,
-              program->entry.c_str(), arch, cubin.size(), nvrtc->major,
-              nvrtc->minor, ms);
+  std::printf("%s: %s %s for %s, %zu bytes, %s, %.1f ms\n", path,
+              program->entry.c_str(), hipArch ? "code object" : "CUBIN",
+              hipArch ? hipArch : arch, binary.code.size(),
+              binary.compiler.c_str(), binary.milliseconds);
   return 0;
 }

@@ -1,5 +1,4 @@
-//===- HipExecutor.h - load/store kernels on AMD GPUs ------------*- C++
-//-*-===//
+//===- HipLdstExecutor.h - load/store kernels on AMD GPUs -----*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -13,12 +12,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SDMA_RUNTIME_HIPEXECUTOR_H
-#define SDMA_RUNTIME_HIPEXECUTOR_H
+#ifndef SDMA_RUNTIME_LIB_HIPLDSTEXECUTOR_H
+#define SDMA_RUNTIME_LIB_HIPLDSTEXECUTOR_H
 
-#include "sdma/runtime/CudaExecutor.h"
+#include "sdma/runtime/Executor.h"
 
-namespace sdma::rt::hip {
+namespace sdma::rt {
 
 /// Compiles a load/store program's source (with the HIP prelude) to an AMD
 /// code object for `arch` (e.g. "gfx90a") with hipRTC. Needs no GPU.
@@ -26,18 +25,30 @@ bool compileWithHipRtc(const std::string &source, const std::string &name,
                        const std::string &arch, std::string &code,
                        std::string &error);
 
-class HipLdstExecutor {
+class HipLdstExecutor : public Executor {
 public:
   /// "no GPU: ..." where HIP or an AMD device is missing.
   static std::unique_ptr<HipLdstExecutor> create(const LdstProgram &program,
-                                                 const CudaOptions &options,
+                                                 const HipOptions &options,
                                                  std::string &error);
-  ~HipLdstExecutor();
-  const CompileInfo &compileInfo() const { return compile_; }
-  bool prepare(size_t chunkBytes, std::string &error);
-  bool upload(const HostMemory &memory, std::string &error);
-  bool download(HostMemory &memory, std::string &error);
-  bool run(std::string &error);
+  ~HipLdstExecutor() override;
+
+  std::string name() const override { return "hip-ldst"; }
+  std::string description() const override {
+    return "load/store kernel, hipRTC; host times of whole runs, median";
+  }
+  const CompileInfo *compileInfo() const override { return &compile_; }
+  bool prepare(size_t chunkBytes, std::string &error) override;
+  bool upload(const HostMemory &memory, std::string &error) override;
+  bool download(HostMemory &memory, std::string &error) override;
+  /// Enqueues one run on the executor's stream.
+  bool launch(std::string &error) override;
+  /// Waits (bounded) for the launched runs; a timed-out wait in the kernel
+  /// is reported with the rank, flag slot and values.
+  bool wait(std::string &error) override;
+  /// Host time of each whole run.
+  bool time(int runs, std::vector<double> &microseconds,
+            std::string &error) override;
 
 private:
   struct State;
@@ -46,6 +57,6 @@ private:
   CompileInfo compile_;
 };
 
-} // namespace sdma::rt::hip
+} // namespace sdma::rt
 
-#endif // SDMA_RUNTIME_HIPEXECUTOR_H
+#endif // SDMA_RUNTIME_LIB_HIPLDSTEXECUTOR_H

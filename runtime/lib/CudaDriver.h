@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SDMA_RUNTIME_CUDADRIVER_H
-#define SDMA_RUNTIME_CUDADRIVER_H
+#ifndef SDMA_RUNTIME_LIB_CUDADRIVER_H
+#define SDMA_RUNTIME_LIB_CUDADRIVER_H
 
 #include <cstddef>
 #include <cstdint>
@@ -148,4 +148,4 @@ bool compileToCubin(const Nvrtc &nvrtc, const std::string &source,
 
 } // namespace sdma::rt::cuda
 
-#endif // SDMA_RUNTIME_CUDADRIVER_H
+#endif // SDMA_RUNTIME_LIB_CUDADRIVER_H

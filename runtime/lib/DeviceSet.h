@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SDMA_RUNTIME_DEVICESET_H
-#define SDMA_RUNTIME_DEVICESET_H
+#ifndef SDMA_RUNTIME_LIB_DEVICESET_H
+#define SDMA_RUNTIME_LIB_DEVICESET_H
 
-#include "sdma/runtime/CudaDriver.h"
+#include "CudaDriver.h"
 #include "sdma/runtime/HostMemory.h"
 
 #include <vector>
@@ -84,4 +84,4 @@ private:
 
 } // namespace sdma::rt
 
-#endif // SDMA_RUNTIME_DEVICESET_H
+#endif // SDMA_RUNTIME_LIB_DEVICESET_H

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/runtime/CudaExecutor.h"
-#include "sdma/runtime/KernelCache.h"
+#include "CudaLdstExecutor.h"
+#include "KernelCache.h"
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
@@ -133,6 +133,15 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
     e.pool_ = std::make_unique<LaunchPool>(e.groups_.size());
 #undef SDMA_CU_CREATE
   return executor;
+}
+
+std::string CudaLdstExecutor::description() const {
+  return "load/store kernel, NVRTC " + compile_.arch + ", " +
+         (compile_.cacheHit ? "cache hit" : "compiled") + " in " +
+         std::to_string(compile_.compileMs + compile_.loadMs) + " ms; " +
+         (options_.devices.size() > 1 ? "ranks spread over GPUs"
+                                      : "all ranks on one GPU") +
+         "; CUDA-event times, median";
 }
 
 CudaLdstExecutor::~CudaLdstExecutor() {

@@ -1,5 +1,4 @@
-//===- HipDmaExecutor.h - a DMA plan on HIP streams (AMD) --------*- C++
-//-*-===//
+//===- HipDmaExecutor.h - a DMA plan on HIP streams (AMD) ------*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -16,27 +15,32 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SDMA_RUNTIME_HIPDMAEXECUTOR_H
-#define SDMA_RUNTIME_HIPDMAEXECUTOR_H
+#ifndef SDMA_RUNTIME_LIB_HIPDMAEXECUTOR_H
+#define SDMA_RUNTIME_LIB_HIPDMAEXECUTOR_H
 
-#include "sdma/runtime/CudaExecutor.h"
+#include "sdma/runtime/Executor.h"
 
-namespace sdma::rt::hip {
+namespace sdma::rt {
 
-class HipDmaExecutor {
+class HipDmaExecutor : public Executor {
 public:
   /// "no GPU: ..." where HIP or an AMD device is missing.
   static std::unique_ptr<HipDmaExecutor>
-  create(const Plan &plan, const CudaOptions &options, std::string &error);
-  ~HipDmaExecutor();
+  create(const Plan &plan, const HipOptions &options, std::string &error);
+  ~HipDmaExecutor() override;
 
-  bool prepare(size_t chunkBytes, std::string &error);
-  bool upload(const HostMemory &memory, std::string &error);
-  bool download(HostMemory &memory, std::string &error);
-  bool launch(std::string &error);
-  bool wait(std::string &error);
-  bool run(std::string &error) { return launch(error) && wait(error); }
-  bool time(int runs, std::vector<double> &microseconds, std::string &error);
+  std::string name() const override { return "hip-dma"; }
+  std::string description() const override {
+    return "the plan's queues as HIP streams (SDMA engines between GPUs); "
+           "HIP-event times, median";
+  }
+  bool prepare(size_t chunkBytes, std::string &error) override;
+  bool upload(const HostMemory &memory, std::string &error) override;
+  bool download(HostMemory &memory, std::string &error) override;
+  bool launch(std::string &error) override;
+  bool wait(std::string &error) override;
+  bool time(int runs, std::vector<double> &microseconds,
+            std::string &error) override;
 
 private:
   struct State;
@@ -44,6 +48,6 @@ private:
   std::unique_ptr<State> state_;
 };
 
-} // namespace sdma::rt::hip
+} // namespace sdma::rt
 
-#endif // SDMA_RUNTIME_HIPDMAEXECUTOR_H
+#endif // SDMA_RUNTIME_LIB_HIPDMAEXECUTOR_H

@@ -1,5 +1,4 @@
-//===- CudaExecutor.h - load/store kernels on NVIDIA GPUs --------*- C++
-//-*-===//
+//===- CudaLdstExecutor.h - load/store kernels on NVIDIA GPUs -*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -14,87 +13,45 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SDMA_RUNTIME_CUDAEXECUTOR_H
-#define SDMA_RUNTIME_CUDAEXECUTOR_H
+#ifndef SDMA_RUNTIME_LIB_CUDALDSTEXECUTOR_H
+#define SDMA_RUNTIME_LIB_CUDALDSTEXECUTOR_H
 
-#include "sdma/runtime/CudaDriver.h"
-#include "sdma/runtime/DeviceSet.h"
-#include "sdma/runtime/HostMemory.h"
-#include "sdma/runtime/LaunchPool.h"
-#include "sdma/runtime/LdstProgram.h"
+#include "CudaDriver.h"
+#include "DeviceSet.h"
+#include "LaunchPool.h"
+#include "sdma/runtime/Executor.h"
 
 #include <memory>
 
 namespace sdma::rt {
 
-struct CudaOptions {
-  int device = 0;
-  /// Several GPUs: rank r runs on devices[r / ceil(R / devices.size())].
-  /// Empty: every rank on `device`.
-  std::vector<int> devices;
-  /// "" : the default cache directory (see KernelCache).
-  std::string cacheDirectory;
-  /// A wait (or rank barrier) that takes longer fails the run.
-  uint64_t timeoutNs = 5'000'000'000ull;
-  /// Blocks per rank; 0: from the size, capped so that every block of every
-  /// rank is resident at once (ranks wait on each other).
-  int blocksPerRank = 0;
-  /// Several GPUs: launch on every GPU at once, one host thread each
-  /// (LaunchPool), instead of one cuLaunchKernel after another from the
-  /// calling thread. Cuts the host time of a launch over four H200s from
-  /// 18.6 to 6.7 us, but not the collective's latency (measured: 1 KiB
-  /// all-gather 10.0 us pooled vs 9.0 us one thread; bench/results/
-  /// collectives-h200x4.csv), and its workers spin for 2 ms after each run:
-  /// off by default.
-  bool parallelLaunch = false;
-  /// Compile the kernel with SDMA_STAGED_OPS: each phase's ops are first
-  /// resolved into shared memory by one thread each, instead of by every
-  /// thread in turn (an experiment against the small-message gap to the
-  /// fused kernel; bench/results/ncu-ldst-small-h200.md).
-  bool stagedOps = false;
-};
-
-/// What preparing a program cost.
-struct CompileInfo {
-  bool cacheHit = false;
-  bool cacheWasCorrupt = false;
-  double compileMs = 0; // NVRTC, 0 on a hit
-  double loadMs = 0;    // cache read + cuModuleLoadData
-  std::string arch;
-};
-
-class CudaLdstExecutor {
+class CudaLdstExecutor : public Executor {
 public:
   /// Loads the driver, compiles (or fetches) the kernel and loads it.
   /// Returns nullptr with `error` ("no GPU: ..." where there is none).
   static std::unique_ptr<CudaLdstExecutor> create(const LdstProgram &program,
                                                   const CudaOptions &options,
                                                   std::string &error);
-  ~CudaLdstExecutor();
+  ~CudaLdstExecutor() override;
 
-  const CompileInfo &compileInfo() const { return compile_; }
+  std::string name() const override { return "cuda-ldst"; }
+  std::string description() const override;
+  const CompileInfo *compileInfo() const override { return &compile_; }
 
-  /// Allocates every rank's buffers for this chunk size (again only if it
-  /// grew) and binds them.
-  bool prepare(size_t chunkBytes, std::string &error);
-  /// Host <-> device copies of every rank's buffers.
-  bool upload(const HostMemory &memory, std::string &error);
-  bool download(HostMemory &memory, std::string &error);
-
+  bool prepare(size_t chunkBytes, std::string &error) override;
+  bool upload(const HostMemory &memory, std::string &error) override;
+  bool download(HostMemory &memory, std::string &error) override;
   /// Launches one run on the executor's stream (no wait).
-  bool launch(std::string &error);
+  bool launch(std::string &error) override;
   /// Waits for the launched runs; a timed-out wait in the kernel is
   /// reported with the rank, flag slot and values.
-  bool wait(std::string &error);
-  /// launch() then wait().
-  bool run(std::string &error) { return launch(error) && wait(error); }
-  /// Times `runs` runs, each between two CUDA events and waited for before
-  /// the next; returns microseconds each.
-  bool time(int runs, std::vector<double> &microseconds, std::string &error);
+  bool wait(std::string &error) override;
+  /// Each run between two CUDA events, waited for before the next.
+  bool time(int runs, std::vector<double> &microseconds,
+            std::string &error) override;
 
   int blocksPerRank() const { return groups_.empty() ? 1 : groups_[0].blocks; }
-  /// How many GPUs the ranks are spread over.
-  int deviceCount() const { return static_cast<int>(groups_.size()); }
+  int deviceCount() const override { return static_cast<int>(groups_.size()); }
 
 private:
   /// What one device holds to run its ranks (devices_.devices()[i]).
@@ -135,4 +92,4 @@ private:
 
 } // namespace sdma::rt
 
-#endif // SDMA_RUNTIME_CUDAEXECUTOR_H
+#endif // SDMA_RUNTIME_LIB_CUDALDSTEXECUTOR_H

@@ -1,12 +1,12 @@
-//===- HipExecutor.cpp - load/store kernels on AMD GPUs -------------------===//
+//===- HipLdstExecutor.cpp - load/store kernels on AMD GPUs ---------------===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 //===----------------------------------------------------------------------===//
 
 #define __HIP_PLATFORM_AMD__ 1
-#include "sdma/runtime/HipExecutor.h"
-#include "sdma/runtime/KernelCache.h"
+#include "HipLdstExecutor.h"
+#include "KernelCache.h"
 #include "sdma/runtime/LdstPrelude.h"
 
 #include "HipApi.h"
@@ -18,7 +18,7 @@
 using namespace sdma::rt;
 using namespace sdma::rt::hip;
 
-bool sdma::rt::hip::compileWithHipRtc(const std::string &source,
+bool sdma::rt::compileWithHipRtc(const std::string &source,
                                       const std::string &name,
                                       const std::string &arch,
                                       std::string &code, std::string &error) {
@@ -64,7 +64,7 @@ bool sdma::rt::hip::compileWithHipRtc(const std::string &source,
 struct HipLdstExecutor::State {
   const HipApi *api = nullptr;
   LdstProgram program;
-  CudaOptions options;
+  HipOptions options;
   hipModule_t module = nullptr;
   hipFunction_t function = nullptr;
   hipStream_t stream = nullptr;
@@ -91,7 +91,7 @@ HipLdstExecutor::HipLdstExecutor(std::unique_ptr<State> state)
     : state_(std::move(state)) {}
 
 std::unique_ptr<HipLdstExecutor>
-HipLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
+HipLdstExecutor::create(const LdstProgram &program, const HipOptions &options,
                         std::string &error) {
   int count = 0;
   const HipApi *api = HipApi::withDevices(count, error);
@@ -225,7 +225,7 @@ bool HipLdstExecutor::download(HostMemory &memory, std::string &error) {
   return true;
 }
 
-bool HipLdstExecutor::run(std::string &error) {
+bool HipLdstExecutor::launch(std::string &error) {
   State &s = *state_;
   if (!s.chunkBytes) {
     error = "run before prepare()";
@@ -234,11 +234,14 @@ bool HipLdstExecutor::run(std::string &error) {
   unsigned long long chunk = s.chunkBytes, epoch = s.epoch++;
   int rankBase = 0;
   void *args[] = {s.table.data(), &chunk, &epoch, &rankBase};
-  if (!s.check(s.api->hipModuleLaunchKernel(s.function, s.blocks,
-                                            s.program.ranks, 1, kLdstThreads, 1,
-                                            1, 0, s.stream, args, nullptr),
-               "hipModuleLaunchKernel", error))
-    return false;
+  return s.check(s.api->hipModuleLaunchKernel(
+                     s.function, s.blocks, s.program.ranks, 1, kLdstThreads, 1,
+                     1, 0, s.stream, args, nullptr),
+                 "hipModuleLaunchKernel", error);
+}
+
+bool HipLdstExecutor::wait(std::string &error) {
+  State &s = *state_;
   auto start = std::chrono::steady_clock::now();
   auto limit = std::chrono::nanoseconds(s.options.timeoutNs) * 2 +
                std::chrono::seconds(10);
@@ -264,6 +267,20 @@ bool HipLdstExecutor::run(std::string &error) {
             std::to_string(record[3]) + "; it stayed at " +
             std::to_string(record[4]);
     return false;
+  }
+  return true;
+}
+
+bool HipLdstExecutor::time(int runs, std::vector<double> &microseconds,
+                           std::string &error) {
+  microseconds.clear();
+  for (int i = 0; i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (!run(error))
+      return false;
+    microseconds.push_back(std::chrono::duration<double, std::micro>(
+                               std::chrono::steady_clock::now() - start)
+                               .count());
   }
   return true;
 }

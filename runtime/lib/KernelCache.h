@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SDMA_RUNTIME_KERNELCACHE_H
-#define SDMA_RUNTIME_KERNELCACHE_H
+#ifndef SDMA_RUNTIME_LIB_KERNELCACHE_H
+#define SDMA_RUNTIME_LIB_KERNELCACHE_H
 
 #include <cstdint>
 #include <string>
@@ -46,4 +46,4 @@ private:
 
 } // namespace sdma::rt
 
-#endif // SDMA_RUNTIME_KERNELCACHE_H
+#endif // SDMA_RUNTIME_LIB_KERNELCACHE_H

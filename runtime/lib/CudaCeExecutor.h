@@ -1,5 +1,4 @@
-//===- CudaCeExecutor.h - a DMA plan on CUDA streams -------------*- C++
-//-*-===//
+//===- CudaCeExecutor.h - a DMA plan on CUDA streams ----------*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -39,10 +38,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SDMA_RUNTIME_CUDACEEXECUTOR_H
-#define SDMA_RUNTIME_CUDACEEXECUTOR_H
+#ifndef SDMA_RUNTIME_LIB_CUDACEEXECUTOR_H
+#define SDMA_RUNTIME_LIB_CUDACEEXECUTOR_H
 
-#include "sdma/runtime/CudaExecutor.h"
+#include "CudaDriver.h"
+#include "DeviceSet.h"
+#include "sdma/runtime/Executor.h"
 
 #include <memory>
 
@@ -50,47 +51,37 @@ namespace sdma::rt {
 
 struct DmaSchedule;
 
-struct CeOptions {
-  bool batch = false;
-  bool graph = false;
-  /// With batch: CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE (a hint).
-  bool preferCopyEngines = false;
-  /// Every poll a cuStreamWaitValue64 on its flag, as for a notifier in
-  /// another process, instead of an event. Streams then spin-wait on each
-  /// other: with more streams than hardware queues a run can deadlock and
-  /// time out. For testing that path on one GPU.
-  bool valueWaits = false;
-};
-
-class CudaCeExecutor {
+class CudaCeExecutor : public Executor {
 public:
   static std::unique_ptr<CudaCeExecutor> create(const Plan &plan,
                                                 const CudaOptions &options,
                                                 std::string &error,
                                                 const CeOptions &ce = {});
-  ~CudaCeExecutor();
+  ~CudaCeExecutor() override;
 
+  std::string name() const override { return "cuda-ce"; }
+  std::string description() const override;
   /// True once a run did not finish within the timeout: the executor
   /// refuses further use, and other GPU work of the process may block
   /// behind its streams (a tool should report and exit).
-  bool stuck() const { return stuck_; }
+  bool stuck() const override { return stuck_; }
 
-  bool prepare(size_t chunkBytes, std::string &error);
-  bool upload(const HostMemory &memory, std::string &error);
-  bool download(HostMemory &memory, std::string &error);
+  bool prepare(size_t chunkBytes, std::string &error) override;
+  bool upload(const HostMemory &memory, std::string &error) override;
+  bool download(HostMemory &memory, std::string &error) override;
   /// Enqueues one run (fork from the main stream, join back).
-  bool launch(std::string &error);
+  bool launch(std::string &error) override;
   /// Waits for the launched runs, at most CudaOptions::timeoutNs. A run
   /// that does not finish (with events only a GPU stall can cause that; with
   /// value waits, a notifier that never comes) is reported with its
   /// unfinished queues and the polls each may be blocked at; the executor
   /// is then unusable (every call fails, and destruction leaks its GPU
   /// resources rather than block, so the process can exit).
-  bool wait(std::string &error);
-  bool run(std::string &error) { return launch(error) && wait(error); }
+  bool wait(std::string &error) override;
   /// Events around each run on the main stream.
-  bool time(int runs, std::vector<double> &microseconds, std::string &error);
-  int deviceCount() const {
+  bool time(int runs, std::vector<double> &microseconds,
+            std::string &error) override;
+  int deviceCount() const override {
     return static_cast<int>(devices_.devices().size());
   }
 
@@ -142,4 +133,4 @@ private:
 
 } // namespace sdma::rt
 
-#endif // SDMA_RUNTIME_CUDACEEXECUTOR_H
+#endif // SDMA_RUNTIME_LIB_CUDACEEXECUTOR_H

@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SDMA_RUNTIME_LAUNCHPOOL_H
-#define SDMA_RUNTIME_LAUNCHPOOL_H
+#ifndef SDMA_RUNTIME_LIB_LAUNCHPOOL_H
+#define SDMA_RUNTIME_LIB_LAUNCHPOOL_H
 
 #include <atomic>
 #include <chrono>
@@ -65,4 +65,4 @@ private:
 
 } // namespace sdma::rt
 
-#endif // SDMA_RUNTIME_LAUNCHPOOL_H
+#endif // SDMA_RUNTIME_LIB_LAUNCHPOOL_H

@@ -1,0 +1,207 @@
+//===- Executor.h - one interface for every way to run a plan -*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Every backend that runs a compiled schedule -- the CPU reference
+// simulator, the DMA timing model, the AMD packet simulator, the load/store
+// kernel on the CPU, CUDA (load/store kernel, copy engines) and HIP
+// (load/store kernel, SDMA engines) -- is an Executor:
+//
+//   CompiledSchedule compiled = ...;            // plan (+ kernel, packets)
+//   auto executor = createExecutor("cuda-ldst", compiled, options, error);
+//   executor->prepare(chunkBytes, error);       // buffers for this size
+//   executor->upload(memory, error);            // every rank's inputs
+//   executor->launch(error);                    // enqueue one run
+//   executor->wait(error);                      // ... and wait for it
+//   executor->download(memory, error);          // every rank's buffers
+//   executor->time(runs, microseconds, error);  // timed runs
+//
+// Backends are named in one table (backends()); tools and the APIs pick
+// from it by name. runAndCheck (RunCheck.h) is the one fill / run / check /
+// time chain every tool uses. Driver details (CUDA driver API, HIP) stay
+// inside the runtime library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_EXECUTOR_H
+#define SDMA_RUNTIME_EXECUTOR_H
+
+#include "sdma/runtime/HostMemory.h"
+#include "sdma/runtime/LdstCpuExecutor.h"
+#include "sdma/runtime/LdstProgram.h"
+#include "sdma/runtime/Packets.h"
+#include "sdma/runtime/Plan.h"
+#include "sdma/runtime/Simulator.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sdma::rt {
+
+/// What the compiler produced for one schedule and DMA variant, loaded:
+/// the plan always; the load/store kernel and the AMD SDMA packet plan where
+/// a backend needs them.
+struct CompiledSchedule {
+  Plan plan;
+  std::optional<LdstProgram> ldst;
+  std::optional<PacketPlan> packets;
+
+  /// Parses compiler output; `ldstSource` and `packetsText` may be empty.
+  static std::optional<CompiledSchedule> parse(std::string_view planText,
+                                               std::string ldstSource,
+                                               std::string_view packetsText,
+                                               std::string &error);
+};
+
+/// Where GPU executors run, for both vendors.
+struct DeviceOptions {
+  int device = 0;
+  /// Several GPUs: rank r runs on devices[r / ceil(R / devices.size())].
+  /// Empty: every rank on `device`.
+  std::vector<int> devices;
+  /// "" : the default kernel cache ($SDMA_CACHE_DIR, else
+  /// $XDG_CACHE_HOME/sdma, else ~/.cache/sdma).
+  std::string cacheDirectory;
+  /// A wait (or rank barrier) that takes longer fails the run.
+  uint64_t timeoutNs = 5'000'000'000ull;
+};
+
+/// The CUDA load/store executor (cuda-ldst).
+struct CudaOptions : DeviceOptions {
+  /// Blocks per rank; 0: from the size, capped so that every block of every
+  /// rank is resident at once (ranks wait on each other).
+  int blocksPerRank = 0;
+  /// Several GPUs: launch on every GPU at once, one host thread each,
+  /// instead of one cuLaunchKernel after another from the calling thread.
+  /// Cuts the host time of a launch over four H200s from 18.6 to 6.7 us,
+  /// but not the collective's latency (measured: 1 KiB all-gather 10.0 us
+  /// pooled vs 9.0 us one thread; bench/results/collectives-h200x4.csv),
+  /// and its workers spin for 2 ms after each run: off by default.
+  bool parallelLaunch = false;
+  /// Compile the kernel with SDMA_STAGED_OPS: each phase's ops are first
+  /// resolved into shared memory by one thread each, instead of by every
+  /// thread in turn (bench/results/ncu-ldst-small-h200.md).
+  bool stagedOps = false;
+};
+
+/// The CUDA copy-engine executor (cuda-ce): the plan's queues as streams.
+struct CeOptions {
+  /// cuMemcpyBatchAsync per run of copies.
+  bool batch = false;
+  /// Capture one run into a CUDA graph and replay it.
+  bool graph = false;
+  /// With batch: CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE (a hint).
+  bool preferCopyEngines = false;
+  /// Every poll a cuStreamWaitValue64 on its flag, as for a notifier in
+  /// another process, instead of an event. Streams then spin-wait on each
+  /// other: with more streams than hardware queues a run can deadlock and
+  /// time out. For testing that path on one GPU.
+  bool valueWaits = false;
+};
+
+/// The HIP executors (hip-ldst, hip-dma).
+struct HipOptions : DeviceOptions {};
+
+/// Everything a backend may need; each reads its own part.
+struct ExecutorOptions {
+  CudaOptions cuda;
+  CeOptions ce;
+  HipOptions hip;
+  LdstCpuOptions cpu;
+  /// The DMA timing profile of sdma-sim and sdma-packets (JSON path).
+  std::string dmaProfile;
+  SimulatorOptions simulator;
+};
+
+/// How a kernel was made ready (JIT executors).
+struct CompileInfo {
+  bool cacheHit = false;
+  bool cacheWasCorrupt = false;
+  double compileMs = 0; // NVRTC or hipRTC, 0 on a hit
+  double loadMs = 0;    // cache read + module load
+  std::string arch;
+};
+
+/// One way to run a compiled schedule. Not thread-safe; one run at a time.
+class Executor {
+public:
+  virtual ~Executor();
+
+  /// The backend's name in backends() ("cuda-ldst").
+  virtual std::string name() const = 0;
+  /// One line: what runs where and what time() measures.
+  virtual std::string description() const = 0;
+  /// Chunk sizes must be multiples of this (1 but for packet programs).
+  virtual size_t chunkAlign() const { return 1; }
+
+  /// Allocates every rank's buffers for this chunk size (again only if it
+  /// grew) and binds them.
+  virtual bool prepare(size_t chunkBytes, std::string &error) = 0;
+  /// Host -> executor copies of every rank's buffers (flags excepted: they
+  /// are the executor's own). `memory` has the compiled plan's layout.
+  virtual bool upload(const HostMemory &memory, std::string &error) = 0;
+  /// Executor -> host copies of every rank's buffers.
+  virtual bool download(HostMemory &memory, std::string &error) = 0;
+  /// Starts one run (GPU executors: enqueues it and returns; host
+  /// executors: runs it).
+  virtual bool launch(std::string &error) = 0;
+  /// Waits for the launched runs, at most the timeout; a wait that never
+  /// completes is reported with where it was blocked.
+  virtual bool wait(std::string &error) = 0;
+  /// launch() then wait().
+  bool run(std::string &error) { return launch(error) && wait(error); }
+  /// Times `runs` runs (each waited for before the next), microseconds each.
+  /// Model-timed backends give one value: the prediction.
+  virtual bool time(int runs, std::vector<double> &microseconds,
+                    std::string &error) = 0;
+
+  /// GPUs the ranks are spread over (0 for host executors).
+  virtual int deviceCount() const { return 0; }
+  /// JIT executors: how the kernel was made ready; else null.
+  virtual const CompileInfo *compileInfo() const { return nullptr; }
+  /// True once a run did not finish within the timeout and the executor
+  /// cannot be used again (its GPU streams stay blocked): report and exit.
+  virtual bool stuck() const { return false; }
+};
+
+/// One entry of the backend table.
+struct BackendInfo {
+  std::string_view name;
+  /// For --help and error messages.
+  std::string_view summary;
+  /// It needs CompiledSchedule::ldst / ::packets.
+  bool needsLdst = false, needsPackets = false;
+  /// It runs on a GPU (and says "no GPU: ..." where there is none).
+  bool gpu = false;
+  /// Host backends check bytes against the reference simulator on every
+  /// run (cheap, and their runs differ: interleavings, epochs).
+  bool checkEveryRun = false;
+};
+
+/// Every backend, in the order tools list them.
+const std::vector<BackendInfo> &backends();
+/// The entry named `name`, or null.
+const BackendInfo *findBackend(std::string_view name);
+/// "sim, sdma-sim, ..." for messages.
+std::string backendNames();
+/// Whether this build has the backend's code (HIP needs HIP headers at
+/// build time); the GPU itself is checked by createExecutor.
+bool backendBuilt(std::string_view name);
+
+/// Creates the executor `backend` for `compiled`; nullptr with `error`
+/// ("no GPU: ..." where a GPU backend finds none; "unknown backend ...").
+std::unique_ptr<Executor> createExecutor(std::string_view backend,
+                                         const CompiledSchedule &compiled,
+                                         const ExecutorOptions &options,
+                                         std::string &error);
+
+/// The median of `values` (0 if empty).
+double median(std::vector<double> values);
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_EXECUTOR_H

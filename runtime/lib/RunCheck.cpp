@@ -1,0 +1,111 @@
+//===- RunCheck.cpp - fill, run, check and time a compiled schedule -------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/RunCheck.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace sdma::rt;
+
+double sdma::rt::median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+double sdma::rt::busFactor(const std::string &collective, int ranks) {
+  if (collective == "broadcast")
+    return 1.0;
+  return ranks > 1 ? double(ranks - 1) / ranks : 1.0;
+}
+
+namespace {
+/// Adds the bytes that differ from the reference to `check`.
+void addDifferences(uint64_t differ, CheckResult &check) {
+  if (!differ)
+    return;
+  check.wrongBytes += differ;
+  check.firstWrong =
+      std::to_string(differ) + " bytes differ from the reference simulator" +
+      (check.firstWrong.empty() ? "" : "; " + check.firstWrong);
+}
+} // namespace
+
+bool sdma::rt::runAndCheck(Executor &executor, const Plan &plan,
+                           size_t chunkBytes, const RunCheckOptions &options,
+                           RunCheckResult &result, std::string &error) {
+  result = RunCheckResult();
+  // Up to three copies of every buffer on the host: the reference, the
+  // executor's bytes, and the re-check after timing.
+  MemoryBudget third = options.budget;
+  third.bytes /= 3;
+  std::optional<HostMemory> actual =
+      HostMemory::create(plan, chunkBytes, error, third);
+  if (!actual)
+    return false;
+  std::optional<HostMemory> reference;
+  if (options.compareWithReference) {
+    reference = HostMemory::create(plan, chunkBytes, error, third);
+    if (!reference)
+      return false;
+    fillInputs(plan, *reference);
+    if (!simulate(plan, *reference, {}, error)) {
+      // Still run the executor: it must fail cleanly too.
+      result.referenceError = error;
+      fillInputs(plan, *actual);
+      std::string executorError;
+      bool ran = executor.prepare(chunkBytes, executorError) &&
+                 executor.upload(*actual, executorError) &&
+                 executor.run(executorError);
+      error = "reference simulator: " + result.referenceError + "; " +
+              executor.name() + ": " +
+              (ran ? "ran although the simulator says it cannot complete"
+                   : executorError);
+      return false;
+    }
+  }
+  if (!executor.prepare(chunkBytes, error))
+    return false;
+  for (int i = 0; i < std::max(1, options.checkedRuns); ++i) {
+    fillInputs(plan, *actual);
+    if (!executor.upload(*actual, error) || !executor.run(error) ||
+        !executor.download(*actual, error))
+      return false;
+    result.check = checkOutputs(plan, *actual);
+    if (reference) {
+      result.differing =
+          differingBytes(plan, *actual, *reference, &result.compared);
+      addDifferences(result.differing, result.check);
+    }
+    if (result.check.wrongBytes)
+      return true;
+  }
+  if (options.timedRuns > 0 &&
+      !executor.time(options.timedRuns, result.microseconds, error))
+    return false;
+  bool inPlace =
+      plan.collective && plan.collective->input == plan.collective->output;
+  if (options.checkAfterTiming && options.timedRuns > 0 && !inPlace) {
+    if (!executor.download(*actual, error))
+      return false;
+    result.again = checkOutputs(plan, *actual);
+  }
+  if (options.launches > 0) {
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < options.launches; ++i)
+      if (!executor.launch(error))
+        return false;
+    result.launchUs = std::chrono::duration<double, std::micro>(
+                          std::chrono::steady_clock::now() - start)
+                          .count() /
+                      options.launches;
+    if (!executor.wait(error))
+      return false;
+  }
+  return true;
+}
