@@ -1,0 +1,267 @@
+//===- LdstKernel.hip - the generic load/store kernel -----------*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The device code every file `sdma-translate --sdma-to-hip` writes ends
+// with: this file after its banner (everything up to the first blank line),
+// embedded at build time as a string literal (EmbedKernel.cmake), so it is
+// copied out byte for byte. It compiles after what comes before it there:
+//   - a prelude that defines the SDMA_* device macros (SDMA_TID, SDMA_SYNC,
+//     SDMA_ATOMIC_*, ...; runtime/include/sdma/runtime/LdstPrelude.h has
+//     one per compiler, runtime/lib/LdstCpuExecutor.cpp the CPU emulator's);
+//   - the schedule: SDMA_RANKS, SDMA_BUFFERS, SDMA_FLAG_SLOTS and
+//     SDMA_OP_STRIDE, and the tables sdma_ops, sdma_steps, sdma_rank_begin
+//     and sdma_per_epoch (TranslateToHIP.cpp describes them).
+// test/gpu/compile-*.test and test/ldst-cpu compile and run it that way.
+//===----------------------------------------------------------------------===//
+
+// SDMA_STAGED_OPS=1 (the runtime's stagedOps option) resolves each phase's
+// ops into shared memory first; see sdma_phase.
+#ifndef SDMA_STAGED_OPS
+#define SDMA_STAGED_OPS 0
+#endif
+#ifndef SDMA_STAGE_CAP
+#define SDMA_STAGE_CAP 64
+#endif
+// A prelude may give spinning threads a pause (the CPU emulator yields).
+#ifndef SDMA_SPIN_PAUSE
+#define SDMA_SPIN_PAUSE()
+#endif
+
+struct SdmaTable {
+  char *buf[SDMA_RANKS * SDMA_BUFFERS]; // buf[r * SDMA_BUFFERS + b]
+  unsigned long long *flags[SDMA_RANKS]; // SDMA_FLAG_SLOTS per rank
+  unsigned int *sync[SDMA_RANKS];        // per rank: arrivals, generation
+  unsigned long long *error; // status (0 ok, 1 wait timed out), rank, slot,
+                             // value awaited, value seen
+  unsigned long long timeoutNs;
+};
+
+struct __attribute__((aligned(16))) sdma_v16 {
+  unsigned long long x, y;
+};
+
+static __device__ bool sdma_aborted(const SdmaTable *T) {
+  return *(volatile unsigned long long *)T->error != 0;
+}
+
+static __device__ void sdma_report(const SdmaTable *T, int rank, int slot,
+                                   unsigned long long value,
+                                   unsigned long long seen) {
+  if (SDMA_ATOMIC_CAS_U64(T->error, 0ull, 1ull) == 0ull) {
+    T->error[1] = rank;
+    T->error[2] = slot;
+    T->error[3] = value;
+    T->error[4] = seen;
+    SDMA_FENCE_SYSTEM();
+  }
+}
+
+// The blocks of one rank meet; everything they wrote before is visible to
+// every rank after.
+static __device__ void sdma_rank_sync(const SdmaTable *T, int rank) {
+  SDMA_SYNC();
+  if (SDMA_TID == 0) {
+    unsigned int *c = T->sync[rank];
+    volatile unsigned int *gen = c + 1;
+    unsigned int g = *gen;
+    SDMA_FENCE_SYSTEM();
+    if (SDMA_ATOMIC_ADD_U32(c, 1u) == SDMA_NBID - 1) {
+      *(volatile unsigned int *)c = 0;
+      SDMA_FENCE();
+      SDMA_ATOMIC_ADD_U32(c + 1, 1u);
+    } else {
+      unsigned long long start = SDMA_NOW_NS();
+      while (*gen == g) {
+        SDMA_SPIN_PAUSE();
+        if (sdma_aborted(T))
+          break;
+        if (SDMA_NOW_NS() - start > T->timeoutNs) {
+          sdma_report(T, rank, -1, SDMA_NBID, 0);
+          break;
+        }
+      }
+    }
+    SDMA_FENCE();
+  }
+  SDMA_SYNC();
+}
+
+// Every block waits until flag `slot` of `rank` reaches `value`.
+static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
+                                 unsigned long long value) {
+  if (SDMA_TID == 0) {
+    volatile unsigned long long *f = T->flags[rank] + slot;
+    unsigned long long start = SDMA_NOW_NS();
+    unsigned long long seen;
+    while ((seen = *f) < value) {
+      SDMA_SPIN_PAUSE();
+      if (sdma_aborted(T))
+        break;
+      if (SDMA_NOW_NS() - start > T->timeoutNs) {
+        sdma_report(T, rank, slot, value, seen);
+        break;
+      }
+    }
+    SDMA_FENCE_SYSTEM();
+  }
+  SDMA_SYNC();
+  return !sdma_aborted(T);
+}
+
+// One data op resolved to addresses: source a, destinations b (and c for
+// a broadcast; a and b swap for a swap), n bytes.
+struct sdma_desc {
+  char *a, *b, *c;
+  unsigned long long n;
+  int kind; // 0 copy, 1 bcast, 2 swap
+};
+
+static __device__ inline sdma_desc sdma_resolve(
+    const SdmaTable *T, const long long *op, unsigned long long chunk) {
+  sdma_desc d;
+  d.kind = (int)op[0];
+  d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * chunk;
+  d.n = (unsigned long long)op[4] * chunk;
+  d.b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * chunk;
+  d.c = d.kind == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * chunk
+                    : d.b;
+  return d;
+}
+
+// Ops [0, nops) of a phase (from the op table, or already resolved into
+// `staged`), spread over all threads of the rank's blocks in 16-byte units;
+// tails and unaligned slices go byte by byte. `u` is the thread's next
+// unit and `base` the first unit of op 0, both carried across calls.
+static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
+                                      const sdma_desc *staged, int nops,
+                                      unsigned long long chunk,
+                                      unsigned long long nthreads,
+                                      unsigned long long &u,
+                                      unsigned long long &base) {
+  for (int i = 0; i < nops; ++i) {
+    const sdma_desc d =
+        staged ? staged[i] : sdma_resolve(T, ops + i * SDMA_OP_STRIDE, chunk);
+    const int kind = (int)d.kind;
+    char *a = d.a, *b = d.b, *c = d.c;
+    const unsigned long long n = d.n;
+    const unsigned long long units = (n + 15) / 16;
+    const bool aligned =
+        ((((unsigned long long)a) | ((unsigned long long)b) |
+          ((unsigned long long)c)) & 15ull) == 0;
+    // Whole 16-byte units, four per thread per round: the four loads are
+    // issued before any store, so each thread keeps four in flight.
+    const unsigned long long full = aligned ? n / 16 : 0;
+    while (u < base + full) {
+      sdma_v16 va[4], vb[4];
+      unsigned long long offs[4];
+      int k = 0;
+      for (; k < 4 && u + k * nthreads < base + full; ++k) {
+        offs[k] = (u + k * nthreads - base) * 16;
+        va[k] = *(const sdma_v16 *)(a + offs[k]);
+        if (kind == 2)
+          vb[k] = *(const sdma_v16 *)(b + offs[k]);
+      }
+      for (int i = 0; i < k; ++i) {
+        if (kind == 2) {
+          *(sdma_v16 *)(a + offs[i]) = vb[i];
+          *(sdma_v16 *)(b + offs[i]) = va[i];
+        } else {
+          *(sdma_v16 *)(b + offs[i]) = va[i];
+          if (kind == 1)
+            *(sdma_v16 *)(c + offs[i]) = va[i];
+        }
+      }
+      // Only the units this round took: the rest of the thread's share
+      // continues into the next op's units.
+      u += k * nthreads;
+    }
+    // The tail (and unaligned slices): byte by byte, 16 bytes per unit.
+    for (; u < base + units; u += nthreads) {
+      const unsigned long long off = (u - base) * 16;
+      const unsigned long long end = off + 16 < n ? off + 16 : n;
+      for (unsigned long long j = off; j < end; ++j) {
+        char va = a[j];
+        if (kind == 2) {
+          char vb = b[j];
+          a[j] = vb;
+          b[j] = va;
+        } else {
+          b[j] = va;
+          if (kind == 1)
+            c[j] = va;
+        }
+      }
+    }
+    base += units;
+  }
+}
+
+// One phase. With SDMA_STAGED_OPS, the block first resolves up to
+// SDMA_STAGE_CAP ops at once into shared memory (one thread per op: the
+// op-table and buffer-table loads of all ops in flight together), then
+// copies from there; otherwise every thread resolves each op in turn.
+static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
+                                  int nops, unsigned long long chunk) {
+  const unsigned long long nthreads =
+      (unsigned long long)SDMA_NBID * SDMA_NTID;
+  unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID;
+  unsigned long long base = 0;
+#if SDMA_STAGED_OPS
+  SDMA_BLOCK_SHARED(sdma_desc, staged, SDMA_STAGE_CAP);
+  for (int w = 0; w < nops; w += SDMA_STAGE_CAP) {
+    const int m = nops - w < SDMA_STAGE_CAP ? nops - w : SDMA_STAGE_CAP;
+    for (int i = (int)SDMA_TID; i < m; i += (int)SDMA_NTID)
+      staged[i] = sdma_resolve(T, ops + (w + i) * SDMA_OP_STRIDE, chunk);
+    SDMA_SYNC();
+    sdma_phase_ops(T, ops, staged, m, chunk, nthreads, u, base);
+    SDMA_SYNC(); // the next window overwrites `staged`
+  }
+#else
+  sdma_phase_ops(T, ops, nullptr, nops, chunk, nthreads, u, base);
+#endif
+}
+
+// The table comes by value (kernel parameter space: no dependent global
+// load before the first data access).
+extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
+    sdma_ldst(const SDMA_GRID_CONSTANT SdmaTable table,
+              unsigned long long chunk, unsigned long long epoch,
+              int rankBase) {
+  const SdmaTable *T = &table;
+  const int rank = rankBase + (int)SDMA_BID_Y;
+  for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
+    const int *st = sdma_steps + 3 * s;
+    switch (st[0]) {
+    case 0:
+      sdma_phase(T, sdma_ops + (long long)st[1] * SDMA_OP_STRIDE, st[2], chunk);
+      break;
+    case 1:
+      sdma_rank_sync(T, rank);
+      break;
+    case 2:
+      if (SDMA_BID == 0 && SDMA_TID == 0) {
+        SDMA_FENCE_SYSTEM();
+        SDMA_ATOMIC_ADD_SYSTEM_U64(T->flags[st[1]] + st[2], 1ull);
+      }
+      break;
+    case 3:
+      if (!sdma_wait(T, rank, st[1],
+                     epoch * sdma_per_epoch[rank * SDMA_FLAG_SLOTS + st[1]] +
+                         (unsigned long long)st[2]))
+        return;
+      break;
+    case 4:
+      if (SDMA_BID == 0 && SDMA_TID == 0) {
+        SDMA_FENCE_SYSTEM();
+        for (int r = 0; r < SDMA_RANKS; ++r)
+          SDMA_ATOMIC_ADD_SYSTEM_U64(T->flags[r] + st[1], 1ull);
+      }
+      if (!sdma_wait(T, rank, st[1],
+                     epoch * sdma_per_epoch[rank * SDMA_FLAG_SLOTS + st[1]] +
+                         (unsigned long long)st[2]))
+        return;
+      break;
+    }
+  }
+}
