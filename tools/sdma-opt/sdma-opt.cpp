@@ -24,6 +24,10 @@
 
 #include <set>
 
+namespace sdma::test {
+void registerTestScheduleGraphPass();
+} // namespace sdma::test
+
 /// The options --help shows: the passes and pipelines (one option holds them
 /// all), then what a user combines them with. --help-hidden lists the rest.
 static const llvm::StringRef kShownOptions[] = {"sdma-unroll",
@@ -94,6 +98,8 @@ int main(int argc, char **argv) {
   sdma::registerSdmaPasses();
   sdma::registerSdmaConversionPasses();
   sdma::registerSdmaPipelines();
+  // Test passes (test/lib), as mlir-opt registers its own.
+  sdma::test::registerTestScheduleGraphPass();
   std::string helpHeader =
       mlir::registerCLIOptions("sdma optimiser driver\n", registry);
   // Diagnostics are one line plus notes: the failing op is not dumped.
