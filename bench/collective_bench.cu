@@ -26,8 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/runtime/CudaCeExecutor.h"
-#include "sdma/runtime/CudaExecutor.h"
+#include "sdma/runtime/RunCheck.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -65,11 +64,6 @@ __global__ void fusedCopy(const Copy *copies, int ncopies, int bpc) {
   for (size_t i = (size_t)b * blockDim.x + threadIdx.x; i < cp.n16;
        i += stride)
     cp.dst[i] = cp.src[i];
-}
-
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 /// Times f() `runs` times, events around each call.
@@ -168,8 +162,8 @@ int main(int argc, char **argv) {
     int per = (R + (int)devices.size() - 1) / (int)devices.size();
     return devices[r / per];
   };
-  CudaOptions cudaOptions;
-  cudaOptions.devices = devices;
+  ExecutorOptions cudaOptions;
+  cudaOptions.cuda.devices = devices;
   std::vector<size_t> sizes;
   for (size_t s = 1024; s <= maxBytes; s *= 4)
     sizes.push_back(s);
@@ -204,9 +198,15 @@ int main(int argc, char **argv) {
         ag ? std::vector<std::string>{"all_gather_direct", "all_gather_bcast",
                                       "all_gather_ring"}
            : std::vector<std::string>{"all_to_all_direct"};
-    std::vector<std::pair<std::string, std::unique_ptr<CudaLdstExecutor>>>
-        sdma;
-    std::vector<Plan> plans;
+    // sdma's executors, each with the plan its bytes are checked against.
+    struct Entry {
+      std::string name;
+      std::unique_ptr<Executor> executor;
+      Plan plan;
+      bool probe; // copy engines over several GPUs: also time SM-free
+      ExecutorOptions options;
+    };
+    std::vector<Entry> sdma;
     for (const std::string &name : programs) {
       std::string error;
       std::string base = dir + "/" + name + "-" + std::to_string(R);
@@ -216,26 +216,27 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
         return 1;
       }
+      CompiledSchedule compiled{*plan, *program, std::nullopt};
       std::string variant = "sdma-ldst-" + name.substr(name.rfind('_') + 1);
       // The program on an executor with `options`, as variant + suffix.
-      auto add = [&](const std::string &suffix, const CudaOptions &options) {
-        auto executor = CudaLdstExecutor::create(*program, options, error);
+      auto add = [&](const std::string &suffix, const ExecutorOptions &options) {
+        auto executor = createExecutor("cuda-ldst", compiled, options, error);
         if (!executor) {
           std::fprintf(stderr, "%s%s: %s\n", variant.c_str(), suffix.c_str(),
                        error.c_str());
           return false;
         }
-        sdma.emplace_back(variant + suffix, std::move(executor));
-        plans.push_back(*plan);
+        sdma.push_back({variant + suffix, std::move(executor), *plan, false,
+                        options});
         return true;
       };
       // Also compiled with SDMA_STAGED_OPS (each phase's ops resolved into
       // shared memory first), against the small-size gap; and, on several
       // GPUs, the direct program launched on every GPU at once, one host
       // thread each (CudaOptions::parallelLaunch).
-      CudaOptions staged = cudaOptions, pooled = cudaOptions;
-      staged.stagedOps = true;
-      pooled.parallelLaunch = true;
+      ExecutorOptions staged = cudaOptions, pooled = cudaOptions;
+      staged.cuda.stagedOps = true;
+      pooled.cuda.parallelLaunch = true;
       if (!add("", cudaOptions) || !add("-staged", staged) ||
           (devices.size() > 1 && name == programs.front() &&
            !add("-pool", pooled)))
@@ -246,9 +247,6 @@ int main(int argc, char **argv) {
     // GPUs; on one GPU the copies run on the SMs): pcpy and b2b plans, b2b
     // with batched copies, and both replayed from a CUDA graph.
     std::string direct = ag ? "all_gather_direct" : "all_to_all_direct";
-    std::vector<std::pair<std::string, std::unique_ptr<CudaCeExecutor>>> ce;
-    std::vector<Plan> cePlans;
-    std::vector<CeOptions> ceOptions;
     struct CeVariant {
       const char *name, *suffix;
       CeOptions options;
@@ -266,17 +264,20 @@ int main(int argc, char **argv) {
       std::string path =
           dir + "/" + direct + "-" + std::to_string(R) + v.suffix + ".json";
       auto plan = Plan::load(path, error);
-      std::unique_ptr<CudaCeExecutor> executor;
+      ExecutorOptions options = cudaOptions;
+      options.ce = v.options;
+      std::unique_ptr<Executor> executor;
       if (plan)
-        executor = CudaCeExecutor::create(*plan, cudaOptions, error, v.options);
+        executor = createExecutor(
+            "cuda-ce", CompiledSchedule{*plan, std::nullopt, std::nullopt},
+            options, error);
       if (!executor) {
         std::fprintf(stderr, "%s (%s): %s\n", path.c_str(), v.name,
                      error.c_str());
         return 1;
       }
-      ce.emplace_back(std::string("sdma-ce-") + v.name, std::move(executor));
-      cePlans.push_back(*plan);
-      ceOptions.push_back(v.options);
+      sdma.push_back({std::string("sdma-ce-") + v.name, std::move(executor),
+                      *plan, multi, options});
     }
 
     for (size_t s : sizes) {
@@ -340,27 +341,27 @@ int main(int argc, char **argv) {
         row(collective, "fused-kernel", s, t, wrong, checked);
       }
 
-      // sdma's executors: fill, run once, time, then check every output.
-      auto measure = [&](const std::string &name, auto &executor,
-                         const Plan &plan, const CeOptions *probe) {
+      // sdma's executors: fill, run once and check, time, then check every
+      // output again (runAndCheck; the bytes are the collective's, not
+      // compared with the simulator here).
+      RunCheckOptions check;
+      check.timedRuns = runs;
+      check.checkAfterTiming = true;
+      check.compareWithReference = false;
+      for (Entry &entry : sdma) {
+        const Plan &plan = entry.plan;
         size_t chunk = s / plan.buffers[plan.collective->input].chunks;
-        HostMemory memory(plan, chunk);
-        fillInputs(plan, memory);
         std::string error;
-        std::vector<double> us;
-        if (!executor.prepare(chunk, error) ||
-            !executor.upload(memory, error) || !executor.run(error) ||
-            !executor.time(runs, us, error) ||
-            !executor.download(memory, error)) {
-          std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
+        RunCheckResult result;
+        if (!runAndCheck(*entry.executor, plan, chunk, check, result, error)) {
+          std::fprintf(stderr, "%s: %s\n", entry.name.c_str(), error.c_str());
           std::exit(1);
         }
-        CheckResult result = checkOutputs(plan, memory);
         // Do the copy-engine copies need SMs? The plan's cross-GPU part
         // alone (same-GPU copies dropped: NVIDIA runs those on SMs), once,
         // while a kernel holds every SM of every GPU for 200 ms.
         double smFreeUs = -1;
-        if (probe) {
+        if (entry.probe) {
           Plan peers = plan;
           for (Stream &stream : peers.streams)
             stream.commands.erase(
@@ -371,11 +372,12 @@ int main(int argc, char **argv) {
                                             deviceOf(c.slices[1].rank);
                                }),
                 stream.commands.end());
-          auto peerExecutor =
-              CudaCeExecutor::create(peers, cudaOptions, error, *probe);
+          auto peerExecutor = createExecutor(
+              "cuda-ce", CompiledSchedule{peers, std::nullopt, std::nullopt},
+              entry.options, error);
           if (!peerExecutor || !peerExecutor->prepare(chunk, error) ||
               !peerExecutor->run(error)) {
-            std::fprintf(stderr, "%s (peer part): %s\n", name.c_str(),
+            std::fprintf(stderr, "%s (peer part): %s\n", entry.name.c_str(),
                          error.c_str());
             std::exit(1);
           }
@@ -392,7 +394,8 @@ int main(int argc, char **argv) {
           CK(cudaSetDevice(deviceOf(0)));
           std::vector<double> once;
           if (!peerExecutor->time(1, once, error)) {
-            std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
+            std::fprintf(stderr, "%s: %s\n", entry.name.c_str(),
+                         error.c_str());
             std::exit(1);
           }
           smFreeUs = once[0];
@@ -402,14 +405,9 @@ int main(int argc, char **argv) {
           }
           CK(cudaSetDevice(deviceOf(0)));
         }
-        row(collective, name, s, us, result.wrongBytes, result.checkedBytes,
-            smFreeUs);
-      };
-      for (size_t p = 0; p < sdma.size(); ++p)
-        measure(sdma[p].first, *sdma[p].second, plans[p], nullptr);
-      for (size_t p = 0; p < ce.size(); ++p)
-        measure(ce[p].first, *ce[p].second, cePlans[p],
-                multi ? &ceOptions[p] : nullptr);
+        row(collective, entry.name, s, result.microseconds,
+            result.wrongBytes(), result.check.checkedBytes, smFreeUs);
+      }
     }
   }
   return 0;

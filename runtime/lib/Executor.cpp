@@ -90,7 +90,10 @@ const std::vector<Backend> &table() {
       info.needsLdst = ldst;
       info.needsPackets = packets;
       info.gpu = gpu;
-      info.checkEveryRun = !gpu;
+      // The simulator with its DMA model is deterministic; the other host
+      // backends vary per run.
+      info.checkEveryRun = !gpu && name != "sdma-sim";
+      info.modelTimed = name == "sdma-sim" || name == "sdma-packets";
       list.push_back({info, create});
     };
     add("sim", "the CPU reference simulator", false, false, false,

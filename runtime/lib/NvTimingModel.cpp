@@ -225,3 +225,21 @@ std::optional<double> NvTimingProfile::predict(const Plan &plan,
     us += it->second[i] * f[i];
   return us;
 }
+
+std::optional<NvTimingProfile::Pick>
+NvTimingProfile::pickFastest(const std::vector<const Plan *> &candidates,
+                             size_t chunkBytes, int devices) const {
+  std::optional<Pick> best;
+  for (size_t c = 0; c < candidates.size(); ++c)
+    for (const auto &entry :
+         coefficientsFor(std::min(devices, candidates[c]->ranks))) {
+      NvExecutor executor = entry.first;
+      if (c > 0 && executor == NvExecutor::Ldst)
+        continue;
+      std::optional<double> us =
+          predict(*candidates[c], chunkBytes, executor, devices);
+      if (us && (!best || *us < best->microseconds))
+        best = Pick{c, executor, *us};
+    }
+  return best;
+}

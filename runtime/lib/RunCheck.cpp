@@ -40,17 +40,22 @@ bool sdma::rt::runAndCheck(Executor &executor, const Plan &plan,
                            size_t chunkBytes, const RunCheckOptions &options,
                            RunCheckResult &result, std::string &error) {
   result = RunCheckResult();
-  // Up to three copies of every buffer on the host: the reference, the
-  // executor's bytes, and the re-check after timing.
-  MemoryBudget third = options.budget;
-  third.bytes /= 3;
-  std::optional<HostMemory> actual =
-      HostMemory::create(plan, chunkBytes, error, third);
+  // Two copies of every buffer on the host (the executor's bytes and the
+  // reference), each from what the budget has left.
+  MemoryBudget left = options.budget;
+  auto allocate = [&]() -> std::optional<HostMemory> {
+    std::optional<HostMemory> memory =
+        HostMemory::create(plan, chunkBytes, error, left);
+    if (memory)
+      left.bytes -= memory->totalBytes();
+    return memory;
+  };
+  std::optional<HostMemory> actual = allocate();
   if (!actual)
     return false;
   std::optional<HostMemory> reference;
   if (options.compareWithReference) {
-    reference = HostMemory::create(plan, chunkBytes, error, third);
+    reference = allocate();
     if (!reference)
       return false;
     fillInputs(plan, *reference);
@@ -73,8 +78,17 @@ bool sdma::rt::runAndCheck(Executor &executor, const Plan &plan,
     return false;
   for (int i = 0; i < std::max(1, options.checkedRuns); ++i) {
     fillInputs(plan, *actual);
-    if (!executor.upload(*actual, error) || !executor.run(error) ||
-        !executor.download(*actual, error))
+    if (!executor.upload(*actual, error))
+      return false;
+    auto start = std::chrono::steady_clock::now();
+    if (!executor.run(error))
+      return false;
+    if (options.timeCheckedRuns)
+      result.microseconds.push_back(std::chrono::duration<double, std::micro>(
+                                        std::chrono::steady_clock::now() -
+                                        start)
+                                        .count());
+    if (!executor.download(*actual, error))
       return false;
     result.check = checkOutputs(plan, *actual);
     if (reference) {

@@ -177,9 +177,11 @@ struct BackendInfo {
   bool needsLdst = false, needsPackets = false;
   /// It runs on a GPU (and says "no GPU: ..." where there is none).
   bool gpu = false;
-  /// Host backends check bytes against the reference simulator on every
-  /// run (cheap, and their runs differ: interleavings, epochs).
+  /// Its runs may differ from each other (interleavings, epochs) and are
+  /// cheap: check every run against the reference, not just the first.
   bool checkEveryRun = false;
+  /// time() is a model's prediction, not a measurement.
+  bool modelTimed = false;
 };
 
 /// Every backend, in the order tools list them.

@@ -77,6 +77,18 @@ struct NvTimingProfile {
   std::optional<double> predict(const Plan &plan, size_t chunkBytes,
                                 NvExecutor executor, int devices,
                                 std::string *why = nullptr) const;
+
+  /// The (candidate plan, executor) predicted fastest at `chunkBytes` on
+  /// `devices` GPUs, or std::nullopt if nothing can be predicted. The
+  /// load/store kernel does not depend on the DMA variant: it is costed on
+  /// the first candidate only.
+  struct Pick {
+    size_t candidate = 0;
+    NvExecutor executor = NvExecutor::Ldst;
+    double microseconds = 0;
+  };
+  std::optional<Pick> pickFastest(const std::vector<const Plan *> &candidates,
+                                  size_t chunkBytes, int devices) const;
 };
 
 } // namespace sdma::rt

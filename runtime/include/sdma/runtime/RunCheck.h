@@ -23,6 +23,9 @@ struct RunCheckOptions {
   int checkedRuns = 1;
   /// Timed runs (Executor::time); 0: none.
   int timedRuns = 5;
+  /// Record the host time of each checked run's run() as its time (for
+  /// host executors, whose separate timed runs would repeat the same work).
+  bool timeCheckedRuns = false;
   /// Compare every byte of every buffer with the reference simulator's run
   /// of the plan (besides the collective's outputs).
   bool compareWithReference = true;
@@ -32,8 +35,7 @@ struct RunCheckOptions {
   /// Also measure the host time of `launches` launches issued back to back
   /// (then waited for); 0: not measured.
   int launches = 0;
-  /// Host memory for the reference, the executor's copy and the re-check
-  /// together.
+  /// Host memory for the executor's bytes and the reference together.
   MemoryBudget budget;
 };
 
