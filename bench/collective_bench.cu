@@ -344,16 +344,16 @@ int main(int argc, char **argv) {
       // sdma's executors: fill, run once and check, time, then check every
       // output again (runAndCheck; the bytes are the collective's, not
       // compared with the simulator here).
-      RunCheckOptions check;
-      check.timedRuns = runs;
-      check.checkAfterTiming = true;
-      check.compareWithReference = false;
+      RunCheckOptions chain;
+      chain.timedRuns = runs;
+      chain.checkAfterTiming = true;
+      chain.compareWithReference = false;
       for (Entry &entry : sdma) {
         const Plan &plan = entry.plan;
         size_t chunk = s / plan.buffers[plan.collective->input].chunks;
         std::string error;
         RunCheckResult result;
-        if (!runAndCheck(*entry.executor, plan, chunk, check, result, error)) {
+        if (!runAndCheck(*entry.executor, plan, chunk, chain, result, error)) {
           std::fprintf(stderr, "%s: %s\n", entry.name.c_str(), error.c_str());
           std::exit(1);
         }
