@@ -11,12 +11,12 @@
 #include "sdma/Conversion/Passes.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/IR/SdmaOps.h"
-#include "sdmapkt/IR/SdmaPkt.h"
 #include "sdma/Target/HIP.h"
 #include "sdma/Target/Packets.h"
 #include "sdma/Target/Plan.h"
 #include "sdma/Transforms/Passes.h"
 #include "sdma/Transforms/Pipelines.h"
+#include "sdmapkt/IR/SdmaPkt.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,9 +50,9 @@ struct Compiler::Impl {
   }
   static DialectRegistry registry() {
     DialectRegistry registry;
-    registry.insert<SdmaDialect, pkt::SdmaPktDialect, affine::AffineDialect,
-                    arith::ArithDialect, index::IndexDialect,
-                    scf::SCFDialect>();
+    registry
+        .insert<SdmaDialect, pkt::SdmaPktDialect, affine::AffineDialect,
+                arith::ArithDialect, index::IndexDialect, scf::SCFDialect>();
     return registry;
   }
   MLIRContext context;
@@ -156,8 +156,7 @@ bool Compilation::front(std::string_view text) {
     std::string guard;
     llvm::raw_string_ostream guardStream(guard);
     if (!checkInputNesting(llvm::StringRef(text.data(), text.size()),
-                           options.bufferName, kMaxInputNesting,
-                           guardStream)) {
+                           options.bufferName, kMaxInputNesting, guardStream)) {
       guardStream.flush();
       if (options.diagnostics)
         options.diagnostics(guard);
@@ -258,9 +257,9 @@ std::optional<VariantArtifacts> Compilation::variant(llvm::StringRef name,
   llvm::raw_string_ostream plan(artifacts.plan);
   if (mlir::failed(translateToPlan(*engineLevel, plan)))
     return failed("the plan translation failed");
-  bool wantPackets =
-      options.packets == CompileOptions::Packets::All ||
-      (options.packets == CompileOptions::Packets::Primary && out.variants.empty());
+  bool wantPackets = options.packets == CompileOptions::Packets::All ||
+                     (options.packets == CompileOptions::Packets::Primary &&
+                      out.variants.empty());
   if (wantPackets) {
     progress("lowering variant " + name.str() + " to SDMA packets");
     std::optional<std::string> text = packets(*engineLevel);
@@ -275,7 +274,8 @@ bool Compilation::variants() {
   using Policy = CompileOptions::VariantPolicy;
   for (const std::string &name : options.variants) {
     if (!llvm::is_contained(getDMAVariants(), name))
-      return fail("unknown DMA variant '" + name + "' (pcpy, bcst, swap or b2b)",
+      return fail("unknown DMA variant '" + name +
+                      "' (pcpy, bcst, swap or b2b)",
                   false);
     bool quiet = options.policy != Policy::Each;
     std::string reason;
@@ -301,18 +301,17 @@ bool Compilation::variants() {
 
 } // namespace
 
-Compiler::Compiler(bool threading)
-    : impl_(std::make_unique<Impl>(threading)) {}
+Compiler::Compiler(bool threading) : impl_(std::make_unique<Impl>(threading)) {}
 Compiler::~Compiler() = default;
 
 Artifacts Compiler::compile(std::string_view text,
                             const CompileOptions &options) {
   Artifacts out;
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
-                                   llvm::StringRef(text.data(), text.size()),
-                                   options.bufferName),
-                               llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(text.data(), text.size()), options.bufferName),
+      llvm::SMLoc());
   DiagnosticSink sink(sourceMgr, &impl_->context, options, out.diagnostics);
   Compilation compilation(impl_->context, sourceMgr, options, out);
   out.ok = compilation.front(text) && compilation.variants();

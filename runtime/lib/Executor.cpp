@@ -56,8 +56,7 @@ std::unique_ptr<Executor> createCudaLdst(const CompiledSchedule &compiled,
 std::unique_ptr<Executor> createCudaCe(const CompiledSchedule &compiled,
                                        const ExecutorOptions &options,
                                        std::string &error) {
-  return CudaCeExecutor::create(compiled.plan, options.cuda, error,
-                                options.ce);
+  return CudaCeExecutor::create(compiled.plan, options.cuda, error, options.ce);
 }
 
 #ifdef SDMA_HAVE_HIP
@@ -82,8 +81,8 @@ struct Backend {
 const std::vector<Backend> &table() {
   static const std::vector<Backend> backends = [] {
     std::vector<Backend> list;
-    auto add = [&](std::string_view name, std::string_view summary,
-                   bool ldst, bool packets, bool gpu, Factory create) {
+    auto add = [&](std::string_view name, std::string_view summary, bool ldst,
+                   bool packets, bool gpu, Factory create) {
       BackendInfo info;
       info.name = name;
       info.summary = summary;
@@ -155,7 +154,9 @@ std::string sdma::rt::backendNames() {
   std::string names;
   const std::vector<BackendInfo> &list = backends();
   for (size_t i = 0; i < list.size(); ++i)
-    names += (i == 0 ? "" : i + 1 == list.size() ? " or " : ", ") +
+    names += (i == 0                 ? ""
+              : i + 1 == list.size() ? " or "
+                                     : ", ") +
              std::string(list[i].name);
   return names;
 }

@@ -85,10 +85,9 @@ private:
       return false;
     }
     if (memory.chunkBytes() != memory_->chunkBytes()) {
-      error = name() + ": host memory of " +
-              std::to_string(memory.chunkBytes()) +
-              "-byte chunks, prepared for " +
-              std::to_string(memory_->chunkBytes());
+      error =
+          name() + ": host memory of " + std::to_string(memory.chunkBytes()) +
+          "-byte chunks, prepared for " + std::to_string(memory_->chunkBytes());
       return false;
     }
     return memory.matches(layout_, error, /*withFlags=*/false);
@@ -135,9 +134,8 @@ public:
   bool time(int, std::vector<double> &microseconds,
             std::string &error) override {
     microseconds.clear();
-    std::optional<double> us =
-        predictDmaTime(layout_, memory_ ? memory_->chunkBytes() : 1, profile_,
-                       error);
+    std::optional<double> us = predictDmaTime(
+        layout_, memory_ ? memory_->chunkBytes() : 1, profile_, error);
     if (!us)
       return false;
     microseconds.push_back(*us);
@@ -252,9 +250,9 @@ sdma::rt::createDmaModelExecutor(const CompiledSchedule &compiled,
   std::optional<DmaTimingProfile> profile = loadProfile(options, error);
   if (!profile)
     return nullptr;
-  return std::make_unique<DmaModelExecutor>(
-      compiled.plan, options.simulator, std::move(*profile),
-      options.dmaProfile);
+  return std::make_unique<DmaModelExecutor>(compiled.plan, options.simulator,
+                                            std::move(*profile),
+                                            options.dmaProfile);
 }
 
 std::unique_ptr<Executor>

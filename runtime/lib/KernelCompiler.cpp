@@ -17,9 +17,8 @@
 using namespace sdma::rt;
 
 bool sdma::rt::compileKernel(const LdstProgram &program,
-                             std::string_view compiler,
-                             const std::string &arch, KernelBinary &binary,
-                             std::string &error) {
+                             std::string_view compiler, const std::string &arch,
+                             KernelBinary &binary, std::string &error) {
   auto start = std::chrono::steady_clock::now();
   if (compiler == "hiprtc") {
 #ifdef SDMA_HAVE_HIP
@@ -35,13 +34,12 @@ bool sdma::rt::compileKernel(const LdstProgram &program,
     const cuda::Nvrtc *nvrtc = cuda::Nvrtc::get(error);
     if (!nvrtc)
       return false;
-    if (!cuda::compileToCubin(*nvrtc, std::string(kCudaPrelude) + program.source,
-                              program.schedule + ".cu", arch, binary.code,
-                              error))
+    if (!cuda::compileToCubin(
+            *nvrtc, std::string(kCudaPrelude) + program.source,
+            program.schedule + ".cu", arch, binary.code, error))
       return false;
-    binary.compiler =
-        "NVRTC " + std::to_string(nvrtc->major) + "." +
-        std::to_string(nvrtc->minor);
+    binary.compiler = "NVRTC " + std::to_string(nvrtc->major) + "." +
+                      std::to_string(nvrtc->minor);
   } else {
     error = "unknown kernel compiler '" + std::string(compiler.substr(0, 64)) +
             "' (nvrtc or hiprtc)";

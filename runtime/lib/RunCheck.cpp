@@ -30,9 +30,9 @@ void addDifferences(uint64_t differ, CheckResult &check) {
   if (!differ)
     return;
   check.wrongBytes += differ;
-  check.firstWrong =
-      std::to_string(differ) + " bytes differ from the reference simulator" +
-      (check.firstWrong.empty() ? "" : "; " + check.firstWrong);
+  check.firstWrong = std::to_string(differ) +
+                     " bytes differ from the reference simulator" +
+                     (check.firstWrong.empty() ? "" : "; " + check.firstWrong);
 }
 } // namespace
 
@@ -84,10 +84,10 @@ bool sdma::rt::runAndCheck(Executor &executor, const Plan &plan,
     if (!executor.run(error))
       return false;
     if (options.timeCheckedRuns)
-      result.microseconds.push_back(std::chrono::duration<double, std::micro>(
-                                        std::chrono::steady_clock::now() -
-                                        start)
-                                        .count());
+      result.microseconds.push_back(
+          std::chrono::duration<double, std::micro>(
+              std::chrono::steady_clock::now() - start)
+              .count());
     if (!executor.download(*actual, error))
       return false;
     result.check = checkOutputs(plan, *actual);

@@ -185,13 +185,13 @@ TEST(RunCheck, RacyPlanDiffersFromTheReferenceInSomeOrder) {
     ExecutorOptions options;
     options.simulator.adversarial = true;
     options.simulator.seed = seed;
-    std::unique_ptr<Executor> sim = createExecutor("sim", *racy, options, error);
+    std::unique_ptr<Executor> sim =
+        createExecutor("sim", *racy, options, error);
     ASSERT_TRUE(sim);
     RunCheckOptions run;
     run.timedRuns = 0;
     RunCheckResult result;
-    ASSERT_TRUE(runAndCheck(*sim, racy->plan, 64, run, result, error))
-        << error;
+    ASSERT_TRUE(runAndCheck(*sim, racy->plan, 64, run, result, error)) << error;
     worst = std::max(worst, result.differing);
   }
   EXPECT_GT(worst, 0u);

@@ -133,18 +133,18 @@ void checkSizes(const std::string &path, const std::string &kind,
     // Bytes differing from the simulator are counted apart from the
     // collective's own check of the outputs.
     uint64_t wrong = result.check.wrongBytes - result.differing;
-    std::printf(
-        "%s %-13s %-28s ranks %2d gpus %d size %9llu chunk %8llu "
-        "gpu_us %9.2f host_launch_us %6.2f bytes %llu "
-        "differ_from_sim %llu wrong %llu wrong_after_timing %llu%s%s\n",
-        ok ? "ok  " : "FAIL", kind.c_str(), plan.schedule.c_str(), plan.ranks,
-        executor.deviceCount(), (unsigned long long)(chunk * outChunks),
-        (unsigned long long)chunk, result.medianUs(), result.launchUs,
-        (unsigned long long)result.compared,
-        (unsigned long long)result.differing, (unsigned long long)wrong,
-        (unsigned long long)result.again.wrongBytes,
-        result.check.firstWrong.empty() ? "" : " first: ",
-        result.check.firstWrong.c_str());
+    std::printf("%s %-13s %-28s ranks %2d gpus %d size %9llu chunk %8llu "
+                "gpu_us %9.2f host_launch_us %6.2f bytes %llu "
+                "differ_from_sim %llu wrong %llu wrong_after_timing %llu%s%s\n",
+                ok ? "ok  " : "FAIL", kind.c_str(), plan.schedule.c_str(),
+                plan.ranks, executor.deviceCount(),
+                (unsigned long long)(chunk * outChunks),
+                (unsigned long long)chunk, result.medianUs(), result.launchUs,
+                (unsigned long long)result.compared,
+                (unsigned long long)result.differing, (unsigned long long)wrong,
+                (unsigned long long)result.again.wrongBytes,
+                result.check.firstWrong.empty() ? "" : " first: ",
+                result.check.firstWrong.c_str());
     std::fflush(stdout);
   }
 }

@@ -3,10 +3,11 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // Feeds arbitrary bytes through everything a user's text reaches: parse,
-// verify, sdma-unroll (ranks=4, a small op budget), canonicalisation, the
-// JSON translation, the whole sdma-lower-dma pipeline (sdma-verify,
-// fusion, engines, sync, batching) down to the plan, and on to SDMA packets
-// (conversion, encoding, listing). Inputs written in the sdmapkt dialect go
+// verify, sdma-unroll (ranks=4, a small op budget), canonicalisation and the
+// JSON translation; then sdma::compile (the compile library sdma-run and the
+// APIs use): the proof, the load/store kernel, the whole sdma-lower-dma
+// pipeline (fusion, engines, sync, batching) down to the plan, and on to
+// SDMA packets (conversion, encoding). Inputs written in the sdmapkt dialect go
 // straight to its verifiers and the encoder. Any input must end in
 // success or a diagnostic; a crash, an ASan report or a hang is a bug. Run it
 // with scripts/fuzz.sh.
@@ -14,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "InputGuard.h"
+#include "sdma/Compiler/Compile.h"
 #include "sdma/Conversion/Passes.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/Target/JSON.h"
@@ -93,26 +95,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       (void)sdma::translateToJSON(*copy, os);
     }
   }
-  PassManager pm(&context);
-  sdma::LowerToDMAOptions lower;
-  lower.ranks = 4;
-  lower.maxOps = 4096;
-  lower.variant = sdma::getDMAVariants()[size % 4].str();
-  lower.prelaunch = size % 2;
-  if (failed(sdma::buildLowerToDMAPipeline(pm, lower)) ||
-      failed(pm.run(*module)))
-    return 0;
-  std::string plan;
-  llvm::raw_string_ostream os(plan);
-  (void)sdma::translateToPlan(*module, os);
-  PassManager packets(&context);
-  sdma::ConvertSdmaToSdmaPktOptions options;
-  options.completion = size % 3 ? "atomic" : "fence";
+  static sdma::Compiler compiler(/*threading=*/false);
+  sdma::CompileOptions options;
+  options.ranks = 4;
+  options.maxOps = 4096;
+  options.variants = {sdma::dmaVariants()[size % 4]};
+  options.prelaunch = size % 2;
+  options.packets = sdma::CompileOptions::Packets::Primary;
+  options.packetCompletion = size % 3 ? "atomic" : "fence";
   options.maxChunkBytes = 64 << (size % 8);
   options.maxPacketBytes = 256;
-  options.timestamps = size % 5 == 0;
-  packets.addPass(sdma::createConvertSdmaToSdmaPkt(options));
-  if (succeeded(packets.run(*module)))
-    encode(*module);
+  options.packetTimestamps = size % 5 == 0;
+  options.bufferName = "fuzz";
+  options.diagnostics = [](std::string_view) {};
+  (void)compiler.compile(text, options);
   return 0;
 }

@@ -34,10 +34,11 @@ private:
 
 class AutoChoice : public ExecutorChoice {
 public:
-  AutoChoice(std::unique_ptr<rt::Executor> fallback, bool onGpu,
-             rt::NvTimingProfile profile,
-             std::vector<std::pair<std::string, rt::CompiledSchedule>> candidates,
-             const rt::ExecutorOptions &options, int devices)
+  AutoChoice(
+      std::unique_ptr<rt::Executor> fallback, bool onGpu,
+      rt::NvTimingProfile profile,
+      std::vector<std::pair<std::string, rt::CompiledSchedule>> candidates,
+      const rt::ExecutorOptions &options, int devices)
       : fallback_(std::move(fallback)), onGpu_(onGpu),
         profile_(std::move(profile)), candidates_(std::move(candidates)),
         options_(options), devices_(devices) {}
@@ -114,9 +115,8 @@ std::unique_ptr<ExecutorChoice> sdma::run::autoChoice(
 int sdma::run::sweep(ExecutorChoice &choice, const rt::Plan &plan,
                      const SweepOptions &options, ProgressLines &progress) {
   std::string kind = plan.collective ? plan.collective->kind : "";
-  int64_t outChunks = plan.buffers[plan.collective ? plan.collective->output
-                                                   : 0]
-                          .chunks;
+  int64_t outChunks =
+      plan.buffers[plan.collective ? plan.collective->output : 0].chunks;
   llvm::outs() << llvm::format("#%11s %11s %10s %12s %11s %11s %8s", "size",
                                "count", "chunk", "time(us)", "algbw(GB/s)",
                                "busbw(GB/s)", "#wrong")
@@ -129,7 +129,7 @@ int sdma::run::sweep(ExecutorChoice &choice, const rt::Plan &plan,
   rt::RunCheckOptions run;
   run.checkedRuns = backend.checkEveryRun ? options.iters : 1;
   run.timeCheckedRuns = !backend.gpu && !backend.modelTimed;
-  run.timedRuns = run.timeCheckedRuns ? 0
+  run.timedRuns = run.timeCheckedRuns  ? 0
                   : backend.modelTimed ? 1
                                        : options.iters;
   run.compareWithReference = backend.name != "sim";
@@ -145,8 +145,8 @@ int sdma::run::sweep(ExecutorChoice &choice, const rt::Plan &plan,
     if (executor)
       progress.step("running " + formatSize(size) + " on " + executor->name());
     rt::RunCheckResult result;
-    if (!executor || !rt::runAndCheck(*executor, plan, chunk, run, result,
-                                      error)) {
+    if (!executor ||
+        !rt::runAndCheck(*executor, plan, chunk, run, result, error)) {
       llvm::errs() << "sdma-run: error: " << error << "\n";
       return 1;
     }

@@ -169,7 +169,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "sdma-run: warning: variant " << skipped.variant
                  << " skipped: " << skipped.reason << "\n";
   if (!out.ok)
-    return fail(out.error + (out.ranksOpen ? ": give --ranks=N"
+    return fail(out.error + (out.ranksOpen   ? ": give --ranks=N"
                              : out.diagnosed ? " (see above); nothing was run"
                              : out.variants.empty() && !out.skipped.empty()
                                  ? " (see the warnings above; --variant=V "
@@ -181,7 +181,8 @@ int main(int argc, char **argv) {
     return writeCompiled(run, out);
   const VariantArtifacts &primary = out.variants.front();
   if ((!run.emitPlan.empty() && !writeFile(run.emitPlan, primary.plan)) ||
-      (!run.emitPackets.empty() && !writeFile(run.emitPackets, primary.packets)))
+      (!run.emitPackets.empty() &&
+       !writeFile(run.emitPackets, primary.packets)))
     return 1;
 
   // Load it as any host program would, and make the backend.
@@ -219,9 +220,9 @@ int main(int argc, char **argv) {
                    : "; the NVIDIA cost model (") +
             run.nvProfile + ") " +
             (onGpu ? "predicts fastest" : "would pick, if there were one");
-    choice = sdma::run::autoChoice(std::move(executor), onGpu,
-                                   std::move(*profile), std::move(loaded),
-                                   options, std::max<int>(1, run.devices.size()));
+    choice = sdma::run::autoChoice(
+        std::move(executor), onGpu, std::move(*profile), std::move(loaded),
+        options, std::max<int>(1, run.devices.size()));
   } else {
     choice = sdma::run::fixedChoice(std::move(executor));
   }

@@ -1,4 +1,5 @@
-//===- Compile.h - one entry point from schedule text to artifacts -*- C++ -*-===//
+//===- Compile.h - one entry point from schedule text to artifacts -*- C++
+//-*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -142,8 +143,7 @@ private:
 };
 
 /// Compiles with a fresh Compiler.
-Artifacts compile(std::string_view scheduleText,
-                  const CompileOptions &options);
+Artifacts compile(std::string_view scheduleText, const CompileOptions &options);
 
 } // namespace sdma
 

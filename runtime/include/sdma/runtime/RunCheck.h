@@ -1,4 +1,5 @@
-//===- RunCheck.h - fill, run, check and time a compiled schedule -*- C++ -*-===//
+//===- RunCheck.h - fill, run, check and time a compiled schedule -*- C++
+//-*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
