@@ -54,6 +54,23 @@ TEST(Backends, CreateSaysWhatIsMissing) {
   EXPECT_NE(error.find("no DMA timing profile"), std::string::npos) << error;
 }
 
+#ifdef SDMA_HAVE_HIP
+TEST(Backends, HipBackendsAreBuilt) {
+  EXPECT_TRUE(backendBuilt("hip-ldst"));
+  EXPECT_TRUE(backendBuilt("hip-dma"));
+}
+#else
+TEST(Backends, HipBackendsSayTheyAreNotBuilt) {
+  std::optional<CompiledSchedule> ring = loadPlan("ring.json");
+  ASSERT_TRUE(ring);
+  EXPECT_FALSE(backendBuilt("hip-dma"));
+  std::string error;
+  EXPECT_FALSE(createExecutor("hip-dma", *ring, {}, error));
+  EXPECT_EQ(error, "this build has no HIP executors (HIP headers were not "
+                   "found at configure time)");
+}
+#endif
+
 TEST(Backends, GpuBackendsSayNoGpu) {
   setenv("SDMA_FORCE_NO_GPU", "1", 1);
   std::optional<CompiledSchedule> ring = loadPlan("ring.json");
