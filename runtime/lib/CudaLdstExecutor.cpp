@@ -1,4 +1,4 @@
-//===- CudaExecutor.cpp - load/store kernels on NVIDIA GPUs ---------------===//
+//===- CudaLdstExecutor.cpp - load/store kernels on NVIDIA GPUs -----------===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //

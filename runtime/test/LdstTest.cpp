@@ -137,7 +137,7 @@ TEST_F(KernelCacheTest, DetectsCorruptAndTruncatedEntries) {
   EXPECT_EQ(cache.get(key, binary), KernelCache::Lookup::Corrupt);
 }
 
-TEST(CudaExecutor, SaysNoGpuCleanly) {
+TEST(CudaLdstExecutor, SaysNoGpuCleanly) {
   setenv("SDMA_FORCE_NO_GPU", "1", 1);
   std::string error;
   std::optional<LdstProgram> program = LdstProgram::parse(kProgram, error);
