@@ -23,7 +23,7 @@ using namespace sdma::detail;
 //===----------------------------------------------------------------------===//
 
 ParseResult sdma::detail::FieldListParser::parseField(OpAsmParser &parser) {
-  int64_t value;
+  int64_t value = 0; // set by a successful parse; GCC cannot tell
   SMLoc loc = parser.getCurrentLocation();
   OptionalParseResult intResult = parser.parseOptionalInteger(value);
   if (intResult.has_value()) {

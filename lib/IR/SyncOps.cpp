@@ -68,7 +68,7 @@ static ParseResult parseRankPair(OpAsmParser &parser, OperationState &result,
   if (fields.parseField(parser))
     return failure();
   if (succeeded(parser.parseOptionalKeyword("tag"))) {
-    int64_t tag;
+    int64_t tag = 0; // set by a successful parse; GCC cannot tell
     if (parser.parseInteger(tag))
       return failure();
     result.addAttribute("tag", parser.getBuilder().getI64IntegerAttr(tag));
