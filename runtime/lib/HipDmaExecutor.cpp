@@ -8,6 +8,7 @@
 #include "DmaQueueSchedule.h"
 #include "DmaQueueWalk.h"
 #include "HipApi.h"
+#include "HipDeviceSet.h"
 
 #include <algorithm>
 #include <chrono>
@@ -20,9 +21,8 @@ struct HipDmaExecutor::State {
   const HipApi *api = nullptr;
   Plan plan;
   HipOptions options;
-  std::vector<int> ordinals; // per device group
-  int ranksPerDevice = 1;
-  std::vector<void *> buffers, flags, staging; // [r * B + b], [r], [q]
+  std::unique_ptr<HipDeviceSet> devices;       // ranks on GPUs, buffers
+  std::vector<void *> flags, staging;          // [r], [q]
   std::vector<hipStream_t> streams;            // [q]
   std::vector<hipEvent_t> joins;               // [q]
   DmaSchedule schedule;
@@ -30,7 +30,7 @@ struct HipDmaExecutor::State {
   hipStream_t main = nullptr;
   hipEvent_t fork = nullptr;
   std::vector<std::vector<int64_t>> perRun;
-  size_t chunkBytes = 0, capacity = 0, stagingChunk = 0;
+  size_t chunkBytes = 0, stagingChunk = 0;
   uint64_t epoch = 0;
   bool stuck = false; // a run did not finish within the timeout
 
@@ -41,7 +41,6 @@ struct HipDmaExecutor::State {
     return !stuck;
   }
 
-  int deviceOf(int rank) const { return ordinals[rank / ranksPerDevice]; }
   bool check(hipError_t result, const char *call, std::string &error) const {
     if (result == hipSuccess)
       return true;
@@ -49,18 +48,11 @@ struct HipDmaExecutor::State {
     return false;
   }
   bool use(int rank, std::string &error) const {
-    return check(api->hipSetDevice(deviceOf(rank)), "hipSetDevice", error);
+    return devices->use(rank, error);
   }
   void *slice(const Slice &s) const {
-    return static_cast<char *>(
-               buffers[s.rank * plan.buffers.size() + s.buffer]) +
+    return static_cast<char *>(devices->buffer(s.rank, s.buffer)) +
            s.offset * chunkBytes;
-  }
-  bool alloc(int rank, void *&ptr, size_t bytes, std::string &error) {
-    return use(rank, error) &&
-           check(api->hipMalloc(&ptr, std::max<size_t>(bytes, 1)), "hipMalloc",
-                 error) &&
-           check(api->hipMemset(ptr, 0, bytes), "hipMemset", error);
   }
   bool createStreams(std::string &error);
   bool enqueueRun(size_t q, size_t begin, size_t end, uint64_t epoch,
@@ -68,12 +60,6 @@ struct HipDmaExecutor::State {
   /// Polls the main stream until it is idle or `timeoutNs` passes (false,
   /// error left empty).
   bool idle(uint64_t timeoutNs, std::string &error) const;
-  void release(int rank, void *&ptr) {
-    std::string ignored;
-    if (ptr && use(rank, ignored))
-      (void)api->hipFree(ptr);
-    ptr = nullptr;
-  }
 };
 
 #define SDMA_HIP(call, ...)                                                    \
@@ -141,46 +127,15 @@ HipDmaExecutor::create(const Plan &plan, const HipOptions &options,
   s.plan = plan;
   s.schedule = std::move(*schedule);
   s.options = options;
-  s.ordinals = options.devices;
-  if (s.ordinals.empty())
-    s.ordinals.push_back(options.device);
-  for (int ordinal : s.ordinals)
-    if (ordinal < 0 || ordinal >= count) {
-      error = "GPU " + std::to_string(ordinal) + " does not exist (" +
-              std::to_string(count) + " visible)";
-      return nullptr;
-    }
-  int numDevices = std::min<int>(s.ordinals.size(), plan.ranks);
-  s.ordinals.resize(numDevices);
-  s.ranksPerDevice = (plan.ranks + numDevices - 1) / numDevices;
-  auto fail = [&](hipError_t r, const char *call) {
-    error = api->describe(call, r);
+  s.devices = std::make_unique<HipDeviceSet>(*api);
+  if (!s.devices->init(plan.ranks, options.devices, options.device, error))
     return nullptr;
-  };
-  for (int a : s.ordinals)
-    for (int b : s.ordinals) {
-      if (a == b)
-        continue;
-      int can = 0;
-      if (hipError_t r = api->hipDeviceCanAccessPeer(&can, a, b))
-        return fail(r, "hipDeviceCanAccessPeer");
-      if (!can) {
-        error = "GPU " + std::to_string(a) + " cannot access GPU " +
-                std::to_string(b) + " (no peer access)";
-        return nullptr;
-      }
-      if (hipError_t r = api->hipSetDevice(a))
-        return fail(r, "hipSetDevice");
-      hipError_t r = api->hipDeviceEnablePeerAccess(b, 0);
-      if (r != hipSuccess && r != hipErrorPeerAccessAlreadyEnabled)
-        return fail(r, "hipDeviceEnablePeerAccess");
-    }
   if (!s.createStreams(error))
     return nullptr;
   s.perRun = notifiesPerRun(plan);
   s.flags.assign(plan.ranks, nullptr);
   for (int r = 0; r < plan.ranks; ++r)
-    if (!s.alloc(r, s.flags[r], plan.flags * 8, error))
+    if (!s.devices->alloc(r, s.flags[r], plan.flags * 8, error))
       return nullptr;
   s.staging.assign(plan.streams.size(), nullptr);
   return std::unique_ptr<HipDmaExecutor>(new HipDmaExecutor(std::move(state)));
@@ -195,8 +150,10 @@ HipDmaExecutor::~HipDmaExecutor() {
     s.stuck = true;
   // Deliberately leaked: freeing or destroying what a blocked stream uses
   // could block too, and the process must still be able to exit.
-  if (s.stuck)
+  if (s.stuck) {
+    s.devices->abandon();
     return;
+  }
   for (size_t e = 0; e < s.events.size(); ++e)
     if (s.events[e] &&
         s.use(s.plan.streams[s.schedule.eventQueue[e]].rank, ignored))
@@ -207,13 +164,8 @@ HipDmaExecutor::~HipDmaExecutor() {
       (void)s.api->hipStreamDestroy(s.streams[q]);
     if (s.joins[q])
       (void)s.api->hipEventDestroy(s.joins[q]);
-    s.release(s.plan.streams[q].rank, s.staging[q]);
   }
-  size_t B = s.plan.buffers.size();
-  for (size_t i = 0; i < s.buffers.size(); ++i)
-    s.release(i / B, s.buffers[i]);
-  for (int r = 0; r < static_cast<int>(s.flags.size()); ++r)
-    s.release(r, s.flags[r]);
+  // Buffers, flags and staging go with the device set.
   if (s.use(0, ignored)) {
     if (s.fork)
       (void)s.api->hipEventDestroy(s.fork);
@@ -226,23 +178,11 @@ bool HipDmaExecutor::prepare(size_t chunkBytes, std::string &error) {
   State &s = *state_;
   if (!wait(error))
     return false;
-  size_t B = s.plan.buffers.size();
-  if (chunkBytes > s.capacity) {
-    for (int d = 0; d < static_cast<int>(s.ordinals.size()); ++d) {
-      if (!s.use(d * s.ranksPerDevice, error))
-        return false;
-      SDMA_HIP(hipDeviceSynchronize);
-    }
-    for (size_t i = 0; i < s.buffers.size(); ++i)
-      s.release(i / B, s.buffers[i]);
-    s.buffers.assign(s.plan.ranks * B, nullptr);
-    for (int r = 0; r < s.plan.ranks; ++r)
-      for (size_t b = 0; b < B; ++b)
-        if (!s.alloc(r, s.buffers[r * B + b],
-                     s.plan.buffers[b].chunks * chunkBytes, error))
-          return false;
-    s.capacity = chunkBytes;
-  }
+  std::vector<int64_t> chunks;
+  for (const Buffer &buffer : s.plan.buffers)
+    chunks.push_back(buffer.chunks);
+  if (!s.devices->allocateBuffers(chunks, chunkBytes, error))
+    return false;
   for (size_t q = 0; q < s.plan.streams.size(); ++q) {
     int64_t largest = 0;
     for (const Command &c : s.plan.streams[q].commands)
@@ -251,8 +191,8 @@ bool HipDmaExecutor::prepare(size_t chunkBytes, std::string &error) {
     if (!largest || chunkBytes <= s.stagingChunk)
       continue;
     int rank = s.plan.streams[q].rank;
-    s.release(rank, s.staging[q]);
-    if (!s.alloc(rank, s.staging[q], largest * chunkBytes, error))
+    if (!s.devices->release(s.staging[q], error) ||
+        !s.devices->alloc(rank, s.staging[q], largest * chunkBytes, error))
       return false;
   }
   s.stagingChunk = std::max(s.stagingChunk, chunkBytes);
@@ -263,38 +203,11 @@ bool HipDmaExecutor::prepare(size_t chunkBytes, std::string &error) {
 // The streams do not block with the null stream that hipMemcpy uses: wait
 // for the launched runs first.
 bool HipDmaExecutor::upload(const HostMemory &memory, std::string &error) {
-  State &s = *state_;
-  if (!wait(error))
-    return false;
-  size_t B = s.plan.buffers.size();
-  for (int r = 0; r < s.plan.ranks; ++r) {
-    if (!s.use(r, error))
-      return false;
-    for (size_t b = 0; b < B; ++b)
-      SDMA_HIP(hipMemcpy, s.buffers[r * B + b], memory.buffer(r, b),
-               memory.bufferBytes(r, b), hipMemcpyHostToDevice);
-  }
-  for (int d = 0; d < static_cast<int>(s.ordinals.size()); ++d) {
-    if (!s.use(d * s.ranksPerDevice, error))
-      return false;
-    SDMA_HIP(hipDeviceSynchronize);
-  }
-  return true;
+  return wait(error) && state_->devices->upload(memory, error);
 }
 
 bool HipDmaExecutor::download(HostMemory &memory, std::string &error) {
-  State &s = *state_;
-  if (!wait(error))
-    return false;
-  size_t B = s.plan.buffers.size();
-  for (int r = 0; r < s.plan.ranks; ++r) {
-    if (!s.use(r, error))
-      return false;
-    for (size_t b = 0; b < B; ++b)
-      SDMA_HIP(hipMemcpy, memory.buffer(r, b), s.buffers[r * B + b],
-               memory.bufferBytes(r, b), hipMemcpyDeviceToHost);
-  }
-  return true;
+  return wait(error) && state_->devices->download(memory, error);
 }
 
 bool HipDmaExecutor::State::enqueueRun(size_t q, size_t begin, size_t end,

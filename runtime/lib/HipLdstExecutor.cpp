@@ -10,6 +10,7 @@
 #include "sdma/runtime/LdstPrelude.h"
 
 #include "HipApi.h"
+#include "HipDeviceSet.h"
 
 #include <algorithm>
 #include <chrono>
@@ -69,9 +70,12 @@ struct HipLdstExecutor::State {
   hipFunction_t function = nullptr;
   hipStream_t stream = nullptr;
   int smCount = 0, blocks = 1;
-  size_t chunkBytes = 0, capacity = 0;
+  size_t chunkBytes = 0;
   uint64_t epoch = 0;
-  std::vector<void *> buffers, flags, syncs;
+  /// Every rank on options.device (one GPU); buffers, flags, syncs and the
+  /// error record are its allocations.
+  std::unique_ptr<HipDeviceSet> devices;
+  std::vector<void *> flags, syncs;
   std::vector<uint64_t> table; // the kernel's SdmaTable, by value
   void *errorRecord = nullptr;
 
@@ -82,8 +86,7 @@ struct HipLdstExecutor::State {
     return false;
   }
   bool alloc(void *&ptr, size_t bytes, std::string &error) {
-    return check(api->hipMalloc(&ptr, bytes), "hipMalloc", error) &&
-           check(api->hipMemset(ptr, 0, bytes), "hipMemset", error);
+    return devices->alloc(0, ptr, bytes, error);
   }
 };
 
@@ -102,6 +105,9 @@ HipLdstExecutor::create(const LdstProgram &program, const HipOptions &options,
   s.api = api;
   s.program = program;
   s.options = options;
+  s.devices = std::make_unique<HipDeviceSet>(*api);
+  if (!s.devices->init(program.ranks, {}, options.device, error))
+    return nullptr;
   if (!s.check(api->hipSetDevice(options.device), "hipSetDevice", error))
     return nullptr;
   hipDeviceProp_t properties;
@@ -155,34 +161,23 @@ HipLdstExecutor::~HipLdstExecutor() {
   State &s = *state_;
   if (s.stream)
     (void)s.api->hipStreamDestroy(s.stream);
-  for (auto *list : {&s.buffers, &s.flags, &s.syncs})
-    for (void *p : *list)
-      if (p)
-        (void)s.api->hipFree(p);
-  if (s.errorRecord)
-    (void)s.api->hipFree(s.errorRecord);
+  // Buffers, flags, syncs and the error record go with the device set.
   if (s.module)
     (void)s.api->hipModuleUnload(s.module);
 }
 
 bool HipLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
   State &s = *state_;
-  size_t numBuffers = s.program.buffers.size();
-  if (chunkBytes > s.capacity) {
-    for (void *p : s.buffers)
-      if (p && !s.check(s.api->hipFree(p), "hipFree", error))
-        return false;
-    s.buffers.assign(s.program.ranks * numBuffers, nullptr);
-    for (int r = 0; r < s.program.ranks; ++r)
-      for (size_t b = 0; b < numBuffers; ++b)
-        if (!s.alloc(s.buffers[r * numBuffers + b],
-                     s.program.buffers[b].chunks * chunkBytes, error))
-          return false;
-    s.capacity = chunkBytes;
-  }
+  std::vector<int64_t> chunks;
+  for (const Buffer &buffer : s.program.buffers)
+    chunks.push_back(buffer.chunks);
+  if (!s.devices->allocateBuffers(chunks, chunkBytes, error))
+    return false;
   s.chunkBytes = chunkBytes;
   std::vector<uint64_t> table;
-  for (auto *list : {&s.buffers, &s.flags, &s.syncs})
+  const std::vector<void *> *lists[] = {&s.devices->buffers(), &s.flags,
+                                        &s.syncs};
+  for (const std::vector<void *> *list : lists)
     for (void *p : *list)
       table.push_back(reinterpret_cast<uint64_t>(p));
   table.push_back(reinterpret_cast<uint64_t>(s.errorRecord));
@@ -200,29 +195,11 @@ bool HipLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
 }
 
 bool HipLdstExecutor::upload(const HostMemory &memory, std::string &error) {
-  State &s = *state_;
-  size_t numBuffers = s.program.buffers.size();
-  for (int r = 0; r < s.program.ranks; ++r)
-    for (size_t b = 0; b < numBuffers; ++b)
-      if (!s.check(s.api->hipMemcpy(
-                       s.buffers[r * numBuffers + b], memory.buffer(r, b),
-                       memory.bufferBytes(r, b), hipMemcpyHostToDevice),
-                   "hipMemcpy", error))
-        return false;
-  return s.check(s.api->hipDeviceSynchronize(), "hipDeviceSynchronize", error);
+  return state_->devices->upload(memory, error);
 }
 
 bool HipLdstExecutor::download(HostMemory &memory, std::string &error) {
-  State &s = *state_;
-  size_t numBuffers = s.program.buffers.size();
-  for (int r = 0; r < s.program.ranks; ++r)
-    for (size_t b = 0; b < numBuffers; ++b)
-      if (!s.check(s.api->hipMemcpy(
-                       memory.buffer(r, b), s.buffers[r * numBuffers + b],
-                       memory.bufferBytes(r, b), hipMemcpyDeviceToHost),
-                   "hipMemcpy", error))
-        return false;
-  return true;
+  return state_->devices->download(memory, error);
 }
 
 bool HipLdstExecutor::launch(std::string &error) {
