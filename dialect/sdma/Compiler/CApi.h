@@ -1,0 +1,64 @@
+/*===- CApi.h - the compile library's C entry (libsdma-compiler.so) -*- C -*-===
+ *
+ * Part of sdma, a compiler for GPU collective-communication schedules.
+ *
+ * The compile library (sdma::compile) as a shared library with MLIR linked
+ * statically and every symbol but these hidden, so that a process can load
+ * it beside hipRTC's or NVRTC's own LLVM (BUILD-NOTES #8). The runtime,
+ * which holds no MLIR, dlopen()s it the way CUDA reaches NVRTC.
+ *
+ * Options and results are JSON, so the ABI stays three functions:
+ *
+ *   options: {"ranks": 8, "variants": ["b2b", "pcpy"],
+ *             "policy": "each" | "first" | "all", "prelaunch": false,
+ *             "engines": 0, "max_ops": 0, "ldst": true,
+ *             "packets": "none" | "primary" | "all",
+ *             "packet_completion": "atomic" | "fence",
+ *             "max_chunk_bytes": 67108864, "name": "ring.mlir"}
+ *            (every field optional; see sdma::CompileOptions)
+ *   result:  {"format": "sdma.compile-result", "version": 1, "ok": true,
+ *             "error": "", "diagnosed": false, "ranks_open": false,
+ *             "diagnostics": "...", "schedule": "all_gather_ring",
+ *             "ranks": 8, "proof": "proved for 8 ranks: ...",
+ *             "declares_collective": true, "ldst": "<kernel source>",
+ *             "variants": [{"variant": "b2b", "plan": "<plan JSON text>",
+ *                           "packets": "<packet plan JSON text or empty>"}],
+ *             "skipped": [{"variant": "swap", "reason": "..."}]}
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef SDMA_COMPILER_CAPI_H
+#define SDMA_COMPILER_CAPI_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SDMA_COMPILER_EXPORT __attribute__((visibility("default")))
+#else
+#define SDMA_COMPILER_EXPORT
+#endif
+
+/* Bumped when the functions or the JSON change incompatibly. */
+#define SDMA_COMPILER_ABI_VERSION 1
+
+SDMA_COMPILER_EXPORT int sdmaCompilerAbiVersion(void);
+
+/* Compiles `length` bytes of schedule text with `optionsJson` (NULL: the
+ * defaults). Returns a NUL-terminated result JSON (malformed options give
+ * ok = false and an error, never a crash), to be freed with
+ * sdmaCompilerFree; NULL only when memory runs out. */
+SDMA_COMPILER_EXPORT char *sdmaCompilerCompile(const char *schedule,
+                                              size_t length,
+                                              const char *optionsJson);
+
+SDMA_COMPILER_EXPORT void sdmaCompilerFree(char *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SDMA_COMPILER_CAPI_H */

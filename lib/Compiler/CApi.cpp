@@ -1,0 +1,163 @@
+//===- CApi.cpp - the compile library's C entry ---------------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Built without exceptions (as MLIR): the options JSON is parsed with
+// exceptions off and every field checked for its type before it is read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/Compiler/CApi.h"
+#include "sdma/Compiler/Compile.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+/// Reads the options; false with `error` naming the field.
+bool readOptions(const char *text, sdma::CompileOptions &options,
+                 std::string &error) {
+  if (!text || !*text)
+    return true;
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    error = "options: not a JSON object";
+    return false;
+  }
+  auto integer = [&](const char *key, int64_t &value) {
+    if (!j.contains(key))
+      return true;
+    if (!j[key].is_number_integer()) {
+      error = std::string("options: '") + key + "' must be an integer";
+      return false;
+    }
+    value = j[key].get<int64_t>();
+    return true;
+  };
+  auto boolean = [&](const char *key, bool &value) {
+    if (!j.contains(key))
+      return true;
+    if (!j[key].is_boolean()) {
+      error = std::string("options: '") + key + "' must be true or false";
+      return false;
+    }
+    value = j[key].get<bool>();
+    return true;
+  };
+  auto string = [&](const char *key, std::string &value,
+                    std::initializer_list<const char *> allowed) {
+    if (!j.contains(key))
+      return true;
+    if (!j[key].is_string()) {
+      error = std::string("options: '") + key + "' must be a string";
+      return false;
+    }
+    value = j[key].get<std::string>();
+    for (const char *ok : allowed)
+      if (value == ok)
+        return true;
+    if (allowed.size() == 0)
+      return true;
+    error = std::string("options: '") + key + "' has an unknown value '" +
+            value.substr(0, 64) + "'";
+    return false;
+  };
+  int64_t ranks = 0;
+  bool hasRanks = j.contains("ranks");
+  std::string policy, packets;
+  if (!integer("ranks", ranks) || !boolean("prelaunch", options.prelaunch) ||
+      !integer("engines", options.engines) ||
+      !integer("max_ops", options.maxOps) || !boolean("ldst", options.ldst) ||
+      !integer("max_chunk_bytes", options.maxChunkBytes) ||
+      !string("policy", policy, {"each", "first", "all"}) ||
+      !string("packets", packets, {"none", "primary", "all"}) ||
+      !string("packet_completion", options.packetCompletion,
+              {"atomic", "fence"}) ||
+      !string("name", options.bufferName, {}))
+    return false;
+  if (hasRanks)
+    options.ranks = ranks;
+  using Policy = sdma::CompileOptions::VariantPolicy;
+  if (!policy.empty())
+    options.policy = policy == "each"    ? Policy::Each
+                     : policy == "first" ? Policy::FirstThatCompiles
+                                         : Policy::AllThatCompile;
+  using Packets = sdma::CompileOptions::Packets;
+  if (!packets.empty())
+    options.packets = packets == "none"      ? Packets::None
+                      : packets == "primary" ? Packets::Primary
+                                             : Packets::All;
+  if (j.contains("variants")) {
+    const json &variants = j["variants"];
+    if (!variants.is_array() || variants.empty()) {
+      error = "options: 'variants' must be a non-empty array of strings";
+      return false;
+    }
+    options.variants.clear();
+    for (const json &variant : variants) {
+      if (!variant.is_string()) {
+        error = "options: 'variants' must be a non-empty array of strings";
+        return false;
+      }
+      options.variants.push_back(variant.get<std::string>());
+    }
+  }
+  return true;
+}
+
+json toJson(const sdma::Artifacts &out) {
+  json variants = json::array(), skipped = json::array();
+  for (const sdma::VariantArtifacts &variant : out.variants)
+    variants.push_back({{"variant", variant.variant},
+                        {"plan", variant.plan},
+                        {"packets", variant.packets}});
+  for (const sdma::SkippedVariant &skip : out.skipped)
+    skipped.push_back({{"variant", skip.variant}, {"reason", skip.reason}});
+  return {{"format", "sdma.compile-result"},
+          {"version", SDMA_COMPILER_ABI_VERSION},
+          {"ok", out.ok},
+          {"error", out.error},
+          {"diagnosed", out.diagnosed},
+          {"ranks_open", out.ranksOpen},
+          {"diagnostics", out.diagnostics},
+          {"schedule", out.schedule},
+          {"ranks", out.ranks},
+          {"proof", out.proof},
+          {"declares_collective", out.declaresCollective},
+          {"ldst", out.ldstProgram},
+          {"variants", variants},
+          {"skipped", skipped}};
+}
+
+} // namespace
+
+extern "C" int sdmaCompilerAbiVersion(void) {
+  return SDMA_COMPILER_ABI_VERSION;
+}
+
+extern "C" char *sdmaCompilerCompile(const char *schedule, size_t length,
+                                     const char *optionsJson) {
+  sdma::CompileOptions options;
+  sdma::Artifacts out;
+  std::string error;
+  if (!schedule)
+    out.error = "no schedule text";
+  else if (!readOptions(optionsJson, options, error))
+    out.error = error;
+  else
+    out = sdma::compile(std::string_view(schedule, length), options);
+  // Invalid UTF-8 in a diagnostic (a quoted input byte) is replaced, not an
+  // abort.
+  std::string text =
+      toJson(out).dump(-1, ' ', false, json::error_handler_t::replace);
+  char *result = static_cast<char *>(std::malloc(text.size() + 1));
+  if (result)
+    std::memcpy(result, text.c_str(), text.size() + 1);
+  return result;
+}
+
+extern "C" void sdmaCompilerFree(char *result) { std::free(result); }

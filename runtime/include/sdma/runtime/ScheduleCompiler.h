@@ -1,0 +1,103 @@
+//===- ScheduleCompiler.h - compile schedules from the runtime -*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The runtime holds no MLIR. It reaches the compiler the way CUDA reaches
+// NVRTC: it dlopen()s libsdma-compiler.so (the compile library with MLIR
+// linked statically and its symbols hidden; C entry in
+// dialect/sdma/Compiler/CApi.h) and caches what it returns on disk, keyed
+// by the schedule text, the options and the library file itself. Without
+// the library, precompiled artifacts (CompiledSchedule::parse of files)
+// still serve.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_SCHEDULECOMPILER_H
+#define SDMA_RUNTIME_SCHEDULECOMPILER_H
+
+#include "sdma/runtime/Executor.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sdma::rt {
+
+/// What to compile (sdma::CompileOptions, as the C entry takes it).
+struct ScheduleCompileOptions {
+  std::optional<int64_t> ranks;
+  std::vector<std::string> variants{"pcpy"};
+  /// "each", "first" or "all" (CompileOptions::VariantPolicy).
+  std::string policy = "each";
+  bool prelaunch = false;
+  int64_t engines = 0;
+  bool ldst = true;
+  /// "none", "primary" or "all".
+  std::string packets = "none";
+  std::string packetCompletion = "atomic";
+  /// The name diagnostics give the schedule.
+  std::string name = "<schedule>";
+
+  /// The options as the C entry's JSON.
+  std::string toJson() const;
+};
+
+/// What came back (sdma::Artifacts).
+struct ScheduleCompileResult {
+  bool ok = false;
+  std::string error, diagnostics;
+  bool ranksOpen = false;
+  std::string schedule, proof;
+  int64_t ranks = 0;
+  bool declaresCollective = false;
+  std::string ldst;
+  struct Variant {
+    std::string variant, plan, packets;
+  };
+  std::vector<Variant> variants;
+  std::vector<std::pair<std::string, std::string>> skipped; // variant, reason
+  /// Served from the disk cache; the entry found was corrupt and rebuilt.
+  bool cacheHit = false, cacheWasCorrupt = false;
+
+  /// Variant `index` loaded as the runtime loads files.
+  std::optional<CompiledSchedule> load(size_t index, std::string &error) const;
+};
+
+class ScheduleCompiler {
+public:
+  /// Loads the compiler library: `path`, else $SDMA_COMPILER_LIBRARY, else
+  /// libsdma-compiler.so on the loader's search path, else beside the
+  /// executable's ../lib. nullptr with "no compiler: ..." if none loads or
+  /// its ABI version differs. `cacheDirectory` as for kernels ("": the
+  /// default; SDMA_CACHE_DIR).
+  static std::unique_ptr<ScheduleCompiler>
+  load(std::string &error, const std::string &path = "",
+       std::string cacheDirectory = "");
+  ~ScheduleCompiler();
+  ScheduleCompiler(const ScheduleCompiler &) = delete;
+  ScheduleCompiler &operator=(const ScheduleCompiler &) = delete;
+
+  /// The library file in use.
+  const std::string &libraryPath() const { return path_; }
+
+  /// Compiles `text`; false with `error` only where the library's answer
+  /// cannot be read (a failed compile is a result: ok = false, with the
+  /// diagnostics).
+  bool compile(const std::string &text, const ScheduleCompileOptions &options,
+               ScheduleCompileResult &result, std::string &error) const;
+  /// The same with the options as JSON text (the C entry's own).
+  bool compileJson(const std::string &text, const std::string &optionsJson,
+                   ScheduleCompileResult &result, std::string &error) const;
+
+private:
+  ScheduleCompiler() = default;
+  void *handle_ = nullptr;
+  char *(*compile_)(const char *, size_t, const char *) = nullptr;
+  void (*free_)(char *) = nullptr;
+  std::string path_, identity_, cacheDirectory_;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_SCHEDULECOMPILER_H
