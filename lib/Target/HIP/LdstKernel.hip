@@ -29,7 +29,7 @@
 #endif
 
 struct SdmaTable {
-  char *buf[SDMA_RANKS * SDMA_BUFFERS]; // buf[r * SDMA_BUFFERS + b]
+  char *buf[SDMA_RANKS * SDMA_BUFFERS];  // buf[r * SDMA_BUFFERS + b]
   unsigned long long *flags[SDMA_RANKS]; // SDMA_FLAG_SLOTS per rank
   unsigned int *sync[SDMA_RANKS];        // per rank: arrivals, generation
   unsigned long long *error; // status (0 ok, 1 wait timed out), rank, slot,
@@ -117,15 +117,16 @@ struct sdma_desc {
   int kind; // 0 copy, 1 bcast, 2 swap
 };
 
-static __device__ inline sdma_desc sdma_resolve(
-    const SdmaTable *T, const long long *op, unsigned long long chunk) {
+static __device__ inline sdma_desc sdma_resolve(const SdmaTable *T,
+                                                const long long *op,
+                                                unsigned long long chunk) {
   sdma_desc d;
   d.kind = (int)op[0];
   d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * chunk;
   d.n = (unsigned long long)op[4] * chunk;
   d.b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * chunk;
-  d.c = d.kind == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * chunk
-                    : d.b;
+  d.c =
+      d.kind == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * chunk : d.b;
   return d;
 }
 
@@ -146,9 +147,9 @@ static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
     char *a = d.a, *b = d.b, *c = d.c;
     const unsigned long long n = d.n;
     const unsigned long long units = (n + 15) / 16;
-    const bool aligned =
-        ((((unsigned long long)a) | ((unsigned long long)b) |
-          ((unsigned long long)c)) & 15ull) == 0;
+    const bool aligned = ((((unsigned long long)a) | ((unsigned long long)b) |
+                           ((unsigned long long)c)) &
+                          15ull) == 0;
     // Whole 16-byte units, four per thread per round: the four loads are
     // issued before any store, so each thread keeps four in flight.
     const unsigned long long full = aligned ? n / 16 : 0;
@@ -203,8 +204,7 @@ static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
 // copies from there; otherwise every thread resolves each op in turn.
 static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
                                   int nops, unsigned long long chunk) {
-  const unsigned long long nthreads =
-      (unsigned long long)SDMA_NBID * SDMA_NTID;
+  const unsigned long long nthreads = (unsigned long long)SDMA_NBID * SDMA_NTID;
   unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID;
   unsigned long long base = 0;
 #if SDMA_STAGED_OPS
