@@ -1,0 +1,468 @@
+//===- Bootstrap.cpp - how the ranks of a job meet ------------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The wire: every message is a Header and `length` payload bytes.
+//   HELLO   rank -> root  a = rank, b = ranks; payload: secret, timeout (ms)
+//   WELCOME root -> rank  every rank has arrived
+//   GATHER  rank -> root  payload: this rank's blob
+//   RESULT  root -> rank  a = ranks; payload: every blob in rank order
+//   ERROR   root -> rank  payload: why the job cannot go on
+// The root serves one job: it stops after an error or once every rank has
+// disconnected.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/Bootstrap.h"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace sdma::rt;
+
+namespace {
+
+constexpr uint32_t kMagic = 0x53444d41; // "SDMA"
+constexpr int kSecretBytes = 16;
+enum Type : uint32_t { Hello = 1, Welcome, Gather, Result, Error };
+
+struct Header {
+  uint32_t magic, type, a, b;
+  uint64_t length;
+};
+
+/// What an id holds, at fixed offsets of UniqueId::bytes.
+struct IdFields {
+  uint32_t magic;
+  uint32_t address; // IPv4, network order
+  uint16_t port;    // network order
+  uint8_t secret[kSecretBytes];
+};
+static_assert(sizeof(IdFields) <= sizeof(UniqueId), "id too small");
+
+using Clock = std::chrono::steady_clock;
+
+/// Milliseconds left until `deadline` (0 if past).
+int msLeft(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  deadline - Clock::now())
+                  .count();
+  return left > 0 ? static_cast<int>(std::min<long long>(left, 1 << 30)) : 0;
+}
+
+/// Sends everything; false on a closed or failed socket.
+bool sendAll(int fd, const void *data, size_t bytes) {
+  const char *p = static_cast<const char *>(data);
+  while (bytes) {
+    ssize_t n = ::send(fd, p, bytes, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    bytes -= n;
+  }
+  return true;
+}
+
+bool sendMessage(int fd, uint32_t type, uint32_t a, uint32_t b,
+                 const std::string &payload) {
+  Header h{kMagic, type, a, b, payload.size()};
+  // One send: a header and its payload in two segments would wait for a
+  // delayed ACK.
+  std::string message(reinterpret_cast<const char *>(&h), sizeof(h));
+  message += payload;
+  return sendAll(fd, message.data(), message.size());
+}
+
+enum class Received { Ok, Closed, TimedOut, Malformed };
+
+/// Receives exactly `bytes` before `deadline`.
+Received receiveAll(int fd, void *data, size_t bytes,
+                    Clock::time_point deadline) {
+  char *p = static_cast<char *>(data);
+  while (bytes) {
+    pollfd pfd{fd, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, msLeft(deadline));
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready <= 0)
+      return Received::TimedOut;
+    ssize_t n = ::recv(fd, p, bytes, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return Received::Closed;
+    p += n;
+    bytes -= n;
+  }
+  return Received::Ok;
+}
+
+/// One message; payloads over `maxPayload` are malformed.
+Received receiveMessage(int fd, Header &h, std::string &payload,
+                        Clock::time_point deadline,
+                        uint64_t maxPayload = uint64_t(1) << 30) {
+  Received r = receiveAll(fd, &h, sizeof(h), deadline);
+  if (r != Received::Ok)
+    return r;
+  if (h.magic != kMagic || h.length > maxPayload)
+    return Received::Malformed;
+  payload.assign(h.length, '\0');
+  return receiveAll(fd, payload.data(), h.length, deadline);
+}
+
+std::string rankList(const std::vector<int> &ranks) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(ranks[i]);
+  return text;
+}
+
+/// The root of one job (a detached thread owns it).
+class Root {
+public:
+  Root(int listener, const uint8_t *secret) : listener_(listener) {
+    std::memcpy(secret_, secret, kSecretBytes);
+  }
+  void serve();
+
+private:
+  /// Reads and checks a hello on a new connection; admits it or closes it.
+  void admit(int fd);
+  /// Tells every connected rank `why` and stops.
+  void fail(const std::string &why) {
+    for (int fd : ranks_)
+      if (fd >= 0)
+        sendMessage(fd, Error, 0, 0, why);
+    failed_ = true;
+  }
+  void round();
+  void closeAll() {
+    for (int &fd : ranks_)
+      if (fd >= 0)
+        ::close(fd), fd = -1;
+    ::close(listener_);
+  }
+
+  int listener_;
+  uint8_t secret_[kSecretBytes];
+  std::vector<int> ranks_; // socket per rank, -1 until it arrives or after
+  int expected_ = 0, arrived_ = 0;
+  uint64_t timeoutMs_ = 0;
+  bool failed_ = false;
+  std::vector<int> gone_; // ranks whose connection closed
+};
+
+void Root::admit(int fd) {
+  Header h;
+  std::string payload;
+  // A connection that does not say hello promptly is not one of ours.
+  Received r = receiveMessage(fd, h, payload,
+                              Clock::now() + std::chrono::seconds(2), 64);
+  if (r != Received::Ok || h.type != Hello ||
+      payload.size() != kSecretBytes + 8 ||
+      std::memcmp(payload.data(), secret_, kSecretBytes) != 0) {
+    sendMessage(fd, Error, 0, 0,
+                "refused: not a hello with this job's unique id");
+    ::close(fd);
+    return;
+  }
+  int rank = static_cast<int>(h.a), ranks = static_cast<int>(h.b);
+  std::string why;
+  if (ranks < 1 || rank < 0 || rank >= ranks)
+    why = "rank " + std::to_string(rank) + " of " + std::to_string(ranks) +
+          " is out of range";
+  else if (expected_ && ranks != expected_)
+    why = "rank " + std::to_string(rank) + " says the job has " +
+          std::to_string(ranks) + " ranks, earlier ranks said " +
+          std::to_string(expected_);
+  else if (expected_ && ranks_[rank] >= 0)
+    why = "rank " + std::to_string(rank) + " joined twice";
+  if (!why.empty()) {
+    sendMessage(fd, Error, 0, 0, why);
+    ::close(fd);
+    if (expected_)
+      fail(why); // a misconfigured job: every rank hears it
+    return;
+  }
+  if (!expected_) {
+    expected_ = ranks;
+    ranks_.assign(ranks, -1);
+    std::memcpy(&timeoutMs_, payload.data() + kSecretBytes, 8);
+  }
+  ranks_[rank] = fd;
+  ++arrived_;
+}
+
+void Root::serve() {
+  // Join: accept until every rank has said hello (the deadline runs from
+  // the first hello).
+  Clock::time_point deadline = Clock::time_point::max();
+  while (!failed_ && (!expected_ || arrived_ < expected_)) {
+    pollfd pfd{listener_, POLLIN, 0};
+    int wait = deadline == Clock::time_point::max() ? 1000 : msLeft(deadline);
+    int ready = ::poll(&pfd, 1, std::min(wait, 1000));
+    if (ready > 0) {
+      int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        bool first = !expected_;
+        admit(fd);
+        if (first && expected_)
+          deadline = Clock::now() + std::chrono::milliseconds(timeoutMs_);
+      }
+    } else if (expected_ && Clock::now() >= deadline) {
+      std::vector<int> missing;
+      for (int r = 0; r < expected_; ++r)
+        if (ranks_[r] < 0)
+          missing.push_back(r);
+      fail(rankList(missing) + " did not arrive within " +
+           std::to_string(timeoutMs_) + " ms");
+    }
+  }
+  if (!failed_) {
+    for (int fd : ranks_)
+      sendMessage(fd, Welcome, 0, 0, "");
+    while (!failed_ && static_cast<int>(gone_.size()) < expected_)
+      round();
+  }
+  closeAll();
+}
+
+/// One all-gather round (or every rank leaving).
+void Root::round() {
+  std::vector<std::string> blobs(expected_);
+  std::vector<bool> have(expected_, false);
+  int count = 0;
+  Clock::time_point deadline = Clock::time_point::max();
+  while (!failed_ && count + static_cast<int>(gone_.size()) < expected_) {
+    std::vector<pollfd> fds;
+    std::vector<int> which;
+    for (int r = 0; r < expected_; ++r)
+      if (ranks_[r] >= 0 && !have[r]) {
+        fds.push_back({ranks_[r], POLLIN, 0});
+        which.push_back(r);
+      }
+    int wait = deadline == Clock::time_point::max() ? 1000 : msLeft(deadline);
+    int ready = ::poll(fds.data(), fds.size(), std::min(wait, 1000));
+    if (ready == 0 && count && Clock::now() >= deadline) {
+      std::vector<int> missing;
+      for (int r = 0; r < expected_; ++r)
+        if (!have[r])
+          missing.push_back(r);
+      fail(rankList(missing) + " did not reach the all-gather within " +
+           std::to_string(timeoutMs_) + " ms");
+      return;
+    }
+    for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
+      if (!fds[i].revents)
+        continue;
+      int r = which[i];
+      Header h;
+      std::string payload;
+      if (receiveMessage(ranks_[r], h, payload,
+                         Clock::now() + std::chrono::seconds(10)) !=
+              Received::Ok ||
+          h.type != Gather) {
+        ::close(ranks_[r]);
+        ranks_[r] = -1;
+        gone_.push_back(r);
+        // Leaving is how a rank ends; mid-round the others are told now,
+        // otherwise at the next round.
+        if (count > 0)
+          fail("rank " + std::to_string(r) + " left the job");
+        continue;
+      }
+      if (!count)
+        deadline = Clock::now() + std::chrono::milliseconds(timeoutMs_);
+      blobs[r] = std::move(payload);
+      have[r] = true;
+      ++count;
+    }
+  }
+  if (failed_ || count == 0)
+    return;
+  if (!gone_.empty()) {
+    fail(rankList(gone_) + " left the job");
+    return;
+  }
+  for (int r = 1; r < expected_; ++r)
+    if (blobs[r].size() != blobs[0].size()) {
+      fail("all-gather: rank " + std::to_string(r) + " gave " +
+           std::to_string(blobs[r].size()) + " bytes, rank 0 gave " +
+           std::to_string(blobs[0].size()));
+      return;
+    }
+  std::string all;
+  for (const std::string &blob : blobs)
+    all += blob;
+  for (int fd : ranks_)
+    sendMessage(fd, Result, expected_, 0, all);
+}
+
+} // namespace
+
+bool sdma::rt::createUniqueId(UniqueId &id, std::string &error) {
+  IdFields fields{};
+  fields.magic = kMagic;
+  int urandom = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  bool random = urandom >= 0 &&
+                ::read(urandom, fields.secret, kSecretBytes) == kSecretBytes;
+  if (urandom >= 0)
+    ::close(urandom);
+  if (!random) {
+    error = "bootstrap: cannot read /dev/urandom for the job's secret";
+    return false;
+  }
+  const char *address = std::getenv("SDMA_BOOTSTRAP_ADDR");
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  if (inet_pton(AF_INET, address ? address : "127.0.0.1", &sin.sin_addr) != 1) {
+    error = std::string("bootstrap: SDMA_BOOTSTRAP_ADDR='") + address +
+            "' is not an IPv4 address";
+    return false;
+  }
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  socklen_t length = sizeof(sin);
+  if (listener < 0 ||
+      ::bind(listener, reinterpret_cast<sockaddr *>(&sin), sizeof(sin)) != 0 ||
+      ::listen(listener, 128) != 0 ||
+      ::getsockname(listener, reinterpret_cast<sockaddr *>(&sin), &length) !=
+          0) {
+    error = std::string("bootstrap: cannot listen on ") +
+            (address ? address : "127.0.0.1") + ": " + std::strerror(errno);
+    if (listener >= 0)
+      ::close(listener);
+    return false;
+  }
+  fields.address = sin.sin_addr.s_addr;
+  fields.port = sin.sin_port;
+  std::memset(id.bytes, 0, sizeof(id.bytes));
+  std::memcpy(id.bytes, &fields, sizeof(fields));
+  std::thread([listener,
+               secret = std::string(reinterpret_cast<char *>(fields.secret),
+                                    kSecretBytes)] {
+    Root(listener, reinterpret_cast<const uint8_t *>(secret.data())).serve();
+  }).detach();
+  return true;
+}
+
+std::unique_ptr<Bootstrap> Bootstrap::connect(const UniqueId &id, int rank,
+                                              int ranks, uint64_t timeoutMs,
+                                              std::string &error) {
+  IdFields fields;
+  std::memcpy(&fields, id.bytes, sizeof(fields));
+  if (fields.magic != kMagic) {
+    error = "bootstrap: not an sdma unique id";
+    return nullptr;
+  }
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = fields.address;
+  sin.sin_port = fields.port;
+  char where[64];
+  inet_ntop(AF_INET, &sin.sin_addr, where, sizeof(where));
+  std::string root =
+      std::string(where) + ":" + std::to_string(ntohs(sin.sin_port));
+  // The hello, then WELCOME once every rank is in (or an ERROR saying who
+  // is missing); the root's own deadline comes first, ours is a backstop.
+  Clock::time_point deadline = Clock::now() +
+                               std::chrono::milliseconds(timeoutMs) +
+                               std::chrono::seconds(5);
+  int fd = -1;
+  while (fd < 0) {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 &&
+        ::connect(fd, reinterpret_cast<sockaddr *>(&sin), sizeof(sin)) == 0)
+      break;
+    int why = errno;
+    if (fd >= 0)
+      ::close(fd);
+    fd = -1;
+    if (Clock::now() >= deadline) {
+      error = "bootstrap: rank " + std::to_string(rank) +
+              " cannot reach the job's root at " + root + ": " +
+              std::strerror(why);
+      return nullptr;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  std::string hello(reinterpret_cast<const char *>(fields.secret),
+                    kSecretBytes);
+  hello.append(reinterpret_cast<const char *>(&timeoutMs), 8);
+  Header h;
+  std::string payload;
+  Received r = Received::Closed;
+  if (sendMessage(fd, Hello, rank, ranks, hello))
+    r = receiveMessage(fd, h, payload, deadline);
+  if (r != Received::Ok || h.type != Welcome) {
+    error = "bootstrap: rank " + std::to_string(rank) + ": " +
+            (r == Received::Ok && h.type == Error ? payload
+             : r == Received::TimedOut
+                 ? "no answer from the job's root at " + root
+                 : "the job's root at " + root + " closed the connection");
+    ::close(fd);
+    return nullptr;
+  }
+  std::unique_ptr<Bootstrap> bootstrap(new Bootstrap());
+  bootstrap->socket_ = fd;
+  bootstrap->rank_ = rank;
+  bootstrap->ranks_ = ranks;
+  bootstrap->timeoutMs_ = timeoutMs;
+  return bootstrap;
+}
+
+Bootstrap::~Bootstrap() {
+  if (socket_ >= 0)
+    ::close(socket_);
+}
+
+bool Bootstrap::allGather(const std::string &mine,
+                          std::vector<std::string> &all, std::string &error) {
+  auto fail = [&](const std::string &why) {
+    error = "bootstrap: rank " + std::to_string(rank_) + ": " + why;
+    return false;
+  };
+  if (socket_ < 0)
+    return fail("the job has already failed");
+  if (!sendMessage(socket_, Gather, 0, 0, mine))
+    return fail("the job's root closed the connection");
+  Header h;
+  std::string payload;
+  Received r =
+      receiveMessage(socket_, h, payload,
+                     Clock::now() + std::chrono::milliseconds(timeoutMs_) +
+                         std::chrono::seconds(5));
+  if (r != Received::Ok || h.type != Result) {
+    ::close(socket_);
+    socket_ = -1;
+    return fail(r == Received::Ok && h.type == Error ? payload
+                : r == Received::TimedOut
+                    ? "no answer from the job's root"
+                    : "the job's root closed the connection");
+  }
+  if (payload.size() != mine.size() * ranks_)
+    return fail("the all-gather's answer has the wrong size");
+  all.resize(ranks_);
+  for (int i = 0; i < ranks_; ++i)
+    all[i] = payload.substr(i * mine.size(), mine.size());
+  return true;
+}
+
+bool Bootstrap::barrier(std::string &error) {
+  std::vector<std::string> all;
+  return allGather(std::string(1, '\0'), all, error);
+}
