@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/LdstCpuExecutor.h"
+#include "KernelCache.h"
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/LdstPrelude.h"
 
@@ -83,11 +84,13 @@ static inline unsigned long long SDMA_NOW_NS() {
 // Builds the kernel's table and runs every thread of every block of every
 // rank at once (ranks wait on each other).
 const char *kCpuEntry = R"SDMA(
-extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
-                             unsigned int **sync, unsigned long long *error,
-                             unsigned long long timeoutNs,
-                             unsigned long long chunk, unsigned long long epoch,
-                             int blocks, int threads) {
+extern "C" void sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
+                                   unsigned int **sync,
+                                   unsigned long long *error,
+                                   unsigned long long timeoutNs,
+                                   unsigned long long chunk,
+                                   unsigned long long epoch, int blocks,
+                                   int threads, int rankBegin, int rankEnd) {
   SdmaTable table;
   for (int i = 0; i < SDMA_RANKS * SDMA_BUFFERS; ++i)
     table.buf[i] = bufs[i];
@@ -106,7 +109,7 @@ extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
     scratch.push_back(std::make_unique<unsigned char[]>(sdma_scratch_bytes + 64));
   }
   std::vector<std::thread> pool;
-  for (int r = 0; r < SDMA_RANKS; ++r)
+  for (int r = rankBegin; r < rankEnd; ++r)
     for (int b = 0; b < blocks; ++b)
       for (int t = 0; t < threads; ++t)
         pool.emplace_back([&, r, b, t] {
@@ -122,6 +125,14 @@ extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
         });
   for (std::thread &thread : pool)
     thread.join();
+}
+extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
+                             unsigned int **sync, unsigned long long *error,
+                             unsigned long long timeoutNs,
+                             unsigned long long chunk, unsigned long long epoch,
+                             int blocks, int threads) {
+  sdma_cpu_run_ranks(bufs, flags, sync, error, timeoutNs, chunk, epoch, blocks,
+                     threads, 0, SDMA_RANKS);
 }
 )SDMA";
 
@@ -181,6 +192,29 @@ LdstCpuExecutor::create(const LdstProgram &program,
                         const LdstCpuOptions &options, std::string &error) {
   if (!checkRun(program, options, nullptr, 0, error))
     return nullptr;
+  std::string text =
+      std::string(kCpuPrelude) + (options.stagedOps ? kStagedOpsDefine : "") +
+      (options.stageCap > 0
+           ? "#define SDMA_STAGE_CAP " + std::to_string(options.stageCap) + "\n"
+           : std::string()) +
+      program.source + kCpuEntry;
+  std::string compiler = options.compiler;
+  if (compiler.empty()) {
+    const char *env = std::getenv("SDMA_HOST_CXX");
+    compiler = env && *env ? env : "c++";
+  }
+  const std::string flags = " -std=c++20 -O1 -shared -fPIC -pthread "
+                            "-Wno-unknown-pragmas";
+  // A cached object: the processes of a job, and later runs, compile once.
+  std::string cached;
+  if (!options.cacheDirectory.empty()) {
+    char key[32];
+    std::snprintf(key, sizeof(key), "%016llx",
+                  (unsigned long long)hashBytes(text + compiler + flags));
+    cached = options.cacheDirectory + "/ldst-cpu-" + key + ".so";
+  }
+  if (!cached.empty() && access(cached.c_str(), R_OK) == 0)
+    return load(program, options, cached, error);
   char dir[] = "/tmp/sdma-ldst-cpu-XXXXXX";
   if (!mkdtemp(dir)) {
     error = "cannot create a temporary directory in /tmp";
@@ -197,26 +231,15 @@ LdstCpuExecutor::create(const LdstProgram &program,
   };
   {
     std::ofstream out(source);
-    out << kCpuPrelude << (options.stagedOps ? kStagedOpsDefine : "")
-        << (options.stageCap > 0 ? "#define SDMA_STAGE_CAP " +
-                                       std::to_string(options.stageCap) + "\n"
-                                 : std::string())
-        << program.source << kCpuEntry;
+    out << text;
     if (!out) {
       cleanUp();
       error = "cannot write " + source;
       return nullptr;
     }
   }
-  std::string compiler = options.compiler;
-  if (compiler.empty()) {
-    const char *env = std::getenv("SDMA_HOST_CXX");
-    compiler = env && *env ? env : "c++";
-  }
-  std::string command = compiler +
-                        " -std=c++20 -O1 -shared -fPIC -pthread "
-                        "-Wno-unknown-pragmas -o " +
-                        object + " " + source + " > " + log + " 2>&1";
+  std::string command =
+      compiler + flags + " -o " + object + " " + source + " > " + log + " 2>&1";
   if (std::system(command.c_str()) != 0) {
     std::ifstream in(log);
     std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -225,14 +248,29 @@ LdstCpuExecutor::create(const LdstProgram &program,
             compiler + ") failed:\n" + text;
     return nullptr;
   }
+  // Into the cache by rename (atomic: a concurrent process finds either
+  // no file or a whole one).
+  if (!cached.empty() && std::rename(object.c_str(), cached.c_str()) == 0)
+    object = cached;
+  std::unique_ptr<LdstCpuExecutor> executor =
+      load(program, options, object, error);
+  cleanUp(); // a loaded object stays mapped after its file is gone
+  return executor;
+}
+
+std::unique_ptr<LdstCpuExecutor>
+LdstCpuExecutor::load(const LdstProgram &program, const LdstCpuOptions &options,
+                      const std::string &object, std::string &error) {
   std::unique_ptr<LdstCpuExecutor> executor(
       new LdstCpuExecutor(program, options));
   executor->handle_ = dlopen(object.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (executor->handle_)
+  if (executor->handle_) {
     executor->run_ =
         reinterpret_cast<RunFn>(dlsym(executor->handle_, "sdma_cpu_run"));
-  cleanUp(); // a loaded object stays mapped after its file is gone
-  if (!executor->run_) {
+    executor->runRanks_ = reinterpret_cast<RunRanksFn>(
+        dlsym(executor->handle_, "sdma_cpu_run_ranks"));
+  }
+  if (!executor->run_ || !executor->runRanks_) {
     const char *why = dlerror();
     error = std::string("loading the host kernel: ") + (why ? why : "?");
     return nullptr;
@@ -309,6 +347,38 @@ bool LdstCpuExecutor::run(HostMemory &memory, std::string &error, int blocks) {
       }
       std::copy(v.begin() + lead, v.begin() + lead + n, memory.buffer(r, b));
     }
+  if (!record[0])
+    return true;
+  error = "rank " + std::to_string(record[1]) +
+          (static_cast<int64_t>(record[2]) < 0
+               ? ": its blocks did not all reach a rank barrier within the "
+                 "timeout"
+               : " waited too long for flag slot " + std::to_string(record[2]) +
+                     " to reach " + std::to_string(record[3]) +
+                     "; it stayed at " + std::to_string(record[4]));
+  return false;
+}
+
+bool LdstCpuExecutor::runRanks(const RankPointers &pointers, size_t chunkBytes,
+                               int begin, int end, std::string &error,
+                               int blocks) {
+  int ranks = program_.ranks;
+  size_t B = program_.buffers.size();
+  if (begin < 0 || end > ranks || begin >= end ||
+      pointers.buffers.size() != ranks * B ||
+      pointers.flags.size() != size_t(ranks) ||
+      pointers.sync.size() != size_t(ranks)) {
+    error = "runRanks: ranks [" + std::to_string(begin) + ", " +
+            std::to_string(end) + ") or the pointer tables do not fit the " +
+            std::to_string(ranks) + "-rank program";
+    return false;
+  }
+  unsigned long long record[5] = {0, 0, 0, 0, 0};
+  runRanks_(const_cast<char **>(pointers.buffers.data()),
+            const_cast<unsigned long long **>(pointers.flags.data()),
+            const_cast<unsigned int **>(pointers.sync.data()), record,
+            options_.timeoutNs, chunkBytes, epoch_++,
+            blocks ? blocks : options_.blocks, options_.threads, begin, end);
   if (!record[0])
     return true;
   error = "rank " + std::to_string(record[1]) +

@@ -39,6 +39,9 @@ struct LdstCpuOptions {
   int stageCap = 0;
   /// The host C++ compiler ("" : $SDMA_HOST_CXX, else c++).
   std::string compiler;
+  /// Where compiled kernels are kept and found again ("": compile every
+  /// time, keep nothing).
+  std::string cacheDirectory;
   /// The flags (at create) and a run's guarded buffer copies plus the
   /// caller's memory (at run) must fit this budget.
   MemoryBudget budget;
@@ -60,6 +63,19 @@ public:
   /// runs (each run is the next epoch), as on a GPU. A timed-out wait is
   /// reported with the rank, flag slot and values.
   bool run(HostMemory &memory, std::string &error, int blocks = 0);
+  /// Every rank's memory in this process's address space (for a job of
+  /// several processes: each rank's shared-memory segment, mapped).
+  struct RankPointers {
+    std::vector<char *> buffers;             // [rank * buffers + buffer]
+    std::vector<unsigned long long *> flags; // [rank]: flag slots
+    std::vector<unsigned int *> sync;        // [rank]: two counters
+  };
+  /// Runs ranks [begin, end) of the kernel in place over `pointers` (no
+  /// guarded copies: the caller owns the memory), as the next epoch of this
+  /// executor. The other ranks run elsewhere (other processes); a wait that
+  /// times out is reported with the rank, flag slot and values.
+  bool runRanks(const RankPointers &pointers, size_t chunkBytes, int begin,
+                int end, std::string &error, int blocks = 0);
   /// The budget later runs check (LdstCpuOptions::budget).
   void setBudget(const MemoryBudget &budget) { options_.budget = budget; }
 
@@ -76,13 +92,23 @@ private:
   using RunFn = void (*)(char **, unsigned long long **, unsigned int **,
                          unsigned long long *, unsigned long long,
                          unsigned long long, unsigned long long, int, int);
+  using RunRanksFn = void (*)(char **, unsigned long long **, unsigned int **,
+                              unsigned long long *, unsigned long long,
+                              unsigned long long, unsigned long long, int, int,
+                              int, int);
   LdstCpuExecutor(const LdstProgram &program, const LdstCpuOptions &options)
       : program_(program), options_(options) {}
+  /// Loads a compiled kernel object.
+  static std::unique_ptr<LdstCpuExecutor> load(const LdstProgram &program,
+                                               const LdstCpuOptions &options,
+                                               const std::string &object,
+                                               std::string &error);
 
   LdstProgram program_;
   LdstCpuOptions options_;
   void *handle_ = nullptr;
   RunFn run_ = nullptr;
+  RunRanksFn runRanks_ = nullptr;
   std::vector<std::vector<unsigned long long>> flags_; // [rank][slot]
   std::vector<std::vector<unsigned int>> sync_;        // [rank][2]
   unsigned long long epoch_ = 0;
