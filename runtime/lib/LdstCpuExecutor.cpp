@@ -144,6 +144,22 @@ size_t guardBytes(uint64_t bytes) {
 
 } // namespace
 
+/// The kernel's error record (flag wait or rank barrier timed out) in words;
+/// false if it holds one.
+static bool readErrorRecord(const unsigned long long record[5],
+                            std::string &error) {
+  if (!record[0])
+    return true;
+  error = "rank " + std::to_string(record[1]) +
+          (static_cast<int64_t>(record[2]) < 0
+               ? ": its blocks did not all reach a rank barrier within the "
+                 "timeout"
+               : " waited too long for flag slot " + std::to_string(record[2]) +
+                     " to reach " + std::to_string(record[3]) +
+                     "; it stayed at " + std::to_string(record[4]));
+  return false;
+}
+
 bool LdstCpuExecutor::checkRun(const LdstProgram &program,
                                const LdstCpuOptions &options,
                                const HostMemory *memory, int blocks,
@@ -347,16 +363,7 @@ bool LdstCpuExecutor::run(HostMemory &memory, std::string &error, int blocks) {
       }
       std::copy(v.begin() + lead, v.begin() + lead + n, memory.buffer(r, b));
     }
-  if (!record[0])
-    return true;
-  error = "rank " + std::to_string(record[1]) +
-          (static_cast<int64_t>(record[2]) < 0
-               ? ": its blocks did not all reach a rank barrier within the "
-                 "timeout"
-               : " waited too long for flag slot " + std::to_string(record[2]) +
-                     " to reach " + std::to_string(record[3]) +
-                     "; it stayed at " + std::to_string(record[4]));
-  return false;
+  return readErrorRecord(record, error);
 }
 
 bool LdstCpuExecutor::runRanks(const RankPointers &pointers, size_t chunkBytes,
@@ -379,14 +386,5 @@ bool LdstCpuExecutor::runRanks(const RankPointers &pointers, size_t chunkBytes,
             const_cast<unsigned int **>(pointers.sync.data()), record,
             options_.timeoutNs, chunkBytes, epoch_++,
             blocks ? blocks : options_.blocks, options_.threads, begin, end);
-  if (!record[0])
-    return true;
-  error = "rank " + std::to_string(record[1]) +
-          (static_cast<int64_t>(record[2]) < 0
-               ? ": its blocks did not all reach a rank barrier within the "
-                 "timeout"
-               : " waited too long for flag slot " + std::to_string(record[2]) +
-                     " to reach " + std::to_string(record[3]) +
-                     "; it stayed at " + std::to_string(record[4]));
-  return false;
+  return readErrorRecord(record, error);
 }
