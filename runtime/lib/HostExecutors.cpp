@@ -30,32 +30,39 @@ public:
       : layout_(std::move(layout)), budget_(budget) {}
 
   bool prepare(size_t chunkBytes, std::string &error) override {
-    if (memory_ && memory_->chunkBytes() == chunkBytes)
-      return true;
-    memory_.reset();
-    memory_ = HostMemory::create(layout_, chunkBytes, error, budget_);
-    return memory_.has_value();
+    if (chunkBytes == 0) {
+      error = name() + ": a chunk of 0 bytes";
+      return false;
+    }
+    if (memory_ && memory_->chunkBytes() != chunkBytes)
+      memory_.reset();
+    chunk_ = chunkBytes;
+    return true;
   }
   bool upload(const HostMemory &memory, std::string &error) override {
-    if (!prepared(memory, error))
+    if (!prepared(memory, error) || !ensureMemory(error))
       return false;
     copyBuffers(memory, *memory_);
     return true;
   }
   bool download(HostMemory &memory, std::string &error) override {
-    if (!prepared(memory, error))
+    if (!prepared(memory, error) || !ensureMemory(error))
       return false;
     copyBuffers(*memory_, memory);
     return true;
   }
   bool launch(std::string &error) override {
-    if (!memory_) {
+    if (!chunk_) {
       error = name() + ": launch before prepare";
       return false;
     }
-    return runOnce(*memory_, error);
+    return ensureMemory(error) && runOnce(*memory_, error);
   }
   bool wait(std::string &) override { return true; }
+  bool runsInPlace() const override { return true; }
+  bool runInPlace(HostMemory &memory, std::string &error) override {
+    return prepared(memory, error) && runOnce(memory, error);
+  }
   /// Host time of each run.
   bool time(int runs, std::vector<double> &microseconds,
             std::string &error) override {
@@ -75,19 +82,27 @@ protected:
 
   Plan layout_;
   MemoryBudget budget_;
+  size_t chunk_ = 0;
+  /// The executor's own buffers, made at the first upload, download or
+  /// launch (runs in place need none).
   std::optional<HostMemory> memory_;
 
 private:
+  bool ensureMemory(std::string &error) {
+    if (!memory_)
+      memory_ = HostMemory::create(layout_, chunk_, error, budget_);
+    return memory_.has_value();
+  }
   /// Whether prepare() ran and `memory` has the executor's buffer layout.
   bool prepared(const HostMemory &memory, std::string &error) const {
-    if (!memory_) {
+    if (!chunk_) {
       error = name() + ": upload or download before prepare";
       return false;
     }
-    if (memory.chunkBytes() != memory_->chunkBytes()) {
-      error =
-          name() + ": host memory of " + std::to_string(memory.chunkBytes()) +
-          "-byte chunks, prepared for " + std::to_string(memory_->chunkBytes());
+    if (memory.chunkBytes() != chunk_) {
+      error = name() + ": host memory of " +
+              std::to_string(memory.chunkBytes()) +
+              "-byte chunks, prepared for " + std::to_string(chunk_);
       return false;
     }
     return memory.matches(layout_, error, /*withFlags=*/false);
@@ -126,6 +141,7 @@ public:
       : SimExecutor(plan, options), profile_(std::move(profile)),
         profilePath_(std::move(profilePath)) {}
   std::string name() const override { return "sdma-sim"; }
+  bool modelTimed() const override { return true; }
   std::string description() const override {
     return "CPU simulator checks the bytes; time predicted by the DMA "
            "timing model for " +
@@ -134,8 +150,8 @@ public:
   bool time(int, std::vector<double> &microseconds,
             std::string &error) override {
     microseconds.clear();
-    std::optional<double> us = predictDmaTime(
-        layout_, memory_ ? memory_->chunkBytes() : 1, profile_, error);
+    std::optional<double> us =
+        predictDmaTime(layout_, chunk_ ? chunk_ : 1, profile_, error);
     if (!us)
       return false;
     microseconds.push_back(*us);
@@ -157,6 +173,7 @@ public:
       : HostExecutor(packets.layout(), budget), packets_(packets),
         profile_(std::move(profile)) {}
   std::string name() const override { return "sdma-packets"; }
+  bool modelTimed() const override { return true; }
   std::string description() const override {
     return "AMD SDMA packets patched and run on the packet simulator, every "
            "byte compared with the reference simulator; time predicted from "
@@ -168,7 +185,7 @@ public:
   bool time(int, std::vector<double> &microseconds,
             std::string &error) override {
     microseconds.clear();
-    size_t chunk = memory_ ? memory_->chunkBytes() : packets_.chunkAlign;
+    size_t chunk = chunk_ ? chunk_ : packets_.chunkAlign;
     std::optional<Plan> lifted = liftPackets(packets_, chunk, error);
     std::optional<double> us =
         lifted ? predictDmaTime(*lifted, chunk, profile_, error) : std::nullopt;

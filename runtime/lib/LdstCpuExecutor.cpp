@@ -266,10 +266,10 @@ LdstCpuExecutor::create(const LdstProgram &program,
   }
   // Into the cache by rename (atomic: a concurrent process finds either
   // no file or a whole one).
-  if (!cached.empty() && std::rename(object.c_str(), cached.c_str()) == 0)
-    object = cached;
+  bool inCache =
+      !cached.empty() && std::rename(object.c_str(), cached.c_str()) == 0;
   std::unique_ptr<LdstCpuExecutor> executor =
-      load(program, options, object, error);
+      load(program, options, inCache ? cached : object, error);
   cleanUp(); // a loaded object stays mapped after its file is gone
   return executor;
 }

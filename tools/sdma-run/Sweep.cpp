@@ -124,7 +124,8 @@ int sdma::run::sweep(ExecutorChoice &choice, const rt::Plan &plan,
   llvm::outs().flush();
   // GPU backends: one checked run, then timed runs. Host backends: every
   // run checked (and, unless a model times them, timed by the host clock);
-  // the reference simulator is not compared with itself.
+  // the reference simulator (sim, and sdma-sim's bytes) is not compared
+  // with itself.
   const rt::BackendInfo &backend = *options.backend;
   rt::RunCheckOptions run;
   run.checkedRuns = backend.checkEveryRun ? options.iters : 1;
@@ -132,7 +133,8 @@ int sdma::run::sweep(ExecutorChoice &choice, const rt::Plan &plan,
   run.timedRuns = run.timeCheckedRuns  ? 0
                   : backend.modelTimed ? 1
                                        : options.iters;
-  run.compareWithReference = backend.name != "sim";
+  run.compareWithReference =
+      backend.name != "sim" && backend.name != "sdma-sim";
   bool anyWrong = false;
   for (uint64_t size = options.minBytes; size <= options.maxBytes;
        size *= options.factor) {

@@ -159,6 +159,18 @@ public:
   virtual bool time(int runs, std::vector<double> &microseconds,
                     std::string &error) = 0;
 
+  /// Host executors: one run directly over `memory` (made for the compiled
+  /// plan at the prepared chunk size), with no copies in or out; what
+  /// runAndCheck uses for their checked runs. False with an error elsewhere.
+  virtual bool runInPlace(HostMemory &memory, std::string &error) {
+    (void)memory;
+    error = name() + " runs on its own memory (upload, run, download)";
+    return false;
+  }
+  virtual bool runsInPlace() const { return false; }
+  /// time() is a model's prediction: it runs nothing.
+  virtual bool modelTimed() const { return false; }
+
   /// GPUs the ranks are spread over (0 for host executors).
   virtual int deviceCount() const { return 0; }
   /// JIT executors: how the kernel was made ready; else null.
