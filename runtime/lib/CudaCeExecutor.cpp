@@ -135,7 +135,9 @@ bool CudaCeExecutor::usable(std::string &error) const {
 
 std::string CudaCeExecutor::description() const {
   return std::string("the plan's queues as CUDA streams (") +
-         (ce_.graph ? "graph" : ce_.batch ? "batch" : "plain") +
+         (ce_.graph   ? "graph"
+          : ce_.batch ? "batch"
+                      : "plain") +
          (ce_.valueWaits ? ", value waits" : "") + "), " +
          (options_.devices.size() > 1
               ? "ranks spread over GPUs"

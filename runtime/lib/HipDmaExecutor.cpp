@@ -21,10 +21,10 @@ struct HipDmaExecutor::State {
   const HipApi *api = nullptr;
   Plan plan;
   HipOptions options;
-  std::unique_ptr<HipDeviceSet> devices;       // ranks on GPUs, buffers
-  std::vector<void *> flags, staging;          // [r], [q]
-  std::vector<hipStream_t> streams;            // [q]
-  std::vector<hipEvent_t> joins;               // [q]
+  std::unique_ptr<HipDeviceSet> devices; // ranks on GPUs, buffers
+  std::vector<void *> flags, staging;    // [r], [q]
+  std::vector<hipStream_t> streams;      // [q]
+  std::vector<hipEvent_t> joins;         // [q]
   DmaSchedule schedule;
   std::vector<hipEvent_t> events; // [schedule event]
   hipStream_t main = nullptr;

@@ -52,8 +52,8 @@ SDMA_COMPILER_EXPORT int sdmaCompilerAbiVersion(void);
  * ok = false and an error, never a crash), to be freed with
  * sdmaCompilerFree; NULL only when memory runs out. */
 SDMA_COMPILER_EXPORT char *sdmaCompilerCompile(const char *schedule,
-                                              size_t length,
-                                              const char *optionsJson);
+                                               size_t length,
+                                               const char *optionsJson);
 
 SDMA_COMPILER_EXPORT void sdmaCompilerFree(char *result);
 
