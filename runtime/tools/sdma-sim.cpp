@@ -93,9 +93,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "sdma-sim: error: %s\n", error.c_str());
     return 1;
   }
-  size_t commands = 0;
-  for (const Stream &stream : plan->streams)
-    commands += stream.commands.size();
+  size_t commands = plan->commandCount();
   std::printf("plan %s: %d ranks, %zu queues, %zu commands\n",
               plan->schedule.c_str(), plan->ranks, plan->streams.size(),
               commands);

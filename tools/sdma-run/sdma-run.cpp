@@ -117,9 +117,7 @@ static int writeCompiled(const RunOptions &run, const Artifacts &out) {
     std::optional<rt::Plan> plan = rt::Plan::parse(variant.plan, error);
     if (!plan)
       return fail("the runtime rejects its plan: " + error);
-    size_t commands = 0;
-    for (const rt::Stream &stream : plan->streams)
-      commands += stream.commands.size();
+    size_t commands = plan->commandCount();
     std::string base = (stem + "." + variant.variant).str();
     if (!write(base + ".plan.json", variant.plan,
                "plan, variant " + variant.variant + ": " +
@@ -228,9 +226,7 @@ int main(int argc, char **argv) {
   }
 
   const rt::Plan &plan = compiled.plan;
-  size_t commands = 0;
-  for (const rt::Stream &stream : plan.streams)
-    commands += stream.commands.size();
+  size_t commands = plan.commandCount();
   std::string kind = plan.collective ? plan.collective->kind : "";
   llvm::outs() << "# sdma-run " << run.input << "\n"
                << "# schedule " << plan.schedule << "  collective "

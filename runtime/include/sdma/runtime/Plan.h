@@ -110,6 +110,14 @@ struct Plan {
   std::vector<int64_t> done;
   std::vector<Stream> streams;
 
+  /// Commands over every queue.
+  size_t commandCount() const {
+    size_t commands = 0;
+    for (const Stream &stream : streams)
+      commands += stream.commands.size();
+    return commands;
+  }
+
   /// Parses and validates a plan. On failure returns std::nullopt and sets
   /// `error` to a message naming what is wrong and where (a JSON path).
   static std::optional<Plan> parse(std::string_view text, std::string &error);
