@@ -31,6 +31,13 @@ using CUevent = struct CUevent_st *;
 using CUgraph = struct CUgraph_st *;
 using CUgraphExec = struct CUgraphExec_st *;
 using nvrtcResult = int;
+/// CUDA IPC's 64-byte handle.
+struct CUipcMemHandle {
+  char reserved[64];
+};
+constexpr unsigned CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1;
+constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 1;
+constexpr unsigned CU_MEMHOSTALLOC_DEVICEMAP = 2;
 using nvrtcProgram = struct _nvrtcProgram *;
 
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
@@ -86,7 +93,17 @@ struct MemcpyAttributes {
   X(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))        \
   X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))           \
   X(cuDeviceCanAccessPeer, (int *, CUdevice, CUdevice))                        \
-  X(cuCtxEnablePeerAccess, (CUcontext, unsigned))
+  X(cuCtxEnablePeerAccess, (CUcontext, unsigned))                              \
+  X(cuCtxGetCurrent, (CUcontext *))                                            \
+  X(cuCtxGetDevice, (CUdevice *))                                              \
+  X(cuDeviceGetPCIBusId, (char *, int, CUdevice))                              \
+  X(cuMemGetAddressRange_v2, (CUdeviceptr *, size_t *, CUdeviceptr))           \
+  X(cuIpcGetMemHandle, (CUipcMemHandle *, CUdeviceptr))                        \
+  X(cuIpcOpenMemHandle_v2, (CUdeviceptr *, CUipcMemHandle, unsigned))          \
+  X(cuIpcCloseMemHandle, (CUdeviceptr))                                        \
+  X(cuMemHostAlloc, (void **, size_t, unsigned))                               \
+  X(cuMemFreeHost, (void *))                                                   \
+  X(cuMemHostGetDevicePointer_v2, (CUdeviceptr *, void *, unsigned))
 
 /// The driver's entry points, once loaded.
 struct Driver {

@@ -35,6 +35,52 @@ bool CudaLdstExecutor::check(CUresult result, const char *call,
   return false;
 }
 
+bool sdma::rt::buildLdstCubin(const Driver &driver, CUdevice device,
+                              const LdstProgram &program, bool stagedOps,
+                              const std::string &cacheDirectory,
+                              CompileInfo &compile, std::string &cubin,
+                              std::string &error) {
+  int major = 0, minor = 0;
+  CUresult r = driver.cuDeviceGetAttribute(
+      &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  if (r == 0)
+    r = driver.cuDeviceGetAttribute(
+        &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  if (r != 0) {
+    error = driver.describe("cuDeviceGetAttribute", r);
+    return false;
+  }
+  compile.arch = "sm_" + std::to_string(major * 10 + minor);
+  auto start = std::chrono::steady_clock::now();
+  std::string source = std::string(kCudaPrelude) +
+                       (stagedOps ? kStagedOpsDefine : "") + program.source;
+  std::string nvrtcError;
+  const Nvrtc *nvrtc = Nvrtc::get(nvrtcError);
+  std::string versions = "driver " + std::to_string(driver.version);
+  if (nvrtc)
+    versions += " nvrtc " + std::to_string(nvrtc->major) + "." +
+                std::to_string(nvrtc->minor);
+  KernelCache cache(cacheDirectory);
+  uint64_t key =
+      KernelCache::key(source, "-std=c++17 --extra-device-vectorization",
+                       compile.arch, versions);
+  KernelCache::Lookup lookup = cache.get(key, cubin);
+  compile.cacheHit = lookup == KernelCache::Lookup::Hit;
+  compile.cacheWasCorrupt = lookup == KernelCache::Lookup::Corrupt;
+  if (compile.cacheHit)
+    return true;
+  if (!nvrtc) {
+    error = nvrtcError;
+    return false;
+  }
+  if (!compileToCubin(*nvrtc, source, program.schedule + ".cu", compile.arch,
+                      cubin, error))
+    return false;
+  compile.compileMs = millisecondsSince(start);
+  cache.put(key, cubin);
+  return true;
+}
+
 std::unique_ptr<CudaLdstExecutor>
 CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
                          std::string &error) {
@@ -69,40 +115,11 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
   // run share one architecture (the first device's).
   Group &first = e.groups_.front();
   SDMA_CU_CREATE(cuCtxSetCurrent, first.context);
-  int major = 0, minor = 0;
-  SDMA_CU_CREATE(cuDeviceGetAttribute, &major,
-                 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, first.device);
-  SDMA_CU_CREATE(cuDeviceGetAttribute, &minor,
-                 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, first.device);
-  e.compile_.arch = "sm_" + std::to_string(major * 10 + minor);
-  auto start = std::chrono::steady_clock::now();
-  std::string source = std::string(kCudaPrelude) +
-                       (options.stagedOps ? kStagedOpsDefine : "") +
-                       program.source;
-  std::string nvrtcError;
-  const Nvrtc *nvrtc = Nvrtc::get(nvrtcError);
-  std::string versions = "driver " + std::to_string(driver->version);
-  if (nvrtc)
-    versions += " nvrtc " + std::to_string(nvrtc->major) + "." +
-                std::to_string(nvrtc->minor);
-  KernelCache cache(options.cacheDirectory);
-  uint64_t key =
-      KernelCache::key(source, "-std=c++17 --extra-device-vectorization",
-                       e.compile_.arch, versions);
   std::string cubin;
-  KernelCache::Lookup lookup = cache.get(key, cubin);
-  e.compile_.cacheHit = lookup == KernelCache::Lookup::Hit;
-  e.compile_.cacheWasCorrupt = lookup == KernelCache::Lookup::Corrupt;
-  if (!e.compile_.cacheHit) {
-    if (!nvrtc)
-      return fail(nvrtcError);
-    if (!compileToCubin(*nvrtc, source, program.schedule + ".cu",
-                        e.compile_.arch, cubin, error))
-      return nullptr;
-    e.compile_.compileMs = millisecondsSince(start);
-    cache.put(key, cubin);
-    start = std::chrono::steady_clock::now();
-  }
+  if (!buildLdstCubin(*driver, first.device, program, options.stagedOps,
+                      options.cacheDirectory, e.compile_, cubin, error))
+    return nullptr;
+  auto start = std::chrono::steady_clock::now();
   for (Group &group : e.groups_) {
     SDMA_CU_CREATE(cuCtxSetCurrent, group.context);
     SDMA_CU_CREATE(cuModuleLoadData, &group.module, cubin.data());
@@ -181,6 +198,8 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
       group.table.push_back(p);
     group.table.push_back(group.error);
     group.table.push_back(options_.timeoutNs);
+    group.table.push_back(0); // epochs: the launch numbers the run
+    group.table.insert(group.table.end(), program_.ranks, 0); // arrive
     // Enough blocks to keep 16-byte units per thread reasonable, never more
     // than can be resident at once for all the device's ranks together.
     int cap = std::max(1, group.smCount * std::max(1, group.blocksPerSM) /

@@ -25,6 +25,13 @@
 
 namespace sdma::rt {
 
+/// The program's CUBIN for `device`'s architecture: from the kernel cache,
+/// else compiled by NVRTC (then cached); `compile` says which and how long.
+bool buildLdstCubin(const cuda::Driver &driver, cuda::CUdevice device,
+                    const LdstProgram &program, bool stagedOps,
+                    const std::string &cacheDirectory, CompileInfo &compile,
+                    std::string &cubin, std::string &error);
+
 class CudaLdstExecutor : public Executor {
 public:
   /// Loads the driver, compiles (or fetches) the kernel and loads it.

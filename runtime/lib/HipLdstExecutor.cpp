@@ -20,9 +20,9 @@ using namespace sdma::rt;
 using namespace sdma::rt::hip;
 
 bool sdma::rt::compileWithHipRtc(const std::string &source,
-                                      const std::string &name,
-                                      const std::string &arch,
-                                      std::string &code, std::string &error) {
+                                 const std::string &name,
+                                 const std::string &arch, std::string &code,
+                                 std::string &error) {
   const HipApi *api = HipApi::get(error);
   if (!api)
     return false;
@@ -182,6 +182,8 @@ bool HipLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
       table.push_back(reinterpret_cast<uint64_t>(p));
   table.push_back(reinterpret_cast<uint64_t>(s.errorRecord));
   table.push_back(s.options.timeoutNs);
+  table.push_back(0); // epochs: the launch numbers the run
+  table.insert(table.end(), s.program.ranks, 0); // arrive: in-process
   s.table = std::move(table);
   // One resident block per CU and rank at most (ranks wait on each other).
   int64_t largest = 0;
@@ -211,9 +213,9 @@ bool HipLdstExecutor::launch(std::string &error) {
   unsigned long long chunk = s.chunkBytes, epoch = s.epoch++;
   int rankBase = 0;
   void *args[] = {s.table.data(), &chunk, &epoch, &rankBase};
-  return s.check(s.api->hipModuleLaunchKernel(
-                     s.function, s.blocks, s.program.ranks, 1, kLdstThreads, 1,
-                     1, 0, s.stream, args, nullptr),
+  return s.check(s.api->hipModuleLaunchKernel(s.function, s.blocks,
+                                              s.program.ranks, 1, kLdstThreads,
+                                              1, 1, 0, s.stream, args, nullptr),
                  "hipModuleLaunchKernel", error);
 }
 

@@ -39,6 +39,8 @@ public:
   /// The file an entry lives in.
   std::string path(uint64_t key) const;
   bool enabled() const { return !directory_.empty(); }
+  /// The directory in use ("": none).
+  const std::string &directory() const { return directory_; }
 
 private:
   std::string directory_;

@@ -14,8 +14,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fstream>
 #include <iterator>
+#include <sys/file.h>
 #include <unistd.h>
 
 using namespace sdma::rt;
@@ -89,7 +91,9 @@ extern "C" void sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
                                    unsigned long long *error,
                                    unsigned long long timeoutNs,
                                    unsigned long long chunk,
-                                   unsigned long long epoch, int blocks,
+                                   unsigned long long epoch,
+                                   unsigned long long *epochs,
+                                   unsigned long long **arrive, int blocks,
                                    int threads, int rankBegin, int rankEnd) {
   SdmaTable table;
   for (int i = 0; i < SDMA_RANKS * SDMA_BUFFERS; ++i)
@@ -100,6 +104,9 @@ extern "C" void sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
   }
   table.error = error;
   table.timeoutNs = timeoutNs;
+  table.epochs = epochs;
+  for (int r = 0; r < SDMA_RANKS; ++r)
+    table.arrive[r] = arrive ? arrive[r] : nullptr;
   sdma_ntid = threads;
   sdma_nbid = blocks;
   std::vector<std::unique_ptr<std::barrier<>>> barriers;
@@ -115,13 +122,13 @@ extern "C" void sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
         pool.emplace_back([&, r, b, t] {
           sdma_tid = t;
           sdma_bid = b;
-          sdma_bid_y = r;
+          sdma_bid_y = r - rankBegin;
           sdma_barrier = barriers[r * blocks + b].get();
           // 16-byte aligned, as shared memory is.
           sdma_scratch = reinterpret_cast<unsigned char *>(
               (reinterpret_cast<uintptr_t>(scratch[r * blocks + b].get()) + 15) &
               ~uintptr_t(15));
-          sdma_ldst(table, chunk, epoch, 0);
+          sdma_ldst(table, chunk, epoch, rankBegin);
         });
   for (std::thread &thread : pool)
     thread.join();
@@ -131,8 +138,8 @@ extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
                              unsigned long long timeoutNs,
                              unsigned long long chunk, unsigned long long epoch,
                              int blocks, int threads) {
-  sdma_cpu_run_ranks(bufs, flags, sync, error, timeoutNs, chunk, epoch, blocks,
-                     threads, 0, SDMA_RANKS);
+  sdma_cpu_run_ranks(bufs, flags, sync, error, timeoutNs, chunk, epoch, nullptr,
+                     nullptr, blocks, threads, 0, SDMA_RANKS);
 }
 )SDMA";
 
@@ -230,6 +237,21 @@ LdstCpuExecutor::create(const LdstProgram &program,
     cached = options.cacheDirectory + "/ldst-cpu-" + key + ".so";
   }
   if (!cached.empty() && access(cached.c_str(), R_OK) == 0)
+    return load(program, options, cached, error);
+  // One process of a job compiles; the others wait on the lock and find
+  // the object (released when this function returns).
+  int lockFd = cached.empty()
+                   ? -1
+                   : open((cached + ".lock").c_str(), O_CREAT | O_RDWR, 0600);
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0)
+        close(fd);
+    }
+  } unlock{lockFd};
+  if (lockFd >= 0 && flock(lockFd, LOCK_EX) == 0 &&
+      access(cached.c_str(), R_OK) == 0)
     return load(program, options, cached, error);
   char dir[] = "/tmp/sdma-ldst-cpu-XXXXXX";
   if (!mkdtemp(dir)) {
@@ -380,11 +402,16 @@ bool LdstCpuExecutor::runRanks(const RankPointers &pointers, size_t chunkBytes,
             std::to_string(ranks) + "-rank program";
     return false;
   }
-  unsigned long long record[5] = {0, 0, 0, 0, 0};
+  unsigned long long own[5] = {0, 0, 0, 0, 0};
+  unsigned long long *record =
+      pointers.errorRecord ? pointers.errorRecord : own;
   runRanks_(const_cast<char **>(pointers.buffers.data()),
             const_cast<unsigned long long **>(pointers.flags.data()),
             const_cast<unsigned int **>(pointers.sync.data()), record,
-            options_.timeoutNs, chunkBytes, epoch_++,
+            options_.timeoutNs, chunkBytes, epoch_++, pointers.epochs,
+            pointers.arrive.empty()
+                ? nullptr
+                : const_cast<unsigned long long **>(pointers.arrive.data()),
             blocks ? blocks : options_.blocks, options_.threads, begin, end);
   return readErrorRecord(record, error);
 }

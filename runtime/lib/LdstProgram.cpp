@@ -7,6 +7,8 @@
 #include "sdma/runtime/LdstProgram.h"
 #include "JsonFields.h"
 
+#include <cstdlib>
+
 using namespace sdma::rt;
 using namespace sdma::rt::jsonfields;
 
@@ -81,4 +83,91 @@ Plan LdstProgram::layout() const {
   plan.collective = collective;
   plan.done.assign(ranks, 0);
   return plan;
+}
+
+namespace {
+/// The integers of `static ... name[] = {...};` in `source`.
+std::vector<long long> intTable(const std::string &source,
+                                const std::string &name) {
+  std::vector<long long> values;
+  size_t at = source.find(" " + name + "[] = {");
+  if (at == std::string::npos)
+    return values;
+  size_t end = source.find("};", at);
+  const char *p = source.c_str() + source.find('{', at) + 1;
+  const char *stop = source.c_str() + end;
+  while (p < stop) {
+    char *next = nullptr;
+    long long v = std::strtoll(p, &next, 10);
+    if (next == p) {
+      ++p;
+      continue;
+    }
+    values.push_back(v);
+    p = next;
+  }
+  return values;
+}
+} // namespace
+
+std::vector<int> LdstProgram::signalers(int rank, int slot) const {
+  std::vector<long long> steps = intTable(source, "sdma_steps");
+  std::vector<long long> begin = intTable(source, "sdma_rank_begin");
+  std::vector<int> found;
+  if (begin.size() != size_t(ranks) + 1)
+    return found;
+  for (int r = 0; r < ranks; ++r)
+    for (long long s = begin[r]; s < begin[r + 1]; ++s) {
+      if (3 * s + 2 >= (long long)steps.size())
+        return {};
+      long long kind = steps[3 * s], a = steps[3 * s + 1], b = steps[3 * s + 2];
+      // 2: signal flag b of rank a; 4: signal flag a of every rank.
+      if ((kind == 2 && a == rank && b == slot) || (kind == 4 && a == slot)) {
+        found.push_back(r);
+        break;
+      }
+    }
+  return found;
+}
+
+std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
+  std::vector<std::pair<int, int>> all, found;
+  int B = static_cast<int>(buffers.size());
+  for (int r = 0; r < ranks; ++r)
+    for (int b = 0; b < B; ++b)
+      all.push_back({r, b});
+  std::vector<long long> ops = intTable(source, "sdma_ops");
+  std::vector<long long> steps = intTable(source, "sdma_steps");
+  std::vector<long long> begin = intTable(source, "sdma_rank_begin");
+  size_t at = source.find("#define SDMA_OP_STRIDE ");
+  long long stride =
+      at == std::string::npos ? 0 : std::atoll(source.c_str() + at + 23);
+  if (begin.size() != size_t(ranks) + 1 || stride < 11 || rank < 0 ||
+      rank >= ranks)
+    return all;
+  std::vector<char> seen(all.size(), 0);
+  auto add = [&](long long r, long long b) {
+    if (r >= 0 && r < ranks && b >= 0 && b < B)
+      seen[r * B + b] = 1;
+    return r >= 0 && r < ranks && b >= 0 && b < B;
+  };
+  for (long long s = begin[rank]; s < begin[rank + 1]; ++s) {
+    if (3 * s + 2 >= (long long)steps.size())
+      return all;
+    if (steps[3 * s] != 0)
+      continue;
+    for (long long i = 0; i < steps[3 * s + 2]; ++i) {
+      long long o = (steps[3 * s + 1] + i) * stride;
+      if (o + 10 >= (long long)ops.size())
+        return all;
+      // kind; a: rank, buffer, offset; count; b: ...; c (broadcasts): ...
+      if (!add(ops[o + 1], ops[o + 2]) || !add(ops[o + 5], ops[o + 6]) ||
+          (ops[o] == 1 && !add(ops[o + 8], ops[o + 9])))
+        return all;
+    }
+  }
+  for (size_t i = 0; i < all.size(); ++i)
+    if (seen[i])
+      found.push_back(all[i]);
+  return found;
 }

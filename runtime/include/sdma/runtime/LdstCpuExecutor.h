@@ -69,6 +69,17 @@ public:
     std::vector<char *> buffers;             // [rank * buffers + buffer]
     std::vector<unsigned long long *> flags; // [rank]: flag slots
     std::vector<unsigned int *> sync;        // [rank]: two counters
+    /// Null: this executor numbers the runs. Else two counters per rank
+    /// run, [2 * (rank - begin)]: the run number, which the kernel reads
+    /// and advances itself (SdmaTable::epochs, as a communicator's launch).
+    unsigned long long *epochs = nullptr;
+    /// Null: a record of the run's own. Else the kernel's error record (5
+    /// words: status, rank, flag slot, value awaited, value seen), which
+    /// keeps a failure for the caller to read.
+    unsigned long long *errorRecord = nullptr;
+    /// Empty in-process; else per rank its job-barrier words
+    /// (SdmaTable::arrive: a communicator's launch).
+    std::vector<unsigned long long *> arrive;
   };
   /// Runs ranks [begin, end) of the kernel in place over `pointers` (no
   /// guarded copies: the caller owns the memory), as the next epoch of this
@@ -94,8 +105,9 @@ private:
                          unsigned long long, unsigned long long, int, int);
   using RunRanksFn = void (*)(char **, unsigned long long **, unsigned int **,
                               unsigned long long *, unsigned long long,
-                              unsigned long long, unsigned long long, int, int,
-                              int, int);
+                              unsigned long long, unsigned long long,
+                              unsigned long long *, unsigned long long **, int,
+                              int, int, int);
   LdstCpuExecutor(const LdstProgram &program, const LdstCpuOptions &options)
       : program_(program), options_(options) {}
   /// Loads a compiled kernel object.

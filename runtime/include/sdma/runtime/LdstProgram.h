@@ -32,6 +32,15 @@ struct LdstProgram {
   /// A Plan with this program's ranks, buffers and collective (and no
   /// queues), for HostMemory, fillInputs and checkOutputs.
   Plan layout() const;
+
+  /// The ranks whose steps signal flag `slot` of `rank` (read from the
+  /// source's sdma_steps and sdma_rank_begin tables): whom a timed-out wait
+  /// was waiting for. Empty where the tables cannot be read.
+  std::vector<int> signalers(int rank, int slot) const;
+  /// The (rank, buffer) pairs the ops of `rank` read or write (from
+  /// sdma_ops and sdma_steps): the buffers a launch of that rank needs.
+  /// Every pair where the tables cannot be read.
+  std::vector<std::pair<int, int>> touched(int rank) const;
 };
 
 } // namespace sdma::rt

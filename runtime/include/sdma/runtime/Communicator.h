@@ -1,0 +1,234 @@
+//===- Communicator.h - one process per rank, the caller's buffers -*- C++
+//-*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// A Communicator is one rank of a job of processes (one per GPU, as
+// torchrun and mpirun start them). The ranks meet through the Bootstrap
+// (a UniqueId handed around by the job), then:
+//
+//   - share memory: each rank allocates a symmetric heap that every other
+//     rank maps (CUDA IPC handles on a GPU, POSIX shared memory on the CPU
+//     device), and can register memory it already has (cudaMalloc'd
+//     tensors). memAlloc and registerMemory are collective: every rank calls
+//     them in the same order, so a buffer has the same offset in every
+//     rank's heap or registration, and a peer's copy of a local pointer is
+//     found without asking;
+//   - run collectives and user schedules on the caller's buffers and
+//     stream: a launch builds the kernel's table of every rank's pointers
+//     on the host and enqueues one kernel, nothing else -- no host copy, no
+//     synchronisation, capturable in a CUDA graph (the kernel keeps its
+//     run number in device memory, SdmaTable::epochs);
+//   - check what it can: the first call with a given signature (operation,
+//     bytes, type, root, buffers) is compared across ranks once (checkCalls),
+//     every peer's buffer is bounds-checked before a launch, a schedule
+//     loaded by a different text on one rank is an error on every rank, and
+//     a rank that never signals is named in the timeout error.
+//
+// Rooted collectives compile the built-in schedule for each root used
+// (the program and its flags are the root's own).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_COMMUNICATOR_H
+#define SDMA_RUNTIME_COMMUNICATOR_H
+
+#include "sdma/runtime/Bootstrap.h"
+#include "sdma/runtime/LdstProgram.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace sdma::rt {
+
+/// Element types, numbered as ncclDataType_t.
+enum class DataType : int {
+  Int8 = 0,
+  Uint8 = 1,
+  Int32 = 2,
+  Uint32 = 3,
+  Int64 = 4,
+  Uint64 = 5,
+  Float16 = 6,
+  Float32 = 7,
+  Float64 = 8,
+  Bfloat16 = 9,
+};
+/// Bytes per element; 0 for a value outside the enum.
+size_t dataTypeBytes(DataType type);
+const char *dataTypeName(DataType type);
+
+struct CommOptions {
+  /// "cpu" or "cuda"; "": $SDMA_DEVICE, else "cuda".
+  std::string device;
+  /// The CUDA device; -1: the calling thread's current one (as NCCL), else
+  /// $LOCAL_RANK modulo the device count, else 0.
+  int deviceOrdinal = -1;
+  /// Each rank's symmetric heap (0: $SDMA_HEAP_BYTES, else 256 MiB on a
+  /// GPU and 16 MiB on the CPU device).
+  size_t heapBytes = 0;
+  /// Joining, the setup's exchanges and every wait in a kernel (0:
+  /// $SDMA_TIMEOUT_MS, else 30 s).
+  uint64_t timeoutMs = 0;
+  /// Compare the first call of each signature across ranks (a host
+  /// exchange, once per signature); false skips it ($SDMA_CHECK_CALLS=0).
+  bool checkCalls = true;
+  /// Kernel and schedule caches ("": the default, $SDMA_CACHE_DIR).
+  std::string cacheDirectory;
+  /// libsdma-compiler.so ("": ScheduleCompiler::load's search).
+  std::string compilerLibrary;
+  /// Precompiled programs, <schedule>-<ranks>.hip, for a runtime without
+  /// the compiler library ("": $SDMA_PROGRAM_DIR).
+  std::string programDirectory;
+  /// The CPU device: emulated GPU threads per rank.
+  int cpuThreads = 4;
+};
+
+/// A built-in collective, with NCCL's argument meanings.
+enum class CommOp { AllGather, AlltoAll, Broadcast, Scatter, Gather };
+const char *commOpName(CommOp op);
+
+class CommDevice;
+class CommKernel;
+class ScheduleCompiler;
+
+class Communicator {
+public:
+  /// Joins the job as `rank` of `ranks`, sets up the device and maps every
+  /// rank's heap. nullptr with `error` (a missing rank, a refused id, no
+  /// GPU, a heap size that differs between ranks, ...).
+  static std::unique_ptr<Communicator> create(const UniqueId &id, int rank,
+                                              int ranks,
+                                              const CommOptions &options,
+                                              std::string &error);
+  ~Communicator();
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
+
+  int rank() const { return rank_; }
+  int ranks() const { return ranks_; }
+  /// "cpu" or "cuda".
+  std::string deviceName() const;
+  /// The options after defaults and environment.
+  const CommOptions &options() const { return options_; }
+  Bootstrap &bootstrap() { return *bootstrap_; }
+
+  /// Collective: `bytes` of this rank's symmetric heap (device memory),
+  /// zeroed at the communicator's creation, 256-byte aligned. Every rank
+  /// must ask for the same size in the same order (checked).
+  bool memAlloc(size_t bytes, void *&ptr, std::string &error);
+  /// Collective: returns memAlloc'd memory to the heap.
+  bool memFree(void *ptr, std::string &error);
+  /// Collective: makes [ptr, ptr + bytes) of this rank's memory usable as a
+  /// symmetric buffer (its allocation is exported to every peer). Sizes may
+  /// differ between ranks; launches check every peer's bounds. `handle`
+  /// names the registration for deregisterMemory.
+  bool registerMemory(void *ptr, size_t bytes, int &handle, std::string &error);
+  /// Collective.
+  bool deregisterMemory(int handle, std::string &error);
+
+  /// NCCL's collectives: `count` elements of `type` per rank (AllGather and
+  /// Gather: sent; Scatter: received; AlltoAll: per peer; Broadcast: the
+  /// message). `stream` is a CUstream / cudaStream_t (nullptr: the legacy
+  /// default stream); the CPU device runs the call before returning.
+  bool collective(CommOp op, const void *send, void *recv, size_t count,
+                  DataType type, int root, void *stream, std::string &error);
+
+  /// A user schedule, compiled for this communicator's rank count.
+  struct Schedule {
+    std::string name;
+    std::vector<Buffer> buffers; // each: name, chunks
+    int instance = -1;
+  };
+  /// Collective: compiles `textOrPath` (schedule text, a .mlir file or a
+  /// precompiled .hip program) for `ranks()` ranks. Every rank must load
+  /// the same text (checked).
+  bool loadSchedule(const std::string &textOrPath, Schedule &schedule,
+                    std::string &error);
+  /// One run of `schedule` with `buffers[b]` this rank's buffer b
+  /// (symmetric) and chunks of `chunkBytes`.
+  bool launch(const Schedule &schedule, const std::vector<void *> &buffers,
+              size_t chunkBytes, void *stream, std::string &error);
+
+  /// False with `error` once a launched kernel has failed (a wait that
+  /// timed out: the rank that did not signal named). Reads host memory
+  /// the kernel writes: no synchronisation. A failed communicator stays
+  /// failed; later launches are refused.
+  bool asyncError(std::string &error);
+
+  struct Share;
+
+private:
+  struct Region {
+    char *local = nullptr;
+    size_t bytes = 0;
+    std::vector<char *> peer;      // [rank]: the region's base there
+    std::vector<size_t> peerBytes; // [rank]
+    bool live = true;
+  };
+  struct Instance {
+    LdstProgram program;
+    std::unique_ptr<CommKernel> kernel;
+    size_t flagsOffset = 0, syncOffset = 0, epochsOffset = 0, arriveOffset = 0;
+    /// Per rank: the (rank, buffer) pairs its ops touch.
+    std::vector<std::set<std::pair<int, int>>> touched;
+  };
+  Communicator() = default;
+  bool init(std::string &error);
+  /// All-gathers every rank's `mine` and maps each peer's memory into
+  /// `region` (`local` is this rank's); a failure on any rank fails all.
+  bool exchangeShares(char *local, const Share &mine, const std::string &what,
+                      Region &region, std::string &error);
+  /// All-gathers `mine` (equal size everywhere) and fails on every rank if
+  /// any rank's differs, with `describe(rank's blob)` in the message.
+  bool agree(const std::string &mine, const std::string &what,
+             std::string &error);
+  /// The region and offset holding [ptr, ptr + bytes) here; false with
+  /// `error` naming `what`.
+  bool locate(const void *ptr, size_t bytes, const char *what, int &region,
+              size_t &offset, std::string &error) const;
+  /// The instance of built-in `schedule` for `root` (compiled or loaded on
+  /// first use; its flags come from the control area).
+  bool instanceFor(const std::string &schedule, int root, int &index,
+                   std::string &error);
+  bool addInstance(LdstProgram program, int &index, std::string &error);
+  /// Builds the table and launches; `buffers` are this rank's pointers.
+  /// Rank r's copy of buffer b is at its region's offset plus
+  /// r * stride[b] (0 where absent; in-place AllGather's input is rank r's
+  /// slot of the output).
+  bool run(int instance, const std::vector<const void *> &buffers,
+           size_t chunkBytes, void *stream, const std::string &signature,
+           std::string &error, std::vector<size_t> stride = {});
+  bool checkSignature(const std::string &signature, std::string &error);
+  /// Fills `error` if a kernel has reported a failure.
+  void readKernelError(std::string &error);
+  /// The program of `text` for this rank count: compiled through the
+  /// compiler library, else <name>-<ranks>.hip in the program directory.
+  bool compileProgram(const std::string &text, const std::string &name,
+                      LdstProgram &program, std::string &error);
+
+  int rank_ = 0, ranks_ = 0;
+  CommOptions options_;
+  UniqueId id_{};
+  std::unique_ptr<Bootstrap> bootstrap_;
+  std::unique_ptr<CommDevice> device_;
+  std::vector<Region> regions_; // 0: the heap
+  size_t controlBytes_ = 0, controlUsed_ = 0;
+  std::map<size_t, size_t> heapLive_; // offset -> bytes
+  std::map<size_t, size_t> heapFree_; // offset -> bytes
+  std::vector<Instance> instances_;
+  std::map<std::string, int> instanceIndex_; // "schedule@root"
+  std::set<std::string> checkedSignatures_;
+  std::string failed_;
+  std::unique_ptr<ScheduleCompiler> compiler_;
+  std::string compilerError_;
+  bool compilerTried_ = false;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_COMMUNICATOR_H

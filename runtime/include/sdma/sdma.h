@@ -1,0 +1,206 @@
+/*===- sdma.h - the sdma C API ----------------------------------*- C -*-===*\
+|*                                                                            *|
+|* Part of sdma, a compiler for GPU collective-communication schedules.       *|
+|*                                                                            *|
+|* NCCL's conventions: one communicator per rank (one process per GPU),       *|
+|* made from a unique id that one rank creates and the job hands to all;      *|
+|* collectives take (sendbuff, recvbuff, count, datatype, [root,] comm,       *|
+|* stream), enqueue on the caller's stream and return at once. Every call     *|
+|* returns an sdmaResult_t; sdmaGetLastError(comm) says what went wrong.      *|
+|*                                                                            *|
+|* Buffers are symmetric: allocated with sdmaMemAlloc or registered with      *|
+|* sdmaMemRegister, both collective (every rank, same order), and passed at   *|
+|* the same offset of the same allocation on every rank.                      *|
+|*                                                                            *|
+|*   sdmaUniqueId id;                                                         *|
+|*   if (rank == 0) sdmaGetUniqueId(&id);                                     *|
+|*   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);                  *|
+|*   sdmaComm_t comm;                                                         *|
+|*   sdmaCommInitRank(&comm, nranks, id, rank);                               *|
+|*   float *in, *out;                                                         *|
+|*   sdmaMemAlloc(comm, (void **)&in, n * sizeof(float));                     *|
+|*   sdmaMemAlloc(comm, (void **)&out, nranks * n * sizeof(float));           *|
+|*   sdmaAllGather(in, out, n, sdmaFloat32, comm, stream);                    *|
+|*   cudaStreamSynchronize(stream);                                           *|
+|*   sdmaCommDestroy(comm);                                                   *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef SDMA_SDMA_H
+#define SDMA_SDMA_H
+
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define SDMA_API __attribute__((visibility("default")))
+#else
+#define SDMA_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SDMA_MAJOR 0
+#define SDMA_MINOR 3
+#define SDMA_PATCH 0
+#define SDMA_VERSION_CODE (SDMA_MAJOR * 10000 + SDMA_MINOR * 100 + SDMA_PATCH)
+
+typedef struct sdmaComm *sdmaComm_t;
+typedef struct sdmaSchedule *sdmaSchedule_t;
+/* A cudaStream_t / CUstream (or hipStream_t); NULL is the legacy default
+ * stream. The CPU device runs each call before it returns. */
+typedef void *sdmaStream_t;
+
+#define SDMA_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[SDMA_UNIQUE_ID_BYTES];
+} sdmaUniqueId;
+
+/* Numbered as ncclResult_t. */
+typedef enum {
+  sdmaSuccess = 0,
+  sdmaUnhandledCudaError = 1,
+  sdmaSystemError = 2,
+  sdmaInternalError = 3,
+  sdmaInvalidArgument = 4,
+  sdmaInvalidUsage = 5,
+  sdmaRemoteError = 6,
+  sdmaInProgress = 7,
+  sdmaNumResults = 8
+} sdmaResult_t;
+
+/* Numbered as ncclDataType_t. */
+typedef enum {
+  sdmaInt8 = 0,
+  sdmaChar = 0,
+  sdmaUint8 = 1,
+  sdmaInt32 = 2,
+  sdmaInt = 2,
+  sdmaUint32 = 3,
+  sdmaInt64 = 4,
+  sdmaUint64 = 5,
+  sdmaFloat16 = 6,
+  sdmaHalf = 6,
+  sdmaFloat32 = 7,
+  sdmaFloat = 7,
+  sdmaFloat64 = 8,
+  sdmaDouble = 8,
+  sdmaBfloat16 = 9,
+  sdmaNumTypes = 10
+} sdmaDataType_t;
+
+/* Communicator options (sdmaCommInitRankConfig). Initialise with
+ * SDMA_CONFIG_INITIALIZER; a field left at its initial value takes the
+ * environment's setting, else the default. */
+typedef struct {
+  size_t size;          /* sizeof(sdmaConfig_t) */
+  unsigned int magic;   /* SDMA_CONFIG_MAGIC */
+  unsigned int version; /* SDMA_VERSION_CODE */
+  /* "cpu" or "cuda" (NULL: $SDMA_DEVICE, else "cuda"). */
+  const char *device;
+  /* The CUDA device (-1: the calling thread's current device). */
+  int deviceOrdinal;
+  /* Bytes of each rank's symmetric heap (0: $SDMA_HEAP_BYTES, else 256 MiB
+   * on a GPU, 16 MiB on the CPU device). */
+  size_t heapBytes;
+  /* Setup exchanges and every wait in a kernel (0: $SDMA_TIMEOUT_MS, else
+   * 30000). */
+  unsigned long long timeoutMs;
+  /* Compare each new call signature across ranks once (1, the default; 0
+   * skips; -1: $SDMA_CHECK_CALLS). */
+  int checkCalls;
+  /* Kernel/schedule cache, compiler library, precompiled programs (NULL:
+   * the defaults). */
+  const char *cacheDirectory;
+  const char *compilerLibrary;
+  const char *programDirectory;
+} sdmaConfig_t;
+
+#define SDMA_CONFIG_MAGIC 0x53444d41u
+#define SDMA_CONFIG_INITIALIZER                                                \
+  {                                                                            \
+    sizeof(sdmaConfig_t), SDMA_CONFIG_MAGIC, SDMA_VERSION_CODE, NULL, -1, 0,   \
+        0, -1, NULL, NULL, NULL                                                \
+  }
+
+/* Version and errors. */
+SDMA_API sdmaResult_t sdmaGetVersion(int *version);
+SDMA_API const char *sdmaGetErrorString(sdmaResult_t result);
+/* What the last failed call on `comm` (NULL: the last failed call of this
+ * thread without a communicator, e.g. sdmaCommInitRank) said. */
+SDMA_API const char *sdmaGetLastError(sdmaComm_t comm);
+
+/* Making a communicator. sdmaGetUniqueId starts the job's meeting point in
+ * this process: keep the process alive until every rank has joined. */
+SDMA_API sdmaResult_t sdmaGetUniqueId(sdmaUniqueId *uniqueId);
+/* The id as 256 hexadecimal digits (buffer of at least 257 bytes), and
+ * back: for environment variables and key-value stores. */
+SDMA_API sdmaResult_t sdmaUniqueIdToString(const sdmaUniqueId *uniqueId, char *text,
+                                  size_t bytes);
+SDMA_API sdmaResult_t sdmaUniqueIdFromString(const char *text, sdmaUniqueId *uniqueId);
+SDMA_API sdmaResult_t sdmaCommInitRank(sdmaComm_t *comm, int nranks,
+                              sdmaUniqueId commId, int rank);
+SDMA_API sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
+                                    sdmaUniqueId commId, int rank,
+                                    sdmaConfig_t *config);
+/* Waits for the device, meets the other ranks (bounded) and frees. */
+SDMA_API sdmaResult_t sdmaCommDestroy(sdmaComm_t comm);
+SDMA_API sdmaResult_t sdmaCommCount(const sdmaComm_t comm, int *count);
+SDMA_API sdmaResult_t sdmaCommUserRank(const sdmaComm_t comm, int *rank);
+/* sdmaSuccess in *asyncError while every kernel has been fine; else the
+ * failure (sdmaRemoteError: a wait timed out; sdmaGetLastError names the
+ * rank that did not signal). Reads host memory: no synchronisation. */
+SDMA_API sdmaResult_t sdmaCommGetAsyncError(sdmaComm_t comm, sdmaResult_t *asyncError);
+
+/* Symmetric memory; all collective. */
+SDMA_API sdmaResult_t sdmaMemAlloc(sdmaComm_t comm, void **ptr, size_t size);
+SDMA_API sdmaResult_t sdmaMemFree(sdmaComm_t comm, void *ptr);
+/* Makes [buff, buff + size) (memory the caller allocated; on the CPU device
+ * only heap memory) usable in collectives. */
+SDMA_API sdmaResult_t sdmaMemRegister(sdmaComm_t comm, void *buff, size_t size,
+                             void **handle);
+SDMA_API sdmaResult_t sdmaMemDeregister(sdmaComm_t comm, void *handle);
+
+/* Collectives (NCCL's argument order and meanings). */
+SDMA_API sdmaResult_t sdmaAllGather(const void *sendbuff, void *recvbuff,
+                           size_t sendcount, sdmaDataType_t datatype,
+                           sdmaComm_t comm, sdmaStream_t stream);
+/* `count` elements to and from each peer; in place when sendbuff equals
+ * recvbuff. */
+SDMA_API sdmaResult_t sdmaAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+                          sdmaDataType_t datatype, sdmaComm_t comm,
+                          sdmaStream_t stream);
+SDMA_API sdmaResult_t sdmaBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+                           sdmaDataType_t datatype, int root, sdmaComm_t comm,
+                           sdmaStream_t stream);
+/* Root's sendbuff holds nranks * recvcount elements. */
+SDMA_API sdmaResult_t sdmaScatter(const void *sendbuff, void *recvbuff,
+                         size_t recvcount, sdmaDataType_t datatype, int root,
+                         sdmaComm_t comm, sdmaStream_t stream);
+/* Root's recvbuff receives nranks * sendcount elements. */
+SDMA_API sdmaResult_t sdmaGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+                        sdmaDataType_t datatype, int root, sdmaComm_t comm,
+                        sdmaStream_t stream);
+
+/* Any schedule: `textOrPath` is schedule text, a .mlir file or a compiled
+ * load/store program (.hip). Collective; every rank the same schedule. */
+SDMA_API sdmaResult_t sdmaScheduleLoad(sdmaComm_t comm, const char *textOrPath,
+                              sdmaSchedule_t *schedule);
+SDMA_API sdmaResult_t sdmaScheduleGetBufferCount(sdmaSchedule_t schedule, int *count);
+/* Buffer `index`'s name (valid while the schedule is) and its size in
+ * chunks. */
+SDMA_API sdmaResult_t sdmaScheduleGetBuffer(sdmaSchedule_t schedule, int index,
+                                   const char **name, long long *chunks);
+/* One run: buffers[b] is this rank's buffer b (symmetric), each chunk
+ * `count` elements of `datatype`. */
+SDMA_API sdmaResult_t sdmaScheduleLaunch(sdmaSchedule_t schedule, void *const *buffers,
+                                int nbuffers, size_t count,
+                                sdmaDataType_t datatype, sdmaStream_t stream);
+SDMA_API sdmaResult_t sdmaScheduleFree(sdmaSchedule_t schedule);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SDMA_SDMA_H */

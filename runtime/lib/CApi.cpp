@@ -1,0 +1,420 @@
+//===- CApi.cpp - sdma.h over the Communicator ----------------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Arguments the C layer can judge alone (null pointers, types, roots) are
+// refused here as sdmaInvalidArgument; a failure of the Communicator is
+// classed by what it reports (errorClass). Nothing throws across the C
+// boundary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/sdma.h"
+
+#include "sdma/runtime/Communicator.h"
+
+#include <cstring>
+#include <exception>
+#include <new>
+
+using namespace sdma::rt;
+
+struct sdmaComm {
+  std::unique_ptr<Communicator> comm;
+  std::string lastError;
+};
+
+struct sdmaSchedule {
+  sdmaComm *owner = nullptr;
+  Communicator::Schedule schedule;
+};
+
+namespace {
+thread_local std::string threadError;
+
+sdmaResult_t fail(sdmaComm *comm, sdmaResult_t result,
+                  const std::string &message) {
+  (comm ? comm->lastError : threadError) = message;
+  return result;
+}
+
+bool contains(const std::string &text, const char *what) {
+  return text.find(what) != std::string::npos;
+}
+
+/// The class of a Communicator failure, from what it says.
+sdmaResult_t errorClass(const std::string &error) {
+  if (contains(error, "timed out") || contains(error, "has failed") ||
+      contains(error, "did not arrive") || contains(error, "left the job") ||
+      contains(error, "could not share") || contains(error, "has no "))
+    return sdmaRemoteError;
+  if (contains(error, "differs between ranks") ||
+      contains(error, "not loaded on this communicator") ||
+      contains(error, "not live"))
+    return sdmaInvalidUsage;
+  if (contains(error, "not symmetric memory") || contains(error, "too small") ||
+      contains(error, "runs past") || contains(error, "needs buffer") ||
+      contains(error, "not an allocation") ||
+      contains(error, "invalid data type") ||
+      contains(error, "is not a rank") || contains(error, "takes ") ||
+      contains(error, "does not compile") ||
+      contains(error, "cannot read schedule") ||
+      contains(error, "not device memory") ||
+      contains(error, "shares only memory"))
+    return sdmaInvalidArgument;
+  if (contains(error, "CUDA_ERROR") || contains(error, "no GPU"))
+    return sdmaUnhandledCudaError;
+  if (contains(error, "cannot") || contains(error, "heap cannot hold"))
+    return sdmaSystemError;
+  return sdmaInternalError;
+}
+
+template <typename F> sdmaResult_t guarded(sdmaComm *comm, F &&body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return fail(comm, sdmaSystemError, "out of host memory");
+  } catch (const std::exception &e) {
+    return fail(comm, sdmaInternalError, e.what());
+  }
+}
+
+sdmaResult_t runOp(CommOp op, const void *send, void *recv, size_t count,
+                   sdmaDataType_t type, int root, sdmaComm_t comm,
+                   sdmaStream_t stream) {
+  if (!comm)
+    return fail(nullptr, sdmaInvalidArgument,
+                std::string(commOpName(op)) + ": comm is NULL");
+  if (type < 0 || type >= sdmaNumTypes)
+    return fail(comm, sdmaInvalidArgument,
+                std::string(commOpName(op)) + ": invalid datatype " +
+                    std::to_string(type));
+  return guarded(comm, [&] {
+    std::string error;
+    if (comm->comm->collective(op, send, recv, count,
+                               static_cast<DataType>(type), root, stream,
+                               error))
+      return sdmaSuccess;
+    return fail(comm, errorClass(error),
+                std::string(commOpName(op)) + ": " + error);
+  });
+}
+} // namespace
+
+extern "C" {
+
+sdmaResult_t sdmaGetVersion(int *version) {
+  if (!version)
+    return fail(nullptr, sdmaInvalidArgument, "version is NULL");
+  *version = SDMA_VERSION_CODE;
+  return sdmaSuccess;
+}
+
+const char *sdmaGetErrorString(sdmaResult_t result) {
+  switch (result) {
+  case sdmaSuccess:
+    return "no error";
+  case sdmaUnhandledCudaError:
+    return "unhandled cuda error (run with SDMA_DEBUG or see "
+           "sdmaGetLastError)";
+  case sdmaSystemError:
+    return "unhandled system error (out of memory, shared memory, sockets)";
+  case sdmaInternalError:
+    return "internal error - please report this issue to the sdma developers";
+  case sdmaInvalidArgument:
+    return "invalid argument";
+  case sdmaInvalidUsage:
+    return "invalid usage (ranks disagree, or an API misuse)";
+  case sdmaRemoteError:
+    return "remote process exited, timed out or there was a network error";
+  case sdmaInProgress:
+    return "operation in progress";
+  default:
+    return "unknown result code";
+  }
+}
+
+const char *sdmaGetLastError(sdmaComm_t comm) {
+  return comm ? comm->lastError.c_str() : threadError.c_str();
+}
+
+sdmaResult_t sdmaGetUniqueId(sdmaUniqueId *uniqueId) {
+  if (!uniqueId)
+    return fail(nullptr, sdmaInvalidArgument, "uniqueId is NULL");
+  return guarded(nullptr, [&] {
+    static_assert(sizeof(UniqueId) == sizeof(sdmaUniqueId), "id size");
+    UniqueId id;
+    std::string error;
+    if (!createUniqueId(id, error))
+      return fail(nullptr, sdmaSystemError, error);
+    std::memcpy(uniqueId, &id, sizeof(id));
+    return sdmaSuccess;
+  });
+}
+
+sdmaResult_t sdmaUniqueIdToString(const sdmaUniqueId *uniqueId, char *text,
+                                  size_t bytes) {
+  if (!uniqueId || !text || bytes < 2 * SDMA_UNIQUE_ID_BYTES + 1)
+    return fail(nullptr, sdmaInvalidArgument,
+                "sdmaUniqueIdToString needs an id and 257 bytes of text");
+  static const char *digits = "0123456789abcdef";
+  for (int i = 0; i < SDMA_UNIQUE_ID_BYTES; ++i) {
+    unsigned char c = static_cast<unsigned char>(uniqueId->internal[i]);
+    text[2 * i] = digits[c >> 4];
+    text[2 * i + 1] = digits[c & 15];
+  }
+  text[2 * SDMA_UNIQUE_ID_BYTES] = '\0';
+  return sdmaSuccess;
+}
+
+sdmaResult_t sdmaUniqueIdFromString(const char *text, sdmaUniqueId *uniqueId) {
+  if (!text || !uniqueId || std::strlen(text) != 2 * SDMA_UNIQUE_ID_BYTES)
+    return fail(nullptr, sdmaInvalidArgument,
+                "a unique id is 256 hexadecimal digits");
+  auto value = [](char c) {
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+  };
+  for (int i = 0; i < SDMA_UNIQUE_ID_BYTES; ++i) {
+    int hi = value(text[2 * i]), lo = value(text[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      return fail(nullptr, sdmaInvalidArgument,
+                  "a unique id is 256 hexadecimal digits");
+    uniqueId->internal[i] = static_cast<char>(hi * 16 + lo);
+  }
+  return sdmaSuccess;
+}
+
+sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
+                                    sdmaUniqueId commId, int rank,
+                                    sdmaConfig_t *config) {
+  if (!comm)
+    return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
+  *comm = nullptr;
+  if (nranks < 1 || rank < 0 || rank >= nranks)
+    return fail(nullptr, sdmaInvalidArgument,
+                "rank " + std::to_string(rank) + " of " +
+                    std::to_string(nranks) + " is not a rank");
+  if (config && (config->magic != SDMA_CONFIG_MAGIC ||
+                 config->size != sizeof(sdmaConfig_t)))
+    return fail(nullptr, sdmaInvalidArgument,
+                "config was not initialised with SDMA_CONFIG_INITIALIZER");
+  return guarded(nullptr, [&] {
+    CommOptions options;
+    if (config) {
+      options.device = config->device ? config->device : "";
+      options.deviceOrdinal = config->deviceOrdinal;
+      options.heapBytes = config->heapBytes;
+      options.timeoutMs = config->timeoutMs;
+      if (config->checkCalls >= 0)
+        options.checkCalls = config->checkCalls != 0;
+      options.cacheDirectory =
+          config->cacheDirectory ? config->cacheDirectory : "";
+      options.compilerLibrary =
+          config->compilerLibrary ? config->compilerLibrary : "";
+      options.programDirectory =
+          config->programDirectory ? config->programDirectory : "";
+    }
+    UniqueId id;
+    std::memcpy(&id, &commId, sizeof(id));
+    std::string error;
+    auto made = Communicator::create(id, rank, nranks, options, error);
+    if (!made)
+      return fail(nullptr, errorClass(error),
+                  "rank " + std::to_string(rank) + ": " + error);
+    *comm = new sdmaComm{std::move(made), ""};
+    return sdmaSuccess;
+  });
+}
+
+sdmaResult_t sdmaCommInitRank(sdmaComm_t *comm, int nranks, sdmaUniqueId commId,
+                              int rank) {
+  return sdmaCommInitRankConfig(comm, nranks, commId, rank, nullptr);
+}
+
+sdmaResult_t sdmaCommDestroy(sdmaComm_t comm) {
+  if (!comm)
+    return sdmaSuccess; // as ncclCommDestroy(NULL)
+  return guarded(nullptr, [&] {
+    delete comm;
+    return sdmaSuccess;
+  });
+}
+
+sdmaResult_t sdmaCommCount(const sdmaComm_t comm, int *count) {
+  if (!comm || !count)
+    return fail(comm, sdmaInvalidArgument, "comm or count is NULL");
+  *count = comm->comm->ranks();
+  return sdmaSuccess;
+}
+
+sdmaResult_t sdmaCommUserRank(const sdmaComm_t comm, int *rank) {
+  if (!comm || !rank)
+    return fail(comm, sdmaInvalidArgument, "comm or rank is NULL");
+  *rank = comm->comm->rank();
+  return sdmaSuccess;
+}
+
+sdmaResult_t sdmaCommGetAsyncError(sdmaComm_t comm, sdmaResult_t *asyncError) {
+  if (!comm || !asyncError)
+    return fail(comm, sdmaInvalidArgument, "comm or asyncError is NULL");
+  std::string error;
+  if (comm->comm->asyncError(error)) {
+    *asyncError = sdmaSuccess;
+  } else {
+    comm->lastError = error;
+    *asyncError = errorClass(error);
+  }
+  return sdmaSuccess;
+}
+
+sdmaResult_t sdmaMemAlloc(sdmaComm_t comm, void **ptr, size_t size) {
+  if (!comm || !ptr)
+    return fail(comm, sdmaInvalidArgument, "comm or ptr is NULL");
+  return guarded(comm, [&] {
+    std::string error;
+    if (comm->comm->memAlloc(size, *ptr, error))
+      return sdmaSuccess;
+    return fail(comm, errorClass(error), "sdmaMemAlloc: " + error);
+  });
+}
+
+sdmaResult_t sdmaMemFree(sdmaComm_t comm, void *ptr) {
+  if (!comm)
+    return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
+  return guarded(comm, [&] {
+    std::string error;
+    if (comm->comm->memFree(ptr, error))
+      return sdmaSuccess;
+    return fail(comm, errorClass(error), "sdmaMemFree: " + error);
+  });
+}
+
+sdmaResult_t sdmaMemRegister(sdmaComm_t comm, void *buff, size_t size,
+                             void **handle) {
+  if (!comm || !handle)
+    return fail(comm, sdmaInvalidArgument, "comm or handle is NULL");
+  return guarded(comm, [&] {
+    std::string error;
+    int index = 0;
+    if (!comm->comm->registerMemory(buff, size, index, error))
+      return fail(comm, errorClass(error), "sdmaMemRegister: " + error);
+    *handle = reinterpret_cast<void *>(static_cast<intptr_t>(index));
+    return sdmaSuccess;
+  });
+}
+
+sdmaResult_t sdmaMemDeregister(sdmaComm_t comm, void *handle) {
+  if (!comm)
+    return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
+  return guarded(comm, [&] {
+    std::string error;
+    if (comm->comm->deregisterMemory(
+            static_cast<int>(reinterpret_cast<intptr_t>(handle)), error))
+      return sdmaSuccess;
+    return fail(comm, errorClass(error), "sdmaMemDeregister: " + error);
+  });
+}
+
+sdmaResult_t sdmaAllGather(const void *sendbuff, void *recvbuff,
+                           size_t sendcount, sdmaDataType_t datatype,
+                           sdmaComm_t comm, sdmaStream_t stream) {
+  return runOp(CommOp::AllGather, sendbuff, recvbuff, sendcount, datatype, 0,
+               comm, stream);
+}
+
+sdmaResult_t sdmaAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+                          sdmaDataType_t datatype, sdmaComm_t comm,
+                          sdmaStream_t stream) {
+  return runOp(CommOp::AlltoAll, sendbuff, recvbuff, count, datatype, 0, comm,
+               stream);
+}
+
+sdmaResult_t sdmaBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+                           sdmaDataType_t datatype, int root, sdmaComm_t comm,
+                           sdmaStream_t stream) {
+  return runOp(CommOp::Broadcast, sendbuff, recvbuff, count, datatype, root,
+               comm, stream);
+}
+
+sdmaResult_t sdmaScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+                         sdmaDataType_t datatype, int root, sdmaComm_t comm,
+                         sdmaStream_t stream) {
+  return runOp(CommOp::Scatter, sendbuff, recvbuff, recvcount, datatype, root,
+               comm, stream);
+}
+
+sdmaResult_t sdmaGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+                        sdmaDataType_t datatype, int root, sdmaComm_t comm,
+                        sdmaStream_t stream) {
+  return runOp(CommOp::Gather, sendbuff, recvbuff, sendcount, datatype, root,
+               comm, stream);
+}
+
+sdmaResult_t sdmaScheduleLoad(sdmaComm_t comm, const char *textOrPath,
+                              sdmaSchedule_t *schedule) {
+  if (!comm || !textOrPath || !schedule)
+    return fail(comm, sdmaInvalidArgument,
+                "comm, textOrPath or schedule is NULL");
+  *schedule = nullptr;
+  return guarded(comm, [&] {
+    auto made = std::make_unique<sdmaSchedule>();
+    made->owner = comm;
+    std::string error;
+    if (!comm->comm->loadSchedule(textOrPath, made->schedule, error))
+      return fail(comm, errorClass(error), "sdmaScheduleLoad: " + error);
+    *schedule = made.release();
+    return sdmaSuccess;
+  });
+}
+
+sdmaResult_t sdmaScheduleGetBufferCount(sdmaSchedule_t schedule, int *count) {
+  if (!schedule || !count)
+    return fail(nullptr, sdmaInvalidArgument, "schedule or count is NULL");
+  *count = static_cast<int>(schedule->schedule.buffers.size());
+  return sdmaSuccess;
+}
+
+sdmaResult_t sdmaScheduleGetBuffer(sdmaSchedule_t schedule, int index,
+                                   const char **name, long long *chunks) {
+  if (!schedule || index < 0 ||
+      size_t(index) >= schedule->schedule.buffers.size())
+    return fail(nullptr, sdmaInvalidArgument,
+                "no buffer " + std::to_string(index) + " in the schedule");
+  const Buffer &buffer = schedule->schedule.buffers[index];
+  if (name)
+    *name = buffer.name.c_str();
+  if (chunks)
+    *chunks = buffer.chunks;
+  return sdmaSuccess;
+}
+
+sdmaResult_t sdmaScheduleLaunch(sdmaSchedule_t schedule, void *const *buffers,
+                                int nbuffers, size_t count,
+                                sdmaDataType_t datatype, sdmaStream_t stream) {
+  if (!schedule || (!buffers && nbuffers) || nbuffers < 0)
+    return fail(nullptr, sdmaInvalidArgument,
+                "sdmaScheduleLaunch: schedule or buffers is NULL");
+  sdmaComm *comm = schedule->owner;
+  if (datatype < 0 || datatype >= sdmaNumTypes)
+    return fail(comm, sdmaInvalidArgument,
+                "sdmaScheduleLaunch: invalid datatype " +
+                    std::to_string(datatype));
+  return guarded(comm, [&] {
+    std::vector<void *> list(buffers, buffers + nbuffers);
+    size_t bytes = count * dataTypeBytes(static_cast<DataType>(datatype));
+    std::string error;
+    if (comm->comm->launch(schedule->schedule, list, bytes, stream, error))
+      return sdmaSuccess;
+    return fail(comm, errorClass(error), "sdmaScheduleLaunch: " + error);
+  });
+}
+
+sdmaResult_t sdmaScheduleFree(sdmaSchedule_t schedule) {
+  delete schedule;
+  return sdmaSuccess;
+}
+
+} // extern "C"
