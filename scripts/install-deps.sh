@@ -16,6 +16,8 @@ pkgs=(
   clang-22 libclang-rt-22-dev lld-22
   # runtime unit tests; the plan schema test on the compiler side
   libgtest-dev python3-jsonschema
+  # the C API's MPI adapter test (mpirun, sdma_mpi.h)
+  libopenmpi-dev openmpi-bin
 )
 if [ "${SDMA_WITH_HIP:-1}" = 1 ]; then
   pkgs+=(libamdhip64-dev libhiprtc-builtins5 rocm-device-libs)

@@ -43,3 +43,8 @@ try:
         config.available_features.add("cuda-gpu")
 except (OSError, subprocess.TimeoutExpired):
     pass
+
+# mpirun and the MPI build of the C API example (Debian's OpenMPI).
+if shutil.which("mpirun") and os.path.exists(
+        os.path.join(config.sdma_tools_dir, "sdma-example-c-allgather-mpi")):
+    config.available_features.add("mpi")

@@ -44,6 +44,8 @@ constexpr size_t kControlAlign = 64;
 /// A rooted built-in (root 0) with root `root`: `root 0` and every `on 0`
 /// rewritten (the built-ins name rank 0 nowhere else).
 std::string withRoot(std::string text, int root) {
+  if (root == 0)
+    return text;
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     for (const char *word : {"root 0", "on 0"}) {
@@ -122,6 +124,50 @@ bool Communicator::compileProgram(const std::string &text,
   return true;
 }
 
+namespace {
+bool isRooted(const std::string &schedule) {
+  return schedule == "broadcast" || schedule == "scatter" ||
+         schedule == "gather";
+}
+std::string rootedName(const std::string &schedule, int root) {
+  return root ? schedule + "_root" + std::to_string(root) : schedule;
+}
+} // namespace
+
+bool Communicator::precompile(const std::string &directory, int ranks,
+                              const CommOptions &options, std::string &error) {
+  std::unique_ptr<ScheduleCompiler> compiler = ScheduleCompiler::load(
+      error, options.compilerLibrary, options.cacheDirectory);
+  if (!compiler)
+    return false;
+  for (const BuiltinSchedule &builtin : kBuiltinSchedules) {
+    std::string schedule = builtin.name;
+    for (int root = 0; root < (isRooted(schedule) ? ranks : 1); ++root) {
+      std::string name = rootedName(schedule, root);
+      ScheduleCompileOptions compileOptions;
+      compileOptions.ranks = ranks;
+      compileOptions.name = name;
+      ScheduleCompileResult result;
+      if (!compiler->compile(withRoot(builtin.text, root), compileOptions,
+                             result, error))
+        return false;
+      if (!result.ok) {
+        error = name + ": " + result.error + result.diagnostics;
+        return false;
+      }
+      std::string path =
+          directory + "/" + name + "-" + std::to_string(ranks) + ".hip";
+      std::ofstream out(path, std::ios::binary);
+      out << result.ldst;
+      if (!out.flush()) {
+        error = "cannot write " + path;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool Communicator::addInstance(LdstProgram program, int &index,
                                std::string &error) {
   if (program.ranks != ranks_) {
@@ -174,13 +220,9 @@ bool Communicator::instanceFor(const std::string &schedule, int root,
     error = "internal: no built-in schedule " + schedule;
     return false;
   }
-  std::string text = builtin, name = schedule;
-  if (root != 0) {
-    text = withRoot(text, root);
-    name += "_root" + std::to_string(root);
-  }
   LdstProgram program;
-  if (!compileProgram(text, name, program, error) ||
+  if (!compileProgram(withRoot(builtin, root), rootedName(schedule, root),
+                      program, error) ||
       !addInstance(std::move(program), index, error))
     return false;
   instanceIndex_[key] = index;

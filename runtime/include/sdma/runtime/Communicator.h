@@ -154,6 +154,12 @@ public:
   bool launch(const Schedule &schedule, const std::vector<void *> &buffers,
               size_t chunkBytes, void *stream, std::string &error);
 
+  /// Writes every built-in program for `ranks` ranks (each root of the
+  /// rooted ones) as <name>-<ranks>.hip into `directory`: what a runtime
+  /// without the compiler library loads (CommOptions::programDirectory).
+  static bool precompile(const std::string &directory, int ranks,
+                         const CommOptions &options, std::string &error);
+
   /// False with `error` once a launched kernel has failed (a wait that
   /// timed out: the rank that did not signal named). Reads host memory
   /// the kernel writes: no synchronisation. A failed communicator stays

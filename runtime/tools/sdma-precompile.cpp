@@ -1,0 +1,73 @@
+//===- sdma-precompile.cpp - the communicator's programs, ahead of time ---===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Usage: sdma-precompile --ranks=N[,N...] DIR
+//
+// Compiles every built-in collective's load/store program (every root of
+// the rooted ones) for each rank count through the compiler library and
+// writes them as DIR/<name>-<ranks>.hip: what a communicator loads where
+// the compiler library is not installed (SDMA_PROGRAM_DIR=DIR), e.g. a GPU
+// node without LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/Communicator.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+using namespace sdma::rt;
+
+int main(int argc, char **argv) {
+  std::vector<int> ranks;
+  std::string dir;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--ranks=", 0) == 0) {
+      for (const char *p = a.c_str() + 8; *p;) {
+        char *end = nullptr;
+        long n = std::strtol(p, &end, 10);
+        if (end == p || n < 1 || n > 1024) {
+          std::fprintf(stderr, "sdma-precompile: bad rank count in %s\n",
+                       a.c_str());
+          return 2;
+        }
+        ranks.push_back(static_cast<int>(n));
+        p = *end == ',' ? end + 1 : end;
+      }
+    } else if (a == "--help" || a == "-h") {
+      std::puts("usage: sdma-precompile --ranks=N[,N...] DIR\n"
+                "Writes the communicator's built-in programs as "
+                "DIR/<name>-<ranks>.hip.");
+      return 0;
+    } else if (dir.empty() && a[0] != '-') {
+      dir = a;
+    } else {
+      std::fprintf(stderr, "sdma-precompile: unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (ranks.empty() || dir.empty()) {
+    std::fputs("usage: sdma-precompile --ranks=N[,N...] DIR\n", stderr);
+    return 2;
+  }
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    std::fprintf(stderr, "sdma-precompile: cannot create %s: %s\n", dir.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  for (int r : ranks) {
+    std::string error;
+    if (!Communicator::precompile(dir, r, CommOptions(), error)) {
+      std::fprintf(stderr, "sdma-precompile: error: %s\n", error.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
