@@ -26,6 +26,12 @@ using namespace sdma::rt;
 
 namespace {
 
+std::string hex(const void *p) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%p", p);
+  return text;
+}
+
 struct Mapping {
   std::string name;
   char *base = nullptr;
@@ -41,7 +47,7 @@ public:
   bool launch(const KernelLaunch &launch, std::string &error) override {
     size_t RB = ranks_ * buffers_;
     const std::vector<uint64_t> &t = launch.table;
-    if (t.size() != RB + 3 * ranks_ + 3) {
+    if (t.size() != RB + 3 * ranks_ + 4) {
       error =
           "internal: a kernel table of " + std::to_string(t.size()) + " words";
       return false;
@@ -119,9 +125,8 @@ public:
         return true;
       }
     error = "the CPU device shares only memory from sdmaMemAlloc (the "
-            "communicator's heap): [" +
-            std::to_string(reinterpret_cast<uintptr_t>(ptr)) + ", +" +
-            std::to_string(bytes) + ") is not in it";
+            "communicator's heap): " +
+            std::to_string(bytes) + " bytes at " + hex(ptr) + " are not in it";
     return false;
   }
 

@@ -204,6 +204,7 @@ public:
 
   unsigned long long *errorRecord() override { return record_; }
   uint64_t errorRecordDevice() override { return recordDevice_; }
+  bool errorMirrored() const override { return true; }
 
   std::unique_ptr<CommKernel> load(const LdstProgram &program,
                                    std::string &error) override {

@@ -34,7 +34,7 @@ constexpr int kRecordWords = 8;
 /// One launch of one rank's part of a program.
 struct KernelLaunch {
   /// The SdmaTable, as 64-bit words: buf[R*B], flags[R], sync[R], error,
-  /// timeoutNs, epochs, arrive[R].
+  /// timeoutNs, epochs, arrive[R], errorMirror.
   std::vector<uint64_t> table;
   size_t chunkBytes = 0;
   /// The program rank this process runs.
@@ -68,6 +68,10 @@ public:
   /// reads without synchronising: the host address and the device's.
   virtual unsigned long long *errorRecord() = 0;
   virtual uint64_t errorRecordDevice() = 0;
+  /// True where errorRecord() is host memory the kernel must not poll (a
+  /// GPU's): the kernel polls a record in device memory and mirrors a
+  /// failure to errorRecordDevice() (SdmaTable::errorMirror).
+  virtual bool errorMirrored() const { return false; }
   /// The device's identity (host and bus id): ranks with the same one
   /// share it.
   virtual std::string identity() const = 0;

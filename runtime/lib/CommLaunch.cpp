@@ -189,7 +189,8 @@ bool Communicator::addInstance(LdstProgram program, int &index,
   Instance instance;
   if (!take(std::max(1, program.flagSlots) * 8, instance.flagsOffset) ||
       !take(8, instance.syncOffset) || !take(16, instance.epochsOffset) ||
-      !take(2 * ranks_ * 8, instance.arriveOffset)) {
+      !take(2 * ranks_ * 8, instance.arriveOffset) ||
+      !take(kRecordWords * 8, instance.errorOffset)) {
     error = "the control area is full (" + std::to_string(controlBytes_) +
             " bytes of flags): too many schedules on one communicator";
     return false;
@@ -352,12 +353,17 @@ bool Communicator::run(int index, const std::vector<const void *> &buffers,
         reinterpret_cast<uint64_t>(heap.peer[q] + instance.flagsOffset));
   for (int q = 0; q < ranks_; ++q)
     t.push_back(reinterpret_cast<uint64_t>(heap.peer[q] + instance.syncOffset));
-  t.push_back(device_->errorRecordDevice() + index * kRecordWords * 8);
+  uint64_t record = device_->errorRecordDevice() + index * kRecordWords * 8;
+  bool mirrored = device_->errorMirrored();
+  t.push_back(
+      mirrored ? reinterpret_cast<uint64_t>(heap.local + instance.errorOffset)
+               : record);
   t.push_back(options_.timeoutMs * 1000000ull);
   t.push_back(reinterpret_cast<uint64_t>(heap.local + instance.epochsOffset));
   for (int q = 0; q < ranks_; ++q)
     t.push_back(
         reinterpret_cast<uint64_t>(heap.peer[q] + instance.arriveOffset));
+  t.push_back(mirrored ? record : 0);
   launch.chunkBytes = chunkBytes;
   launch.programRank = rank_;
   launch.stream = stream;

@@ -191,8 +191,11 @@ bool Communicator::exchangeShares(char *local, const Share &mine,
   for (int r = 0; r < ranks_ && ok; ++r) {
     Share s = unpack(all[r]);
     if (s.status == 2) {
-      error = "rank " + std::to_string(r) + " could not share " + what + ": " +
-              std::string(s.blob, strnlen(s.blob, sizeof(s.blob)));
+      // This rank's own failure is its argument's; a peer's is remote.
+      std::string why(s.blob, strnlen(s.blob, sizeof(s.blob)));
+      error = r == rank_ ? "cannot share " + what + ": " + why
+                         : "rank " + std::to_string(r) + " could not share " +
+                               what + ": " + why;
       ok = false;
     } else if (s.status == 1) {
       if (s.region >= regions_.size() || !regions_[s.region].live) {

@@ -184,6 +184,7 @@ bool HipLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
   table.push_back(s.options.timeoutNs);
   table.push_back(0); // epochs: the launch numbers the run
   table.insert(table.end(), s.program.ranks, 0); // arrive: in-process
+  table.push_back(0);                            // errorMirror: none
   s.table = std::move(table);
   // One resident block per CU and rank at most (ranks wait on each other).
   int64_t largest = 0;

@@ -107,6 +107,7 @@ extern "C" void sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
   table.epochs = epochs;
   for (int r = 0; r < SDMA_RANKS; ++r)
     table.arrive[r] = arrive ? arrive[r] : nullptr;
+  table.errorMirror = nullptr; // `error` is host memory here
   sdma_ntid = threads;
   sdma_nbid = blocks;
   std::vector<std::unique_ptr<std::barrier<>>> barriers;

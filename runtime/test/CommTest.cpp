@@ -19,7 +19,12 @@
 //   other-schedule  rank 1 loads a different schedule: every rank fails;
 //   exit-early   the last rank leaves after joining: every other rank's
 //                call fails naming it, none hangs;
-//   bench        per-call latency of AllGather and AlltoAll (CSV on rank 0).
+//   registered   (cuda) cuMemAlloc'd memory at an offset in its block,
+//                registered, used, deregistered and then refused; on the
+//                CPU device, registering malloc'd memory is refused;
+//   bench        per-call latency of AllGather and AlltoAll (CSV on rank 0);
+//   baseline     (no launcher) the in-process cuda-ldst executor timed the
+//                same way, programs from --schedule=DIR (NAME-R.hip).
 // Exit status: 0 as expected, 1 not (the reason on stderr).
 //
 //===----------------------------------------------------------------------===//
@@ -27,6 +32,7 @@
 #include "sdma/sdma.h"
 
 #include "CudaDriver.h"
+#include "sdma/runtime/Executor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -370,6 +376,105 @@ void bench(Rank &k, int iters) {
   }
 }
 
+/// Memory the caller allocated (cuMemAlloc: a block with the buffers at an
+/// offset, as a caching allocator hands out), registered and used.
+void registered(Rank &k) {
+  int R = k.ranks;
+  size_t count = 777, c = count * 4;
+  const cuda::Driver *d = k.memory.driver;
+  if (!d) {
+    std::vector<char> host(2 * R * c);
+    void *handle = nullptr;
+    sdmaResult_t result =
+        sdmaMemRegister(k.comm, host.data(), host.size(), &handle);
+    if (expectFailure(k, result, "shares only memory from sdmaMemAlloc"))
+      ++k.failures;
+    return;
+  }
+  cuda::CUdeviceptr block = 0;
+  d->cuMemAlloc_v2(&block, 4096 + 2 * R * c);
+  char *in = reinterpret_cast<char *>(block) + 4096, *out = in + R * c;
+  void *hin = nullptr, *hout = nullptr;
+  if (!k.check(sdmaMemRegister(k.comm, in, R * c, &hin), "register in") ||
+      !k.check(sdmaMemRegister(k.comm, out, R * c, &hout), "register out"))
+    return;
+  for (int round = 0; round < 2; ++round) {
+    k.fill(in, R * c, k.rank, 30 + round);
+    k.fill(out, R * c, k.rank, -1);
+    k.check(sdmaAlltoAll(in, out, count, sdmaFloat32, k.comm, k.stream),
+            "sdmaAlltoAll on registered memory");
+    k.memory.sync(k.stream);
+    std::vector<unsigned char> want(R * c);
+    for (int p = 0; p < R; ++p)
+      for (size_t i = 0; i < c; ++i)
+        want[p * c + i] = pattern(p, 30 + round, k.rank * c + i);
+    k.expect(out, want, "AlltoAll on registered memory");
+  }
+  k.check(sdmaMemDeregister(k.comm, hout), "deregister");
+  k.check(sdmaMemDeregister(k.comm, hin), "deregister");
+  // Deregistered memory is refused.
+  sdmaResult_t result =
+      sdmaAlltoAll(in, out, count, sdmaFloat32, k.comm, k.stream);
+  if (expectFailure(k, result, "not symmetric memory"))
+    ++k.failures;
+  d->cuStreamSynchronize(static_cast<cuda::CUstream>(k.stream));
+  d->cuMemFree_v2(block);
+  if (!k.failures)
+    std::printf("rank %d: registered memory checked\n", k.rank);
+}
+
+/// The in-process executor (every rank in one launch) timed as bench()
+/// times the C API: `iters` launches back to back, then one wait.
+int baseline(const Args &args) {
+  std::printf("op,ranks,bytes,us_per_call\n");
+  for (int R : {1, 2, 4, 8}) {
+    for (int op = 0; op < 2; ++op) {
+      std::string name = op ? "all_to_all_direct" : "all_gather_direct";
+      std::string path = args.schedule + "/" + name + "-" + std::to_string(R) +
+                         ".hip",
+                  error;
+      std::optional<LdstProgram> program = LdstProgram::load(path, error);
+      if (!program) {
+        std::fprintf(stderr, "%s\n", error.c_str());
+        return 1;
+      }
+      CompiledSchedule compiled;
+      compiled.plan = program->layout();
+      compiled.ldst = *program;
+      ExecutorOptions options;
+      auto executor = createExecutor("cuda-ldst", compiled, options, error);
+      if (!executor) {
+        std::fprintf(stderr, "%s\n", error.c_str());
+        return 1;
+      }
+      for (size_t bytes = 1024; bytes <= (64u << 20); bytes *= 4) {
+        size_t chunk = std::max<size_t>(4, bytes / R / 4 * 4);
+        if (!executor->prepare(chunk, error))
+          return std::fprintf(stderr, "%s\n", error.c_str()), 1;
+        for (int i = 0; i < 3; ++i)
+          executor->launch(error);
+        executor->wait(error);
+        std::vector<double> samples;
+        for (int rep = 0; rep < 5; ++rep) {
+          auto start = std::chrono::steady_clock::now();
+          for (int i = 0; i < args.iters; ++i)
+            executor->launch(error);
+          if (!executor->wait(error))
+            return std::fprintf(stderr, "%s\n", error.c_str()), 1;
+          samples.push_back(std::chrono::duration<double, std::micro>(
+                                std::chrono::steady_clock::now() - start)
+                                .count() /
+                            args.iters);
+        }
+        std::sort(samples.begin(), samples.end());
+        std::printf("%s,%d,%zu,%.2f\n", op ? "alltoall" : "allgather", R,
+                    chunk * R, samples[2]);
+      }
+    }
+  }
+  return 0;
+}
+
 int runCase(Rank &k, const Args &args) {
   const std::string &c = args.kase;
   if (c == "collectives") {
@@ -382,6 +487,10 @@ int runCase(Rank &k, const Args &args) {
       userSchedule(k, args.schedule);
     if (!k.failures)
       std::printf("rank %d of %d: every byte as expected\n", k.rank, k.ranks);
+    return k.failures ? 1 : 0;
+  }
+  if (c == "registered") {
+    registered(k);
     return k.failures ? 1 : 0;
   }
   if (c == "graph") {
@@ -411,9 +520,16 @@ int runCase(Rank &k, const Args &args) {
     if (!k.check(sdmaMemRegister(k.comm, out, size, &handle),
                  "sdmaMemRegister"))
       return 1;
-    return expectFailure(
-        k, sdmaAllGather(in, out, 1024, sdmaUint8, k.comm, k.stream),
-        k.rank == 1 ? "" : "rank 1's buffer 'output' is too small");
+    // Rank 1's own view is fine: its call is enqueued and its kernel waits
+    // for the others until the timeout (the asynchronous error on a GPU).
+    sdmaResult_t result =
+        sdmaAllGather(in, out, 1024, sdmaUint8, k.comm, k.stream);
+    k.memory.sync(k.stream);
+    if (result == sdmaSuccess)
+      sdmaCommGetAsyncError(k.comm, &result);
+    return expectFailure(k, result,
+                         k.rank == 1 ? "timed out"
+                                     : "rank 1's buffer 'output' is too small");
   }
   if (c == "other-schedule") {
     std::string text =
@@ -487,6 +603,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (args.kase == "baseline")
+    return baseline(args);
   sdmaUniqueId id;
   if (args.threadsAsRanks > 0) {
     // One process, one thread per rank (each its own communicator and

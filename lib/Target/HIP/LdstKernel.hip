@@ -47,6 +47,11 @@ struct SdmaTable {
   // rank s's arrivals (phase 0: its stream reached the launch, so its
   // buffers may be written; phase 1: all its writes are done).
   unsigned long long *arrive[SDMA_RANKS];
+  // Null in-process. Else host memory the device can write (a
+  // communicator's): a failure's record is copied there too, so the host
+  // reads it without synchronising while every wait polls `error` in device
+  // memory (polling host memory from many blocks serialises them).
+  unsigned long long *errorMirror;
 };
 
 struct __attribute__((aligned(16))) sdma_v16 {
@@ -65,6 +70,14 @@ static __device__ void sdma_report(const SdmaTable *T, int rank, int slot,
     T->error[2] = slot;
     T->error[3] = value;
     T->error[4] = seen;
+    if (T->errorMirror) {
+      T->errorMirror[1] = rank;
+      T->errorMirror[2] = slot;
+      T->errorMirror[3] = value;
+      T->errorMirror[4] = seen;
+      SDMA_FENCE_SYSTEM();
+      *(volatile unsigned long long *)T->errorMirror = 1ull;
+    }
     SDMA_FENCE_SYSTEM();
   }
 }

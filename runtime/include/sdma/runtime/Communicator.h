@@ -179,7 +179,8 @@ private:
   struct Instance {
     LdstProgram program;
     std::unique_ptr<CommKernel> kernel;
-    size_t flagsOffset = 0, syncOffset = 0, epochsOffset = 0, arriveOffset = 0;
+    size_t flagsOffset = 0, syncOffset = 0, epochsOffset = 0, arriveOffset = 0,
+           errorOffset = 0;
     /// Per rank: the (rank, buffer) pairs its ops touch.
     std::vector<std::set<std::pair<int, int>>> touched;
   };
