@@ -6,6 +6,7 @@
 // per device kind:
 //   - CommCpuDevice: POSIX shared memory, the kernel on the CPU emulator
 //     (LdstCpuExecutor), run before launch() returns;
+//   - CommHipDevice: the same on HIP (compiled; no AMD GPU to run it);
 //   - CommCudaDevice: cuMemAlloc'd memory shared by CUDA IPC handles (one
 //     process opens each peer allocation once; ranks that are threads of one
 //     process use the pointer itself), the kernel by NVRTC through the
@@ -85,6 +86,10 @@ public:
 /// The CPU device of `rank` in the job `id` (segment names derive from it).
 std::unique_ptr<CommDevice> createCpuDevice(const UniqueId &id, int rank,
                                             const CommOptions &options,
+                                            std::string &error);
+/// The HIP (AMD) device, or nullptr with "no GPU: ..." where there is none
+/// (or where the runtime was built without HIP).
+std::unique_ptr<CommDevice> createHipDevice(const CommOptions &options,
                                             std::string &error);
 /// The CUDA device, or nullptr with "no GPU: ..." where there is none.
 std::unique_ptr<CommDevice> createCudaDevice(const CommOptions &options,

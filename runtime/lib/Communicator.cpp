@@ -39,11 +39,17 @@ uint64_t envNumber(const char *name, uint64_t fallback) {
 } // namespace
 
 /// What a rank shares when memory is exported: fixed size, for allGather.
+/// Every exchange of the communicator is kExchangeBytes long and starts
+/// with what it is, so a rank doing something else (destroying its
+/// communicator, say) is named instead of failing on a size.
+constexpr size_t kExchangeBytes = 256;
 struct Communicator::Share {
+  char tag[8] = "share";
   int64_t status = 0; // 0 device blob, 1 an existing region, 2 failed
   uint64_t bytes = 0, region = 0, offset = 0, blobBytes = 0;
-  char blob[200] = {0};
+  char blob[208] = {0};
 };
+static_assert(sizeof(Communicator::Share) == kExchangeBytes, "exchange");
 
 namespace {
 using Share = Communicator::Share;
@@ -56,6 +62,15 @@ Share unpack(const std::string &bytes) {
   return share;
 }
 } // namespace
+
+#ifndef SDMA_HAVE_HIP
+std::unique_ptr<CommDevice> sdma::rt::createHipDevice(const CommOptions &,
+                                                      std::string &error) {
+  error = "no GPU: this runtime was built without HIP (SDMA_ENABLE_HIP=OFF "
+          "or no HIP headers)";
+  return nullptr;
+}
+#endif
 
 size_t sdma::rt::dataTypeBytes(DataType type) {
   switch (type) {
@@ -94,8 +109,8 @@ std::unique_ptr<Communicator> Communicator::create(const UniqueId &id, int rank,
   o = options;
   if (o.device.empty())
     o.device = std::getenv("SDMA_DEVICE") ? std::getenv("SDMA_DEVICE") : "cuda";
-  if (o.device != "cpu" && o.device != "cuda") {
-    error = "unknown device '" + o.device + "' (cpu or cuda)";
+  if (o.device != "cpu" && o.device != "cuda" && o.device != "hip") {
+    error = "unknown device '" + o.device + "' (cpu, cuda or hip)";
     return nullptr;
   }
   if (!o.timeoutMs)
@@ -127,6 +142,8 @@ bool Communicator::init(std::string &error) {
   std::string deviceError;
   device_ = options_.device == "cpu"
                 ? createCpuDevice(id_, rank_, options_, deviceError)
+            : options_.device == "hip"
+                ? createHipDevice(options_, deviceError)
                 : createCudaDevice(options_, deviceError);
   // Every rank learns whether every rank has a device, and which.
   std::string mine(256, '\0');
@@ -156,7 +173,11 @@ bool Communicator::init(std::string &error) {
       !device_->exportMemory(heap, total, blob, why))
     share.status = 2;
   share.bytes = total;
-  if (share.status == 2 || blob.size() > sizeof(share.blob))
+  if (share.status != 2 && blob.size() > sizeof(share.blob)) {
+    share.status = 2;
+    why = "the device's handle is too large";
+  }
+  if (share.status == 2)
     std::snprintf(share.blob, sizeof(share.blob), "%s", why.c_str());
   else
     std::memcpy(share.blob, blob.data(), share.blobBytes = blob.size());
@@ -190,7 +211,11 @@ bool Communicator::exchangeShares(char *local, const Share &mine,
   bool ok = true;
   for (int r = 0; r < ranks_ && ok; ++r) {
     Share s = unpack(all[r]);
-    if (s.status == 2) {
+    if (std::strncmp(s.tag, "share", sizeof(s.tag)) != 0) {
+      error = "rank " + std::to_string(r) + " is not sharing " + what +
+              ": it is in '" + all[r].substr(0, all[r].find('\0')) + "'";
+      ok = false;
+    } else if (s.status == 2) {
       // This rank's own failure is its argument's; a peer's is remote.
       std::string why(s.blob, strnlen(s.blob, sizeof(s.blob)));
       error = r == rank_ ? "cannot share " + what + ": " + why
@@ -208,14 +233,15 @@ bool Communicator::exchangeShares(char *local, const Share &mine,
       }
     } else {
       ok = device_->importMemory(
-          r, std::string(s.blob, std::min<size_t>(s.blobBytes, 200)),
+          r, std::string(s.blob, std::min(s.blobBytes, sizeof(s.blob))),
           region.peer[r], error);
       region.peerBytes[r] = s.bytes;
     }
   }
   // Names can go once everyone has mapped: a barrier all ranks reach, then
   // a second status exchange so a failure anywhere fails everywhere.
-  std::string status = ok ? std::string(1, '\0') : std::string(1, '\1');
+  std::string status(kExchangeBytes, '\0');
+  status.replace(0, 13, ok ? "shared: ok   " : "shared: error");
   std::vector<std::string> statuses;
   std::string gatherError;
   if (!bootstrap_->allGather(status, statuses, gatherError)) {
@@ -225,7 +251,7 @@ bool Communicator::exchangeShares(char *local, const Share &mine,
   }
   device_->importsDone();
   for (int r = 0; r < ranks_ && ok; ++r)
-    if (statuses[r][0]) {
+    if (statuses[r].compare(0, 13, "shared: ok   ") != 0) {
       error = "rank " + std::to_string(r) + " could not map " + what +
               " of every rank";
       ok = false;
@@ -235,8 +261,8 @@ bool Communicator::exchangeShares(char *local, const Share &mine,
 
 bool Communicator::agree(const std::string &mine, const std::string &what,
                          std::string &error) {
-  std::string padded = mine.substr(0, 255);
-  padded.resize(256, '\0');
+  std::string padded = mine.substr(0, kExchangeBytes - 1);
+  padded.resize(kExchangeBytes, '\0');
   std::vector<std::string> all;
   if (!bootstrap_->allGather(padded, all, error))
     return false;
@@ -253,9 +279,14 @@ bool Communicator::agree(const std::string &mine, const std::string &what,
 Communicator::~Communicator() {
   // Peers may still be running kernels that touch this rank's memory:
   // wait for them (bounded, errors ignored) before the device frees it.
-  std::string ignored;
-  if (bootstrap_ && device_)
-    bootstrap_->barrier(ignored);
+  if (bootstrap_ && device_) {
+    std::string message = "sdmaCommDestroy (rank " + std::to_string(rank_) +
+                          " is leaving)",
+                ignored;
+    message.resize(kExchangeBytes, '\0');
+    std::vector<std::string> all;
+    bootstrap_->allGather(message, all, ignored);
+  }
   instances_.clear();
   device_.reset();
 }

@@ -69,7 +69,17 @@ namespace sdma::rt::hip {
   X(hipStreamWaitValue64, hipError_t,                                          \
     (hipStream_t, void *, uint64_t, unsigned, uint64_t))                       \
   X(hipDeviceCanAccessPeer, hipError_t, (int *, int, int))                     \
-  X(hipDeviceEnablePeerAccess, hipError_t, (int, unsigned))
+  X(hipDeviceEnablePeerAccess, hipError_t, (int, unsigned))                    \
+  X(hipGetDevice, hipError_t, (int *))                                         \
+  X(hipDeviceGetPCIBusId, hipError_t, (char *, int, int))                      \
+  X(hipMemGetAddressRange, hipError_t,                                         \
+    (hipDeviceptr_t *, size_t *, hipDeviceptr_t))                              \
+  X(hipIpcGetMemHandle, hipError_t, (hipIpcMemHandle_t *, void *))             \
+  X(hipIpcOpenMemHandle, hipError_t, (void **, hipIpcMemHandle_t, unsigned))   \
+  X(hipIpcCloseMemHandle, hipError_t, (void *))                                \
+  X(hipHostMalloc, hipError_t, (void **, size_t, unsigned))                    \
+  X(hipHostFree, hipError_t, (void *))                                         \
+  X(hipHostGetDevicePointer, hipError_t, (void **, void *, unsigned))
 
 struct HipApi {
 #define SDMA_DECLARE(name, ret, args) ret(*name) args = nullptr;

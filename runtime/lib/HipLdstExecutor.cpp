@@ -62,6 +62,29 @@ bool sdma::rt::compileWithHipRtc(const std::string &source,
   return true;
 }
 
+bool sdma::rt::buildLdstCodeObject(const LdstProgram &program,
+                                   const std::string &cacheDirectory,
+                                   CompileInfo &info, std::string &code,
+                                   std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  KernelCache cache(cacheDirectory);
+  uint64_t key = KernelCache::key(std::string(kHipPrelude) + program.source,
+                                  "-O3 -std=c++17", info.arch, "hiprtc 5.2");
+  KernelCache::Lookup lookup = cache.get(key, code);
+  info.cacheHit = lookup == KernelCache::Lookup::Hit;
+  info.cacheWasCorrupt = lookup == KernelCache::Lookup::Corrupt;
+  if (info.cacheHit)
+    return true;
+  if (!compileWithHipRtc(program.source, program.schedule + ".hip", info.arch,
+                         code, error))
+    return false;
+  info.compileMs = std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  cache.put(key, code);
+  return true;
+}
+
 struct HipLdstExecutor::State {
   const HipApi *api = nullptr;
   LdstProgram program;
@@ -121,23 +144,9 @@ HipLdstExecutor::create(const LdstProgram &program, const HipOptions &options,
   info.arch = properties.gcnArchName;
   info.arch = info.arch.substr(0, info.arch.find(':'));
 
-  auto start = std::chrono::steady_clock::now();
-  KernelCache cache(options.cacheDirectory);
-  uint64_t key = KernelCache::key(std::string(kHipPrelude) + program.source,
-                                  "-O3 -std=c++17", info.arch, "hiprtc 5.2");
   std::string code;
-  KernelCache::Lookup lookup = cache.get(key, code);
-  info.cacheHit = lookup == KernelCache::Lookup::Hit;
-  info.cacheWasCorrupt = lookup == KernelCache::Lookup::Corrupt;
-  if (!info.cacheHit) {
-    if (!compileWithHipRtc(program.source, program.schedule + ".hip", info.arch,
-                           code, error))
-      return nullptr;
-    info.compileMs = std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
-    cache.put(key, code);
-  }
+  if (!buildLdstCodeObject(program, options.cacheDirectory, info, code, error))
+    return nullptr;
   State &t = *executor->state_;
   if (!t.check(api->hipModuleLoadData(&t.module, code.data()),
                "hipModuleLoadData", error) ||

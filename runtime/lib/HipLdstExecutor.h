@@ -24,6 +24,11 @@ namespace sdma::rt {
 bool compileWithHipRtc(const std::string &source, const std::string &name,
                        const std::string &arch, std::string &code,
                        std::string &error);
+/// The program's code object for `info.arch` (e.g. "gfx90a"): from the
+/// kernel cache, else compiled by hipRTC (then cached); `info` says which.
+bool buildLdstCodeObject(const LdstProgram &program,
+                         const std::string &cacheDirectory, CompileInfo &info,
+                         std::string &code, std::string &error);
 
 class HipLdstExecutor : public Executor {
 public:

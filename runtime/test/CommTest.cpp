@@ -17,6 +17,8 @@
 //   too-small    rank 1 registers a smaller buffer (SDMA_CHECK_CALLS=0):
 //                every rank fails, rank 0 naming rank 1's buffer;
 //   other-schedule  rank 1 loads a different schedule: every rank fails;
+//   foreign      rank 1 joins with a forged secret: refused, and rank 0
+//                fails naming it as missing;
 //   exit-early   the last rank leaves after joining: every other rank's
 //                call fails naming it, none hangs;
 //   registered   (cuda) cuMemAlloc'd memory at an offset in its block,
@@ -60,7 +62,10 @@ struct Memory {
   cuda::CUcontext context = nullptr;
   bool init(std::string &error) {
     const char *device = std::getenv("SDMA_DEVICE");
-    if (device && std::string(device) == "cpu")
+    // The CPU device's memory is host memory; on HIP (no AMD GPU here)
+    // only joining is exercised.
+    if (device &&
+        (std::string(device) == "cpu" || std::string(device) == "hip"))
       return true;
     driver = cuda::Driver::get(error);
     if (!driver)
@@ -557,7 +562,24 @@ int runCase(Rank &k, const Args &args) {
   return 1;
 }
 
+/// Rank 1 plays a foreign process: the job's address, a forged secret. The
+/// root refuses it; rank 0 then fails naming rank 1 as missing.
+int foreign(int rank, int ranks, sdmaUniqueId id) {
+  Rank k;
+  k.rank = rank;
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.device = "cpu";
+  config.timeoutMs = 2000;
+  if (rank == 1)
+    id.internal[20] ^= 1; // the secret's first byte
+  sdmaResult_t result =
+      sdmaCommInitRankConfig(&k.comm, ranks, id, rank, &config);
+  return expectFailure(k, result, rank == 1 ? "refused" : "rank 1");
+}
+
 int runRank(int rank, int ranks, const sdmaUniqueId &id, const Args &args) {
+  if (args.kase == "foreign")
+    return foreign(rank, ranks, id);
   Rank k;
   k.rank = rank;
   k.ranks = ranks;

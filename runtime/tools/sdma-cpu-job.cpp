@@ -7,8 +7,9 @@
 //                     PROGRAM.hip
 //
 // Launches N processes (this tool again, one rank each) that meet through
-// the bootstrap, map each other's shared memory (CpuCommunicator) and run
-// the load/store kernel each for its own rank. Every rank fills its inputs
+// the bootstrap as Communicators on the CPU device, load the program,
+// allocate its buffers in their symmetric heaps and run the load/store
+// kernel each for its own rank. Every rank fills its inputs
 // with the rank/buffer pattern, the job runs, and every rank compares every
 // byte of its buffers with the CPU reference simulator's run of the plan;
 // `runs` runs per size (later runs are later flag epochs). --exit-early=K
@@ -19,7 +20,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ToolOptions.h"
-#include "sdma/runtime/CpuCommunicator.h"
+#include "sdma/runtime/Communicator.h"
+#include "sdma/runtime/LdstCpuExecutor.h"
 #include "sdma/runtime/Simulator.h"
 
 #include <cerrno>
@@ -97,21 +99,35 @@ int runRank(const Args &args) {
     return fail(error);
   int output = plan->collective ? plan->collective->output : 0;
   int64_t outChunks = plan->buffers[output].chunks;
-  CpuCommunicator::Options options;
-  options.timeoutMs = args.timeoutMs;
-  options.cpu.cacheDirectory = args.cache;
-  options.cpu.threads = args.threads;
+  size_t maxChunk = 1;
   for (uint64_t size : args.sizes)
-    options.maxChunkBytes =
-        std::max<size_t>(options.maxChunkBytes, size / outChunks);
-  auto comm = CpuCommunicator::create(id, args.rank, args.ranks, *program,
-                                      options, error);
+    maxChunk = std::max<size_t>(maxChunk, size / outChunks);
+  CommOptions options;
+  options.device = "cpu";
+  options.timeoutMs = args.timeoutMs;
+  options.cacheDirectory = args.cache;
+  options.cpuThreads = args.threads;
+  options.heapBytes = 1 << 20;
+  for (const Buffer &buffer : plan->buffers)
+    options.heapBytes += (buffer.chunks * maxChunk + 255) / 256 * 256;
+  auto comm = Communicator::create(id, args.rank, args.ranks, options, error);
   if (!comm)
     return fail(error);
   if (args.rank == args.exitEarly) {
     std::printf("rank %d: leaving early\n", args.rank);
     return 0;
   }
+  // Every rank loads the program (a rank with another is an error on every
+  // rank) and allocates the buffers in its symmetric heap.
+  Communicator::Schedule schedule;
+  if (!comm->loadSchedule(programPath, schedule, error))
+    return fail(error);
+  if (schedule.buffers.size() != plan->buffers.size())
+    return fail("the program's buffers are not the plan's");
+  std::vector<void *> buffers(plan->buffers.size());
+  for (size_t b = 0; b < buffers.size(); ++b)
+    if (!comm->memAlloc(plan->buffers[b].chunks * maxChunk, buffers[b], error))
+      return fail(error);
   bool wrong = false;
   for (uint64_t size : args.sizes) {
     size_t chunk = std::max<uint64_t>(1, size / outChunks);
@@ -122,19 +138,19 @@ int runRank(const Args &args) {
       return fail("reference simulator: " + error);
     for (int run = 0; run < args.runs; ++run) {
       for (size_t b = 0; b < plan->buffers.size(); ++b)
-        std::memcpy(comm->buffer(b), initial.buffer(args.rank, b),
+        std::memcpy(buffers[b], initial.buffer(args.rank, b),
                     initial.bufferBytes(args.rank, b));
-      // Every rank's inputs are in place before any rank starts, and every
-      // rank is done before any checks.
-      if (!comm->bootstrap().barrier(error) || !comm->run(chunk, error) ||
-          !comm->bootstrap().barrier(error))
+      // The launch's job barriers: no rank writes into another before that
+      // one has started, and each returns once every write into it is done.
+      if (!comm->launch(schedule, buffers, chunk, nullptr, error))
         return fail(error);
       uint64_t differ = 0, compared = 0;
       for (size_t b = 0; b < plan->buffers.size(); ++b) {
         size_t n = reference.bufferBytes(args.rank, b);
         const uint8_t *want = reference.buffer(args.rank, b);
+        const uint8_t *got = static_cast<const uint8_t *>(buffers[b]);
         for (size_t i = 0; i < n; ++i)
-          differ += comm->buffer(b)[i] != want[i];
+          differ += got[i] != want[i];
         compared += n;
       }
       wrong |= differ != 0;

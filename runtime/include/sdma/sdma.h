@@ -97,7 +97,7 @@ typedef struct {
   size_t size;          /* sizeof(sdmaConfig_t) */
   unsigned int magic;   /* SDMA_CONFIG_MAGIC */
   unsigned int version; /* SDMA_VERSION_CODE */
-  /* "cpu" or "cuda" (NULL: $SDMA_DEVICE, else "cuda"). */
+  /* "cpu", "cuda" or "hip" (NULL: $SDMA_DEVICE, else "cuda"). */
   const char *device;
   /* The CUDA device (-1: the calling thread's current device). */
   int deviceOrdinal;

@@ -65,6 +65,23 @@ struct SdmaTable {
   unsigned long long *error; // status (0 ok, 1 wait timed out), rank, slot,
                              // value awaited, value seen
   unsigned long long timeoutNs;
+  // Null: the `epoch` argument numbers the run. Else two counters per
+  // launched rank (blockIdx.y): the run number, kept on the device, and the
+  // blocks that finished the run; the last block to finish advances the run
+  // number. A launch replayed from a CUDA graph is then the next epoch
+  // without the host (the communicator's launches).
+  unsigned long long *epochs;
+  // Null in-process. A communicator's launch (one process per rank, each
+  // rank's kernel started by its own stream) brackets the schedule with two
+  // job barriers: rank r's words arrive[r][phase * SDMA_RANKS + s] count
+  // rank s's arrivals (phase 0: its stream reached the launch, so its
+  // buffers may be written; phase 1: all its writes are done).
+  unsigned long long *arrive[SDMA_RANKS];
+  // Null in-process. Else host memory the device can write (a
+  // communicator's): a failure's record is copied there too, so the host
+  // reads it without synchronising while every wait polls `error` in device
+  // memory (polling host memory from many blocks serialises them).
+  unsigned long long *errorMirror;
 };
 
 struct __attribute__((aligned(16))) sdma_v16 {
@@ -83,6 +100,14 @@ static __device__ void sdma_report(const SdmaTable *T, int rank, int slot,
     T->error[2] = slot;
     T->error[3] = value;
     T->error[4] = seen;
+    if (T->errorMirror) {
+      T->errorMirror[1] = rank;
+      T->errorMirror[2] = slot;
+      T->errorMirror[3] = value;
+      T->errorMirror[4] = seen;
+      SDMA_FENCE_SYSTEM();
+      *(volatile unsigned long long *)T->errorMirror = 1ull;
+    }
     SDMA_FENCE_SYSTEM();
   }
 }
@@ -141,6 +166,39 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
 
 // One data op resolved to addresses: source a, destinations b (and c for
 // a broadcast; a and b swap for a swap), n bytes.
+// One job barrier (see SdmaTable::arrive): block 0 tells every rank, every
+// block waits for every rank; a rank that does not come in time is
+// reported as flag slot -2 - phase with the rank awaited as the value.
+static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
+                                        int phase, unsigned long long epoch) {
+  if (SDMA_BID == 0 && SDMA_TID == 0) {
+    SDMA_FENCE_SYSTEM();
+    for (int r = 0; r < SDMA_RANKS; ++r)
+      SDMA_ATOMIC_ADD_SYSTEM_U64(T->arrive[r] + phase * SDMA_RANKS + rank,
+                                 1ull);
+  }
+  if (SDMA_TID == 0) {
+    unsigned long long start = SDMA_NOW_NS();
+    for (int r = 0; r < SDMA_RANKS && !sdma_aborted(T); ++r) {
+      volatile unsigned long long *f =
+          T->arrive[rank] + phase * SDMA_RANKS + r;
+      unsigned long long seen;
+      while ((seen = *f) < epoch + 1) {
+        SDMA_SPIN_PAUSE();
+        if (sdma_aborted(T))
+          break;
+        if (SDMA_NOW_NS() - start > T->timeoutNs) {
+          sdma_report(T, rank, -2 - phase, (unsigned long long)r, seen);
+          break;
+        }
+      }
+    }
+    SDMA_FENCE_SYSTEM();
+  }
+  SDMA_SYNC();
+  return !sdma_aborted(T);
+}
+
 struct sdma_desc {
   char *a, *b, *c;
   unsigned long long n;
@@ -260,6 +318,11 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
               int rankBase) {
   const SdmaTable *T = &table;
   const int rank = rankBase + (int)SDMA_BID_Y;
+  unsigned long long *runs = T->epochs ? T->epochs + 2 * SDMA_BID_Y : nullptr;
+  if (runs)
+    epoch = *(volatile unsigned long long *)runs;
+  if (T->arrive[0] && !sdma_job_barrier(T, rank, 0, epoch))
+    return;
   for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
     const int *st = sdma_steps + 3 * s;
     switch (st[0]) {
@@ -292,6 +355,21 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
                          (unsigned long long)st[2]))
         return;
       break;
+    }
+  }
+  if (T->arrive[0]) {
+    sdma_rank_sync(T, rank);
+    if (!sdma_job_barrier(T, rank, 1, epoch))
+      return;
+  }
+  if (runs) {
+    // Every block read the run number before it arrives here.
+    SDMA_SYNC();
+    if (SDMA_TID == 0 &&
+        SDMA_ATOMIC_ADD_SYSTEM_U64(runs + 1, 1ull) == SDMA_NBID - 1) {
+      runs[1] = 0;
+      *(volatile unsigned long long *)runs = epoch + 1;
+      SDMA_FENCE_SYSTEM();
     }
   }
 }

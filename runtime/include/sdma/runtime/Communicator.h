@@ -63,7 +63,7 @@ size_t dataTypeBytes(DataType type);
 const char *dataTypeName(DataType type);
 
 struct CommOptions {
-  /// "cpu" or "cuda"; "": $SDMA_DEVICE, else "cuda".
+  /// "cpu", "cuda" or "hip"; "": $SDMA_DEVICE, else "cuda".
   std::string device;
   /// The CUDA device; -1: the calling thread's current one (as NCCL), else
   /// $LOCAL_RANK modulo the device count, else 0.

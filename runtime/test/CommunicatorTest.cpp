@@ -1,0 +1,220 @@
+//===- CommunicatorTest.cpp - ranks over shared memory; kernel cache ------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Ranks are threads of this process here, each with its own Communicator on
+// the CPU device (its own heap segment and kernel instance), exactly as
+// processes would be (test/runtime/comm-cpu.test and cpu-job.test run them
+// as processes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/Communicator.h"
+#include "sdma/runtime/LdstCpuExecutor.h"
+#include "sdma/runtime/Simulator.h"
+
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace sdma::rt;
+
+namespace {
+std::string planPath(const char *name) {
+  return std::string(SDMA_RUNTIME_TEST_DIR) + "/plans/" + name;
+}
+
+/// A temporary directory, removed at the end of the test.
+struct TempDir {
+  TempDir() {
+    char pattern[] = "/tmp/sdma-cpucomm-test-XXXXXX";
+    path = mkdtemp(pattern) ? pattern : "";
+  }
+  ~TempDir() {
+    std::string command = "rm -rf '" + path + "'";
+    (void)std::system(command.c_str());
+  }
+  std::string path;
+};
+
+/// Runs `body(comm, rank)` on `ranks` threads, each a rank of one job on
+/// the CPU device; returns each rank's error ("" for none).
+std::vector<std::string>
+job(int ranks, size_t heapBytes,
+    const std::function<bool(Communicator &, int, std::string &)> &body) {
+  std::vector<std::string> errors(ranks);
+  UniqueId id;
+  std::string error;
+  if (!createUniqueId(id, error))
+    return std::vector<std::string>(ranks, error);
+  TempDir cache;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      CommOptions options;
+      options.device = "cpu";
+      options.heapBytes = heapBytes;
+      options.timeoutMs = 20000;
+      options.cpuThreads = 2;
+      options.cacheDirectory = cache.path;
+      std::string e;
+      auto comm = Communicator::create(id, r, ranks, options, e);
+      if (!comm)
+        errors[r] = "create: " + e;
+      else if (!body(*comm, r, e))
+        errors[r] = e.empty() ? "failed" : e;
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return errors;
+}
+} // namespace
+
+TEST(LdstCpuCache, CompilesOnceThenLoads) {
+  std::string error;
+  std::optional<LdstProgram> program =
+      LdstProgram::load(planPath("ring.hip"), error);
+  ASSERT_TRUE(program) << error;
+  TempDir dir;
+  // A compiler that counts its runs.
+  std::string counter = dir.path + "/runs", wrapper = dir.path + "/cxx";
+  {
+    std::ofstream script(wrapper);
+    script << "#!/bin/sh\necho run >> '" << counter << "'\nexec c++ \"$@\"\n";
+  }
+  chmod(wrapper.c_str(), 0755);
+  LdstCpuOptions options;
+  options.compiler = wrapper;
+  options.cacheDirectory = dir.path;
+  ASSERT_TRUE(LdstCpuExecutor::create(*program, options, error)) << error;
+  ASSERT_TRUE(LdstCpuExecutor::create(*program, options, error)) << error;
+  std::ifstream runs(counter);
+  std::string text((std::istreambuf_iterator<char>(runs)), {});
+  EXPECT_EQ(text, "run\n"); // the second executor came from the cache
+  // Without a cache directory, every executor compiles.
+  options.cacheDirectory.clear();
+  ASSERT_TRUE(LdstCpuExecutor::create(*program, options, error)) << error;
+  std::ifstream again(counter);
+  std::string twice((std::istreambuf_iterator<char>(again)), {});
+  EXPECT_EQ(twice, "run\nrun\n");
+}
+
+TEST(Communicator, ProgramOnRanksAsThreadsMatchesTheSimulator) {
+  std::string error;
+  std::optional<Plan> plan = Plan::load(planPath("ring.json"), error);
+  ASSERT_TRUE(plan) << error;
+  const size_t chunk = 256;
+  HostMemory initial(*plan, chunk);
+  fillInputs(*plan, initial);
+  HostMemory reference = initial;
+  ASSERT_TRUE(simulate(*plan, reference, {}, error)) << error;
+  std::vector<uint64_t> differ(plan->ranks, 0);
+  auto errors =
+      job(plan->ranks, 1 << 20, [&](Communicator &comm, int r, std::string &e) {
+        Communicator::Schedule schedule;
+        if (!comm.loadSchedule(planPath("ring.hip"), schedule, e))
+          return false;
+        std::vector<void *> buffers(plan->buffers.size());
+        for (size_t b = 0; b < buffers.size(); ++b)
+          if (!comm.memAlloc(initial.bufferBytes(r, b), buffers[b], e))
+            return false;
+        // Three runs: later ones are later epochs of the device-side counter.
+        for (int run = 0; run < 3; ++run) {
+          for (size_t b = 0; b < buffers.size(); ++b)
+            std::memcpy(buffers[b], initial.buffer(r, b),
+                        initial.bufferBytes(r, b));
+          if (!comm.launch(schedule, buffers, chunk, nullptr, e))
+            return false;
+          for (size_t b = 0; b < buffers.size(); ++b)
+            for (size_t i = 0; i < reference.bufferBytes(r, b); ++i)
+              differ[r] += static_cast<uint8_t *>(buffers[b])[i] !=
+                           reference.buffer(r, b)[i];
+        }
+        return true;
+      });
+  for (int r = 0; r < plan->ranks; ++r) {
+    EXPECT_EQ(errors[r], "") << "rank " << r;
+    EXPECT_EQ(differ[r], 0u) << "rank " << r;
+  }
+}
+
+TEST(Communicator, HeapIsFirstFitAndCoalesces) {
+  auto errors = job(2, 64 << 10, [](Communicator &comm, int, std::string &e) {
+    void *a, *b, *c, *d, *all;
+    if (!comm.memAlloc(1000, a, e) || !comm.memAlloc(300, b, e))
+      return false;
+    // 256-byte granules, in order.
+    if (static_cast<char *>(b) - static_cast<char *>(a) != 1024)
+      return e = "b is not right after a", false;
+    if (!comm.memFree(a, e) || !comm.memAlloc(200, c, e))
+      return false;
+    if (c != a)
+      return e = "the freed block was not reused first", false;
+    if (!comm.memFree(c, e) || !comm.memFree(b, e))
+      return false;
+    // Everything free again, one block: the whole heap fits.
+    if (!comm.memAlloc(64 << 10, all, e))
+      return false;
+    if (all != a)
+      return e = "the free blocks did not coalesce", false;
+    if (comm.memAlloc(1, d, e))
+      return e = "allocated beyond the heap", false;
+    if (e.find("the symmetric heap cannot hold 1 more bytes (0 of 65536 "
+               "free") == std::string::npos)
+      return false;
+    e.clear();
+    return comm.memFree(all, e);
+  });
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+}
+
+TEST(Communicator, DisagreeingAllocationsFailOnEveryRank) {
+  auto errors = job(3, 64 << 10, [](Communicator &comm, int r, std::string &e) {
+    void *p;
+    return comm.memAlloc(r == 1 ? 512 : 256, p, e);
+  });
+  for (int r = 0; r < 3; ++r)
+    EXPECT_NE(errors[r].find("the symmetric allocation differs between "
+                             "ranks"),
+              std::string::npos)
+        << errors[r];
+}
+
+TEST(Communicator, ArgumentsAreCheckedBeforeAnythingRuns) {
+  auto errors = job(4, 64 << 10, [](Communicator &comm, int, std::string &e) {
+    void *in, *out;
+    if (!comm.memAlloc(64, in, e) || !comm.memAlloc(1024, out, e))
+      return false;
+    std::string why;
+    if (comm.collective(CommOp::Broadcast, in, out, 4, DataType::Int8, 4,
+                        nullptr, why) ||
+        why != "Broadcast: root 4 is not a rank (0..3)")
+      return e = "root: " + why, false;
+    if (comm.collective(CommOp::AllGather, in, out, 4,
+                        static_cast<DataType>(12), 0, nullptr, why) ||
+        why != "AllGather: invalid data type 12")
+      return e = "type: " + why, false;
+    // The ring program's buffers are 1 and 4 chunks: a 300-byte chunk runs
+    // past the 256-byte allocation of `in`.
+    Communicator::Schedule ring;
+    if (!comm.loadSchedule(planPath("ring.hip"), ring, e))
+      return false;
+    if (comm.launch(ring, {in, out}, 300, nullptr, why) ||
+        why.find("buffer 'input' (300 bytes at ") != 0 ||
+        why.find("runs past the end of its 256-byte symmetric allocation") ==
+            std::string::npos)
+      return e = "bounds: " + why, false;
+    int other = 0;
+    if (comm.launch(ring, {in, &other}, 4, nullptr, why) ||
+        why.find("is not symmetric memory") == std::string::npos)
+      return e = "not symmetric: " + why, false;
+    return true;
+  });
+  for (int r = 0; r < 4; ++r)
+    EXPECT_EQ(errors[r], "") << "rank " << r;
+}
