@@ -18,6 +18,8 @@ pkgs=(
   libgtest-dev python3-jsonschema
   # the C API's MPI adapter test (mpirun, sdma_mpi.h)
   libopenmpi-dev openmpi-bin
+  # the Python package (pybind11) and its tests (torch CPU, mpi4py)
+  python3-dev pybind11-dev python3-numpy python3-torch python3-mpi4py
 )
 if [ "${SDMA_WITH_HIP:-1}" = 1 ]; then
   pkgs+=(libamdhip64-dev libhiprtc-builtins5 rocm-device-libs)

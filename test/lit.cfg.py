@@ -28,6 +28,7 @@ llvm_config.with_environment("PATH", config.sdma_tools_dir, append_path=True)
 import glob
 import shutil
 import subprocess
+import sys
 
 if glob.glob("/usr/local/cuda*/lib64/libnvrtc.so*") or glob.glob(
         "/usr/lib/x86_64-linux-gnu/libnvrtc.so*"):
@@ -48,3 +49,18 @@ except (OSError, subprocess.TimeoutExpired):
 if shutil.which("mpirun") and os.path.exists(
         os.path.join(config.sdma_tools_dir, "sdma-example-c-allgather-mpi")):
     config.available_features.add("mpi")
+
+# The Python package's tests need torch (Debian's python3-torch) for the
+# interpreter lit runs, the package built, and for MPI mpi4py.
+config.substitutions.append(("%sdma_obj", config.sdma_obj_root))
+def _imports(module):
+    try:
+        return subprocess.run([sys.executable, "-c", "import " + module],
+                              capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+if os.path.exists(os.path.join(config.sdma_obj_root, "python", "sdma",
+                               "__init__.py")) and _imports("torch"):
+    config.available_features.add("python-torch")
+    if _imports("mpi4py"):
+        config.available_features.add("mpi4py")

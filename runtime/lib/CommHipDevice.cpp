@@ -62,14 +62,14 @@ public:
   HipDevice(const HipApi &api, const CommOptions &options)
       : api_(api), options_(options) {}
   ~HipDevice() override {
-    api_.hipSetDevice(ordinal_);
-    api_.hipDeviceSynchronize();
+    (void)api_.hipSetDevice(ordinal_);
+    (void)api_.hipDeviceSynchronize();
     for (auto &[key, ptr] : opened_)
-      api_.hipIpcCloseMemHandle(ptr);
+      (void)api_.hipIpcCloseMemHandle(ptr);
     for (void *ptr : owned_)
-      api_.hipFree(ptr);
+      (void)api_.hipFree(ptr);
     if (record_)
-      api_.hipHostFree(record_);
+      (void)api_.hipHostFree(record_);
   }
 
   bool init(int count, std::string &error) {
@@ -212,8 +212,8 @@ public:
 
 HipKernel::~HipKernel() {
   if (module_) {
-    device_.api_.hipSetDevice(device_.ordinal_);
-    device_.api_.hipModuleUnload(module_);
+    (void)device_.api_.hipSetDevice(device_.ordinal_);
+    (void)device_.api_.hipModuleUnload(module_);
   }
 }
 

@@ -1,0 +1,331 @@
+//===- _sdma.cpp - the C API for Python (pybind11) ------------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// A thin layer over sdma.h: pointers are integers, the GIL is released
+// around every call that may wait for other ranks, a failed call raises
+// sdma.SdmaError carrying the C API's message and result code, and
+// symmetric memory is handed to frameworks as a DLPack capsule (torch,
+// CuPy, JAX take those). The Python package (sdma/__init__.py) holds the
+// torch.distributed-like interface.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/sdma.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+/// The error Python sees: the message, with the result code as `.result`.
+struct SdmaError : std::runtime_error {
+  SdmaError(sdmaResult_t result, const std::string &message)
+      : std::runtime_error(message), result(result) {}
+  sdmaResult_t result;
+};
+
+void check(sdmaResult_t result, sdmaComm_t comm) {
+  if (result != sdmaSuccess)
+    throw SdmaError(result, std::string(sdmaGetErrorString(result)) + ": " +
+                                sdmaGetLastError(comm));
+}
+
+// DLPack (v0.8 ABI), declared here: the structs are a stable C ABI.
+struct DLDevice {
+  int32_t device_type; // 1 CPU, 2 CUDA, 10 ROCm
+  int32_t device_id;
+};
+struct DLDataType {
+  uint8_t code; // 0 int, 1 uint, 2 float, 4 bfloat
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides;
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(DLManagedTensor *);
+};
+
+/// What a capsule's tensor keeps alive: its shape and the communicator
+/// object that owns the memory.
+struct Holder {
+  DLManagedTensor managed;
+  std::vector<int64_t> shape;
+  PyObject *owner;
+};
+
+void deleteHolder(DLManagedTensor *managed) {
+  Holder *holder = static_cast<Holder *>(managed->manager_ctx);
+  PyGILState_STATE state = PyGILState_Ensure();
+  Py_XDECREF(holder->owner);
+  PyGILState_Release(state);
+  delete holder;
+}
+
+class Schedule;
+
+class Comm {
+public:
+  Comm(int nranks, py::bytes id, int rank, const std::string &device,
+       size_t heapBytes, unsigned long long timeoutMs, int checkCalls,
+       const std::string &programDirectory) {
+    std::string bytes = id;
+    if (bytes.size() != SDMA_UNIQUE_ID_BYTES)
+      throw SdmaError(sdmaInvalidArgument,
+                      "a unique id is " + std::to_string(SDMA_UNIQUE_ID_BYTES) +
+                          " bytes");
+    sdmaUniqueId uid;
+    std::memcpy(uid.internal, bytes.data(), sizeof(uid.internal));
+    sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+    config.device = device.empty() ? nullptr : device.c_str();
+    config.heapBytes = heapBytes;
+    config.timeoutMs = timeoutMs;
+    config.checkCalls = checkCalls;
+    config.programDirectory =
+        programDirectory.empty() ? nullptr : programDirectory.c_str();
+    sdmaResult_t result;
+    {
+      py::gil_scoped_release release;
+      result = sdmaCommInitRankConfig(&comm_, nranks, uid, rank, &config);
+    }
+    check(result, nullptr);
+  }
+  ~Comm() { destroy(); }
+  void destroy() {
+    if (!comm_)
+      return;
+    py::gil_scoped_release release;
+    sdmaCommDestroy(comm_);
+    comm_ = nullptr;
+  }
+  sdmaComm_t get() const {
+    if (!comm_)
+      throw SdmaError(sdmaInvalidUsage, "the communicator was destroyed");
+    return comm_;
+  }
+  int rank() const {
+    int r = 0;
+    check(sdmaCommUserRank(get(), &r), comm_);
+    return r;
+  }
+  int size() const {
+    int n = 0;
+    check(sdmaCommCount(get(), &n), comm_);
+    return n;
+  }
+  uintptr_t memAlloc(size_t bytes) {
+    void *ptr = nullptr;
+    sdmaResult_t result;
+    {
+      py::gil_scoped_release release;
+      result = sdmaMemAlloc(get(), &ptr, bytes);
+    }
+    check(result, comm_);
+    return reinterpret_cast<uintptr_t>(ptr);
+  }
+  void memFree(uintptr_t ptr) {
+    sdmaResult_t result;
+    {
+      py::gil_scoped_release release;
+      result = sdmaMemFree(get(), reinterpret_cast<void *>(ptr));
+    }
+    check(result, comm_);
+  }
+  uintptr_t memRegister(uintptr_t ptr, size_t bytes) {
+    void *handle = nullptr;
+    sdmaResult_t result;
+    {
+      py::gil_scoped_release release;
+      result =
+          sdmaMemRegister(get(), reinterpret_cast<void *>(ptr), bytes, &handle);
+    }
+    check(result, comm_);
+    return reinterpret_cast<uintptr_t>(handle);
+  }
+  void memDeregister(uintptr_t handle) {
+    sdmaResult_t result;
+    {
+      py::gil_scoped_release release;
+      result = sdmaMemDeregister(get(), reinterpret_cast<void *>(handle));
+    }
+    check(result, comm_);
+  }
+  /// One collective: op 0 AllGather, 1 AlltoAll, 2 Broadcast, 3 Scatter,
+  /// 4 Gather.
+  void collective(int op, uintptr_t send, uintptr_t recv, size_t count,
+                  int type, int root, uintptr_t stream) {
+    auto s = reinterpret_cast<const void *>(send);
+    auto r = reinterpret_cast<void *>(recv);
+    auto t = static_cast<sdmaDataType_t>(type);
+    auto st = reinterpret_cast<sdmaStream_t>(stream);
+    sdmaComm_t c = get();
+    sdmaResult_t result = sdmaInvalidArgument;
+    {
+      py::gil_scoped_release release;
+      switch (op) {
+      case 0:
+        result = sdmaAllGather(s, r, count, t, c, st);
+        break;
+      case 1:
+        result = sdmaAlltoAll(s, r, count, t, c, st);
+        break;
+      case 2:
+        result = sdmaBroadcast(s, r, count, t, root, c, st);
+        break;
+      case 3:
+        result = sdmaScatter(s, r, count, t, root, c, st);
+        break;
+      case 4:
+        result = sdmaGather(s, r, count, t, root, c, st);
+        break;
+      }
+    }
+    check(result, comm_);
+  }
+  /// 0 while every kernel has been fine; else raises with the failure.
+  void asyncError() {
+    sdmaResult_t async = sdmaSuccess;
+    check(sdmaCommGetAsyncError(get(), &async), comm_);
+    check(async, comm_);
+  }
+  /// A DLPack capsule over [ptr, ptr + shape's bytes) that keeps `owner`
+  /// alive.
+  py::capsule dlpack(uintptr_t ptr, std::vector<int64_t> shape, int code,
+                     int bits, int deviceType, int deviceId, py::object owner) {
+    auto *holder = new Holder();
+    holder->shape = std::move(shape);
+    holder->owner = owner.release().ptr();
+    DLTensor &t = holder->managed.dl_tensor;
+    t.data = reinterpret_cast<void *>(ptr);
+    t.device = {deviceType, deviceId};
+    t.ndim = static_cast<int32_t>(holder->shape.size());
+    t.dtype = {static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
+    t.shape = holder->shape.data();
+    t.strides = nullptr; // compact, row-major
+    t.byte_offset = 0;
+    holder->managed.manager_ctx = holder;
+    holder->managed.deleter = deleteHolder;
+    return py::capsule(&holder->managed, "dltensor", [](PyObject *capsule) {
+      // Unconsumed (still named "dltensor"): the capsule owns the tensor.
+      if (PyCapsule_IsValid(capsule, "dltensor")) {
+        auto *managed = static_cast<DLManagedTensor *>(
+            PyCapsule_GetPointer(capsule, "dltensor"));
+        managed->deleter(managed);
+      }
+    });
+  }
+
+private:
+  sdmaComm_t comm_ = nullptr;
+};
+
+class Schedule {
+public:
+  Schedule(Comm &comm, const std::string &textOrPath) : comm_(comm) {
+    sdmaResult_t result;
+    sdmaComm_t c = comm.get();
+    {
+      py::gil_scoped_release release;
+      result = sdmaScheduleLoad(c, textOrPath.c_str(), &schedule_);
+    }
+    check(result, c);
+  }
+  ~Schedule() { sdmaScheduleFree(schedule_); }
+  std::vector<std::pair<std::string, long long>> buffers() const {
+    int n = 0;
+    check(sdmaScheduleGetBufferCount(schedule_, &n), nullptr);
+    std::vector<std::pair<std::string, long long>> list;
+    for (int i = 0; i < n; ++i) {
+      const char *name = nullptr;
+      long long chunks = 0;
+      check(sdmaScheduleGetBuffer(schedule_, i, &name, &chunks), nullptr);
+      list.emplace_back(name, chunks);
+    }
+    return list;
+  }
+  void launch(const std::vector<uintptr_t> &buffers, size_t count, int type,
+              uintptr_t stream) {
+    std::vector<void *> pointers;
+    for (uintptr_t p : buffers)
+      pointers.push_back(reinterpret_cast<void *>(p));
+    sdmaResult_t result;
+    {
+      py::gil_scoped_release release;
+      result = sdmaScheduleLaunch(schedule_, pointers.data(),
+                                  static_cast<int>(pointers.size()), count,
+                                  static_cast<sdmaDataType_t>(type),
+                                  reinterpret_cast<sdmaStream_t>(stream));
+    }
+    check(result, comm_.get());
+  }
+
+private:
+  Comm &comm_;
+  sdmaSchedule_t schedule_ = nullptr;
+};
+
+} // namespace
+
+PYBIND11_MODULE(_sdma, m) {
+  m.doc() = "sdma's C API (sdma.h) for Python; use the sdma package";
+  static py::exception<SdmaError> error(m, "SdmaError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const SdmaError &e) {
+      // args: (message, result code)
+      PyErr_SetObject(
+          error.ptr(),
+          py::make_tuple(e.what(), static_cast<int>(e.result)).ptr());
+    }
+  });
+  m.def("get_unique_id", [] {
+    sdmaUniqueId id;
+    check(sdmaGetUniqueId(&id), nullptr);
+    return py::bytes(id.internal, sizeof(id.internal));
+  });
+  m.def("version", [] {
+    int v = 0;
+    sdmaGetVersion(&v);
+    return v;
+  });
+  py::class_<Comm>(m, "Comm")
+      .def(py::init<int, py::bytes, int, const std::string &, size_t,
+                    unsigned long long, int, const std::string &>(),
+           py::arg("nranks"), py::arg("unique_id"), py::arg("rank"),
+           py::arg("device") = "", py::arg("heap_bytes") = 0,
+           py::arg("timeout_ms") = 0, py::arg("check_calls") = -1,
+           py::arg("program_dir") = "")
+      .def("destroy", &Comm::destroy)
+      .def_property_readonly("rank", &Comm::rank)
+      .def_property_readonly("size", &Comm::size)
+      .def("mem_alloc", &Comm::memAlloc)
+      .def("mem_free", &Comm::memFree)
+      .def("mem_register", &Comm::memRegister)
+      .def("mem_deregister", &Comm::memDeregister)
+      .def("collective", &Comm::collective)
+      .def("async_error", &Comm::asyncError)
+      .def("dlpack", &Comm::dlpack);
+  py::class_<Schedule>(m, "Schedule")
+      .def(py::init<Comm &, const std::string &>(), py::keep_alive<1, 2>())
+      .def("buffers", &Schedule::buffers)
+      .def("launch", &Schedule::launch);
+}

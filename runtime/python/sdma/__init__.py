@@ -1,0 +1,373 @@
+"""sdma for Python: collectives on torch tensors, torch.distributed's way.
+
+    import sdma, torch, torch.distributed as dist
+    dist.init_process_group("gloo")            # or nccl; torchrun's env
+    comm = sdma.Communicator.from_process_group()
+    x = comm.empty((1024,), torch.float32)     # symmetric memory
+    out = comm.empty((comm.world_size, 1024), torch.float32)
+    comm.all_gather_into_tensor(out, x)        # on the current stream
+
+A Communicator is one rank of a job of processes (one per GPU). Tensors
+passed to it live in its symmetric heap (comm.empty) or are registered
+(comm.register); every rank passes the same buffers in the same order.
+Calls enqueue on torch's current CUDA stream and return: no host
+synchronisation. On the CPU device (device="cpu", no GPU) a call runs
+before it returns. Failures raise SdmaError with the C API's message.
+"""
+
+import os
+
+from . import _sdma
+
+__all__ = ["Communicator", "Schedule", "SdmaError", "get_unique_id"]
+
+
+class SdmaError(RuntimeError):
+    """A failed sdma call: the message, and `result` (sdmaResult_t)."""
+
+    def __init__(self, message, result=3):
+        super().__init__(message)
+        self.result = result
+
+
+def _raise(e):
+    args = e.args
+    raise SdmaError(args[0], args[1] if len(args) > 1 else 3) from None
+
+
+def get_unique_id():
+    """A new job id (128 bytes). Its meeting point lives in this process
+    until every rank has joined."""
+    try:
+        return _sdma.get_unique_id()
+    except _sdma.SdmaError as e:
+        _raise(e)
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+# torch dtype -> (sdmaDataType_t, DLPack code, bits)
+def _types():
+    torch = _torch()
+    return {
+        torch.int8: (0, 0, 8),
+        torch.uint8: (1, 1, 8),
+        torch.int32: (2, 0, 32),
+        torch.int64: (4, 0, 64),
+        torch.float16: (6, 2, 16),
+        torch.float32: (7, 2, 32),
+        torch.float64: (8, 2, 64),
+        torch.bfloat16: (9, 4, 16),
+    }
+
+
+def _as_tensor(x):
+    """A torch view of x: a tensor, or any DLPack / CUDA-array-interface
+    object (numpy, CuPy, JAX), without a copy."""
+    torch = _torch()
+    if x is None or isinstance(x, torch.Tensor):
+        return x
+    if hasattr(x, "__dlpack__"):
+        return torch.from_dlpack(x)
+    if hasattr(x, "__cuda_array_interface__"):
+        return torch.as_tensor(x, device="cuda")
+    raise SdmaError("%s is not a tensor, a DLPack object or a CUDA array"
+                    % type(x).__name__, 4)
+
+
+_OPS = {"all_gather": 0, "all_to_all": 1, "broadcast": 2, "scatter": 3,
+        "gather": 4}
+
+
+class Communicator:
+    """One rank of a job. Make it from a unique id, a torch.distributed
+    process group (through its store) or an MPI communicator (mpi4py)."""
+
+    _created = 0
+
+    def __init__(self, rank, world_size, unique_id, *, device=None,
+                 heap_bytes=0, timeout_ms=0, check_calls=None,
+                 program_dir=None):
+        if isinstance(unique_id, str):
+            unique_id = bytes.fromhex(unique_id)
+        check = -1 if check_calls is None else int(bool(check_calls))
+        try:
+            self._comm = _sdma.Comm(world_size, unique_id, rank, device or "",
+                                    heap_bytes, timeout_ms, check,
+                                    program_dir or "")
+        except _sdma.SdmaError as e:
+            _raise(e)
+        self.rank = rank
+        self.world_size = world_size
+        self.device = device or os.environ.get("SDMA_DEVICE", "cuda")
+        self._allocations = {}  # data_ptr -> bytes
+        self._registrations = {}  # data_ptr -> handle
+
+    # -- making one -------------------------------------------------------
+
+    @classmethod
+    def from_store(cls, store, rank, world_size, *, key=None, **options):
+        """Bootstrap through a torch.distributed Store (TCPStore,
+        FileStore, ...): rank 0 publishes the id under `key`."""
+        key = key or "sdma/unique_id/%d" % cls._created
+        cls._created += 1
+        if rank == 0:
+            store.set(key, get_unique_id().hex())
+        unique_id = store.get(key).decode()
+        return cls(rank, world_size, unique_id, **options)
+
+    @classmethod
+    def from_process_group(cls, group=None, **options):
+        """The ranks of torch.distributed's default group, bootstrapped
+        through its store (init_process_group must have run)."""
+        import torch.distributed as dist
+        from torch.distributed import distributed_c10d as c10d
+
+        if group is not None and group is not c10d._get_default_group():
+            raise SdmaError("only the default process group is supported", 4)
+        return cls.from_store(c10d._get_default_store(), dist.get_rank(),
+                              dist.get_world_size(), **options)
+
+    @classmethod
+    def from_mpi(cls, mpi_comm=None, **options):
+        """The ranks of an mpi4py communicator (COMM_WORLD by default)."""
+        if mpi_comm is None:
+            from mpi4py import MPI
+
+            mpi_comm = MPI.COMM_WORLD
+        rank = mpi_comm.Get_rank()
+        unique_id = get_unique_id() if rank == 0 else None
+        unique_id = mpi_comm.bcast(unique_id, root=0)
+        return cls(rank, mpi_comm.Get_size(), unique_id, **options)
+
+    @property
+    def handle(self):
+        """The integer sdma's torch custom ops take (sdma.ops)."""
+        from . import ops
+
+        return ops.handle_of(self)
+
+    def destroy(self):
+        """Frees the heap and leaves the job (every rank calls it)."""
+        if getattr(self, "_comm", None) is not None:
+            self._comm.destroy()
+
+    # -- memory -----------------------------------------------------------
+
+    def _device(self):
+        torch = _torch()
+        if self.device == "cpu":
+            return torch.device("cpu")
+        return torch.device("cuda", torch.cuda.current_device())
+
+    def empty(self, shape, dtype=None):
+        """A tensor in the symmetric heap (collective: every rank, same
+        shape, same order). Freed by free() or destroy()."""
+        torch = _torch()
+        dtype = dtype or torch.float32
+        types = _types()
+        if dtype not in types:
+            raise SdmaError("sdma has no %s" % dtype, 4)
+        if isinstance(shape, int):
+            shape = (shape,)
+        numel = 1
+        for n in shape:
+            numel *= int(n)
+        nbytes = numel * torch.empty((), dtype=dtype).element_size()
+        try:
+            ptr = self._comm.mem_alloc(max(nbytes, 1))
+        except _sdma.SdmaError as e:
+            _raise(e)
+        device = self._device()
+        kind = 1 if device.type == "cpu" else 2
+        _, code, bits = types[dtype]
+        capsule = self._comm.dlpack(ptr, list(shape), code, bits, kind,
+                                    device.index or 0, self)
+        tensor = torch.utils.dlpack.from_dlpack(capsule)
+        self._allocations[tensor.data_ptr()] = nbytes
+        return tensor
+
+    def free(self, tensor):
+        """Returns an empty() tensor's memory (collective)."""
+        ptr = tensor.data_ptr()
+        self._allocations.pop(ptr, None)
+        try:
+            self._comm.mem_free(ptr)
+        except _sdma.SdmaError as e:
+            _raise(e)
+
+    def register(self, tensor):
+        """Makes an existing tensor's memory usable (collective; on a GPU:
+        memory from cudaMalloc or torch's caching allocator)."""
+        self._check(tensor, "tensor")
+        nbytes = tensor.numel() * tensor.element_size()
+        try:
+            handle = self._comm.mem_register(tensor.data_ptr(), nbytes)
+        except _sdma.SdmaError as e:
+            _raise(e)
+        self._registrations[tensor.data_ptr()] = handle
+        return handle
+
+    def deregister(self, tensor):
+        handle = self._registrations.pop(tensor.data_ptr(), None)
+        if handle is None:
+            raise SdmaError("the tensor is not registered", 4)
+        try:
+            self._comm.mem_deregister(handle)
+        except _sdma.SdmaError as e:
+            _raise(e)
+
+    # -- collectives (torch.distributed's names) ---------------------------
+
+    def _check(self, tensor, name):
+        if tensor.device.type != self._device().type:
+            raise SdmaError("%s is on %s; this communicator's device is %s"
+                            % (name, tensor.device, self.device), 4)
+        if tensor.dtype not in _types():
+            raise SdmaError("%s: sdma has no %s" % (name, tensor.dtype), 4)
+        if not tensor.is_contiguous():
+            raise SdmaError("%s is not contiguous" % name, 4)
+
+    def _stream(self):
+        if self.device == "cpu":
+            return 0
+        return _torch().cuda.current_stream().cuda_stream
+
+    def _run(self, op, send, recv, count, dtype, root=0):
+        try:
+            self._comm.collective(_OPS[op], send, recv, count,
+                                  _types()[dtype][0], root, self._stream())
+        except _sdma.SdmaError as e:
+            _raise(e)
+
+    def _same(self, a, b, what):
+        if a.dtype != b.dtype:
+            raise SdmaError("%s: output is %s, input %s"
+                            % (what, a.dtype, b.dtype), 4)
+
+    def all_gather_into_tensor(self, output, input):
+        """output (world_size * input.numel() elements) = every rank's
+        input, in rank order (as torch.distributed's)."""
+        output, input = _as_tensor(output), _as_tensor(input)
+        self._check(output, "output")
+        self._check(input, "input")
+        self._same(output, input, "all_gather_into_tensor")
+        if output.numel() != self.world_size * input.numel():
+            raise SdmaError("all_gather_into_tensor: output has %d elements,"
+                            " world_size x input is %d" % (
+                                output.numel(),
+                                self.world_size * input.numel()), 4)
+        self._run("all_gather", input.data_ptr(), output.data_ptr(),
+                  input.numel(), input.dtype)
+
+    def all_to_all_single(self, output, input):
+        """Equal splits: block p of input goes to rank p, block p of output
+        comes from rank p. In place when output is input."""
+        output, input = _as_tensor(output), _as_tensor(input)
+        self._check(output, "output")
+        self._check(input, "input")
+        self._same(output, input, "all_to_all_single")
+        if output.numel() != input.numel() or \
+                input.numel() % self.world_size:
+            raise SdmaError("all_to_all_single: input and output need the "
+                            "same number of elements, a multiple of "
+                            "world_size (%d and %d)" % (input.numel(),
+                                                        output.numel()), 4)
+        self._run("all_to_all", input.data_ptr(), output.data_ptr(),
+                  input.numel() // self.world_size, input.dtype)
+
+    def broadcast(self, tensor, src=0):
+        """tensor on every rank = tensor on src (in place)."""
+        tensor = _as_tensor(tensor)
+        self._check(tensor, "tensor")
+        self._run("broadcast", tensor.data_ptr(), tensor.data_ptr(),
+                  tensor.numel(), tensor.dtype, src)
+
+    def scatter(self, output, input=None, src=0):
+        """output = block `rank` of src's input (world_size blocks of
+        output.numel()). Unlike torch.distributed.scatter, input is one
+        tensor, and every rank passes its symmetric copy (or None)."""
+        output, input = _as_tensor(output), _as_tensor(input)
+        self._check(output, "output")
+        if input is not None:
+            self._check(input, "input")
+            self._same(output, input, "scatter")
+            if input.numel() != self.world_size * output.numel():
+                raise SdmaError("scatter: input needs world_size x %d "
+                                "elements, has %d" % (output.numel(),
+                                                      input.numel()), 4)
+        self._run("scatter", input.data_ptr() if input is not None else 0,
+                  output.data_ptr(), output.numel(), output.dtype, src)
+
+    def gather(self, input, output=None, dst=0):
+        """dst's output (world_size blocks) = every rank's input."""
+        output, input = _as_tensor(output), _as_tensor(input)
+        self._check(input, "input")
+        if output is not None:
+            self._check(output, "output")
+            self._same(output, input, "gather")
+            if output.numel() != self.world_size * input.numel():
+                raise SdmaError("gather: output needs world_size x %d "
+                                "elements, has %d" % (input.numel(),
+                                                      output.numel()), 4)
+        self._run("gather", input.data_ptr(),
+                  output.data_ptr() if output is not None else 0,
+                  input.numel(), input.dtype, dst)
+
+    def load_schedule(self, text_or_path):
+        """Any schedule (DSL text, a .mlir file or a compiled .hip program),
+        compiled for world_size ranks (collective)."""
+        return Schedule(self, text_or_path)
+
+    def check_async_error(self):
+        """Raises if a launched kernel failed (a rank that never signalled
+        is named). Reads host memory: no synchronisation."""
+        try:
+            self._comm.async_error()
+        except _sdma.SdmaError as e:
+            _raise(e)
+
+
+class Schedule:
+    """A user schedule on a communicator; launch(*tensors) runs it once."""
+
+    def __init__(self, comm, text_or_path):
+        self._owner = comm
+        try:
+            self._schedule = _sdma.Schedule(comm._comm, text_or_path)
+        except _sdma.SdmaError as e:
+            _raise(e)
+        self.buffers = self._schedule.buffers()  # [(name, chunks)]
+
+    def launch(self, *tensors):
+        """tensors[b] is buffer b (symmetric), chunks[b] equal chunks."""
+        tensors = [_as_tensor(t) for t in tensors]
+        if len(tensors) != len(self.buffers):
+            raise SdmaError("the schedule takes %d buffers (%s), got %d" % (
+                len(self.buffers), ", ".join(n for n, _ in self.buffers),
+                len(tensors)), 4)
+        chunk = None
+        for (name, chunks), t in zip(self.buffers, tensors):
+            self._owner._check(t, name)
+            if t.dtype != tensors[0].dtype:
+                raise SdmaError("buffer %s is %s, buffer %s %s" % (
+                    name, t.dtype, self.buffers[0][0], tensors[0].dtype), 4)
+            if t.numel() % chunks or (chunk is not None and
+                                      t.numel() // chunks != chunk):
+                raise SdmaError("buffer %s: %d elements is not %d chunks of "
+                                "the others' size" % (name, t.numel(),
+                                                      chunks), 4)
+            chunk = t.numel() // chunks
+        try:
+            self._schedule.launch([t.data_ptr() for t in tensors], chunk,
+                                  _types()[tensors[0].dtype][0],
+                                  self._owner._stream())
+        except _sdma.SdmaError as e:
+            _raise(e)
+
+
+from . import ops  # noqa: E402,F401  (torch.library custom ops, torch>=2.4)

@@ -1,0 +1,69 @@
+"""sdma collectives as torch.library custom ops (torch >= 2.4), so that
+torch.compile traces them: each mutates its output and has a fake (meta)
+implementation. Call them with a communicator's handle:
+
+    torch.ops.sdma.all_gather_into_tensor(out, x, comm.handle)
+
+On an older torch, AVAILABLE is False and the methods of Communicator are
+the interface.
+"""
+
+import weakref
+
+AVAILABLE = False
+_comms = {}
+
+
+def handle_of(comm):
+    """The integer a custom op takes for `comm`."""
+    key = id(comm)
+    _comms[key] = weakref.ref(comm)
+    return key
+
+
+def _comm(key):
+    comm = _comms.get(key)
+    comm = comm() if comm is not None else None
+    if comm is None:
+        from . import SdmaError
+
+        raise SdmaError("no live communicator with handle %d" % key, 4)
+    return comm
+
+
+try:
+    import torch
+
+    if hasattr(torch, "library") and hasattr(torch.library, "custom_op"):
+
+        @torch.library.custom_op("sdma::all_gather_into_tensor",
+                                 mutates_args=("output",))
+        def all_gather_into_tensor(output: torch.Tensor, input: torch.Tensor,
+                                   comm: int) -> None:
+            _comm(comm).all_gather_into_tensor(output, input)
+
+        @all_gather_into_tensor.register_fake
+        def _(output, input, comm):
+            return None
+
+        @torch.library.custom_op("sdma::all_to_all_single",
+                                 mutates_args=("output",))
+        def all_to_all_single(output: torch.Tensor, input: torch.Tensor,
+                              comm: int) -> None:
+            _comm(comm).all_to_all_single(output, input)
+
+        @all_to_all_single.register_fake
+        def _(output, input, comm):
+            return None
+
+        @torch.library.custom_op("sdma::broadcast", mutates_args=("tensor",))
+        def broadcast(tensor: torch.Tensor, src: int, comm: int) -> None:
+            _comm(comm).broadcast(tensor, src)
+
+        @broadcast.register_fake
+        def _(tensor, src, comm):
+            return None
+
+        AVAILABLE = True
+except ImportError:
+    pass

@@ -1,0 +1,203 @@
+"""The sdma Python package as a torch job runs it: N processes (spawned),
+each a Communicator made from a unique id, a torch.distributed process
+group (gloo, through its store) or, under mpirun, mpi4py; every collective
+on torch tensors in symmetric memory, every element compared with torch's
+own computation; wrong arguments refused before launch.
+
+usage: collectives.py (id|group) NPROC DEVICE [SCHEDULE]
+       mpirun -np N collectives.py mpi 0 DEVICE [SCHEDULE]
+"""
+import multiprocessing as mp
+import os
+import socket
+import sys
+import traceback
+
+
+def expect_error(fn, needle):
+    import sdma
+
+    try:
+        fn()
+    except sdma.SdmaError as e:
+        if needle in str(e):
+            return
+        raise AssertionError("expected '%s', got '%s'" % (needle, e))
+    raise AssertionError("expected an SdmaError mentioning '%s'" % needle)
+
+
+def values(rank, n, dtype, salt):
+    import torch
+
+    base = torch.arange(n, dtype=torch.int64) * 7 + rank * 1000 + salt * 31
+    return (base % 113).to(dtype)
+
+
+def check_rank(comm, device, schedule):
+    import torch
+    import sdma
+
+    R, me = comm.world_size, comm.rank
+    dev = torch.device("cpu") if device == "cpu" else torch.device("cuda")
+
+    def sync():
+        if device != "cpu":
+            torch.cuda.current_stream().synchronize()
+
+    for dtype in (torch.float32, torch.bfloat16, torch.int64, torch.uint8):
+        for k in (1, 5, 1000):
+            x = comm.empty((k,), dtype)
+            out = comm.empty((R, k), dtype)
+            x.copy_(values(me, k, dtype, 1))
+            comm.all_gather_into_tensor(out, x)
+            sync()
+            want = torch.stack([values(r, k, dtype, 1) for r in range(R)])
+            assert torch.equal(out.cpu(), want), ("all_gather", dtype, k)
+
+            a = comm.empty((R * k,), dtype)
+            b = comm.empty((R * k,), dtype)
+            a.copy_(values(me, R * k, dtype, 2))
+            comm.all_to_all_single(b, a)
+            sync()
+            want = torch.cat([values(p, R * k, dtype, 2)[me * k:(me + 1) * k]
+                              for p in range(R)])
+            assert torch.equal(b.cpu(), want), ("all_to_all", dtype, k)
+            comm.all_to_all_single(a, a)  # in place
+            sync()
+            assert torch.equal(a.cpu(), want), ("all_to_all in place", dtype)
+
+            for src in range(R):
+                x.copy_(values(me, k, dtype, 3 + src))
+                comm.broadcast(x, src)
+                sync()
+                assert torch.equal(x.cpu(), values(src, k, dtype, 3 + src)), \
+                    ("broadcast", dtype, k, src)
+                a.copy_(values(me, R * k, dtype, 4))
+                comm.scatter(x, a, src)
+                sync()
+                want = values(src, R * k, dtype, 4)[me * k:(me + 1) * k]
+                assert torch.equal(x.cpu(), want), ("scatter", dtype, src)
+                x.copy_(values(me, k, dtype, 5))
+                out.fill_(7)
+                comm.gather(x, out, src)
+                sync()
+                if me == src:
+                    want = torch.stack([values(r, k, dtype, 5)
+                                        for r in range(R)])
+                else:
+                    want = torch.full((R, k), 7, dtype=dtype)
+                assert torch.equal(out.cpu(), want), ("gather", dtype, src)
+            for t in (b, a, out, x):
+                comm.free(t)
+
+    # A user schedule (an all-gather), launched on tensors.
+    if schedule:
+        s = comm.load_schedule(schedule)
+        assert [c for _, c in s.buffers] == [1, R], s.buffers
+        x = comm.empty((33,), torch.float32)
+        out = comm.empty((R, 33), torch.float32)
+        for salt in (6, 7):
+            x.copy_(values(me, 33, torch.float32, salt))
+            s.launch(x, out)
+            sync()
+            want = torch.stack([values(r, 33, torch.float32, salt)
+                                for r in range(R)])
+            assert torch.equal(out.cpu(), want), "schedule"
+
+    # Arrays from other frameworks, through DLPack, without a copy.
+    if device == "cpu":
+        x = comm.empty((16,), torch.float32)
+        out = comm.empty((R, 16), torch.float32)
+        x.copy_(values(me, 16, torch.float32, 8))
+        comm.all_gather_into_tensor(out.numpy(), x.numpy())
+        want = torch.stack([values(r, 16, torch.float32, 8)
+                            for r in range(R)])
+        assert torch.equal(out, want), "numpy through DLPack"
+
+    # Refused before anything runs.
+    x = comm.empty((8,), torch.float32)
+    out = comm.empty((R, 8), torch.float32)
+    expect_error(lambda: comm.all_gather_into_tensor(out[:, :4], x),
+                 "not contiguous")
+    expect_error(lambda: comm.all_gather_into_tensor(
+        comm.empty((R, 8), torch.float64), x), "output is torch.float64")
+    expect_error(lambda: comm.all_gather_into_tensor(
+        out, torch.zeros(8, dtype=torch.float32, device=dev)),
+        "not symmetric memory")
+    expect_error(lambda: comm.all_to_all_single(out.view(-1)[:R * 3], x),
+                 "same number of elements")
+    expect_error(lambda: comm.broadcast(x, R), "is not a rank")
+    expect_error(lambda: comm.all_gather_into_tensor(
+        out, torch.zeros(8, dtype=torch.float32, device="meta")), "meta")
+    if schedule:
+        expect_error(lambda: s.launch(x), "takes 2 buffers")
+    comm.check_async_error()
+
+
+def run(rank, world, mode, device, unique_id, port, schedule, results):
+    try:
+        sys.path.insert(0, os.environ["SDMA_PYTHON"])
+        import sdma
+
+        options = dict(device=device, heap_bytes=8 << 20)
+        if mode == "id":
+            comm = sdma.Communicator(rank, world, unique_id, **options)
+        elif mode == "group":
+            import torch.distributed as dist
+
+            dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d"
+                                    % port, rank=rank, world_size=world)
+            comm = sdma.Communicator.from_process_group(**options)
+        else:
+            comm = sdma.Communicator.from_mpi(**options)
+        check_rank(comm, device, schedule)
+        comm.destroy()
+        results.put((rank, "ok"))
+        print("rank %d of %d (%s): every element as torch computes it"
+              % (comm.rank, comm.world_size, mode), flush=True)
+    except Exception:
+        results.put((rank, traceback.format_exc()))
+
+
+def main():
+    mode, nproc, device = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    schedule = sys.argv[4] if len(sys.argv) > 4 else ""
+    if mode == "mpi":
+        from mpi4py import MPI
+
+        q = mp.get_context("spawn").SimpleQueue()
+        run(MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size(), mode,
+            device, None, 0, schedule, q)
+        rank, status = q.get()
+        if status != "ok":
+            print(status)
+            sys.exit(1)
+        return
+    sys.path.insert(0, os.environ["SDMA_PYTHON"])
+    import sdma
+
+    unique_id = sdma.get_unique_id() if mode == "id" else None
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    procs = [ctx.Process(target=run, args=(r, nproc, mode, device, unique_id,
+                                           port, schedule, results))
+             for r in range(nproc)]
+    for p in procs:
+        p.start()
+    failed = False
+    for _ in procs:
+        rank, status = results.get(timeout=600)
+        if status != "ok":
+            print("rank %d FAILED:\n%s" % (rank, status))
+            failed = True
+    for p in procs:
+        p.join(timeout=60)
+    print("%s: %d processes" % ("FAILED" if failed else "PASSED", nproc))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
