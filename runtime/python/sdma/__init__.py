@@ -50,10 +50,16 @@ def _torch():
     return torch
 
 
-# torch dtype -> (sdmaDataType_t, DLPack code, bits)
+_TYPES = None
+
+
+# torch dtype -> (sdmaDataType_t, DLPack code, bits), made once.
 def _types():
+    global _TYPES
+    if _TYPES is not None:
+        return _TYPES
     torch = _torch()
-    return {
+    _TYPES = {
         torch.int8: (0, 0, 8),
         torch.uint8: (1, 1, 8),
         torch.int32: (2, 0, 32),
@@ -63,6 +69,7 @@ def _types():
         torch.float64: (8, 2, 64),
         torch.bfloat16: (9, 4, 16),
     }
+    return _TYPES
 
 
 def _as_tensor(x):
@@ -106,6 +113,8 @@ class Communicator:
         self.device = device or os.environ.get("SDMA_DEVICE", "cuda")
         self._allocations = {}  # data_ptr -> bytes
         self._registrations = {}  # data_ptr -> handle
+        self._kind = "cpu" if self.device == "cpu" else "cuda"
+        self._raw_stream = None
 
     # -- making one -------------------------------------------------------
 
@@ -224,7 +233,7 @@ class Communicator:
     # -- collectives (torch.distributed's names) ---------------------------
 
     def _check(self, tensor, name):
-        if tensor.device.type != self._device().type:
+        if tensor.device.type != self._kind:
             raise SdmaError("%s is on %s; this communicator's device is %s"
                             % (name, tensor.device, self.device), 4)
         if tensor.dtype not in _types():
@@ -233,9 +242,17 @@ class Communicator:
             raise SdmaError("%s is not contiguous" % name, 4)
 
     def _stream(self):
-        if self.device == "cpu":
+        if self._kind == "cpu":
             return 0
-        return _torch().cuda.current_stream().cuda_stream
+        torch = _torch()
+        if self._raw_stream is None:
+            # torch's own fast path where it has one.
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            self._raw_stream = raw or False
+            self._device_index = torch.cuda.current_device()
+        if self._raw_stream:
+            return self._raw_stream(self._device_index)
+        return torch.cuda.current_stream().cuda_stream
 
     def _run(self, op, send, recv, count, dtype, root=0):
         try:
