@@ -20,6 +20,7 @@ pkgs=(
   libopenmpi-dev openmpi-bin
   # the Python package (pybind11) and its tests (torch CPU, mpi4py)
   python3-dev pybind11-dev python3-numpy python3-torch python3-mpi4py
+  python3-venv python3-setuptools python3-wheel
 )
 if [ "${SDMA_WITH_HIP:-1}" = 1 ]; then
   pkgs+=(libamdhip64-dev libhiprtc-builtins5 rocm-device-libs)

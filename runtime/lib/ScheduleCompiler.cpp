@@ -115,6 +115,17 @@ ScheduleCompiler::load(std::string &error, const std::string &path,
     std::string here = executableDirectory();
     if (!here.empty())
       candidates.push_back(here + "/../lib/libsdma-compiler.so");
+    // Beside the shared object this code is in (libsdma.so, loaded by
+    // Python or a program elsewhere): the build's lib/ holds both.
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&executableDirectory), &info) &&
+        info.dli_fname) {
+      std::string self = info.dli_fname;
+      size_t slash = self.rfind('/');
+      if (slash != std::string::npos &&
+          self.compare(slash + 1, 10, "libsdma.so") == 0)
+        candidates.push_back(self.substr(0, slash) + "/libsdma-compiler.so");
+    }
   }
   std::string why;
   for (const std::string &candidate : candidates) {

@@ -8,6 +8,8 @@
 // job's unique id (sdmaGetUniqueId: its meeting point lives in this
 // process until the job ends), then starts N copies of PROGRAM with
 //   RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE  (torchrun's names)
+//   MASTER_ADDR, MASTER_PORT  (a free local port, unless already set: so
+//                             torch.distributed's env:// init works too)
 //   SDMA_UNIQUE_ID                                  (256 hex digits)
 // and waits. A rank that fails is reported; the others get `timeout-s`
 // seconds to finish before they are killed. Exit status: 0 when every rank
@@ -17,12 +19,15 @@
 
 #include "sdma/sdma.h"
 
+#include <arpa/inet.h>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <netinet/in.h>
 #include <string>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -32,8 +37,9 @@ namespace {
 const char *kUsage =
     "usage: sdma-launch --nproc-per-node=N [--timeout-s=S] PROGRAM [ARGS...]\n"
     "Starts N processes of PROGRAM, one rank each, with RANK, WORLD_SIZE,\n"
-    "LOCAL_RANK, LOCAL_WORLD_SIZE and SDMA_UNIQUE_ID set (sdmaCommInitRank's\n"
-    "arguments), and waits for them.\n"
+    "LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and\n"
+    "SDMA_UNIQUE_ID set (sdmaCommInitRank's arguments; torchrun's), and\n"
+    "waits for them.\n"
     "  --nproc-per-node=N  processes (ranks)\n"
     "  --timeout-s=S       once a rank has failed, how long the others may\n"
     "                      run before they are killed (default 60)\n";
@@ -72,6 +78,23 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "sdma-launch: error: %s\n", sdmaGetLastError(nullptr));
     return 1;
   }
+  // torch.distributed's env:// rendezvous, as torchrun sets it up.
+  if (!std::getenv("MASTER_PORT")) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (fd >= 0 &&
+        bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) ==
+            0 &&
+        getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) == 0)
+      setenv("MASTER_PORT", std::to_string(ntohs(address.sin_port)).c_str(), 1);
+    if (fd >= 0)
+      close(fd);
+  }
+  if (!std::getenv("MASTER_ADDR"))
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
   std::vector<pid_t> pids(ranks, -1);
   for (int r = 0; r < ranks; ++r) {
     pid_t pid = fork();

@@ -132,6 +132,10 @@ def check_rank(comm, device, schedule):
     if schedule:
         expect_error(lambda: s.launch(x), "takes 2 buffers")
     comm.check_async_error()
+    if not sdma.ops.AVAILABLE and me == 0:
+        print("torch.compile custom ops: skipped (torch %s has no "
+              "torch.library.custom_op; 2.4 or later does)" % torch.__version__,
+              flush=True)
 
 
 def run(rank, world, mode, device, unique_id, port, schedule, results):
