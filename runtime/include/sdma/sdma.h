@@ -136,14 +136,15 @@ SDMA_API const char *sdmaGetLastError(sdmaComm_t comm);
 SDMA_API sdmaResult_t sdmaGetUniqueId(sdmaUniqueId *uniqueId);
 /* The id as 256 hexadecimal digits (buffer of at least 257 bytes), and
  * back: for environment variables and key-value stores. */
-SDMA_API sdmaResult_t sdmaUniqueIdToString(const sdmaUniqueId *uniqueId, char *text,
-                                  size_t bytes);
-SDMA_API sdmaResult_t sdmaUniqueIdFromString(const char *text, sdmaUniqueId *uniqueId);
+SDMA_API sdmaResult_t sdmaUniqueIdToString(const sdmaUniqueId *uniqueId,
+                                           char *text, size_t bytes);
+SDMA_API sdmaResult_t sdmaUniqueIdFromString(const char *text,
+                                             sdmaUniqueId *uniqueId);
 SDMA_API sdmaResult_t sdmaCommInitRank(sdmaComm_t *comm, int nranks,
-                              sdmaUniqueId commId, int rank);
+                                       sdmaUniqueId commId, int rank);
 SDMA_API sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
-                                    sdmaUniqueId commId, int rank,
-                                    sdmaConfig_t *config);
+                                             sdmaUniqueId commId, int rank,
+                                             sdmaConfig_t *config);
 /* Waits for the device, meets the other ranks (bounded) and frees. */
 SDMA_API sdmaResult_t sdmaCommDestroy(sdmaComm_t comm);
 SDMA_API sdmaResult_t sdmaCommCount(const sdmaComm_t comm, int *count);
@@ -151,7 +152,8 @@ SDMA_API sdmaResult_t sdmaCommUserRank(const sdmaComm_t comm, int *rank);
 /* sdmaSuccess in *asyncError while every kernel has been fine; else the
  * failure (sdmaRemoteError: a wait timed out; sdmaGetLastError names the
  * rank that did not signal). Reads host memory: no synchronisation. */
-SDMA_API sdmaResult_t sdmaCommGetAsyncError(sdmaComm_t comm, sdmaResult_t *asyncError);
+SDMA_API sdmaResult_t sdmaCommGetAsyncError(sdmaComm_t comm,
+                                            sdmaResult_t *asyncError);
 
 /* Symmetric memory; all collective. */
 SDMA_API sdmaResult_t sdmaMemAlloc(sdmaComm_t comm, void **ptr, size_t size);
@@ -159,44 +161,50 @@ SDMA_API sdmaResult_t sdmaMemFree(sdmaComm_t comm, void *ptr);
 /* Makes [buff, buff + size) (memory the caller allocated; on the CPU device
  * only heap memory) usable in collectives. */
 SDMA_API sdmaResult_t sdmaMemRegister(sdmaComm_t comm, void *buff, size_t size,
-                             void **handle);
+                                      void **handle);
 SDMA_API sdmaResult_t sdmaMemDeregister(sdmaComm_t comm, void *handle);
 
 /* Collectives (NCCL's argument order and meanings). */
 SDMA_API sdmaResult_t sdmaAllGather(const void *sendbuff, void *recvbuff,
-                           size_t sendcount, sdmaDataType_t datatype,
-                           sdmaComm_t comm, sdmaStream_t stream);
+                                    size_t sendcount, sdmaDataType_t datatype,
+                                    sdmaComm_t comm, sdmaStream_t stream);
 /* `count` elements to and from each peer; in place when sendbuff equals
  * recvbuff. */
-SDMA_API sdmaResult_t sdmaAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
-                          sdmaDataType_t datatype, sdmaComm_t comm,
-                          sdmaStream_t stream);
-SDMA_API sdmaResult_t sdmaBroadcast(const void *sendbuff, void *recvbuff, size_t count,
-                           sdmaDataType_t datatype, int root, sdmaComm_t comm,
-                           sdmaStream_t stream);
+SDMA_API sdmaResult_t sdmaAlltoAll(const void *sendbuff, void *recvbuff,
+                                   size_t count, sdmaDataType_t datatype,
+                                   sdmaComm_t comm, sdmaStream_t stream);
+SDMA_API sdmaResult_t sdmaBroadcast(const void *sendbuff, void *recvbuff,
+                                    size_t count, sdmaDataType_t datatype,
+                                    int root, sdmaComm_t comm,
+                                    sdmaStream_t stream);
 /* Root's sendbuff holds nranks * recvcount elements. */
 SDMA_API sdmaResult_t sdmaScatter(const void *sendbuff, void *recvbuff,
-                         size_t recvcount, sdmaDataType_t datatype, int root,
-                         sdmaComm_t comm, sdmaStream_t stream);
+                                  size_t recvcount, sdmaDataType_t datatype,
+                                  int root, sdmaComm_t comm,
+                                  sdmaStream_t stream);
 /* Root's recvbuff receives nranks * sendcount elements. */
-SDMA_API sdmaResult_t sdmaGather(const void *sendbuff, void *recvbuff, size_t sendcount,
-                        sdmaDataType_t datatype, int root, sdmaComm_t comm,
-                        sdmaStream_t stream);
+SDMA_API sdmaResult_t sdmaGather(const void *sendbuff, void *recvbuff,
+                                 size_t sendcount, sdmaDataType_t datatype,
+                                 int root, sdmaComm_t comm,
+                                 sdmaStream_t stream);
 
 /* Any schedule: `textOrPath` is schedule text, a .mlir file or a compiled
  * load/store program (.hip). Collective; every rank the same schedule. */
 SDMA_API sdmaResult_t sdmaScheduleLoad(sdmaComm_t comm, const char *textOrPath,
-                              sdmaSchedule_t *schedule);
-SDMA_API sdmaResult_t sdmaScheduleGetBufferCount(sdmaSchedule_t schedule, int *count);
+                                       sdmaSchedule_t *schedule);
+SDMA_API sdmaResult_t sdmaScheduleGetBufferCount(sdmaSchedule_t schedule,
+                                                 int *count);
 /* Buffer `index`'s name (valid while the schedule is) and its size in
  * chunks. */
 SDMA_API sdmaResult_t sdmaScheduleGetBuffer(sdmaSchedule_t schedule, int index,
-                                   const char **name, long long *chunks);
+                                            const char **name,
+                                            long long *chunks);
 /* One run: buffers[b] is this rank's buffer b (symmetric), each chunk
  * `count` elements of `datatype`. */
-SDMA_API sdmaResult_t sdmaScheduleLaunch(sdmaSchedule_t schedule, void *const *buffers,
-                                int nbuffers, size_t count,
-                                sdmaDataType_t datatype, sdmaStream_t stream);
+SDMA_API sdmaResult_t sdmaScheduleLaunch(sdmaSchedule_t schedule,
+                                         void *const *buffers, int nbuffers,
+                                         size_t count, sdmaDataType_t datatype,
+                                         sdmaStream_t stream);
 SDMA_API sdmaResult_t sdmaScheduleFree(sdmaSchedule_t schedule);
 
 #ifdef __cplusplus
