@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CommDevice.h"
+#include "CommIpc.h"
 #include "CudaDriver.h"
 #include "CudaLdstExecutor.h"
 #include "sdma/runtime/LdstPrelude.h"
@@ -35,13 +36,6 @@ using namespace sdma::rt::cuda;
   }
 
 namespace {
-
-/// What a blob carries.
-struct Exported {
-  CUipcMemHandle handle;
-  int64_t pid;
-  uint64_t base, bytes, offset;
-};
 
 class CudaDevice;
 
@@ -71,8 +65,9 @@ public:
       return;
     driver_.cuCtxSetCurrent(context_);
     driver_.cuCtxSynchronize();
-    for (auto &[key, ptr] : opened_)
-      driver_.cuIpcCloseMemHandle(ptr);
+    imports_.closeAll([&](char *base) {
+      driver_.cuIpcCloseMemHandle(reinterpret_cast<CUdeviceptr>(base));
+    });
     for (CUdeviceptr ptr : owned_)
       driver_.cuMemFree_v2(ptr);
     if (record_)
@@ -158,48 +153,31 @@ public:
               " bytes at " + hex(base) + ")";
       return false;
     }
-    Exported e{};
-    SDMA_TRY(cuIpcGetMemHandle, &e.handle, base);
-    e.pid = getpid();
-    e.base = base;
-    e.bytes = size;
-    e.offset = p - base;
-    blob.assign(reinterpret_cast<const char *>(&e), sizeof(e));
+    CUipcMemHandle handle;
+    SDMA_TRY(cuIpcGetMemHandle, &handle, base);
+    blob = IpcExport::make(handle, base, size, p);
     return true;
   }
 
   bool importMemory(int peer, const std::string &blob, char *&ptr,
                     std::string &error) override {
-    Exported e;
-    if (blob.size() != sizeof(e)) {
-      error = "rank " + std::to_string(peer) + " sent a malformed handle";
-      return false;
-    }
-    std::memcpy(&e, blob.data(), sizeof(e));
-    if (e.offset > e.bytes) {
-      error = "rank " + std::to_string(peer) + " sent a malformed handle";
-      return false;
-    }
-    if (e.pid == getpid()) {
-      ptr = reinterpret_cast<char *>(e.base + e.offset);
-      return true;
-    }
-    std::string key(e.handle.reserved, sizeof(e.handle.reserved));
-    auto it = opened_.find(key);
-    if (it == opened_.end()) {
-      SDMA_TRY(cuCtxSetCurrent, context_);
-      CUdeviceptr base = 0;
-      if (CUresult r = driver_.cuIpcOpenMemHandle_v2(
-              &base, e.handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
-          r) {
-        error = "cannot map rank " + std::to_string(peer) + "'s memory (" +
-                driver_.describe("cuIpcOpenMemHandle", r) + ")";
-        return false;
-      }
-      it = opened_.emplace(key, base).first;
-    }
-    ptr = reinterpret_cast<char *>(it->second + e.offset);
-    return true;
+    return imports_.import(
+        peer, blob, ptr, error,
+        [&](const IpcExport &e, char *&base, std::string &why) {
+          CUipcMemHandle handle;
+          std::memcpy(&handle, e.handle, sizeof(handle));
+          CUdeviceptr mapped = 0;
+          CUresult r = driver_.cuCtxSetCurrent(context_);
+          if (r == 0)
+            r = driver_.cuIpcOpenMemHandle_v2(
+                &mapped, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+          if (r) {
+            why = driver_.describe("cuIpcOpenMemHandle", r);
+            return false;
+          }
+          base = reinterpret_cast<char *>(mapped);
+          return true;
+        });
   }
 
   unsigned long long *errorRecord() override { return record_; }
@@ -221,7 +199,7 @@ public:
   CUcontext context_ = nullptr;
   std::string identity_;
   std::vector<CUdeviceptr> owned_;
-  std::map<std::string, CUdeviceptr> opened_; // IPC handle -> base
+  IpcImports imports_;
   unsigned long long *record_ = nullptr;
   CUdeviceptr recordDevice_ = 0;
 
@@ -268,15 +246,12 @@ bool CudaKernel::load(std::string &error) {
 
 bool CudaKernel::launch(const KernelLaunch &launch, std::string &error) {
   const Driver &driver = device_.driver_;
-  // As the in-process executor: enough blocks to keep 16-byte units per
-  // thread reasonable, never more than can be resident at once for all the
-  // ranks that share the GPU (a rank's blocks wait for each other).
-  int cap = std::max(1, device_.smCount_ * std::max(1, blocksPerSM_) /
-                            device_.sharing_);
-  uint64_t bytes = largest_ * launch.chunkBytes;
-  int blocks = static_cast<int>(std::max<uint64_t>(
-      1, std::min<uint64_t>(cap, (bytes + kLdstThreads * 16 * 4 - 1) /
-                                     (kLdstThreads * 16 * 4))));
+  // As the in-process executor: never more blocks than can be resident at
+  // once for all the ranks that share the GPU (a rank's blocks wait for
+  // each other).
+  int blocks = ldstBlocks(device_.smCount_ * std::max(1, blocksPerSM_) /
+                              device_.sharing_,
+                          largest_ * launch.chunkBytes);
   unsigned long long chunk = launch.chunkBytes, epoch = 0;
   int rankBase = launch.programRank;
   void *args[] = {const_cast<uint64_t *>(launch.table.data()), &chunk, &epoch,

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CommDevice.h"
+#include "CommIpc.h"
 #include "HipApi.h"
 #include "HipLdstExecutor.h"
 #include "sdma/runtime/LdstPrelude.h"
@@ -32,12 +33,6 @@ using namespace sdma::rt::hip;
   }
 
 namespace {
-
-struct Exported {
-  hipIpcMemHandle_t handle;
-  int64_t pid;
-  uint64_t base, bytes, offset;
-};
 
 class HipDevice;
 
@@ -64,8 +59,8 @@ public:
   ~HipDevice() override {
     (void)api_.hipSetDevice(ordinal_);
     (void)api_.hipDeviceSynchronize();
-    for (auto &[key, ptr] : opened_)
-      (void)api_.hipIpcCloseMemHandle(ptr);
+    imports_.closeAll(
+        [&](char *base) { (void)api_.hipIpcCloseMemHandle(base); });
     for (void *ptr : owned_)
       (void)api_.hipFree(ptr);
     if (record_)
@@ -143,49 +138,32 @@ public:
               "-byte allocation";
       return false;
     }
-    Exported e{};
-    SDMA_TRY(hipIpcGetMemHandle, &e.handle, base);
-    e.pid = getpid();
-    e.base = reinterpret_cast<uint64_t>(base);
-    e.bytes = size;
-    e.offset = ptr - start;
-    blob.assign(reinterpret_cast<const char *>(&e), sizeof(e));
+    hipIpcMemHandle_t handle;
+    SDMA_TRY(hipIpcGetMemHandle, &handle, base);
+    blob = IpcExport::make(handle, reinterpret_cast<uint64_t>(base), size,
+                           reinterpret_cast<uint64_t>(ptr));
     return true;
   }
 
   bool importMemory(int peer, const std::string &blob, char *&ptr,
                     std::string &error) override {
-    Exported e;
-    if (blob.size() != sizeof(e)) {
-      error = "rank " + std::to_string(peer) + " sent a malformed handle";
-      return false;
-    }
-    std::memcpy(&e, blob.data(), sizeof(e));
-    if (e.offset > e.bytes) {
-      error = "rank " + std::to_string(peer) + " sent a malformed handle";
-      return false;
-    }
-    if (e.pid == getpid()) {
-      ptr = reinterpret_cast<char *>(e.base + e.offset);
-      return true;
-    }
-    std::string key(reinterpret_cast<const char *>(&e.handle),
-                    sizeof(e.handle));
-    auto it = opened_.find(key);
-    if (it == opened_.end()) {
-      SDMA_TRY(hipSetDevice, ordinal_);
-      void *base = nullptr;
-      if (hipError_t r = api_.hipIpcOpenMemHandle(
-              &base, e.handle, hipIpcMemLazyEnablePeerAccess);
-          r != hipSuccess) {
-        error = "cannot map rank " + std::to_string(peer) + "'s memory (" +
-                api_.describe("hipIpcOpenMemHandle", r) + ")";
-        return false;
-      }
-      it = opened_.emplace(key, base).first;
-    }
-    ptr = static_cast<char *>(it->second) + e.offset;
-    return true;
+    return imports_.import(
+        peer, blob, ptr, error,
+        [&](const IpcExport &e, char *&base, std::string &why) {
+          hipIpcMemHandle_t handle;
+          std::memcpy(&handle, e.handle, sizeof(handle));
+          void *mapped = nullptr;
+          hipError_t r = api_.hipSetDevice(ordinal_);
+          if (r == hipSuccess)
+            r = api_.hipIpcOpenMemHandle(&mapped, handle,
+                                         hipIpcMemLazyEnablePeerAccess);
+          if (r != hipSuccess) {
+            why = api_.describe("hipIpcOpenMemHandle", r);
+            return false;
+          }
+          base = static_cast<char *>(mapped);
+          return true;
+        });
   }
 
   unsigned long long *errorRecord() override { return record_; }
@@ -205,7 +183,7 @@ public:
   int ordinal_ = 0, smCount_ = 1, sharing_ = 1;
   std::string arch_, identity_;
   std::vector<void *> owned_;
-  std::map<std::string, void *> opened_; // IPC handle -> base
+  IpcImports imports_;
   unsigned long long *record_ = nullptr;
   uint64_t recordDevice_ = 0;
 };
@@ -243,11 +221,8 @@ bool HipKernel::launch(const KernelLaunch &launch, std::string &error) {
   const HipApi &api = device_.api_;
   // As the HIP executor: at most one resident block per CU for all the
   // ranks that share the GPU (a rank's blocks wait for each other).
-  int cap = std::max(1, device_.smCount_ / device_.sharing_);
-  uint64_t bytes = largest_ * launch.chunkBytes;
-  int blocks = static_cast<int>(std::max<uint64_t>(
-      1, std::min<uint64_t>(cap, (bytes + kLdstThreads * 16 * 4 - 1) /
-                                     (kLdstThreads * 16 * 4))));
+  int blocks = ldstBlocks(device_.smCount_ / device_.sharing_,
+                          largest_ * launch.chunkBytes);
   unsigned long long chunk = launch.chunkBytes, epoch = 0;
   int rankBase = launch.programRank;
   void *args[] = {const_cast<uint64_t *>(launch.table.data()), &chunk, &epoch,
