@@ -31,10 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/sdma.h"
-
-#include "CudaDriver.h"
-#include "sdma/runtime/Executor.h"
+#include "CommTest.h"
 
 #include <algorithm>
 #include <chrono>
@@ -45,109 +42,9 @@
 #include <thread>
 #include <vector>
 
-using namespace sdma::rt;
+using namespace sdma::commtest;
 
 namespace {
-
-struct Args {
-  std::string kase = "collectives", schedule;
-  std::vector<size_t> counts{1, 7, 1000, 4099};
-  int iters = 50, threadsAsRanks = 0;
-};
-
-/// Host <-> buffer copies for the device in use (the CPU device's memory is
-/// host memory; a GPU's goes through the driver).
-struct Memory {
-  const cuda::Driver *driver = nullptr;
-  cuda::CUcontext context = nullptr;
-  bool init(std::string &error) {
-    const char *device = std::getenv("SDMA_DEVICE");
-    // The CPU device's memory is host memory; on HIP (no AMD GPU here)
-    // only joining is exercised.
-    if (device &&
-        (std::string(device) == "cpu" || std::string(device) == "hip"))
-      return true;
-    driver = cuda::Driver::get(error);
-    if (!driver)
-      return false;
-    int ordinal = 0;
-    if (const char *local = std::getenv("LOCAL_RANK")) {
-      int count = 1;
-      driver->cuDeviceGetCount(&count);
-      ordinal = std::atoi(local) % std::max(1, count);
-    }
-    cuda::CUdevice dev = 0;
-    return driver->cuDeviceGet(&dev, ordinal) == 0 &&
-           driver->cuDevicePrimaryCtxRetain(&context, dev) == 0 &&
-           driver->cuCtxSetCurrent(context) == 0;
-  }
-  void write(void *dst, const void *src, size_t n) const {
-    if (!driver)
-      std::memcpy(dst, src, n);
-    else
-      driver->cuMemcpyHtoD_v2(reinterpret_cast<cuda::CUdeviceptr>(dst), src, n);
-  }
-  void read(void *dst, const void *src, size_t n) const {
-    if (!driver)
-      std::memcpy(dst, src, n);
-    else
-      driver->cuMemcpyDtoH_v2(dst, reinterpret_cast<cuda::CUdeviceptr>(src), n);
-  }
-  void sync(sdmaStream_t stream) const {
-    if (driver)
-      driver->cuStreamSynchronize(static_cast<cuda::CUstream>(stream));
-  }
-};
-
-/// The byte rank `r` puts at index `i` of its buffer with tag `tag`.
-unsigned char pattern(int r, int tag, size_t i) {
-  uint64_t x = (uint64_t(r) + 1) * 0x9E3779B97F4A7C15ull ^
-               (uint64_t(tag) << 40) ^ (i * 0xBF58476D1CE4E5B9ull);
-  x ^= x >> 29;
-  return static_cast<unsigned char>(x * 0x94D049BB133111EBull >> 56);
-}
-constexpr unsigned char kUntouched = 0xEE;
-
-struct Rank {
-  int rank = 0, ranks = 1;
-  sdmaComm_t comm = nullptr;
-  sdmaStream_t stream = nullptr;
-  Memory memory;
-  int failures = 0;
-
-  bool check(sdmaResult_t result, const char *what) {
-    if (result == sdmaSuccess)
-      return true;
-    std::fprintf(stderr, "rank %d: %s: %s: %s\n", rank, what,
-                 sdmaGetErrorString(result), sdmaGetLastError(comm));
-    ++failures;
-    return false;
-  }
-  void *alloc(size_t bytes) {
-    void *p = nullptr;
-    check(sdmaMemAlloc(comm, &p, bytes), "sdmaMemAlloc");
-    return p;
-  }
-  void fill(void *p, size_t n, int r, int tag) {
-    std::vector<unsigned char> v(n);
-    for (size_t i = 0; i < n; ++i)
-      v[i] = tag < 0 ? kUntouched : pattern(r, tag, i);
-    memory.write(p, v.data(), n);
-  }
-  /// Compares buffer `p` with `expect`; reports the first wrong byte.
-  void expect(const void *p, const std::vector<unsigned char> &expect,
-              const std::string &what) {
-    std::vector<unsigned char> got(expect.size());
-    memory.read(got.data(), p, got.size());
-    for (size_t i = 0; i < got.size(); ++i)
-      if (got[i] != expect[i]) {
-        std::fprintf(stderr, "rank %d: %s: byte %zu is %d, expected %d\n", rank,
-                     what.c_str(), i, got[i], expect[i]);
-        ++failures;
-        return;
-      }
-  }
-};
 
 /// Every collective at `count` elements of `type` (bytes per element `s`).
 void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
@@ -341,46 +238,6 @@ void graph(Rank &k) {
   std::printf("rank %d: graph replays checked\n", k.rank);
 }
 
-/// Per-call latency: `iters` calls back to back, then one wait.
-void bench(Rank &k, int iters) {
-  int R = k.ranks;
-  if (k.rank == 0)
-    std::printf("op,ranks,bytes,us_per_call\n");
-  for (size_t bytes = 1024; bytes <= (64u << 20); bytes *= 4) {
-    size_t chunk = std::max<size_t>(4, bytes / R / 4 * 4);
-    char *in = static_cast<char *>(k.alloc(chunk * R));
-    char *out = static_cast<char *>(k.alloc(chunk * R));
-    for (int op = 0; op < 2; ++op) {
-      auto call = [&] {
-        return op == 0 ? sdmaAllGather(in, out, chunk / 4, sdmaFloat32, k.comm,
-                                       k.stream)
-                       : sdmaAlltoAll(in, out, chunk / 4, sdmaFloat32, k.comm,
-                                      k.stream);
-      };
-      for (int i = 0; i < 3; ++i)
-        k.check(call(), "warm-up");
-      k.memory.sync(k.stream);
-      std::vector<double> samples;
-      for (int rep = 0; rep < 5; ++rep) {
-        auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < iters; ++i)
-          k.check(call(), "call");
-        k.memory.sync(k.stream);
-        samples.push_back(std::chrono::duration<double, std::micro>(
-                              std::chrono::steady_clock::now() - start)
-                              .count() /
-                          iters);
-      }
-      std::sort(samples.begin(), samples.end());
-      if (k.rank == 0)
-        std::printf("%s,%d,%zu,%.2f\n", op ? "alltoall" : "allgather", R,
-                    chunk * R, samples[2]);
-    }
-    sdmaMemFree(k.comm, out);
-    sdmaMemFree(k.comm, in);
-  }
-}
-
 /// Memory the caller allocated (cuMemAlloc: a block with the buffers at an
 /// offset, as a caching allocator hands out), registered and used.
 void registered(Rank &k) {
@@ -426,58 +283,6 @@ void registered(Rank &k) {
   d->cuMemFree_v2(block);
   if (!k.failures)
     std::printf("rank %d: registered memory checked\n", k.rank);
-}
-
-/// The in-process executor (every rank in one launch) timed as bench()
-/// times the C API: `iters` launches back to back, then one wait.
-int baseline(const Args &args) {
-  std::printf("op,ranks,bytes,us_per_call\n");
-  for (int R : {1, 2, 4, 8}) {
-    for (int op = 0; op < 2; ++op) {
-      std::string name = op ? "all_to_all_direct" : "all_gather_direct";
-      std::string path = args.schedule + "/" + name + "-" + std::to_string(R) +
-                         ".hip",
-                  error;
-      std::optional<LdstProgram> program = LdstProgram::load(path, error);
-      if (!program) {
-        std::fprintf(stderr, "%s\n", error.c_str());
-        return 1;
-      }
-      CompiledSchedule compiled;
-      compiled.plan = program->layout();
-      compiled.ldst = *program;
-      ExecutorOptions options;
-      auto executor = createExecutor("cuda-ldst", compiled, options, error);
-      if (!executor) {
-        std::fprintf(stderr, "%s\n", error.c_str());
-        return 1;
-      }
-      for (size_t bytes = 1024; bytes <= (64u << 20); bytes *= 4) {
-        size_t chunk = std::max<size_t>(4, bytes / R / 4 * 4);
-        if (!executor->prepare(chunk, error))
-          return std::fprintf(stderr, "%s\n", error.c_str()), 1;
-        for (int i = 0; i < 3; ++i)
-          executor->launch(error);
-        executor->wait(error);
-        std::vector<double> samples;
-        for (int rep = 0; rep < 5; ++rep) {
-          auto start = std::chrono::steady_clock::now();
-          for (int i = 0; i < args.iters; ++i)
-            executor->launch(error);
-          if (!executor->wait(error))
-            return std::fprintf(stderr, "%s\n", error.c_str()), 1;
-          samples.push_back(std::chrono::duration<double, std::micro>(
-                                std::chrono::steady_clock::now() - start)
-                                .count() /
-                            args.iters);
-        }
-        std::sort(samples.begin(), samples.end());
-        std::printf("%s,%d,%zu,%.2f\n", op ? "alltoall" : "allgather", R,
-                    chunk * R, samples[2]);
-      }
-    }
-  }
-  return 0;
 }
 
 int runCase(Rank &k, const Args &args) {
