@@ -270,6 +270,11 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
       if (auto attr = op.getAttrOfType<IntegerAttr>("engine"))
         engine = attr.getInt();
       addIssued(&op, getIssuingRank(transfer), engine);
+    } else if (auto copyv = dyn_cast<CopyvOp>(&op)) {
+      std::optional<int64_t> engine;
+      if (auto attr = op.getAttrOfType<IntegerAttr>("engine"))
+        engine = attr.getInt();
+      addIssued(&op, *copyv.getConstantField(CopyvOp::kSourceRank), engine);
     } else if (auto notify = dyn_cast<NotifyOp>(&op)) {
       unsigned node = addIssued(&op, notify.getRank(), notify.getEngine());
       flagWriters[{notify.getTarget(), notify.getFlag()}].notifies.push_back(

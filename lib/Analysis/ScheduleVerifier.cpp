@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/Analysis/ScheduleVerifier.h"
+#include "Segments.h"
 #include "sdma/Analysis/ScheduleGraph.h"
 #include "sdma/IR/IterationLoc.h"
 
@@ -25,25 +26,26 @@
 
 using namespace mlir;
 using namespace sdma;
+using sdma::detail::SegmentTracker;
+using sdma::detail::Symbol;
 
 namespace {
 
-/// One access of a data op to a run of chunks.
+/// One access of a data op to a run of chunks. A packed segment of
+/// sdma.copyv (its offset a prefix sum known only at run time) spans the
+/// whole buffer here but is disjoint from the other segments of the same
+/// count-table row: `table` >= 0 names that row and `segment` the entry.
 struct Access {
   unsigned node;
   int64_t rank;
   unsigned buffer;
   int64_t begin, end;
   bool write;
-};
+  int64_t table = -1, tableRank = -1, segment = -1;
 
-/// A chunk's symbolic contents: where it came from at the start.
-struct Symbol {
-  int64_t rank = -1;
-  int64_t buffer = -1;
-  int64_t chunk = -1;
-  bool operator==(const Symbol &o) const {
-    return rank == o.rank && buffer == o.buffer && chunk == o.chunk;
+  bool disjointSegments(const Access &o) const {
+    return table >= 0 && table == o.table && tableRank == o.tableRank &&
+           segment != o.segment;
   }
 };
 
@@ -59,6 +61,9 @@ private:
   LogicalResult checkFlat();
   LogicalResult checkRaces(const ScheduleGraph &graph);
   LogicalResult checkPostcondition(const ScheduleGraph &graph);
+  LogicalResult checkStaticKind(StringRef kind);
+  void addCopyvAccesses(unsigned node, CopyvOp op,
+                        std::vector<Access> &accesses);
   unsigned bufferIndex(Value buffer) {
     return cast<BlockArgument>(buffer).getArgNumber() - 1;
   }
@@ -89,9 +94,44 @@ LogicalResult ScheduleVerifier::checkFlat() {
 
 static StringRef accessVerb(bool write) { return write ? "writes" : "reads"; }
 
+void ScheduleVerifier::addCopyvAccesses(unsigned node, CopyvOp op,
+                                        std::vector<Access> &accesses) {
+  auto field = [&](unsigned i) { return *op.getConstantField(i); };
+  // The count it reads, and the prefix of each packed side's table row.
+  int64_t countIndex = field(CopyvOp::kCountIndex);
+  accesses.push_back({node, field(CopyvOp::kCountRank),
+                      bufferIndex(op.getCounts()), countIndex, countIndex + 1,
+                      false});
+  for (unsigned side = 0; side < 2; ++side) {
+    Value buffer = side ? op.getTarget() : op.getSource();
+    int64_t rank = field(side ? CopyvOp::kTargetRank : CopyvOp::kSourceRank);
+    Access data{node, rank, bufferIndex(buffer), 0, 0, side == 1};
+    if (op.getPacked()[side]) {
+      unsigned prefixRank =
+          side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
+      Value table = side ? op.getTargetPrefix() : op.getSourcePrefix();
+      int64_t index = field(prefixRank + 1);
+      if (index > 0)
+        accesses.push_back(
+            {node, field(prefixRank), bufferIndex(table), 0, index, false});
+      data.end = *schedule.getBufferChunks(buffer, ranks);
+      data.table = bufferIndex(table);
+      data.tableRank = field(prefixRank);
+      data.segment = index;
+    } else {
+      data.begin =
+          field(side ? CopyvOp::kTargetOffset : CopyvOp::kSourceOffset);
+      data.end = data.begin + op.getMaxCount();
+    }
+    accesses.push_back(data);
+  }
+}
+
 LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
   std::vector<Access> accesses;
   for (auto [i, node] : llvm::enumerate(graph.getNodes())) {
+    if (auto copyv = dyn_cast<CopyvOp>(node.op))
+      addCopyvAccesses(i, copyv, accesses);
     auto transfer = dyn_cast<TransferOpInterface>(node.op);
     if (!transfer)
       continue;
@@ -122,7 +162,7 @@ LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
       const Access &b = accesses[j];
       if (b.rank != a.rank || b.buffer != a.buffer || b.begin >= a.end)
         break;
-      if ((!a.write && !b.write) || a.node == b.node ||
+      if ((!a.write && !b.write) || a.node == b.node || a.disjointSegments(b) ||
           graph.ordered(a.node, b.node))
         continue;
       // Report at the later op in program order.
@@ -135,8 +175,11 @@ LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
       InFlightDiagnostic diag =
           op2.op->emitOpError()
           << "races with another op: it " << accessVerb(second.write) << " "
-          << schedule.getBufferName(buffer) << "[" << lo << ", " << hi
-          << ") on rank " << a.rank << ", which the other op "
+          << schedule.getBufferName(buffer) << "[" << lo << ", " << hi << ")"
+          << (a.table >= 0 || b.table >= 0
+                  ? " (where a packed segment of run-time offset may lie)"
+                  : "")
+          << " on rank " << a.rank << ", which the other op "
           << accessVerb(first.write)
           << ", and no fence, signal/wait or barrier orders the two (this "
              "op is issued by rank "
@@ -163,31 +206,43 @@ std::string ScheduleVerifier::describe(const Symbol &symbol) {
   return text;
 }
 
+/// The buffer sizes a fixed-size collective needs.
+LogicalResult ScheduleVerifier::checkStaticKind(StringRef kind) {
+  auto chunksOf = [&](unsigned buffer) {
+    return *schedule.getBufferChunks(schedule.getBufferArgs()[buffer], ranks);
+  };
+  int64_t inChunks = chunksOf(*schedule.getCollectiveInput());
+  int64_t outChunks = chunksOf(*schedule.getCollectiveOutput());
+  bool perRankIn = kind == "all_to_all" || kind == "scatter";
+  int64_t c = kind == "all_to_all" ? outChunks / ranks
+              : kind == "scatter"  ? outChunks
+                                   : inChunks;
+  int64_t expectIn = perRankIn ? ranks * c : c;
+  int64_t expectOut =
+      (kind == "all_gather" || kind == "gather" || kind == "all_to_all")
+          ? ranks * c
+          : c;
+  if (c < 1 || inChunks != expectIn || outChunks != expectOut)
+    return schedule.emitOpError("implements ")
+           << kind << " but its buffers have " << inChunks << " and "
+           << outChunks << " chunks; with " << ranks
+           << " ranks it needs an input of " << expectIn << " and an output of "
+           << expectOut << " chunks";
+  return success();
+}
+
 LogicalResult ScheduleVerifier::checkPostcondition(const ScheduleGraph &graph) {
   std::optional<StringRef> kind = schedule.getCollective();
   if (!kind)
     return success();
   unsigned in = *schedule.getCollectiveInput();
-  unsigned out = *schedule.getCollectiveOutput();
   auto chunksOf = [&](unsigned buffer) {
     return *schedule.getBufferChunks(schedule.getBufferArgs()[buffer], ranks);
   };
-  int64_t inChunks = chunksOf(in), outChunks = chunksOf(out);
-  bool perRankIn = *kind == "all_to_all" || *kind == "scatter";
-  int64_t c = *kind == "all_to_all" ? outChunks / ranks
-              : *kind == "scatter"  ? outChunks
-                                    : inChunks;
-  int64_t expectIn = perRankIn ? ranks * c : c;
-  int64_t expectOut =
-      (*kind == "all_gather" || *kind == "gather" || *kind == "all_to_all")
-          ? ranks * c
-          : c;
-  if (c < 1 || inChunks != expectIn || outChunks != expectOut)
-    return schedule.emitOpError("implements ")
-           << *kind << " but its buffers have " << inChunks << " and "
-           << outChunks << " chunks; with " << ranks
-           << " ranks it needs an input of " << expectIn << " and an output of "
-           << expectOut << " chunks";
+  bool dynamic = *kind == "all_to_allv";
+  SegmentTracker segments(schedule, ranks);
+  if (dynamic ? failed(segments.checkLayout()) : failed(checkStaticKind(*kind)))
+    return failure();
 
   // Symbolic memory: contents[rank][buffer][chunk]; refuse before
   // allocating more than the budget.
@@ -202,15 +257,17 @@ LogicalResult ScheduleVerifier::checkPostcondition(const ScheduleGraph &graph) {
            << formatBytes(bytes) << " (" << symbols << " chunks x " << ranks
            << " ranks), over the verifier's memory budget of "
            << formatBytes(budget);
-  std::vector<std::vector<std::vector<Symbol>>> memory(
+  std::optional<unsigned> sendCounts = schedule.getCollectiveSendCounts();
+  sdma::detail::SymbolicMemory memory(
       ranks, std::vector<std::vector<Symbol>>(numBuffers));
   for (int64_t r = 0; r < ranks; ++r)
     for (unsigned b = 0; b < numBuffers; ++b) {
       int64_t n = chunksOf(b);
       memory[r][b].resize(n);
-      // Only the input starts with known contents; everything else (the
-      // output of an out-of-place collective included) starts undefined.
-      if (b == in)
+      // Only the input (and all_to_allv's send counts) starts with known
+      // contents; everything else (the output of an out-of-place
+      // collective included) starts undefined.
+      if (b == in || b == sendCounts)
         for (int64_t i = 0; i < n; ++i)
           memory[r][b][i] = Symbol{r, static_cast<int64_t>(b), i};
     }
@@ -223,7 +280,13 @@ LogicalResult ScheduleVerifier::checkPostcondition(const ScheduleGraph &graph) {
     llvm::copy(data, memory[s.rank][bufferIndex(s.buffer)].begin() + s.offset);
   };
   for (unsigned v : graph.getTopologicalOrder()) {
-    auto transfer = dyn_cast<TransferOpInterface>(graph.getNodes()[v].op);
+    Operation *op = graph.getNodes()[v].op;
+    if (auto copyv = dyn_cast<CopyvOp>(op)) {
+      if (failed(segments.record(copyv, memory)))
+        return failure();
+      continue;
+    }
+    auto transfer = dyn_cast<TransferOpInterface>(op);
     if (!transfer)
       continue;
     StaticSlice s0 = *getStaticSlice(transfer.getSlice(0));
@@ -239,7 +302,14 @@ LogicalResult ScheduleVerifier::checkPostcondition(const ScheduleGraph &graph) {
     if (isa<BcastOp>(transfer.getOperation()))
       write(*getStaticSlice(transfer.getSlice(2)), d0);
   }
+  if (dynamic)
+    return segments.checkAllToAllv(memory);
 
+  unsigned out = *schedule.getCollectiveOutput();
+  int64_t inChunks = chunksOf(in), outChunks = chunksOf(out);
+  int64_t c = *kind == "all_to_all" ? outChunks / ranks
+              : *kind == "scatter"  ? outChunks
+                                    : inChunks;
   int64_t root = schedule.getRoot().value_or(0);
   for (int64_t r = 0; r < ranks; ++r) {
     if (*kind == "gather" && r != root)
@@ -277,7 +347,7 @@ FailureOr<VerifyReport> ScheduleVerifier::run() {
   VerifyReport report;
   report.ranks = ranks;
   for (const ScheduleGraph::Node &node : graph->getNodes()) {
-    report.dataOps += isa<TransferOpInterface>(node.op);
+    report.dataOps += isa<TransferOpInterface, CopyvOp>(node.op);
     report.waits += isa<WaitOp>(node.op);
     report.polls += isa<PollOp>(node.op);
   }
@@ -304,6 +374,12 @@ std::string VerifyReport::summary(ScheduleOp schedule) const {
   os << "implements " << *collective << "("
      << name(schedule.getCollectiveInput()) << " -> "
      << name(schedule.getCollectiveOutput()) << ")";
+  if (schedule.getCollectiveSendCounts()) {
+    os << " counts(" << name(schedule.getCollectiveSendCounts());
+    if (schedule.getCollectiveRecvCounts())
+      os << " -> " << name(schedule.getCollectiveRecvCounts());
+    os << ") for every count";
+  }
   if (schedule.getRoot())
     os << " root " << *schedule.getRoot();
   return text;

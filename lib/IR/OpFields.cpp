@@ -200,6 +200,19 @@ LogicalResult sdma::detail::verifyTransfer(TransferOpInterface op,
   for (auto [i, name] : llvm::enumerate(names))
     if (failed(verifySlice(op, *schedule, op.getSlice(i), name)))
       return failure();
+  // Count tables hold 64-bit integers, not chunks: they move only into
+  // count tables.
+  bool counts = schedule->isCountBuffer(op.getSlice(0).buffer);
+  for (unsigned i = 1, e = names.size(); i < e; ++i)
+    if (schedule->isCountBuffer(op.getSlice(i).buffer) != counts)
+      return op->emitOpError()
+             << "moves between count table '"
+             << schedule->getBufferName(counts ? op.getSlice(0).buffer
+                                               : op.getSlice(i).buffer)
+             << "' and data buffer '"
+             << schedule->getBufferName(counts ? op.getSlice(i).buffer
+                                               : op.getSlice(0).buffer)
+             << "'";
   if (auto engine = op->getAttrOfType<IntegerAttr>("engine"))
     if (engine.getInt() < 0)
       return op->emitOpError("engine ") << engine.getInt() << " is negative";

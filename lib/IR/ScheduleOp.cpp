@@ -86,15 +86,24 @@ ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
 
   // buffers(%name : size, ...)
   SmallVector<Attribute> names;
-  SmallVector<int64_t> sizes;
+  SmallVector<int64_t> sizes, countBuffers;
   Type bufferType = BufferType::get(parser.getContext());
   if (parser.parseKeyword("buffers") ||
       parser.parseCommaSeparatedList(
           OpAsmParser::Delimiter::Paren, [&]() -> ParseResult {
             OpAsmParser::Argument arg;
             int64_t perRank, fixed;
-            if (parser.parseArgument(arg) || parser.parseColon() ||
-                parseBufferSize(parser, perRank, fixed))
+            if (parser.parseArgument(arg) || parser.parseColon())
+              return failure();
+            // counts[size]: a count table.
+            bool counts = succeeded(parser.parseOptionalKeyword("counts"));
+            if (counts) {
+              countBuffers.push_back(args.size() - 1);
+              if (parser.parseLSquare())
+                return failure();
+            }
+            if (parseBufferSize(parser, perRank, fixed) ||
+                (counts && parser.parseRSquare()))
               return failure();
             arg.type = bufferType;
             names.push_back(
@@ -109,6 +118,9 @@ ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
                       builder.getArrayAttr(names));
   result.addAttribute(getBufferSizesAttrName(result.name),
                       builder.getDenseI64ArrayAttr(sizes));
+  if (!countBuffers.empty())
+    result.addAttribute(getCountBuffersAttrName(result.name),
+                        builder.getDenseI64ArrayAttr(countBuffers));
 
   // implements KIND(%in -> %out) (root N)?
   if (succeeded(parser.parseOptionalKeyword("implements"))) {
@@ -130,10 +142,30 @@ ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
     if (!inIndex || !outIndex)
       return parser.emitError(loc, "'implements' names a buffer that the "
                                    "schedule does not declare");
+    SmallVector<int64_t> collectiveBuffers = {*inIndex, *outIndex};
+    // counts(%send) or counts(%send -> %recv) (all_to_allv)
+    if (succeeded(parser.parseOptionalKeyword("counts"))) {
+      OpAsmParser::UnresolvedOperand send, recv;
+      SMLoc countsLoc = parser.getCurrentLocation();
+      if (parser.parseLParen() || parser.parseOperand(send))
+        return failure();
+      bool packed = succeeded(parser.parseOptionalArrow());
+      if ((packed && parser.parseOperand(recv)) || parser.parseRParen())
+        return failure();
+      std::optional<int64_t> sendIndex = indexOf(send);
+      std::optional<int64_t> recvIndex =
+          packed ? indexOf(recv) : std::optional<int64_t>(-1);
+      if (!sendIndex || !recvIndex)
+        return parser.emitError(countsLoc, "'counts' names a buffer that the "
+                                           "schedule does not declare");
+      collectiveBuffers.push_back(*sendIndex);
+      if (packed)
+        collectiveBuffers.push_back(*recvIndex);
+    }
     result.addAttribute(getCollectiveAttrName(result.name),
                         builder.getStringAttr(kind));
     result.addAttribute(getCollectiveBuffersAttrName(result.name),
-                        builder.getDenseI64ArrayAttr({*inIndex, *outIndex}));
+                        builder.getDenseI64ArrayAttr(collectiveBuffers));
     if (succeeded(parser.parseOptionalKeyword("root"))) {
       int64_t root;
       if (parser.parseInteger(root))
@@ -166,21 +198,35 @@ void ScheduleOp::print(OpAsmPrinter &printer) {
                         [&](auto it) {
                           printer.printOperand(it.value());
                           printer << " : ";
+                          bool counts = isCountBuffer(it.index());
+                          if (counts)
+                            printer << "counts[";
                           printBufferSize(printer, sizes[2 * it.index()],
                                           sizes[2 * it.index() + 1]);
+                          if (counts)
+                            printer << "]";
                         });
   printer << ")";
   std::optional<unsigned> in = getCollectiveInput(),
                           out = getCollectiveOutput();
-  SmallVector<StringRef> elided = {getSymNameAttrName(), getNumRanksAttrName(),
-                                   getBufferNamesAttrName(),
-                                   getBufferSizesAttrName()};
+  SmallVector<StringRef> elided = {
+      getSymNameAttrName(), getNumRanksAttrName(), getBufferNamesAttrName(),
+      getBufferSizesAttrName(), getCountBuffersAttrName()};
   if (getCollective() && in && out) {
     printer << " implements " << *getCollective() << "(";
     printer.printOperand(getBufferArgs()[*in]);
     printer << " -> ";
     printer.printOperand(getBufferArgs()[*out]);
     printer << ")";
+    if (std::optional<unsigned> send = getCollectiveSendCounts()) {
+      printer << " counts(";
+      printer.printOperand(getBufferArgs()[*send]);
+      if (std::optional<unsigned> recv = getCollectiveRecvCounts()) {
+        printer << " -> ";
+        printer.printOperand(getBufferArgs()[*recv]);
+      }
+      printer << ")";
+    }
     if (std::optional<int64_t> root = getRoot())
       printer << " root " << *root;
     llvm::append_range(elided,
@@ -248,8 +294,8 @@ ScheduleOp::getBufferChunks(Value buffer, std::optional<int64_t> ranks) {
 }
 
 ArrayRef<StringRef> ScheduleOp::getCollectiveKinds() {
-  static const StringRef kinds[] = {"all_gather", "all_to_all", "broadcast",
-                                    "scatter", "gather"};
+  static const StringRef kinds[] = {"all_gather", "all_to_all", "all_to_allv",
+                                    "broadcast",  "scatter",    "gather"};
   return kinds;
 }
 
@@ -260,7 +306,8 @@ bool ScheduleOp::collectiveNeedsRoot(StringRef kind) {
 static std::optional<unsigned> getCollectiveBuffer(ScheduleOp op,
                                                    unsigned which) {
   std::optional<ArrayRef<int64_t>> buffers = op.getCollectiveBuffers();
-  if (!buffers || buffers->size() != 2 || (*buffers)[which] < 0 ||
+  if (!buffers || buffers->size() < 2 || buffers->size() > 4 ||
+      which >= buffers->size() || (*buffers)[which] < 0 ||
       (*buffers)[which] >= static_cast<int64_t>(op.getBufferArgs().size()))
     return std::nullopt;
   return (*buffers)[which];
@@ -272,10 +319,56 @@ std::optional<unsigned> ScheduleOp::getCollectiveInput() {
 std::optional<unsigned> ScheduleOp::getCollectiveOutput() {
   return getCollectiveBuffer(*this, 1);
 }
+std::optional<unsigned> ScheduleOp::getCollectiveSendCounts() {
+  return getCollectiveBuffer(*this, 2);
+}
+std::optional<unsigned> ScheduleOp::getCollectiveRecvCounts() {
+  return getCollectiveBuffer(*this, 3);
+}
+
+bool ScheduleOp::isCountBuffer(unsigned index) {
+  std::optional<ArrayRef<int64_t>> tables = getCountBuffers();
+  return tables && llvm::is_contained(*tables, static_cast<int64_t>(index));
+}
+
+bool ScheduleOp::isCountBuffer(Value buffer) {
+  std::optional<unsigned> index = getBufferIndex(*this, buffer);
+  return index && isCountBuffer(*index);
+}
 
 //===----------------------------------------------------------------------===//
 // Verification
 //===----------------------------------------------------------------------===//
+
+/// all_to_allv names its count tables, every other kind none; the data
+/// buffers are not count tables and the count tables are.
+static LogicalResult verifyCountTables(ScheduleOp op, StringRef kind) {
+  size_t named = op.getCollectiveBuffers()->size();
+  if (kind != "all_to_allv")
+    return named == 2
+               ? success()
+               : op.emitOpError("'") << kind << "' takes no count tables";
+  if (named < 3)
+    return op.emitOpError("'all_to_allv' needs its count tables: "
+                          "counts(%send) or counts(%send -> %recv)");
+  if (!op.getCollectiveSendCounts() ||
+      (named == 4 && !op.getCollectiveRecvCounts()))
+    return op.emitOpError("expects 'collective_buffers' to name count tables");
+  for (unsigned i = 0; i < named; ++i) {
+    unsigned buffer = (*op.getCollectiveBuffers())[i];
+    StringRef name = cast<StringAttr>(op.getBufferNames()[buffer]).getValue();
+    if (op.isCountBuffer(buffer) != (i >= 2))
+      return op.emitOpError("buffer '")
+             << name << "' "
+             << (i >= 2 ? "holds counts but is not declared counts[...]"
+                        : "is a count table, not data");
+  }
+  if (named == 4 &&
+      op.getCollectiveSendCounts() == op.getCollectiveRecvCounts())
+    return op.emitOpError("'all_to_allv' needs distinct send and receive "
+                          "count tables");
+  return success();
+}
 
 static bool isIdentifier(StringRef name) {
   if (name.empty() || !(llvm::isAlpha(name[0]) || name[0] == '_'))
@@ -299,6 +392,11 @@ LogicalResult ScheduleOp::verifyRegions() {
     return emitOpError("expects a name and a size for each of its ")
            << numBuffers << " buffers";
 
+  if (std::optional<ArrayRef<int64_t>> tables = getCountBuffers())
+    for (int64_t index : *tables)
+      if (index < 0 || index >= static_cast<int64_t>(numBuffers))
+        return emitOpError("count table index ")
+               << index << " is out of range [0, " << numBuffers << ")";
   llvm::StringSet<> seen;
   for (auto [i, arg] : llvm::enumerate(getBufferArgs())) {
     if (!isa<BufferType>(arg.getType()))
@@ -325,11 +423,13 @@ LogicalResult ScheduleOp::verifyRegions() {
   if (std::optional<StringRef> kind = getCollective()) {
     if (!llvm::is_contained(getCollectiveKinds(), *kind))
       return emitOpError("implements unknown collective '")
-             << *kind << "' (expected all_gather, all_to_all, broadcast, "
-             << "scatter or gather)";
+             << *kind << "' (expected all_gather, all_to_all, all_to_allv, "
+             << "broadcast, scatter or gather)";
     if (!getCollectiveInput() || !getCollectiveOutput())
       return emitOpError("expects 'collective_buffers' to name an input and "
                          "an output buffer");
+    if (failed(verifyCountTables(*this, *kind)))
+      return failure();
     bool inPlace = *getCollectiveInput() == *getCollectiveOutput();
     if (inPlace && *kind != "all_to_all" && *kind != "broadcast")
       return emitOpError("'") << *kind << "' cannot be in place";

@@ -54,6 +54,17 @@ struct SdmaAssignEnginesPass
                              "before sdma-assign-engines");
         return signalPassFailure();
       }
+      // DMA commands are written with their sizes before they run; a count
+      // that lives in GPU memory is known only to a kernel.
+      WalkResult dynamic = schedule.walk([&](CopyvOp op) {
+        op.emitOpError("reads its count at run time, but DMA plans (copy "
+                       "engines, SDMA packets written by the host) need "
+                       "every size when they are built: run this schedule "
+                       "as a load/store kernel (--sdma-to-hip)");
+        return WalkResult::interrupt();
+      });
+      if (dynamic.wasInterrupted())
+        return signalPassFailure();
       int64_t ranks = *schedule.getRanks();
       int64_t count = engines ? static_cast<int64_t>(engines) : ranks;
       DenseMap<int64_t, int64_t> nextEngine;

@@ -50,6 +50,20 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
     | scatter    | R*c / c        | out[i] = in[r*c + i] of the root          |
     | gather     | c / R*c        | on the root: out[p*c + i] = in[i] of p    |
 
+    | all_to_allv | R*C / R*C (capacity slots) | out[p*C + i] = in[r*C + i] of p, i < send[r] of p |
+    | all_to_allv (packed) | packed / packed | segment p of out = segment r of in of p, recv[p] = send[r] of p |
+
+    `all_to_allv` names its count tables: `counts(%send)` for capacity
+    slots (C = out / R chunks per source rank), `counts(%send -> %recv)`
+    for packed buffers (segments follow each other in rank order; their
+    offsets are the exclusive prefix sums of the counts, and `%recv` must
+    end up holding what each peer sent).
+
+    A buffer declared `counts[SIZE]` is a count table: SIZE 64-bit
+    integers (not chunks) that `sdma.copyv` reads its run-time counts and
+    packed offsets from, and that `sdma.copy` may move between count
+    tables (the exchange phase of a packed all-to-allv).
+
     Its body block takes the rank count `%R : index`
     followed by the symmetric buffers it uses (type `!sdma.buffer`). Each
     buffer is declared with its size in chunks, `N`, `ranks`, `K x ranks` or
@@ -85,7 +99,8 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
                        DenseI64ArrayAttr:$buffer_sizes,
                        OptionalAttr<StrAttr>:$collective,
                        OptionalAttr<DenseI64ArrayAttr>:$collective_buffers,
-                       OptionalAttr<I64Attr>:$root);
+                       OptionalAttr<I64Attr>:$root,
+                       OptionalAttr<DenseI64ArrayAttr>:$count_buffers);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasRegionVerifier = 1;
@@ -113,6 +128,14 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
     /// The index of the collective's input or output buffer, if declared.
     std::optional<unsigned> getCollectiveInput();
     std::optional<unsigned> getCollectiveOutput();
+    /// all_to_allv: the send-count table (`counts(%send ...)`) and, for the
+    /// packed layout, the receive-count table (`counts(%send -> %recv)`).
+    std::optional<unsigned> getCollectiveSendCounts();
+    std::optional<unsigned> getCollectiveRecvCounts();
+    /// True when `buffer` is a count table (`counts[SIZE]`: 64-bit integer
+    /// elements, not chunks).
+    bool isCountBuffer(::mlir::Value buffer);
+    bool isCountBuffer(unsigned index);
     /// The collectives `implements` accepts; the last three need a root.
     static ::llvm::ArrayRef<::llvm::StringRef> getCollectiveKinds();
     static bool collectiveNeedsRoot(::llvm::StringRef kind);
@@ -213,6 +236,61 @@ def Sdma_SwapOp : Sdma_TransferOp<"swap"> {
                        Variadic<Index>:$fields,
                        DenseI64ArrayAttr:$static_fields,
                        OptionalAttr<I64Attr>:$engine);
+}
+
+def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
+  let summary = "copy a run-time number of chunks, read from a count table";
+  let description = [{
+    A copy whose chunk count is read when it runs, from element `i` of a
+    count table (a buffer declared `counts[SIZE]`) on some rank, bounded
+    by the static capacity `max`: the all-to-allv of MoE dispatch and
+    combine, whose counts the router computes on the GPU. Each offset is a
+    field (capacity slots: a fixed slot of `max` chunks) or `packed
+    %table[j] on q`: the sum of elements `[0, j)` of that table on rank q
+    (segments laid out back to back in rank order). The source rank issues
+    it (a put). A count above `max`, or a packed segment that ends past
+    its buffer, is a run-time error that names the ranks; nothing is
+    written then.
+    ```mlir
+    // capacity slots: C = 4 chunks per source rank
+    sdma.copyv %in[%p * 4] on %r -> %out[%r * 4] on %p,
+        count %send[%p] on %r max 4
+    // packed: offsets are prefix sums of the send and receive counts
+    sdma.copyv %in[packed %send[%p] on %r] on %r
+        -> %out[packed %recv[%r] on %p] on %p, count %send[%p] on %r max 4
+    ```
+    Buffers before and after the packed example for r = 0, p = 1 (rank 0
+    sends 2 chunks to rank 0 and 1 to rank 1; rank 1 sends 3 to rank 0):
+    ```
+                  rank 0               rank 1
+    before  send: [2][1]               [3][0]
+            recv: [2][3]               [1][0]
+            in:   [a][b][c][ ]         [d][e][f][ ]
+    after   out:  [ ][ ][ ][ ][ ]      [c][ ][ ][ ]
+    ```
+  }];
+  // Fields: source rank, source offset, destination rank, destination
+  // offset, count rank, count index, then (rank, index) of the source's
+  // and of the destination's prefix table (0 where the side is not
+  // packed). A side that is not packed repeats `counts` as its table.
+  let arguments = (ins Sdma_BufferType:$source, Sdma_BufferType:$target,
+                       Sdma_BufferType:$counts,
+                       Sdma_BufferType:$source_prefix,
+                       Sdma_BufferType:$target_prefix,
+                       Variadic<Index>:$fields,
+                       DenseI64ArrayAttr:$static_fields,
+                       I64Attr:$max,
+                       DenseBoolArrayAttr:$packed);
+  let extraClassDeclaration = [{
+    /// Field indices.
+    enum Field : unsigned { kSourceRank, kSourceOffset, kTargetRank,
+      kTargetOffset, kCountRank, kCountIndex, kSourcePrefixRank,
+      kSourcePrefixIndex, kTargetPrefixRank, kTargetPrefixIndex, kNumFields };
+    /// The static capacity: the largest count it accepts.
+    int64_t getMaxCount() { return static_cast<int64_t>(getMax()); }
+    bool isSourcePacked() { return getPacked()[0]; }
+    bool isTargetPacked() { return getPacked()[1]; }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -293,7 +293,7 @@ sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
 
 // -----
 
-// expected-error @+1 {{implements unknown collective 'reduce' (expected all_gather, all_to_all, broadcast, scatter or gather)}}
+// expected-error @+1 {{implements unknown collective 'reduce' (expected all_gather, all_to_all, all_to_allv, broadcast, scatter or gather)}}
 sdma.schedule @s ranks(%R = 2) buffers(%a : 1, %b : 2) implements reduce(%a -> %b) {}
 
 // -----
@@ -395,3 +395,111 @@ sdma.schedule @s ranks(%R = 2) buffers(%b : 2) {
 
 // expected-error @+1 {{must be nested in an 'sdma.schedule'}}
 sdma.poll 0 : 0 until [2] at_least 1
+
+// -----
+
+// Count tables and sdma.copyv (run-time counts).
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) {
+  // expected-error @+1 {{count table 'in' is not a count table (declare it counts[SIZE])}}
+  sdma.copyv %in[0] on 0 -> %out[0] on 1, count %in[0] on 0 max 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) {
+  // expected-error @+1 {{source buffer 'n' is a count table, not data}}
+  sdma.copyv %n[0] on 0 -> %out[0] on 1, count %n[0] on 0 max 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) {
+  // expected-error @+1 {{count index 2 is out of range of count table 'n', which has 2 entries}}
+  sdma.copyv %in[0] on 0 -> %out[0] on 1, count %n[2] on 0 max 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) {
+  // expected-error @+1 {{destination slot [1, 1 + max 2) is out of bounds of buffer 'out', which has 2 chunks}}
+  sdma.copyv %in[0] on 0 -> %out[1] on 1, count %n[0] on 0 max 2
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) {
+  // expected-error @+1 {{max 0 must be positive}}
+  sdma.copyv %in[0] on 0 -> %out[0] on 1, count %n[0] on 0 max 0
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) {
+  // expected-error @+1 {{count rank 2 is out of range [0, 2)}}
+  sdma.copyv %in[0] on 0 -> %out[0] on 1, count %n[0] on 2 max 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) {
+  // expected-error @+1 {{destination prefix table 'out' is not a count table (declare it counts[SIZE])}}
+  sdma.copyv %in[0] on 0 -> %out[packed %out[0] on 1] on 1, count %n[0] on 0 max 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 4, %n : counts[2]) {
+  // expected-error @+1 {{source and destination slots overlap}}
+  sdma.copyv %in[0] on 0 -> %in[1] on 0, count %n[0] on 0 max 2
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 4, %n : counts[2]) {
+  // expected-error @+1 {{source and destination are one buffer; a packed side could overlap the other}}
+  sdma.copyv %in[packed %n[1] on 0] on 0 -> %in[2] on 0, count %n[1] on 0 max 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %n : counts[2]) {
+  // expected-error @+1 {{moves between count table 'n' and data buffer 'in'}}
+  sdma.copy %n[0, 1] on 0 -> %in[0, 1] on 1
+}
+
+// -----
+
+// expected-error @+1 {{'all_to_allv' needs its count tables: counts(%send) or counts(%send -> %recv)}}
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2) implements all_to_allv(%in -> %out) {
+}
+
+// -----
+
+// expected-error @+1 {{buffer 'n' holds counts but is not declared counts[...]}}
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : 2) implements all_to_allv(%in -> %out) counts(%n) {
+}
+
+// -----
+
+// expected-error @+1 {{'all_to_all' takes no count tables}}
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) implements all_to_all(%in -> %out) counts(%n) {
+}
+
+// -----
+
+// expected-error @+1 {{'all_to_allv' needs distinct send and receive count tables}}
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) implements all_to_allv(%in -> %out) counts(%n -> %n) {
+}
+
+// -----
+
+// expected-error @+1 {{'counts' names a buffer that the schedule does not declare}}
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) implements all_to_allv(%in -> %out) counts(%m) {
+}
+
+// -----
+
+// expected-error @+1 {{'all_to_allv' cannot be in place}}
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %n : counts[2]) implements all_to_allv(%in -> %in) counts(%n) {
+}

@@ -93,3 +93,20 @@ sdma.schedule @engine_level ranks(%R = 2) buffers(%in : 1, %out : ranks) impleme
 // CHECK-LABEL: sdma.schedule @in_place ranks(%R) buffers(%d : ranks) implements all_to_all(%d -> %d) {
 sdma.schedule @in_place ranks(%R) buffers(%d : ranks) implements all_to_all(%d -> %d) {
 }
+
+// Count tables and run-time counts: fixed slots, packed segments, and
+// fields from loop variables.
+// CHECK-LABEL: sdma.schedule @moe ranks(%R = 2) buffers(%in : ranks, %out : ranks, %send : counts[ranks], %recv : counts[2]) implements all_to_allv(%in -> %out) counts(%send -> %recv)
+// CHECK-NEXT:    sdma.copy %send[1, 1] on 0 -> %recv[0, 1] on 1
+// CHECK-NEXT:    sdma.copyv %in[1] on 0 -> %out[0] on 1, count %send[1] on 0 max 1
+// CHECK-NEXT:    sdma.copyv %in[packed %send[1] on 0] on 0 -> %out[packed %recv[0] on 1] on 1, count %send[1] on 0 max 1
+// CHECK:         sdma.copyv %in[%{{.*}}] on %{{.*}} -> %out[packed %recv[%{{.*}}] on %{{.*}}] on %{{.*}}, count %send[%{{.*}}] on %{{.*}} max 1
+sdma.schedule @moe ranks(%R = 2) buffers(%in : ranks, %out : ranks, %send : counts[ranks], %recv : counts[2]) implements all_to_allv(%in -> %out) counts(%send -> %recv) {
+  sdma.copy %send[1, 1] on 0 -> %recv[0, 1] on 1
+  sdma.copyv %in[1] on 0 -> %out[0] on 1, count %send[1] on 0 max 1
+  sdma.copyv %in[packed %send[1] on 0] on 0 -> %out[packed %recv[0] on 1] on 1, count %send[1] on 0 max 1
+  affine.for %r = 0 to 2 {
+    %p = sdma.rank_add %r, 1
+    sdma.copyv %in[%p] on %r -> %out[packed %recv[%r] on %p] on %p, count %send[%p] on %r max 1
+  }
+}
