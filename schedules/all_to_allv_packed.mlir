@@ -18,7 +18,7 @@
 sdma.schedule @all_to_allv_packed ranks(%R)
     buffers(%input : ranks, %output : ranks, %send_counts : counts[ranks],
             %recv_counts : counts[ranks])
-    implements all_to_allv(%input -> %output)
+    implements all_to_allv_packed(%input -> %output)
         counts(%send_counts -> %recv_counts) {
   affine.for %r = 0 to %R {
     affine.for %p = 0 to %R {

@@ -239,7 +239,7 @@ LogicalResult ScheduleVerifier::checkPostcondition(const ScheduleGraph &graph) {
   auto chunksOf = [&](unsigned buffer) {
     return *schedule.getBufferChunks(schedule.getBufferArgs()[buffer], ranks);
   };
-  bool dynamic = *kind == "all_to_allv";
+  bool dynamic = kind->starts_with("all_to_allv");
   SegmentTracker segments(schedule, ranks);
   if (dynamic ? failed(segments.checkLayout()) : failed(checkStaticKind(*kind)))
     return failure();

@@ -6,9 +6,11 @@
 // on receiver p, the segment of sender r holds the rows r sent to p.
 //   capacity slots: out[r*C, +n) of p = in[p*C, +n) of r, n = send[p] of r,
 //                   and each copyv's max is C;
-//   packed:         out[sum_{q<r} send[p] of q, +n) of p
+//   packed (all_to_allv_packed):
+//                   out[sum_{q<r} send[p] of q, +n) of p
 //                     = in[sum_{q<p} send[q] of r, +n) of r,
-//                   and recv[r] of p holds send[p] of r at the end.
+// Where a receive-count table is named (required when packed), recv[r] of
+// p must hold send[p] of r at the end.
 // A copyv's offsets are read as expressions over the count-table symbols
 // its reads see, so a packed layout is proved when the exchange phase put
 // the right counts where the data phase reads them, in the right order.
@@ -56,7 +58,8 @@ LogicalResult SegmentTracker::checkLayout() {
              << schedule.getBufferName(schedule.getBufferArgs()[*table])
              << "' has " << chunksOf(*table) << " entries, fewer than the "
              << ranks << " ranks";
-  if (!recv && (chunksOf(out) % ranks || chunksOf(in) != chunksOf(out)))
+  bool packed = schedule.getCollective() == "all_to_allv_packed";
+  if (!packed && (chunksOf(out) % ranks || chunksOf(in) != chunksOf(out)))
     return schedule.emitOpError("implements all_to_allv with capacity slots "
                                 "but its buffers have ")
            << chunksOf(in) << " and " << chunksOf(out) << " chunks; with "
@@ -98,8 +101,9 @@ LogicalResult SegmentTracker::record(CopyvOp op, SymbolicMemory &memory) {
   std::optional<StringRef> kind = schedule.getCollective();
   unsigned source = bufferIndex(op.getSource());
   unsigned target = bufferIndex(op.getTarget());
-  if (kind == "all_to_allv" && (source != *schedule.getCollectiveInput() ||
-                                target != *schedule.getCollectiveOutput()))
+  if (kind && kind->starts_with("all_to_allv") &&
+      (source != *schedule.getCollectiveInput() ||
+       target != *schedule.getCollectiveOutput()))
     return op.emitOpError("moves rows from '")
            << schedule.getBufferName(op.getSource()) << "' to '"
            << schedule.getBufferName(op.getTarget())
@@ -154,6 +158,7 @@ LogicalResult SegmentTracker::checkAllToAllv(const SymbolicMemory &memory) {
   unsigned out = *schedule.getCollectiveOutput();
   int64_t send = *schedule.getCollectiveSendCounts();
   std::optional<unsigned> recv = schedule.getCollectiveRecvCounts();
+  bool packed = schedule.getCollective() == "all_to_allv_packed";
   int64_t capacity = chunksOf(out) / ranks;
   StringRef outName = schedule.getBufferName(schedule.getBufferArgs()[out]);
   auto fail = [&](int64_t r, int64_t p) {
@@ -168,18 +173,18 @@ LogicalResult SegmentTracker::checkAllToAllv(const SymbolicMemory &memory) {
     for (int64_t r = 0; r < ranks; ++r) {
       Symbol count{r, send, p};
       SymbolicOffset at, from;
-      if (recv) {
+      if (recv && !(memory[p][*recv][r] == count))
+        return fail(r, p) << "are counted in "
+                          << schedule.getBufferName(
+                                 schedule.getBufferArgs()[*recv])
+                          << "[" << r << "] of rank " << p << ", which holds "
+                          << describe(memory[p][*recv][r])
+                          << " at the end, not " << describe(count);
+      if (packed) {
         for (int64_t q = 0; q < r; ++q)
           at.terms.push_back(Symbol{q, send, p});
         for (int64_t q = 0; q < p; ++q)
           from.terms.push_back(Symbol{r, send, q});
-        const Symbol &held = memory[p][*recv][r];
-        if (!(held == count))
-          return fail(r, p)
-                 << "are counted in "
-                 << schedule.getBufferName(schedule.getBufferArgs()[*recv])
-                 << "[" << r << "] of rank " << p << ", which holds "
-                 << describe(held) << " at the end, not " << describe(count);
       } else {
         at.constant = r * capacity;
         from.constant = p * capacity;
@@ -207,7 +212,7 @@ LogicalResult SegmentTracker::checkAllToAllv(const SymbolicMemory &memory) {
       else if (!(segment->count == count))
         os << "number " << describe(count) << ", but "
            << describe(segment->count) << " are copied";
-      else if (!recv && segment->max != capacity)
+      else if (!packed && segment->max != capacity)
         os << "may number up to the capacity " << capacity
            << ", but the sdma.copyv that moves them has max " << segment->max;
       if (!reason.empty()) {

@@ -294,8 +294,9 @@ ScheduleOp::getBufferChunks(Value buffer, std::optional<int64_t> ranks) {
 }
 
 ArrayRef<StringRef> ScheduleOp::getCollectiveKinds() {
-  static const StringRef kinds[] = {"all_gather", "all_to_all", "all_to_allv",
-                                    "broadcast",  "scatter",    "gather"};
+  static const StringRef kinds[] = {
+      "all_gather", "all_to_all", "all_to_allv", "all_to_allv_packed",
+      "broadcast",  "scatter",    "gather"};
   return kinds;
 }
 
@@ -344,13 +345,17 @@ bool ScheduleOp::isCountBuffer(Value buffer) {
 /// buffers are not count tables and the count tables are.
 static LogicalResult verifyCountTables(ScheduleOp op, StringRef kind) {
   size_t named = op.getCollectiveBuffers()->size();
-  if (kind != "all_to_allv")
+  if (!kind.starts_with("all_to_allv"))
     return named == 2
                ? success()
                : op.emitOpError("'") << kind << "' takes no count tables";
   if (named < 3)
-    return op.emitOpError("'all_to_allv' needs its count tables: "
-                          "counts(%send) or counts(%send -> %recv)");
+    return op.emitOpError("'") << kind
+                               << "' needs its count tables: counts(%send) or "
+                                  "counts(%send -> %recv)";
+  if (kind == "all_to_allv_packed" && named < 4)
+    return op.emitOpError("'all_to_allv_packed' needs a receive-count "
+                          "table: counts(%send -> %recv)");
   if (!op.getCollectiveSendCounts() ||
       (named == 4 && !op.getCollectiveRecvCounts()))
     return op.emitOpError("expects 'collective_buffers' to name count tables");
@@ -365,8 +370,8 @@ static LogicalResult verifyCountTables(ScheduleOp op, StringRef kind) {
   }
   if (named == 4 &&
       op.getCollectiveSendCounts() == op.getCollectiveRecvCounts())
-    return op.emitOpError("'all_to_allv' needs distinct send and receive "
-                          "count tables");
+    return op.emitOpError("'")
+           << kind << "' needs distinct send and receive count tables";
   return success();
 }
 
@@ -424,6 +429,7 @@ LogicalResult ScheduleOp::verifyRegions() {
     if (!llvm::is_contained(getCollectiveKinds(), *kind))
       return emitOpError("implements unknown collective '")
              << *kind << "' (expected all_gather, all_to_all, all_to_allv, "
+             << "all_to_allv_packed, "
              << "broadcast, scatter or gather)";
     if (!getCollectiveInput() || !getCollectiveOutput())
       return emitOpError("expects 'collective_buffers' to name an input and "

@@ -10,7 +10,7 @@ sdma.schedule @slots ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) im
   sdma.copyv %in[0] on 1 -> %out[1] on 0, count %n[0] on 1 max 1
   sdma.copyv %in[1] on 1 -> %out[1] on 1, count %n[1] on 1 max 1
 }
-sdma.schedule @packed ranks(%R = 2) buffers(%in : 2, %out : 2, %s : counts[2], %c : counts[2]) implements all_to_allv(%in -> %out) counts(%s -> %c) {
+sdma.schedule @packed ranks(%R = 2) buffers(%in : 2, %out : 2, %s : counts[2], %c : counts[2]) implements all_to_allv_packed(%in -> %out) counts(%s -> %c) {
   sdma.copy %s[0, 1] on 0 -> %c[0, 1] on 0
   sdma.copy %s[1, 1] on 0 -> %c[0, 1] on 1
   sdma.copy %s[0, 1] on 1 -> %c[1, 1] on 0
@@ -29,7 +29,7 @@ sdma.schedule @packed ranks(%R = 2) buffers(%in : 2, %out : 2, %s : counts[2], %
 // -----
 
 // Without the exchange's ordering, the data phase reads counts in flight.
-sdma.schedule @no_barrier ranks(%R = 2) buffers(%in : 2, %out : 2, %s : counts[2], %c : counts[2]) implements all_to_allv(%in -> %out) counts(%s -> %c) {
+sdma.schedule @no_barrier ranks(%R = 2) buffers(%in : 2, %out : 2, %s : counts[2], %c : counts[2]) implements all_to_allv_packed(%in -> %out) counts(%s -> %c) {
   // expected-note @+1 {{the other op, issued by rank 0}}
   sdma.copy %s[0, 1] on 0 -> %c[0, 1] on 0
   sdma.copy %s[1, 1] on 0 -> %c[0, 1] on 1
@@ -111,7 +111,7 @@ sdma.schedule @mixed ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) im
 
 // The exchange puts rank 1's count into the wrong entry.
 // expected-error @+1 {{the rows rank 0 sends to rank 1 are counted in c[0] of rank 1, which holds nothing (never written) at the end, not s[1] of rank 0}}
-sdma.schedule @wrong_exchange ranks(%R = 2) buffers(%in : 2, %out : 2, %s : counts[2], %c : counts[2]) implements all_to_allv(%in -> %out) counts(%s -> %c) {
+sdma.schedule @wrong_exchange ranks(%R = 2) buffers(%in : 2, %out : 2, %s : counts[2], %c : counts[2]) implements all_to_allv_packed(%in -> %out) counts(%s -> %c) {
   sdma.copy %s[0, 1] on 0 -> %c[0, 1] on 0
   sdma.copy %s[1, 1] on 0 -> %c[1, 1] on 1
   sdma.copy %s[0, 1] on 1 -> %c[1, 1] on 0
@@ -124,7 +124,7 @@ sdma.schedule @wrong_exchange ranks(%R = 2) buffers(%in : 2, %out : 2, %s : coun
 
 // -----
 
-sdma.schedule @extra ranks(%R = 1) buffers(%in : 2, %out : 2, %s : counts[2], %c : counts[2]) implements all_to_allv(%in -> %out) counts(%s -> %c) {
+sdma.schedule @extra ranks(%R = 1) buffers(%in : 2, %out : 2, %s : counts[2], %c : counts[2]) implements all_to_allv_packed(%in -> %out) counts(%s -> %c) {
   sdma.copy %s[0, 1] on 0 -> %c[0, 1] on 0
   sdma.fence on 0
   sdma.copyv %in[packed %s[0] on 0] on 0 -> %out[packed %c[0] on 0] on 0, count %s[0] on 0 max 1

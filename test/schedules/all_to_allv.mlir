@@ -4,9 +4,9 @@
 // RUN: for r in 2 3 4 5 6 7 8 9; do sdma-opt %schedules/all_to_allv_packed.mlir --sdma-unroll=ranks=$r --sdma-verify 2>&1 >/dev/null; done | FileCheck %s --check-prefix=PACKED
 // RUN: sdma-opt %schedules/all_to_allv_packed.mlir --sdma-unroll=ranks=3 | FileCheck %s --check-prefix=OPS
 
-// SLOTS-COUNT-8: remark: proved for {{[2-9]}} ranks: {{[0-9]+}} data ops race-free, 0 waits always released (no deadlock), implements all_to_allv(input -> output) counts(send_counts) for every count
+// SLOTS-COUNT-8: remark: proved for {{[2-9]}} ranks: {{[0-9]+}} data ops race-free, 0 waits always released (no deadlock), implements all_to_allv(input -> output) counts(send_counts -> recv_counts) for every count
 // PACKED: remark: proved for 2 ranks: 8 data ops race-free
-// PACKED: remark: proved for 9 ranks: 162 data ops race-free, 0 waits always released (no deadlock), implements all_to_allv(input -> output) counts(send_counts -> recv_counts) for every count
+// PACKED: remark: proved for 9 ranks: 162 data ops race-free, 0 waits always released (no deadlock), implements all_to_allv_packed(input -> output) counts(send_counts -> recv_counts) for every count
 
 // OPS:      sdma.copy %send_counts[0, 1] on 0 -> %recv_counts[0, 1] on 0
 // OPS-NEXT: sdma.copy %send_counts[1, 1] on 0 -> %recv_counts[0, 1] on 1

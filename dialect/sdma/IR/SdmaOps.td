@@ -51,13 +51,13 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
     | gather     | c / R*c        | on the root: out[p*c + i] = in[i] of p    |
 
     | all_to_allv | R*C / R*C (capacity slots) | out[p*C + i] = in[r*C + i] of p, i < send[r] of p |
-    | all_to_allv (packed) | packed / packed | segment p of out = segment r of in of p, recv[p] = send[r] of p |
+    | all_to_allv_packed | any / any | segment p of out = segment r of in of p |
 
-    `all_to_allv` names its count tables: `counts(%send)` for capacity
-    slots (C = out / R chunks per source rank), `counts(%send -> %recv)`
-    for packed buffers (segments follow each other in rank order; their
-    offsets are the exclusive prefix sums of the counts, and `%recv` must
-    end up holding what each peer sent).
+    Both name their count tables, `counts(%send)` or `counts(%send ->
+    %recv)` (packed needs `%recv`); where `%recv` is named, recv[p] of r
+    must end up holding send[r] of p. Capacity slots: C = out / R chunks
+    per source rank. Packed: segments follow each other in rank order;
+    their offsets are the exclusive prefix sums of the counts.
 
     A buffer declared `counts[SIZE]` is a count table: SIZE 64-bit
     integers (not chunks) that `sdma.copyv` reads its run-time counts and

@@ -293,7 +293,7 @@ sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
 
 // -----
 
-// expected-error @+1 {{implements unknown collective 'reduce' (expected all_gather, all_to_all, all_to_allv, broadcast, scatter or gather)}}
+// expected-error @+1 {{implements unknown collective 'reduce' (expected all_gather, all_to_all, all_to_allv, all_to_allv_packed, broadcast, scatter or gather)}}
 sdma.schedule @s ranks(%R = 2) buffers(%a : 1, %b : 2) implements reduce(%a -> %b) {}
 
 // -----
@@ -502,4 +502,10 @@ sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) implem
 
 // expected-error @+1 {{'all_to_allv' cannot be in place}}
 sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %n : counts[2]) implements all_to_allv(%in -> %in) counts(%n) {
+}
+
+// -----
+
+// expected-error @+1 {{'all_to_allv_packed' needs a receive-count table: counts(%send -> %recv)}}
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) implements all_to_allv_packed(%in -> %out) counts(%n) {
 }
