@@ -199,6 +199,7 @@ bool Compilation::front(std::string_view text) {
     return fail("'" + options.bufferName + "' did not compile", true);
   out.ranks = proved->ranks;
   out.proof = proved->summary(flatSchedule);
+  out.runtimeCounts = !flatSchedule.getBody().getOps<CopyvOp>().empty();
   out.declaresCollective = proved->collective.has_value();
   if (options.ldst) {
     llvm::raw_string_ostream hip(out.ldstProgram);
@@ -272,6 +273,15 @@ std::optional<VariantArtifacts> Compilation::variant(llvm::StringRef name,
 
 bool Compilation::variants() {
   using Policy = CompileOptions::VariantPolicy;
+  // Counts read at run time have no DMA plan (sdma-assign-engines says
+  // why); the load/store kernel is the program.
+  if (out.runtimeCounts && options.ldst) {
+    for (const std::string &name : options.variants)
+      out.skipped.push_back(
+          {name, "the schedule reads counts at run time (sdma.copyv); DMA "
+                 "plans need every size when they are built"});
+    return true;
+  }
   for (const std::string &name : options.variants) {
     if (!llvm::is_contained(getDMAVariants(), name))
       return fail("unknown DMA variant '" + name +

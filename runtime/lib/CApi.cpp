@@ -50,7 +50,9 @@ sdmaResult_t errorClass(const std::string &error) {
     return sdmaRemoteError;
   if (contains(error, "differs between ranks") ||
       contains(error, "not loaded on this communicator") ||
-      contains(error, "not live"))
+      contains(error, "not live") || contains(error, "more than the capacity") ||
+      contains(error, "past the end of a packed") ||
+      contains(error, "a negative count"))
     return sdmaInvalidUsage;
   if (contains(error, "not symmetric memory") || contains(error, "too small") ||
       contains(error, "runs past") || contains(error, "needs buffer") ||
@@ -60,7 +62,9 @@ sdmaResult_t errorClass(const std::string &error) {
       contains(error, "does not compile") ||
       contains(error, "cannot read schedule") ||
       contains(error, "not device memory") ||
-      contains(error, "shares only memory"))
+      contains(error, "shares only memory") ||
+      contains(error, "must not be null") ||
+      contains(error, "must be positive"))
     return sdmaInvalidArgument;
   if (contains(error, "CUDA_ERROR") || contains(error, "no GPU"))
     return sdmaUnhandledCudaError;
@@ -330,6 +334,37 @@ sdmaResult_t sdmaAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
                           sdmaStream_t stream) {
   return runOp(CommOp::AlltoAll, sendbuff, recvbuff, count, datatype, 0, comm,
                stream);
+}
+
+sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
+                           void *recvbuff, int64_t *recvcounts,
+                           size_t capacity, size_t rowcount,
+                           sdmaDataType_t datatype,
+                           sdmaAlltoAllvLayout_t layout, sdmaComm_t comm,
+                           sdmaStream_t stream) {
+  if (!comm)
+    return fail(nullptr, sdmaInvalidArgument, "AlltoAllv: comm is NULL");
+  if (datatype < 0 || datatype >= sdmaNumTypes ||
+      (layout != sdmaAlltoAllvSlots && layout != sdmaAlltoAllvPacked))
+    return fail(comm, sdmaInvalidArgument,
+                "AlltoAllv: invalid datatype " + std::to_string(datatype) +
+                    " or layout " + std::to_string(layout));
+  size_t element = dataTypeBytes(static_cast<DataType>(datatype));
+  if (rowcount && element > SIZE_MAX / rowcount)
+    return fail(comm, sdmaInvalidArgument,
+                "AlltoAllv: a row of " + std::to_string(rowcount) +
+                    " elements overflows");
+  return guarded(comm, [&] {
+    std::string error;
+    if (comm->comm->allToAllv(sendbuff, sendcounts, recvbuff, recvcounts,
+                              capacity, rowcount * element,
+                              layout == sdmaAlltoAllvPacked
+                                  ? AlltoAllvLayout::Packed
+                                  : AlltoAllvLayout::Slots,
+                              stream, error))
+      return sdmaSuccess;
+    return fail(comm, errorClass(error), "AlltoAllv: " + error);
+  });
 }
 
 sdmaResult_t sdmaBroadcast(const void *sendbuff, void *recvbuff, size_t count,

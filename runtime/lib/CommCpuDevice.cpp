@@ -47,7 +47,7 @@ public:
   bool launch(const KernelLaunch &launch, std::string &error) override {
     size_t RB = ranks_ * buffers_;
     const std::vector<uint64_t> &t = launch.table;
-    if (t.size() != RB + 3 * ranks_ + 4) {
+    if (t.size() != RB + 3 * ranks_ + 5) {
       error =
           "internal: a kernel table of " + std::to_string(t.size()) + " words";
       return false;
@@ -64,6 +64,7 @@ public:
       p.arrive.push_back(
           reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_ + 3 + r]));
     p.errorRecord = reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_]);
+    p.rowBytes = t[RB + 3 * ranks_ + 4];
     return executor_->runRanks(p, launch.chunkBytes, launch.programRank,
                                launch.programRank + 1, error);
   }
@@ -90,6 +91,12 @@ public:
   std::string name() const override { return "cpu"; }
   std::string identity() const override { return "cpu"; }
 
+  bool copy(void *dst, const void *src, size_t bytes, void *stream,
+            std::string &error) override {
+    (void)stream, (void)error;
+    std::memmove(dst, src, bytes);
+    return true;
+  }
   bool allocate(size_t bytes, char *&ptr, std::string &error) override {
     char name[96];
     std::snprintf(name, sizeof(name), "/sdma-%016llx-%d-%d",

@@ -190,7 +190,9 @@ bool Communicator::addInstance(LdstProgram program, int &index,
   if (!take(std::max(1, program.flagSlots) * 8, instance.flagsOffset) ||
       !take(8, instance.syncOffset) || !take(16, instance.epochsOffset) ||
       !take(2 * ranks_ * 8, instance.arriveOffset) ||
-      !take(kRecordWords * 8, instance.errorOffset)) {
+      !take(kRecordWords * 8, instance.errorOffset) ||
+      (program.collective && program.collective->sendCounts >= 0 &&
+       !take(2 * ranks_ * 8, instance.countsOffset))) {
     error = "the control area is full (" + std::to_string(controlBytes_) +
             " bytes of flags): too many schedules on one communicator";
     return false;
@@ -244,6 +246,19 @@ void Communicator::readKernelError(std::string &error) {
   const unsigned long long *records = device_->errorRecord();
   for (size_t i = 0; i < instances_.size(); ++i) {
     const unsigned long long *r = records + i * kRecordWords;
+    if (uint64_t kind = *(volatile const unsigned long long *)(r + 5)) {
+      // sdma.copyv's count error (SdmaTable::error words 5-7).
+      int64_t count = static_cast<int64_t>(r[7]);
+      error = "rank " + std::to_string(r[6] / 65536) + " (" +
+              instances_[i].program.schedule + ") was to send " +
+              std::to_string(count) + " rows to rank " +
+              std::to_string(r[6] % 65536) + ", " +
+              (kind == 1   ? "more than the capacity"
+               : kind == 2 ? "past the end of a packed buffer"
+                           : "a negative count") +
+              ": nothing was sent for it";
+      return;
+    }
     if (!*(volatile const unsigned long long *)r)
       continue;
     const Instance &instance = instances_[i];
@@ -278,7 +293,7 @@ void Communicator::readKernelError(std::string &error) {
 bool Communicator::run(int index, const std::vector<const void *> &buffers,
                        size_t chunkBytes, void *stream,
                        const std::string &signature, std::string &error,
-                       std::vector<size_t> stride) {
+                       std::vector<size_t> stride, size_t rowBytes) {
   if (failed_.empty())
     readKernelError(failed_);
   if (!failed_.empty()) {
@@ -304,7 +319,7 @@ bool Communicator::run(int index, const std::vector<const void *> &buffers,
   for (size_t b = 0; b < B && problem.empty(); ++b) {
     if (!buffers[b])
       continue;
-    size_t bytes = program.buffers[b].chunks * chunkBytes;
+    size_t bytes = program.buffers[b].bytes(chunkBytes);
     std::string what = "buffer '" + program.buffers[b].name + "'";
     if (!locate(buffers[b], bytes, what.c_str(), region[b], offset[b], problem))
       break;
@@ -334,7 +349,7 @@ bool Communicator::run(int index, const std::vector<const void *> &buffers,
     const Region &at = regions_[region[b]];
     // A heap allocation has the same size everywhere (locate checked it);
     // a registration has each rank's own.
-    size_t need = program.buffers[b].chunks * chunkBytes;
+    size_t need = program.buffers[b].bytes(chunkBytes);
     size_t has = at.peerBytes[r];
     size_t start = offset[b] + r * stride[b];
     if ((region[b] != 0 || stride[b]) && start + need > has) {
@@ -364,6 +379,7 @@ bool Communicator::run(int index, const std::vector<const void *> &buffers,
     t.push_back(
         reinterpret_cast<uint64_t>(heap.peer[q] + instance.arriveOffset));
   t.push_back(mirrored ? record : 0);
+  t.push_back(rowBytes);
   launch.chunkBytes = chunkBytes;
   launch.programRank = rank_;
   launch.stream = stream;

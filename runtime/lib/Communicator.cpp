@@ -416,6 +416,13 @@ bool Communicator::locate(const void *ptr, size_t bytes, const char *what,
   const Region &heap = regions_[0];
   if (p >= heap.local && p < heap.local + heap.bytes) {
     size_t at = p - heap.local;
+    // The control area's used part (the communicator's own count tables
+    // live there) is symmetric too.
+    if (at + bytes <= controlUsed_) {
+      region = 0;
+      offset = at;
+      return true;
+    }
     auto it = heapLive_.upper_bound(at);
     if (it != heapLive_.begin()) {
       --it;

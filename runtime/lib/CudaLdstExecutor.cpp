@@ -133,7 +133,7 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
     // where the synchronous-looking host copies of upload() run (a copy
     // from pageable memory can return before its DMA has landed).
     SDMA_CU_CREATE(cuStreamCreate, &group.stream, 0);
-    if (!e.devices_.alloc(group.firstRank, group.error, 5 * 8, error))
+    if (!e.devices_.alloc(group.firstRank, group.error, 8 * 8, error))
       return nullptr;
   }
   e.compile_.loadMs = millisecondsSince(start);
@@ -201,6 +201,7 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
     group.table.push_back(0); // epochs: the launch numbers the run
     group.table.insert(group.table.end(), program_.ranks, 0); // arrive
     group.table.push_back(0); // errorMirror: none
+    group.table.push_back(0); // rowBytes: rows are chunks
     // Enough blocks to keep 16-byte units per thread reasonable, never more
     // than can be resident at once for all the device's ranks together.
     int cap = std::max(1, group.smCount * std::max(1, group.blocksPerSM) /

@@ -161,7 +161,7 @@ HipLdstExecutor::create(const LdstProgram &program, const HipOptions &options,
     if (!t.alloc(t.flags[r], program.flagSlots * 8, error) ||
         !t.alloc(t.syncs[r], 8, error))
       return nullptr;
-  if (!t.alloc(t.errorRecord, 5 * 8, error))
+  if (!t.alloc(t.errorRecord, 8 * 8, error))
     return nullptr;
   return executor;
 }
@@ -194,6 +194,7 @@ bool HipLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
   table.push_back(0); // epochs: the launch numbers the run
   table.insert(table.end(), s.program.ranks, 0); // arrive: in-process
   table.push_back(0);                            // errorMirror: none
+  table.push_back(0);                            // rowBytes: rows are chunks
   s.table = std::move(table);
   // One resident block per CU and rank at most (ranks wait on each other).
   int64_t largest = 0;

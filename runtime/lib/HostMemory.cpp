@@ -79,7 +79,7 @@ HostMemory::HostMemory(const Plan &plan, size_t chunkBytes)
   flags_.assign(plan.ranks, std::vector<uint64_t>(plan.flags, 0));
   for (auto &rank : data_)
     for (const Buffer &buffer : plan.buffers)
-      rank.emplace_back(buffer.chunks * chunkBytes, kPoison);
+      rank.emplace_back(buffer.bytes(chunkBytes), kPoison);
 }
 
 uint8_t sdma::rt::patternByte(int rank, int buffer, uint64_t index) {

@@ -226,6 +226,12 @@ inline std::vector<Buffer> parseBuffers(const json &root, int64_t maxChunks,
     std::string path = "$.buffers[" + std::to_string(i) + "]";
     Buffer buffer{stringField(buffers[i], path, "name"),
                   integerField(buffers[i], path, "chunks", 1, maxChunks)};
+    if (buffers[i].contains("counts")) {
+      const json &counts = buffers[i]["counts"];
+      if (!counts.is_boolean())
+        fail(path + ".counts", "expected true or false");
+      buffer.counts = counts.get<bool>();
+    }
     if (!index.emplace(buffer.name, static_cast<int>(i)).second)
       fail(path + ".name", "buffer " + quote(buffer.name) + " appears twice");
     result.push_back(std::move(buffer));
@@ -282,8 +288,10 @@ parseCollective(const json &root, const std::vector<Buffer> &buffers,
     return std::nullopt;
   Collective c;
   c.kind = stringField(collective, "$.collective", "kind");
+  bool dynamic = c.kind == "all_to_allv" || c.kind == "all_to_allv_packed";
   if (c.kind != "all_gather" && c.kind != "all_to_all" &&
-      c.kind != "broadcast" && c.kind != "scatter" && c.kind != "gather")
+      c.kind != "broadcast" && c.kind != "scatter" && c.kind != "gather" &&
+      !dynamic)
     fail("$.collective.kind", "unknown collective " + quote(c.kind));
   c.input = findBuffer(index, stringField(collective, "$.collective", "input"),
                        "$.collective.input");
@@ -294,7 +302,23 @@ parseCollective(const json &root, const std::vector<Buffer> &buffers,
       c.kind == "broadcast" || c.kind == "scatter" || c.kind == "gather";
   if (needsRoot)
     c.root = integerField(collective, "$.collective", "root", 0, ranks - 1);
-  checkCollectiveSizes(c, buffers, ranks);
+  if (!dynamic) {
+    checkCollectiveSizes(c, buffers, ranks);
+    return c;
+  }
+  // all_to_allv: its count tables (the compiler checked the layout).
+  for (auto [key, at] : {std::pair<const char *, int *>{"send_counts",
+                                                        &c.sendCounts},
+                         {"recv_counts", &c.recvCounts}}) {
+    if (!collective.contains(key))
+      continue;
+    std::string path = std::string("$.collective.") + key;
+    *at = findBuffer(index, stringField(collective, "$.collective", key), path);
+    if (!buffers[*at].counts)
+      fail(path, quote(buffers[*at].name) + " is not a count table");
+  }
+  if (c.sendCounts < 0)
+    fail("$.collective", c.kind + " needs \"send_counts\"");
   return c;
 }
 

@@ -94,7 +94,8 @@ extern "C" void sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
                                    unsigned long long epoch,
                                    unsigned long long *epochs,
                                    unsigned long long **arrive, int blocks,
-                                   int threads, int rankBegin, int rankEnd) {
+                                   int threads, int rankBegin, int rankEnd,
+                                   unsigned long long rowBytes) {
   SdmaTable table;
   for (int i = 0; i < SDMA_RANKS * SDMA_BUFFERS; ++i)
     table.buf[i] = bufs[i];
@@ -108,6 +109,7 @@ extern "C" void sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
   for (int r = 0; r < SDMA_RANKS; ++r)
     table.arrive[r] = arrive ? arrive[r] : nullptr;
   table.errorMirror = nullptr; // `error` is host memory here
+  table.rowBytes = rowBytes;
   sdma_ntid = threads;
   sdma_nbid = blocks;
   std::vector<std::unique_ptr<std::barrier<>>> barriers;
@@ -140,7 +142,7 @@ extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
                              unsigned long long chunk, unsigned long long epoch,
                              int blocks, int threads) {
   sdma_cpu_run_ranks(bufs, flags, sync, error, timeoutNs, chunk, epoch, nullptr,
-                     nullptr, blocks, threads, 0, SDMA_RANKS);
+                     nullptr, blocks, threads, 0, SDMA_RANKS, 0);
 }
 )SDMA";
 
@@ -403,7 +405,7 @@ bool LdstCpuExecutor::runRanks(const RankPointers &pointers, size_t chunkBytes,
             std::to_string(ranks) + "-rank program";
     return false;
   }
-  unsigned long long own[5] = {0, 0, 0, 0, 0};
+  unsigned long long own[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   unsigned long long *record =
       pointers.errorRecord ? pointers.errorRecord : own;
   runRanks_(const_cast<char **>(pointers.buffers.data()),
@@ -413,6 +415,7 @@ bool LdstCpuExecutor::runRanks(const RankPointers &pointers, size_t chunkBytes,
             pointers.arrive.empty()
                 ? nullptr
                 : const_cast<unsigned long long **>(pointers.arrive.data()),
-            blocks ? blocks : options_.blocks, options_.threads, begin, end);
+            blocks ? blocks : options_.blocks, options_.threads, begin, end,
+            pointers.rowBytes);
   return readErrorRecord(record, error);
 }

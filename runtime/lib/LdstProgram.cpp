@@ -139,6 +139,7 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
   std::vector<long long> ops = intTable(source, "sdma_ops");
   std::vector<long long> steps = intTable(source, "sdma_steps");
   std::vector<long long> begin = intTable(source, "sdma_rank_begin");
+  std::vector<long long> vops = intTable(source, "sdma_vops");
   size_t at = source.find("#define SDMA_OP_STRIDE ");
   long long stride =
       at == std::string::npos ? 0 : std::atoll(source.c_str() + at + 23);
@@ -164,6 +165,17 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
       if (!add(ops[o + 1], ops[o + 2]) || !add(ops[o + 5], ops[o + 6]) ||
           (ops[o] == 1 && !add(ops[o + 8], ops[o + 9])))
         return all;
+      if (ops[o] != 3)
+        continue;
+      // sdma.copyv: its count's table entry, and its prefix tables (two
+      // of (buffer or -1, rank, index) in sdma_vops).
+      long long v = ops[o + 11] * 6;
+      if (!add(ops[o + 8], ops[o + 9]) || v < 0 ||
+          v + 5 >= (long long)vops.size())
+        return all;
+      for (long long side = v; side <= v + 3; side += 3)
+        if (vops[side] >= 0 && !add(vops[side + 1], vops[side]))
+          return all;
     }
   }
   for (size_t i = 0; i < all.size(); ++i)

@@ -126,6 +126,25 @@ struct Rank {
   }
 };
 
+/// 0 when `result` is a failure whose message mentions `needle`.
+inline int expectFailure(Rank &k, sdmaResult_t result, const char *needle) {
+  const char *message = sdmaGetLastError(k.comm);
+  if (result != sdmaSuccess && std::strstr(message, needle)) {
+    std::printf("rank %d refused as expected (%s): %s\n", k.rank,
+                sdmaGetErrorString(result), message);
+    return 0;
+  }
+  std::fprintf(stderr,
+               "rank %d: expected a failure mentioning '%s'; got %s: %s\n",
+               k.rank, needle, sdmaGetErrorString(result), message);
+  return 1;
+}
+
+/// sdmaAlltoAllv against its definition (CommAlltoAllv.cpp).
+void allToAllv(Rank &k);
+/// A count over capacity: reported, never an overwrite.
+int allToAllvOverflow(Rank &k);
+
 /// Per-call latency of AllGather and AlltoAll: `iters` calls back to back,
 /// then one wait (CSV on rank 0).
 void bench(Rank &k, int iters);

@@ -177,6 +177,12 @@ int main(int argc, char **argv) {
     return 1;
   if (run.compileOnly)
     return writeCompiled(run, out);
+  if (out.variants.empty())
+    return fail("'" + run.input +
+                "' reads counts at run time (sdma.copyv): it has a "
+                "load/store program (--emit-hip) but no DMA plan for "
+                "sdma-run's reference; run it through the communicator "
+                "(sdma-comm-test --case=alltoallv)");
   const VariantArtifacts &primary = out.variants.front();
   if ((!run.emitPlan.empty() && !writeFile(run.emitPlan, primary.plan)) ||
       (!run.emitPackets.empty() &&

@@ -115,6 +115,9 @@ struct Artifacts {
   /// the collective it implements (else its outputs are unchecked).
   std::string proof;
   bool declaresCollective = false;
+  /// The schedule reads counts at run time (sdma.copyv): the load/store
+  /// program is its only output; every DMA variant is skipped.
+  bool runtimeCounts = false;
   /// The load/store program (CompileOptions::ldst).
   std::string ldstProgram;
   std::vector<VariantArtifacts> variants;

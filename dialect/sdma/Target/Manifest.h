@@ -29,10 +29,15 @@ inline nlohmann::ordered_json sliceToJSON(ScheduleOp schedule,
 /// [{"name": ..., "chunks": ...}] for a schedule with a fixed rank count.
 inline nlohmann::ordered_json buffersToJSON(ScheduleOp schedule) {
   nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
-  for (mlir::BlockArgument buffer : schedule.getBufferArgs())
-    buffers.push_back(
-        {{"name", schedule.getBufferName(buffer).str()},
-         {"chunks", *schedule.getBufferChunks(buffer, schedule.getRanks())}});
+  for (mlir::BlockArgument buffer : schedule.getBufferArgs()) {
+    nlohmann::ordered_json entry{
+        {"name", schedule.getBufferName(buffer).str()},
+        {"chunks", *schedule.getBufferChunks(buffer, schedule.getRanks())}};
+    // A count table's unit is one 64-bit integer, not a chunk.
+    if (schedule.isCountBuffer(buffer))
+      entry["counts"] = true;
+    buffers.push_back(std::move(entry));
+  }
   return buffers;
 }
 
@@ -50,6 +55,10 @@ inline nlohmann::ordered_json collectiveToJSON(ScheduleOp schedule) {
       {"output", name(*schedule.getCollectiveOutput())}};
   if (std::optional<int64_t> root = schedule.getRoot())
     collective["root"] = *root;
+  if (std::optional<unsigned> send = schedule.getCollectiveSendCounts())
+    collective["send_counts"] = name(*send);
+  if (std::optional<unsigned> recv = schedule.getCollectiveRecvCounts())
+    collective["recv_counts"] = name(*recv);
   return collective;
 }
 

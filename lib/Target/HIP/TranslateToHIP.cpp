@@ -39,6 +39,7 @@ namespace {
 
 enum StepKind { kPhase = 0, kSync = 1, kSignal = 2, kWait = 3, kBarrier = 4 };
 constexpr int kOpStride = 12;
+constexpr int kVopStride = 6;
 
 struct Step {
   int kind, a, b;
@@ -130,11 +131,15 @@ public:
 
 private:
   LogicalResult collect();
+  std::vector<int64_t> copyvRow(CopyvOp op);
   int slotFor(int64_t from, int64_t tag);
 
   ScheduleOp schedule;
   int64_t ranks;
   std::vector<int64_t> ops; // kOpStride per op
+  /// Per sdma.copyv: the prefix tables of its sides (buffer or -1, rank,
+  /// index), kVopStride each; its op row points here.
+  std::vector<int64_t> vops;
   std::vector<std::vector<Step>> steps;
   std::map<int64_t, int> tagIndex;
   std::map<std::pair<int, int64_t>, int> signalsTo; // (slot, rank)
@@ -143,6 +148,36 @@ private:
 };
 
 } // namespace
+
+std::vector<int64_t> HIPEmitter::copyvRow(CopyvOp op) {
+  auto field = [&](unsigned i) { return *op.getConstantField(i); };
+  auto bufferOf = [&](Value buffer) -> int64_t {
+    return cast<BlockArgument>(buffer).getArgNumber() - 1;
+  };
+  std::vector<int64_t> row = {3,
+                              field(CopyvOp::kSourceRank),
+                              bufferOf(op.getSource()),
+                              field(CopyvOp::kSourceOffset),
+                              op.getMaxCount(),
+                              field(CopyvOp::kTargetRank),
+                              bufferOf(op.getTarget()),
+                              field(CopyvOp::kTargetOffset),
+                              field(CopyvOp::kCountRank),
+                              bufferOf(op.getCounts()),
+                              field(CopyvOp::kCountIndex),
+                              static_cast<int64_t>(vops.size() / kVopStride)};
+  for (unsigned side = 0; side < 2; ++side) {
+    unsigned rank =
+        side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
+    bool packed = op.getPacked()[side];
+    Value table = side ? op.getTargetPrefix() : op.getSourcePrefix();
+    llvm::append_range(vops, std::initializer_list<int64_t>{
+                                 packed ? bufferOf(table) : -1,
+                                 packed ? field(rank) : 0,
+                                 packed ? field(rank + 1) : 0});
+  }
+  return row;
+}
 
 int HIPEmitter::slotFor(int64_t from, int64_t tag) {
   auto [it, inserted] = tagIndex.try_emplace(tag, tagIndex.size());
@@ -190,6 +225,8 @@ LogicalResult HIPEmitter::collect() {
         StaticSlice s2 = slice(2);
         row[8] = s2.rank, row[9] = bufferOf(s2), row[10] = s2.offset;
       }
+      // The unit of offsets and counts: a chunk, or 8 bytes in count tables.
+      row[11] = schedule.isCountBuffer(s0.buffer) ? 8 : 0;
       int64_t rank = s0.rank;
       // Ops on one engine run in program order: one that touches what an
       // earlier op of the same engine touched since the last sync (one of
@@ -206,6 +243,21 @@ LogicalResult HIPEmitter::collect() {
       if (engine)
         engineFootprints[rank].add(engine.getInt(), transfer);
       llvm::append_range(raw[rank].back().opRows, row);
+    } else if (auto copyv = dyn_cast<CopyvOp>(&op)) {
+      if (!copyv.hasStaticFields())
+        return op.emitOpError("is not flat: run sdma-unroll before "
+                              "--sdma-to-hip");
+      int64_t rank = *copyv.getConstantField(CopyvOp::kSourceRank);
+      std::vector<int64_t> row = copyvRow(copyv);
+      // On an engine, program order: alone between two syncs.
+      bool engine = op.hasAttr("engine");
+      if (engine)
+        addRaw(rank, {kSync, 0, 0});
+      if (engine || raw[rank].empty() || raw[rank].back().step.kind != kPhase)
+        raw[rank].push_back({{kPhase, 0, 0}, {}});
+      llvm::append_range(raw[rank].back().opRows, row);
+      if (engine)
+        addRaw(rank, {kSync, 0, 0});
     } else if (auto fence = dyn_cast<FenceOp>(&op)) {
       if (!fence.hasStaticFields())
         return op.emitOpError("is not flat: run sdma-unroll before "
@@ -308,7 +360,11 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   os << "#define SDMA_RANKS " << ranks << "\n#define SDMA_BUFFERS "
      << numBuffers << "\n#define SDMA_FLAG_SLOTS "
      << std::max<int64_t>(numSlots, 1) << "\n#define SDMA_OP_STRIDE "
-     << kOpStride << "\n\n";
+     << kOpStride << "\n";
+  if (!vops.empty())
+    os << "#define SDMA_COUNT_OPS 1\n#define SDMA_VOP_STRIDE " << kVopStride
+       << "\n";
+  os << "\n";
 
   auto emitArray = [&](StringRef type, StringRef name, auto &&values) {
     // Small tables go to constant memory (cached, broadcast to a warp).
@@ -323,6 +379,15 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     os << "};\n";
   };
   emitArray("long long", "sdma_ops", ops);
+  if (!vops.empty()) {
+    // sdma.copyv: the prefix tables, and every buffer's size in its unit
+    // (the bound a run-time offset is checked against).
+    emitArray("long long", "sdma_vops", vops);
+    std::vector<int64_t> chunks;
+    for (BlockArgument buffer : schedule.getBufferArgs())
+      chunks.push_back(*schedule.getBufferChunks(buffer, ranks));
+    emitArray("long long", "sdma_buffer_units", chunks);
+  }
   std::vector<int> stepValues;
   std::vector<int> begin{0};
   for (int64_t r = 0; r < ranks; ++r) {

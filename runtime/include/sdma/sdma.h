@@ -30,6 +30,7 @@
 #define SDMA_SDMA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(__GNUC__)
 #define SDMA_API __attribute__((visibility("default")))
@@ -187,6 +188,31 @@ SDMA_API sdmaResult_t sdmaGather(const void *sendbuff, void *recvbuff,
                                  size_t sendcount, sdmaDataType_t datatype,
                                  int root, sdmaComm_t comm,
                                  sdmaStream_t stream);
+
+/* All-to-allv with counts in device memory (MoE dispatch and combine; no
+ * host synchronisation, CUDA-graph capturable). Each rank sends
+ * sendcounts[p] rows of `rowcount` elements to rank p; `sendcounts` is
+ * nranks int64 values in device memory, read by the kernel only.
+ * `recvcounts` (device memory, nranks int64, may be NULL) receives the
+ * counts that arrived. sendbuff and recvbuff hold nranks * capacity rows
+ * (symmetric memory: sdmaMemAlloc or sdmaMemRegister):
+ *   sdmaAlltoAllvSlots:  slot p (capacity rows) of sendbuff goes to rank p,
+ *                        slot r of recvbuff comes from rank r;
+ *   sdmaAlltoAllvPacked: rows packed by peer in both (torch's
+ *                        all_to_all_single with split sizes): offsets are
+ *                        exclusive prefix sums of the counts.
+ * A count above `capacity`, or negative, moves nothing for that peer and
+ * makes the communicator fail (sdmaCommGetAsyncError names the ranks). */
+typedef enum {
+  sdmaAlltoAllvSlots = 0,
+  sdmaAlltoAllvPacked = 1,
+} sdmaAlltoAllvLayout_t;
+SDMA_API sdmaResult_t sdmaAlltoAllv(const void *sendbuff,
+                                    const int64_t *sendcounts, void *recvbuff,
+                                    int64_t *recvcounts, size_t capacity,
+                                    size_t rowcount, sdmaDataType_t datatype,
+                                    sdmaAlltoAllvLayout_t layout,
+                                    sdmaComm_t comm, sdmaStream_t stream);
 
 /* Any schedule: `textOrPath` is schedule text, a .mlir file or a compiled
  * load/store program (.hip). Collective; every rank the same schedule. */

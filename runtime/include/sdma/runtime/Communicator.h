@@ -90,6 +90,19 @@ struct CommOptions {
 
 /// A built-in collective, with NCCL's argument meanings.
 enum class CommOp { AllGather, AlltoAll, Broadcast, Scatter, Gather };
+
+/// How allToAllv lays out rows (schedules/all_to_allv_*.mlir).
+enum class AlltoAllvLayout {
+  /// One slot of `capacity` rows per peer in both buffers: slot p of the
+  /// send buffer goes to rank p, slot r of the receive buffer comes from
+  /// rank r (MoE dispatch into per-source regions).
+  Slots,
+  /// Rows packed by peer, as torch's all_to_all_single with split sizes:
+  /// rank r's rows for rank p start at the sum of its counts before p,
+  /// and the receiver's rows from r at the sum of what ranks before r
+  /// sent it. Each count is at most `capacity`.
+  Packed,
+};
 const char *commOpName(CommOp op);
 
 class CommDevice;
@@ -138,6 +151,18 @@ public:
   bool collective(CommOp op, const void *send, void *recv, size_t count,
                   DataType type, int root, void *stream, std::string &error);
 
+  /// All-to-allv with counts in device memory (MoE dispatch and combine):
+  /// this rank sends sendCounts[p] rows of `rowBytes` bytes to rank p. The
+  /// counts (`ranks()` int64 values in device memory) are read by the
+  /// kernel only: no host synchronisation, CUDA-graph capturable. Both
+  /// buffers hold ranks() * capacity rows (symmetric memory); recvCounts
+  /// (device memory, may be null) receives the counts that arrived. A
+  /// count above `capacity` (or negative) moves nothing for that peer and
+  /// is reported by asyncError() with the ranks named.
+  bool allToAllv(const void *send, const int64_t *sendCounts, void *recv,
+                 int64_t *recvCounts, size_t capacity, size_t rowBytes,
+                 AlltoAllvLayout layout, void *stream, std::string &error);
+
   /// A user schedule, compiled for this communicator's rank count.
   struct Schedule {
     std::string name;
@@ -181,6 +206,9 @@ private:
     std::unique_ptr<CommKernel> kernel;
     size_t flagsOffset = 0, syncOffset = 0, epochsOffset = 0, arriveOffset = 0,
            errorOffset = 0;
+    /// Count tables of built-in all-to-allv: send then receive, ranks()
+    /// int64 each (0: none).
+    size_t countsOffset = 0;
     /// Per rank: the (rank, buffer) pairs its ops touch.
     std::vector<std::set<std::pair<int, int>>> touched;
   };
@@ -207,9 +235,11 @@ private:
   /// Rank r's copy of buffer b is at its region's offset plus
   /// r * stride[b] (0 where absent; in-place AllGather's input is rank r's
   /// slot of the output).
+  /// `rowBytes`: sdma.copyv's row (SdmaTable::rowBytes; 0: a chunk).
   bool run(int instance, const std::vector<const void *> &buffers,
            size_t chunkBytes, void *stream, const std::string &signature,
-           std::string &error, std::vector<size_t> stride = {});
+           std::string &error, std::vector<size_t> stride = {},
+           size_t rowBytes = 0);
   bool checkSignature(const std::string &signature, std::string &error);
   /// Fills `error` if a kernel has reported a failure.
   void readKernelError(std::string &error);

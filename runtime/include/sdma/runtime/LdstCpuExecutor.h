@@ -80,6 +80,9 @@ public:
     /// Empty in-process; else per rank its job-barrier words
     /// (SdmaTable::arrive: a communicator's launch).
     std::vector<unsigned long long *> arrive;
+    /// The bytes of a row, sdma.copyv's unit (SdmaTable::rowBytes); 0: a
+    /// row is a chunk.
+    unsigned long long rowBytes = 0;
   };
   /// Runs ranks [begin, end) of the kernel in place over `pointers` (no
   /// guarded copies: the caller owns the memory), as the next epoch of this
@@ -107,7 +110,7 @@ private:
                               unsigned long long *, unsigned long long,
                               unsigned long long, unsigned long long,
                               unsigned long long *, unsigned long long **, int,
-                              int, int, int);
+                              int, int, int, unsigned long long);
   LdstCpuExecutor(const LdstProgram &program, const LdstCpuOptions &options)
       : program_(program), options_(options) {}
   /// Loads a compiled kernel object.

@@ -88,6 +88,13 @@ struct Stream {
 struct Buffer {
   std::string name;
   int64_t chunks = 0;
+  /// A count table (counts[N] in the schedule): `chunks` 64-bit integers
+  /// that sdma.copyv reads its run-time counts from.
+  bool counts = false;
+  /// The bytes at a chunk size (8 per entry for a count table).
+  uint64_t bytes(uint64_t chunkBytes) const {
+    return uint64_t(chunks) * (counts ? 8 : chunkBytes);
+  }
 };
 
 /// The collective a plan implements, if it declares one.
@@ -96,6 +103,8 @@ struct Collective {
   int input = 0;    // buffer indices
   int output = 0;
   int root = 0;
+  /// all_to_allv(_packed): the send- and receive-count tables (-1: none).
+  int sendCounts = -1, recvCounts = -1;
 };
 
 struct Plan {
