@@ -199,6 +199,24 @@ public:
     }
     check(result, comm_);
   }
+  /// sdmaAlltoAllv: counts are device pointers (recvcounts may be 0).
+  void allToAllv(uintptr_t send, uintptr_t sendcounts, uintptr_t recv,
+                 uintptr_t recvcounts, size_t capacity, size_t rowcount,
+                 int type, int layout, uintptr_t stream) {
+    sdmaComm_t c = get();
+    sdmaResult_t result;
+    {
+      py::gil_scoped_release release;
+      result = sdmaAlltoAllv(
+          reinterpret_cast<const void *>(send),
+          reinterpret_cast<const int64_t *>(sendcounts),
+          reinterpret_cast<void *>(recv), reinterpret_cast<int64_t *>(recvcounts),
+          capacity, rowcount, static_cast<sdmaDataType_t>(type),
+          static_cast<sdmaAlltoAllvLayout_t>(layout), c,
+          reinterpret_cast<sdmaStream_t>(stream));
+    }
+    check(result, comm_);
+  }
   /// 0 while every kernel has been fine; else raises with the failure.
   void asyncError() {
     sdmaResult_t async = sdmaSuccess;
@@ -322,6 +340,7 @@ PYBIND11_MODULE(_sdma, m) {
       .def("mem_register", &Comm::memRegister)
       .def("mem_deregister", &Comm::memDeregister)
       .def("collective", &Comm::collective)
+      .def("all_to_all_v", &Comm::allToAllv)
       .def("async_error", &Comm::asyncError)
       .def("dlpack", &Comm::dlpack);
   py::class_<Schedule>(m, "Schedule")

@@ -9,7 +9,10 @@ import subprocess
 import sys
 
 bin_dir, schedules, examples, out = sys.argv[1:5]
-sources = sorted(glob.glob(os.path.join(schedules, "*.mlir"))) + [
+# Schedules with run-time counts (sdma.copyv) have no plan for the
+# simulator to check against: comm-alltoallv.test runs them.
+sources = [s for s in sorted(glob.glob(os.path.join(schedules, "*.mlir")))
+           if "sdma.copyv" not in open(s).read()] + [
     os.path.join(examples, "tree_broadcast.mlir")]
 jobs = passed = 0
 for source in sources:

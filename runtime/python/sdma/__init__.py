@@ -297,6 +297,64 @@ class Communicator:
         self._run("all_to_all", input.data_ptr(), output.data_ptr(),
                   input.numel() // self.world_size, input.dtype)
 
+    def all_to_all_v(self, output, input, input_splits, output_splits=None,
+                     *, layout="packed"):
+        """All-to-allv with split sizes on the device (MoE dispatch and
+        combine): rank r sends input_splits[p] rows to rank p, where a row
+        is input[i] (the first dimension indexes rows). input_splits is an
+        int64 tensor of world_size on this communicator's device, read by
+        the kernel only: no host synchronisation, CUDA-graph capturable.
+        input and output (symmetric memory: empty() or register()) hold
+        world_size * capacity rows; capacity bounds every split.
+        layout "packed": rows packed by peer (torch's all_to_all_single
+        with split sizes); "slots": peer p owns rows [p * capacity,
+        (p + 1) * capacity). Returns output_splits (allocated when None):
+        the rows that came from each rank; offsets into a packed output
+        are its exclusive cumulative sum. A split above capacity moves
+        nothing for that peer and is raised by check_async_error()."""
+        output, input = _as_tensor(output), _as_tensor(input)
+        input_splits = _as_tensor(input_splits)
+        torch = _torch()
+        self._check(output, "output")
+        self._check(input, "input")
+        self._same(output, input, "all_to_all_v")
+        for name, splits in (("input_splits", input_splits),
+                             ("output_splits", output_splits)):
+            if splits is None:
+                continue
+            splits = _as_tensor(splits)
+            if splits.device.type != self._kind or \
+                    splits.dtype != torch.int64 or \
+                    splits.numel() != self.world_size or \
+                    not splits.is_contiguous():
+                raise SdmaError("all_to_all_v: %s must be a contiguous int64 "
+                                "tensor of %d on %s" % (name, self.world_size,
+                                                        self.device), 4)
+        if layout not in ("packed", "slots"):
+            raise SdmaError("all_to_all_v: layout is 'packed' or 'slots', "
+                            "not %r" % (layout,), 4)
+        if input.dim() < 1 or input.shape != output.shape or \
+                input.shape[0] % self.world_size:
+            raise SdmaError("all_to_all_v: input and output need one shape "
+                            "whose first dimension (rows) is a multiple of "
+                            "world_size; got %s and %s"
+                            % (tuple(input.shape), tuple(output.shape)), 4)
+        if output_splits is None:
+            output_splits = torch.empty(self.world_size, dtype=torch.int64,
+                                        device=input_splits.device)
+        output_splits = _as_tensor(output_splits)
+        rows = input.shape[0]
+        row = input.numel() // rows if rows else 0
+        try:
+            self._comm.all_to_all_v(
+                input.data_ptr(), input_splits.data_ptr(), output.data_ptr(),
+                output_splits.data_ptr(), rows // self.world_size, row,
+                _types()[input.dtype][0], 1 if layout == "packed" else 0,
+                self._stream())
+        except _sdma.SdmaError as e:
+            _raise(e)
+        return output_splits
+
     def broadcast(self, tensor, src=0):
         """tensor on every rank = tensor on src (in place)."""
         tensor = _as_tensor(tensor)

@@ -50,6 +50,9 @@ static __constant__ const unsigned long long sdma_per_epoch[] = {
 #ifndef SDMA_STAGED_OPS
 #define SDMA_STAGED_OPS 0
 #endif
+#ifndef SDMA_COUNT_OPS
+#define SDMA_COUNT_OPS 0
+#endif
 #ifndef SDMA_STAGE_CAP
 #define SDMA_STAGE_CAP 64
 #endif
@@ -63,7 +66,10 @@ struct SdmaTable {
   unsigned long long *flags[SDMA_RANKS]; // SDMA_FLAG_SLOTS per rank
   unsigned int *sync[SDMA_RANKS];        // per rank: arrivals, generation
   unsigned long long *error; // status (0 ok, 1 wait timed out), rank, slot,
-                             // value awaited, value seen
+                             // value awaited, value seen; then a count
+                             // error of sdma.copyv (it does not stop the
+                             // run): kind (0 none), rank * 65536 + peer,
+                             // the count
   unsigned long long timeoutNs;
   // Null: the `epoch` argument numbers the run. Else two counters per
   // launched rank (blockIdx.y): the run number, kept on the device, and the
@@ -82,6 +88,9 @@ struct SdmaTable {
   // reads it without synchronising while every wait polls `error` in device
   // memory (polling host memory from many blocks serialises them).
   unsigned long long *errorMirror;
+  // The bytes of one row, the unit of sdma.copyv's counts and packed
+  // offsets; 0: a row is a chunk.
+  unsigned long long rowBytes;
 };
 
 struct __attribute__((aligned(16))) sdma_v16 {
@@ -205,16 +214,99 @@ struct sdma_desc {
   int kind; // 0 copy, 1 bcast, 2 swap
 };
 
+#if SDMA_COUNT_OPS
+// A count error of sdma.copyv (kind 1: above its capacity, 2: a packed
+// segment past its buffer's end, 3: negative): the first is recorded (and
+// mirrored to the host); the copy is skipped, the run goes on.
+static __device__ void sdma_report_count(const SdmaTable *T, int kind,
+                                         long long rank, long long peer,
+                                         long long count) {
+  if (SDMA_ATOMIC_CAS_U64(T->error + 5, 0ull, (unsigned long long)kind) ==
+      0ull) {
+    T->error[6] = (unsigned long long)(rank * 65536 + peer);
+    T->error[7] = (unsigned long long)count;
+    if (T->errorMirror) {
+      T->errorMirror[6] = T->error[6];
+      T->errorMirror[7] = T->error[7];
+      SDMA_FENCE_SYSTEM();
+      *(volatile unsigned long long *)(T->errorMirror + 5) =
+          (unsigned long long)kind;
+    }
+    SDMA_FENCE_SYSTEM();
+  }
+}
+
+// Entry `index` of count table `table` on `rank`.
+static __device__ inline long long sdma_count(const SdmaTable *T, long long rank,
+                                              long long table, long long index) {
+  return ((volatile const long long *)T->buf[rank * SDMA_BUFFERS + table])[index];
+}
+
+// The exclusive prefix sum of a count-table row, in rows; -1 if an entry
+// is negative.
+static __device__ inline long long sdma_prefix(const SdmaTable *T,
+                                               const long long *side) {
+  long long sum = 0;
+  for (long long i = 0; i < side[2]; ++i) {
+    long long n = sdma_count(T, side[1], side[0], i);
+    if (n < 0)
+      return -1;
+    sum += n;
+  }
+  return sum;
+}
+
+// sdma.copyv: row[4] is the capacity in chunks, row[8..10] the count's
+// table entry, row[11] its prefix tables in sdma_vops.
+static __device__ inline sdma_desc sdma_resolve_copyv(const SdmaTable *T,
+                                                      const long long *op,
+                                                      unsigned long long chunk) {
+  const long long *v = sdma_vops + op[11] * SDMA_VOP_STRIDE;
+  const unsigned long long row = T->rowBytes ? T->rowBytes : chunk;
+  const long long n = sdma_count(T, op[8], op[9], op[10]);
+  // Offsets in bytes: a fixed slot in chunks, a packed one in rows.
+  const long long src = v[0] < 0 ? op[3] * (long long)chunk
+                                 : sdma_prefix(T, v) * (long long)row;
+  const long long dst = v[3] < 0 ? op[7] * (long long)chunk
+                                 : sdma_prefix(T, v + 3) * (long long)row;
+  sdma_desc d;
+  d.kind = 0;
+  d.n = 0;
+  d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]];
+  d.b = d.c = T->buf[op[5] * SDMA_BUFFERS + op[6]];
+  const unsigned long long bytes = (unsigned long long)n * row;
+  if (n < 0 || src < 0 || dst < 0) {
+    sdma_report_count(T, 3, op[1], op[5], n);
+  } else if (bytes > (unsigned long long)op[4] * chunk) {
+    sdma_report_count(T, 1, op[1], op[5], n);
+  } else if (src + bytes > sdma_buffer_units[op[2]] * chunk ||
+             dst + bytes > sdma_buffer_units[op[6]] * chunk) {
+    sdma_report_count(T, 2, op[1], op[5], n);
+  } else {
+    d.a += src;
+    d.b = d.c = d.b + dst;
+    d.n = bytes;
+  }
+  return d;
+}
+#endif
+
 static __device__ inline sdma_desc sdma_resolve(const SdmaTable *T,
                                                 const long long *op,
                                                 unsigned long long chunk) {
+#if SDMA_COUNT_OPS
+  if (op[0] == 3)
+    return sdma_resolve_copyv(T, op, chunk);
+#endif
+  // Offsets and counts in chunks, or in op[11] bytes (count tables).
+  const unsigned long long unit = op[11] ? (unsigned long long)op[11] : chunk;
   sdma_desc d;
   d.kind = (int)op[0];
-  d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * chunk;
-  d.n = (unsigned long long)op[4] * chunk;
-  d.b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * chunk;
+  d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * unit;
+  d.n = (unsigned long long)op[4] * unit;
+  d.b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * unit;
   d.c =
-      d.kind == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * chunk : d.b;
+      d.kind == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * unit : d.b;
   return d;
 }
 
