@@ -104,6 +104,38 @@ def check_rank(comm, device, schedule):
                                 for r in range(R)])
             assert torch.equal(out.cpu(), want), "schedule"
 
+    # all_to_all_v: splits on the device, both layouts, against the
+    # packed/slotted rows torch computes from every rank's splits.
+    C, H = 5, 3
+    gen = torch.Generator().manual_seed(42)
+    splits_all = torch.randint(0, C + 1, (R, R), generator=gen)
+    for layout in ("packed", "slots"):
+        x = comm.empty((R * C, H), torch.bfloat16)
+        y = comm.empty((R * C, H), torch.bfloat16)
+        x.copy_(values(me, R * C * H, torch.bfloat16, 9).view(R * C, H))
+        y.fill_(-1)
+        got = comm.all_to_all_v(y, x, splits_all[me].to(dev), layout=layout)
+        sync()
+        assert torch.equal(got.cpu(), splits_all[:, me]), "output_splits"
+        want = torch.full((R * C, H), -1, dtype=torch.bfloat16)
+        at = 0
+        for r in range(R):
+            xr = values(r, R * C * H, torch.bfloat16, 9).view(R * C, H)
+            n = int(splits_all[r, me])
+            src = (int(splits_all[r, :me].sum()) if layout == "packed"
+                   else me * C)
+            dst = at if layout == "packed" else r * C
+            want[dst:dst + n] = xr[src:src + n]
+            at += n
+        assert torch.equal(y.cpu(), want), "all_to_all_v " + layout
+    splits = torch.zeros(R, dtype=torch.int64, device=dev)
+    expect_error(lambda: comm.all_to_all_v(y, x, splits.int()),
+                 "input_splits must be a contiguous int64 tensor")
+    expect_error(lambda: comm.all_to_all_v(y, x, splits, layout="rows"),
+                 "layout is 'packed' or 'slots'")
+    expect_error(lambda: comm.all_to_all_v(y[:R], x[:R].clone(), splits),
+                 "not symmetric memory")
+
     # Arrays from other frameworks, through DLPack, without a copy.
     if device == "cpu":
         x = comm.empty((16,), torch.float32)
