@@ -17,10 +17,19 @@ with tempfile.TemporaryDirectory() as tmp:
         name = os.path.splitext(os.path.basename(schedule))[0]
         for ranks in (2, 8):
             program = os.path.join(tmp, f"{name}-{ranks}.hip")
-            run = subprocess.run(
-                [os.path.join(bin_dir, "sdma-run"), schedule, f"--ranks={ranks}",
-                 "--backend=sim", "-b", "1K", "-e", "1K", "--iters=1",
-                 f"--emit-hip={program}"], capture_output=True, text=True)
+            if "sdma.copyv" in open(schedule).read():
+                # Run-time counts: no DMA plan, so no sdma-run; the program
+                # straight from the unrolled schedule.
+                run = subprocess.run(
+                    f"{bin_dir}/sdma-opt {schedule} --sdma-unroll=ranks={ranks}"
+                    f" | {bin_dir}/sdma-translate --sdma-to-hip -o {program}",
+                    shell=True, capture_output=True, text=True)
+            else:
+                run = subprocess.run(
+                    [os.path.join(bin_dir, "sdma-run"), schedule,
+                     f"--ranks={ranks}", "--backend=sim", "-b", "1K", "-e", "1K",
+                     "--iters=1", f"--emit-hip={program}"],
+                    capture_output=True, text=True)
             if run.returncode:
                 failures.append(f"{name}-{ranks}: sdma-run: {run.stderr[-300:]}")
                 continue
