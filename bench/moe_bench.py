@@ -268,13 +268,31 @@ def check_layout(a, b, m):
             d += n
 
 
+def sdma_ranks(out, base):
+    """Per-rank results: sdma-comm-test --case=moe-bench's lines (ranks as
+    threads of one process, one context: they run at once), else this
+    script's rank mode (processes: they time-slice the GPU)."""
+    import glob
+    import re
+    path = os.path.join(out, "sdma-%s-%d.txt" % (base["routing"],
+                                                   base["tokens"]))
+    if os.path.exists(path):
+        pat = re.compile(r"moe-bench rank (\d+) of \d+: .* dispatch_us "
+                         r"([\d.]+) combine_us ([\d.]+) graph_us ([\d.]+)")
+        return [{"dispatch_us": float(m.group(2)),
+                 "combine_us": float(m.group(3)),
+                 "graph_us": float(m.group(4))}
+                for m in map(pat.search, open(path)) if m]
+    return [json.load(open(p)) for p in glob.glob(os.path.join(
+        out, "rank-%s-%d-*.json" % (base["routing"], base["tokens"])))]
+
+
 def run_report(args):
     import glob
     rows = []
     for path in sorted(glob.glob(os.path.join(args.out, "baselines-*.json"))):
         base = json.load(open(path))
-        ranks = [json.load(open(p)) for p in glob.glob(os.path.join(
-            args.out, "rank-%s-%d-*.json" % (base["routing"], base["tokens"])))]
+        ranks = sdma_ranks(args.out, base)
         if not ranks:
             continue
         row = dict(base)
@@ -292,15 +310,25 @@ def run_report(args):
                              else str(row[k]) for k in keys) + "\n")
     print("| tokens | routing | phase | sdma us | fused kernel us | sdma / "
           "fused (target <= 1.1) | torch host-counts us | torch / sdma "
-          "(target >= 3 at 128) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "(target >= 3 at 128) | sdma GB/s |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         for phase in ("dispatch", "combine"):
             s = row["sdma_%s_us" % phase]
             fu = row["%s_fused_us" % phase]
             t = row["%s_torch_us" % phase]
-            print("| %d | %s | %s | %.1f | %.1f | %.2f | %.1f | %.1f |" % (
-                row["tokens"], row["routing"], phase, s, fu, s / fu, t, t / s))
+            print("| %d | %s | %s | %.1f | %.1f | %.2f | %.1f | %.1f | %.0f |"
+                  % (row["tokens"], row["routing"], phase, s, fu, s / fu, t,
+                     t / s, row["bytes"] / s / 1e3))
+        print("| %d | %s | dispatch + combine, one CUDA graph replay | %.1f "
+              "| %.1f | %.2f | %.1f | %.1f | |" % (
+                  row["tokens"], row["routing"], row["sdma_graph_us"],
+                  row["dispatch_fused_us"] + row["combine_fused_us"],
+                  row["sdma_graph_us"] / (row["dispatch_fused_us"] +
+                                          row["combine_fused_us"]),
+                  row["dispatch_torch_us"] + row["combine_torch_us"],
+                  (row["dispatch_torch_us"] + row["combine_torch_us"]) /
+                  row["sdma_graph_us"]))
     try:
         import matplotlib
         matplotlib.use("Agg")

@@ -29,6 +29,9 @@
 //                sizes, twice: every byte checked against the definition;
 //   alltoallv-overflow  rank 0 sends capacity + 1 rows to rank 1: rank 0's
 //                asynchronous error names both, nothing lands in the slot;
+//   moe-bench    (cuda) DeepSeek-V3 MoE dispatch and combine through
+//                sdmaAlltoAllv, --tokens=N --routing=uniform|skewed, eager
+//                and as one CUDA graph (use --threads-as-ranks on one GPU);
 //   bench        per-call latency of AllGather and AlltoAll (CSV on rank 0);
 //   baseline     (no launcher) the in-process cuda-ldst executor timed the
 //                same way, programs from --schedule=DIR (NAME-R.hip).
@@ -310,6 +313,10 @@ int runCase(Rank &k, const Args &args) {
   }
   if (c == "alltoallv-overflow")
     return allToAllvOverflow(k);
+  if (c == "moe-bench") {
+    moeBench(k, args);
+    return k.failures ? 1 : 0;
+  }
   char *in = static_cast<char *>(k.alloc(4096));
   char *out = static_cast<char *>(k.alloc(4096 * k.ranks));
   if (c == "mismatch")
@@ -415,6 +422,10 @@ int main(int argc, char **argv) {
       args.schedule = a.substr(11);
     else if (a.rfind("--iters=", 0) == 0)
       args.iters = std::atoi(a.c_str() + 8);
+    else if (a.rfind("--tokens=", 0) == 0)
+      args.tokens = std::atoi(a.c_str() + 9);
+    else if (a.rfind("--routing=", 0) == 0)
+      args.routing = a.substr(10);
     else if (a.rfind("--threads-as-ranks=", 0) == 0)
       args.threadsAsRanks = std::atoi(a.c_str() + 19);
     else if (a.rfind("--counts=", 0) == 0) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -27,9 +28,9 @@ namespace sdma::commtest {
 using namespace sdma::rt;
 
 struct Args {
-  std::string kase = "collectives", schedule;
+  std::string kase = "collectives", schedule, routing = "uniform";
   std::vector<size_t> counts{1, 7, 1000, 4099};
-  int iters = 50, threadsAsRanks = 0;
+  int iters = 50, threadsAsRanks = 0, tokens = 128;
 };
 
 /// Host <-> buffer copies for the device in use (the CPU device's memory is
@@ -144,6 +145,9 @@ inline int expectFailure(Rank &k, sdmaResult_t result, const char *needle) {
 void allToAllv(Rank &k);
 /// A count over capacity: reported, never an overwrite.
 int allToAllvOverflow(Rank &k);
+
+/// DeepSeek-V3 dispatch/combine through sdmaAlltoAllv (CommMoeBench.cpp).
+void moeBench(Rank &k, const Args &args);
 
 /// Per-call latency of AllGather and AlltoAll: `iters` calls back to back,
 /// then one wait (CSV on rank 0).
