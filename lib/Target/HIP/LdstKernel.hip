@@ -213,17 +213,17 @@ static __device__ inline long long sdma_count(const SdmaTable *T, long long rank
 }
 
 // The exclusive prefix sum of a count-table row, in rows; -1 if an entry
-// is negative.
+// is negative. No branch between the loads: they are all in flight at once.
 static __device__ inline long long sdma_prefix(const SdmaTable *T,
                                                const long long *side) {
   long long sum = 0;
+  bool negative = false;
   for (long long i = 0; i < side[2]; ++i) {
     long long n = sdma_count(T, side[1], side[0], i);
-    if (n < 0)
-      return -1;
+    negative |= n < 0;
     sum += n;
   }
-  return sum;
+  return negative ? -1 : sum;
 }
 
 // sdma.copyv: row[4] is the capacity in chunks, row[8..10] the count's
