@@ -189,10 +189,23 @@ def fused_kernel():
     return permute
 
 
+def bench_counts(out, routing, tokens, R):
+    """The count matrix sdma-comm-test --case=moe-bench drew (so the
+    baselines move exactly its rows), else this script's own routing."""
+    path = os.path.join(out, "sdma-%s-%d.txt" % (routing, tokens))
+    if os.path.exists(path):
+        for line in open(path):
+            if line.startswith("moe-bench counts"):
+                values = [int(v) for v in line.split()[2:]]
+                return torch.tensor(values, dtype=torch.int64,
+                                    device="cuda").view(R, R)
+    return all_splits(tokens, routing, R)
+
+
 def run_baselines(args):
     import triton
     R = args.ranks
-    counts = all_splits(args.tokens, args.routing, R)
+    counts = bench_counts(args.out, args.routing, args.tokens, R)
     C = capacity(counts)
     send = torch.empty(R, R * C, H, dtype=torch.bfloat16, device="cuda")
     recv = torch.empty_like(send)
@@ -209,7 +222,8 @@ def run_baselines(args):
         return src.contiguous(), dst.contiguous()
 
     result = {"tokens": args.tokens, "routing": args.routing, "capacity": C,
-              "rows": rows_total, "bytes": rows_total * H * 2}
+              "rows": rows_total, "bytes": rows_total * H * 2,
+              "counts_max": int(counts.max())}
     for phase, m in (("dispatch", counts), ("combine", counts.t())):
         m = m.contiguous()
         src_off, dst_off = offsets(m)

@@ -185,6 +185,13 @@ void sdma::commtest::moeBench(Rank &k, const Args &args) {
   verify("graph replays");
   d->cuGraphExecDestroy(exec);
   d->cuGraphDestroy(g);
+  if (!k.failures && me == 0) { // the matrix, for the baselines to move
+    std::string text = "moe-bench counts";
+    for (auto &row : m)
+      for (int64_t v : row)
+        text += " " + std::to_string(v);
+    std::printf("%s\n", text.c_str());
+  }
   if (!k.failures)
     std::printf("moe-bench rank %d of %d: tokens %d routing %s capacity %lld "
                 "sent %lld received %lld dispatch_us %.2f combine_us %.2f "

@@ -361,9 +361,12 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
      << numBuffers << "\n#define SDMA_FLAG_SLOTS "
      << std::max<int64_t>(numSlots, 1) << "\n#define SDMA_OP_STRIDE "
      << kOpStride << "\n";
+  // sdma.copyv resolves its counts and prefix sums with loads from other
+  // ranks: one thread per op, all ops at once (staged) beats every thread
+  // resolving every op in turn.
   if (!vops.empty())
     os << "#define SDMA_COUNT_OPS 1\n#define SDMA_VOP_STRIDE " << kVopStride
-       << "\n";
+       << "\n#ifndef SDMA_STAGED_OPS\n#define SDMA_STAGED_OPS 1\n#endif\n";
   os << "\n";
 
   auto emitArray = [&](StringRef type, StringRef name, auto &&values) {
