@@ -292,10 +292,12 @@ def sdma_ranks(out, base):
                                                    base["tokens"]))
     if os.path.exists(path):
         pat = re.compile(r"moe-bench rank (\d+) of \d+: .* dispatch_us "
-                         r"([\d.]+) combine_us ([\d.]+) graph_us ([\d.]+)")
+                         r"([\d.]+) combine_us ([\d.]+) graph_us ([\d.]+)"
+                         r"(?: dispatch_ungated_us ([\d.]+))?")
         return [{"dispatch_us": float(m.group(2)),
                  "combine_us": float(m.group(3)),
-                 "graph_us": float(m.group(4))}
+                 "graph_us": float(m.group(4)),
+                 "dispatch_ungated_us": float(m.group(5) or "nan")}
                 for m in map(pat.search, open(path)) if m]
     return [json.load(open(p)) for p in glob.glob(os.path.join(
         out, "rank-%s-%d-*.json" % (base["routing"], base["tokens"])))]
@@ -310,13 +312,16 @@ def run_report(args):
         if not ranks:
             continue
         row = dict(base)
-        for key in ("dispatch_us", "combine_us", "graph_us"):
-            row["sdma_" + key] = max(r[key] for r in ranks)  # the job's time
+        for key in ("dispatch_us", "combine_us", "graph_us",
+                    "dispatch_ungated_us"):
+            row["sdma_" + key] = max(r.get(key, float("nan"))
+                                     for r in ranks)  # the job's time
         rows.append(row)
     keys = ["tokens", "routing", "capacity", "rows", "bytes",
             "sdma_dispatch_us", "dispatch_fused_us", "dispatch_torch_us",
             "dispatch_sync_us", "sdma_combine_us", "combine_fused_us",
-            "combine_torch_us", "combine_sync_us", "sdma_graph_us"]
+            "combine_torch_us", "combine_sync_us", "sdma_graph_us",
+            "sdma_dispatch_ungated_us"]
     with open(args.prefix + ".csv", "w") as f:
         f.write(",".join(keys) + "\n")
         for row in rows:

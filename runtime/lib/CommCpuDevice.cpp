@@ -47,7 +47,7 @@ public:
   bool launch(const KernelLaunch &launch, std::string &error) override {
     size_t RB = ranks_ * buffers_;
     const std::vector<uint64_t> &t = launch.table;
-    if (t.size() != RB + 3 * ranks_ + 5) {
+    if (t.size() != RB + 3 * ranks_ + 9) {
       error =
           "internal: a kernel table of " + std::to_string(t.size()) + " words";
       return false;
@@ -65,6 +65,8 @@ public:
           reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_ + 3 + r]));
     p.errorRecord = reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_]);
     p.rowBytes = t[RB + 3 * ranks_ + 4];
+    for (int i = 0; i < 4; ++i)
+      p.counts[i] = reinterpret_cast<long long *>(t[RB + 3 * ranks_ + 5 + i]);
     return executor_->runRanks(p, launch.chunkBytes, launch.programRank,
                                launch.programRank + 1, error);
   }
@@ -91,12 +93,6 @@ public:
   std::string name() const override { return "cpu"; }
   std::string identity() const override { return "cpu"; }
 
-  bool copy(void *dst, const void *src, size_t bytes, void *stream,
-            std::string &error) override {
-    (void)stream, (void)error;
-    std::memmove(dst, src, bytes);
-    return true;
-  }
   bool allocate(size_t bytes, char *&ptr, std::string &error) override {
     char name[96];
     std::snprintf(name, sizeof(name), "/sdma-%016llx-%d-%d",

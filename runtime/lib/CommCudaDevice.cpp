@@ -125,14 +125,6 @@ public:
     sharing_ = std::max(1, ranksOnDevice);
   }
 
-  bool copy(void *dst, const void *src, size_t bytes, void *stream,
-            std::string &error) override {
-    SDMA_TRY(cuCtxSetCurrent, context_);
-    SDMA_TRY(cuMemcpyDtoDAsync_v2, reinterpret_cast<CUdeviceptr>(dst),
-             reinterpret_cast<CUdeviceptr>(src), bytes,
-             static_cast<CUstream>(stream));
-    return true;
-  }
   bool allocate(size_t bytes, char *&ptr, std::string &error) override {
     CUdeviceptr p = 0;
     SDMA_TRY(cuCtxSetCurrent, context_);

@@ -56,10 +56,6 @@ public:
   virtual std::string name() const = 0;
   /// Zeroed memory peers can map; freed with the device.
   virtual bool allocate(size_t bytes, char *&ptr, std::string &error) = 0;
-  /// Copies device memory to device memory in `stream`'s order (the CPU
-  /// device: now). Graph-capturable on a GPU: no host synchronisation.
-  virtual bool copy(void *dst, const void *src, size_t bytes, void *stream,
-                    std::string &error) = 0;
   /// A blob a peer passes to importMemory to map the allocation that holds
   /// [ptr, ptr + bytes), and ptr's offset in it.
   virtual bool exportMemory(char *ptr, size_t bytes, std::string &blob,

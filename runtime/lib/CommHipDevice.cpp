@@ -109,13 +109,6 @@ public:
     sharing_ = std::max(1, ranksOnDevice);
   }
 
-  bool copy(void *dst, const void *src, size_t bytes, void *stream,
-            std::string &error) override {
-    SDMA_TRY(hipSetDevice, ordinal_);
-    SDMA_TRY(hipMemcpyAsync, dst, src, bytes, hipMemcpyDeviceToDevice,
-             static_cast<hipStream_t>(stream));
-    return true;
-  }
   bool allocate(size_t bytes, char *&ptr, std::string &error) override {
     void *p = nullptr;
     SDMA_TRY(hipSetDevice, ordinal_);

@@ -247,16 +247,23 @@ void Communicator::readKernelError(std::string &error) {
   for (size_t i = 0; i < instances_.size(); ++i) {
     const unsigned long long *r = records + i * kRecordWords;
     if (uint64_t kind = *(volatile const unsigned long long *)(r + 5)) {
-      // sdma.copyv's count error (SdmaTable::error words 5-7).
+      // sdma.copyv's count error (SdmaTable::error words 5-7; kind + 4:
+      // the rank's packed counts were all zeroed, see LdstKernel.hip).
       int64_t count = static_cast<int64_t>(r[7]);
+      uint64_t what = kind & 3;
       error = "rank " + std::to_string(r[6] / 65536) + " (" +
               instances_[i].program.schedule + ") was to send " +
               std::to_string(count) + " rows to rank " +
               std::to_string(r[6] % 65536) + ", " +
-              (kind == 1   ? "more than the capacity"
-               : kind == 2 ? "past the end of a packed buffer"
+              (what == 1   ? "more than the capacity"
+               : what == 2 ? "past the end of a packed buffer"
                            : "a negative count") +
-              ": nothing was sent for it";
+              (kind & 4    ? ": it sent nothing in this call (its packed rows "
+                             "are no longer where its counts say; every "
+                             "receive count from it is 0)"
+               : what == 2 ? ": nothing was sent for it"
+                           : ": nothing was sent for it (its receive count "
+                             "is 0)");
       return;
     }
     if (!*(volatile const unsigned long long *)r)
@@ -293,7 +300,8 @@ void Communicator::readKernelError(std::string &error) {
 bool Communicator::run(int index, const std::vector<const void *> &buffers,
                        size_t chunkBytes, void *stream,
                        const std::string &signature, std::string &error,
-                       std::vector<size_t> stride, size_t rowBytes) {
+                       std::vector<size_t> stride, size_t rowBytes,
+                       std::vector<const void *> counts) {
   if (failed_.empty())
     readKernelError(failed_);
   if (!failed_.empty()) {
@@ -380,6 +388,9 @@ bool Communicator::run(int index, const std::vector<const void *> &buffers,
         reinterpret_cast<uint64_t>(heap.peer[q] + instance.arriveOffset));
   t.push_back(mirrored ? record : 0);
   t.push_back(rowBytes);
+  counts.resize(4, nullptr); // SdmaTable::countsIn, countsOut
+  for (const void *p : counts)
+    t.push_back(reinterpret_cast<uint64_t>(p));
   launch.chunkBytes = chunkBytes;
   launch.programRank = rank_;
   launch.stream = stream;

@@ -200,8 +200,9 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
     group.table.push_back(options_.timeoutNs);
     group.table.push_back(0); // epochs: the launch numbers the run
     group.table.insert(group.table.end(), program_.ranks, 0); // arrive
-    group.table.push_back(0); // errorMirror: none
-    group.table.push_back(0); // rowBytes: rows are chunks
+    group.table.push_back(0);                    // errorMirror: none
+    group.table.push_back(0);                    // rowBytes: rows are chunks
+    group.table.insert(group.table.end(), 4, 0); // countsIn/Out: none
     // Enough blocks to keep 16-byte units per thread reasonable, never more
     // than can be resident at once for all the device's ranks together.
     int cap = std::max(1, group.smCount * std::max(1, group.blocksPerSM) /

@@ -195,6 +195,7 @@ bool HipLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
   table.insert(table.end(), s.program.ranks, 0); // arrive: in-process
   table.push_back(0);                            // errorMirror: none
   table.push_back(0);                            // rowBytes: rows are chunks
+  table.insert(table.end(), 4, 0);               // countsIn/Out: none
   s.table = std::move(table);
   // One resident block per CU and rank at most (ranks wait on each other).
   int64_t largest = 0;

@@ -95,7 +95,8 @@ extern "C" void sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
                                    unsigned long long *epochs,
                                    unsigned long long **arrive, int blocks,
                                    int threads, int rankBegin, int rankEnd,
-                                   unsigned long long rowBytes) {
+                                   unsigned long long rowBytes,
+                                   long long **counts) {
   SdmaTable table;
   for (int i = 0; i < SDMA_RANKS * SDMA_BUFFERS; ++i)
     table.buf[i] = bufs[i];
@@ -110,6 +111,10 @@ extern "C" void sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
     table.arrive[r] = arrive ? arrive[r] : nullptr;
   table.errorMirror = nullptr; // `error` is host memory here
   table.rowBytes = rowBytes;
+  for (int i = 0; i < 2; ++i) {
+    table.countsIn[i] = counts ? counts[i] : nullptr;
+    table.countsOut[i] = counts ? counts[2 + i] : nullptr;
+  }
   sdma_ntid = threads;
   sdma_nbid = blocks;
   std::vector<std::unique_ptr<std::barrier<>>> barriers;
@@ -142,7 +147,7 @@ extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
                              unsigned long long chunk, unsigned long long epoch,
                              int blocks, int threads) {
   sdma_cpu_run_ranks(bufs, flags, sync, error, timeoutNs, chunk, epoch, nullptr,
-                     nullptr, blocks, threads, 0, SDMA_RANKS, 0);
+                     nullptr, blocks, threads, 0, SDMA_RANKS, 0, nullptr);
 }
 )SDMA";
 
@@ -416,6 +421,6 @@ bool LdstCpuExecutor::runRanks(const RankPointers &pointers, size_t chunkBytes,
                 ? nullptr
                 : const_cast<unsigned long long **>(pointers.arrive.data()),
             blocks ? blocks : options_.blocks, options_.threads, begin, end,
-            pointers.rowBytes);
+            pointers.rowBytes, const_cast<long long **>(pointers.counts));
   return readErrorRecord(record, error);
 }

@@ -143,7 +143,7 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
   size_t at = source.find("#define SDMA_OP_STRIDE ");
   long long stride =
       at == std::string::npos ? 0 : std::atoll(source.c_str() + at + 23);
-  if (begin.size() != size_t(ranks) + 1 || stride < 11 || rank < 0 ||
+  if (begin.size() != size_t(ranks) + 1 || stride < 12 || rank < 0 ||
       rank >= ranks)
     return all;
   std::vector<char> seen(all.size(), 0);
@@ -159,7 +159,7 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
       continue;
     for (long long i = 0; i < steps[3 * s + 2]; ++i) {
       long long o = (steps[3 * s + 1] + i) * stride;
-      if (o + 10 >= (long long)ops.size())
+      if (o + 11 >= (long long)ops.size())
         return all;
       // kind; a: rank, buffer, offset; count; b: ...; c (broadcasts): ...
       if (!add(ops[o + 1], ops[o + 2]) || !add(ops[o + 5], ops[o + 6]) ||

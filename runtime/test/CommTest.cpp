@@ -4,7 +4,8 @@
 //
 // Usage (under sdma-launch, which sets RANK, WORLD_SIZE, SDMA_UNIQUE_ID):
 //   sdma-comm-test --case=CASE [--schedule=PATH] [--counts=N,...]
-//                  [--iters=N] [--threads-as-ranks=N]
+//                  [--iters=N] [--threads-as-ranks=N] [--layout=L] [--bad=B]
+//                  [--tokens=N] [--routing=R]
 // Cases:
 //   collectives  every collective, every root, in place and not, several
 //                counts and types, twice (later runs are later epochs), a
@@ -27,10 +28,13 @@
 //   alltoallv    sdmaAlltoAllv, both layouts, five count shapes (uniform,
 //                Zipf, zero, one hot peer, exactly capacity), three row
 //                sizes, twice: every byte checked against the definition;
-//   alltoallv-overflow  rank 0 sends capacity + 1 rows to rank 1: rank 0's
-//                asynchronous error names both, nothing lands in the slot;
+//   alltoallv-overflow  rank 0 sends rank 1 a bad count (--bad=over|
+//                negative|huge, --layout=slots|packed): rank 0's
+//                asynchronous error names both, nothing is overwritten,
+//                the receive counts say what arrived;
 //   moe-bench    (cuda) DeepSeek-V3 MoE dispatch and combine through
-//                sdmaAlltoAllv, --tokens=N --routing=uniform|skewed, eager
+//                sdmaAlltoAllv, --tokens=N --routing=uniform|skewed
+//                --layout=packed|slots, eager
 //                and as one CUDA graph (use --threads-as-ranks on one GPU);
 //   bench        per-call latency of AllGather and AlltoAll (CSV on rank 0);
 //   baseline     (no launcher) the in-process cuda-ldst executor timed the
@@ -312,7 +316,7 @@ int runCase(Rank &k, const Args &args) {
     return k.failures ? 1 : 0;
   }
   if (c == "alltoallv-overflow")
-    return allToAllvOverflow(k);
+    return allToAllvOverflow(k, args);
   if (c == "moe-bench") {
     moeBench(k, args);
     return k.failures ? 1 : 0;
@@ -426,6 +430,10 @@ int main(int argc, char **argv) {
       args.tokens = std::atoi(a.c_str() + 9);
     else if (a.rfind("--routing=", 0) == 0)
       args.routing = a.substr(10);
+    else if (a.rfind("--layout=", 0) == 0)
+      args.layout = a.substr(9);
+    else if (a.rfind("--bad=", 0) == 0)
+      args.bad = a.substr(6);
     else if (a.rfind("--threads-as-ranks=", 0) == 0)
       args.threadsAsRanks = std::atoi(a.c_str() + 19);
     else if (a.rfind("--counts=", 0) == 0) {

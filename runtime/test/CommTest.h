@@ -15,10 +15,10 @@
 
 #include "CudaDriver.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -28,7 +28,8 @@ namespace sdma::commtest {
 using namespace sdma::rt;
 
 struct Args {
-  std::string kase = "collectives", schedule, routing = "uniform";
+  std::string kase = "collectives", schedule, routing = "uniform",
+              layout = "packed", bad = "over";
   std::vector<size_t> counts{1, 7, 1000, 4099};
   int iters = 50, threadsAsRanks = 0, tokens = 128;
 };
@@ -143,8 +144,8 @@ inline int expectFailure(Rank &k, sdmaResult_t result, const char *needle) {
 
 /// sdmaAlltoAllv against its definition (CommAlltoAllv.cpp).
 void allToAllv(Rank &k);
-/// A count over capacity: reported, never an overwrite.
-int allToAllvOverflow(Rank &k);
+/// A bad count (args.bad, args.layout): reported, never an overwrite.
+int allToAllvOverflow(Rank &k, const Args &args);
 
 /// DeepSeek-V3 dispatch/combine through sdmaAlltoAllv (CommMoeBench.cpp).
 void moeBench(Rank &k, const Args &args);

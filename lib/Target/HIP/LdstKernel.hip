@@ -61,6 +61,14 @@ struct SdmaTable {
   // The bytes of one row, the unit of sdma.copyv's counts and packed
   // offsets; 0: a row is a chunk.
   unsigned long long rowBytes;
+  // sdmaAlltoAllv's counts, moved by the kernel itself (no copies around
+  // the launch, which would be two more stream operations per call): before
+  // the run SDMA_RANKS counts from countsIn[0] (the caller's, device
+  // memory) into countsIn[1] (this rank's send table); after every write
+  // into this rank is done, from countsOut[0] (its receive table) to
+  // countsOut[1] (the caller's). Null: none.
+  long long *countsIn[2];
+  long long *countsOut[2];
 };
 
 struct __attribute__((aligned(16))) sdma_v16 {
@@ -186,8 +194,9 @@ struct sdma_desc {
 
 #if SDMA_COUNT_OPS
 // A count error of sdma.copyv (kind 1: above its capacity, 2: a packed
-// segment past its buffer's end, 3: negative): the first is recorded (and
-// mirrored to the host); the copy is skipped, the run goes on.
+// segment past its buffer's end, 3: negative; plus 4 when the rank's
+// packed counts were all zeroed, see sdma_check_counts): the first is
+// recorded (and mirrored to the host); the copy is skipped, the run goes on.
 static __device__ void sdma_report_count(const SdmaTable *T, int kind,
                                          long long rank, long long peer,
                                          long long count) {
@@ -213,51 +222,116 @@ static __device__ inline long long sdma_count(const SdmaTable *T, long long rank
 }
 
 // The exclusive prefix sum of a count-table row, in rows; -1 if an entry
-// is negative. No branch between the loads: they are all in flight at once.
+// is negative or implausibly large (over 2^40 rows, so the sum cannot
+// overflow). No branch between the loads: they are all in flight at once.
 static __device__ inline long long sdma_prefix(const SdmaTable *T,
                                                const long long *side) {
   long long sum = 0;
-  bool negative = false;
+  bool bad = false;
   for (long long i = 0; i < side[2]; ++i) {
     long long n = sdma_count(T, side[1], side[0], i);
-    negative |= n < 0;
+    bad |= (unsigned long long)n > (1ull << 40); // negative too
     sum += n;
   }
-  return negative ? -1 : sum;
+  return bad ? -1 : sum;
 }
 
 // sdma.copyv: row[4] is the capacity in chunks, row[8..10] the count's
-// table entry, row[11] its prefix tables in sdma_vops.
+// table entry, row[11] its prefix tables in sdma_vops. Every bound is
+// checked in rows before anything is multiplied into bytes.
 static __device__ inline sdma_desc sdma_resolve_copyv(const SdmaTable *T,
                                                       const long long *op,
                                                       unsigned long long chunk) {
   const long long *v = sdma_vops + op[11] * SDMA_VOP_STRIDE;
   const unsigned long long row = T->rowBytes ? T->rowBytes : chunk;
   const long long n = sdma_count(T, op[8], op[9], op[10]);
-  // Offsets in bytes: a fixed slot in chunks, a packed one in rows.
-  const long long src = v[0] < 0 ? op[3] * (long long)chunk
-                                 : sdma_prefix(T, v) * (long long)row;
-  const long long dst = v[3] < 0 ? op[7] * (long long)chunk
-                                 : sdma_prefix(T, v + 3) * (long long)row;
+  // Offsets in rows for packed sides; a fixed slot is in chunks.
+  const long long srcRows = v[0] < 0 ? 0 : sdma_prefix(T, v);
+  const long long dstRows = v[3] < 0 ? 0 : sdma_prefix(T, v + 3);
+  const unsigned long long srcEnd = sdma_buffer_units[op[2]] * chunk;
+  const unsigned long long dstEnd = sdma_buffer_units[op[6]] * chunk;
   sdma_desc d;
   d.kind = 0;
   d.n = 0;
   d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]];
   d.b = d.c = T->buf[op[5] * SDMA_BUFFERS + op[6]];
-  const unsigned long long bytes = (unsigned long long)n * row;
-  if (n < 0 || src < 0 || dst < 0) {
+  if (n < 0 || srcRows < 0 || dstRows < 0) {
     sdma_report_count(T, 3, op[1], op[5], n);
-  } else if (bytes > (unsigned long long)op[4] * chunk) {
-    sdma_report_count(T, 1, op[1], op[5], n);
-  } else if (src + bytes > sdma_buffer_units[op[2]] * chunk ||
-             dst + bytes > sdma_buffer_units[op[6]] * chunk) {
-    sdma_report_count(T, 2, op[1], op[5], n);
-  } else {
-    d.a += src;
-    d.b = d.c = d.b + dst;
-    d.n = bytes;
+    return d;
   }
+  if ((unsigned long long)n > (unsigned long long)op[4] * chunk / row) {
+    sdma_report_count(T, 1, op[1], op[5], n);
+    return d;
+  }
+  if ((unsigned long long)srcRows > srcEnd / row ||
+      (unsigned long long)dstRows > dstEnd / row) {
+    sdma_report_count(T, 2, op[1], op[5], n);
+    return d;
+  }
+  const unsigned long long bytes = (unsigned long long)n * row;
+  const unsigned long long src =
+      v[0] < 0 ? op[3] * chunk : (unsigned long long)srcRows * row;
+  const unsigned long long dst =
+      v[3] < 0 ? op[7] * chunk : (unsigned long long)dstRows * row;
+  if (src + bytes > srcEnd || dst + bytes > dstEnd) {
+    sdma_report_count(T, 2, op[1], op[5], n);
+    return d;
+  }
+  d.a += src;
+  d.b = d.c = d.b + dst;
+  d.n = bytes;
   return d;
+}
+
+// Before any count leaves this rank: a count one of its copyv ops will
+// read from its own table that is negative or above the op's capacity is
+// reported and set to 0 there, so the count exchange hands the receiver 0
+// (its receive count says nothing came) and no prefix sum on either side
+// sees the bad value. Where the op's source is packed (its rows' offsets
+// are prefix sums of that table), the rows after the bad run are no longer
+// where the counts say, so every count of the rank's packed copyvs becomes
+// 0: the rank sends nothing in this call rather than wrong rows. Block 0
+// only; the job barrier (or a rank sync) after it publishes the zeros.
+static __device__ void sdma_check_counts(const SdmaTable *T, int rank,
+                                         unsigned long long chunk) {
+  const unsigned long long row = T->rowBytes ? T->rowBytes : chunk;
+  SDMA_BLOCK_SHARED(int, packedBad, 1);
+  if (SDMA_TID == 0)
+    packedBad[0] = 0;
+  SDMA_SYNC();
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
+      const int *st = sdma_steps + 3 * s;
+      if (st[0] != 0)
+        continue;
+      for (int i = (int)SDMA_TID; i < st[2]; i += (int)SDMA_NTID) {
+        const long long *op =
+            sdma_ops + (long long)(st[1] + i) * SDMA_OP_STRIDE;
+        if (op[0] != 3 || op[8] != rank)
+          continue;
+        const bool packed = sdma_vops[op[11] * SDMA_VOP_STRIDE] >= 0;
+        volatile long long *c =
+            (volatile long long *)T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10];
+        if (pass == 1) {
+          if (packed)
+            *c = 0;
+          continue;
+        }
+        const long long n = *c;
+        if (n < 0 ||
+            (unsigned long long)n > (unsigned long long)op[4] * chunk / row) {
+          sdma_report_count(T, (n < 0 ? 3 : 1) + (packed ? 4 : 0), op[1],
+                            op[5], n);
+          *c = 0;
+          if (packed)
+            packedBad[0] = 1;
+        }
+      }
+    }
+    SDMA_SYNC();
+    if (!packedBad[0])
+      break;
+  }
 }
 #endif
 
@@ -383,6 +457,17 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
   unsigned long long *runs = T->epochs ? T->epochs + 2 * SDMA_BID_Y : nullptr;
   if (runs)
     epoch = *(volatile unsigned long long *)runs;
+#if SDMA_COUNT_OPS
+  if (SDMA_BID == 0) {
+    if (T->countsIn[0])
+      for (int i = (int)SDMA_TID; i < SDMA_RANKS; i += (int)SDMA_NTID)
+        ((volatile long long *)T->countsIn[1])[i] =
+            ((volatile const long long *)T->countsIn[0])[i];
+    sdma_check_counts(T, rank, chunk);
+  }
+  if (!T->arrive[0])
+    sdma_rank_sync(T, rank);
+#endif
   if (T->arrive[0] && !sdma_job_barrier(T, rank, 0, epoch))
     return;
   for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
@@ -424,6 +509,12 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
     if (!sdma_job_barrier(T, rank, 1, epoch))
       return;
   }
+#if SDMA_COUNT_OPS
+  // Every peer's count arrived before its phase-1 arrival (job barrier 1).
+  if (SDMA_BID == 0 && T->countsOut[0])
+    for (int i = (int)SDMA_TID; i < SDMA_RANKS; i += (int)SDMA_NTID)
+      T->countsOut[1][i] = ((volatile const long long *)T->countsOut[0])[i];
+#endif
   if (runs) {
     // Every block read the run number before it arrives here.
     SDMA_SYNC();

@@ -236,10 +236,12 @@ private:
   /// r * stride[b] (0 where absent; in-place AllGather's input is rank r's
   /// slot of the output).
   /// `rowBytes`: sdma.copyv's row (SdmaTable::rowBytes; 0: a chunk).
+  /// `counts`: SdmaTable::countsIn then countsOut (the kernel copies the
+  /// caller's counts in and the receive counts out); empty: none.
   bool run(int instance, const std::vector<const void *> &buffers,
            size_t chunkBytes, void *stream, const std::string &signature,
            std::string &error, std::vector<size_t> stride = {},
-           size_t rowBytes = 0);
+           size_t rowBytes = 0, std::vector<const void *> counts = {});
   bool checkSignature(const std::string &signature, std::string &error);
   /// Fills `error` if a kernel has reported a failure.
   void readKernelError(std::string &error);

@@ -83,6 +83,8 @@ public:
     /// The bytes of a row, sdma.copyv's unit (SdmaTable::rowBytes); 0: a
     /// row is a chunk.
     unsigned long long rowBytes = 0;
+    /// SdmaTable::countsIn then countsOut (sdmaAlltoAllv's); null: none.
+    long long *counts[4] = {nullptr, nullptr, nullptr, nullptr};
   };
   /// Runs ranks [begin, end) of the kernel in place over `pointers` (no
   /// guarded copies: the caller owns the memory), as the next epoch of this
@@ -110,7 +112,7 @@ private:
                               unsigned long long *, unsigned long long,
                               unsigned long long, unsigned long long,
                               unsigned long long *, unsigned long long **, int,
-                              int, int, int, unsigned long long);
+                              int, int, int, unsigned long long, long long **);
   LdstCpuExecutor(const LdstProgram &program, const LdstCpuOptions &options)
       : program_(program), options_(options) {}
   /// Loads a compiled kernel object.
