@@ -9,6 +9,9 @@
 #include "sdma/Transforms/ValidatedRewrite.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <tuple>
 
 namespace sdma {
 #define GEN_PASS_DEF_SDMAFUSEBCAST
@@ -31,41 +34,59 @@ struct SdmaFuseBcastPass
       });
   }
 
+  /// Pairs copies of one source slice whose destinations overlap neither
+  /// each other nor the source, in stretch order: each copy takes the first
+  /// later one that qualifies. Only copies of the same source can pair, so
+  /// they are grouped by their source first (a hash, not a scan of every
+  /// pair: linear in the stretch when there is nothing to fuse, as in an
+  /// all-to-all).
   void fuseStretch(ArrayRef<TransferOpInterface> stretch) {
-    SmallVector<CopyOp> copies;
+    struct Candidate {
+      CopyOp op;
+      StaticSlice dst;
+      bool used = false;
+    };
+    using Key = std::tuple<const void *, int64_t, int64_t, int64_t>;
+    llvm::MapVector<Key, SmallVector<Candidate>> bySource;
     for (TransferOpInterface op : stretch)
       if (auto copy = dyn_cast<CopyOp>(op.getOperation()))
-        if (copy.hasStaticFields() && !copy.getEngine())
-          copies.push_back(copy);
-    DenseSet<Operation *> used;
-    for (size_t i = 0; i < copies.size(); ++i) {
-      if (used.contains(copies[i]))
+        if (copy.hasStaticFields() && !copy.getEngine()) {
+          StaticSlice src = *getStaticSlice(copy.getSourceSlice());
+          bySource[{src.buffer.getAsOpaquePointer(), src.rank, src.offset,
+                    src.count}]
+              .push_back({copy, *getStaticSlice(copy.getTargetSlice())});
+        }
+    for (auto &[key, copies] : bySource) {
+      if (copies.size() < 2)
         continue;
-      StaticSlice src = *getStaticSlice(copies[i].getSourceSlice());
-      StaticSlice dst0 = *getStaticSlice(copies[i].getTargetSlice());
-      for (size_t j = i + 1; j < copies.size(); ++j) {
-        if (used.contains(copies[j]))
+      StaticSlice src = *getStaticSlice(copies.front().op.getSourceSlice());
+      for (size_t i = 0; i < copies.size(); ++i) {
+        if (copies[i].used || copies[i].dst.overlaps(src))
           continue;
-        StaticSlice otherSrc = *getStaticSlice(copies[j].getSourceSlice());
-        StaticSlice dst1 = *getStaticSlice(copies[j].getTargetSlice());
-        if (!(otherSrc == src) || dst0.overlaps(dst1) || dst0.overlaps(src) ||
-            dst1.overlaps(src))
-          continue;
-        OpBuilder builder(copies[i]);
-        BcastOp::create(
-            builder, copies[i].getLoc(), src.buffer, dst0.buffer, dst1.buffer,
-            ValueRange(),
-            builder.getDenseI64ArrayAttr({src.rank, src.offset, src.count,
-                                          dst0.rank, dst0.offset, dst0.count,
-                                          dst1.rank, dst1.offset, dst1.count}),
-            IntegerAttr());
-        used.insert(copies[i]);
-        used.insert(copies[j]);
-        copies[i].erase();
-        copies[j].erase();
-        break;
+        for (size_t j = i + 1; j < copies.size(); ++j) {
+          const StaticSlice &dst0 = copies[i].dst, &dst1 = copies[j].dst;
+          if (copies[j].used || dst0.overlaps(dst1) || dst1.overlaps(src))
+            continue;
+          fuse(copies[i].op, copies[j].op, src, dst0, dst1);
+          copies[i].used = copies[j].used = true;
+          break;
+        }
       }
     }
+  }
+
+  static void fuse(CopyOp first, CopyOp second, const StaticSlice &src,
+                   const StaticSlice &dst0, const StaticSlice &dst1) {
+    OpBuilder builder(first);
+    BcastOp::create(
+        builder, first.getLoc(), src.buffer, dst0.buffer, dst1.buffer,
+        ValueRange(),
+        builder.getDenseI64ArrayAttr({src.rank, src.offset, src.count,
+                                      dst0.rank, dst0.offset, dst0.count,
+                                      dst1.rank, dst1.offset, dst1.count}),
+        IntegerAttr());
+    first.erase();
+    second.erase();
   }
 };
 } // namespace
