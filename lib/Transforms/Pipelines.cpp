@@ -61,14 +61,14 @@ LogicalResult sdma::buildLowerToDMAPipeline(OpPassManager &pm,
   pm.addPass(createSdmaUnroll(unroll));
   pm.addPass(createSdmaVerify(quiet));
   // Drops copies of a slice onto themselves (a no-op the runtime skips
-  // anyway) and folds constant fields; merging abutting copies (quadratic
-  // in a stretch) is left to the variants that create mergeable copies.
-  add(createCanonicalizerPass(GreedyRewriteConfig(),
-                              {"merge-contiguous-copies"}));
+  // anyway) and folds constant fields.
+  add(createCanonicalizerPass());
   if (variant == "bcst" || variant == "swap") {
-    // Both re-prove their output and keep the input where it fails.
+    // Both re-prove their output and keep the input where it fails; then
+    // what they leave abutting merges.
     add(variant == "bcst" ? createSdmaFuseBcast() : createSdmaFuseSwap());
     add(createCanonicalizerPass());
+    add(createSdmaMergeCopies());
   }
   SdmaAssignEnginesOptions assign;
   assign.engines = options.engines;

@@ -57,10 +57,10 @@ sdma.schedule @no_pairs ranks(%R = 3) buffers(%in : 4, %out : 4) {
 
 // -----
 
-// The direct all-to-all at 4 ranks: after canonicalisation one staging copy
+// The direct all-to-all at 4 ranks: after canonicalisation and sdma-merge-copies one staging copy
 // per rank and 6 swaps replace 12 remote copies, and it still verifies. The
 // all-gather, whose staging copies would not merge, is left alone.
-// RUN: sdma-opt %schedules/all_to_all_direct.mlir --sdma-unroll=ranks=4 --sdma-fuse-swap -canonicalize --sdma-verify | FileCheck %s --check-prefix=A2A
+// RUN: sdma-opt %schedules/all_to_all_direct.mlir --sdma-unroll=ranks=4 --sdma-fuse-swap -canonicalize --sdma-merge-copies --sdma-verify | FileCheck %s --check-prefix=A2A
 // A2A-COUNT-4: sdma.copy %input[0, 4] on
 // A2A-NOT:     sdma.copy
 // A2A-COUNT-6: sdma.swap

@@ -126,6 +126,33 @@ def SdmaFuseBcast : Pass<"sdma-fuse-bcast", "::mlir::ModuleOp"> {
   }];
 }
 
+def SdmaMergeCopies : Pass<"sdma-merge-copies", "::mlir::ModuleOp"> {
+  let summary = "abutting copies between the same buffers and ranks become one";
+  let description = [{
+    On flat schedules: within one stretch of ops between ordering points,
+    copies between the same source and destination buffers and ranks whose
+    source and destination slices both abut (in any order) become one copy,
+    placed where the first of them was. Legal because the copies of a
+    stretch run concurrently. Copies on an engine (ordered with its other
+    ops), copies within one buffer on one rank (the merged copy could read
+    what it writes) and copies with dynamic fields are left alone. Linear
+    in the stretch: copies are grouped by (buffers, ranks, destination minus
+    source offset) and each group sorted by offset.
+
+    Before / after:
+    ```mlir
+    sdma.copy %in[1, 1] on 0 -> %out[5, 1] on 1
+    sdma.copy %in[0, 1] on 0 -> %out[4, 1] on 1
+    // becomes
+    sdma.copy %in[0, 2] on 0 -> %out[4, 2] on 1
+    ```
+    ```
+      in on 0:  [a][b]          out on 1: [ . . . . ][a][b]
+      one copy of two chunks instead of two copies of one
+    ```
+  }];
+}
+
 def SdmaFuseSwap : Pass<"sdma-fuse-swap", "::mlir::ModuleOp"> {
   let summary = "opposite copies between two ranks become a local copy each and one sdma.swap";
   let description = [{
