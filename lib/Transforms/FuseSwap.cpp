@@ -133,27 +133,39 @@ struct SdmaFuseSwapPass
       if (auto copy = dyn_cast<CopyOp>(op.getOperation()))
         if (copy.hasStaticFields() && !copy.getEngine())
           copies.push_back(copy);
+    // A copy p -> q pairs with the first later unused copy q -> p of the
+    // same count whose slices do not overlap its own. Candidates are found
+    // through a hash of (source rank, destination rank, count), not a scan
+    // of every pair of the stretch.
+    struct Info {
+      StaticSlice src, dst;
+    };
+    SmallVector<Info> info;
+    using Key = std::tuple<int64_t, int64_t, int64_t>;
+    DenseMap<Key, SmallVector<unsigned>> byDirection;
+    for (auto [i, copy] : llvm::enumerate(copies)) {
+      info.push_back({*getStaticSlice(copy.getSourceSlice()),
+                      *getStaticSlice(copy.getTargetSlice())});
+      byDirection[{info[i].src.rank, info[i].dst.rank, info[i].src.count}]
+          .push_back(i);
+    }
     SmallVector<Pair> pairs;
-    DenseSet<Operation *> used;
+    SmallVector<bool> used(copies.size(), false);
     for (size_t i = 0; i < copies.size(); ++i) {
-      if (used.contains(copies[i]))
+      const StaticSlice &sp = info[i].src, &dq = info[i].dst;
+      if (used[i] || sp.rank == dq.rank)
         continue;
-      StaticSlice sp = *getStaticSlice(copies[i].getSourceSlice());
-      StaticSlice dq = *getStaticSlice(copies[i].getTargetSlice());
-      if (sp.rank == dq.rank)
+      auto it = byDirection.find({dq.rank, sp.rank, sp.count});
+      if (it == byDirection.end())
         continue;
-      for (size_t j = i + 1; j < copies.size(); ++j) {
-        if (used.contains(copies[j]))
-          continue;
-        StaticSlice sq = *getStaticSlice(copies[j].getSourceSlice());
-        StaticSlice dp = *getStaticSlice(copies[j].getTargetSlice());
-        if (sq.rank != dq.rank || dp.rank != sp.rank || sq.count != sp.count)
-          continue;
-        if (sp.overlaps(dp) || sq.overlaps(dq))
+      ArrayRef<unsigned> candidates = it->second;
+      for (unsigned j : llvm::make_range(
+               llvm::upper_bound(candidates, unsigned(i)), candidates.end())) {
+        const StaticSlice &sq = info[j].src, &dp = info[j].dst;
+        if (used[j] || sp.overlaps(dp) || sq.overlaps(dq))
           continue;
         pairs.push_back({copies[i], copies[j]});
-        used.insert(copies[i]);
-        used.insert(copies[j]);
+        used[i] = used[j] = true;
         break;
       }
     }
