@@ -11,10 +11,13 @@
 //     every chunk starts as the symbol (rank, buffer, chunk); the ops run in
 //     a topological order (any order gives the same result once 2 holds) and
 //     each output chunk must then hold the symbol the collective requires.
+//     sdma.reduce leaves contribution sets (Contributions.h): a reduction's
+//     output chunk must combine each rank's input chunk exactly once.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sdma/Analysis/ScheduleVerifier.h"
+#include "Contributions.h"
 #include "Segments.h"
 #include "sdma/Analysis/ScheduleGraph.h"
 #include "sdma/IR/IterationLoc.h"
@@ -26,6 +29,7 @@
 
 using namespace mlir;
 using namespace sdma;
+using sdma::detail::Contributions;
 using sdma::detail::SegmentTracker;
 using sdma::detail::Symbol;
 
@@ -42,10 +46,18 @@ struct Access {
   int64_t begin, end;
   bool write;
   int64_t table = -1, tableRank = -1, segment = -1;
+  /// The destination of sdma.reduce: its operator's code, else -1.
+  int accumulate = -1;
 
   bool disjointSegments(const Access &o) const {
     return table >= 0 && table == o.table && tableRank == o.tableRank &&
            segment != o.segment;
+  }
+  /// Two reduces into the same slice with the same operator accumulate:
+  /// they commute, so they need no order.
+  bool accumulatesWith(const Access &o) const {
+    return accumulate >= 0 && accumulate == o.accumulate &&
+           begin == o.begin && end == o.end;
   }
 };
 
@@ -68,8 +80,16 @@ private:
     return cast<BlockArgument>(buffer).getArgNumber() - 1;
   }
   std::string describe(const Symbol &symbol);
+  LogicalResult checkReduction(StringRef kind,
+                               const sdma::detail::SymbolicMemory &memory);
+  LogicalResult execute(const ScheduleGraph &graph,
+                        sdma::detail::SymbolicMemory &memory,
+                        SegmentTracker &segments);
 
   ScheduleOp schedule;
+  std::optional<Contributions> contributions;
+  /// The operator every reduction output was combined with.
+  std::optional<std::string> reduction;
   uint64_t budget;
   int64_t ranks = 0;
 };
@@ -140,16 +160,24 @@ LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
     bool selfCopy =
         isa<CopyOp>(node.op) && *getStaticSlice(transfer.getSlice(0)) ==
                                     *getStaticSlice(transfer.getSlice(1));
+    auto reduce = dyn_cast<ReduceOp>(node.op);
+    int kind = reduce ? static_cast<int>(llvm::find(ReduceOp::getKinds(),
+                                                    reduce.getKind()) -
+                                         ReduceOp::getKinds().begin())
+                      : -1;
     for (unsigned s = 0, e = selfCopy ? 1 : transfer.getNumSlices(); s < e;
          ++s) {
       StaticSlice slice = *getStaticSlice(transfer.getSlice(s));
       unsigned buffer = bufferIndex(slice.buffer);
-      if (transfer.isSliceRead(s))
-        accesses.push_back({static_cast<unsigned>(i), slice.rank, buffer,
-                            slice.offset, slice.offset + slice.count, false});
-      if (transfer.isSliceWritten(s))
-        accesses.push_back({static_cast<unsigned>(i), slice.rank, buffer,
-                            slice.offset, slice.offset + slice.count, true});
+      for (bool write : {false, true}) {
+        if (write ? !transfer.isSliceWritten(s) : !transfer.isSliceRead(s))
+          continue;
+        Access access{static_cast<unsigned>(i), slice.rank, buffer,
+                      slice.offset, slice.offset + slice.count, write};
+        if (reduce && s == 0)
+          access.accumulate = kind;
+        accesses.push_back(access);
+      }
     }
   }
   llvm::sort(accesses, [](const Access &a, const Access &b) {
@@ -163,7 +191,7 @@ LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
       if (b.rank != a.rank || b.buffer != a.buffer || b.begin >= a.end)
         break;
       if ((!a.write && !b.write) || a.node == b.node || a.disjointSegments(b) ||
-          graph.ordered(a.node, b.node))
+          a.accumulatesWith(b) || graph.ordered(a.node, b.node))
         continue;
       // Report at the later op in program order.
       const Access &first = a.node < b.node ? a : b;
@@ -197,13 +225,112 @@ LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
 }
 
 std::string ScheduleVerifier::describe(const Symbol &symbol) {
-  if (symbol.rank < 0)
+  auto kindName = [&](int64_t code) {
+    return ReduceOp::getKinds()[code].str();
+  };
+  if (symbol.rank == Contributions::kUndefined)
+    return "a " + kindName(symbol.buffer) + " over a chunk never written";
+  if (symbol.rank == Contributions::kMixed)
+    return "a mix of different reductions (the last a " +
+           kindName(symbol.buffer) + ")";
+  if (symbol.rank < 0 && symbol.rank != Contributions::kReduced)
     return "nothing (never written)";
+  auto bufferName = [&](int64_t buffer) {
+    return schedule.getBufferName(schedule.getBufferArgs()[buffer]);
+  };
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << schedule.getBufferName(schedule.getBufferArgs()[symbol.buffer]) << "["
-     << symbol.chunk << "] of rank " << symbol.rank;
+  if (symbol.rank != Contributions::kReduced) {
+    os << bufferName(symbol.buffer) << "[" << symbol.chunk << "] of rank "
+       << symbol.rank;
+    return text;
+  }
+  Symbol scratch;
+  ArrayRef<Symbol> terms = contributions->terms(symbol, scratch);
+  os << "the " << kindName(symbol.buffer) << " of ";
+  // "in[3] of ranks 0, 1, 1, 2" when every term is one chunk of one buffer.
+  bool oneChunk = llvm::all_of(terms, [&](const Symbol &t) {
+    return t.buffer == terms[0].buffer && t.chunk == terms[0].chunk;
+  });
+  if (oneChunk) {
+    os << bufferName(terms[0].buffer) << "[" << terms[0].chunk << "] of ranks ";
+    llvm::interleaveComma(terms, os, [&](const Symbol &t) { os << t.rank; });
+    return text;
+  }
+  llvm::interleave(
+      terms, os,
+      [&](const Symbol &t) {
+        os << bufferName(t.buffer) << "[" << t.chunk << "] of rank " << t.rank;
+      },
+      ", ");
   return text;
+}
+
+/// all_reduce, reduce_scatter and reduce: every output chunk combines
+/// input chunk j of every rank exactly once, with one operator throughout.
+LogicalResult
+ScheduleVerifier::checkReduction(StringRef kind,
+                                 const sdma::detail::SymbolicMemory &memory) {
+  unsigned in = *schedule.getCollectiveInput();
+  unsigned out = *schedule.getCollectiveOutput();
+  int64_t outChunks = *schedule.getBufferChunks(
+      schedule.getBufferArgs()[out], ranks);
+  int64_t root = schedule.getRoot().value_or(0);
+  std::optional<int> kindSeen;
+  for (int64_t r = 0; r < ranks; ++r) {
+    if (kind == "reduce" && r != root)
+      continue;
+    for (int64_t i = 0; i < outChunks; ++i) {
+      int64_t j = kind == "reduce_scatter" ? r * outChunks + i : i;
+      const Symbol &actual = memory[r][out][i];
+      Symbol scratch;
+      ArrayRef<Symbol> terms = contributions->terms(actual, scratch);
+      int actualKind = Contributions::kindOf(actual);
+      bool exact = static_cast<int64_t>(terms.size()) == ranks;
+      for (int64_t p = 0; exact && p < ranks; ++p)
+        exact = terms[p] == Symbol{p, static_cast<int64_t>(in), j};
+      if (exact && actualKind >= 0 && kindSeen && *kindSeen != actualKind)
+        return schedule.emitOpError("does not implement ")
+               << kind << ": chunk " << i << " of "
+               << schedule.getBufferName(schedule.getBufferArgs()[out])
+               << " on rank " << r << " holds " << describe(actual)
+               << ", but other chunks hold a "
+               << ReduceOp::getKinds()[*kindSeen]
+               << " (one operator throughout)";
+      if (exact) {
+        if (actualKind >= 0)
+          kindSeen = actualKind;
+        continue;
+      }
+      // Name what is missing and what is counted twice.
+      std::string missing, twice;
+      llvm::raw_string_ostream m(missing), t(twice);
+      for (int64_t p = 0; p < ranks; ++p) {
+        Symbol want{p, static_cast<int64_t>(in), j};
+        size_t n = llvm::count(terms, want);
+        if (n == 0)
+          m << (missing.empty() ? "" : ", ") << p;
+        if (n > 1)
+          t << (twice.empty() ? "" : ", ") << p << " (" << n << " times)";
+      }
+      InFlightDiagnostic diag =
+          schedule.emitOpError("does not implement ")
+          << kind << ": afterwards chunk " << i << " of "
+          << schedule.getBufferName(schedule.getBufferArgs()[out])
+          << " on rank " << r << " holds " << describe(actual)
+          << ", but should combine "
+          << schedule.getBufferName(schedule.getBufferArgs()[in]) << "[" << j
+          << "] of every rank exactly once";
+      if (!missing.empty())
+        diag << "; missing rank " << missing;
+      if (!twice.empty())
+        diag << "; counted more than once: rank " << twice;
+      return diag;
+    }
+  }
+  if (kindSeen)
+    reduction = ReduceOp::getKinds()[*kindSeen].str();
+  return success();
 }
 
 /// The buffer sizes a fixed-size collective needs.
@@ -213,10 +340,11 @@ LogicalResult ScheduleVerifier::checkStaticKind(StringRef kind) {
   };
   int64_t inChunks = chunksOf(*schedule.getCollectiveInput());
   int64_t outChunks = chunksOf(*schedule.getCollectiveOutput());
-  bool perRankIn = kind == "all_to_all" || kind == "scatter";
+  bool perRankIn =
+      kind == "all_to_all" || kind == "scatter" || kind == "reduce_scatter";
   int64_t c = kind == "all_to_all" ? outChunks / ranks
-              : kind == "scatter"  ? outChunks
-                                   : inChunks;
+              : (kind == "scatter" || kind == "reduce_scatter") ? outChunks
+                                                                 : inChunks;
   int64_t expectIn = perRankIn ? ranks * c : c;
   int64_t expectOut =
       (kind == "all_gather" || kind == "gather" || kind == "all_to_all")
@@ -228,6 +356,62 @@ LogicalResult ScheduleVerifier::checkStaticKind(StringRef kind) {
            << outChunks << " chunks; with " << ranks
            << " ranks it needs an input of " << expectIn << " and an output of "
            << expectOut << " chunks";
+  return success();
+}
+
+/// Runs the data ops symbolically in a topological order of `graph`.
+LogicalResult ScheduleVerifier::execute(const ScheduleGraph &graph,
+                                        sdma::detail::SymbolicMemory &memory,
+                                        SegmentTracker &segments) {
+  auto read = [&](const StaticSlice &s) {
+    auto &buf = memory[s.rank][bufferIndex(s.buffer)];
+    return std::vector<Symbol>(buf.begin() + s.offset,
+                               buf.begin() + s.offset + s.count);
+  };
+  auto write = [&](const StaticSlice &s, const std::vector<Symbol> &data) {
+    llvm::copy(data, memory[s.rank][bufferIndex(s.buffer)].begin() + s.offset);
+  };
+  for (unsigned v : graph.getTopologicalOrder()) {
+    Operation *op = graph.getNodes()[v].op;
+    if (auto copyv = dyn_cast<CopyvOp>(op)) {
+      if (failed(segments.record(copyv, memory)))
+        return failure();
+      continue;
+    }
+    auto transfer = dyn_cast<TransferOpInterface>(op);
+    if (!transfer)
+      continue;
+    StaticSlice s0 = *getStaticSlice(transfer.getSlice(0));
+    StaticSlice s1 = *getStaticSlice(transfer.getSlice(1));
+    std::vector<Symbol> d0 = read(s0);
+    if (auto reduce = dyn_cast<ReduceOp>(transfer.getOperation())) {
+      unsigned kind = llvm::find(ReduceOp::getKinds(), reduce.getKind()) -
+                      ReduceOp::getKinds().begin();
+      std::vector<Symbol> d1 = read(s1);
+      for (size_t i = 0; i < d0.size(); ++i) {
+        std::optional<Symbol> value =
+            contributions->combine(kind, d0[i], d1[i]);
+        if (!value)
+          return schedule.emitOpError("is too large to verify: its "
+                                      "reductions' contribution sets need "
+                                      "more than the verifier's memory "
+                                      "budget of ")
+                 << formatBytes(budget);
+        d0[i] = *value;
+      }
+      write(s0, d0);
+      continue;
+    }
+    if (isa<SwapOp>(transfer.getOperation())) {
+      std::vector<Symbol> d1 = read(s1);
+      write(s0, d1);
+      write(s1, d0);
+      continue;
+    }
+    write(s1, d0);
+    if (isa<BcastOp>(transfer.getOperation()))
+      write(*getStaticSlice(transfer.getSlice(2)), d0);
+  }
   return success();
 }
 
@@ -271,39 +455,13 @@ LogicalResult ScheduleVerifier::checkPostcondition(const ScheduleGraph &graph) {
         for (int64_t i = 0; i < n; ++i)
           memory[r][b][i] = Symbol{r, static_cast<int64_t>(b), i};
     }
-  auto read = [&](const StaticSlice &s) {
-    auto &buf = memory[s.rank][bufferIndex(s.buffer)];
-    return std::vector<Symbol>(buf.begin() + s.offset,
-                               buf.begin() + s.offset + s.count);
-  };
-  auto write = [&](const StaticSlice &s, const std::vector<Symbol> &data) {
-    llvm::copy(data, memory[s.rank][bufferIndex(s.buffer)].begin() + s.offset);
-  };
-  for (unsigned v : graph.getTopologicalOrder()) {
-    Operation *op = graph.getNodes()[v].op;
-    if (auto copyv = dyn_cast<CopyvOp>(op)) {
-      if (failed(segments.record(copyv, memory)))
-        return failure();
-      continue;
-    }
-    auto transfer = dyn_cast<TransferOpInterface>(op);
-    if (!transfer)
-      continue;
-    StaticSlice s0 = *getStaticSlice(transfer.getSlice(0));
-    StaticSlice s1 = *getStaticSlice(transfer.getSlice(1));
-    std::vector<Symbol> d0 = read(s0);
-    if (isa<SwapOp>(transfer.getOperation())) {
-      std::vector<Symbol> d1 = read(s1);
-      write(s0, d1);
-      write(s1, d0);
-      continue;
-    }
-    write(s1, d0);
-    if (isa<BcastOp>(transfer.getOperation()))
-      write(*getStaticSlice(transfer.getSlice(2)), d0);
-  }
+  contributions.emplace(budget - bytes);
+  if (failed(execute(graph, memory, segments)))
+    return failure();
   if (dynamic)
     return segments.checkAllToAllv(memory);
+  if (ScheduleOp::isReduction(*kind))
+    return checkReduction(*kind, memory);
 
   unsigned out = *schedule.getCollectiveOutput();
   int64_t inChunks = chunksOf(in), outChunks = chunksOf(out);
@@ -353,6 +511,7 @@ FailureOr<VerifyReport> ScheduleVerifier::run() {
   }
   if (std::optional<StringRef> kind = schedule.getCollective())
     report.collective = kind->str();
+  report.reduction = reduction;
   return report;
 }
 
@@ -382,6 +541,8 @@ std::string VerifyReport::summary(ScheduleOp schedule) const {
   }
   if (schedule.getRoot())
     os << " root " << *schedule.getRoot();
+  if (reduction)
+    os << " with " << *reduction;
   return text;
 }
 

@@ -200,6 +200,8 @@ bool Compilation::front(std::string_view text) {
   out.ranks = proved->ranks;
   out.proof = proved->summary(flatSchedule);
   out.runtimeCounts = !flatSchedule.getBody().getOps<CopyvOp>().empty();
+  out.needsCompute = !flatSchedule.getBody().getOps<sdma::ReduceOp>().empty();
+  out.reduction = proved->reduction.value_or("");
   out.declaresCollective = proved->collective.has_value();
   if (options.ldst) {
     llvm::raw_string_ostream hip(out.ldstProgram);
@@ -280,6 +282,14 @@ bool Compilation::variants() {
       out.skipped.push_back(
           {name, "the schedule reads counts at run time (sdma.copyv); DMA "
                  "plans need every size when they are built"});
+    return true;
+  }
+  // Reductions need compute units: the load/store kernel adds.
+  if (out.needsCompute && options.ldst) {
+    for (const std::string &name : options.variants)
+      out.skipped.push_back(
+          {name, "the schedule reduces (sdma.reduce) and DMA engines cannot "
+                 "add; the load/store kernel does the arithmetic"});
     return true;
   }
   for (const std::string &name : options.variants) {

@@ -104,6 +104,8 @@ ParseResult sdma::detail::parseTransfer(OpAsmParser &parser,
       return parser.parseArrow();
     if (separator == ",")
       return parser.parseComma();
+    if (separator == "<-")
+      return failure(parser.parseLess() || parser.parseMinus());
     assert(separator == "<->" && "unknown slice separator");
     if (parser.parseLess())
       return failure();
@@ -121,14 +123,17 @@ ParseResult sdma::detail::parseTransfer(OpAsmParser &parser,
 }
 
 void sdma::detail::printTransfer(OpAsmPrinter &printer, TransferOpInterface op,
-                                 ArrayRef<StringRef> separators) {
+                                 ArrayRef<StringRef> separators,
+                                 ArrayRef<StringRef> elided) {
   printer << " ";
   printSlice(printer, op.getSlice(0));
   for (auto [i, separator] : llvm::enumerate(separators)) {
     printer << (separator == "," ? "" : " ") << separator << " ";
     printSlice(printer, op.getSlice(i + 1));
   }
-  printer.printOptionalAttrDict(op->getAttrs(), {"static_fields"});
+  SmallVector<StringRef> skip = {"static_fields"};
+  llvm::append_range(skip, elided);
+  printer.printOptionalAttrDict(op->getAttrs(), skip);
 }
 
 //===----------------------------------------------------------------------===//

@@ -37,13 +37,15 @@ struct FieldListParser {
 /// Prints a field as an integer or as the value that holds it.
 void printField(mlir::OpAsmPrinter &printer, mlir::OpFoldResult field);
 
-/// transfer ::= slice (separator slice)* attr-dict, one separator (`->`, `,`
-/// or `<->`) between each two slices; resolves everything into `state`.
+/// transfer ::= slice (separator slice)* attr-dict, one separator (`->`, `,`,
+/// `<->` or `<-`) between each two slices; resolves everything into `state`.
 mlir::ParseResult parseTransfer(mlir::OpAsmParser &parser,
                                 mlir::OperationState &state,
                                 llvm::ArrayRef<llvm::StringRef> separators);
+/// Prints the slices and the attributes but `elided` (and static_fields).
 void printTransfer(mlir::OpAsmPrinter &printer, TransferOpInterface op,
-                   llvm::ArrayRef<llvm::StringRef> separators);
+                   llvm::ArrayRef<llvm::StringRef> separators,
+                   llvm::ArrayRef<llvm::StringRef> elided = {});
 
 //===----------------------------------------------------------------------===//
 // Verification

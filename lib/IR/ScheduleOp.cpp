@@ -16,6 +16,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace sdma;
@@ -87,6 +88,8 @@ ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
   // buffers(%name : size, ...)
   SmallVector<Attribute> names;
   SmallVector<int64_t> sizes, countBuffers;
+  SmallVector<Attribute> types;
+  bool typed = false;
   Type bufferType = BufferType::get(parser.getContext());
   if (parser.parseKeyword("buffers") ||
       parser.parseCommaSeparatedList(
@@ -95,16 +98,25 @@ ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
             int64_t perRank, fixed;
             if (parser.parseArgument(arg) || parser.parseColon())
               return failure();
-            // counts[size]: a count table.
+            // counts[size]: a count table; f32[size]: typed elements.
             bool counts = succeeded(parser.parseOptionalKeyword("counts"));
-            if (counts) {
-              countBuffers.push_back(args.size() - 1);
-              if (parser.parseLSquare())
-                return failure();
-            }
-            if (parseBufferSize(parser, perRank, fixed) ||
-                (counts && parser.parseRSquare()))
+            Type element;
+            OptionalParseResult hasType =
+                counts ? OptionalParseResult(std::nullopt)
+                       : parser.parseOptionalType(element);
+            if (hasType.has_value() && failed(*hasType))
               return failure();
+            if (counts)
+              countBuffers.push_back(args.size() - 1);
+            bool bracketed = counts || hasType.has_value();
+            if (bracketed && parser.parseLSquare())
+              return failure();
+            if (parseBufferSize(parser, perRank, fixed) ||
+                (bracketed && parser.parseRSquare()))
+              return failure();
+            typed |= static_cast<bool>(element);
+            types.push_back(TypeAttr::get(
+                element ? element : builder.getNoneType()));
             arg.type = bufferType;
             names.push_back(
                 builder.getStringAttr(arg.ssaName.name.drop_front()));
@@ -121,6 +133,9 @@ ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
   if (!countBuffers.empty())
     result.addAttribute(getCountBuffersAttrName(result.name),
                         builder.getDenseI64ArrayAttr(countBuffers));
+  if (typed)
+    result.addAttribute(getBufferTypesAttrName(result.name),
+                        builder.getArrayAttr(types));
 
   // implements KIND(%in -> %out) (root N)?
   if (succeeded(parser.parseOptionalKeyword("implements"))) {
@@ -199,11 +214,16 @@ void ScheduleOp::print(OpAsmPrinter &printer) {
                           printer.printOperand(it.value());
                           printer << " : ";
                           bool counts = isCountBuffer(it.index());
+                          Type element = getBufferElementType(it.index());
                           if (counts)
-                            printer << "counts[";
+                            printer << "counts";
+                          else if (element)
+                            printer << element;
+                          if (counts || element)
+                            printer << "[";
                           printBufferSize(printer, sizes[2 * it.index()],
                                           sizes[2 * it.index() + 1]);
-                          if (counts)
+                          if (counts || element)
                             printer << "]";
                         });
   printer << ")";
@@ -211,7 +231,8 @@ void ScheduleOp::print(OpAsmPrinter &printer) {
                           out = getCollectiveOutput();
   SmallVector<StringRef> elided = {
       getSymNameAttrName(), getNumRanksAttrName(), getBufferNamesAttrName(),
-      getBufferSizesAttrName(), getCountBuffersAttrName()};
+      getBufferSizesAttrName(), getCountBuffersAttrName(),
+      getBufferTypesAttrName()};
   if (getCollective() && in && out) {
     printer << " implements " << *getCollective() << "(";
     printer.printOperand(getBufferArgs()[*in]);
@@ -295,13 +316,39 @@ ScheduleOp::getBufferChunks(Value buffer, std::optional<int64_t> ranks) {
 
 ArrayRef<StringRef> ScheduleOp::getCollectiveKinds() {
   static const StringRef kinds[] = {
-      "all_gather", "all_to_all", "all_to_allv", "all_to_allv_packed",
-      "broadcast",  "scatter",    "gather"};
+      "all_gather", "all_to_all", "all_to_allv",    "all_to_allv_packed",
+      "broadcast",  "scatter",    "gather",         "all_reduce",
+      "reduce_scatter", "reduce"};
   return kinds;
 }
 
 bool ScheduleOp::collectiveNeedsRoot(StringRef kind) {
-  return kind == "broadcast" || kind == "scatter" || kind == "gather";
+  return kind == "broadcast" || kind == "scatter" || kind == "gather" ||
+         kind == "reduce";
+}
+
+bool ScheduleOp::isReduction(StringRef kind) {
+  return kind == "all_reduce" || kind == "reduce_scatter" || kind == "reduce";
+}
+
+Type ScheduleOp::getBufferElementType(unsigned index) {
+  std::optional<ArrayAttr> types = getBufferTypes();
+  if (!types || index >= types->size())
+    return {};
+  auto attr = dyn_cast<TypeAttr>((*types)[index]);
+  if (!attr || isa<NoneType>(attr.getValue()))
+    return {};
+  return attr.getValue();
+}
+
+Type ScheduleOp::getBufferElementType(Value buffer) {
+  std::optional<unsigned> index = getBufferIndex(*this, buffer);
+  return index ? getBufferElementType(*index) : Type();
+}
+
+bool ScheduleOp::isElementType(Type type) {
+  return type.isF32() || type.isF16() || type.isBF16() ||
+         type.isSignlessInteger(32) || type.isSignlessInteger(64);
 }
 
 static std::optional<unsigned> getCollectiveBuffer(ScheduleOp op,
@@ -402,6 +449,24 @@ LogicalResult ScheduleOp::verifyRegions() {
       if (index < 0 || index >= static_cast<int64_t>(numBuffers))
         return emitOpError("count table index ")
                << index << " is out of range [0, " << numBuffers << ")";
+  if (std::optional<ArrayAttr> types = getBufferTypes()) {
+    if (types->size() != numBuffers)
+      return emitOpError("expects an element type (or none) for each of its ")
+             << numBuffers << " buffers";
+    for (auto [i, attr] : llvm::enumerate(*types)) {
+      auto type = dyn_cast<TypeAttr>(attr);
+      if (!type || (!isa<NoneType>(type.getValue()) &&
+                    !isElementType(type.getValue())))
+        return emitOpError("buffer '")
+               << cast<StringAttr>(getBufferNames()[i]).getValue()
+               << "' has element type " << attr
+               << ", expected f32, f16, bf16, i32 or i64";
+      if (type && !isa<NoneType>(type.getValue()) && isCountBuffer(i))
+        return emitOpError("count table '")
+               << cast<StringAttr>(getBufferNames()[i]).getValue()
+               << "' cannot have an element type (it holds 64-bit counts)";
+    }
+  }
   llvm::StringSet<> seen;
   for (auto [i, arg] : llvm::enumerate(getBufferArgs())) {
     if (!isa<BufferType>(arg.getType()))
@@ -429,16 +494,34 @@ LogicalResult ScheduleOp::verifyRegions() {
     if (!llvm::is_contained(getCollectiveKinds(), *kind))
       return emitOpError("implements unknown collective '")
              << *kind << "' (expected all_gather, all_to_all, all_to_allv, "
-             << "all_to_allv_packed, "
-             << "broadcast, scatter or gather)";
+             << "all_to_allv_packed, broadcast, scatter, gather, "
+             << "all_reduce, reduce_scatter or reduce)";
     if (!getCollectiveInput() || !getCollectiveOutput())
       return emitOpError("expects 'collective_buffers' to name an input and "
                          "an output buffer");
     if (failed(verifyCountTables(*this, *kind)))
       return failure();
     bool inPlace = *getCollectiveInput() == *getCollectiveOutput();
-    if (inPlace && *kind != "all_to_all" && *kind != "broadcast")
+    if (inPlace && *kind != "all_to_all" && *kind != "broadcast" &&
+        *kind != "all_reduce" && *kind != "reduce")
       return emitOpError("'") << *kind << "' cannot be in place";
+    if (isReduction(*kind)) {
+      Type in = getBufferElementType(*getCollectiveInput());
+      Type out = getBufferElementType(*getCollectiveOutput());
+      auto name = [](Type type) {
+        std::string text = "untyped";
+        if (type) {
+          text.clear();
+          llvm::raw_string_ostream(text) << "'" << type << "'";
+        }
+        return text;
+      };
+      if (!in || in != out)
+        return emitOpError("'")
+               << *kind << "' needs an input and an output of one element "
+               << "type (e.g. f32[1]), got " << name(in) << " and "
+               << name(out);
+    }
     if (collectiveNeedsRoot(*kind) != getRoot().has_value())
       return emitOpError("'")
              << *kind << "' " << (getRoot() ? "takes no" : "needs a")

@@ -2,7 +2,7 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// sdma.copy, sdma.bcast and sdma.swap: their syntax, the slices each reads
+// sdma.copy, sdma.bcast, sdma.swap and sdma.reduce: their syntax, the slices each reads
 // and writes (TransferOpInterface), and the overlaps each forbids.
 //
 //===----------------------------------------------------------------------===//
@@ -86,4 +86,58 @@ LogicalResult SwapOp::verify() {
     return failure();
   return verifyNoOverlap(*this, getSlice(0), getSlice(1),
                          "swap slices overlap");
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+ArrayRef<StringRef> ReduceOp::getKinds() {
+  static const StringRef kinds[] = {"sum", "max", "min", "prod"};
+  return kinds;
+}
+
+/// reduce ::= kind slice `<-` slice attr-dict
+ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringRef kind;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&kind))
+    return failure();
+  if (!llvm::is_contained(getKinds(), kind))
+    return parser.emitError(loc, "unknown reduction '")
+           << kind << "' (expected sum, max, min or prod)";
+  result.addAttribute(getKindAttrName(result.name),
+                      parser.getBuilder().getStringAttr(kind));
+  return parseTransfer(parser, result, {"<-"});
+}
+void ReduceOp::print(OpAsmPrinter &printer) {
+  printer << " " << getKind();
+  printTransfer(printer, *this, {"<-"}, {getKindAttrName()});
+}
+unsigned ReduceOp::getNumSlices() { return 2; }
+bool ReduceOp::isSliceRead(unsigned) { return true; }
+bool ReduceOp::isSliceWritten(unsigned i) { return i == 0; }
+
+LogicalResult ReduceOp::verify() {
+  if (failed(verifyTransfer(*this, {"destination", "source"})))
+    return failure();
+  if (!llvm::is_contained(getKinds(), getKind()))
+    return emitOpError("unknown reduction '")
+           << getKind() << "' (expected sum, max, min or prod)";
+  auto schedule = (*this)->getParentOfType<ScheduleOp>();
+  Type target = schedule.getBufferElementType(getTarget());
+  Type source = schedule.getBufferElementType(getSource());
+  for (auto [type, buffer] :
+       {std::pair(target, getTarget()), std::pair(source, getSource())})
+    if (!type)
+      return emitOpError("needs typed buffers, but '")
+             << schedule.getBufferName(buffer)
+             << "' has no element type (declare it as, e.g., f32[ranks])";
+  if (target != source)
+    return emitOpError("combines '")
+           << schedule.getBufferName(getSource()) << "' of " << source
+           << " into '" << schedule.getBufferName(getTarget()) << "' of "
+           << target << ": the element types differ";
+  return verifyNoOverlap(*this, getSlice(0), getSlice(1),
+                         "source and destination overlap");
 }

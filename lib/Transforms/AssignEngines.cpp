@@ -65,6 +65,16 @@ struct SdmaAssignEnginesPass
       });
       if (dynamic.wasInterrupted())
         return signalPassFailure();
+      // DMA engines move bytes; they cannot add.
+      WalkResult compute = schedule.walk([&](sdma::ReduceOp op) {
+        op.emitOpError("combines values (a ") << op.getKind()
+            << "), which DMA engines cannot do: run this schedule as a "
+               "load/store kernel (--sdma-to-hip), where compute units do "
+               "the arithmetic";
+        return WalkResult::interrupt();
+      });
+      if (compute.wasInterrupted())
+        return signalPassFailure();
       int64_t ranks = *schedule.getRanks();
       int64_t count = engines ? static_cast<int64_t>(engines) : ranks;
       DenseMap<int64_t, int64_t> nextEngine;

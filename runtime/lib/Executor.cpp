@@ -21,6 +21,16 @@ Executor::~Executor() = default;
 std::optional<CompiledSchedule>
 CompiledSchedule::parse(std::string_view planText, std::string ldstSource,
                         std::string_view packetsText, std::string &error) {
+  // No plan (a schedule that reduces, or reads counts at run time): the
+  // load/store program alone, its layout standing in for the plan.
+  if (planText.empty() && !ldstSource.empty()) {
+    std::optional<LdstProgram> ldst =
+        LdstProgram::parse(std::move(ldstSource), error);
+    if (!ldst)
+      return std::nullopt;
+    Plan layout = ldst->layout();
+    return CompiledSchedule{std::move(layout), std::move(ldst), std::nullopt};
+  }
   std::optional<Plan> plan = Plan::parse(planText, error);
   if (!plan) {
     error = "the plan: " + error;
@@ -179,6 +189,14 @@ sdma::rt::createExecutor(std::string_view name,
   if (!backend->create) {
     error = "this build has no HIP executors (HIP headers were not found at "
             "configure time)";
+    return nullptr;
+  }
+  if (!backend->info.needsLdst && !compiled.plan.hasQueues) {
+    error = std::string(name) + " runs DMA plans, and '" +
+            compiled.plan.schedule.substr(0, 64) +
+            "' has none (it reduces, which DMA engines cannot, or reads "
+            "counts at run time): run it with ldst-cpu, cuda-ldst or "
+            "hip-ldst";
     return nullptr;
   }
   if (backend->info.needsLdst && !compiled.ldst) {

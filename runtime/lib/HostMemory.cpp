@@ -15,8 +15,6 @@
 
 using namespace sdma::rt;
 
-static constexpr uint8_t kPoison = 0xEE;
-
 std::optional<uint64_t> HostMemory::bytesNeeded(const Plan &plan,
                                                 size_t chunkBytes) {
   CheckedSize perRank;
@@ -37,6 +35,14 @@ std::optional<HostMemory> HostMemory::create(const Plan &plan,
     error = "the chunk size must be at least 1 byte";
     return std::nullopt;
   }
+  for (const Buffer &buffer : plan.buffers)
+    if (chunkBytes % buffer.elementBytes() != 0) {
+      error = "the chunk size, " + std::to_string(chunkBytes) +
+              " bytes, is not a multiple of the " +
+              std::to_string(buffer.elementBytes()) + "-byte " + buffer.type +
+              " elements of buffer '" + buffer.name + "'";
+      return std::nullopt;
+    }
   if (!budget.admit(bytesNeeded(plan, chunkBytes),
                     "host memory for " + std::to_string(plan.ranks) +
                         " ranks' buffers and flags at " +
@@ -93,6 +99,8 @@ uint8_t sdma::rt::patternByte(int rank, int buffer, uint64_t index) {
 }
 
 void sdma::rt::fillInputs(const Plan &plan, HostMemory &memory) {
+  if (plan.collective && plan.collective->isReduction())
+    return fillReductionInput(plan, memory);
   int input = plan.collective ? plan.collective->input : 0;
   for (int r = 0; r < plan.ranks; ++r)
     for (int b = 0; b < static_cast<int>(plan.buffers.size()); ++b) {
@@ -108,6 +116,8 @@ CheckResult sdma::rt::checkOutputs(const Plan &plan, const HostMemory &memory) {
   if (!plan.collective)
     return result;
   const Collective &c = *plan.collective;
+  if (c.isReduction())
+    return checkReduction(plan, memory);
   size_t chunk = memory.chunkBytes();
   int64_t outChunks = plan.buffers[c.output].chunks;
   int64_t R = plan.ranks;

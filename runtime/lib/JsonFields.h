@@ -232,6 +232,15 @@ inline std::vector<Buffer> parseBuffers(const json &root, int64_t maxChunks,
         fail(path + ".counts", "expected true or false");
       buffer.counts = counts.get<bool>();
     }
+    if (buffers[i].contains("type")) {
+      buffer.type = stringField(buffers[i], path, "type");
+      if (buffer.type != "f32" && buffer.type != "f16" &&
+          buffer.type != "bf16" && buffer.type != "i32" && buffer.type != "i64")
+        fail(path + ".type", "unknown element type " + quote(buffer.type) +
+                                 " (expected f32, f16, bf16, i32 or i64)");
+      if (buffer.counts)
+        fail(path + ".type", "a count table has no element type");
+    }
     if (!index.emplace(buffer.name, static_cast<int>(i)).second)
       fail(path + ".name", "buffer " + quote(buffer.name) + " appears twice");
     result.push_back(std::move(buffer));
@@ -255,10 +264,11 @@ inline void checkCollectiveSizes(const Collective &c,
                                  const std::vector<Buffer> &buffers,
                                  int ranks) {
   int64_t in = buffers[c.input].chunks, out = buffers[c.output].chunks;
-  bool perRankIn = c.kind == "all_to_all" || c.kind == "scatter";
-  int64_t per = c.kind == "all_to_all" ? out / ranks
-                : c.kind == "scatter"  ? out
-                                       : in;
+  bool perRankIn = c.kind == "all_to_all" || c.kind == "scatter" ||
+                   c.kind == "reduce_scatter";
+  int64_t per = c.kind == "all_to_all"                                ? out / ranks
+                : c.kind == "scatter" || c.kind == "reduce_scatter" ? out
+                                                                      : in;
   std::optional<uint64_t> ranksPer = checkedMul(uint64_t(ranks), uint64_t(per));
   uint64_t expectIn = perRankIn ? ranksPer.value_or(0) : uint64_t(per);
   uint64_t expectOut =
@@ -291,17 +301,28 @@ parseCollective(const json &root, const std::vector<Buffer> &buffers,
   bool dynamic = c.kind == "all_to_allv" || c.kind == "all_to_allv_packed";
   if (c.kind != "all_gather" && c.kind != "all_to_all" &&
       c.kind != "broadcast" && c.kind != "scatter" && c.kind != "gather" &&
-      !dynamic)
+      !c.isReduction() && !dynamic)
     fail("$.collective.kind", "unknown collective " + quote(c.kind));
   c.input = findBuffer(index, stringField(collective, "$.collective", "input"),
                        "$.collective.input");
   c.output =
       findBuffer(index, stringField(collective, "$.collective", "output"),
                  "$.collective.output");
-  bool needsRoot =
-      c.kind == "broadcast" || c.kind == "scatter" || c.kind == "gather";
+  bool needsRoot = c.kind == "broadcast" || c.kind == "scatter" ||
+                   c.kind == "gather" || c.kind == "reduce";
   if (needsRoot)
     c.root = integerField(collective, "$.collective", "root", 0, ranks - 1);
+  if (c.isReduction()) {
+    // One operator on one element type (the kernel computes in it).
+    c.op = stringField(collective, "$.collective", "op");
+    if (c.op != "sum" && c.op != "max" && c.op != "min" && c.op != "prod")
+      fail("$.collective.op", "unknown operator " + quote(c.op) +
+                                  " (expected sum, max, min or prod)");
+    if (buffers[c.input].type.empty() ||
+        buffers[c.input].type != buffers[c.output].type)
+      fail("$.collective", c.kind + " needs an input and an output of one "
+                                    "element type");
+  }
   if (!dynamic) {
     checkCollectiveSizes(c, buffers, ranks);
     return c;

@@ -77,6 +77,7 @@ std::optional<LdstProgram> LdstProgram::load(const std::string &path,
 Plan LdstProgram::layout() const {
   Plan plan;
   plan.schedule = schedule;
+  plan.hasQueues = false;
   plan.ranks = ranks;
   plan.flags = 2;
   plan.buffers = buffers;

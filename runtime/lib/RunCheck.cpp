@@ -19,8 +19,10 @@ double sdma::rt::median(std::vector<double> values) {
 }
 
 double sdma::rt::busFactor(const std::string &collective, int ranks) {
-  if (collective == "broadcast")
+  if (collective == "broadcast" || collective == "reduce")
     return 1.0;
+  if (collective == "all_reduce") // nccl-tests: 2 (n - 1) / n
+    return ranks > 1 ? 2.0 * (ranks - 1) / ranks : 1.0;
   return ranks > 1 ? double(ranks - 1) / ranks : 1.0;
 }
 
@@ -54,7 +56,9 @@ bool sdma::rt::runAndCheck(Executor &executor, const Plan &plan,
   if (!actual)
     return false;
   std::optional<HostMemory> reference;
-  if (options.compareWithReference) {
+  // A load/store program without a DMA plan has no queues for the
+  // reference simulator: its outputs are checked against the collective.
+  if (options.compareWithReference && plan.hasQueues) {
     reference = allocate();
     if (!reference)
       return false;

@@ -142,6 +142,11 @@ int sdma::run::sweep(ExecutorChoice &choice, const rt::Plan &plan,
     size_t align = options.chunkAlign;
     chunk = std::max<uint64_t>(align, chunk - chunk % align);
     uint64_t actual = chunk * outChunks;
+    // nccl-tests' count: elements of the output's type (4-byte words when
+    // untyped).
+    size_t elementBytes = 4;
+    if (plan.collective && !plan.buffers[plan.collective->output].type.empty())
+      elementBytes = plan.buffers[plan.collective->output].elementBytes();
     std::string pick, error;
     rt::Executor *executor = choice.forChunk(chunk, pick, error);
     if (executor)
@@ -159,7 +164,7 @@ int sdma::run::sweep(ExecutorChoice &choice, const rt::Plan &plan,
     llvm::outs() << llvm::format(
                         " %11llu %11llu %10llu %12.2f %11.3f %11.3f %8s",
                         (unsigned long long)actual,
-                        (unsigned long long)(actual / 4),
+                        (unsigned long long)(actual / elementBytes),
                         (unsigned long long)chunk, us, algbw,
                         algbw * rt::busFactor(kind, plan.ranks),
                         kind.empty() && !check.wrongBytes

@@ -30,6 +30,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include <numeric>
 
 using llvm::StringRef;
 using llvm::Twine;
@@ -177,12 +178,16 @@ int main(int argc, char **argv) {
     return 1;
   if (run.compileOnly)
     return writeCompiled(run, out);
-  if (out.variants.empty())
+  if (out.variants.empty() && !out.needsCompute)
     return fail("'" + run.input +
                 "' reads counts at run time (sdma.copyv): it has a "
                 "load/store program (--emit-hip) but no DMA plan for "
                 "sdma-run's reference; run it through the communicator "
                 "(sdma-comm-test --case=alltoallv)");
+  // A schedule that reduces has no DMA plan: its load/store program runs
+  // alone, checked against the collective's definition.
+  if (out.variants.empty())
+    out.variants.push_back({"ldst", "", "", 0, 0});
   const VariantArtifacts &primary = out.variants.front();
   if ((!run.emitPlan.empty() && !writeFile(run.emitPlan, primary.plan)) ||
       (!run.emitPackets.empty() &&
@@ -209,12 +214,16 @@ int main(int argc, char **argv) {
     return fail(error);
   if (!executor) { // auto without a GPU: the simulator, and the model's picks
     note = " (" + error + ")";
-    executor = rt::createExecutor("sim", compiled, options, error);
+    executor = rt::createExecutor(
+        compiled.plan.hasQueues ? "sim" : "ldst-cpu", compiled, options,
+        error);
+    if (!executor)
+      return fail(error);
   }
   std::string backend = executor->name();
   note = executor->description() + note;
   std::unique_ptr<sdma::run::ExecutorChoice> choice;
-  if (isAuto) {
+  if (isAuto && compiled.plan.hasQueues) {
     std::optional<rt::NvTimingProfile> profile =
         rt::NvTimingProfile::load(run.nvProfile, error);
     if (!profile)
@@ -251,5 +260,9 @@ int main(int argc, char **argv) {
   sweep.chunkAlign = compiled.packets && backend == "sdma-packets"
                          ? compiled.packets->chunkAlign
                          : 1;
+  // Chunks of typed buffers hold whole elements.
+  for (const rt::Buffer &buffer : plan.buffers)
+    sweep.chunkAlign = std::lcm<size_t>(sweep.chunkAlign,
+                                        buffer.elementBytes());
   return sdma::run::sweep(*choice, plan, sweep, progress);
 }

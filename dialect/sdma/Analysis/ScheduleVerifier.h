@@ -40,6 +40,9 @@ struct VerifyReport {
   int64_t polls = 0;
   /// The declared collective, if any ("all_gather"), and its buffers.
   std::optional<std::string> collective;
+  /// The operator a reduction's outputs combine with ("sum"); unset for
+  /// other collectives (and for one rank, which combines nothing).
+  std::optional<std::string> reduction;
   /// One line: "proved for 8 ranks: 56 data ops race-free, 7 waits ...".
   std::string summary(ScheduleOp schedule) const;
 };

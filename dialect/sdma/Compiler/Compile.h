@@ -118,6 +118,11 @@ struct Artifacts {
   /// The schedule reads counts at run time (sdma.copyv): the load/store
   /// program is its only output; every DMA variant is skipped.
   bool runtimeCounts = false;
+  /// The schedule reduces (sdma.reduce): DMA engines cannot add, so the
+  /// load/store program is its only output; `reduction` is the operator
+  /// the proof found ("sum"; empty when nothing is combined).
+  bool needsCompute = false;
+  std::string reduction;
   /// The load/store program (CompileOptions::ldst).
   std::string ldstProgram;
   std::vector<VariantArtifacts> variants;

@@ -53,6 +53,20 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
     | all_to_allv | R*C / R*C (capacity slots) | out[p*C + i] = in[r*C + i] of p, i < send[r] of p |
     | all_to_allv_packed | any / any | segment p of out = segment r of in of p |
 
+    | reduce_scatter | R*c / c    | out[i] = op over every p of in[r*c + i] of p |
+    | all_reduce | c / c          | out[i] = op over every p of in[i] of p    |
+    | reduce     | c / c          | on the root: out[i] = op over p of in[i] of p |
+
+    The reductions need typed buffers and `sdma.reduce` (one operator
+    throughout); "op over every p" means each rank's chunk counted exactly
+    once, in any order (the operators are commutative and associative).
+
+    A buffer's size may carry an element type, `f32[ranks]` (f32, f16,
+    bf16, i32 or i64): its chunks then hold whole elements of that type
+    (the runtime refuses a chunk size that is not a multiple of the
+    element size), which `sdma.reduce` computes on. Copies move bytes and
+    do not look at types.
+
     Both name their count tables, `counts(%send)` or `counts(%send ->
     %recv)` (packed needs `%recv`); where `%recv` is named, recv[p] of r
     must end up holding send[r] of p. Capacity slots: C = out / R chunks
@@ -100,7 +114,8 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
                        OptionalAttr<StrAttr>:$collective,
                        OptionalAttr<DenseI64ArrayAttr>:$collective_buffers,
                        OptionalAttr<I64Attr>:$root,
-                       OptionalAttr<DenseI64ArrayAttr>:$count_buffers);
+                       OptionalAttr<DenseI64ArrayAttr>:$count_buffers,
+                       OptionalAttr<TypeArrayAttr>:$buffer_types);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasRegionVerifier = 1;
@@ -136,7 +151,15 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
     /// elements, not chunks).
     bool isCountBuffer(::mlir::Value buffer);
     bool isCountBuffer(unsigned index);
-    /// The collectives `implements` accepts; the last three need a root.
+    /// The element type of a typed buffer (`f32[ranks]`); null when the
+    /// buffer is untyped (bytes).
+    ::mlir::Type getBufferElementType(unsigned index);
+    ::mlir::Type getBufferElementType(::mlir::Value buffer);
+    /// True for the element types a buffer may declare.
+    static bool isElementType(::mlir::Type type);
+    /// True for the collectives whose outputs are reductions.
+    static bool isReduction(::llvm::StringRef kind);
+    /// The collectives `implements` accepts; some need a root.
     static ::llvm::ArrayRef<::llvm::StringRef> getCollectiveKinds();
     static bool collectiveNeedsRoot(::llvm::StringRef kind);
     /// The largest rank count a schedule may have.
@@ -236,6 +259,52 @@ def Sdma_SwapOp : Sdma_TransferOp<"swap"> {
                        Variadic<Index>:$fields,
                        DenseI64ArrayAttr:$static_fields,
                        OptionalAttr<I64Attr>:$engine);
+}
+
+def Sdma_ReduceOp : Sdma_TransferOp<"reduce"> {
+  let summary = "combine a slice into another with sum, max, min or prod";
+  let description = [{
+    `sdma.reduce KIND DST <- SRC` replaces each element of the destination
+    slice with `dst KIND src` (KIND: `sum`, `max`, `min` or `prod`), on
+    typed buffers of one element type. The destination's rank issues it:
+    it reads the source (possibly a peer's) and updates its own (or, for
+    a destination on another rank, that rank's) memory. DMA engines
+    cannot add: the load/store kernel does the arithmetic (fp32
+    accumulation for f16 and bf16, wrapping two's complement for integers).
+
+    Reduces into the *same* destination slice with the same KIND need no
+    order between them: they accumulate, each source counted once, like
+    atomic adds (the kernel combines them in one pass: the destination's
+    value, then the sources by ascending rank, buffer and offset). Any
+    other overlap with an unordered op is a race. Source and destination
+    may not overlap.
+
+    ```mlir
+    sdma.reduce sum %out[0, 1] on %r <- %in[0, 1] on %p
+    ```
+
+    Buffers before and after `sdma.reduce sum %acc[0, 2] on 0 <- %in[0, 2]
+    on 1` (f32 chunks of one element):
+
+    ```
+                  rank 0          rank 1
+    before  acc:  [1.0][2.0]      [   ][   ]
+            in:   [   ][   ]      [0.5][4.0]
+    after   acc:  [1.5][6.0]      [   ][   ]
+    ```
+  }];
+  let arguments = (ins Sdma_BufferType:$target, Sdma_BufferType:$source,
+                       Variadic<Index>:$fields,
+                       DenseI64ArrayAttr:$static_fields,
+                       StrAttr:$kind,
+                       OptionalAttr<I64Attr>:$engine);
+  let extraClassDeclaration = [{
+    ::sdma::Slice getTargetSlice() { return getSlice(0); }
+    ::sdma::Slice getSourceSlice() { return getSlice(1); }
+    /// The operators, in the order of their codes (the kernel's and the
+    /// plan's): sum 0, max 1, min 2, prod 3.
+    static ::llvm::ArrayRef<::llvm::StringRef> getKinds();
+  }];
 }
 
 def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {

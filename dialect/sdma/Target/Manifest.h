@@ -11,6 +11,7 @@
 #ifndef SDMA_TARGET_MANIFEST_H
 #define SDMA_TARGET_MANIFEST_H
 
+#include "llvm/Support/raw_ostream.h"
 #include "sdma/IR/SdmaOps.h"
 
 #include <nlohmann/json.hpp>
@@ -36,6 +37,12 @@ inline nlohmann::ordered_json buffersToJSON(ScheduleOp schedule) {
     // A count table's unit is one 64-bit integer, not a chunk.
     if (schedule.isCountBuffer(buffer))
       entry["counts"] = true;
+    // A typed buffer's element type: "f32", "f16", "bf16", "i32", "i64".
+    if (mlir::Type type = schedule.getBufferElementType(buffer)) {
+      std::string name;
+      llvm::raw_string_ostream(name) << type;
+      entry["type"] = name;
+    }
     buffers.push_back(std::move(entry));
   }
   return buffers;

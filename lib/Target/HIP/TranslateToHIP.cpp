@@ -13,6 +13,9 @@
 //   SIGNAL rank a, slot b  system-scope fence, then flag b of rank a += 1
 //   WAIT   slot a, k = b   every block spins until its flag a >= k (bounded)
 //   BARRIER slot a, k = b  every rank adds 1 to every rank's slot a, waits
+// sdma.reduce ops of one phase into the same destination slice (they
+// accumulate) become one row: the destination and a list of sources in
+// sdma_rsrc, added in one pass in ascending (rank, buffer, offset) order.
 // The kernel is generic; the schedule lives in constant tables, and the
 // chunk size, buffer addresses and run counter are arguments, so one
 // compiled kernel serves every message size. Flags only grow: run n waits
@@ -28,6 +31,7 @@
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include <array>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -132,6 +136,7 @@ public:
 private:
   LogicalResult collect();
   std::vector<int64_t> copyvRow(CopyvOp op);
+  LogicalResult checkReduceTypes();
   int slotFor(int64_t from, int64_t tag);
 
   ScheduleOp schedule;
@@ -140,6 +145,11 @@ private:
   /// Per sdma.copyv: the prefix tables of its sides (buffer or -1, rank,
   /// index), kVopStride each; its op row points here.
   std::vector<int64_t> vops;
+  /// sdma.reduce sources (rank, buffer, offset), 3 each, by row.
+  std::vector<int64_t> rsrc;
+  size_t maxSources = 0;
+  /// The element type and operator codes of the schedule's reduces.
+  int reduceType = -1, reduceOp = -1;
   std::vector<std::vector<Step>> steps;
   std::map<int64_t, int> tagIndex;
   std::map<std::pair<int, int64_t>, int> signalsTo; // (slot, rank)
@@ -184,11 +194,41 @@ int HIPEmitter::slotFor(int64_t from, int64_t tag) {
   return it->second * ranks + from;
 }
 
+/// The kernel computes in one element type with one operator per schedule
+/// (SDMA_REDUCE_TYPE, SDMA_REDUCE_OP); a runtime may recompile it for
+/// another pair, which the proof (operator- and type-agnostic) covers.
+LogicalResult HIPEmitter::checkReduceTypes() {
+  WalkResult result = schedule.walk([&](sdma::ReduceOp op) {
+    Type type = schedule.getBufferElementType(op.getTarget());
+    int code = type.isF32()    ? 0
+               : type.isF16()  ? 1
+               : type.isBF16() ? 2
+               : type.isSignlessInteger(32) ? 3
+                                            : 4;
+    int kind = llvm::find(sdma::ReduceOp::getKinds(), op.getKind()) -
+               sdma::ReduceOp::getKinds().begin();
+    if (reduceType < 0)
+      reduceType = code, reduceOp = kind;
+    if (code == reduceType && kind == reduceOp)
+      return WalkResult::advance();
+    op.emitOpError("uses a different element type or operator than the "
+                   "schedule's other reduces; the load/store kernel computes "
+                   "in one type with one operator");
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 LogicalResult HIPEmitter::collect() {
+  if (failed(checkReduceTypes()))
+    return failure();
   // Data ops go to per-rank phases, kept open until an ordering step.
   struct RawStep {
     Step step;
     std::vector<int64_t> opRows; // for phases: rows of 12
+    /// Reduce rows of the phase by destination slice, and their sources.
+    std::map<std::array<int64_t, 4>, size_t> groups;
+    std::vector<std::vector<std::array<int64_t, 3>>> sources;
   };
   std::vector<std::vector<RawStep>> raw(ranks);
   // What each engine of a rank touched since the rank's last sync (a wait
@@ -217,7 +257,10 @@ LogicalResult HIPEmitter::collect() {
       };
       StaticSlice s0 = slice(0), s1 = slice(1);
       std::vector<int64_t> row(kOpStride, 0);
-      row[0] = isa<CopyOp>(op) ? 0 : isa<BcastOp>(op) ? 1 : 2;
+      row[0] = isa<CopyOp>(op)          ? 0
+               : isa<BcastOp>(op)       ? 1
+               : isa<sdma::ReduceOp>(op) ? 4
+                                         : 2;
       row[1] = s0.rank, row[2] = bufferOf(s0), row[3] = s0.offset;
       row[4] = s0.count;
       row[5] = s1.rank, row[6] = bufferOf(s1), row[7] = s1.offset;
@@ -242,7 +285,24 @@ LogicalResult HIPEmitter::collect() {
         raw[rank].push_back({{kPhase, 0, 0}, {}});
       if (engine)
         engineFootprints[rank].add(engine.getInt(), transfer);
-      llvm::append_range(raw[rank].back().opRows, row);
+      RawStep &phase = raw[rank].back();
+      if (isa<sdma::ReduceOp>(op)) {
+        // One row per destination slice: row[7] names its source list
+        // until the lists are laid out below.
+        std::array<int64_t, 4> key = {s0.rank, bufferOf(s0), s0.offset,
+                                      s0.count};
+        auto [it, added] = phase.groups.try_emplace(key, phase.sources.size());
+        if (added) {
+          phase.sources.emplace_back();
+          row[5] = reduceOp, row[6] = reduceType;
+          row[7] = it->second;
+          llvm::append_range(phase.opRows, row);
+        }
+        phase.sources[it->second].push_back({s1.rank, bufferOf(s1),
+                                             s1.offset});
+        continue;
+      }
+      llvm::append_range(phase.opRows, row);
     } else if (auto copyv = dyn_cast<CopyvOp>(&op)) {
       if (!copyv.hasStaticFields())
         return op.emitOpError("is not flat: run sdma-unroll before "
@@ -308,6 +368,17 @@ LogicalResult HIPEmitter::collect() {
       if (rs.step.kind == kBarrier)
         rs.step.a = barrierSlot;
       if (rs.step.kind == kPhase) {
+        for (size_t i = 0; i < rs.opRows.size(); i += kOpStride) {
+          if (rs.opRows[i] != 4)
+            continue;
+          auto &list = rs.sources[rs.opRows[i + 7]];
+          llvm::sort(list);
+          rs.opRows[i + 7] = rsrc.size() / 3;
+          rs.opRows[i + 8] = list.size();
+          maxSources = std::max(maxSources, list.size());
+          for (const auto &source : list)
+            llvm::append_range(rsrc, source);
+        }
         rs.step.a = ops.size() / kOpStride;
         rs.step.b = rs.opRows.size() / kOpStride;
         llvm::append_range(ops, rs.opRows);
@@ -342,6 +413,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
             {"op_stride", kOpStride}};
   meta["buffers"] = buffersToJSON(schedule);
   meta["collective"] = collectiveToJSON(schedule);
+  if (reduceOp >= 0 && meta["collective"].is_object())
+    meta["collective"]["op"] = sdma::ReduceOp::getKinds()[reduceOp].str();
   json phases = json::array();
   for (int64_t r = 0; r < ranks; ++r) {
     int64_t n = 0;
@@ -367,6 +440,13 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   if (!vops.empty())
     os << "#define SDMA_COUNT_OPS 1\n#define SDMA_VOP_STRIDE " << kVopStride
        << "\n#ifndef SDMA_STAGED_OPS\n#define SDMA_STAGED_OPS 1\n#endif\n";
+  // sdma.reduce: the type and operator (a runtime may define others before
+  // this file), and the most sources one row adds.
+  if (reduceType >= 0)
+    os << "#define SDMA_REDUCE 1\n#define SDMA_REDUCE_MAX_SRCS " << maxSources
+       << "\n#ifndef SDMA_REDUCE_TYPE\n#define SDMA_REDUCE_TYPE "
+       << reduceType << "\n#endif\n#ifndef SDMA_REDUCE_OP\n#define "
+       << "SDMA_REDUCE_OP " << reduceOp << "\n#endif\n";
   os << "\n";
 
   auto emitArray = [&](StringRef type, StringRef name, auto &&values) {
@@ -382,6 +462,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     os << "};\n";
   };
   emitArray("long long", "sdma_ops", ops);
+  if (reduceType >= 0)
+    emitArray("long long", "sdma_rsrc", rsrc);
   if (!vops.empty()) {
     // sdma.copyv: the prefix tables, and every buffer's size in its unit
     // (the bound a run-time offset is checked against).

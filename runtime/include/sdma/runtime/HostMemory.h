@@ -68,6 +68,9 @@ private:
   std::vector<std::vector<uint64_t>> flags_;            // [rank][flag]
 };
 
+/// What fillInputs writes to every buffer but the input.
+inline constexpr uint8_t kPoison = 0xEE;
+
 /// The byte a pattern-filled input holds at `index` of `buffer` on `rank`.
 uint8_t patternByte(int rank, int buffer, uint64_t index);
 
@@ -83,6 +86,21 @@ struct CheckResult {
   std::string firstWrong;
 };
 CheckResult checkOutputs(const Plan &plan, const HostMemory &memory);
+
+/// Reductions (all_reduce, reduce_scatter, reduce): the input holds small
+/// integers of the buffer's element type, from the same hash as
+/// patternByte, chosen so that every result is exact in that type whatever
+/// the order of combination (|x| <= 8, fewer for 16-bit floats at many
+/// ranks; prod: +-1, +-2). The value of input element `element` on `rank`:
+int64_t patternValue(const Plan &plan, int rank, uint64_t element);
+/// `value` (exactly representable) as an element of `type`, written at `out`.
+void encodeElement(const std::string &type, int64_t value, uint8_t *out);
+/// The element of `type` at `in` (16-bit floats widened), as a double.
+double decodeElement(const std::string &type, const uint8_t *in);
+void fillReductionInput(const Plan &plan, HostMemory &memory);
+/// Every output element against the operator applied, in exact integer
+/// arithmetic, to every rank's input element (wrapping for i32 and i64).
+CheckResult checkReduction(const Plan &plan, const HostMemory &memory);
 
 /// How many bytes of the plan's buffers (every rank's) differ between `a`
 /// and `b` (same plan and chunk size); the bytes compared go to `compared`.

@@ -91,6 +91,16 @@ struct Buffer {
   /// A count table (counts[N] in the schedule): `chunks` 64-bit integers
   /// that sdma.copyv reads its run-time counts from.
   bool counts = false;
+  /// A typed buffer's element type ("f32", "f16", "bf16", "i32", "i64"), or
+  /// empty: bytes. Chunks hold whole elements (see elementBytes()).
+  std::string type;
+  /// The size of one element: 4, 2, 2, 4, 8; 1 for an untyped buffer.
+  size_t elementBytes() const {
+    return type == "f16" || type == "bf16" ? 2
+           : type == "i64"                 ? 8
+           : type.empty()                  ? 1
+                                           : 4;
+  }
   /// The bytes at a chunk size (8 per entry for a count table).
   uint64_t bytes(uint64_t chunkBytes) const {
     return uint64_t(chunks) * (counts ? 8 : chunkBytes);
@@ -99,16 +109,29 @@ struct Buffer {
 
 /// The collective a plan implements, if it declares one.
 struct Collective {
-  std::string kind; // all_gather, all_to_all, broadcast, scatter, gather
+  /// all_gather, all_to_all, broadcast, scatter, gather, all_to_allv(_packed),
+  /// all_reduce, reduce_scatter, reduce
+  std::string kind;
+  /// A reduction's operator: sum, max, min or prod (empty otherwise).
+  std::string op;
   int input = 0;    // buffer indices
   int output = 0;
   int root = 0;
   /// all_to_allv(_packed): the send- and receive-count tables (-1: none).
   int sendCounts = -1, recvCounts = -1;
+
+  bool isReduction() const {
+    return kind == "all_reduce" || kind == "reduce_scatter" ||
+           kind == "reduce";
+  }
 };
 
 struct Plan {
   std::string schedule;
+  /// False for the layout of a load/store program that has no DMA plan (a
+  /// schedule that reduces or reads counts at run time): its buffers and
+  /// collective, no queues for the simulators to run.
+  bool hasQueues = true;
   int ranks = 0;
   int engines = 0;
   int flags = 0;
