@@ -293,8 +293,8 @@ sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
 
 // -----
 
-// expected-error @+1 {{implements unknown collective 'reduce' (expected all_gather, all_to_all, all_to_allv, all_to_allv_packed, broadcast, scatter or gather)}}
-sdma.schedule @s ranks(%R = 2) buffers(%a : 1, %b : 2) implements reduce(%a -> %b) {}
+// expected-error @+1 {{implements unknown collective 'allreduce' (expected all_gather, all_to_all, all_to_allv, all_to_allv_packed, broadcast, scatter, gather, all_reduce, reduce_scatter or reduce)}}
+sdma.schedule @s ranks(%R = 2) buffers(%a : 1, %b : 2) implements allreduce(%a -> %b) {}
 
 // -----
 

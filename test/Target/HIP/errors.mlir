@@ -22,3 +22,20 @@ sdma.schedule @s ranks(%R = 2) buffers(%b : 2) {
 
 // expected-error @+1 {{expected exactly one sdma.schedule, found 0}}
 module {}
+
+// -----
+
+// The kernel computes in one element type with one operator.
+sdma.schedule @s ranks(%R = 2) buffers(%a : f32[4], %b : i32[2]) {
+  sdma.reduce sum %a[0, 1] on 0 <- %a[1, 1] on 1
+  // expected-error @+1 {{uses a different element type or operator than the schedule's other reduces; the load/store kernel computes in one type with one operator}}
+  sdma.reduce max %a[2, 1] on 0 <- %a[3, 1] on 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%a : f32[4], %b : i32[2]) {
+  sdma.reduce sum %a[0, 1] on 0 <- %a[1, 1] on 1
+  // expected-error @+1 {{uses a different element type or operator}}
+  sdma.reduce sum %b[0, 1] on 0 <- %b[1, 1] on 1
+}

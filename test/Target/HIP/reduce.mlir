@@ -1,0 +1,40 @@
+// RUN: sdma-translate --sdma-to-hip %s | FileCheck %s
+
+// sdma.reduce rows: one per destination slice and phase; the reduces that
+// accumulate into it become its sources in sdma_rsrc, sorted by (rank,
+// buffer, offset) whatever their order in the schedule (rank 0's sources
+// are written 2 then 1). Row: kind 4, destination (rank, buffer, offset),
+// count, operator (0 sum), element type (2 bf16), first source, sources.
+// The metadata names each buffer's type and the collective's operator.
+// CHECK: // sdma-ldst: {{.*}}"buffers":[{"name":"in","chunks":2,"type":"bf16"},{"name":"out","chunks":2,"type":"bf16"}],"collective":{"kind":"all_reduce","input":"in","output":"out","op":"sum"}
+// CHECK: #define SDMA_REDUCE 1
+// CHECK-NEXT: #define SDMA_REDUCE_MAX_SRCS 2
+// CHECK-NEXT: #ifndef SDMA_REDUCE_TYPE
+// CHECK-NEXT: #define SDMA_REDUCE_TYPE 2
+// CHECK: #define SDMA_REDUCE_OP 0
+// CHECK:      static __constant__ const long long sdma_ops[] = {
+// CHECK-NEXT:     0, 0, 0, 0, 2, 0, 1, 0, 0, 0, 0, 0,
+// CHECK-NEXT:     4, 0, 1, 0, 2, 0, 2, 0, 2, 0, 0, 0,
+// CHECK-NEXT:     0, 1, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0,
+// CHECK-NEXT:     4, 1, 1, 0, 2, 0, 2, 2, 2, 0, 0, 0,
+// CHECK-NEXT:     0, 2, 0, 0, 2, 2, 1, 0, 0, 0, 0, 0,
+// CHECK-NEXT:     4, 2, 1, 0, 2, 0, 2, 4, 2, 0, 0, 0,};
+// CHECK:      static __constant__ const long long sdma_rsrc[] = {
+// CHECK-NEXT:     1, 0, 0, 2, 0, 0, 0, 0, 0, 2, 0, 0,
+// CHECK-NEXT:     0, 0, 0, 1, 0, 0,};
+// Each rank: its copy phase, a sync (the fence), the reduce phase.
+// CHECK:      static __constant__ const int sdma_steps[] = {
+// CHECK-NEXT:     0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 2, 1,
+sdma.schedule @s ranks(%R = 3) buffers(%in : bf16[2], %out : bf16[2])
+    implements all_reduce(%in -> %out) {
+  sdma.copy %in[0, 2] on 0 -> %out[0, 2] on 0
+  sdma.copy %in[0, 2] on 1 -> %out[0, 2] on 1
+  sdma.copy %in[0, 2] on 2 -> %out[0, 2] on 2
+  sdma.fence
+  sdma.reduce sum %out[0, 2] on 0 <- %in[0, 2] on 2
+  sdma.reduce sum %out[0, 2] on 0 <- %in[0, 2] on 1
+  sdma.reduce sum %out[0, 2] on 1 <- %in[0, 2] on 0
+  sdma.reduce sum %out[0, 2] on 1 <- %in[0, 2] on 2
+  sdma.reduce sum %out[0, 2] on 2 <- %in[0, 2] on 0
+  sdma.reduce sum %out[0, 2] on 2 <- %in[0, 2] on 1
+}
