@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles every schedule and example for 2, 4 and 8 ranks into load/store
-# programs (NAME-R.hip), DMA plans (NAME-R.json: pcpy; NAME-R.V.json: the
+# programs (NAME-R.hip), DMA plans (but for reductions) (NAME-R.json: pcpy; NAME-R.V.json: the
 # bcst, swap and b2b variants) for the GPU suite, and
 # the back-to-back DMA plans (NAME-R-b2b.json) the benchmark runs.
 #   scripts/make-gpu-programs.sh OUT_DIR
@@ -10,7 +10,17 @@ out=$1
 mkdir -p "$out"
 # (Schedules with run-time counts, sdma.copyv, have no DMA plan: the
 # communicator runs them; sdma-precompile writes their programs.)
-for f in $(grep -L sdma.copyv schedules/*.mlir) examples/tree_broadcast.mlir; do
+# Schedules that reduce (sdma.reduce) have no DMA plan either: their
+# load/store programs alone (NAME-R.hip, no NAME-R.json).
+for f in $(grep -l sdma.reduce schedules/*.mlir); do
+  n=$(basename "$f" .mlir)
+  for r in 2 4 8; do
+    build/bin/sdma-opt "$f" --sdma-unroll=ranks=$r --sdma-verify=report=0 |
+      build/bin/sdma-translate --sdma-to-hip -o "$out/$n-$r.hip"
+  done
+done
+for f in $(grep -L 'sdma.copyv\|sdma.reduce' schedules/*.mlir) \
+    examples/tree_broadcast.mlir; do
   n=$(basename "$f" .mlir)
   for r in 2 4 8; do
     build/bin/sdma-run "$f" --ranks=$r -b 1K -e 1K --iters=1 --backend=sim \
