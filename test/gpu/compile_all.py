@@ -17,9 +17,10 @@ with tempfile.TemporaryDirectory() as tmp:
         name = os.path.splitext(os.path.basename(schedule))[0]
         for ranks in (2, 8):
             program = os.path.join(tmp, f"{name}-{ranks}.hip")
-            if "sdma.copyv" in open(schedule).read():
-                # Run-time counts: no DMA plan, so no sdma-run; the program
-                # straight from the unrolled schedule.
+            text = open(schedule).read()
+            if "sdma.copyv" in text or "sdma.reduce" in text:
+                # Run-time counts or reductions: no DMA plan, so no sdma-run;
+                # the program straight from the unrolled schedule.
                 run = subprocess.run(
                     f"{bin_dir}/sdma-opt {schedule} --sdma-unroll=ranks={ranks}"
                     f" | {bin_dir}/sdma-translate --sdma-to-hip -o {program}",
