@@ -347,8 +347,11 @@ Type ScheduleOp::getBufferElementType(Value buffer) {
 }
 
 bool ScheduleOp::isElementType(Type type) {
-  return type.isF32() || type.isF16() || type.isBF16() ||
-         type.isSignlessInteger(32) || type.isSignlessInteger(64);
+  // NCCL's element types.
+  return type.isF32() || type.isF16() || type.isBF16() || type.isF64() ||
+         type.isSignlessInteger(8) || type.isSignlessInteger(32) ||
+         type.isSignlessInteger(64) || type.isUnsignedInteger(8) ||
+         type.isUnsignedInteger(32) || type.isUnsignedInteger(64);
 }
 
 static std::optional<unsigned> getCollectiveBuffer(ScheduleOp op,
@@ -460,7 +463,8 @@ LogicalResult ScheduleOp::verifyRegions() {
         return emitOpError("buffer '")
                << cast<StringAttr>(getBufferNames()[i]).getValue()
                << "' has element type " << attr
-               << ", expected f32, f16, bf16, i32 or i64";
+               << ", expected f16, bf16, f32, f64, i8, ui8, i32, ui32, i64 or "
+                  "ui64";
       if (type && !isa<NoneType>(type.getValue()) && isCountBuffer(i))
         return emitOpError("count table '")
                << cast<StringAttr>(getBufferNames()[i]).getValue()

@@ -36,7 +36,7 @@ std::optional<HostMemory> HostMemory::create(const Plan &plan,
     return std::nullopt;
   }
   for (const Buffer &buffer : plan.buffers)
-    if (chunkBytes % buffer.elementBytes() != 0) {
+    if (buffer.elementBytes() == 0 || chunkBytes % buffer.elementBytes()) {
       error = "the chunk size, " + std::to_string(chunkBytes) +
               " bytes, is not a multiple of the " +
               std::to_string(buffer.elementBytes()) + "-byte " + buffer.type +

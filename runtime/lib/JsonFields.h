@@ -234,10 +234,10 @@ inline std::vector<Buffer> parseBuffers(const json &root, int64_t maxChunks,
     }
     if (buffers[i].contains("type")) {
       buffer.type = stringField(buffers[i], path, "type");
-      if (buffer.type != "f32" && buffer.type != "f16" &&
-          buffer.type != "bf16" && buffer.type != "i32" && buffer.type != "i64")
+      if (buffer.elementBytes() == 0)
         fail(path + ".type", "unknown element type " + quote(buffer.type) +
-                                 " (expected f32, f16, bf16, i32 or i64)");
+                                 " (expected f16, bf16, f32, f64, i8, ui8, "
+                                 "i32, ui32, i64 or ui64)");
       if (buffer.counts)
         fail(path + ".type", "a count table has no element type");
     }

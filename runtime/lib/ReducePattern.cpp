@@ -3,7 +3,8 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // The reference for all_reduce, reduce_scatter and reduce, written from
-// their definitions (not from any schedule): inputs of small integers, so
+// their definitions (not from any schedule): inputs of small integers
+// (non-negative for unsigned types), so
 // that every correct order of combination gives the same bits, and the
 // expected output computed exactly in 64-bit integers.
 //
@@ -11,6 +12,7 @@
 
 #include "sdma/runtime/HostMemory.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -72,33 +74,49 @@ uint64_t mix(int rank, int buffer, uint64_t index) {
   return x ^ (x >> 31);
 }
 
+bool isUnsigned(const std::string &type) { return type.rfind("ui", 0) == 0; }
+
+/// `value` wrapped to an integer type's width and signedness (floats: as
+/// is, the values stay exact).
+int64_t wrap(const std::string &type, uint64_t value) {
+  if (type == "i8")
+    return int8_t(uint8_t(value));
+  if (type == "ui8")
+    return uint8_t(value);
+  if (type == "i32")
+    return int32_t(uint32_t(value));
+  if (type == "ui32")
+    return uint32_t(value);
+  return int64_t(value); // i64, ui64 (as its bits), floats
+}
+
 int64_t combine(const std::string &op, const std::string &type, int64_t a,
                 int64_t b) {
-  if (op == "max")
-    return a > b ? a : b;
-  if (op == "min")
-    return a < b ? a : b;
-  // Wrap as the element type does (values stay exact in floats).
-  uint64_t r = op == "sum" ? uint64_t(a) + uint64_t(b)
-                           : uint64_t(a) * uint64_t(b);
-  return type == "i32" ? int64_t(int32_t(uint32_t(r))) : int64_t(r);
+  if (op == "max" || op == "min") {
+    bool less = type == "ui64" ? uint64_t(a) < uint64_t(b) : a < b;
+    return (op == "max") == less ? b : a;
+  }
+  return wrap(type, op == "sum" ? uint64_t(a) + uint64_t(b)
+                                : uint64_t(a) * uint64_t(b));
 }
 
 } // namespace
 
 int64_t sdma::rt::patternValue(const Plan &plan, int rank, uint64_t element) {
   const Collective &c = *plan.collective;
+  const std::string &type = plan.buffers[c.input].type;
   uint64_t x = mix(rank, c.input, element);
   if (c.op == "prod") {
     static const int64_t values[4] = {-2, -1, 1, 2};
-    return values[x & 3];
+    return isUnsigned(type) ? 1 + int64_t(x & 1) : values[x & 3];
   }
   // 16-bit floats hold integers exactly up to 256 (bf16) or 2048 (f16):
   // keep every partial sum within that.
-  const std::string &type = plan.buffers[c.input].type;
   int64_t limit = type == "bf16" ? 256 : type == "f16" ? 2048 : 1 << 20;
-  int64_t amplitude = std::max<int64_t>(1, std::min<int64_t>(8, limit / plan.ranks));
-  return int64_t(x % uint64_t(2 * amplitude + 1)) - amplitude;
+  int64_t amplitude = std::max<int64_t>(
+      1, std::min<int64_t>(8, limit / std::max(1, plan.ranks)));
+  int64_t value = int64_t(x % uint64_t(2 * amplitude + 1)) - amplitude;
+  return isUnsigned(type) ? value + amplitude : value;
 }
 
 void sdma::rt::encodeElement(const std::string &type, int64_t value,
@@ -106,17 +124,22 @@ void sdma::rt::encodeElement(const std::string &type, int64_t value,
   if (type == "f32") {
     float f = float(value);
     std::memcpy(out, &f, 4);
+  } else if (type == "f64") {
+    double d = double(value);
+    std::memcpy(out, &d, 8);
   } else if (type == "f16") {
     uint16_t h = toHalf(float(value));
     std::memcpy(out, &h, 2);
   } else if (type == "bf16") {
     uint16_t h = uint16_t(floatBits(float(value)) >> 16); // exact values
     std::memcpy(out, &h, 2);
-  } else if (type == "i32") {
-    int32_t i = int32_t(value);
-    std::memcpy(out, &i, 4);
   } else {
-    std::memcpy(out, &value, 8);
+    // Integers: the low bytes of two's complement (little-endian).
+    uint64_t bits = uint64_t(value);
+    size_t size = type == "i8" || type == "ui8"     ? 1
+                  : type == "i32" || type == "ui32" ? 4
+                                                    : 8;
+    std::memcpy(out, &bits, size);
   }
 }
 
@@ -126,19 +149,22 @@ double sdma::rt::decodeElement(const std::string &type, const uint8_t *in) {
     std::memcpy(&f, in, 4);
     return f;
   }
+  if (type == "f64") {
+    double d;
+    std::memcpy(&d, in, 8);
+    return d;
+  }
   if (type == "f16" || type == "bf16") {
     uint16_t h;
     std::memcpy(&h, in, 2);
     return type == "f16" ? fromHalf(h) : bitsFloat(uint32_t(h) << 16);
   }
-  if (type == "i32") {
-    int32_t i;
-    std::memcpy(&i, in, 4);
-    return i;
-  }
-  int64_t l;
-  std::memcpy(&l, in, 8);
-  return double(l);
+  uint64_t bits = 0;
+  size_t size = type == "i8" || type == "ui8"     ? 1
+                : type == "i32" || type == "ui32" ? 4
+                                                  : 8;
+  std::memcpy(&bits, in, size);
+  return type == "ui64" ? double(bits) : double(wrap(type, bits));
 }
 
 void sdma::rt::fillReductionInput(const Plan &plan, HostMemory &memory) {

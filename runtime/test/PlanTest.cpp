@@ -111,8 +111,8 @@ INSTANTIATE_TEST_SUITE_P(
                    [](json &p) { p["buffers"][1]["name"] = "input"; },
                    "$.buffers[1].name: buffer \"input\" appears twice"},
         Corruption{"unknown_collective",
-                   [](json &p) { p["collective"]["kind"] = "reduce"; },
-                   "$.collective.kind: unknown collective \"reduce\""},
+                   [](json &p) { p["collective"]["kind"] = "all_sum"; },
+                   "$.collective.kind: unknown collective \"all_sum\""},
         Corruption{"rank_out_of_range",
                    [](json &p) { firstCopy(p)["dst"]["rank"] = 4; },
                    "$.streams[0].ops[2].dst.rank: value 4 is out of range "

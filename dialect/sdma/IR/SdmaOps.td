@@ -61,8 +61,8 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
     throughout); "op over every p" means each rank's chunk counted exactly
     once, in any order (the operators are commutative and associative).
 
-    A buffer's size may carry an element type, `f32[ranks]` (f32, f16,
-    bf16, i32 or i64): its chunks then hold whole elements of that type
+    A buffer's size may carry an element type, `f32[ranks]` (NCCL's: f16,
+    bf16, f32, f64, i8, ui8, i32, ui32, i64, ui64): its chunks then hold whole elements of that type
     (the runtime refuses a chunk size that is not a multiple of the
     element size), which `sdma.reduce` computes on. Copies move bytes and
     do not look at types.

@@ -198,7 +198,8 @@ struct sdma_desc {
 
 #if SDMA_REDUCE
 // sdma.reduce arithmetic in SDMA_REDUCE_TYPE (0 f32, 1 f16, 2 bf16, 3 i32,
-// 4 i64) with SDMA_REDUCE_OP (0 sum, 1 max, 2 min, 3 prod). 16-bit floats
+// 4 i64, 5 ui32, 6 ui64, 7 f64, 8 i8, 9 ui8) with SDMA_REDUCE_OP (0 sum,
+// 1 max, 2 min, 3 prod). 16-bit floats
 // are widened to fp32, combined there and rounded once (to nearest even)
 // when stored; integers wrap (two's complement). The conversions are
 // written out so the CPU emulator, hipRTC and NVRTC compute the same bits.
@@ -267,6 +268,8 @@ static __device__ inline unsigned short sdma_f32_to_bf16(float f) {
   return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+// SDMA_KEY orders two accumulators as the element type does (integers:
+// signed or unsigned at their width); integer accumulators wrap.
 #if SDMA_REDUCE_TYPE == 0
 typedef float sdma_acc;
 #define SDMA_ESIZE 4
@@ -282,41 +285,60 @@ typedef float sdma_acc;
 #define SDMA_ESIZE 2
 #define SDMA_LOAD(p) sdma_bf16_to_f32(*(const unsigned short *)(p))
 #define SDMA_STORE(p, v) (*(unsigned short *)(p) = sdma_f32_to_bf16(v))
-#elif SDMA_REDUCE_TYPE == 3
-typedef unsigned int sdma_acc; // wraps
+#elif SDMA_REDUCE_TYPE == 7
+typedef double sdma_acc;
+#define SDMA_ESIZE 8
+#define SDMA_LOAD(p) (*(const double *)(p))
+#define SDMA_STORE(p, v) (*(double *)(p) = (v))
+#elif SDMA_REDUCE_TYPE == 3 || SDMA_REDUCE_TYPE == 5
+typedef unsigned int sdma_acc;
 #define SDMA_ESIZE 4
 #define SDMA_LOAD(p) (*(const unsigned int *)(p))
 #define SDMA_STORE(p, v) (*(unsigned int *)(p) = (v))
+#if SDMA_REDUCE_TYPE == 3
+#define SDMA_KEY(v) ((long long)(int)(v))
 #else
-typedef unsigned long long sdma_acc; // wraps
+#define SDMA_KEY(v) (v)
+#endif
+#elif SDMA_REDUCE_TYPE == 4 || SDMA_REDUCE_TYPE == 6
+typedef unsigned long long sdma_acc;
 #define SDMA_ESIZE 8
 #define SDMA_LOAD(p) (*(const unsigned long long *)(p))
 #define SDMA_STORE(p, v) (*(unsigned long long *)(p) = (v))
+#if SDMA_REDUCE_TYPE == 4
+#define SDMA_KEY(v) ((long long)(v))
+#else
+#define SDMA_KEY(v) (v)
+#endif
+#elif SDMA_REDUCE_TYPE == 8 || SDMA_REDUCE_TYPE == 9
+typedef unsigned int sdma_acc;
+#define SDMA_ESIZE 1
+#define SDMA_LOAD(p) ((unsigned int)*(const unsigned char *)(p))
+#define SDMA_STORE(p, v) (*(unsigned char *)(p) = (unsigned char)(v))
+#if SDMA_REDUCE_TYPE == 8
+#define SDMA_KEY(v) ((int)(signed char)(unsigned char)(v))
+#else
+#define SDMA_KEY(v) ((unsigned char)(v))
+#endif
+#else
+#error "SDMA_REDUCE_TYPE: 0 f32, 1 f16, 2 bf16, 3 i32, 4 i64, 5 ui32, 6 ui64, 7 f64, 8 i8, 9 ui8"
+#endif
+#ifndef SDMA_KEY
+#define SDMA_KEY(v) (v)
 #endif
 #define SDMA_LANES (16 / SDMA_ESIZE)
 
 static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
-#if SDMA_REDUCE_TYPE >= 3
-  // Integers are signed: compare as such; add and multiply wrap.
-#if SDMA_REDUCE_TYPE == 3
-#define SDMA_SIGNED(v) ((long long)(int)(v))
-#else
-#define SDMA_SIGNED(v) ((long long)(v))
-#endif
-#if SDMA_REDUCE_OP == 1
-  return SDMA_SIGNED(a) > SDMA_SIGNED(b) ? a : b;
-#elif SDMA_REDUCE_OP == 2
-  return SDMA_SIGNED(a) < SDMA_SIGNED(b) ? a : b;
-#endif
-#endif
 #if SDMA_REDUCE_OP == 0
   return a + b;
+#elif SDMA_REDUCE_OP == 1
+  return SDMA_KEY(a) > SDMA_KEY(b) ? a : b;
+#elif SDMA_REDUCE_OP == 2
+  return SDMA_KEY(a) < SDMA_KEY(b) ? a : b;
 #elif SDMA_REDUCE_OP == 3
   return a * b;
-#elif SDMA_REDUCE_TYPE < 3 && SDMA_REDUCE_OP == 1
-  return a > b ? a : b;
-#elif SDMA_REDUCE_TYPE < 3 && SDMA_REDUCE_OP == 2
-  return a < b ? a : b;
+#else
+#error "SDMA_REDUCE_OP: 0 sum, 1 max, 2 min, 3 prod"
 #endif
 }
 

@@ -194,17 +194,32 @@ int HIPEmitter::slotFor(int64_t from, int64_t tag) {
   return it->second * ranks + from;
 }
 
+/// SDMA_REDUCE_TYPE of an element type (LdstKernel.hip lists them).
+static int getReduceTypeCode(Type type) {
+  if (type.isF32())
+    return 0;
+  if (type.isF16())
+    return 1;
+  if (type.isBF16())
+    return 2;
+  if (type.isF64())
+    return 7;
+  unsigned width = type.getIntOrFloatBitWidth();
+  bool isUnsigned = type.isUnsignedInteger();
+  if (width == 8)
+    return isUnsigned ? 9 : 8;
+  if (width == 32)
+    return isUnsigned ? 5 : 3;
+  return isUnsigned ? 6 : 4;
+}
+
 /// The kernel computes in one element type with one operator per schedule
 /// (SDMA_REDUCE_TYPE, SDMA_REDUCE_OP); a runtime may recompile it for
 /// another pair, which the proof (operator- and type-agnostic) covers.
 LogicalResult HIPEmitter::checkReduceTypes() {
   WalkResult result = schedule.walk([&](sdma::ReduceOp op) {
-    Type type = schedule.getBufferElementType(op.getTarget());
-    int code = type.isF32()    ? 0
-               : type.isF16()  ? 1
-               : type.isBF16() ? 2
-               : type.isSignlessInteger(32) ? 3
-                                            : 4;
+    int code = getReduceTypeCode(
+        schedule.getBufferElementType(op.getTarget()));
     int kind = llvm::find(sdma::ReduceOp::getKinds(), op.getKind()) -
                sdma::ReduceOp::getKinds().begin();
     if (reduceType < 0)

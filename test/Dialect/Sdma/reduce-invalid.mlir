@@ -1,7 +1,7 @@
 // RUN: sdma-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{buffer 'b' has element type f64, expected f32, f16, bf16, i32 or i64}}
-sdma.schedule @s ranks(%R = 2) buffers(%b : f64[1]) {}
+// expected-error @+1 {{buffer 'b' has element type i16, expected f16, bf16, f32, f64, i8, ui8, i32, ui32, i64 or ui64}}
+sdma.schedule @s ranks(%R = 2) buffers(%b : i16[1]) {}
 
 // -----
 

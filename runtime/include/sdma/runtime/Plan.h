@@ -91,15 +91,22 @@ struct Buffer {
   /// A count table (counts[N] in the schedule): `chunks` 64-bit integers
   /// that sdma.copyv reads its run-time counts from.
   bool counts = false;
-  /// A typed buffer's element type ("f32", "f16", "bf16", "i32", "i64"), or
-  /// empty: bytes. Chunks hold whole elements (see elementBytes()).
+  /// A typed buffer's element type (NCCL's: "f16", "bf16", "f32", "f64",
+  /// "i8", "ui8", "i32", "ui32", "i64", "ui64"), or empty: bytes. Chunks
+  /// hold whole elements (see elementBytes()).
   std::string type;
-  /// The size of one element: 4, 2, 2, 4, 8; 1 for an untyped buffer.
+  /// The size of one element; 1 for an untyped buffer, 0 for an unknown
+  /// type.
   size_t elementBytes() const {
-    return type == "f16" || type == "bf16" ? 2
-           : type == "i64"                 ? 8
-           : type.empty()                  ? 1
-                                           : 4;
+    if (type.empty() || type == "i8" || type == "ui8")
+      return 1;
+    if (type == "f16" || type == "bf16")
+      return 2;
+    if (type == "f32" || type == "i32" || type == "ui32")
+      return 4;
+    if (type == "f64" || type == "i64" || type == "ui64")
+      return 8;
+    return 0;
   }
   /// The bytes at a chunk size (8 per entry for a count table).
   uint64_t bytes(uint64_t chunkBytes) const {
@@ -112,13 +119,13 @@ struct Collective {
   /// all_gather, all_to_all, broadcast, scatter, gather, all_to_allv(_packed),
   /// all_reduce, reduce_scatter, reduce
   std::string kind;
-  /// A reduction's operator: sum, max, min or prod (empty otherwise).
-  std::string op;
   int input = 0;    // buffer indices
   int output = 0;
   int root = 0;
   /// all_to_allv(_packed): the send- and receive-count tables (-1: none).
   int sendCounts = -1, recvCounts = -1;
+  /// A reduction's operator: sum, max, min or prod (empty otherwise).
+  std::string op;
 
   bool isReduction() const {
     return kind == "all_reduce" || kind == "reduce_scatter" ||
