@@ -10,7 +10,10 @@ sdma.schedule @reduce ranks(%R)
     implements reduce(%input -> %output) root 0 {
   sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 0
   sdma.fence on 0
-  affine.for %p = 1 to %R {
+  affine.for %s = 1 to %R {
+    // Written relative to the root, so that the communicator's root
+    // rewrite (every "on 0" and "rank_add 0") gives any root's schedule.
+    %p = sdma.rank_add 0, %s
     sdma.reduce sum %output[0, 1] on 0 <- %input[0, 1] on %p
   }
 }

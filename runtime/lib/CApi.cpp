@@ -50,7 +50,8 @@ sdmaResult_t errorClass(const std::string &error) {
     return sdmaRemoteError;
   if (contains(error, "differs between ranks") ||
       contains(error, "not loaded on this communicator") ||
-      contains(error, "not live") || contains(error, "more than the capacity") ||
+      contains(error, "not live") ||
+      contains(error, "more than the capacity") ||
       contains(error, "past the end of a packed") ||
       contains(error, "a negative count"))
     return sdmaInvalidUsage;
@@ -64,7 +65,9 @@ sdmaResult_t errorClass(const std::string &error) {
       contains(error, "not device memory") ||
       contains(error, "shares only memory") ||
       contains(error, "must not be null") ||
-      contains(error, "must be positive"))
+      contains(error, "must be positive") || contains(error, "overlap") ||
+      contains(error, "invalid reduction operator") ||
+      contains(error, "do not fit 64 bits"))
     return sdmaInvalidArgument;
   if (contains(error, "CUDA_ERROR") || contains(error, "no GPU"))
     return sdmaUnhandledCudaError;
@@ -101,6 +104,27 @@ sdmaResult_t runOp(CommOp op, const void *send, void *recv, size_t count,
       return sdmaSuccess;
     return fail(comm, errorClass(error),
                 std::string(commOpName(op)) + ": " + error);
+  });
+}
+sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
+                          size_t count, sdmaDataType_t type, sdmaRedOp_t op,
+                          int root, sdmaComm_t comm, sdmaStream_t stream) {
+  std::string name = commReductionName(kind);
+  if (!comm)
+    return fail(nullptr, sdmaInvalidArgument, name + ": comm is NULL");
+  if (type < 0 || type >= sdmaNumTypes)
+    return fail(comm, sdmaInvalidArgument,
+                name + ": invalid datatype " + std::to_string(type));
+  if (op < 0 || op >= sdmaNumOps)
+    return fail(comm, sdmaInvalidArgument,
+                name + ": invalid reduction operator " + std::to_string(op) +
+                    " (sdmaSum, sdmaProd, sdmaMax or sdmaMin)");
+  return guarded(comm, [&] {
+    std::string error;
+    if (comm->comm->reduce(kind, send, recv, count, static_cast<DataType>(type),
+                           static_cast<ReduceOp>(op), root, stream, error))
+      return sdmaSuccess;
+    return fail(comm, errorClass(error), name + ": " + error);
   });
 }
 } // namespace
@@ -337,9 +361,8 @@ sdmaResult_t sdmaAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
 }
 
 sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
-                           void *recvbuff, int64_t *recvcounts,
-                           size_t capacity, size_t rowcount,
-                           sdmaDataType_t datatype,
+                           void *recvbuff, int64_t *recvcounts, size_t capacity,
+                           size_t rowcount, sdmaDataType_t datatype,
                            sdmaAlltoAllvLayout_t layout, sdmaComm_t comm,
                            sdmaStream_t stream) {
   if (!comm)
@@ -365,6 +388,28 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
       return sdmaSuccess;
     return fail(comm, errorClass(error), "AlltoAllv: " + error);
   });
+}
+
+sdmaResult_t sdmaAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+                           sdmaDataType_t datatype, sdmaRedOp_t op,
+                           sdmaComm_t comm, sdmaStream_t stream) {
+  return runReduction(CommReduction::AllReduce, sendbuff, recvbuff, count,
+                      datatype, op, 0, comm, stream);
+}
+
+sdmaResult_t sdmaReduceScatter(const void *sendbuff, void *recvbuff,
+                               size_t recvcount, sdmaDataType_t datatype,
+                               sdmaRedOp_t op, sdmaComm_t comm,
+                               sdmaStream_t stream) {
+  return runReduction(CommReduction::ReduceScatter, sendbuff, recvbuff,
+                      recvcount, datatype, op, 0, comm, stream);
+}
+
+sdmaResult_t sdmaReduce(const void *sendbuff, void *recvbuff, size_t count,
+                        sdmaDataType_t datatype, sdmaRedOp_t op, int root,
+                        sdmaComm_t comm, sdmaStream_t stream) {
+  return runReduction(CommReduction::Reduce, sendbuff, recvbuff, count,
+                      datatype, op, root, comm, stream);
 }
 
 sdmaResult_t sdmaBroadcast(const void *sendbuff, void *recvbuff, size_t count,

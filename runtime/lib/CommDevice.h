@@ -95,6 +95,13 @@ std::unique_ptr<CommDevice> createHipDevice(const CommOptions &options,
 std::unique_ptr<CommDevice> createCudaDevice(const CommOptions &options,
                                              std::string &error);
 
+/// Makes a reduction program (compiled for f32 and sum) compute in `type`
+/// with `op`: the kernel's SDMA_REDUCE_TYPE/OP and the metadata's buffer
+/// types and operator. The schedule's proof holds for any one operator
+/// and type (the contribution sets do not depend on them).
+bool setReduceArithmetic(LdstProgram &program, DataType type, ReduceOp op,
+                         std::string &error);
+
 } // namespace sdma::rt
 
 #endif // SDMA_RUNTIME_LIB_COMMDEVICE_H

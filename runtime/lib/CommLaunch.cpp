@@ -41,14 +41,15 @@ const char *builtinText(const std::string &name) {
 
 constexpr size_t kControlAlign = 64;
 
-/// A rooted built-in (root 0) with root `root`: `root 0` and every `on 0`
-/// rewritten (the built-ins name rank 0 nowhere else).
+/// A rooted built-in (root 0) with root `root`: `root 0`, every `on 0` and
+/// every `sdma.rank_add 0` rewritten (the built-ins name rank 0 nowhere
+/// else).
 std::string withRoot(std::string text, int root) {
   if (root == 0)
     return text;
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
-    for (const char *word : {"root 0", "on 0"}) {
+    for (const char *word : {"root 0", "on 0", "sdma.rank_add 0"}) {
       size_t n = std::strlen(word);
       if (text.compare(i, n, word) == 0 && i > 0 && text[i - 1] == ' ' &&
           (i + n == text.size() || !std::isalnum((unsigned char)text[i + n]))) {
@@ -127,7 +128,7 @@ bool Communicator::compileProgram(const std::string &text,
 namespace {
 bool isRooted(const std::string &schedule) {
   return schedule == "broadcast" || schedule == "scatter" ||
-         schedule == "gather";
+         schedule == "gather" || schedule == "reduce";
 }
 std::string rootedName(const std::string &schedule, int root) {
   return root ? schedule + "_root" + std::to_string(root) : schedule;
@@ -211,8 +212,12 @@ bool Communicator::addInstance(LdstProgram program, int &index,
 }
 
 bool Communicator::instanceFor(const std::string &schedule, int root,
-                               int &index, std::string &error) {
+                               int &index, std::string &error,
+                               const Arithmetic *arithmetic) {
   std::string key = schedule + "@" + std::to_string(root);
+  if (arithmetic)
+    key += std::string(" ") + dataTypeName(arithmetic->type) + " " +
+           reduceOpName(arithmetic->op);
   auto it = instanceIndex_.find(key);
   if (it != instanceIndex_.end()) {
     index = it->second;
@@ -226,6 +231,8 @@ bool Communicator::instanceFor(const std::string &schedule, int root,
   LdstProgram program;
   if (!compileProgram(withRoot(builtin, root), rootedName(schedule, root),
                       program, error) ||
+      (arithmetic && !setReduceArithmetic(program, arithmetic->type,
+                                          arithmetic->op, error)) ||
       !addInstance(std::move(program), index, error))
     return false;
   instanceIndex_[key] = index;

@@ -119,6 +119,8 @@ std::unique_ptr<Communicator> Communicator::create(const UniqueId &id, int rank,
     o.heapBytes = envNumber("SDMA_HEAP_BYTES",
                             o.device == "cpu" ? 16ull << 20 : 256ull << 20);
   o.heapBytes = alignUp(o.heapBytes);
+  if (!o.twoShotBytes)
+    o.twoShotBytes = envNumber("SDMA_TWO_SHOT_BYTES", 256 << 10);
   if (const char *check = std::getenv("SDMA_CHECK_CALLS"))
     o.checkCalls = std::strcmp(check, "0") != 0;
   if (o.programDirectory.empty() && std::getenv("SDMA_PROGRAM_DIR"))

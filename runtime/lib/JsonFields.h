@@ -284,7 +284,9 @@ inline void checkCollectiveSizes(const Collective &c,
              " chunks, but " + quote(buffers[c.input].name) + " has " +
              std::to_string(in) + " and " + quote(buffers[c.output].name) +
              " " + std::to_string(out));
-  if (c.input == c.output && c.kind != "all_to_all" && c.kind != "broadcast")
+  // The dialect's rule (ScheduleOp.cpp): these may name one buffer twice.
+  if (c.input == c.output && c.kind != "all_to_all" && c.kind != "broadcast" &&
+      c.kind != "all_reduce" && c.kind != "reduce")
     fail("$.collective", c.kind + " cannot be in place (input and output "
                                   "are one buffer)");
 }

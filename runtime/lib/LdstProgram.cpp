@@ -141,6 +141,7 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
   std::vector<long long> steps = intTable(source, "sdma_steps");
   std::vector<long long> begin = intTable(source, "sdma_rank_begin");
   std::vector<long long> vops = intTable(source, "sdma_vops");
+  std::vector<long long> rsrc = intTable(source, "sdma_rsrc");
   size_t at = source.find("#define SDMA_OP_STRIDE ");
   long long stride =
       at == std::string::npos ? 0 : std::atoll(source.c_str() + at + 23);
@@ -162,6 +163,18 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
       long long o = (steps[3 * s + 1] + i) * stride;
       if (o + 11 >= (long long)ops.size())
         return all;
+      if (ops[o] == 4) {
+        // sdma.reduce: the destination, then (rank, buffer, offset) of
+        // each of its sources in sdma_rsrc.
+        long long first = ops[o + 7], n = ops[o + 8];
+        if (!add(ops[o + 1], ops[o + 2]) || first < 0 || n < 0 ||
+            3 * (first + n) > (long long)rsrc.size())
+          return all;
+        for (long long k = first; k < first + n; ++k)
+          if (!add(rsrc[3 * k], rsrc[3 * k + 1]))
+            return all;
+        continue;
+      }
       // kind; a: rank, buffer, offset; count; b: ...; c (broadcasts): ...
       if (!add(ops[o + 1], ops[o + 2]) || !add(ops[o + 5], ops[o + 6]) ||
           (ops[o] == 1 && !add(ops[o + 8], ops[o + 9])))

@@ -199,6 +199,33 @@ public:
     }
     check(result, comm_);
   }
+  /// One reduction: kind 0 AllReduce, 1 ReduceScatter, 2 Reduce; op as
+  /// sdmaRedOp_t.
+  void reduction(int kind, uintptr_t send, uintptr_t recv, size_t count,
+                 int type, int op, int root, uintptr_t stream) {
+    auto s = reinterpret_cast<const void *>(send);
+    auto r = reinterpret_cast<void *>(recv);
+    auto t = static_cast<sdmaDataType_t>(type);
+    auto o = static_cast<sdmaRedOp_t>(op);
+    auto st = reinterpret_cast<sdmaStream_t>(stream);
+    sdmaComm_t c = get();
+    sdmaResult_t result = sdmaInvalidArgument;
+    {
+      py::gil_scoped_release release;
+      switch (kind) {
+      case 0:
+        result = sdmaAllReduce(s, r, count, t, o, c, st);
+        break;
+      case 1:
+        result = sdmaReduceScatter(s, r, count, t, o, c, st);
+        break;
+      case 2:
+        result = sdmaReduce(s, r, count, t, o, root, c, st);
+        break;
+      }
+    }
+    check(result, comm_);
+  }
   /// sdmaAlltoAllv: counts are device pointers (recvcounts may be 0).
   void allToAllv(uintptr_t send, uintptr_t sendcounts, uintptr_t recv,
                  uintptr_t recvcounts, size_t capacity, size_t rowcount,
@@ -207,13 +234,13 @@ public:
     sdmaResult_t result;
     {
       py::gil_scoped_release release;
-      result = sdmaAlltoAllv(
-          reinterpret_cast<const void *>(send),
-          reinterpret_cast<const int64_t *>(sendcounts),
-          reinterpret_cast<void *>(recv), reinterpret_cast<int64_t *>(recvcounts),
-          capacity, rowcount, static_cast<sdmaDataType_t>(type),
-          static_cast<sdmaAlltoAllvLayout_t>(layout), c,
-          reinterpret_cast<sdmaStream_t>(stream));
+      result = sdmaAlltoAllv(reinterpret_cast<const void *>(send),
+                             reinterpret_cast<const int64_t *>(sendcounts),
+                             reinterpret_cast<void *>(recv),
+                             reinterpret_cast<int64_t *>(recvcounts), capacity,
+                             rowcount, static_cast<sdmaDataType_t>(type),
+                             static_cast<sdmaAlltoAllvLayout_t>(layout), c,
+                             reinterpret_cast<sdmaStream_t>(stream));
     }
     check(result, comm_);
   }
@@ -340,6 +367,7 @@ PYBIND11_MODULE(_sdma, m) {
       .def("mem_register", &Comm::memRegister)
       .def("mem_deregister", &Comm::memDeregister)
       .def("collective", &Comm::collective)
+      .def("reduction", &Comm::reduction)
       .def("all_to_all_v", &Comm::allToAllv)
       .def("async_error", &Comm::asyncError)
       .def("dlpack", &Comm::dlpack);

@@ -28,6 +28,11 @@
 //   alltoallv    sdmaAlltoAllv, both layouts, five count shapes (uniform,
 //                Zipf, zero, one hot peer, exactly capacity), three row
 //                sizes, twice: every byte checked against the definition;
+//   reductions   sdmaAllReduce (one-shot, two-shot, in place),
+//                sdmaReduceScatter and sdmaReduce (every root), in place
+//                and not, every element type (or --types=f32,bf16,...):
+//                every byte checked against the definition
+//                (CommReduce.cpp);
 //   alltoallv-overflow  rank 0 sends rank 1 a bad count (--bad=over|
 //                negative|huge, --layout=slots|packed): rank 0's
 //                asynchronous error names both, nothing is overwritten,
@@ -315,6 +320,13 @@ int runCase(Rank &k, const Args &args) {
     allToAllv(k);
     return k.failures ? 1 : 0;
   }
+  if (c == "reductions") {
+    reductions(k, args);
+    if (!k.failures)
+      std::printf("rank %d of %d: every reduction as expected\n", k.rank,
+                  k.ranks);
+    return k.failures ? 1 : 0;
+  }
   if (c == "alltoallv-overflow")
     return allToAllvOverflow(k, args);
   if (c == "moe-bench") {
@@ -432,6 +444,8 @@ int main(int argc, char **argv) {
       args.routing = a.substr(10);
     else if (a.rfind("--layout=", 0) == 0)
       args.layout = a.substr(9);
+    else if (a.rfind("--types=", 0) == 0)
+      args.types = a.substr(8);
     else if (a.rfind("--bad=", 0) == 0)
       args.bad = a.substr(6);
     else if (a.rfind("--threads-as-ranks=", 0) == 0)

@@ -30,6 +30,8 @@ using namespace sdma::rt;
 struct Args {
   std::string kase = "collectives", schedule, routing = "uniform",
               layout = "packed", bad = "over";
+  /// reductions: the element types to run ("f32,bf16", ...; "": all).
+  std::string types;
   std::vector<size_t> counts{1, 7, 1000, 4099};
   int iters = 50, threadsAsRanks = 0, tokens = 128;
 };
@@ -146,6 +148,10 @@ inline int expectFailure(Rank &k, sdmaResult_t result, const char *needle) {
 void allToAllv(Rank &k);
 /// A bad count (args.bad, args.layout): reported, never an overwrite.
 int allToAllvOverflow(Rank &k, const Args &args);
+
+/// sdmaAllReduce, sdmaReduceScatter and sdmaReduce against their
+/// definition (CommReduce.cpp).
+void reductions(Rank &k, const Args &args);
 
 /// DeepSeek-V3 dispatch/combine through sdmaAlltoAllv (CommMoeBench.cpp).
 void moeBench(Rank &k, const Args &args);

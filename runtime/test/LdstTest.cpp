@@ -154,3 +154,27 @@ TEST(CudaCeExecutor, SaysNoGpuCleanly) {
   EXPECT_FALSE(CudaCeExecutor::create(program->layout(), {}, error));
   EXPECT_EQ(error.rfind("no GPU: ", 0), 0u) << error;
 }
+
+// A reduce row names its destination and, through sdma_rsrc, its sources:
+// a launch needs exactly those buffers (the row's operator and type fields
+// are not a rank and a buffer).
+TEST(LdstProgram, TouchedFollowsReduceSources) {
+  const char *source =
+      R"(// sdma-ldst: {"format":"sdma.ldst","version":1,"schedule":"ar","ranks":3,"entry":"sdma_ldst","flag_slots":1,"op_stride":12,"buffers":[{"name":"input","chunks":1,"type":"f32"},{"name":"output","chunks":1,"type":"f32"}],"collective":{"kind":"all_reduce","input":"input","output":"output","op":"sum"},"phases_per_rank":[1,0,0]}
+#define SDMA_OP_STRIDE 12
+static __constant__ const long long sdma_ops[] = {
+    4, 0, 1, 0, 1, 0, 0, 0, 2, 0, 0, 0,};
+static __constant__ const long long sdma_rsrc[] = {
+    1, 0, 0, 2, 0, 0,};
+static __constant__ const int sdma_steps[] = {
+    0, 0, 1,};
+static __constant__ const int sdma_rank_begin[] = {
+    0, 1, 1, 1,};
+)";
+  std::string error;
+  std::optional<LdstProgram> program = LdstProgram::parse(source, error);
+  ASSERT_TRUE(program) << error;
+  using Pairs = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(program->touched(0), (Pairs{{0, 1}, {1, 0}, {2, 0}}));
+  EXPECT_EQ(program->touched(1), Pairs{});
+}

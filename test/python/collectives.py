@@ -90,6 +90,65 @@ def check_rank(comm, device, schedule):
             for t in (b, a, out, x):
                 comm.free(t)
 
+    # Reductions, against torch's own reduction of every rank's values
+    # (small integers: exact in every dtype, fp32 accumulation or not).
+    # Each dtype with one operator (the kernels' arithmetic is tested in
+    # depth by comm-reduce.test and ldst-cpu/reductions.test); operators
+    # as sdma's ReduceOp and as torch.distributed's.
+    fold = {"SUM": lambda t: t.sum(0), "MAX": lambda t: t.max(0).values,
+            "MIN": lambda t: t.min(0).values, "PRODUCT": lambda t: t.prod(0)}
+    try:
+        import torch.distributed as dist
+        torch_op = lambda name: getattr(dist.ReduceOp, name)
+    except (ImportError, AttributeError):
+        torch_op = lambda name: getattr(sdma.ReduceOp, name)
+    cases = [(torch.float32, sdma.ReduceOp.SUM, "SUM"),
+             (torch.float32, torch_op("SUM"), "SUM"),
+             (torch.bfloat16, sdma.ReduceOp.PRODUCT, "PRODUCT"),
+             (torch.float16, torch_op("MAX"), "MAX"),
+             (torch.int32, sdma.ReduceOp.MIN, "MIN"),
+             (torch.uint8, torch_op("PRODUCT"), "PRODUCT")]
+
+    def small(rank, n, dtype, salt, prod):
+        v = values(rank, n, torch.int64, salt)
+        v = (v % 2) + 1 if prod else v % 9 - (0 if dtype == torch.uint8 else 4)
+        return v.to(dtype)
+
+    for n, (dtype, op, name) in enumerate(cases):
+        prod = name == "PRODUCT"
+        for k in (3, 4 * R):
+            every = torch.stack([small(r, k, dtype, 10 + n, prod)
+                                 for r in range(R)])
+            want = fold[name](every.double()).to(dtype)
+            x = comm.empty((k,), dtype)
+            x.copy_(every[me])
+            comm.all_reduce(x, op)
+            sync()
+            assert torch.equal(x.cpu(), want), ("all_reduce", dtype, name, k)
+            big = comm.empty((R * k,), dtype)
+            every = torch.stack([small(r, R * k, dtype, 20 + n, prod)
+                                 for r in range(R)])
+            big.copy_(every[me])
+            comm.reduce_scatter_tensor(x, big, op)
+            sync()
+            want = fold[name](every.double()).to(dtype)[me * k:(me + 1) * k]
+            assert torch.equal(x.cpu(), want), ("reduce_scatter", dtype, k)
+            dst = (n + k) % R
+            x.copy_(small(me, k, dtype, 30 + n, prod))
+            comm.reduce(x, dst, op)
+            sync()
+            want = fold[name](torch.stack([small(r, k, dtype, 30 + n, prod)
+                                           for r in range(R)]).double())
+            want = want.to(dtype) if me == dst else \
+                small(me, k, dtype, 30 + n, prod)
+            assert torch.equal(x.cpu(), want), ("reduce", dtype, dst)
+            comm.free(big)
+            comm.free(x)
+    x = comm.empty((8,), torch.float32)
+    expect_error(lambda: comm.all_reduce(x, "AVG"), "not AVG")
+    expect_error(lambda: comm.reduce_scatter_tensor(x, x), "needs world_size")
+    comm.free(x)
+
     # A user schedule (an all-gather), launched on tensors.
     if schedule:
         s = comm.load_schedule(schedule)

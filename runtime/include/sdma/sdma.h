@@ -91,6 +91,15 @@ typedef enum {
   sdmaNumTypes = 10
 } sdmaDataType_t;
 
+/* Reduction operators, numbered as ncclRedOp_t. */
+typedef enum {
+  sdmaSum = 0,
+  sdmaProd = 1,
+  sdmaMax = 2,
+  sdmaMin = 3,
+  sdmaNumOps = 4
+} sdmaRedOp_t;
+
 /* Communicator options (sdmaCommInitRankConfig). Initialise with
  * SDMA_CONFIG_INITIALIZER; a field left at its initial value takes the
  * environment's setting, else the default. */
@@ -189,6 +198,25 @@ SDMA_API sdmaResult_t sdmaGather(const void *sendbuff, void *recvbuff,
                                  int root, sdmaComm_t comm,
                                  sdmaStream_t stream);
 
+/* Reductions (NCCL's argument order and meanings). Every element type;
+ * float16 and bfloat16 accumulate in fp32 and round once per step,
+ * integers wrap. In place when sendbuff == recvbuff. */
+SDMA_API sdmaResult_t sdmaAllReduce(const void *sendbuff, void *recvbuff,
+                                    size_t count, sdmaDataType_t datatype,
+                                    sdmaRedOp_t op, sdmaComm_t comm,
+                                    sdmaStream_t stream);
+/* sendbuff holds nranks * recvcount elements; in place when recvbuff ==
+ * sendbuff + rank * recvcount. */
+SDMA_API sdmaResult_t sdmaReduceScatter(const void *sendbuff, void *recvbuff,
+                                        size_t recvcount,
+                                        sdmaDataType_t datatype,
+                                        sdmaRedOp_t op, sdmaComm_t comm,
+                                        sdmaStream_t stream);
+/* recvbuff matters on the root only (may be NULL elsewhere). */
+SDMA_API sdmaResult_t sdmaReduce(const void *sendbuff, void *recvbuff,
+                                 size_t count, sdmaDataType_t datatype,
+                                 sdmaRedOp_t op, int root, sdmaComm_t comm,
+                                 sdmaStream_t stream);
 /* All-to-allv with counts in device memory (MoE dispatch and combine; no
  * host synchronisation, CUDA-graph capturable). Each rank sends
  * sendcounts[p] rows of `rowcount` elements to rank p; `sendcounts` is

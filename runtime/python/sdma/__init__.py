@@ -19,7 +19,8 @@ import os
 
 from . import _sdma
 
-__all__ = ["Communicator", "Schedule", "SdmaError", "get_unique_id"]
+__all__ = ["Communicator", "ReduceOp", "Schedule", "SdmaError",
+           "get_unique_id"]
 
 
 class SdmaError(RuntimeError):
@@ -84,6 +85,39 @@ def _as_tensor(x):
         return torch.as_tensor(x, device="cuda")
     raise SdmaError("%s is not a tensor, a DLPack object or a CUDA array"
                     % type(x).__name__, 4)
+
+
+class ReduceOp:
+    """Reduction operators, named as torch.distributed.ReduceOp (whose
+    members are accepted too); the values are ncclRedOp_t's."""
+    SUM = 0
+    PRODUCT = 1
+    MAX = 2
+    MIN = 3
+
+
+_REDUCE_OPS = {"SUM": 0, "PRODUCT": 1, "MAX": 2, "MIN": 3}
+
+
+def _reduce_op(op):
+    if isinstance(op, int) and op in _REDUCE_OPS.values():
+        return op
+    name = op if isinstance(op, str) else getattr(op, "name", None)
+    if name is None:
+        # torch.distributed.ReduceOp members (objects without a name in
+        # some versions) compare equal to their kind.
+        try:
+            import torch.distributed as dist
+
+            name = next((n for n in _REDUCE_OPS
+                         if op == getattr(dist.ReduceOp, n)), None)
+        except (ImportError, AttributeError, TypeError):
+            pass
+    if name in _REDUCE_OPS:
+        return _REDUCE_OPS[name]
+    name = name or str(op)
+    raise SdmaError("sdma reduces with SUM, PRODUCT, MAX or MIN, not %s"
+                    % (name,), 4)
 
 
 _OPS = {"all_gather": 0, "all_to_all": 1, "broadcast": 2, "scatter": 3,
@@ -354,6 +388,44 @@ class Communicator:
         except _sdma.SdmaError as e:
             _raise(e)
         return output_splits
+
+    def _reduce(self, kind, send, recv, count, dtype, op, root=0):
+        code = _reduce_op(op)
+        try:
+            self._comm.reduction(kind, send, recv, count, _types()[dtype][0],
+                                 code, root, self._stream())
+        except _sdma.SdmaError as e:
+            _raise(e)
+
+    def all_reduce(self, tensor, op=ReduceOp.SUM):
+        """tensor on every rank = op over every rank's tensor (in place,
+        as torch.distributed's). float16/bfloat16 accumulate in fp32."""
+        tensor = _as_tensor(tensor)
+        self._check(tensor, "tensor")
+        self._reduce(0, tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
+                     tensor.dtype, op)
+
+    def reduce_scatter_tensor(self, output, input, op=ReduceOp.SUM):
+        """output = block `rank` (output.numel() elements) of op over every
+        rank's input (world_size blocks)."""
+        output, input = _as_tensor(output), _as_tensor(input)
+        self._check(output, "output")
+        self._check(input, "input")
+        self._same(output, input, "reduce_scatter_tensor")
+        if input.numel() != self.world_size * output.numel():
+            raise SdmaError("reduce_scatter_tensor: input needs world_size x "
+                            "%d elements, has %d" % (output.numel(),
+                                                     input.numel()), 4)
+        self._reduce(1, input.data_ptr(), output.data_ptr(), output.numel(),
+                     output.dtype, op)
+
+    def reduce(self, tensor, dst=0, op=ReduceOp.SUM):
+        """dst's tensor = op over every rank's tensor (in place); the other
+        ranks' tensors are unchanged."""
+        tensor = _as_tensor(tensor)
+        self._check(tensor, "tensor")
+        self._reduce(2, tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
+                     tensor.dtype, op, dst)
 
     def broadcast(self, tensor, src=0):
         """tensor on every rank = tensor on src (in place)."""

@@ -64,6 +64,24 @@ try:
         def _(tensor, src, comm):
             return None
 
+        @torch.library.custom_op("sdma::all_reduce", mutates_args=("tensor",))
+        def all_reduce(tensor: torch.Tensor, op: int, comm: int) -> None:
+            _comm(comm).all_reduce(tensor, op)
+
+        @all_reduce.register_fake
+        def _(tensor, op, comm):
+            return None
+
+        @torch.library.custom_op("sdma::reduce_scatter_tensor",
+                                 mutates_args=("output",))
+        def reduce_scatter_tensor(output: torch.Tensor, input: torch.Tensor,
+                                  op: int, comm: int) -> None:
+            _comm(comm).reduce_scatter_tensor(output, input, op)
+
+        @reduce_scatter_tensor.register_fake
+        def _(output, input, op, comm):
+            return None
+
         AVAILABLE = True
 except ImportError:
     pass

@@ -86,7 +86,21 @@ struct CommOptions {
   std::string programDirectory;
   /// The CPU device: emulated GPU threads per rank.
   int cpuThreads = 4;
+  /// All-reduce: messages of at least this many bytes whose element count
+  /// the rank count divides run two-shot (reduce-scatter + all-gather),
+  /// smaller ones one-shot (0: $SDMA_TWO_SHOT_BYTES, else 256 KiB).
+  size_t twoShotBytes = 0;
 };
+
+/// Reduction operators, numbered as ncclRedOp_t.
+enum class ReduceOp : int { Sum = 0, Prod = 1, Max = 2, Min = 3 };
+/// "sum", "prod", "max", "min"; nullptr outside the enum.
+const char *reduceOpName(ReduceOp op);
+
+/// The reducing collectives, with NCCL's argument meanings.
+enum class CommReduction { AllReduce, ReduceScatter, Reduce };
+/// "AllReduce", "ReduceScatter", "Reduce".
+const char *commReductionName(CommReduction kind);
 
 /// A built-in collective, with NCCL's argument meanings.
 enum class CommOp { AllGather, AlltoAll, Broadcast, Scatter, Gather };
@@ -150,6 +164,15 @@ public:
   /// default stream); the CPU device runs the call before returning.
   bool collective(CommOp op, const void *send, void *recv, size_t count,
                   DataType type, int root, void *stream, std::string &error);
+
+  /// NCCL's reductions of `count` elements of `type` with `op`: AllReduce
+  /// (count: the message; in place when send == recv), ReduceScatter
+  /// (count: received per rank; send holds ranks() * count; in place, as
+  /// NCCL, when recv == send + rank() * count), Reduce (to `root`; recv matters on the root only). Float16 and
+  /// Bfloat16 accumulate in fp32 and round once per step; integers wrap.
+  bool reduce(CommReduction kind, const void *send, void *recv, size_t count,
+              DataType type, ReduceOp op, int root, void *stream,
+              std::string &error);
 
   /// All-to-allv with counts in device memory (MoE dispatch and combine):
   /// this rank sends sendCounts[p] rows of `rowBytes` bytes to rank p. The
@@ -228,8 +251,16 @@ private:
               size_t &offset, std::string &error) const;
   /// The instance of built-in `schedule` for `root` (compiled or loaded on
   /// first use; its flags come from the control area).
+  /// `arithmetic` (reductions): the element type and operator the kernel
+  /// computes with, in place of the schedule's f32 and sum.
+  struct Arithmetic {
+    DataType type;
+    ReduceOp op;
+  };
   bool instanceFor(const std::string &schedule, int root, int &index,
-                   std::string &error);
+                   std::string &error, const Arithmetic *arithmetic = nullptr);
+  /// A symmetric staging buffer of at least `bytes` (in-place all-reduce).
+  bool stageBuffer(size_t bytes, void *&stage, std::string &error);
   bool addInstance(LdstProgram program, int &index, std::string &error);
   /// Builds the table and launches; `buffers` are this rank's pointers.
   /// Rank r's copy of buffer b is at its region's offset plus
@@ -262,6 +293,8 @@ private:
   std::vector<Instance> instances_;
   std::map<std::string, int> instanceIndex_; // "schedule@root"
   std::set<std::string> checkedSignatures_;
+  void *stage_ = nullptr;
+  size_t stageBytes_ = 0;
   std::string failed_;
   std::unique_ptr<ScheduleCompiler> compiler_;
   std::string compilerError_;
