@@ -30,53 +30,32 @@
 using namespace sdma::rt;
 
 namespace {
-/// The kernel's type code (LdstKernel.hip's SDMA_REDUCE_TYPE) and the
-/// dialect's name of each DataType.
-struct KernelType {
-  int code;
-  const char *name;
-};
-KernelType kernelType(DataType type) {
+/// The dialect's name of each element type.
+const char *typeName(DataType type) {
   switch (type) {
   case DataType::Float32:
-    return {0, "f32"};
+    return "f32";
   case DataType::Float16:
-    return {1, "f16"};
+    return "f16";
   case DataType::Bfloat16:
-    return {2, "bf16"};
+    return "bf16";
   case DataType::Int32:
-    return {3, "i32"};
+    return "i32";
   case DataType::Int64:
-    return {4, "i64"};
+    return "i64";
   case DataType::Uint32:
-    return {5, "ui32"};
+    return "ui32";
   case DataType::Uint64:
-    return {6, "ui64"};
+    return "ui64";
   case DataType::Float64:
-    return {7, "f64"};
+    return "f64";
   case DataType::Int8:
-    return {8, "i8"};
+    return "i8";
   case DataType::Uint8:
-    return {9, "ui8"};
+    return "ui8";
   }
-  return {-1, nullptr};
+  return "?";
 }
-
-/// LdstKernel.hip's SDMA_REDUCE_OP.
-int kernelOp(ReduceOp op) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return 0;
-  case ReduceOp::Max:
-    return 1;
-  case ReduceOp::Min:
-    return 2;
-  case ReduceOp::Prod:
-    return 3;
-  }
-  return -1;
-}
-
 } // namespace
 
 const char *sdma::rt::commReductionName(CommReduction kind) {
@@ -114,21 +93,11 @@ const char *sdma::rt::reduceOpName(ReduceOp op) {
 
 bool sdma::rt::setReduceArithmetic(LdstProgram &program, DataType type,
                                    ReduceOp op, std::string &error) {
-  KernelType k = kernelType(type);
-  if (!program.collective || !program.collective->isReduction() ||
-      program.source.find("#ifndef SDMA_REDUCE_TYPE") == std::string::npos ||
-      !k.name || kernelOp(op) < 0) {
-    error = "internal: " + program.schedule +
-            " is not a reduction program whose type and operator can be set";
+  const char *name = reduceOpName(op);
+  if (!program.setReduction(typeName(type), name ? name : "?", error)) {
+    error = "internal: " + error;
     return false;
   }
-  program.source = "#define SDMA_REDUCE_TYPE " + std::to_string(k.code) +
-                   "\n#define SDMA_REDUCE_OP " + std::to_string(kernelOp(op)) +
-                   "\n" + program.source;
-  for (Buffer &buffer : program.buffers)
-    if (!buffer.type.empty())
-      buffer.type = k.name;
-  program.collective->op = reduceOpName(op);
   return true;
 }
 

@@ -197,3 +197,37 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
       found.push_back(all[i]);
   return found;
 }
+
+bool LdstProgram::setReduction(const std::string &type, const std::string &op,
+                               std::string &error) {
+  // LdstKernel.hip's SDMA_REDUCE_TYPE and SDMA_REDUCE_OP codes.
+  static const char *const kTypes[] = {"f32",  "f16",  "bf16", "i32", "i64",
+                                       "ui32", "ui64", "f64",  "i8",  "ui8"};
+  static const char *const kOps[] = {"sum", "max", "min", "prod"};
+  auto code = [](const auto &names, const std::string &name) {
+    for (size_t i = 0; i < std::size(names); ++i)
+      if (name == names[i])
+        return int(i);
+    return -1;
+  };
+  int t = code(kTypes, type), o = code(kOps, op);
+  if (!collective || !collective->isReduction() ||
+      source.find("#ifndef SDMA_REDUCE_TYPE") == std::string::npos) {
+    error = schedule + " does not reduce: it has no element type or "
+                       "operator to set";
+    return false;
+  }
+  if (t < 0 || o < 0) {
+    error = "cannot reduce " + type + " with " + op +
+            " (types: f16, bf16, f32, f64, i8, ui8, i32, ui32, i64, ui64; "
+            "operators: sum, prod, max, min)";
+    return false;
+  }
+  source = "#define SDMA_REDUCE_TYPE " + std::to_string(t) +
+           "\n#define SDMA_REDUCE_OP " + std::to_string(o) + "\n" + source;
+  for (Buffer &buffer : buffers)
+    if (!buffer.type.empty())
+      buffer.type = type;
+  collective->op = op;
+  return true;
+}

@@ -155,12 +155,8 @@ TEST(CudaCeExecutor, SaysNoGpuCleanly) {
   EXPECT_EQ(error.rfind("no GPU: ", 0), 0u) << error;
 }
 
-// A reduce row names its destination and, through sdma_rsrc, its sources:
-// a launch needs exactly those buffers (the row's operator and type fields
-// are not a rank and a buffer).
-TEST(LdstProgram, TouchedFollowsReduceSources) {
-  const char *source =
-      R"(// sdma-ldst: {"format":"sdma.ldst","version":1,"schedule":"ar","ranks":3,"entry":"sdma_ldst","flag_slots":1,"op_stride":12,"buffers":[{"name":"input","chunks":1,"type":"f32"},{"name":"output","chunks":1,"type":"f32"}],"collective":{"kind":"all_reduce","input":"input","output":"output","op":"sum"},"phases_per_rank":[1,0,0]}
+static const char *kReduceProgram =
+    R"(// sdma-ldst: {"format":"sdma.ldst","version":1,"schedule":"ar","ranks":3,"entry":"sdma_ldst","flag_slots":1,"op_stride":12,"buffers":[{"name":"input","chunks":1,"type":"f32"},{"name":"output","chunks":1,"type":"f32"}],"collective":{"kind":"all_reduce","input":"input","output":"output","op":"sum"},"phases_per_rank":[1,0,0]}
 #define SDMA_OP_STRIDE 12
 static __constant__ const long long sdma_ops[] = {
     4, 0, 1, 0, 1, 0, 0, 0, 2, 0, 0, 0,};
@@ -171,10 +167,41 @@ static __constant__ const int sdma_steps[] = {
 static __constant__ const int sdma_rank_begin[] = {
     0, 1, 1, 1,};
 )";
+
+// A reduce row names its destination and, through sdma_rsrc, its sources:
+// a launch needs exactly those buffers (the row's operator and type fields
+// are not a rank and a buffer).
+TEST(LdstProgram, TouchedFollowsReduceSources) {
+  const char *source = kReduceProgram;
   std::string error;
   std::optional<LdstProgram> program = LdstProgram::parse(source, error);
   ASSERT_TRUE(program) << error;
   using Pairs = std::vector<std::pair<int, int>>;
   EXPECT_EQ(program->touched(0), (Pairs{{0, 1}, {1, 0}, {2, 0}}));
   EXPECT_EQ(program->touched(1), Pairs{});
+}
+
+TEST(LdstProgram, SetsAReductionsTypeAndOperator) {
+  std::string error;
+  std::optional<LdstProgram> copyOnly = LdstProgram::parse(kProgram, error);
+  ASSERT_TRUE(copyOnly) << error;
+  EXPECT_FALSE(copyOnly->setReduction("bf16", "max", error));
+  EXPECT_EQ(error, "ag does not reduce: it has no element type or operator "
+                   "to set");
+  std::optional<LdstProgram> reduce = LdstProgram::parse(
+      std::string(kReduceProgram) + "#ifndef SDMA_REDUCE_TYPE\n#define "
+                                    "SDMA_REDUCE_TYPE 0\n#endif\n",
+      error);
+  ASSERT_TRUE(reduce) << error;
+  EXPECT_FALSE(reduce->setReduction("f80", "sum", error));
+  EXPECT_EQ(error, "cannot reduce f80 with sum (types: f16, bf16, f32, f64, "
+                   "i8, ui8, i32, ui32, i64, ui64; operators: sum, prod, "
+                   "max, min)");
+  ASSERT_TRUE(reduce->setReduction("bf16", "max", error)) << error;
+  EXPECT_EQ(reduce->source.rfind(
+                "#define SDMA_REDUCE_TYPE 2\n#define SDMA_REDUCE_OP 1\n", 0),
+            0u);
+  EXPECT_EQ(reduce->buffers[0].type, "bf16");
+  EXPECT_EQ(reduce->buffers[1].type, "bf16");
+  EXPECT_EQ(reduce->collective->op, "max");
 }

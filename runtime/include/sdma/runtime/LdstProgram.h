@@ -33,6 +33,16 @@ struct LdstProgram {
   /// queues), for HostMemory, fillInputs and checkOutputs.
   Plan layout() const;
 
+  /// A reduction program (compiled for one element type and operator)
+  /// made to compute in `type` ("f16", "bf16", "f32", "f64", "i8", "ui8",
+  /// "i32", "ui32", "i64", "ui64") with `op` ("sum", "prod", "max",
+  /// "min"): the kernel's SDMA_REDUCE_TYPE/OP and the metadata's buffer
+  /// types and operator. A schedule's proof holds for any one type and
+  /// operator (contribution sets do not depend on them). False with
+  /// `error` for a program that does not reduce or an unknown name.
+  bool setReduction(const std::string &type, const std::string &op,
+                    std::string &error);
+
   /// The ranks whose steps signal flag `slot` of `rank` (read from the
   /// source's sdma_steps and sdma_rank_begin tables): whom a timed-out wait
   /// was waiting for. Empty where the tables cannot be read.
