@@ -16,6 +16,7 @@
 # Every step runs under its own timeout and prints its exit status.
 #
 #   scripts/gpu-reduce.sh PROGRAM_DIR PRECOMPILED_DIR OUT_DIR [checks,bench]
+# ("programs": the sdma-gpu-check step of checks alone.)
 #
 # PROGRAM_DIR: scripts/make-gpu-programs.sh DIR; PRECOMPILED_DIR:
 # build/bin/sdma-precompile --ranks=2,4,8 DIR (both on the compiler side).
@@ -41,10 +42,13 @@ SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF -DPython3_EXECUTABLE=$(command -v
 launch="$B/bin/sdma-launch --timeout-s=200 --nproc-per-node"
 test_bin=$B/bin/sdma-comm-test
 
-if [[ $what == *checks* ]]; then
+if [[ $what == *checks* || $what == *programs* ]]; then
   step 300 "sdma-gpu-check: every reduction program, 2, 4 and 8 ranks" \
-    "$B/bin/sdma-gpu-check" "$programs"/all_reduce_*.hip \
-    "$programs"/reduce_scatter_*.hip "$programs"/reduce-*.hip
+    "$B/bin/sdma-gpu-check" --sizes=1K,24K,1M,8M --iters=5 \
+    "$programs"/all_reduce_*.hip "$programs"/reduce_scatter_*.hip \
+    "$programs"/reduce-*.hip
+fi
+if [[ $what == *checks* ]]; then
   export SDMA_TWO_SHOT_BYTES=512
   step 200 "reductions C API 2 processes, every type" $launch=2 "$test_bin" \
     --case=reductions --counts=7,300,100000
@@ -59,7 +63,7 @@ fi
 if [[ $what == *bench* ]]; then
   nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/allreduce_bench.cu \
     $B/libsdmart.a -ldl -lpthread -o /tmp/allreduce_bench || exit 1
-  step 540 "all-reduce bench, 8 ranks" /tmp/allreduce_bench "$programs" 30 \
+  step 480 "all-reduce bench, 8 ranks" /tmp/allreduce_bench "$programs" 30 \
     > "$out/allreduce-h200.csv"
   echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); CUDA $(nvcc --version | grep -o 'release [0-9.]*'); $(date -u +%Y-%m-%d); median of 30 runs" \
     > "$out/allreduce-h200.txt"
