@@ -32,9 +32,9 @@ export CUDA_DEVICE_MAX_CONNECTIONS=32
 step() { # step SECONDS NAME COMMAND...
   local t=$1 name=$2
   shift 2
-  echo "== $name"
+  echo "== $name" >&2
   timeout "$t" "$@"
-  echo "exit $?"
+  echo "exit $?" >&2
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF -DPython3_EXECUTABLE=$(command -v python3)" \

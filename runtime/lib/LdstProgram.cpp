@@ -165,8 +165,8 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
         return all;
       if (ops[o] == 4) {
         // sdma.reduce: the destination, then (rank, buffer, offset) of
-        // each of its sources in sdma_rsrc.
-        long long first = ops[o + 7], n = ops[o + 8];
+        // each of its sources and extra destinations in sdma_rsrc.
+        long long first = ops[o + 7], n = ops[o + 8] + ops[o + 10];
         if (!add(ops[o + 1], ops[o + 2]) || first < 0 || n < 0 ||
             3 * (first + n) > (long long)rsrc.size())
           return all;

@@ -21,8 +21,15 @@ constexpr int kLdstVersion = 1;
 /// `rankBase + blockIdx.y`; the schedule is compiled into constant tables.
 /// The source needs a prelude that defines the SDMA_* macros for the
 /// compiler at hand (runtime/include/sdma/runtime/LdstPrelude.h).
+struct HIPOptions {
+  /// Reduce rows take over the copies before and after them
+  /// (lib/Target/HIP/FuseReductions.h).
+  bool fuseReductions = true;
+};
+
 mlir::LogicalResult translateToHIP(mlir::ModuleOp module,
-                                   llvm::raw_ostream &os);
+                                   llvm::raw_ostream &os,
+                                   const HIPOptions &options = {});
 
 /// Registers `--sdma-to-hip`.
 void registerToHIPTranslation();

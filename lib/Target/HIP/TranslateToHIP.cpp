@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuseReductions.h"
 #include "sdma/IR/SdmaOps.h"
 #include "sdma/Target/HIP.h"
 #include "sdma/Target/Manifest.h"
@@ -38,16 +39,11 @@
 using namespace mlir;
 using namespace sdma;
 using json = nlohmann::ordered_json;
+using namespace sdma::hip;
 
 namespace {
 
-enum StepKind { kPhase = 0, kSync = 1, kSignal = 2, kWait = 3, kBarrier = 4 };
-constexpr int kOpStride = 12;
 constexpr int kVopStride = 6;
-
-struct Step {
-  int kind, a, b;
-};
 
 /// The generic device code every generated file carries: LdstKernel.hip
 /// after its banner, embedded at build time.
@@ -129,8 +125,9 @@ private:
 
 class HIPEmitter {
 public:
-  explicit HIPEmitter(ScheduleOp schedule)
-      : schedule(schedule), ranks(*schedule.getRanks()), steps(ranks) {}
+  HIPEmitter(ScheduleOp schedule, const HIPOptions &options)
+      : schedule(schedule), ranks(*schedule.getRanks()), steps(ranks),
+        fuse(options.fuseReductions) {}
   LogicalResult emit(raw_ostream &os);
 
 private:
@@ -147,7 +144,7 @@ private:
   std::vector<int64_t> vops;
   /// sdma.reduce sources (rank, buffer, offset), 3 each, by row.
   std::vector<int64_t> rsrc;
-  size_t maxSources = 0;
+  size_t maxSources = 0, maxDests = 0;
   /// The element type and operator codes of the schedule's reduces.
   int reduceType = -1, reduceOp = -1;
   std::vector<std::vector<Step>> steps;
@@ -155,6 +152,7 @@ private:
   std::map<std::pair<int, int64_t>, int> signalsTo; // (slot, rank)
   std::map<std::pair<int, int64_t>, int> waitsOn;   // (slot, rank)
   int barriers = 0;
+  bool fuse;
 };
 
 } // namespace
@@ -181,10 +179,10 @@ std::vector<int64_t> HIPEmitter::copyvRow(CopyvOp op) {
         side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
     bool packed = op.getPacked()[side];
     Value table = side ? op.getTargetPrefix() : op.getSourcePrefix();
-    llvm::append_range(vops, std::initializer_list<int64_t>{
-                                 packed ? bufferOf(table) : -1,
-                                 packed ? field(rank) : 0,
-                                 packed ? field(rank + 1) : 0});
+    llvm::append_range(
+        vops, std::initializer_list<int64_t>{packed ? bufferOf(table) : -1,
+                                             packed ? field(rank) : 0,
+                                             packed ? field(rank + 1) : 0});
   }
   return row;
 }
@@ -218,8 +216,7 @@ static int getReduceTypeCode(Type type) {
 /// another pair, which the proof (operator- and type-agnostic) covers.
 LogicalResult HIPEmitter::checkReduceTypes() {
   WalkResult result = schedule.walk([&](sdma::ReduceOp op) {
-    int code = getReduceTypeCode(
-        schedule.getBufferElementType(op.getTarget()));
+    int code = getReduceTypeCode(schedule.getBufferElementType(op.getTarget()));
     int kind = llvm::find(sdma::ReduceOp::getKinds(), op.getKind()) -
                sdma::ReduceOp::getKinds().begin();
     if (reduceType < 0)
@@ -238,13 +235,6 @@ LogicalResult HIPEmitter::collect() {
   if (failed(checkReduceTypes()))
     return failure();
   // Data ops go to per-rank phases, kept open until an ordering step.
-  struct RawStep {
-    Step step;
-    std::vector<int64_t> opRows; // for phases: rows of 12
-    /// Reduce rows of the phase by destination slice, and their sources.
-    std::map<std::array<int64_t, 4>, size_t> groups;
-    std::vector<std::vector<std::array<int64_t, 3>>> sources;
-  };
   std::vector<std::vector<RawStep>> raw(ranks);
   // What each engine of a rank touched since the rank's last sync (a wait
   // is no sync: blocks pass it one by one, the previous phase may still
@@ -272,8 +262,8 @@ LogicalResult HIPEmitter::collect() {
       };
       StaticSlice s0 = slice(0), s1 = slice(1);
       std::vector<int64_t> row(kOpStride, 0);
-      row[0] = isa<CopyOp>(op)          ? 0
-               : isa<BcastOp>(op)       ? 1
+      row[0] = isa<CopyOp>(op)           ? 0
+               : isa<BcastOp>(op)        ? 1
                : isa<sdma::ReduceOp>(op) ? 4
                                          : 2;
       row[1] = s0.rank, row[2] = bufferOf(s0), row[3] = s0.offset;
@@ -309,12 +299,12 @@ LogicalResult HIPEmitter::collect() {
         auto [it, added] = phase.groups.try_emplace(key, phase.sources.size());
         if (added) {
           phase.sources.emplace_back();
+          phase.dests.emplace_back();
           row[5] = reduceOp, row[6] = reduceType;
           row[7] = it->second;
           llvm::append_range(phase.opRows, row);
         }
-        phase.sources[it->second].push_back({s1.rank, bufferOf(s1),
-                                             s1.offset});
+        phase.sources[it->second].push_back({s1.rank, bufferOf(s1), s1.offset});
         continue;
       }
       llvm::append_range(phase.opRows, row);
@@ -378,7 +368,9 @@ LogicalResult HIPEmitter::collect() {
                                   "sdma-verify before --sdma-to-hip");
   }
   int barrierSlot = static_cast<int>(tagIndex.size() * ranks);
-  for (int64_t r = 0; r < ranks; ++r)
+  for (int64_t r = 0; r < ranks; ++r) {
+    if (fuse)
+      fuseReductions(raw[r]);
     for (RawStep &rs : raw[r]) {
       if (rs.step.kind == kBarrier)
         rs.step.a = barrierSlot;
@@ -386,13 +378,20 @@ LogicalResult HIPEmitter::collect() {
         for (size_t i = 0; i < rs.opRows.size(); i += kOpStride) {
           if (rs.opRows[i] != 4)
             continue;
-          auto &list = rs.sources[rs.opRows[i + 7]];
-          llvm::sort(list);
+          // Sources in (rank, buffer, offset) order after a fused initial
+          // value (FuseReductions.h), then the extra destinations.
+          size_t group = rs.opRows[i + 7];
+          auto &list = rs.sources[group];
+          llvm::sort(list.begin() + rs.opRows[i + 9], list.end());
           rs.opRows[i + 7] = rsrc.size() / 3;
           rs.opRows[i + 8] = list.size();
+          rs.opRows[i + 10] = rs.dests[group].size();
           maxSources = std::max(maxSources, list.size());
+          maxDests = std::max(maxDests, rs.dests[group].size());
           for (const auto &source : list)
             llvm::append_range(rsrc, source);
+          for (const auto &dest : rs.dests[group])
+            llvm::append_range(rsrc, dest);
         }
         rs.step.a = ops.size() / kOpStride;
         rs.step.b = rs.opRows.size() / kOpStride;
@@ -400,6 +399,7 @@ LogicalResult HIPEmitter::collect() {
       }
       steps[r].push_back(rs.step);
     }
+  }
   return success();
 }
 
@@ -459,8 +459,9 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   // this file), and the most sources one row adds.
   if (reduceType >= 0)
     os << "#define SDMA_REDUCE 1\n#define SDMA_REDUCE_MAX_SRCS " << maxSources
-       << "\n#ifndef SDMA_REDUCE_TYPE\n#define SDMA_REDUCE_TYPE "
-       << reduceType << "\n#endif\n#ifndef SDMA_REDUCE_OP\n#define "
+       << "\n#define SDMA_REDUCE_MAX_DSTS " << std::max<size_t>(maxDests, 1)
+       << "\n#ifndef SDMA_REDUCE_TYPE\n#define SDMA_REDUCE_TYPE " << reduceType
+       << "\n#endif\n#ifndef SDMA_REDUCE_OP\n#define "
        << "SDMA_REDUCE_OP " << reduceOp << "\n#endif\n";
   os << "\n";
 
@@ -508,7 +509,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   return success();
 }
 
-LogicalResult sdma::translateToHIP(ModuleOp module, raw_ostream &os) {
+LogicalResult sdma::translateToHIP(ModuleOp module, raw_ostream &os,
+                                   const HIPOptions &options) {
   auto schedules = llvm::to_vector(module.getOps<ScheduleOp>());
   if (schedules.size() != 1)
     return module.emitError("expected exactly one sdma.schedule, found ")
@@ -516,8 +518,15 @@ LogicalResult sdma::translateToHIP(ModuleOp module, raw_ostream &os) {
   if (!schedules.front().getRanks())
     return schedules.front().emitOpError(
         "has no fixed rank count: run sdma-unroll before --sdma-to-hip");
-  return HIPEmitter(schedules.front()).emit(os);
+  return HIPEmitter(schedules.front(), options).emit(os);
 }
+
+static llvm::cl::opt<bool> noReduceFusion(
+    "sdma-hip-no-reduce-fusion",
+    llvm::cl::desc("--sdma-to-hip: keep reduce rows apart from the copies "
+                   "before and after them (same results, more memory "
+                   "traffic; for comparison)"),
+    llvm::cl::init(false));
 
 void sdma::registerToHIPTranslation() {
   TranslateFromMLIRRegistration registration(
@@ -526,7 +535,9 @@ void sdma::registerToHIPTranslation() {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitError("expected a builtin.module");
-        return translateToHIP(module, os);
+        HIPOptions options;
+        options.fuseReductions = !noReduceFusion;
+        return translateToHIP(module, os, options);
       },
       [](DialectRegistry &registry) {
         registry.insert<SdmaDialect, affine::AffineDialect, arith::ArithDialect,

@@ -1,4 +1,5 @@
-// RUN: sdma-translate --sdma-to-hip %s | FileCheck %s
+// RUN: sdma-translate --sdma-to-hip --sdma-hip-no-reduce-fusion %s | FileCheck %s
+// (reduce-fusion.mlir: the same schedule with the copies fused in.)
 
 // sdma.reduce rows: one per destination slice and phase; the reduces that
 // accumulate into it become its sources in sdma_rsrc, sorted by (rank,
@@ -9,6 +10,7 @@
 // CHECK: // sdma-ldst: {{.*}}"buffers":[{"name":"in","chunks":2,"type":"bf16"},{"name":"out","chunks":2,"type":"bf16"}],"collective":{"kind":"all_reduce","input":"in","output":"out","op":"sum"}
 // CHECK: #define SDMA_REDUCE 1
 // CHECK-NEXT: #define SDMA_REDUCE_MAX_SRCS 2
+// CHECK-NEXT: #define SDMA_REDUCE_MAX_DSTS 1
 // CHECK-NEXT: #ifndef SDMA_REDUCE_TYPE
 // CHECK-NEXT: #define SDMA_REDUCE_TYPE 2
 // CHECK: #define SDMA_REDUCE_OP 0
