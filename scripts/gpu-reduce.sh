@@ -63,9 +63,9 @@ fi
 if [[ $what == *bench* ]]; then
   nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/allreduce_bench.cu \
     $B/libsdmart.a -ldl -lpthread -o /tmp/allreduce_bench || exit 1
-  step 480 "all-reduce bench, 8 ranks" /tmp/allreduce_bench "$programs" 30 \
+  step 480 "all-reduce bench, 8 ranks" /tmp/allreduce_bench "$programs" "${RUNS:-30}" \
     > "$out/allreduce-h200.csv"
-  echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); CUDA $(nvcc --version | grep -o 'release [0-9.]*'); $(date -u +%Y-%m-%d); median of 30 runs" \
+  echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); CUDA $(nvcc --version | grep -o 'release [0-9.]*'); $(date -u +%Y-%m-%d); median of ${RUNS:-30} runs" \
     > "$out/allreduce-h200.txt"
   tail -n 12 "$out/allreduce-h200.csv"
 fi
