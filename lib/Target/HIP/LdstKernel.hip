@@ -676,15 +676,8 @@ static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
 }
 
 // The table comes by value (kernel parameter space: no dependent global
-// load before the first data access). A reduction program on NVIDIA asks
-// for two resident blocks per SM: the generic kernel needs 114 registers a
-// thread otherwise, one 512-thread block per SM, too few loads in flight
-// for a bandwidth-bound reduce (64 registers; ptxas spills 64 bytes).
-#if SDMA_REDUCE && (defined(__CUDACC_RTC__) || defined(__NVCC__))
-extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS, 2)
-#else
+// load before the first data access).
 extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
-#endif
     sdma_ldst(const SDMA_GRID_CONSTANT SdmaTable table,
               unsigned long long chunk, unsigned long long epoch,
               int rankBase) {
