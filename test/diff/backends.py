@@ -235,6 +235,8 @@ def _sizes_of(text, ranks):
     for item in m.group(1).split(','):
         name, size = item.split(':')
         size = size.strip()
+        if '[' in size:  # a typed buffer: f32[SIZE]
+            size = size.partition('[')[2].rstrip(']').strip()
         k, n = 0, 0
         if 'ranks' in size:
             head, _, tail = size.partition('ranks')

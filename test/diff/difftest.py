@@ -137,7 +137,7 @@ def exhaustive(args):
                     continue
                 head, flat = sdmair.parse_flat(out)
                 sched = {'name': head['name'], 'ranks': ranks, 'fixed': True,
-                         'implements': head['implements'],
+                         'implements': head['implements'], 'types': head['types'],
                          'buffers': [(b, 0, n) for b, n in head['buffers'].items()],
                          'stmts': sdmair.flat_to_stmts(flat)}
                 for n, (desc, stmts) in enumerate(mutate.candidates(sched)):

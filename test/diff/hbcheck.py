@@ -14,7 +14,12 @@ Ordering contract (README, "Ordering model"):
   signal follows every op a issued before it, and the ops b issues after
   the wait follow the signal (a wait orders nothing issued before it);
 - two data ops of one rank with the same engine run in program order;
-- program order alone orders nothing.
+- program order alone orders nothing;
+- sdma.reduce (issued by its destination's rank) reads its source and
+  reads and writes its destination; two reduces into the identical slice
+  with the same operator accumulate: they need no order between them.
+Reductions execute as multisets of the input chunks combined into a chunk,
+which the postcondition compares with every rank's input chunk once.
 """
 from sdmair import DATA, slices_of
 
@@ -38,9 +43,15 @@ def accesses(op):
         return [(s[0], s[1], s[2], s[2] + s[3], False)]
     out = []
     for i, s in enumerate(slices_of(op)):
-        write = k == 'swap' or i > 0
+        write = k == 'swap' or (i == 0 if k == 'reduce' else i > 0)
         out.append((s[0], s[1], s[2], s[2] + s[3], write))
     return out
+
+
+def accumulate(a, b):
+    """Two reduces into the identical slice with the same operator."""
+    return (a['op'] == 'reduce' and b['op'] == 'reduce' and
+            a['kind'] == b['kind'] and a['dst'] == b['dst'])
 
 
 def invalid_reason(op, ranks, sizes):
@@ -186,13 +197,32 @@ def find_races(ops, anc, only=None):
                     continue
                 if (anc[c] >> a) & 1 or (anc[a] >> c) & 1:
                     continue
+                if accumulate(ops[a], ops[c]):
+                    continue
                 races.append((a, c, r, b, max(lo1, lo2), min(hi1, hi2)))
     return races
 
 
+def combine(kind, a, b):
+    """The value of `a` combined with `b` by `kind`: ('red', kind, sorted
+    leaves), a multiset of input tokens (order-free: accumulating reduces
+    commute); an operator mixed with another gives ('mixed',)."""
+    leaves = []
+    for x in (a, b):
+        if x[0] == 'red':
+            if x[1] != kind:
+                return ('mixed',)
+            leaves.extend(x[2])
+        elif x[0] == 'mixed':
+            return ('mixed',)
+        else:
+            leaves.append(x)
+    return ('red', kind, tuple(sorted(leaves)))
+
+
 def execute(ops, order, ranks, sizes):
     """Symbolic run in a linearisation of happens-before: chunk -> token
-    ('init', rank, buffer, chunk)."""
+    ('init', rank, buffer, chunk), or a reduction of tokens (combine)."""
     mem = {}
 
     def get(r, b, c):
@@ -201,6 +231,12 @@ def execute(ops, order, ranks, sizes):
         if v >= len(ops) or ops[v]['op'] not in DATA:
             continue
         op = ops[v]
+        if op['op'] == 'reduce':
+            (rd, bd, od, n), (rs, bs, os_, _) = op['dst'], op['src']
+            for i in range(n):
+                mem[(rd, bd, od + i)] = combine(op['kind'], get(rd, bd, od + i),
+                                                get(rs, bs, os_ + i))
+            continue
         if op['op'] == 'swap':
             (ra, ba, oa, n), (rb, bb, ob, _) = op['a'], op['b']
             va = [get(ra, ba, oa + i) for i in range(n)]
@@ -217,12 +253,27 @@ def execute(ops, order, ranks, sizes):
     return get
 
 
-def expected_output(impl, ranks, sizes):
-    """(rank, out, chunk) -> ('init', src rank, in, chunk) of the collective."""
+def expected_output(impl, ranks, sizes, op=None):
+    """(rank, out, chunk) -> ('init', src rank, in, chunk) of the collective
+    (reductions: combine's value over every rank's chunk, with `op`)."""
     kind, src, dst, root = impl
     out = sizes[dst]
     want = {}
-    if kind in ('all_gather', 'gather'):
+
+    def reduced(chunk):
+        leaves = tuple(sorted(('init', p, src, chunk) for p in range(ranks)))
+        return leaves[0] if ranks == 1 else ('red', op, leaves)
+    if kind in ('all_reduce', 'reduce'):
+        for r in range(ranks):
+            if kind == 'reduce' and r != root:
+                continue
+            for i in range(out):
+                want[(r, dst, i)] = reduced(i)
+    elif kind == 'reduce_scatter':
+        for r in range(ranks):
+            for i in range(out):
+                want[(r, dst, i)] = reduced(r * out + i)
+    elif kind in ('all_gather', 'gather'):
         per = out // ranks
         for r in range(ranks):
             if kind == 'gather' and r != root:
@@ -265,7 +316,8 @@ def check(ops, ranks, sizes, impl=None):
                 'where': {(r, b) for _, _, r, b, _, _ in races}}
     get = execute(ops, order, ranks, sizes)
     if impl:
-        wrong = {key for key, tok in expected_output(impl, ranks, sizes).items()
+        op = next((o['kind'] for o in ops if o['op'] == 'reduce'), None)
+        wrong = {key for key, tok in expected_output(impl, ranks, sizes, op).items()
                  if get(*key) != tok}
         if wrong:
             return {'kind': 'post', 'wrong': wrong}

@@ -11,6 +11,7 @@ Flat ops are dicts:
   {'op': 'copy',  'src': S, 'dst': S, 'engine': E}
   {'op': 'bcast', 'src': S, 'dst': [S, S], 'engine': E}
   {'op': 'swap',  'a': S, 'b': S, 'engine': E}
+  {'op': 'reduce', 'kind': K, 'dst': S, 'src': S, 'engine': E}  (K: sum, ...)
   {'op': 'fence', 'rank': R or None}      {'op': 'barrier'}
   {'op': 'signal', 'from': A, 'to': B, 'tag': T}
   {'op': 'wait', 'rank': B, 'from': A, 'tag': T}
@@ -53,7 +54,7 @@ def const_of(e):
 # ---------------------------------------------------------------- statements
 # ('op', op-with-expression-fields) | ('loop', style, var, lo, hi, body)
 # style: 'affine' or 'scf'; hi may be 'R' (the rank count).
-DATA = ('copy', 'bcast', 'swap')
+DATA = ('copy', 'bcast', 'swap', 'reduce')
 
 
 def slices_of(op):
@@ -62,6 +63,8 @@ def slices_of(op):
         return [op['src'], op['dst']]
     if op['op'] == 'bcast':
         return [op['src']] + list(op['dst'])
+    if op['op'] == 'reduce':
+        return [op['dst'], op['src']]  # the destination's rank issues it
     return [op['a'], op['b']]
 
 
@@ -73,6 +76,8 @@ def map_slices(op, fn):
         op['src'], op['dst'] = fn(op['src']), [fn(s) for s in op['dst']]
     elif op['op'] == 'swap':
         op['a'], op['b'] = fn(op['a']), fn(op['b'])
+    elif op['op'] == 'reduce':
+        op['dst'], op['src'] = fn(op['dst']), fn(op['src'])
     return op
 
 
@@ -200,6 +205,8 @@ class Printer:
             text = f'sdma.bcast {f(op["src"])} -> {f(op["dst"][0])}, {f(op["dst"][1])}{eng}'
         elif k == 'swap':
             text = f'sdma.swap {f(op["a"])} <-> {f(op["b"])}{eng}'
+        elif k == 'reduce':
+            text = f'sdma.reduce {op["kind"]} {f(op["dst"])} <- {f(op["src"])}{eng}'
         elif k == 'fence':
             text = 'sdma.fence' + (f' on {r(op["rank"])}' if op.get('rank') is not None else '')
         elif k == 'barrier':
@@ -235,8 +242,14 @@ class Printer:
 
 def print_schedule(sched):
     """sched: dict name, ranks, fixed (bool), buffers [(name, k, n)],
-    implements (None or (kind, in, out, root)), stmts."""
-    bufs = ', '.join(f'%{b} : {buffer_size_text(k, n)}' for b, k, n in sched['buffers'])
+    types ({name: element type}, optional), implements (None or (kind, in,
+    out, root)), stmts."""
+    types = sched.get('types') or {}
+
+    def size(b, k, n):
+        text = buffer_size_text(k, n)
+        return f'{types[b]}[{text}]' if types.get(b) else text
+    bufs = ', '.join(f'%{b} : {size(b, k, n)}' for b, k, n in sched['buffers'])
     ranks = f'%R = {sched["ranks"]}' if sched.get('fixed') else '%R'
     impl = ''
     if sched.get('implements'):
@@ -259,6 +272,7 @@ _PATTERNS = [
     ('copy', re.compile(rf'sdma\.copy {SLICE} -> {SLICE}{ENGINE}$')),
     ('bcast', re.compile(rf'sdma\.bcast {SLICE} -> {SLICE}, {SLICE}{ENGINE}$')),
     ('swap', re.compile(rf'sdma\.swap {SLICE} <-> {SLICE}{ENGINE}$')),
+    ('reduce', re.compile(rf'sdma\.reduce (\w+) {SLICE} <- {SLICE}{ENGINE}$')),
     ('fence', re.compile(r'sdma\.fence(?: on (\d+))?$')),
     ('barrier', re.compile(r'sdma\.barrier$')),
     ('signal', re.compile(r'sdma\.signal (\d+) -> (\d+)(?: tag (\d+))?$')),
@@ -281,6 +295,9 @@ def _flat_op(kind, g):
                 'engine': eng(12)}
     if kind == 'swap':
         return {'op': 'swap', 'a': _slice(g, 0), 'b': _slice(g, 4), 'engine': eng(8)}
+    if kind == 'reduce':
+        return {'op': 'reduce', 'kind': g[0], 'dst': _slice(g, 1), 'src': _slice(g, 5),
+                'engine': eng(9)}
     if kind == 'fence':
         return {'op': 'fence', 'rank': int(g[0]) if g[0] is not None else None}
     if kind == 'barrier':
@@ -298,16 +315,20 @@ def parse_flat(text):
         line = line.strip()
         m = HEAD.match(line)
         if m:
-            bufs = {}
+            bufs, types = {}, {}
             for item in m.group(3).split(','):
                 name, size = item.split(':')
-                bufs[name.strip().lstrip('%')] = int(size)
+                name, size = name.strip().lstrip('%'), size.strip()
+                if '[' in size:  # a typed buffer: f32[N]
+                    types[name], _, size = size.partition('[')
+                    size = size.rstrip(']')
+                bufs[name] = int(size)
             impl = None
             if m.group(4):
                 impl = (m.group(4), m.group(5), m.group(6),
                         int(m.group(7)) if m.group(7) else None)
             head = {'name': m.group(1), 'ranks': int(m.group(2)), 'buffers': bufs,
-                    'implements': impl}
+                    'types': types, 'implements': impl}
             continue
         for kind, pat in _PATTERNS:
             mm = pat.match(line)

@@ -227,6 +227,9 @@ struct sdma_desc {
 };
 
 #if SDMA_REDUCE
+#ifndef SDMA_REDUCE_MAX_DSTS
+#define SDMA_REDUCE_MAX_DSTS 1
+#endif
 // sdma.reduce arithmetic in SDMA_REDUCE_TYPE (0 f32, 1 f16, 2 bf16, 3 i32,
 // 4 i64, 5 ui32, 6 ui64, 7 f64, 8 i8, 9 ui8) with SDMA_REDUCE_OP (0 sum,
 // 1 max, 2 min, 3 prod). 16-bit floats
@@ -380,15 +383,24 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
                                        unsigned long long &u,
                                        unsigned long long &base) {
   const long long *row = d.row;
-  const int nsrc = (int)row[8];
+  // row[9]: the first source is the initial value (the destination is not
+  // read); row[10]: destinations after the sources that also get the
+  // result (FuseReductions.h).
+  const int nsrc = (int)row[8], first = (int)row[9], ndst = (int)row[10];
   const char *src[SDMA_REDUCE_MAX_SRCS];
+  char *dsts[SDMA_REDUCE_MAX_DSTS + 1];
+  dsts[0] = d.b;
   bool aligned = (((unsigned long long)d.b) & 15ull) == 0;
-  for (int s = 0; s < nsrc; ++s) {
+  for (int s = 0; s < nsrc + ndst; ++s) {
     const long long *rs = sdma_rsrc + 3 * (row[7] + s);
-    src[s] = T->buf[rs[0] * SDMA_BUFFERS + rs[1]] + rs[2] * chunk;
-    aligned = aligned && (((unsigned long long)src[s]) & 15ull) == 0;
+    char *p = T->buf[rs[0] * SDMA_BUFFERS + rs[1]] + rs[2] * chunk;
+    if (s < nsrc)
+      src[s] = p;
+    else
+      dsts[1 + s - nsrc] = p;
+    aligned = aligned && (((unsigned long long)p) & 15ull) == 0;
   }
-  char *dst = d.b;
+  const char *init = first ? src[0] : d.b;
   const unsigned long long n = d.n, units = (n + 15) / 16;
   const unsigned long long full = aligned ? n / 16 : 0;
   union lanes {
@@ -399,27 +411,29 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     const unsigned long long off = (u - base) * 16;
     sdma_acc acc[SDMA_LANES];
     lanes x;
-    x.v = *(const sdma_v16 *)(dst + off);
+    x.v = *(const sdma_v16 *)(init + off);
     for (int i = 0; i < SDMA_LANES; ++i)
       acc[i] = SDMA_LOAD(x.b + i * SDMA_ESIZE);
-    for (int s = 0; s < nsrc; ++s) {
+    for (int s = first; s < nsrc; ++s) {
       x.v = *(const sdma_v16 *)(src[s] + off);
       for (int i = 0; i < SDMA_LANES; ++i)
         acc[i] = sdma_combine(acc[i], SDMA_LOAD(x.b + i * SDMA_ESIZE));
     }
     for (int i = 0; i < SDMA_LANES; ++i)
       SDMA_STORE(x.b + i * SDMA_ESIZE, acc[i]);
-    *(sdma_v16 *)(dst + off) = x.v;
+    for (int k = 0; k <= ndst; ++k)
+      *(sdma_v16 *)(dsts[k] + off) = x.v;
   }
   // The tail (and unaligned slices): element by element.
   for (; u < base + units; u += nthreads) {
     const unsigned long long off = (u - base) * 16;
     const unsigned long long end = off + 16 < n ? off + 16 : n;
     for (unsigned long long j = off; j + SDMA_ESIZE <= end; j += SDMA_ESIZE) {
-      sdma_acc acc = SDMA_LOAD(dst + j);
-      for (int s = 0; s < nsrc; ++s)
+      sdma_acc acc = SDMA_LOAD(init + j);
+      for (int s = first; s < nsrc; ++s)
         acc = sdma_combine(acc, SDMA_LOAD(src[s] + j));
-      SDMA_STORE(dst + j, acc);
+      for (int k = 0; k <= ndst; ++k)
+        SDMA_STORE(dsts[k] + j, acc);
     }
   }
   base += units;
