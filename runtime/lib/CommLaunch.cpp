@@ -202,9 +202,13 @@ bool Communicator::addInstance(LdstProgram program, int &index,
   if (!instance.kernel)
     return false;
   instance.touched.resize(ranks_);
+  instance.remote.assign(program.buffers.size(), 0);
   for (int q = 0; q < ranks_; ++q)
-    for (const auto &pair : program.touched(q))
+    for (const auto &pair : program.touched(q)) {
       instance.touched[q].insert(pair);
+      if (pair.first != q)
+        instance.remote[pair.second] = 1;
+    }
   instance.program = std::move(program);
   index = static_cast<int>(instances_.size());
   instances_.push_back(std::move(instance));
@@ -339,11 +343,16 @@ bool Communicator::run(int index, const std::vector<const void *> &buffers,
     if (!locate(buffers[b], bytes, what.c_str(), region[b], offset[b], problem))
       break;
   }
+  // Where each buffer is, for the ranks to agree on: those another rank
+  // reaches (a buffer only its own rank touches may differ, or be null).
   std::string fullSignature = signature;
   for (size_t b = 0; b < B; ++b)
-    fullSignature += " " + std::to_string(region[b]) + "+" +
-                     std::to_string(region[b] < 0 ? 0 : offset[b]) +
-                     (stride[b] ? "/" + std::to_string(stride[b]) : "");
+    fullSignature +=
+        !instance.remote[b]
+            ? std::string(" local")
+            : " " + std::to_string(region[b]) + "+" +
+                  std::to_string(region[b] < 0 ? 0 : offset[b]) +
+                  (stride[b] ? "/" + std::to_string(stride[b]) : "");
   if (!problem.empty()) {
     error = problem;
     return false;

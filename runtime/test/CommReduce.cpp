@@ -212,6 +212,28 @@ void sdma::commtest::reductions(Rank &k, const Args &args) {
       }
     }
   }
+  // NCCL's rooted convention: recvbuff may be NULL off the root.
+  {
+    const TypeCase &t = kTypes[0];
+    Case c{k, t, sdmaSum, " f32 sum null recv off the root"};
+    size_t count = 5, bytes = count * t.bytes;
+    char *in = static_cast<char *>(k.alloc(bytes));
+    char *out = static_cast<char *>(k.alloc(bytes + kTail));
+    if (in && out) {
+      c.untouched(out, bytes + kTail);
+      c.put(in, encode(t, c.input(k.rank, 0, count)));
+      int root = R - 1;
+      k.check(sdmaReduce(in, k.rank == root ? out : nullptr, count, t.type,
+                         sdmaSum, root, k.comm, k.stream),
+              "sdmaReduce (recv NULL off the root)");
+      k.memory.sync(k.stream);
+      if (k.rank == root)
+        k.expect(out, Case::withTail(encode(t, c.result(0, count))),
+                 "Reduce" + c.tag);
+      k.check(sdmaMemFree(k.comm, out), "sdmaMemFree");
+      k.check(sdmaMemFree(k.comm, in), "sdmaMemFree");
+    }
+  }
   // Bad arguments: refused on every rank, before anything runs.
   void *buf = k.alloc(256);
   std::string badRoot = "root " + std::to_string(R) + " is not a rank";

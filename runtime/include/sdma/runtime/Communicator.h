@@ -234,6 +234,11 @@ private:
     size_t countsOffset = 0;
     /// Per rank: the (rank, buffer) pairs its ops touch.
     std::vector<std::set<std::pair<int, int>>> touched;
+    /// Per buffer: does a rank's op reach another rank's copy (then every
+    /// rank's must be at the same place, checked with the call)? A buffer
+    /// only its own rank touches may be anywhere, or null where unused
+    /// (NCCL: a non-root's recvbuff of Reduce).
+    std::vector<char> remote;
   };
   Communicator() = default;
   bool init(std::string &error);
