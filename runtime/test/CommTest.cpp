@@ -141,6 +141,19 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
           gathered[r * c + i] = pattern(r, 5, i);
     k.expect(all, gathered, "Gather" + at);
   }
+  // NCCL's convention: a non-root's sendbuff may be NULL (only the root
+  // reads its own; the ranks agree only on buffers others reach).
+  int root = R - 1;
+  k.fill(one, c, me, me == root ? 6 : -1);
+  k.fill(all, c, me, -1);
+  k.check(sdmaBroadcast(me == root ? one : nullptr, all, count, type, root,
+                        k.comm, k.stream),
+          "sdmaBroadcast (send NULL off the root)");
+  k.memory.sync(k.stream);
+  std::vector<unsigned char> sent(c);
+  for (size_t i = 0; i < c; ++i)
+    sent[i] = pattern(root, 6, i);
+  k.expect(all, sent, "Broadcast, send NULL off the root" + tagline);
   k.check(sdmaMemFree(k.comm, all2), "sdmaMemFree");
   k.check(sdmaMemFree(k.comm, all), "sdmaMemFree");
   k.check(sdmaMemFree(k.comm, one), "sdmaMemFree");
