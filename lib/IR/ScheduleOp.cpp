@@ -115,8 +115,8 @@ ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
                 (bracketed && parser.parseRSquare()))
               return failure();
             typed |= static_cast<bool>(element);
-            types.push_back(TypeAttr::get(
-                element ? element : builder.getNoneType()));
+            types.push_back(
+                TypeAttr::get(element ? element : builder.getNoneType()));
             arg.type = bufferType;
             names.push_back(
                 builder.getStringAttr(arg.ssaName.name.drop_front()));
@@ -230,9 +230,9 @@ void ScheduleOp::print(OpAsmPrinter &printer) {
   std::optional<unsigned> in = getCollectiveInput(),
                           out = getCollectiveOutput();
   SmallVector<StringRef> elided = {
-      getSymNameAttrName(), getNumRanksAttrName(), getBufferNamesAttrName(),
-      getBufferSizesAttrName(), getCountBuffersAttrName(),
-      getBufferTypesAttrName()};
+      getSymNameAttrName(),      getNumRanksAttrName(),
+      getBufferNamesAttrName(),  getBufferSizesAttrName(),
+      getCountBuffersAttrName(), getBufferTypesAttrName()};
   if (getCollective() && in && out) {
     printer << " implements " << *getCollective() << "(";
     printer.printOperand(getBufferArgs()[*in]);
@@ -316,8 +316,8 @@ ScheduleOp::getBufferChunks(Value buffer, std::optional<int64_t> ranks) {
 
 ArrayRef<StringRef> ScheduleOp::getCollectiveKinds() {
   static const StringRef kinds[] = {
-      "all_gather", "all_to_all", "all_to_allv",    "all_to_allv_packed",
-      "broadcast",  "scatter",    "gather",         "all_reduce",
+      "all_gather",     "all_to_all", "all_to_allv", "all_to_allv_packed",
+      "broadcast",      "scatter",    "gather",      "all_reduce",
       "reduce_scatter", "reduce"};
   return kinds;
 }
@@ -458,8 +458,8 @@ LogicalResult ScheduleOp::verifyRegions() {
              << numBuffers << " buffers";
     for (auto [i, attr] : llvm::enumerate(*types)) {
       auto type = dyn_cast<TypeAttr>(attr);
-      if (!type || (!isa<NoneType>(type.getValue()) &&
-                    !isElementType(type.getValue())))
+      if (!type ||
+          (!isa<NoneType>(type.getValue()) && !isElementType(type.getValue())))
         return emitOpError("buffer '")
                << cast<StringAttr>(getBufferNames()[i]).getValue()
                << "' has element type " << attr

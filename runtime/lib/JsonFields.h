@@ -266,9 +266,9 @@ inline void checkCollectiveSizes(const Collective &c,
   int64_t in = buffers[c.input].chunks, out = buffers[c.output].chunks;
   bool perRankIn = c.kind == "all_to_all" || c.kind == "scatter" ||
                    c.kind == "reduce_scatter";
-  int64_t per = c.kind == "all_to_all"                                ? out / ranks
+  int64_t per = c.kind == "all_to_all" ? out / ranks
                 : c.kind == "scatter" || c.kind == "reduce_scatter" ? out
-                                                                      : in;
+                                                                    : in;
   std::optional<uint64_t> ranksPer = checkedMul(uint64_t(ranks), uint64_t(per));
   uint64_t expectIn = perRankIn ? ranksPer.value_or(0) : uint64_t(per);
   uint64_t expectOut =
@@ -330,9 +330,9 @@ parseCollective(const json &root, const std::vector<Buffer> &buffers,
     return c;
   }
   // all_to_allv: its count tables (the compiler checked the layout).
-  for (auto [key, at] : {std::pair<const char *, int *>{"send_counts",
-                                                        &c.sendCounts},
-                         {"recv_counts", &c.recvCounts}}) {
+  for (auto [key, at] :
+       {std::pair<const char *, int *>{"send_counts", &c.sendCounts},
+        {"recv_counts", &c.recvCounts}}) {
     if (!collective.contains(key))
       continue;
     std::string path = std::string("$.collective.") + key;

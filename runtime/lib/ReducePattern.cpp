@@ -43,7 +43,8 @@ uint16_t toHalf(float f) {
     return uint16_t(sign);
   if (ax < 0x38800000u) {
     uint32_t e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u, shift = 126 - e;
-    uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    uint32_t h = m >> shift, rem = m & ((1u << shift) - 1),
+             half = 1u << (shift - 1);
     if (rem > half || (rem == half && (h & 1u)))
       ++h;
     return uint16_t(sign | h);
@@ -209,12 +210,11 @@ CheckResult sdma::rt::checkReduction(const Plan &plan,
       result.wrongBytes += size;
       if (result.firstWrong.empty()) {
         std::ostringstream os;
-        os << "rank " << r << ", " << plan.buffers[c.output].name
-           << " element " << e << " (" << type << "): "
-           << decodeElement(type, out + e * size) << ", expected " << value
-           << " (the " << c.op << " of " << plan.buffers[c.input].name
-           << " element " << first + e << " over " << plan.ranks
-           << " ranks)";
+        os << "rank " << r << ", " << plan.buffers[c.output].name << " element "
+           << e << " (" << type << "): " << decodeElement(type, out + e * size)
+           << ", expected " << value << " (the " << c.op << " of "
+           << plan.buffers[c.input].name << " element " << first + e << " over "
+           << plan.ranks << " ranks)";
         result.firstWrong = os.str();
       }
     }

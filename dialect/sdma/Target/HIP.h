@@ -27,8 +27,7 @@ struct HIPOptions {
   bool fuseReductions = true;
 };
 
-mlir::LogicalResult translateToHIP(mlir::ModuleOp module,
-                                   llvm::raw_ostream &os,
+mlir::LogicalResult translateToHIP(mlir::ModuleOp module, llvm::raw_ostream &os,
                                    const HIPOptions &options = {});
 
 /// Registers `--sdma-to-hip`.

@@ -209,9 +209,8 @@ SDMA_API sdmaResult_t sdmaAllReduce(const void *sendbuff, void *recvbuff,
  * sendbuff + rank * recvcount. */
 SDMA_API sdmaResult_t sdmaReduceScatter(const void *sendbuff, void *recvbuff,
                                         size_t recvcount,
-                                        sdmaDataType_t datatype,
-                                        sdmaRedOp_t op, sdmaComm_t comm,
-                                        sdmaStream_t stream);
+                                        sdmaDataType_t datatype, sdmaRedOp_t op,
+                                        sdmaComm_t comm, sdmaStream_t stream);
 /* recvbuff matters on the root only (may be NULL elsewhere). */
 SDMA_API sdmaResult_t sdmaReduce(const void *sendbuff, void *recvbuff,
                                  size_t count, sdmaDataType_t datatype,

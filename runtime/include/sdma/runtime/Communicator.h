@@ -168,8 +168,9 @@ public:
   /// NCCL's reductions of `count` elements of `type` with `op`: AllReduce
   /// (count: the message; in place when send == recv), ReduceScatter
   /// (count: received per rank; send holds ranks() * count; in place, as
-  /// NCCL, when recv == send + rank() * count), Reduce (to `root`; recv matters on the root only). Float16 and
-  /// Bfloat16 accumulate in fp32 and round once per step; integers wrap.
+  /// NCCL, when recv == send + rank() * count), Reduce (to `root`; recv matters
+  /// on the root only). Float16 and Bfloat16 accumulate in fp32 and round once
+  /// per step; integers wrap.
   bool reduce(CommReduction kind, const void *send, void *recv, size_t count,
               DataType type, ReduceOp op, int root, void *stream,
               std::string &error);

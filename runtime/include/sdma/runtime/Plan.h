@@ -119,7 +119,7 @@ struct Collective {
   /// all_gather, all_to_all, broadcast, scatter, gather, all_to_allv(_packed),
   /// all_reduce, reduce_scatter, reduce
   std::string kind;
-  int input = 0;    // buffer indices
+  int input = 0; // buffer indices
   int output = 0;
   int root = 0;
   /// all_to_allv(_packed): the send- and receive-count tables (-1: none).
@@ -128,8 +128,7 @@ struct Collective {
   std::string op;
 
   bool isReduction() const {
-    return kind == "all_reduce" || kind == "reduce_scatter" ||
-           kind == "reduce";
+    return kind == "all_reduce" || kind == "reduce_scatter" || kind == "reduce";
   }
 };
 
