@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchCommon.cuh"
 #include "sdma/runtime/RunCheck.h"
 
 #include <algorithm>
@@ -39,16 +40,6 @@
 #include <vector>
 
 using namespace sdma::rt;
-
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e = (x);                                                       \
-    if (e != cudaSuccess) {                                                    \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,           \
-                   cudaGetErrorString(e));                                     \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
 
 constexpr int kMaxRanks = 16;
 struct Pointers {
@@ -163,29 +154,6 @@ __global__ void check(const void *out, int ranks, size_t n,
     if (got != (float)want)
       atomicAdd(wrong, 1ull);
   }
-}
-
-template <typename F>
-static std::vector<double> timeRuns(cudaStream_t stream, int runs, F f) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  for (int w = 0; w < 3; ++w)
-    f();
-  CK(cudaStreamSynchronize(stream));
-  std::vector<double> us;
-  for (int i = 0; i < runs; ++i) {
-    CK(cudaEventRecord(e0, stream));
-    f();
-    CK(cudaEventRecord(e1, stream));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    us.push_back(ms * 1000.0);
-  }
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  return us;
 }
 
 static int R = 8;

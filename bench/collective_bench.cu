@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchCommon.cuh"
 #include "sdma/runtime/RunCheck.h"
 
 #include <algorithm>
@@ -36,16 +37,6 @@
 #include <vector>
 
 using namespace sdma::rt;
-
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e = (x);                                                       \
-    if (e != cudaSuccess) {                                                    \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,           \
-                   cudaGetErrorString(e));                                     \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
 
 static int R = 8;
 
@@ -64,30 +55,6 @@ __global__ void fusedCopy(const Copy *copies, int ncopies, int bpc) {
   for (size_t i = (size_t)b * blockDim.x + threadIdx.x; i < cp.n16;
        i += stride)
     cp.dst[i] = cp.src[i];
-}
-
-/// Times f() `runs` times, events around each call.
-template <typename F>
-static std::vector<double> timeRuns(cudaStream_t stream, int runs, F f) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  for (int w = 0; w < 3; ++w)
-    f();
-  CK(cudaStreamSynchronize(stream));
-  std::vector<double> us;
-  for (int i = 0; i < runs; ++i) {
-    CK(cudaEventRecord(e0, stream));
-    f();
-    CK(cudaEventRecord(e1, stream));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    us.push_back(ms * 1000.0);
-  }
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  return us;
 }
 
 /// A kernel that holds every SM it gets until `ns` have passed.
