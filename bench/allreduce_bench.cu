@@ -148,9 +148,9 @@ __global__ void check(const void *out, int ranks, size_t n,
     int want = 0;
     for (int r = 0; r < ranks; ++r)
       want += inputValue(r, i);
-    float got = Bf16 ? __bfloat162float(static_cast<const __nv_bfloat16 *>(
-                           out)[i])
-                     : static_cast<const float *>(out)[i];
+    float got =
+        Bf16 ? __bfloat162float(static_cast<const __nv_bfloat16 *>(out)[i])
+             : static_cast<const float *>(out)[i];
     if (got != (float)want)
       atomicAdd(wrong, 1ull);
   }
@@ -256,26 +256,32 @@ int main(int argc, char **argv) {
       Plan plan;
     };
     std::vector<Entry> sdma;
+    // NAME-R.hip (specialised kernel) and NAME-R.table.hip (the table
+    // kernel of the same schedule, "-table").
     for (const char *name :
-         {"all_reduce_one_shot", "all_reduce_two_shot", "all_reduce_ring"}) {
-      std::string error;
-      std::string path = dir + "/" + name + "-" + std::to_string(R) + ".hip";
-      std::optional<LdstProgram> program = LdstProgram::load(path, error);
-      if (!program || !program->setReduction(type, "sum", error)) {
-        std::fprintf(stderr, "%s: %s\n", path.c_str(), error.c_str());
-        return 1;
+         {"all_reduce_one_shot", "all_reduce_two_shot", "all_reduce_ring"})
+      for (const char *kernel : {"", ".table"}) {
+        std::string error;
+        std::string path =
+            dir + "/" + name + "-" + std::to_string(R) + kernel + ".hip";
+        std::optional<LdstProgram> program = LdstProgram::load(path, error);
+        if (!program || !program->setReduction(type, "sum", error)) {
+          std::fprintf(stderr, "%s: %s\n", path.c_str(), error.c_str());
+          return 1;
+        }
+        CompiledSchedule compiled{program->layout(), *program, std::nullopt};
+        auto executor =
+            createExecutor("cuda-ldst", compiled, ExecutorOptions{}, error);
+        if (!executor) {
+          std::fprintf(stderr, "%s: %s\n", path.c_str(), error.c_str());
+          return 1;
+        }
+        std::string variant = std::string("sdma-") + (name + 11);
+        std::replace(variant.begin(), variant.end(), '_', '-');
+        if (*kernel)
+          variant += "-table";
+        sdma.push_back({variant, std::move(executor), compiled.plan});
       }
-      CompiledSchedule compiled{program->layout(), *program, std::nullopt};
-      auto executor =
-          createExecutor("cuda-ldst", compiled, ExecutorOptions{}, error);
-      if (!executor) {
-        std::fprintf(stderr, "%s: %s\n", name, error.c_str());
-        return 1;
-      }
-      std::string variant = std::string("sdma-") + (name + 11);
-      std::replace(variant.begin(), variant.end(), '_', '-');
-      sdma.push_back({variant, std::move(executor), compiled.plan});
-    }
     bool bf16 = std::string(type) == "bf16";
     for (size_t s : sizes) {
       if (bf16)
@@ -294,19 +300,19 @@ int main(int argc, char **argv) {
         RunCheckResult result;
         // Checked on the host (the exact evaluator) up to --check-max-mib;
         // larger messages are timed only (checked_bytes 0).
-        bool ok = s <= checkMax
-                      ? runAndCheck(*entry.executor, plan, s / chunks, chain,
-                                    result, error)
-                      : entry.executor->prepare(s / chunks, error) &&
-                            entry.executor->time(runs, result.microseconds,
-                                                 error);
+        bool ok =
+            s <= checkMax
+                ? runAndCheck(*entry.executor, plan, s / chunks, chain, result,
+                              error)
+                : entry.executor->prepare(s / chunks, error) &&
+                      entry.executor->time(runs, result.microseconds, error);
         if (!ok) {
           std::fprintf(stderr, "%s %s %zu: %s\n", entry.name.c_str(), type, s,
                        error.c_str());
           return 1;
         }
-        row(type, entry.name, s, result.microseconds,
-            result.check.wrongBytes, result.check.checkedBytes);
+        row(type, entry.name, s, result.microseconds, result.check.wrongBytes,
+            result.check.checkedBytes);
       }
     }
   }

@@ -19,7 +19,8 @@
 // Each point: median of RUNS runs, CUDA events around each collective; all
 // outputs checked after timing. Writes CSV to stdout.
 //
-//   nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/collective_bench.cu \
+//   nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/collective_bench.cu
+//   \
 //     <libsdmart.a> -ldl -o collective_bench
 //   collective_bench PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1]
 //                    [--max-mib=N]
@@ -52,8 +53,7 @@ __global__ void fusedCopy(const Copy *copies, int ncopies, int bpc) {
     return;
   Copy cp = copies[c];
   size_t stride = (size_t)bpc * blockDim.x;
-  for (size_t i = (size_t)b * blockDim.x + threadIdx.x; i < cp.n16;
-       i += stride)
+  for (size_t i = (size_t)b * blockDim.x + threadIdx.x; i < cp.n16; i += stride)
     cp.dst[i] = cp.src[i];
 }
 
@@ -177,37 +177,50 @@ int main(int argc, char **argv) {
     for (const std::string &name : programs) {
       std::string error;
       std::string base = dir + "/" + name + "-" + std::to_string(R);
-      auto program = LdstProgram::load(base + ".hip", error);
-      auto plan = program ? Plan::load(base + ".json", error) : std::nullopt;
-      if (!program || !plan) {
+      auto plan = Plan::load(base + ".json", error);
+      // NAME-R.hip is the specialised kernel; NAME-R.table.hip, when there,
+      // the table kernel of the same schedule.
+      auto program =
+          plan ? LdstProgram::load(base + ".hip", error) : std::nullopt;
+      if (!program) {
         std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
         return 1;
       }
-      CompiledSchedule compiled{*plan, *program, std::nullopt};
       std::string variant = "sdma-ldst-" + name.substr(name.rfind('_') + 1);
-      // The program on an executor with `options`, as variant + suffix.
-      auto add = [&](const std::string &suffix, const ExecutorOptions &options) {
+      // A program on an executor with `options`, as variant + suffix.
+      auto add = [&](const LdstProgram &ldst, const std::string &suffix,
+                     const ExecutorOptions &options) {
+        CompiledSchedule compiled{*plan, ldst, std::nullopt};
         auto executor = createExecutor("cuda-ldst", compiled, options, error);
         if (!executor) {
           std::fprintf(stderr, "%s%s: %s\n", variant.c_str(), suffix.c_str(),
                        error.c_str());
           return false;
         }
-        sdma.push_back({variant + suffix, std::move(executor), *plan, false,
-                        options});
+        sdma.push_back(
+            {variant + suffix, std::move(executor), *plan, false, options});
         return true;
       };
-      // Also compiled with SDMA_STAGED_OPS (each phase's ops resolved into
-      // shared memory first), against the small-size gap; and, on several
-      // GPUs, the direct program launched on every GPU at once, one host
-      // thread each (CudaOptions::parallelLaunch).
+      // The table kernel also compiled with SDMA_STAGED_OPS (each phase's
+      // ops resolved into shared memory first); on several GPUs, the
+      // program launched on every GPU at once, one host thread each
+      // (CudaOptions::parallelLaunch).
       ExecutorOptions staged = cudaOptions, pooled = cudaOptions;
       staged.cuda.stagedOps = true;
       pooled.cuda.parallelLaunch = true;
-      if (!add("", cudaOptions) || !add("-staged", staged) ||
+      if (!add(*program, "", cudaOptions) ||
           (devices.size() > 1 && name == programs.front() &&
-           !add("-pool", pooled)))
+           !add(*program, "-pool", pooled)))
         return 1;
+      if (FILE *f = std::fopen((base + ".table.hip").c_str(), "r")) {
+        std::fclose(f);
+        auto table = LdstProgram::load(base + ".table.hip", error);
+        if (!table || !add(*table, "-table", cudaOptions) ||
+            !add(*table, "-table-staged", staged)) {
+          std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
+          return 1;
+        }
+      }
     }
 
     // The same schedule's DMA plans on CUDA streams (copy engines across
@@ -222,11 +235,11 @@ int main(int argc, char **argv) {
     CeOptions plain, batch, graph;
     batch.batch = true;
     graph.graph = true;
-    for (const CeVariant &v : {CeVariant{"pcpy", "", plain},
-                               CeVariant{"b2b", "-b2b", plain},
-                               CeVariant{"b2b-batch", "-b2b", batch},
-                               CeVariant{"pcpy-graph", "", graph},
-                               CeVariant{"b2b-graph", "-b2b", graph}}) {
+    for (const CeVariant &v :
+         {CeVariant{"pcpy", "", plain}, CeVariant{"b2b", "-b2b", plain},
+          CeVariant{"b2b-batch", "-b2b", batch},
+          CeVariant{"pcpy-graph", "", graph},
+          CeVariant{"b2b-graph", "-b2b", graph}}) {
       std::string error;
       std::string path =
           dir + "/" + direct + "-" + std::to_string(R) + v.suffix + ".json";
@@ -254,9 +267,8 @@ int main(int argc, char **argv) {
       std::vector<Copy> copies;
       for (int i = 0; i < R; ++i)
         for (int j = 0; j < R; ++j)
-          copies.push_back(
-              {(const int4 *)(in[i] + (ag ? 0 : j * piece)),
-               (int4 *)(out[j] + i * piece), piece / 16});
+          copies.push_back({(const int4 *)(in[i] + (ag ? 0 : j * piece)),
+                            (int4 *)(out[j] + i * piece), piece / 16});
       CK(cudaSetDevice(deviceOf(0)));
       CK(cudaMemcpy(deviceCopies, copies.data(), sizeof(Copy) * copies.size(),
                     cudaMemcpyHostToDevice));
@@ -361,8 +373,7 @@ int main(int argc, char **argv) {
           CK(cudaSetDevice(deviceOf(0)));
           std::vector<double> once;
           if (!peerExecutor->time(1, once, error)) {
-            std::fprintf(stderr, "%s: %s\n", entry.name.c_str(),
-                         error.c_str());
+            std::fprintf(stderr, "%s: %s\n", entry.name.c_str(), error.c_str());
             std::exit(1);
           }
           smFreeUs = once[0];
@@ -372,8 +383,8 @@ int main(int argc, char **argv) {
           }
           CK(cudaSetDevice(deviceOf(0)));
         }
-        row(collective, entry.name, s, result.microseconds,
-            result.wrongBytes(), result.check.checkedBytes, smFreeUs);
+        row(collective, entry.name, s, result.microseconds, result.wrongBytes(),
+            result.check.checkedBytes, smFreeUs);
       }
     }
   }

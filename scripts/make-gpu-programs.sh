@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compiles every schedule and example for 2, 4 and 8 ranks into load/store
-# programs (NAME-R.hip), DMA plans (but for reductions) (NAME-R.json: pcpy; NAME-R.V.json: the
+# programs (NAME-R.hip, specialised kernels; NAME-R.table.hip, the table
+# kernel of the same schedule), DMA plans (but for reductions) (NAME-R.json: pcpy; NAME-R.V.json: the
 # bcst, swap and b2b variants) for the GPU suite, and
 # the back-to-back DMA plans (NAME-R-b2b.json) the benchmark runs.
 #   scripts/make-gpu-programs.sh OUT_DIR
@@ -17,6 +18,9 @@ for f in $(grep -l sdma.reduce schedules/*.mlir); do
   for r in 2 4 8; do
     build/bin/sdma-opt "$f" --sdma-unroll=ranks=$r --sdma-verify=report=0 |
       build/bin/sdma-translate --sdma-to-hip -o "$out/$n-$r.hip"
+    build/bin/sdma-opt "$f" --sdma-unroll=ranks=$r |
+      build/bin/sdma-translate --sdma-to-hip --sdma-hip-table-kernel \
+        -o "$out/$n-$r.table.hip"
   done
 done
 for f in $(grep -L 'sdma.copyv\|sdma.reduce' schedules/*.mlir) \
@@ -25,6 +29,9 @@ for f in $(grep -L 'sdma.copyv\|sdma.reduce' schedules/*.mlir) \
   for r in 2 4 8; do
     build/bin/sdma-run "$f" --ranks=$r -b 1K -e 1K --iters=1 --backend=sim \
       --emit-hip="$out/$n-$r.hip" --emit-plan="$out/$n-$r.json" > /dev/null
+    build/bin/sdma-opt "$f" --sdma-unroll=ranks=$r |
+      build/bin/sdma-translate --sdma-to-hip --sdma-hip-table-kernel \
+        -o "$out/$n-$r.table.hip"
     # The other DMA variants (sdma-gpu-check runs NAME.VARIANT.json too).
     for v in bcst swap b2b; do
       build/bin/sdma-run "$f" --ranks=$r --variant=$v -b 1K -e 1K --iters=1 \

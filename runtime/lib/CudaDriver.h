@@ -43,6 +43,7 @@ using nvrtcProgram = struct _nvrtcProgram *;
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
@@ -76,6 +77,7 @@ struct MemcpyAttributes {
   X(cuModuleLoadData, (CUmodule *, const void *))                              \
   X(cuModuleUnload, (CUmodule))                                                \
   X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))               \
+  X(cuFuncGetAttribute, (int *, int, CUfunction))                              \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                               \
     (int *, CUfunction, int, size_t))                                          \
   X(cuLaunchKernel,                                                            \

@@ -129,6 +129,9 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
                    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, group.device);
     SDMA_CU_CREATE(cuOccupancyMaxActiveBlocksPerMultiprocessor,
                    &group.blocksPerSM, group.function, kLdstThreads, 0);
+    SDMA_CU_CREATE(cuFuncGetAttribute, &e.compile_.registers,
+                   CU_FUNC_ATTRIBUTE_NUM_REGS, group.function);
+    e.compile_.blocksPerSM = group.blocksPerSM;
     // A blocking stream: it waits for work on the legacy default stream,
     // where the synchronous-looking host copies of upload() run (a copy
     // from pageable memory can return before its DMA has landed).

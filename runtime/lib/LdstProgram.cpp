@@ -36,6 +36,14 @@ LdstProgram parseHeader(const json &meta) {
   program.schedule = stringField(meta, "$", "schedule");
   program.ranks = integerField(meta, "$", "ranks", 1, kMaxRanks);
   program.flagSlots = integerField(meta, "$", "flag_slots", 1, kMaxFlagSlots);
+  // Optional: programs from before specialised kernels are table kernels.
+  if (meta.contains("kernel")) {
+    std::string kernel = stringField(meta, "$", "kernel");
+    if (kernel != "specialised" && kernel != "table")
+      fail("$.kernel", quote(kernel) + " is neither \"specialised\" nor "
+                                       "\"table\"");
+    program.specialised = kernel == "specialised";
+  }
   BufferIndex index;
   program.buffers = parseBuffers(meta, kMaxChunks, index);
   program.collective =

@@ -15,6 +15,9 @@
 // ce-value waits on flags instead of events (the path for a signaller in
 // another process). Default: ldst. A copy-engine run that times out ends
 // the tool (exit 1) after its report.
+// NAME.table.hip (make-gpu-programs.sh: the table kernel of NAME.hip's
+// schedule) runs on the load/store kinds only, against NAME.json;
+// ldst-staged runs table kernels only (it changes nothing else).
 // For every load/store program (with its plan NAME.json beside it): compile
 // it with NVRTC (or take it from the cache), and for every size (output
 // bytes per rank) run it on GPU 0 with all ranks sharing the GPU, then
@@ -32,9 +35,9 @@
 
 #include <cerrno>
 #include <chrono>
-#include <fstream>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 using namespace sdma::rt;
@@ -172,21 +175,31 @@ void checkProgram(const std::string &path,
                   int iters, const MemoryBudget &budget, Stats &stats) {
   std::string error;
   std::optional<LdstProgram> program = LdstProgram::load(path, error);
-  std::string planPath = path.substr(0, path.size() - 4) + ".json";
+  // NAME.table.hip: the table kernel of NAME.hip's schedule (its plans are
+  // NAME's, already run with NAME.hip: only the load/store kinds run).
+  static const std::string kTable = ".table.hip";
+  bool tableCopy =
+      path.size() > kTable.size() &&
+      path.compare(path.size() - kTable.size(), kTable.size(), kTable) == 0;
+  std::string planPath =
+      path.substr(0, path.size() - (tableCopy ? kTable.size() : 4)) + ".json";
   // A reduction's program has no DMA plan (no NAME.json): its layout.
   bool planless = program && program->collective &&
                   program->collective->isReduction() &&
                   !std::ifstream(planPath).good();
-  std::optional<Plan> plan =
-      !program   ? std::nullopt
-      : planless ? std::optional<Plan>(program->layout())
-                 : Plan::load(planPath, error);
+  std::optional<Plan> plan = !program   ? std::nullopt
+                             : planless ? std::optional<Plan>(program->layout())
+                                        : Plan::load(planPath, error);
   if (!program || !plan) {
     std::printf("FAIL %s: %s\n", path.c_str(), error.c_str());
     ++stats.failures;
     return;
   }
   for (const std::string &kind : executors) {
+    // SDMA_STAGED_OPS changes the table kernel only.
+    if ((tableCopy && kind.rfind("ldst", 0) != 0) ||
+        (kind == "ldst-staged" && program->specialised))
+      continue;
     std::string backend = configure(kind, options);
     if (backend == "cuda-ldst") {
       CompiledSchedule compiled{*plan, program, std::nullopt};
@@ -197,11 +210,14 @@ void checkProgram(const std::string &path,
         continue;
       }
       const CompileInfo &info = *executor->compileInfo();
-      std::printf("kernel %s: %s%s, %.1f ms compile, %.2f ms load\n",
+      std::printf("kernel %s: %s%s, %.1f ms compile, %.2f ms load, %s, %d "
+                  "registers, %d blocks/SM\n",
                   path.c_str(), info.cacheHit ? "cache hit" : "compiled",
                   info.cacheWasCorrupt ? " (cache entry was corrupt: rebuilt)"
                                        : "",
-                  info.compileMs, info.loadMs);
+                  info.compileMs, info.loadMs,
+                  program->specialised ? "specialised" : "table",
+                  info.registers, info.blocksPerSM);
       // Warm preparation: a second executor finds the kernel in the cache.
       auto start = std::chrono::steady_clock::now();
       auto warm = createExecutor(backend, compiled, options, error);

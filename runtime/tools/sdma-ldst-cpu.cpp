@@ -142,10 +142,10 @@ int main(int argc, char **argv) {
   std::optional<LdstProgram> program = LdstProgram::load(files[0], error);
   // PLAN "-": a program without a DMA plan (a schedule that reduces): its
   // outputs are checked against the collective only.
-  std::optional<Plan> plan =
-      !program                     ? std::nullopt
-      : std::string(files[1]) == "-" ? std::optional<Plan>(program->layout())
-                                     : Plan::load(files[1], error);
+  std::optional<Plan> plan = !program ? std::nullopt
+                             : std::string(files[1]) == "-"
+                                 ? std::optional<Plan>(program->layout())
+                                 : Plan::load(files[1], error);
   if (!plan) {
     std::fprintf(stderr, "sdma-ldst-cpu: %s\n", error.c_str());
     return 1;
@@ -159,6 +159,14 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  if (staged && program->specialised) {
+    std::fprintf(stderr,
+                 "sdma-ldst-cpu: %s: --staged changes the table kernel only; "
+                 "this program is specialised (sdma-translate "
+                 "--sdma-hip-table-kernel writes the table kernel)\n",
+                 files[0]);
+    return 1;
+  }
   // One compile; the runs go through every size as a GPU executor would
   // (flags carry over: each run is the next epoch).
   LdstCpuOptions options;
@@ -209,19 +217,20 @@ int main(int argc, char **argv) {
           failure = "run " + std::to_string(i) + ": " + error;
           break;
         }
-        uint64_t differ =
-            plan->hasQueues ? differingBytes(*plan, memory, reference, &total)
-                            : 0;
+        uint64_t differ = plan->hasQueues
+                              ? differingBytes(*plan, memory, reference, &total)
+                              : 0;
         CheckResult outputs =
             plan->collective ? checkOutputs(*plan, memory) : CheckResult();
         uint64_t wrong = outputs.wrongBytes;
         if (!plan->hasQueues)
           total = outputs.checkedBytes;
         if (differ || wrong)
-          failure = "run " + std::to_string(i) + ": " + std::to_string(differ) +
-                    " bytes differ from the simulator, " +
-                    std::to_string(wrong) + " output bytes wrong" +
-                    (outputs.firstWrong.empty() ? "" : ": " + outputs.firstWrong);
+          failure =
+              "run " + std::to_string(i) + ": " + std::to_string(differ) +
+              " bytes differ from the simulator, " + std::to_string(wrong) +
+              " output bytes wrong" +
+              (outputs.firstWrong.empty() ? "" : ": " + outputs.firstWrong);
       }
       bool ok = failure.empty();
       allOk &= ok;

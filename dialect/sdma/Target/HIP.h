@@ -25,6 +25,10 @@ struct HIPOptions {
   /// Reduce rows take over the copies before and after them
   /// (lib/Target/HIP/FuseReductions.h).
   bool fuseReductions = true;
+  /// Each rank's steps written as code with their sizes as constants
+  /// (lib/Target/HIP/Specialise.h) where the schedule allows; else one
+  /// generic kernel interprets tables.
+  bool specialise = true;
 };
 
 mlir::LogicalResult translateToHIP(mlir::ModuleOp module, llvm::raw_ostream &os,

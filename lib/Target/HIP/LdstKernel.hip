@@ -29,6 +29,16 @@
 #ifndef SDMA_STAGE_CAP
 #define SDMA_STAGE_CAP 64
 #endif
+// SDMA_SPECIALISED=1: the emitter wrote each rank's steps as code
+// (sdma_run_rank, after this file) calling the sdma_seg_* routines below
+// with their sizes and kinds as constants; else sdma_run_rank walks the
+// step table.
+#ifndef SDMA_SPECIALISED
+#define SDMA_SPECIALISED 0
+#endif
+#ifndef SDMA_INLINE
+#define SDMA_INLINE inline __attribute__((always_inline))
+#endif
 // A prelude may give spinning threads a pause (the CPU emulator yields).
 #ifndef SDMA_SPIN_PAUSE
 #define SDMA_SPIN_PAUSE()
@@ -187,6 +197,34 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
   }
   SDMA_SYNC();
   return !sdma_aborted(T);
+}
+
+// SIGNAL: block 0's thread 0, after a system-scope fence, adds 1 to flag
+// `slot` of `to` (the rank's blocks met before: a SYNC precedes it).
+static __device__ SDMA_INLINE void sdma_signal(const SdmaTable *T, int to,
+                                               int slot) {
+  if (SDMA_BID == 0 && SDMA_TID == 0) {
+    SDMA_FENCE_SYSTEM();
+    SDMA_ATOMIC_ADD_SYSTEM_U64(T->flags[to] + slot, 1ull);
+  }
+}
+
+// BARRIER: every rank's slot `slot` += 1, then wait for `value`.
+static __device__ SDMA_INLINE bool sdma_barrier_step(const SdmaTable *T, int rank,
+                                                int slot,
+                                                unsigned long long value) {
+  if (SDMA_BID == 0 && SDMA_TID == 0) {
+    SDMA_FENCE_SYSTEM();
+    for (int r = 0; r < SDMA_RANKS; ++r)
+      SDMA_ATOMIC_ADD_SYSTEM_U64(T->flags[r] + slot, 1ull);
+  }
+  return sdma_wait(T, rank, slot, value);
+}
+
+// v / d in 32 bits where both fit (a 64-bit division is a long routine).
+static __device__ SDMA_INLINE unsigned long long
+sdma_div(unsigned long long v, unsigned long long d) {
+  return ((v | d) >> 32) ? v / d : (unsigned)v / (unsigned)d;
 }
 
 struct sdma_desc {
@@ -408,6 +446,79 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
   }
   base += units;
 }
+
+#if SDMA_SPECIALISED
+// A specialised kernel's run of `nrows` reduce rows of one phase that all
+// add NSRC sources of `n` bytes into one destination and store the result
+// to NDST more (FIRST: the first source is the initial value). A thread
+// takes one 16-byte unit at a time and has all its loads in flight before
+// it adds; the row's pointers are resolved once per row it enters.
+template <int NSRC, int NDST, int FIRST>
+static __device__ SDMA_INLINE void
+sdma_seg_reduce(const SdmaTable *T, const long long *rows,
+                unsigned long long nrows, unsigned long long chunk,
+                unsigned long long n, unsigned long long nthreads,
+                unsigned long long &u, unsigned long long &base) {
+  const unsigned long long upo = (n + 15) / 16, total = upo * nrows;
+  const char *src[NSRC];
+  char *dst[NDST + 1];
+  bool aligned = false;
+  unsigned long long current = ~0ull;
+  union lanes {
+    sdma_v16 v;
+    unsigned char b[16];
+  };
+  for (; u < base + total; u += nthreads) {
+    const unsigned long long v = u - base;
+    const unsigned long long i = nrows == 1 ? 0 : sdma_div(v, upo);
+    const unsigned long long off = (v - i * upo) * 16;
+    if (i != current) {
+      current = i;
+      const long long *row = rows + i * SDMA_OP_STRIDE;
+      dst[0] = T->buf[row[1] * SDMA_BUFFERS + row[2]] + row[3] * chunk;
+      unsigned long long bits = (unsigned long long)dst[0];
+      const long long *rs = sdma_rsrc + 3 * row[7];
+      for (int s = 0; s < NSRC + NDST; ++s) {
+        char *p = T->buf[rs[3 * s] * SDMA_BUFFERS + rs[3 * s + 1]] +
+                  rs[3 * s + 2] * chunk;
+        if (s < NSRC)
+          src[s] = p;
+        else
+          dst[1 + s - NSRC] = p;
+        bits |= (unsigned long long)p;
+      }
+      aligned = (bits & 15ull) == 0;
+    }
+    const char *init = FIRST ? src[0] : dst[0];
+    if (aligned && off + 16 <= n) {
+      lanes x[NSRC + 1 - FIRST];
+      x[0].v = *(const sdma_v16 *)(init + off);
+      for (int s = FIRST; s < NSRC; ++s)
+        x[1 + s - FIRST].v = *(const sdma_v16 *)(src[s] + off);
+      sdma_acc acc[SDMA_LANES];
+      for (int l = 0; l < SDMA_LANES; ++l)
+        acc[l] = SDMA_LOAD(x[0].b + l * SDMA_ESIZE);
+      for (int s = 1; s < NSRC + 1 - FIRST; ++s)
+        for (int l = 0; l < SDMA_LANES; ++l)
+          acc[l] = sdma_combine(acc[l], SDMA_LOAD(x[s].b + l * SDMA_ESIZE));
+      for (int l = 0; l < SDMA_LANES; ++l)
+        SDMA_STORE(x[0].b + l * SDMA_ESIZE, acc[l]);
+      for (int k = 0; k <= NDST; ++k)
+        *(sdma_v16 *)(dst[k] + off) = x[0].v;
+      continue;
+    }
+    const unsigned long long end = off + 16 < n ? off + 16 : n;
+    for (unsigned long long j = off; j + SDMA_ESIZE <= end; j += SDMA_ESIZE) {
+      sdma_acc acc = SDMA_LOAD(init + j);
+      for (int s = FIRST; s < NSRC; ++s)
+        acc = sdma_combine(acc, SDMA_LOAD(src[s] + j));
+      for (int k = 0; k <= NDST; ++k)
+        SDMA_STORE(dst[k] + j, acc);
+    }
+  }
+  base += total;
+}
+#endif
 #endif
 
 #if SDMA_COUNT_OPS
@@ -675,6 +786,123 @@ static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
 #endif
 }
 
+#if SDMA_SPECIALISED
+// The bytes of one unit of a copy, broadcast or swap, one at a time (a
+// tail, or a slice not 16-byte aligned).
+template <int KIND>
+static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
+                                                   unsigned long long n) {
+  for (unsigned long long j = 0; j < n; ++j) {
+    const char va = a[j];
+    if (KIND == 2) {
+      a[j] = b[j];
+      b[j] = va;
+    } else {
+      b[j] = va;
+      if (KIND == 1)
+        c[j] = va;
+    }
+  }
+}
+
+// A specialised kernel's run of `nops` ops of one phase that are all
+// copies (KIND 0), broadcasts (1) or swaps (2) of `n` bytes, with offsets
+// in `unit` bytes. The units of all the ops are spread over the rank's
+// threads; a thread finds its op by one division, takes up to four units
+// and issues all their loads before any store.
+template <int KIND>
+static __device__ SDMA_INLINE void
+sdma_seg_move(const SdmaTable *T, const long long *ops,
+              unsigned long long nops, unsigned long long unit,
+              unsigned long long n, unsigned long long nthreads,
+              unsigned long long &u, unsigned long long &base) {
+  const unsigned long long upo = (n + 15) / 16, total = upo * nops;
+  while (u < base + total) {
+    sdma_v16 va[4], vb[4];
+    char *pa[4], *pb[4], *pc[4];
+    bool vec[4];
+    int k = 0;
+    for (; k < 4 && u + k * nthreads < base + total; ++k) {
+      const unsigned long long v = u + k * nthreads - base;
+      const unsigned long long i = nops == 1 ? 0 : sdma_div(v, upo);
+      const unsigned long long off = (v - i * upo) * 16;
+      const long long *op = ops + i * SDMA_OP_STRIDE;
+      pa[k] = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * unit + off;
+      pb[k] = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * unit + off;
+      pc[k] = KIND == 1
+                  ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * unit + off
+                  : pb[k];
+      vec[k] = off + 16 <= n && ((((unsigned long long)pa[k]) |
+                                  ((unsigned long long)pb[k]) |
+                                  ((unsigned long long)pc[k])) &
+                                 15ull) == 0;
+      if (!vec[k]) {
+        sdma_move_bytes<KIND>(pa[k], pb[k], pc[k], off + 16 <= n ? 16 : n - off);
+        continue;
+      }
+      va[k] = *(const sdma_v16 *)pa[k];
+      if (KIND == 2)
+        vb[k] = *(const sdma_v16 *)pb[k];
+    }
+    for (int j = 0; j < k; ++j) {
+      if (!vec[j])
+        continue;
+      if (KIND == 2) {
+        *(sdma_v16 *)pa[j] = vb[j];
+        *(sdma_v16 *)pb[j] = va[j];
+      } else {
+        *(sdma_v16 *)pb[j] = va[j];
+        if (KIND == 1)
+          *(sdma_v16 *)pc[j] = va[j];
+      }
+    }
+    u += k * nthreads;
+  }
+  base += total;
+}
+
+// Emitted after this file: rank `rank`'s steps as code.
+static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,
+                                     unsigned long long chunk,
+                                     unsigned long long epoch);
+#else
+// The rank's steps from the step table; false when a wait failed.
+static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,
+                                     unsigned long long chunk,
+                                     unsigned long long epoch) {
+  for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
+    const int *st = sdma_steps + 3 * s;
+    // Waits and barriers: flags only grow, run n waits for n * (the
+    // slot's signals per run) + k.
+    const bool waits = st[0] == 3 || st[0] == 4;
+    const unsigned long long value =
+        waits ? epoch * sdma_per_epoch[rank * SDMA_FLAG_SLOTS + st[1]] +
+                    (unsigned long long)st[2]
+              : 0;
+    switch (st[0]) {
+    case 0:
+      sdma_phase(T, sdma_ops + (long long)st[1] * SDMA_OP_STRIDE, st[2], chunk);
+      break;
+    case 1:
+      sdma_rank_sync(T, rank);
+      break;
+    case 2:
+      sdma_signal(T, st[1], st[2]);
+      break;
+    case 3:
+      if (!sdma_wait(T, rank, st[1], value))
+        return false;
+      break;
+    case 4:
+      if (!sdma_barrier_step(T, rank, st[1], value))
+        return false;
+      break;
+    }
+  }
+  return true;
+}
+#endif
+
 // The table comes by value (kernel parameter space: no dependent global
 // load before the first data access).
 extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
@@ -699,40 +927,8 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
 #endif
   if (T->arrive[0] && !sdma_job_barrier(T, rank, 0, epoch))
     return;
-  for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
-    const int *st = sdma_steps + 3 * s;
-    switch (st[0]) {
-    case 0:
-      sdma_phase(T, sdma_ops + (long long)st[1] * SDMA_OP_STRIDE, st[2], chunk);
-      break;
-    case 1:
-      sdma_rank_sync(T, rank);
-      break;
-    case 2:
-      if (SDMA_BID == 0 && SDMA_TID == 0) {
-        SDMA_FENCE_SYSTEM();
-        SDMA_ATOMIC_ADD_SYSTEM_U64(T->flags[st[1]] + st[2], 1ull);
-      }
-      break;
-    case 3:
-      if (!sdma_wait(T, rank, st[1],
-                     epoch * sdma_per_epoch[rank * SDMA_FLAG_SLOTS + st[1]] +
-                         (unsigned long long)st[2]))
-        return;
-      break;
-    case 4:
-      if (SDMA_BID == 0 && SDMA_TID == 0) {
-        SDMA_FENCE_SYSTEM();
-        for (int r = 0; r < SDMA_RANKS; ++r)
-          SDMA_ATOMIC_ADD_SYSTEM_U64(T->flags[r] + st[1], 1ull);
-      }
-      if (!sdma_wait(T, rank, st[1],
-                     epoch * sdma_per_epoch[rank * SDMA_FLAG_SLOTS + st[1]] +
-                         (unsigned long long)st[2]))
-        return;
-      break;
-    }
-  }
+  if (!sdma_run_rank(T, rank, chunk, epoch))
+    return;
   if (T->arrive[0]) {
     sdma_rank_sync(T, rank);
     if (!sdma_job_barrier(T, rank, 1, epoch))

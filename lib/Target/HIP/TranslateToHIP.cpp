@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuseReductions.h"
+#include "Specialise.h"
 #include "sdma/IR/SdmaOps.h"
 #include "sdma/Target/HIP.h"
 #include "sdma/Target/Manifest.h"
@@ -127,7 +128,7 @@ class HIPEmitter {
 public:
   HIPEmitter(ScheduleOp schedule, const HIPOptions &options)
       : schedule(schedule), ranks(*schedule.getRanks()), steps(ranks),
-        fuse(options.fuseReductions) {}
+        fuse(options.fuseReductions), specialise(options.specialise) {}
   LogicalResult emit(raw_ostream &os);
 
 private:
@@ -152,7 +153,7 @@ private:
   std::map<std::pair<int, int64_t>, int> signalsTo; // (slot, rank)
   std::map<std::pair<int, int64_t>, int> waitsOn;   // (slot, rank)
   int barriers = 0;
-  bool fuse;
+  bool fuse, specialise;
 };
 
 } // namespace
@@ -419,13 +420,19 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     for (int64_t r = 0; r < ranks; ++r)
       perEpoch[r * slots + numSlots - 1] = barriers * ranks;
 
+  // Each rank's steps as code (Specialise.h), or the step table.
+  std::optional<std::string> specialised;
+  if (specialise)
+    specialised = specialiseRanks(steps, ops, perEpoch, slots);
+
   json meta{{"format", "sdma.ldst"},
             {"version", kLdstVersion},
             {"schedule", schedule.getSymName().str()},
             {"ranks", ranks},
             {"entry", "sdma_ldst"},
             {"flag_slots", std::max<int64_t>(numSlots, 1)},
-            {"op_stride", kOpStride}};
+            {"op_stride", kOpStride},
+            {"kernel", specialised ? "specialised" : "table"}};
   meta["buffers"] = buffersToJSON(schedule);
   meta["collective"] = collectiveToJSON(schedule);
   if (reduceOp >= 0 && meta["collective"].is_object())
@@ -449,6 +456,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
      << numBuffers << "\n#define SDMA_FLAG_SLOTS "
      << std::max<int64_t>(numSlots, 1) << "\n#define SDMA_OP_STRIDE "
      << kOpStride << "\n";
+  if (specialised)
+    os << "#define SDMA_SPECIALISED 1\n";
   // sdma.copyv resolves its counts and prefix sums with loads from other
   // ranks: one thread per op, all ops at once (staged) beats every thread
   // resolving every op in turn.
@@ -506,6 +515,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     os << (i % 12 ? " " : "\n    ") << v << "ull,";
   os << "};\n";
   os << kKernelSource;
+  if (specialised)
+    os << "\n// Each rank's steps (SDMA_SPECIALISED).\n" << *specialised;
   return success();
 }
 
@@ -528,6 +539,14 @@ static llvm::cl::opt<bool> noReduceFusion(
                    "traffic; for comparison)"),
     llvm::cl::init(false));
 
+static llvm::cl::opt<bool> tableKernel(
+    "sdma-hip-table-kernel",
+    llvm::cl::desc("--sdma-to-hip: keep the schedule in tables that one "
+                   "generic kernel interprets, instead of writing each "
+                   "rank's steps as code (the fallback for schedules too "
+                   "large to specialise; for comparison)"),
+    llvm::cl::init(false));
+
 void sdma::registerToHIPTranslation() {
   TranslateFromMLIRRegistration registration(
       "sdma-to-hip", "write a flat sdma schedule as a load/store HIP kernel",
@@ -537,6 +556,7 @@ void sdma::registerToHIPTranslation() {
           return op->emitError("expected a builtin.module");
         HIPOptions options;
         options.fuseReductions = !noReduceFusion;
+        options.specialise = !tableKernel;
         return translateToHIP(module, os, options);
       },
       [](DialectRegistry &registry) {

@@ -1,5 +1,8 @@
-// RUN: sdma-translate --sdma-to-hip -split-input-file %s | FileCheck %s
-// RUN: sdma-translate --sdma-to-hip --sdma-hip-no-reduce-fusion -split-input-file %s | FileCheck %s --check-prefix=APART
+// RUN: sdma-translate --sdma-to-hip --sdma-hip-table-kernel -split-input-file %s | FileCheck %s
+// RUN: sdma-translate --sdma-to-hip --sdma-hip-table-kernel --sdma-hip-no-reduce-fusion -split-input-file %s | FileCheck %s --check-prefix=APART
+
+// The table kernel's layout (a specialised kernel sorts each phase's rows;
+// specialise.mlir).
 
 // Two-shot at 2 ranks: rank r copies its chunk r, adds the peer's, and
 // copies the sum to the peer. Both copies fuse into the reduce row: the own

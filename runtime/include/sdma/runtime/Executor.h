@@ -124,6 +124,10 @@ struct CompileInfo {
   double compileMs = 0; // NVRTC or hipRTC, 0 on a hit
   double loadMs = 0;    // cache read + module load
   std::string arch;
+  /// The kernel's registers per thread and resident blocks per SM (GPU
+  /// load/store executors; 0 where unknown).
+  int registers = 0;
+  int blocksPerSM = 0;
 };
 
 /// One way to run a compiled schedule. Not thread-safe; one run at a time.

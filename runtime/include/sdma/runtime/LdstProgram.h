@@ -22,6 +22,9 @@ struct LdstProgram {
   std::string schedule;
   int ranks = 0;
   int flagSlots = 0;
+  /// Each rank's steps written as code (`"kernel": "specialised"`), not
+  /// the table kernel; SDMA_STAGED_OPS only changes the table kernel.
+  bool specialised = false;
   std::vector<Buffer> buffers;
   std::optional<Collective> collective;
 

@@ -1,0 +1,94 @@
+// RUN: sdma-translate --sdma-to-hip -split-input-file %s | FileCheck %s
+// RUN: sdma-translate --sdma-to-hip --sdma-hip-table-kernel -split-input-file %s | FileCheck %s --check-prefix=TABLE
+
+// Each rank's steps as code. Rank 0's phase has, in program order, a copy
+// of 2 chunks, a broadcast, and two copies of 1 chunk: sorted by (kind,
+// size), the rows become three segments (the two 1-chunk copies, the
+// 2-chunk copy, the broadcast), each one call with its kind, op count and
+// size as constants. Then rank 0 syncs and signals rank 1 (slot 0); rank
+// 1 waits for it (1 signal per run: epoch * 1 + 1), swaps, and both take
+// the barrier (slot 2: 2 arrivals per run).
+// CHECK-LABEL: "schedule":"s"
+// CHECK-SAME: "kernel":"specialised"
+// CHECK:      #define SDMA_SPECIALISED 1
+// CHECK:      static __constant__ const long long sdma_ops[] = {
+// CHECK-NEXT:     0, 0, 0, 2, 1, 1, 1, 2, 0, 0, 0, 0,
+// CHECK-NEXT:     0, 0, 0, 3, 1, 0, 1, 0, 0, 0, 0, 0,
+// CHECK-NEXT:     0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0,
+// CHECK-NEXT:     1, 0, 0, 1, 1, 1, 1, 3, 0, 1, 3, 0,
+// CHECK-NEXT:     2, 1, 1, 0, 1, 0, 1, 2, 0, 0, 0, 0,};
+// CHECK:      // Each rank's steps (SDMA_SPECIALISED).
+// CHECK-NEXT: static __device__ bool sdma_rank_0(
+// CHECK:        { // ops [0, 4)
+// CHECK-NEXT:     unsigned long long u = {{.*}}, base = 0;
+// CHECK-NEXT:     sdma_seg_move<0>(T, sdma_ops + 0, 2, chunk, 1ull * chunk, nthreads, u, base);
+// CHECK-NEXT:     sdma_seg_move<0>(T, sdma_ops + 24, 1, chunk, 2ull * chunk, nthreads, u, base);
+// CHECK-NEXT:     sdma_seg_move<1>(T, sdma_ops + 36, 1, chunk, 1ull * chunk, nthreads, u, base);
+// CHECK-NEXT:   }
+// CHECK-NEXT:   sdma_rank_sync(T, 0);
+// CHECK-NEXT:   sdma_signal(T, 1, 0);
+// CHECK-NEXT:   sdma_rank_sync(T, 0);
+// CHECK-NEXT:   if (!sdma_barrier_step(T, 0, 2, epoch * 2ull + 2ull))
+// CHECK-NEXT:     return false;
+// CHECK-NEXT:   return true;
+// CHECK-NEXT: }
+// CHECK-NEXT: static __device__ bool sdma_rank_1(
+// CHECK:        if (!sdma_wait(T, 1, 0, epoch * 1ull + 1ull))
+// CHECK-NEXT:     return false;
+// CHECK-NEXT:   { // ops [4, 5)
+// CHECK-NEXT:     unsigned long long u = {{.*}}, base = 0;
+// CHECK-NEXT:     sdma_seg_move<2>(T, sdma_ops + 48, 1, chunk, 1ull * chunk, nthreads, u, base);
+// CHECK:      static __device__ bool sdma_run_rank(
+// CHECK:        case 1:
+// CHECK-NEXT:     return sdma_rank_1(T, chunk, epoch);
+// The table kernel: program order kept, no rank functions.
+// TABLE-LABEL: "schedule":"s"
+// TABLE-SAME: "kernel":"table"
+// TABLE-NOT:  #define SDMA_SPECIALISED 1
+// TABLE:      static __constant__ const long long sdma_ops[] = {
+// TABLE-NEXT:     0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0,
+// TABLE-NOT:  sdma_rank_0
+sdma.schedule @s ranks(%R = 2) buffers(%a : 4, %b : 4) {
+  sdma.copy %a[0, 2] on 0 -> %b[0, 2] on 1
+  sdma.bcast %a[1, 1] on 0 -> %b[3, 1] on 1, %b[3, 1] on 0
+  sdma.copy %a[2, 1] on 0 -> %b[2, 1] on 1
+  sdma.copy %a[3, 1] on 0 -> %b[0, 1] on 0
+  sdma.signal 0 -> 1
+  sdma.wait 1 <- 0
+  sdma.swap %b[0, 1] on 1 <-> %b[2, 1] on 0
+  sdma.barrier
+}
+
+// -----
+
+// A two-shot all-reduce at 2 ranks: each rank's fused row (its own chunk
+// as the initial value, the peer's added, the sum also stored to the
+// peer) is one reduce segment: 2 sources, 1 extra destination, first = 1.
+// CHECK-LABEL: "schedule":"two"
+// CHECK-SAME: "kernel":"specialised"
+// CHECK: static __device__ bool sdma_rank_0(
+// CHECK: sdma_seg_reduce<2, 1, 1>(T, sdma_ops + 0, 1, chunk, 1ull * chunk, nthreads, u, base);
+// CHECK: static __device__ bool sdma_rank_1(
+// CHECK: sdma_seg_reduce<2, 1, 1>(T, sdma_ops + 12, 1, chunk, 1ull * chunk, nthreads, u, base);
+sdma.schedule @two ranks(%R = 2) buffers(%in : f32[2], %out : f32[2])
+    implements all_reduce(%in -> %out) {
+  sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 0
+  sdma.copy %in[1, 1] on 1 -> %out[1, 1] on 1
+  sdma.fence
+  sdma.reduce sum %out[0, 1] on 0 <- %in[0, 1] on 1
+  sdma.reduce sum %out[1, 1] on 1 <- %in[1, 1] on 0
+  sdma.fence
+  sdma.copy %out[0, 1] on 0 -> %out[0, 1] on 1
+  sdma.copy %out[1, 1] on 1 -> %out[1, 1] on 0
+}
+
+// -----
+
+// Counts read at run time (sdma.copyv): the table kernel.
+// CHECK-LABEL: "schedule":"v"
+// CHECK-SAME: "kernel":"table"
+// CHECK-NOT: #define SDMA_SPECIALISED 1
+// CHECK-NOT: sdma_rank_0
+sdma.schedule @v ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) {
+  sdma.copyv %in[0] on 0 -> %out[0] on 1, count %n[0] on 0 max 1
+}
