@@ -260,11 +260,17 @@ int main(int argc, char **argv) {
     // kernel of the same schedule, "-table").
     for (const char *name :
          {"all_reduce_one_shot", "all_reduce_two_shot", "all_reduce_ring"})
-      for (const char *kernel : {"", ".table"}) {
+      for (const char *kernel : {"", ".inline", ".table"}) {
         std::string error;
-        std::string path =
-            dir + "/" + name + "-" + std::to_string(R) + kernel + ".hip";
+        // ".inline": the specialised kernel with its segment routines
+        // inlined into every phase (SDMA_SEG_INLINE).
+        bool inlined = std::string(kernel) == ".inline";
+        std::string path = dir + "/" + name + "-" + std::to_string(R) +
+                           (inlined ? "" : kernel) + ".hip";
         std::optional<LdstProgram> program = LdstProgram::load(path, error);
+        if (program && inlined)
+          program->source =
+              "#define SDMA_SEG_INLINE SDMA_INLINE\n" + program->source;
         if (!program || !program->setReduction(type, "sum", error)) {
           std::fprintf(stderr, "%s: %s\n", path.c_str(), error.c_str());
           return 1;
@@ -279,7 +285,7 @@ int main(int argc, char **argv) {
         std::string variant = std::string("sdma-") + (name + 11);
         std::replace(variant.begin(), variant.end(), '_', '-');
         if (*kernel)
-          variant += "-table";
+          variant += "-" + std::string(kernel + 1);
         sdma.push_back({variant, std::move(executor), compiled.plan});
       }
     bool bf16 = std::string(type) == "bf16";

@@ -23,7 +23,9 @@
 //   \
 //     <libsdmart.a> -ldl -o collective_bench
 //   collective_bench PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1]
-//                    [--max-mib=N]
+//                    [--max-mib=N] [--ldst-only]
+// --ldst-only: the fused kernel and the load/store programs alone (no
+// memcpy baseline, no DMA plans).
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,7 +95,7 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1] "
-                 "[--max-mib=N]\n",
+                 "[--max-mib=N] [--ldst-only]\n",
                  argv[0]);
     return 1;
   }
@@ -101,10 +103,13 @@ int main(int argc, char **argv) {
   int runs = 50;
   size_t maxBytes = 64u << 20;
   std::vector<int> devices;
+  bool ldstOnly = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--ranks=", 0) == 0)
       R = std::atoi(a.c_str() + 8);
+    else if (a == "--ldst-only")
+      ldstOnly = true;
     else if (a.rfind("--max-mib=", 0) == 0)
       maxBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
     else if (a.rfind("--devices=", 0) == 0) {
@@ -208,7 +213,12 @@ int main(int argc, char **argv) {
       ExecutorOptions staged = cudaOptions, pooled = cudaOptions;
       staged.cuda.stagedOps = true;
       pooled.cuda.parallelLaunch = true;
+      // The specialised kernel with its segment routines inlined into every
+      // phase (SDMA_SEG_INLINE; the default calls one copy).
+      LdstProgram inlined = *program;
+      inlined.source = "#define SDMA_SEG_INLINE SDMA_INLINE\n" + inlined.source;
       if (!add(*program, "", cudaOptions) ||
+          (program->specialised && !add(inlined, "-inline", cudaOptions)) ||
           (devices.size() > 1 && name == programs.front() &&
            !add(*program, "-pool", pooled)))
         return 1;
@@ -235,11 +245,13 @@ int main(int argc, char **argv) {
     CeOptions plain, batch, graph;
     batch.batch = true;
     graph.graph = true;
-    for (const CeVariant &v :
-         {CeVariant{"pcpy", "", plain}, CeVariant{"b2b", "-b2b", plain},
-          CeVariant{"b2b-batch", "-b2b", batch},
-          CeVariant{"pcpy-graph", "", graph},
-          CeVariant{"b2b-graph", "-b2b", graph}}) {
+    std::vector<CeVariant> ceVariants = {
+        CeVariant{"pcpy", "", plain}, CeVariant{"b2b", "-b2b", plain},
+        CeVariant{"b2b-batch", "-b2b", batch},
+        CeVariant{"pcpy-graph", "", graph}, CeVariant{"b2b-graph", "-b2b", graph}};
+    if (ldstOnly)
+      ceVariants.clear();
+    for (const CeVariant &v : ceVariants) {
       std::string error;
       std::string path =
           dir + "/" + direct + "-" + std::to_string(R) + v.suffix + ".json";
@@ -303,10 +315,13 @@ int main(int argc, char **argv) {
           CK(cudaMemcpyAsync(c.dst, c.src, piece, cudaMemcpyDeviceToDevice,
                              stream));
       };
-      std::vector<double> t = timeRuns(stream, runs, memcpys);
-      CK(cudaStreamSynchronize(stream));
-      check(wrong, checked);
-      row(collective, "memcpy-per-transfer", s, t, wrong, checked);
+      std::vector<double> t;
+      if (!ldstOnly) {
+        t = timeRuns(stream, runs, memcpys);
+        CK(cudaStreamSynchronize(stream));
+        check(wrong, checked);
+        row(collective, "memcpy-per-transfer", s, t, wrong, checked);
+      }
 
       int bpc = (int)std::max<size_t>(
           1, std::min<size_t>(32, piece / (512 * 16 * 4)));

@@ -12,6 +12,7 @@
 #           specialised, table and fused kernels, 1 KiB to 1 MiB.
 # Every step runs under its own timeout and prints its exit status.
 #   scripts/gpu-specialise.sh PROGRAM_DIR OUT_DIR [checks,bench,allreduce,ncu]
+# (CHECK_GLOB: the programs checks runs, default *.hip; RUNS: bench runs.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 programs=$(realpath "$1") out=$2 what=${3:-checks,bench,ncu}
@@ -32,7 +33,7 @@ SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
 if [[ $what == *checks* ]]; then
   step 240 "sdma-gpu-check: every program, specialised and table" \
     "$B/bin/sdma-gpu-check" --sizes=1K,24K,1M --iters=3 --executors=ldst \
-    "$programs"/*.hip > "$out/gpu-check.txt"
+    "$programs"/${CHECK_GLOB:-*.hip} > "$out/gpu-check.txt"
   tail -n 3 "$out/gpu-check.txt"
   grep -c '^ok' "$out/gpu-check.txt"
   grep '^FAIL' "$out/gpu-check.txt" | head
@@ -44,7 +45,7 @@ if [[ $what == *bench* || $what == *ncu* ]]; then
 fi
 if [[ $what == *bench* ]]; then
   step 300 "collective bench, 8 ranks" /tmp/collective_bench "$programs" \
-    "${RUNS:-30}" --max-mib=64 > "$out/collectives-h200.csv"
+    "${RUNS:-30}" --max-mib=64 --ldst-only > "$out/collectives-h200.csv"
   echo "$(cat "$out/gpu.txt"); CUDA $(nvcc --version | grep -o 'release [0-9.]*'); $(date -u +%Y-%m-%d); median of ${RUNS:-30} runs" \
     > "$out/collectives-h200.txt"
 fi

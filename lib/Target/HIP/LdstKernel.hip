@@ -39,6 +39,13 @@
 #ifndef SDMA_INLINE
 #define SDMA_INLINE inline __attribute__((always_inline))
 #endif
+// A specialised kernel's segment routines: one copy per template instance
+// (called from every phase; inlined into each, a ring's kernel takes
+// NVRTC 20 s instead of 0.5 s), unless the emitter inlines them (a few
+// calls per rank).
+#ifndef SDMA_SEG_INLINE
+#define SDMA_SEG_INLINE __attribute__((noinline))
+#endif
 // A prelude may give spinning threads a pause (the CPU emulator yields).
 #ifndef SDMA_SPIN_PAUSE
 #define SDMA_SPIN_PAUSE()
@@ -454,7 +461,7 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
 // takes one 16-byte unit at a time and has all its loads in flight before
 // it adds; the row's pointers are resolved once per row it enters.
 template <int NSRC, int NDST, int FIRST>
-static __device__ SDMA_INLINE void
+static __device__ SDMA_SEG_INLINE void
 sdma_seg_reduce(const SdmaTable *T, const long long *rows,
                 unsigned long long nrows, unsigned long long chunk,
                 unsigned long long n, unsigned long long nthreads,
@@ -463,17 +470,18 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
   const char *src[NSRC];
   char *dst[NDST + 1];
   bool aligned = false;
-  unsigned long long current = ~0ull;
+  // The units [begin, end) of the row whose pointers are resolved.
+  unsigned long long begin = 1, end = 0;
   union lanes {
     sdma_v16 v;
     unsigned char b[16];
   };
   for (; u < base + total; u += nthreads) {
     const unsigned long long v = u - base;
-    const unsigned long long i = nrows == 1 ? 0 : sdma_div(v, upo);
-    const unsigned long long off = (v - i * upo) * 16;
-    if (i != current) {
-      current = i;
+    if (v < begin || v >= end) {
+      const unsigned long long i = nrows == 1 ? 0 : sdma_div(v, upo);
+      begin = i * upo;
+      end = begin + upo;
       const long long *row = rows + i * SDMA_OP_STRIDE;
       dst[0] = T->buf[row[1] * SDMA_BUFFERS + row[2]] + row[3] * chunk;
       unsigned long long bits = (unsigned long long)dst[0];
@@ -489,6 +497,7 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
       }
       aligned = (bits & 15ull) == 0;
     }
+    const unsigned long long off = (v - begin) * 16;
     const char *init = FIRST ? src[0] : dst[0];
     if (aligned && off + 16 <= n) {
       lanes x[NSRC + 1 - FIRST];
@@ -811,12 +820,17 @@ static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
 // threads; a thread finds its op by one division, takes up to four units
 // and issues all their loads before any store.
 template <int KIND>
-static __device__ SDMA_INLINE void
+static __device__ SDMA_SEG_INLINE void
 sdma_seg_move(const SdmaTable *T, const long long *ops,
               unsigned long long nops, unsigned long long unit,
               unsigned long long n, unsigned long long nthreads,
               unsigned long long &u, unsigned long long &base) {
   const unsigned long long upo = (n + 15) / 16, total = upo * nops;
+  // The units [begin, end) of the op whose addresses a, b, c are resolved:
+  // a thread's next units are mostly in the same op.
+  unsigned long long begin = 1, end = 0;
+  char *a = nullptr, *b = nullptr, *c = nullptr;
+  bool aligned = false;
   while (u < base + total) {
     sdma_v16 va[4], vb[4];
     char *pa[4], *pb[4], *pc[4];
@@ -824,18 +838,24 @@ sdma_seg_move(const SdmaTable *T, const long long *ops,
     int k = 0;
     for (; k < 4 && u + k * nthreads < base + total; ++k) {
       const unsigned long long v = u + k * nthreads - base;
-      const unsigned long long i = nops == 1 ? 0 : sdma_div(v, upo);
-      const unsigned long long off = (v - i * upo) * 16;
-      const long long *op = ops + i * SDMA_OP_STRIDE;
-      pa[k] = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * unit + off;
-      pb[k] = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * unit + off;
-      pc[k] = KIND == 1
-                  ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * unit + off
-                  : pb[k];
-      vec[k] = off + 16 <= n && ((((unsigned long long)pa[k]) |
-                                  ((unsigned long long)pb[k]) |
-                                  ((unsigned long long)pc[k])) &
-                                 15ull) == 0;
+      if (v < begin || v >= end) {
+        const unsigned long long i = nops == 1 ? 0 : sdma_div(v, upo);
+        begin = i * upo;
+        end = begin + upo;
+        const long long *op = ops + i * SDMA_OP_STRIDE;
+        a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * unit;
+        b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * unit;
+        c = KIND == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * unit
+                      : b;
+        aligned = ((((unsigned long long)a) | ((unsigned long long)b) |
+                    ((unsigned long long)c)) &
+                   15ull) == 0;
+      }
+      const unsigned long long off = (v - begin) * 16;
+      pa[k] = a + off;
+      pb[k] = b + off;
+      pc[k] = c + off;
+      vec[k] = aligned && off + 16 <= n;
       if (!vec[k]) {
         sdma_move_bytes<KIND>(pa[k], pb[k], pc[k], off + 16 <= n ? 16 : n - off);
         continue;
