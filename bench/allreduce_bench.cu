@@ -268,9 +268,14 @@ int main(int argc, char **argv) {
         std::string path = dir + "/" + name + "-" + std::to_string(R) +
                            (inlined ? "" : kernel) + ".hip";
         std::optional<LdstProgram> program = LdstProgram::load(path, error);
-        if (program && inlined)
+        if (program && inlined) {
+          // Only for a kernel that calls its segment routines.
+          if (program->source.find("#define SDMA_SEG_INLINE SDMA_INLINE") !=
+              std::string::npos)
+            continue;
           program->source =
               "#define SDMA_SEG_INLINE SDMA_INLINE\n" + program->source;
+        }
         if (!program || !program->setReduction(type, "sum", error)) {
           std::fprintf(stderr, "%s: %s\n", path.c_str(), error.c_str());
           return 1;

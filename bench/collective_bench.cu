@@ -213,12 +213,15 @@ int main(int argc, char **argv) {
       ExecutorOptions staged = cudaOptions, pooled = cudaOptions;
       staged.cuda.stagedOps = true;
       pooled.cuda.parallelLaunch = true;
-      // The specialised kernel with its segment routines inlined into every
-      // phase (SDMA_SEG_INLINE; the default calls one copy).
+      // A specialised kernel that calls its segment routines (many
+      // segments) also with them inlined into every phase (SDMA_SEG_INLINE).
       LdstProgram inlined = *program;
       inlined.source = "#define SDMA_SEG_INLINE SDMA_INLINE\n" + inlined.source;
+      bool calls = program->specialised &&
+                   program->source.find("#define SDMA_SEG_INLINE SDMA_INLINE") ==
+                       std::string::npos;
       if (!add(*program, "", cudaOptions) ||
-          (program->specialised && !add(inlined, "-inline", cudaOptions)) ||
+          (calls && !add(inlined, "-inline", cudaOptions)) ||
           (devices.size() > 1 && name == programs.front() &&
            !add(*program, "-pool", pooled)))
         return 1;

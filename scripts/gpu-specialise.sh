@@ -31,7 +31,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu
 SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
   scripts/build-runtime.sh $B sdma-gpu-check sdmart || exit 1
 if [[ $what == *checks* ]]; then
-  step 240 "sdma-gpu-check: every program, specialised and table" \
+  step ${CHECK_S:-240} "sdma-gpu-check: every program, specialised and table" \
     "$B/bin/sdma-gpu-check" --sizes=1K,24K,1M --iters=3 --executors=ldst \
     "$programs"/${CHECK_GLOB:-*.hip} > "$out/gpu-check.txt"
   tail -n 3 "$out/gpu-check.txt"
@@ -44,16 +44,16 @@ if [[ $what == *bench* || $what == *ncu* ]]; then
     -o /tmp/collective_bench || exit 1
 fi
 if [[ $what == *bench* ]]; then
-  step 300 "collective bench, 8 ranks" /tmp/collective_bench "$programs" \
-    "${RUNS:-30}" --max-mib=64 --ldst-only > "$out/collectives-h200.csv"
+  step ${BENCH_S:-300} "collective bench, 8 ranks" /tmp/collective_bench "$programs" \
+    "${RUNS:-30}" --max-mib=${MAX_MIB:-64} --ldst-only > "$out/collectives-h200.csv"
   echo "$(cat "$out/gpu.txt"); CUDA $(nvcc --version | grep -o 'release [0-9.]*'); $(date -u +%Y-%m-%d); median of ${RUNS:-30} runs" \
     > "$out/collectives-h200.txt"
 fi
 if [[ $what == *allreduce* ]]; then
   nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/allreduce_bench.cu \
     $B/libsdmart.a -ldl -lpthread -o /tmp/allreduce_bench || exit 1
-  step 420 "all-reduce bench, 8 ranks" /tmp/allreduce_bench "$programs" \
-    "${RUNS:-25}" > "$out/allreduce-h200.csv"
+  step ${ALLREDUCE_S:-420} "all-reduce bench, 8 ranks" /tmp/allreduce_bench "$programs" \
+    "${RUNS:-25}" --max-mib=${MAX_MIB:-256} > "$out/allreduce-h200.csv"
   echo "$(cat "$out/gpu.txt"); CUDA $(nvcc --version | grep -o 'release [0-9.]*'); $(date -u +%Y-%m-%d); median of ${RUNS:-25} runs" \
     > "$out/allreduce-h200.txt"
 fi

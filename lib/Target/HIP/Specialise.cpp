@@ -75,7 +75,7 @@ void emitSegment(std::ostream &os, const std::vector<int64_t> &ops,
 
 } // namespace
 
-std::optional<std::string> sdma::hip::specialiseRanks(
+std::optional<SpecialisedCode> sdma::hip::specialiseRanks(
     const std::vector<std::vector<Step>> &steps, std::vector<int64_t> &ops,
     const std::vector<unsigned long long> &perEpoch, int64_t slots) {
   std::size_t lines = 0;
@@ -88,6 +88,7 @@ std::optional<std::string> sdma::hip::specialiseRanks(
     return std::nullopt;
 
   std::vector<int64_t> sorted = ops;
+  std::size_t segmentsTotal = 0;
   std::ostringstream os;
   for (std::size_t rank = 0; rank < steps.size(); ++rank) {
     os << "static __device__ bool sdma_rank_" << rank
@@ -105,6 +106,7 @@ std::optional<std::string> sdma::hip::specialiseRanks(
       case kPhase: {
         auto segments = sortPhase(sorted, s.a, s.b);
         lines += segments.size();
+        segmentsTotal += segments.size();
         if (lines > kSpecialiseMaxLines)
           return std::nullopt;
         os << "  { // ops [" << s.a << ", " << s.a + s.b << ")\n"
@@ -142,5 +144,14 @@ std::optional<std::string> sdma::hip::specialiseRanks(
        << "(T, chunk, epoch);\n";
   os << "  }\n  return true;\n}\n";
   ops = std::move(sorted);
-  return os.str();
+  // Inlined into every phase, the segment routines cost NVRTC seconds per
+  // dozen calls (a ring of 8 ranks: 56 calls, 20 s); a call costs about a
+  // microsecond per phase at small sizes. Few segments: inline.
+  SpecialisedCode code;
+  code.defines = "#define SDMA_SPECIALISED 1\n";
+  if (segmentsTotal <= kInlineMaxSegments)
+    code.defines += "#ifndef SDMA_SEG_INLINE\n#define SDMA_SEG_INLINE "
+                    "SDMA_INLINE\n#endif\n";
+  code.ranks = os.str();
+  return code;
 }

@@ -43,12 +43,22 @@ namespace sdma::hip {
 
 /// The most steps plus segments, over all ranks, written as code.
 constexpr std::size_t kSpecialiseMaxLines = 8192;
+/// The most segments, over all ranks, whose routines are inlined into
+/// their phases (SDMA_SEG_INLINE); beyond, each routine is one function.
+constexpr std::size_t kInlineMaxSegments = 32;
+
+struct SpecialisedCode {
+  /// Before the kernel source: SDMA_SPECIALISED, SDMA_SEG_INLINE.
+  std::string defines;
+  /// After it: the rank functions and `sdma_run_rank`.
+  std::string ranks;
+};
 
 /// The code of `sdma_run_rank` for `steps` over `ops` (whose phases'
 /// rows it sorts into segments), or none when the schedule keeps the table
 /// kernel (then `ops` is unchanged). `perEpoch[rank * slots + slot]` is
 /// what a wait's value grows by per run.
-std::optional<std::string>
+std::optional<SpecialisedCode>
 specialiseRanks(const std::vector<std::vector<Step>> &steps,
                 std::vector<int64_t> &ops,
                 const std::vector<unsigned long long> &perEpoch, int64_t slots);

@@ -421,7 +421,7 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
       perEpoch[r * slots + numSlots - 1] = barriers * ranks;
 
   // Each rank's steps as code (Specialise.h), or the step table.
-  std::optional<std::string> specialised;
+  std::optional<SpecialisedCode> specialised;
   if (specialise)
     specialised = specialiseRanks(steps, ops, perEpoch, slots);
 
@@ -457,7 +457,7 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
      << std::max<int64_t>(numSlots, 1) << "\n#define SDMA_OP_STRIDE "
      << kOpStride << "\n";
   if (specialised)
-    os << "#define SDMA_SPECIALISED 1\n";
+    os << specialised->defines;
   // sdma.copyv resolves its counts and prefix sums with loads from other
   // ranks: one thread per op, all ops at once (staged) beats every thread
   // resolving every op in turn.
@@ -516,7 +516,7 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   os << "};\n";
   os << kKernelSource;
   if (specialised)
-    os << "\n// Each rank's steps (SDMA_SPECIALISED).\n" << *specialised;
+    os << "\n// Each rank's steps (SDMA_SPECIALISED).\n" << specialised->ranks;
   return success();
 }
 

@@ -1,5 +1,15 @@
 // RUN: sdma-translate --sdma-to-hip -split-input-file %s | FileCheck %s
 // RUN: sdma-translate --sdma-to-hip --sdma-hip-table-kernel -split-input-file %s | FileCheck %s --check-prefix=TABLE
+// Few segments (all-gather direct at 8 ranks: 8) are inlined into their
+// phases; many (the ring at 8 ranks: 56) call one routine each.
+// RUN: sdma-opt %schedules/all_gather_direct.mlir --sdma-unroll=ranks=8 | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=INLINE
+// RUN: sdma-opt %schedules/all_gather_ring.mlir --sdma-unroll=ranks=8 | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=CALL
+// INLINE: #define SDMA_SPECIALISED 1
+// INLINE-NEXT: #ifndef SDMA_SEG_INLINE
+// INLINE-NEXT: #define SDMA_SEG_INLINE SDMA_INLINE
+// CALL: #define SDMA_SPECIALISED 1
+// CALL-NOT: #define SDMA_SEG_INLINE SDMA_INLINE
+// CALL: #define SDMA_SEG_INLINE __attribute__((noinline))
 
 // Each rank's steps as code. Rank 0's phase has, in program order, a copy
 // of 2 chunks, a broadcast, and two copies of 1 chunk: sorted by (kind,
