@@ -24,7 +24,8 @@
 //   nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include \
 //     bench/allreduce_bench.cu <libsdmart.a> -ldl -o allreduce_bench
 //   allreduce_bench PROGRAM_DIR [RUNS] [--ranks=R] [--max-mib=N]
-//                   [--check-max-mib=N]
+//                   [--check-max-mib=N] [--quick]
+// --quick: sdma's one-shot and two-shot specialised kernels only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -210,19 +211,23 @@ static void baselines(const char *type, size_t s, int runs, int sms,
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--max-mib=N]\n",
+                 "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--max-mib=N] "
+                 "[--check-max-mib=N] [--quick]\n",
                  argv[0]);
     return 1;
   }
   std::string dir = argv[1];
   int runs = 50;
   size_t maxBytes = 256u << 20, checkMax = 64u << 20;
+  bool quick = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--ranks=", 0) == 0)
       R = std::atoi(a.c_str() + 8);
     else if (a.rfind("--max-mib=", 0) == 0)
       maxBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
+    else if (a == "--quick")
+      quick = true;
     else if (a.rfind("--check-max-mib=", 0) == 0)
       checkMax = (size_t)std::atoi(a.c_str() + 16) << 20;
     else
@@ -261,6 +266,9 @@ int main(int argc, char **argv) {
     for (const char *name :
          {"all_reduce_one_shot", "all_reduce_two_shot", "all_reduce_ring"})
       for (const char *kernel : {"", ".inline", ".table"}) {
+        // --quick: the default (specialised) one-shot and two-shot only.
+        if (quick && (*kernel || std::string(name) == "all_reduce_ring"))
+          continue;
         std::string error;
         // ".inline": the specialised kernel with its segment routines
         // inlined into every phase (SDMA_SEG_INLINE).

@@ -23,7 +23,7 @@
 //   \
 //     <libsdmart.a> -ldl -o collective_bench
 //   collective_bench PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1]
-//                    [--max-mib=N] [--ldst-only]
+//                    [--max-mib=N] [--ldst-only] [--only=COLLECTIVE]
 // --ldst-only: the fused kernel and the load/store programs alone (no
 // memcpy baseline, no DMA plans).
 //
@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1] "
-                 "[--max-mib=N] [--ldst-only]\n",
+                 "[--max-mib=N] [--ldst-only] [--only=COLLECTIVE]\n",
                  argv[0]);
     return 1;
   }
@@ -104,12 +104,15 @@ int main(int argc, char **argv) {
   size_t maxBytes = 64u << 20;
   std::vector<int> devices;
   bool ldstOnly = false;
+  std::string only; // one collective: all_gather or all_to_all
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--ranks=", 0) == 0)
       R = std::atoi(a.c_str() + 8);
     else if (a == "--ldst-only")
       ldstOnly = true;
+    else if (a.rfind("--only=", 0) == 0)
+      only = a.substr(7);
     else if (a.rfind("--max-mib=", 0) == 0)
       maxBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
     else if (a.rfind("--devices=", 0) == 0) {
@@ -165,6 +168,8 @@ int main(int argc, char **argv) {
               "busbw_GBps,runs,wrong_bytes,checked_bytes,ranks,gpus,"
               "sm_free_us\n");
   for (const char *collective : {"all_gather", "all_to_all"}) {
+    if (!only.empty() && only != collective)
+      continue;
     bool ag = std::string(collective) == "all_gather";
     std::vector<std::string> programs =
         ag ? std::vector<std::string>{"all_gather_direct", "all_gather_bcast",

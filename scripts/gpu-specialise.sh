@@ -12,7 +12,9 @@
 #           specialised, table and fused kernels, 1 KiB to 1 MiB.
 # Every step runs under its own timeout and prints its exit status.
 #   scripts/gpu-specialise.sh PROGRAM_DIR OUT_DIR [checks,bench,allreduce,ncu]
-# (CHECK_GLOB: the programs checks runs, default *.hip; RUNS: bench runs.)
+# (CHECK_GLOB: the programs checks runs, default *.hip; RUNS: bench runs;
+# MAX_MIB; BENCH_ARGS, ALLREDUCE_ARGS: more harness options; *_S: step
+# timeouts.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 programs=$(realpath "$1") out=$2 what=${3:-checks,bench,ncu}
@@ -45,7 +47,7 @@ if [[ $what == *bench* || $what == *ncu* ]]; then
 fi
 if [[ $what == *bench* ]]; then
   step ${BENCH_S:-300} "collective bench, 8 ranks" /tmp/collective_bench "$programs" \
-    "${RUNS:-30}" --max-mib=${MAX_MIB:-64} --ldst-only > "$out/collectives-h200.csv"
+    "${RUNS:-30}" --max-mib=${MAX_MIB:-64} --ldst-only ${BENCH_ARGS:-} > "$out/collectives-h200.csv"
   echo "$(cat "$out/gpu.txt"); CUDA $(nvcc --version | grep -o 'release [0-9.]*'); $(date -u +%Y-%m-%d); median of ${RUNS:-30} runs" \
     > "$out/collectives-h200.txt"
 fi
@@ -53,7 +55,7 @@ if [[ $what == *allreduce* ]]; then
   nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/allreduce_bench.cu \
     $B/libsdmart.a -ldl -lpthread -o /tmp/allreduce_bench || exit 1
   step ${ALLREDUCE_S:-420} "all-reduce bench, 8 ranks" /tmp/allreduce_bench "$programs" \
-    "${RUNS:-25}" --max-mib=${MAX_MIB:-256} > "$out/allreduce-h200.csv"
+    "${RUNS:-25}" --max-mib=${MAX_MIB:-256} ${ALLREDUCE_ARGS:-} > "$out/allreduce-h200.csv"
   echo "$(cat "$out/gpu.txt"); CUDA $(nvcc --version | grep -o 'release [0-9.]*'); $(date -u +%Y-%m-%d); median of ${RUNS:-25} runs" \
     > "$out/allreduce-h200.txt"
 fi
