@@ -265,16 +265,20 @@ int main(int argc, char **argv) {
     // kernel of the same schedule, "-table").
     for (const char *name :
          {"all_reduce_one_shot", "all_reduce_two_shot", "all_reduce_ring"})
-      for (const char *kernel : {"", ".inline", ".table"}) {
+      for (const char *kernel : {"", ".inline", ".table", ".2bpsm"}) {
         // --quick: the default (specialised) one-shot and two-shot only.
-        if (quick && (*kernel || std::string(name) == "all_reduce_ring"))
+        // ".2bpsm": the specialised kernel compiled to fit two blocks per
+        // SM (SDMA_MIN_BLOCKS: registers capped at 64).
+        bool two = std::string(kernel) == ".2bpsm";
+        if (quick && ((*kernel && !two) ||
+                      std::string(name) == "all_reduce_ring"))
           continue;
         std::string error;
         // ".inline": the specialised kernel with its segment routines
         // inlined into every phase (SDMA_SEG_INLINE).
         bool inlined = std::string(kernel) == ".inline";
         std::string path = dir + "/" + name + "-" + std::to_string(R) +
-                           (inlined ? "" : kernel) + ".hip";
+                           (inlined || two ? "" : kernel) + ".hip";
         std::optional<LdstProgram> program = LdstProgram::load(path, error);
         if (program && inlined) {
           // Only for a kernel that calls its segment routines.
@@ -284,6 +288,8 @@ int main(int argc, char **argv) {
           program->source =
               "#define SDMA_SEG_INLINE SDMA_INLINE\n" + program->source;
         }
+        if (program && two)
+          program->source = "#define SDMA_MIN_BLOCKS 2\n" + program->source;
         if (!program || !program->setReduction(type, "sum", error)) {
           std::fprintf(stderr, "%s: %s\n", path.c_str(), error.c_str());
           return 1;

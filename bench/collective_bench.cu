@@ -225,7 +225,14 @@ int main(int argc, char **argv) {
       bool calls = program->specialised &&
                    program->source.find("#define SDMA_SEG_INLINE SDMA_INLINE") ==
                        std::string::npos;
+      // The direct program compiled to fit four blocks per SM
+      // (SDMA_MIN_BLOCKS: registers capped at 32), against the occupancy
+      // gap to the fused kernel at large sizes.
+      LdstProgram four = *program;
+      four.source = "#define SDMA_MIN_BLOCKS 4\n" + four.source;
+      bool direct = name.find("direct") != std::string::npos;
       if (!add(*program, "", cudaOptions) ||
+          (direct && !add(four, "-4bpsm", cudaOptions)) ||
           (calls && !add(inlined, "-inline", cudaOptions)) ||
           (devices.size() > 1 && name == programs.front() &&
            !add(*program, "-pool", pooled)))

@@ -929,7 +929,14 @@ static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,
 
 // The table comes by value (kernel parameter space: no dependent global
 // load before the first data access).
-extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
+// SDMA_MIN_BLOCKS (CUDA/HIP compilers only): resident blocks per SM the
+// compiler must allow (it caps registers to fit).
+#ifdef SDMA_MIN_BLOCKS
+#define SDMA_BOUNDS __launch_bounds__(SDMA_MAX_THREADS, SDMA_MIN_BLOCKS)
+#else
+#define SDMA_BOUNDS __launch_bounds__(SDMA_MAX_THREADS)
+#endif
+extern "C" __global__ void SDMA_BOUNDS
     sdma_ldst(const SDMA_GRID_CONSTANT SdmaTable table,
               unsigned long long chunk, unsigned long long epoch,
               int rankBase) {

@@ -22,7 +22,7 @@
 // CHECK-NEXT:     0, 5, 9,};
 // CHECK:      static __constant__ const unsigned long long sdma_per_epoch[] = {
 // CHECK-NEXT:     0ull, 0ull, 2ull, 1ull, 0ull, 2ull,};
-// CHECK: extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
+// CHECK: extern "C" __global__ void SDMA_BOUNDS
 // CHECK-NEXT: sdma_ldst(const SDMA_GRID_CONSTANT SdmaTable table,
 sdma.schedule @s ranks(%R = 2) buffers(%a : 2, %b : 4) {
   sdma.copy %a[0, 1] on 0 -> %b[2, 1] on 1
