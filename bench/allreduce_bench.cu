@@ -270,8 +270,8 @@ int main(int argc, char **argv) {
         // ".2bpsm": the specialised kernel compiled to fit two blocks per
         // SM (SDMA_MIN_BLOCKS: registers capped at 64).
         bool two = std::string(kernel) == ".2bpsm";
-        if (quick && ((*kernel && !two) ||
-                      std::string(name) == "all_reduce_ring"))
+        if (quick &&
+            ((*kernel && !two) || std::string(name) == "all_reduce_ring"))
           continue;
         std::string error;
         // ".inline": the specialised kernel with its segment routines

@@ -222,9 +222,10 @@ int main(int argc, char **argv) {
       // segments) also with them inlined into every phase (SDMA_SEG_INLINE).
       LdstProgram inlined = *program;
       inlined.source = "#define SDMA_SEG_INLINE SDMA_INLINE\n" + inlined.source;
-      bool calls = program->specialised &&
-                   program->source.find("#define SDMA_SEG_INLINE SDMA_INLINE") ==
-                       std::string::npos;
+      bool calls =
+          program->specialised &&
+          program->source.find("#define SDMA_SEG_INLINE SDMA_INLINE") ==
+              std::string::npos;
       // The direct program compiled to fit four blocks per SM
       // (SDMA_MIN_BLOCKS: registers capped at 32), against the occupancy
       // gap to the fused kernel at large sizes.
@@ -260,10 +261,11 @@ int main(int argc, char **argv) {
     CeOptions plain, batch, graph;
     batch.batch = true;
     graph.graph = true;
-    std::vector<CeVariant> ceVariants = {
-        CeVariant{"pcpy", "", plain}, CeVariant{"b2b", "-b2b", plain},
-        CeVariant{"b2b-batch", "-b2b", batch},
-        CeVariant{"pcpy-graph", "", graph}, CeVariant{"b2b-graph", "-b2b", graph}};
+    std::vector<CeVariant> ceVariants = {CeVariant{"pcpy", "", plain},
+                                         CeVariant{"b2b", "-b2b", plain},
+                                         CeVariant{"b2b-batch", "-b2b", batch},
+                                         CeVariant{"pcpy-graph", "", graph},
+                                         CeVariant{"b2b-graph", "-b2b", graph}};
     if (ldstOnly)
       ceVariants.clear();
     for (const CeVariant &v : ceVariants) {

@@ -55,7 +55,10 @@ def reproduce(bin_dir, step, variant, text, ranks, work):
         return rc != 0
     common = [hip, plan, '--threads=8', '--blocks=1,2']
     if step == 'ldst-staged':
-        rc, _, _ = backends.tool(bin_dir, 'sdma-ldst-cpu', common + [
+        table = backends.table_kernel(bin_dir, path, ranks, work)
+        if not table:
+            return False
+        rc, _, _ = backends.tool(bin_dir, 'sdma-ldst-cpu', [table] + common[1:] + [
             '--staged', '--stage-cap=3', '--chunks=16,4004'], timeout=300)
         return rc != 0
     if step == 'ldst':
