@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Compiles the load/store kernel of every schedule for NVIDIA and AMD
-without a GPU: NVRTC for sm_90, hipRTC for gfx90a, clang-22 for gfx942.
+without a GPU: NVRTC for sm_90, hipRTC for gfx90a, clang-22 for gfx942;
+each schedule's program as emitted (specialised) and its table kernel
+with SDMA_STAGED_OPS.
 
 usage: compile_all.py BIN_DIR TARGET SCHEDULE...   TARGET: nvrtc|hiprtc|clang
 """
@@ -34,8 +36,19 @@ with tempfile.TemporaryDirectory() as tmp:
             if run.returncode:
                 failures.append(f"{name}-{ranks}: sdma-run: {run.stderr[-300:]}")
                 continue
+            # The program as emitted (specialised where the schedule allows),
+            # then the same schedule's table kernel with SDMA_STAGED_OPS.
+            table = os.path.join(tmp, f"{name}-{ranks}.table.hip")
+            run = subprocess.run(
+                f"{bin_dir}/sdma-opt {schedule} --sdma-unroll=ranks={ranks}"
+                f" | {bin_dir}/sdma-translate --sdma-to-hip"
+                f" --sdma-hip-table-kernel -o {table}",
+                shell=True, capture_output=True, text=True)
+            if run.returncode:
+                failures.append(f"{name}-{ranks}: table kernel: {run.stderr[-300:]}")
+                continue
             tool = os.path.join(bin_dir, "sdma-ldst-compile")
-            for staged in ([], ["--staged"]):
+            for program, staged in ((program, []), (table, ["--staged"])):
                 if target == "nvrtc":
                     command = [tool, program, "--nvrtc=sm_90"] + staged
                 elif target == "hiprtc":
