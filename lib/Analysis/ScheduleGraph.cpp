@@ -196,8 +196,8 @@ static LogicalResult reportCycle(const ScheduleGraph &graph,
   return diag;
 }
 
-/// Refuses, before anything is allocated, a graph whose happens-before sets
-/// (n^2 bits) and nodes would take more than the budget.
+/// Refuses, before anything is allocated, a graph whose nodes (with their
+/// edges, order and search bookkeeping) would take more than the budget.
 static LogicalResult checkBudget(ScheduleOp schedule, int64_t ranks,
                                  uint64_t memoryBudget) {
   uint64_t n = 0;
@@ -205,15 +205,15 @@ static LogicalResult checkBudget(ScheduleOp schedule, int64_t ranks,
     auto fence = dyn_cast<FenceOp>(&op);
     n += fence && !fence.hasRank() ? static_cast<uint64_t>(ranks) : 1;
   }
-  // Bits per pair, plus a node, its edges and Kahn's bookkeeping (~128 B).
-  uint64_t bytes = n * ((n + 63) / 64) * 8 + n * 128;
+  // A node, its edges, Kahn's and the search's bookkeeping (~128 B).
+  uint64_t bytes = n * 128;
   if (!memoryBudget)
     memoryBudget = getDefaultMemoryBudget();
   if (n <= (uint64_t(1) << 32) && bytes <= memoryBudget)
     return success();
   return schedule.emitOpError("is too large to verify: its ")
          << n << " ordering nodes need " << formatBytes(bytes)
-         << " for its happens-before sets and nodes, over the verifier's "
+         << " for its graph, over the verifier's "
             "memory budget of "
          << formatBytes(memoryBudget)
          << " (raise it: SDMA_MEMORY_BUDGET or sdma-verify's memory-budget; "
@@ -376,11 +376,34 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
   if (graph.topoOrder.size() != n)
     return reportCycle(graph, indegree);
 
-  graph.ancestors.assign(n, llvm::BitVector(n));
-  for (unsigned v : graph.topoOrder)
-    for (unsigned p : graph.nodes[v].preds) {
-      graph.ancestors[v] |= graph.ancestors[p];
-      graph.ancestors[v].set(p);
-    }
+  graph.topoPos.resize(n);
+  for (auto [i, v] : llvm::enumerate(graph.topoOrder))
+    graph.topoPos[v] = i;
+  graph.visited.assign(n, 0);
   return graph;
+}
+
+bool ScheduleGraph::happensBefore(unsigned a, unsigned b) const {
+  if (a == b || topoPos[a] >= topoPos[b])
+    return false;
+  if (++query == 0) { // the stamps wrapped: start afresh
+    std::fill(visited.begin(), visited.end(), 0);
+    query = 1;
+  }
+  const unsigned floor = topoPos[a];
+  stack.assign(1, b);
+  visited[b] = query;
+  while (!stack.empty()) {
+    unsigned v = stack.back();
+    stack.pop_back();
+    for (unsigned p : nodes[v].preds) {
+      if (p == a)
+        return true;
+      if (visited[p] == query || topoPos[p] < floor)
+        continue;
+      visited[p] = query;
+      stack.push_back(p);
+    }
+  }
+  return false;
 }

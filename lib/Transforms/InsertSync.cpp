@@ -107,6 +107,34 @@ LogicalResult SyncInserter::run() {
     if (!inserted)
       it->second = std::max(it->second, pos);
   };
+  // before[v]: per queue, the latest data op that happens before node v
+  // (queue -> data-op index), propagated along the edges in topological
+  // order; a node's map is dropped once its last successor has read it.
+  // Sparse: linear in nodes for schedules without cross-queue order.
+  using Latest = llvm::SmallDenseMap<unsigned, int, 4>;
+  ArrayRef<ScheduleGraph::Node> nodes = graph->getNodes();
+  std::vector<Latest> before(nodes.size());
+  std::vector<unsigned> readers(nodes.size(), 0);
+  for (const ScheduleGraph::Node &node : nodes)
+    for (unsigned p : node.preds)
+      ++readers[p];
+  auto merge = [&](Latest &l, unsigned queue, int d) {
+    auto [it, inserted] = l.try_emplace(queue, d);
+    if (!inserted && dataOps[d].pos > dataOps[it->second].pos)
+      it->second = d;
+  };
+  for (unsigned v : graph->getTopologicalOrder()) {
+    Latest &l = before[v];
+    for (unsigned p : nodes[v].preds) {
+      for (auto [q, d] : before[p])
+        merge(l, q, d);
+      if (int d = dataIndexOfNode[p]; d >= 0)
+        merge(l, dataOps[d].queue, d);
+      if (--readers[p] == 0 && dataIndexOfNode[p] < 0)
+        Latest().swap(before[p]);
+    }
+  }
+
   std::vector<Knowledge> knows(dataOps.size());
   std::vector<int> lastInQueue(numQueues, -1);
   std::vector<SmallVector<unsigned>> waitsFor(dataOps.size());
@@ -117,20 +145,11 @@ LogicalResult SyncInserter::run() {
       learn(k, x.queue, dataOps[prev].pos);
     }
     lastInQueue[x.queue] = i;
-    // The latest data op of every other queue that happens before x.
-    DenseMap<unsigned, int> latest; // queue -> data-op index
-    for (unsigned v : graph->getAncestors(x.node).set_bits()) {
-      int d = dataIndexOfNode[v];
-      if (d < 0 || dataOps[d].queue == x.queue)
-        continue;
-      auto [it, inserted] = latest.try_emplace(dataOps[d].queue, d);
-      if (!inserted && dataOps[d].pos > dataOps[it->second].pos)
-        it->second = d;
-    }
-    // Candidates not yet known, latest first so they cover the others.
+    // Candidates: the latest data op of every other queue that happens
+    // before x, not yet known; latest first so they cover the others.
     SmallVector<unsigned> candidates;
-    for (auto [q, d] : latest)
-      if (dataOps[d].pos > known(k, q))
+    for (auto [q, d] : before[x.node])
+      if (q != x.queue && dataOps[d].pos > known(k, q))
         candidates.push_back(d);
     llvm::sort(candidates, [&](unsigned a, unsigned b) { return a > b; });
     for (unsigned p : candidates) {

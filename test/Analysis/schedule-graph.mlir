@@ -6,15 +6,16 @@
 // found; and for every two data ops where one writes what the other
 // touches, whether they are ordered or race.
 //
-// The memory budget counts nodes before building any (n^2 bits plus about
-// 128 bytes a node): 600 bytes admit four nodes (544) but not five (680).
+// The memory budget counts nodes before building any (about 128 bytes a
+// node, its edges and bookkeeping; no happens-before sets are stored): 600
+// bytes admit four nodes (512) but not five (640).
 // An unranked fence is one node per rank: @fence_all has four ops and five
 // nodes. Schedules with four nodes get as far as their own errors.
-// BUDGET: error: 'sdma.schedule' op is too large to verify: its 7 ordering nodes need 952 bytes for its happens-before sets and nodes, over the verifier's memory budget of 600 bytes
-// BUDGET: error: 'sdma.schedule' op is too large to verify: its 5 ordering nodes need 680 bytes
-// BUDGET: error: 'sdma.schedule' op is too large to verify: its 7 ordering nodes need 952 bytes
-// BUDGET: error: 'sdma.schedule' op is too large to verify: its 6 ordering nodes need 816 bytes
-// BUDGET: error: 'sdma.schedule' op is too large to verify: its 5 ordering nodes need 680 bytes
+// BUDGET: error: 'sdma.schedule' op is too large to verify: its 7 ordering nodes need 896 bytes for its graph, over the verifier's memory budget of 600 bytes
+// BUDGET: error: 'sdma.schedule' op is too large to verify: its 5 ordering nodes need 640 bytes
+// BUDGET: error: 'sdma.schedule' op is too large to verify: its 7 ordering nodes need 896 bytes
+// BUDGET: error: 'sdma.schedule' op is too large to verify: its 6 ordering nodes need 768 bytes
+// BUDGET: error: 'sdma.schedule' op is too large to verify: its 5 ordering nodes need 640 bytes
 // BUDGET: error: 'sdma.wait' op can never complete: it is part of a cycle of waits
 // BUDGET: error: 'sdma.wait' op can never complete: rank 1 waits 2 times for rank 0
 

@@ -1,9 +1,9 @@
-// RUN: sdma-opt %s --sdma-verify="report=0 memory-budget=1700" -verify-diagnostics
+// RUN: sdma-opt %s --sdma-verify="report=0 memory-budget=1600" -verify-diagnostics
 
-// ... and the happens-before sets (ops^2 bits) with the nodes (128 bytes
-// each), counted before anything is built: 12 nodes need 12 x (8 + 128) =
-// 1632 bytes, within 1700; 13 need 1768.
-// expected-error @+1 {{is too large to verify: its 13 ordering nodes need 1.7 KiB for its happens-before sets and nodes, over the verifier's memory budget of 1.7 KiB (raise it: SDMA_MEMORY_BUDGET or sdma-verify's memory-budget; or verify fewer ranks)}}
+// ... and the graph (128 bytes a node with its edges and bookkeeping; no
+// happens-before sets are stored), counted before anything is built: 12
+// nodes need 1536 bytes, within 1600; 13 need 1664.
+// expected-error @+1 {{is too large to verify: its 13 ordering nodes need 1.6 KiB for its graph, over the verifier's memory budget of 1.6 KiB (raise it: SDMA_MEMORY_BUDGET or sdma-verify's memory-budget; or verify fewer ranks)}}
 sdma.schedule @many ranks(%R = 2) buffers(%a : 16) {
   sdma.copy %a[0, 1] on 0 -> %a[0, 1] on 1
   sdma.copy %a[1, 1] on 0 -> %a[1, 1] on 1

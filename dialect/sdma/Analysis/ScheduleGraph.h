@@ -25,7 +25,6 @@
 #define SDMA_ANALYSIS_SCHEDULEGRAPH_H
 
 #include "sdma/IR/SdmaOps.h"
-#include "llvm/ADT/BitVector.h"
 
 namespace sdma {
 
@@ -41,21 +40,20 @@ public:
   };
 
   /// Builds the graph of a flat schedule. Reports (and fails on) waits that
-  /// no signal satisfies, cycles of waits, and graphs whose happens-before
-  /// sets would take more than `memoryBudget` bytes (0: the default budget,
-  /// getDefaultMemoryBudget() in ScheduleVerifier.h).
+  /// no signal satisfies, cycles of waits, and graphs whose nodes and edges
+  /// would take more than `memoryBudget` bytes (0: the default budget,
+  /// getDefaultMemoryBudget() in ScheduleVerifier.h). Memory is linear in
+  /// nodes and edges: no happens-before sets are stored.
   static mlir::FailureOr<ScheduleGraph> build(ScheduleOp schedule,
                                               uint64_t memoryBudget = 0);
 
   llvm::ArrayRef<Node> getNodes() const { return nodes; }
   /// Node indices in an order that respects every edge.
   llvm::ArrayRef<unsigned> getTopologicalOrder() const { return topoOrder; }
-  /// True when node `a` completes before node `b` starts.
-  bool happensBefore(unsigned a, unsigned b) const {
-    return ancestors[b].test(a);
-  }
-  /// Every node that happens before node `v`.
-  const llvm::BitVector &getAncestors(unsigned v) const { return ancestors[v]; }
+  /// True when node `a` completes before node `b` starts: a search back
+  /// from `b` over the nodes that come after `a` in the topological order
+  /// (none before it can lie on a path from `a`). Not thread-safe.
+  bool happensBefore(unsigned a, unsigned b) const;
   /// True when the two nodes are ordered one way or the other.
   bool ordered(unsigned a, unsigned b) const {
     return happensBefore(a, b) || happensBefore(b, a);
@@ -69,7 +67,12 @@ public:
 private:
   std::vector<Node> nodes;
   std::vector<unsigned> topoOrder;
-  std::vector<llvm::BitVector> ancestors;
+  /// Each node's index in topoOrder.
+  std::vector<unsigned> topoPos;
+  /// happensBefore's scratch: the query that last visited each node.
+  mutable std::vector<unsigned> visited;
+  mutable unsigned query = 0;
+  mutable std::vector<unsigned> stack;
   llvm::DenseMap<mlir::Operation *, unsigned> index;
 };
 

@@ -80,8 +80,9 @@ def SdmaVerify : Pass<"sdma-verify", "::mlir::ModuleOp"> {
       symbolically (every chunk starts as "chunk i of buffer b on rank r"),
       some output chunk does not end up holding what KIND requires: the first
       wrong chunk is named with what it holds and what it should hold;
-    - the proof would need more memory than `memory-budget` (the
-      happens-before sets take ops^2 bits): an error before allocating.
+    - the proof would need more memory than `memory-budget` (the graph
+      takes ~128 bytes a node; the symbolic memory a chunk each): an error
+      before allocating.
     On success it reports what it proved as a remark (`report`), and warns
     when the schedule declares no collective: its outputs are unchecked.
 

@@ -890,21 +890,17 @@ sdma_seg_move(const SdmaTable *T, const long long *ops,
       pb[k] = b + off;
       pc[k] = c + off;
       vec[k] = aligned && off + 16 <= n;
-      if (vec[k]) {
-        va[k] = *(const sdma_v16 *)pa[k];
-        if (KIND == 2)
-          vb[k] = *(const sdma_v16 *)pb[k];
-      } else { // bytes: the tail's count (nothing loaded now)
-        va[k].x = off + 16 <= n ? 16 : n - off;
-      }
-    }
-    // Stores after all the loads (an unaligned or tail unit moves its
-    // bytes here).
-    for (int j = 0; j < k; ++j) {
-      if (!vec[j]) {
-        sdma_move_bytes<KIND>(pa[j], pb[j], pc[j], va[j].x);
+      if (!vec[k]) {
+        sdma_move_bytes<KIND>(pa[k], pb[k], pc[k], off + 16 <= n ? 16 : n - off);
         continue;
       }
+      va[k] = *(const sdma_v16 *)pa[k];
+      if (KIND == 2)
+        vb[k] = *(const sdma_v16 *)pb[k];
+    }
+    for (int j = 0; j < k; ++j) {
+      if (!vec[j])
+        continue;
       if (KIND == 2) {
         *(sdma_v16 *)pa[j] = vb[j];
         *(sdma_v16 *)pb[j] = va[j];

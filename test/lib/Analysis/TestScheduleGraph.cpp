@@ -119,7 +119,10 @@ LogicalResult TestScheduleGraphPass::print(ScheduleOp schedule,
     preds.erase(llvm::unique(preds), preds.end());
     os << "; preds: ";
     printList(os, preds);
-    SmallVector<unsigned> after(graph->getAncestors(i).set_bits());
+    SmallVector<unsigned> after;
+    for (unsigned j = 0, e = nodes.size(); j < e; ++j)
+      if (graph->happensBefore(j, i))
+        after.push_back(j);
     os << "; after: ";
     printList(os, after);
     os << "\n";
