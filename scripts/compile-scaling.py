@@ -16,6 +16,7 @@ a least-squares fit of log(time) on log(ranks) over the points above
 transfers of a direct schedule.
 
     scripts/compile-scaling.py BUILD_DIR OUT [--ranks 8,16,...] [--timeout 120]
+                               [--max-ops N]
 """
 import argparse
 import math
@@ -84,6 +85,9 @@ def main():
     p.add_argument("--variants", default="pcpy,bcst,swap,b2b,ldst")
     p.add_argument("--timeout", type=float, default=120)
     p.add_argument("--floor", type=float, default=0.05)
+    # sdma-unroll's op budget (default 1M: all_gather_direct at 1024 ranks
+    # has 1,048,576 copies).
+    p.add_argument("--max-ops", type=int, default=4000000)
     a = p.parse_args()
     opt = os.path.join(a.build, "bin", "sdma-opt")
     translate = os.path.join(a.build, "bin", "sdma-translate")
@@ -95,12 +99,14 @@ def main():
         for variant in a.variants.split(","):
             for ranks in [int(r) for r in a.ranks.split(",")]:
                 if variant == "ldst":
-                    cmd = [opt, path, "--sdma-unroll=ranks=%d" % ranks,
+                    cmd = [opt, path, "--sdma-unroll=ranks=%d max-ops=%d"
+                           % (ranks, a.max_ops),
                            "--sdma-verify=report=false", "--mlir-timing",
                            "--mlir-timing-display=list"]
                 else:
-                    cmd = [opt, path, "--sdma-lower-dma=variant=%s ranks=%d"
-                           % (variant, ranks), "--mlir-timing",
+                    cmd = [opt, path,
+                           "--sdma-lower-dma=variant=%s ranks=%d max-ops=%d"
+                           % (variant, ranks, a.max_ops), "--mlir-timing",
                            "--mlir-timing-display=list"]
                 r = run(cmd, a.timeout)
                 if r is None:
