@@ -259,7 +259,7 @@ void Communicator::readKernelError(std::string &error) {
     const unsigned long long *r = records + i * kRecordWords;
     if (uint64_t kind = *(volatile const unsigned long long *)(r + 5)) {
       // sdma.copyv's count error (SdmaTable::error words 5-7; kind + 4:
-      // the rank's packed counts were all zeroed, see LdstKernel.hip).
+      // the rank's packed counts were all zeroed, see LdstPhases.hip).
       int64_t count = static_cast<int64_t>(r[7]);
       uint64_t what = kind & 3;
       error = "rank " + std::to_string(r[6] / 65536) + " (" +

@@ -208,7 +208,7 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
 
 bool LdstProgram::setReduction(const std::string &type, const std::string &op,
                                std::string &error) {
-  // LdstKernel.hip's SDMA_REDUCE_TYPE and SDMA_REDUCE_OP codes.
+  // LdstReduce.hip's SDMA_REDUCE_TYPE and SDMA_REDUCE_OP codes.
   static const char *const kTypes[] = {"f32",  "f16",  "bf16", "i32", "i64",
                                        "ui32", "ui64", "f64",  "i8",  "ui8"};
   static const char *const kOps[] = {"sum", "max", "min", "prod"};

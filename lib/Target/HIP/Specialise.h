@@ -3,7 +3,7 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// The table kernel (LdstKernel.hip) interprets the step and op tables: per
+// The table kernel (LdstPhases.hip) interprets the step and op tables: per
 // step two dependent table loads, per op of a phase a full row resolved by
 // every thread, reduce loops whose source count is a run-time value. A
 // specialised kernel is the same schedule written as code, one function

@@ -46,10 +46,13 @@ namespace {
 
 constexpr int kVopStride = 6;
 
-/// The generic device code every generated file carries: LdstKernel.hip
-/// after its banner, embedded at build time.
+/// The device code every generated file carries: LdstKernel.hip,
+/// LdstReduce.hip and LdstPhases.hip after their banners, embedded at build
+/// time (adjacent string literals: one text).
 constexpr const char *kKernelSource =
 #include "LdstKernel.hip.inc"
+#include "LdstPhases.hip.inc"
+#include "LdstReduce.hip.inc"
     ;
 
 /// The chunks each engine's ops touch within one phase of a rank, to keep
@@ -193,7 +196,7 @@ int HIPEmitter::slotFor(int64_t from, int64_t tag) {
   return it->second * ranks + from;
 }
 
-/// SDMA_REDUCE_TYPE of an element type (LdstKernel.hip lists them).
+/// SDMA_REDUCE_TYPE of an element type (LdstReduce.hip lists them).
 static int getReduceTypeCode(Type type) {
   if (type.isF32())
     return 0;

@@ -205,8 +205,6 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
   return !sdma_aborted(T);
 }
 
-// One data op resolved to addresses: source a, destinations b (and c for
-// a broadcast; a and b swap for a swap), n bytes.
 // One job barrier (see SdmaTable::arrive): block 0 tells every rank, every
 // block waits for every rank; a rank that does not come in time is
 // reported as flag slot -2 - phase with the rank awaited as the value.
@@ -268,6 +266,8 @@ sdma_div(unsigned long long v, unsigned long long d) {
   return ((v | d) >> 32) ? v / d : (unsigned)v / (unsigned)d;
 }
 
+// One data op resolved to addresses: source a, destinations b (and c for
+// a broadcast; a and b swap for a swap), n bytes.
 struct sdma_desc {
   char *a, *b, *c;
   unsigned long long n;

@@ -1,0 +1,457 @@
+//===- LdstPhases.hip - phases, steps and the kernel entry ------*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The last part of the generated kernel (after LdstKernel.hip and
+// LdstReduce.hip): sdma.copyv's run-time counts, the table kernel's phases
+// and step walk, the specialised kernel's copy segments, and `sdma_ldst`.
+//===----------------------------------------------------------------------===//
+
+#if SDMA_COUNT_OPS
+// A count error of sdma.copyv (kind 1: above its capacity, 2: a packed
+// segment past its buffer's end, 3: negative; plus 4 when the rank's
+// packed counts were all zeroed, see sdma_check_counts): the first is
+// recorded (and mirrored to the host); the copy is skipped, the run goes on.
+static __device__ void sdma_report_count(const SdmaTable *T, int kind,
+                                         long long rank, long long peer,
+                                         long long count) {
+  if (SDMA_ATOMIC_CAS_U64(T->error + 5, 0ull, (unsigned long long)kind) ==
+      0ull) {
+    T->error[6] = (unsigned long long)(rank * 65536 + peer);
+    T->error[7] = (unsigned long long)count;
+    if (T->errorMirror) {
+      T->errorMirror[6] = T->error[6];
+      T->errorMirror[7] = T->error[7];
+      SDMA_FENCE_SYSTEM();
+      *(volatile unsigned long long *)(T->errorMirror + 5) =
+          (unsigned long long)kind;
+    }
+    SDMA_FENCE_SYSTEM();
+  }
+}
+
+// Entry `index` of count table `table` on `rank`.
+static __device__ inline long long sdma_count(const SdmaTable *T, long long rank,
+                                              long long table, long long index) {
+  return ((volatile const long long *)T->buf[rank * SDMA_BUFFERS + table])[index];
+}
+
+// The exclusive prefix sum of a count-table row, in rows; -1 if an entry
+// is negative or implausibly large (over 2^40 rows, so the sum cannot
+// overflow). No branch between the loads: they are all in flight at once.
+static __device__ inline long long sdma_prefix(const SdmaTable *T,
+                                               const long long *side) {
+  long long sum = 0;
+  bool bad = false;
+  for (long long i = 0; i < side[2]; ++i) {
+    long long n = sdma_count(T, side[1], side[0], i);
+    bad |= (unsigned long long)n > (1ull << 40); // negative too
+    sum += n;
+  }
+  return bad ? -1 : sum;
+}
+
+// sdma.copyv: row[4] is the capacity in chunks, row[8..10] the count's
+// table entry, row[11] its prefix tables in sdma_vops. Every bound is
+// checked in rows before anything is multiplied into bytes.
+static __device__ inline sdma_desc sdma_resolve_copyv(const SdmaTable *T,
+                                                      const long long *op,
+                                                      unsigned long long chunk) {
+  const long long *v = sdma_vops + op[11] * SDMA_VOP_STRIDE;
+  const unsigned long long row = T->rowBytes ? T->rowBytes : chunk;
+  const long long n = sdma_count(T, op[8], op[9], op[10]);
+  // Offsets in rows for packed sides; a fixed slot is in chunks.
+  const long long srcRows = v[0] < 0 ? 0 : sdma_prefix(T, v);
+  const long long dstRows = v[3] < 0 ? 0 : sdma_prefix(T, v + 3);
+  const unsigned long long srcEnd = sdma_buffer_units[op[2]] * chunk;
+  const unsigned long long dstEnd = sdma_buffer_units[op[6]] * chunk;
+  sdma_desc d;
+  d.kind = 0;
+  d.n = 0;
+  d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]];
+  d.b = d.c = T->buf[op[5] * SDMA_BUFFERS + op[6]];
+  if (n < 0 || srcRows < 0 || dstRows < 0) {
+    sdma_report_count(T, 3, op[1], op[5], n);
+    return d;
+  }
+  if ((unsigned long long)n > (unsigned long long)op[4] * chunk / row) {
+    sdma_report_count(T, 1, op[1], op[5], n);
+    return d;
+  }
+  if ((unsigned long long)srcRows > srcEnd / row ||
+      (unsigned long long)dstRows > dstEnd / row) {
+    sdma_report_count(T, 2, op[1], op[5], n);
+    return d;
+  }
+  const unsigned long long bytes = (unsigned long long)n * row;
+  const unsigned long long src =
+      v[0] < 0 ? op[3] * chunk : (unsigned long long)srcRows * row;
+  const unsigned long long dst =
+      v[3] < 0 ? op[7] * chunk : (unsigned long long)dstRows * row;
+  if (src + bytes > srcEnd || dst + bytes > dstEnd) {
+    sdma_report_count(T, 2, op[1], op[5], n);
+    return d;
+  }
+  d.a += src;
+  d.b = d.c = d.b + dst;
+  d.n = bytes;
+  return d;
+}
+
+// Before any count leaves this rank: a count one of its copyv ops will
+// read from its own table that is negative or above the op's capacity is
+// reported and set to 0 there, so the count exchange hands the receiver 0
+// (its receive count says nothing came) and no prefix sum on either side
+// sees the bad value. Where the op's source is packed (its rows' offsets
+// are prefix sums of that table), the rows after the bad run are no longer
+// where the counts say, so every count of the rank's packed copyvs becomes
+// 0: the rank sends nothing in this call rather than wrong rows. Block 0
+// only; the job barrier (or a rank sync) after it publishes the zeros.
+static __device__ void sdma_check_counts(const SdmaTable *T, int rank,
+                                         unsigned long long chunk) {
+  const unsigned long long row = T->rowBytes ? T->rowBytes : chunk;
+  SDMA_BLOCK_SHARED(int, packedBad, 1);
+  if (SDMA_TID == 0)
+    packedBad[0] = 0;
+  SDMA_SYNC();
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
+      const int *st = sdma_steps + 3 * s;
+      if (st[0] != 0)
+        continue;
+      for (int i = (int)SDMA_TID; i < st[2]; i += (int)SDMA_NTID) {
+        const long long *op =
+            sdma_ops + (long long)(st[1] + i) * SDMA_OP_STRIDE;
+        if (op[0] != 3 || op[8] != rank)
+          continue;
+        const bool packed = sdma_vops[op[11] * SDMA_VOP_STRIDE] >= 0;
+        volatile long long *c =
+            (volatile long long *)T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10];
+        if (pass == 1) {
+          if (packed)
+            *c = 0;
+          continue;
+        }
+        const long long n = *c;
+        if (n < 0 ||
+            (unsigned long long)n > (unsigned long long)op[4] * chunk / row) {
+          sdma_report_count(T, (n < 0 ? 3 : 1) + (packed ? 4 : 0), op[1],
+                            op[5], n);
+          *c = 0;
+          if (packed)
+            packedBad[0] = 1;
+        }
+      }
+    }
+    SDMA_SYNC();
+    if (!packedBad[0])
+      break;
+  }
+}
+#endif
+
+static __device__ inline sdma_desc sdma_resolve(const SdmaTable *T,
+                                                const long long *op,
+                                                unsigned long long chunk) {
+#if SDMA_COUNT_OPS
+  if (op[0] == 3)
+    return sdma_resolve_copyv(T, op, chunk);
+#endif
+  // Offsets and counts in chunks, or in op[11] bytes (count tables).
+  const unsigned long long unit = op[11] ? (unsigned long long)op[11] : chunk;
+  sdma_desc d;
+  d.kind = (int)op[0];
+  d.row = op;
+  d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * unit;
+  d.n = (unsigned long long)op[4] * unit;
+  if (d.kind == 4) { // reduce: row[5..8] are its operator and sources
+    d.b = d.c = d.a;
+    return d;
+  }
+  d.b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * unit;
+  d.c =
+      d.kind == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * unit : d.b;
+  return d;
+}
+
+// Ops [0, nops) of a phase (from the op table, or already resolved into
+// `staged`), spread over all threads of the rank's blocks in 16-byte units;
+// tails and unaligned slices go byte by byte. `u` is the thread's next
+// unit and `base` the first unit of op 0, both carried across calls.
+static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
+                                      const sdma_desc *staged, int nops,
+                                      unsigned long long chunk,
+                                      unsigned long long nthreads,
+                                      unsigned long long &u,
+                                      unsigned long long &base) {
+  for (int i = 0; i < nops; ++i) {
+    const sdma_desc d =
+        staged ? staged[i] : sdma_resolve(T, ops + i * SDMA_OP_STRIDE, chunk);
+    const int kind = (int)d.kind;
+#if SDMA_REDUCE
+    if (kind == 4) {
+      sdma_reduce_ops(T, d, chunk, nthreads, u, base);
+      continue;
+    }
+#endif
+    char *a = d.a, *b = d.b, *c = d.c;
+    const unsigned long long n = d.n;
+    const unsigned long long units = (n + 15) / 16;
+    const bool aligned = ((((unsigned long long)a) | ((unsigned long long)b) |
+                           ((unsigned long long)c)) &
+                          15ull) == 0;
+    // Whole 16-byte units, four per thread per round: the four loads are
+    // issued before any store, so each thread keeps four in flight.
+    const unsigned long long full = aligned ? n / 16 : 0;
+    while (u < base + full) {
+      sdma_v16 va[4], vb[4];
+      unsigned long long offs[4];
+      int k = 0;
+      for (; k < 4 && u + k * nthreads < base + full; ++k) {
+        offs[k] = (u + k * nthreads - base) * 16;
+        va[k] = *(const sdma_v16 *)(a + offs[k]);
+        if (kind == 2)
+          vb[k] = *(const sdma_v16 *)(b + offs[k]);
+      }
+      for (int i = 0; i < k; ++i) {
+        if (kind == 2) {
+          *(sdma_v16 *)(a + offs[i]) = vb[i];
+          *(sdma_v16 *)(b + offs[i]) = va[i];
+        } else {
+          *(sdma_v16 *)(b + offs[i]) = va[i];
+          if (kind == 1)
+            *(sdma_v16 *)(c + offs[i]) = va[i];
+        }
+      }
+      // Only the units this round took: the rest of the thread's share
+      // continues into the next op's units.
+      u += k * nthreads;
+    }
+    // The tail (and unaligned slices): byte by byte, 16 bytes per unit.
+    for (; u < base + units; u += nthreads) {
+      const unsigned long long off = (u - base) * 16;
+      const unsigned long long end = off + 16 < n ? off + 16 : n;
+      for (unsigned long long j = off; j < end; ++j) {
+        char va = a[j];
+        if (kind == 2) {
+          char vb = b[j];
+          a[j] = vb;
+          b[j] = va;
+        } else {
+          b[j] = va;
+          if (kind == 1)
+            c[j] = va;
+        }
+      }
+    }
+    base += units;
+  }
+}
+
+// One phase. With SDMA_STAGED_OPS, the block first resolves up to
+// SDMA_STAGE_CAP ops at once into shared memory (one thread per op: the
+// op-table and buffer-table loads of all ops in flight together), then
+// copies from there; otherwise every thread resolves each op in turn.
+static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
+                                  int nops, unsigned long long chunk) {
+  const unsigned long long nthreads = (unsigned long long)SDMA_NBID * SDMA_NTID;
+  unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID;
+  unsigned long long base = 0;
+#if SDMA_STAGED_OPS
+  SDMA_BLOCK_SHARED(sdma_desc, staged, SDMA_STAGE_CAP);
+  for (int w = 0; w < nops; w += SDMA_STAGE_CAP) {
+    const int m = nops - w < SDMA_STAGE_CAP ? nops - w : SDMA_STAGE_CAP;
+    for (int i = (int)SDMA_TID; i < m; i += (int)SDMA_NTID)
+      staged[i] = sdma_resolve(T, ops + (w + i) * SDMA_OP_STRIDE, chunk);
+    SDMA_SYNC();
+    sdma_phase_ops(T, ops, staged, m, chunk, nthreads, u, base);
+    SDMA_SYNC(); // the next window overwrites `staged`
+  }
+#else
+  sdma_phase_ops(T, ops, nullptr, nops, chunk, nthreads, u, base);
+#endif
+}
+
+#if SDMA_SPECIALISED
+// The bytes of one unit of a copy, broadcast or swap, one at a time (a
+// tail, or a slice not 16-byte aligned).
+template <int KIND>
+static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
+                                                   unsigned long long n) {
+  for (unsigned long long j = 0; j < n; ++j) {
+    const char va = a[j];
+    if (KIND == 2) {
+      a[j] = b[j];
+      b[j] = va;
+    } else {
+      b[j] = va;
+      if (KIND == 1)
+        c[j] = va;
+    }
+  }
+}
+
+// A specialised kernel's run of `nops` ops of one phase that are all
+// copies (KIND 0), broadcasts (1) or swaps (2) of `n` bytes, with offsets
+// in `unit` bytes. The units of all the ops are spread over the rank's
+// threads; a thread finds its op by one division, takes up to four units
+// and issues all their loads before any store.
+template <int KIND>
+static __device__ SDMA_SEG_INLINE void
+sdma_seg_move(const SdmaTable *T, const long long *ops,
+              unsigned long long nops, unsigned long long unit,
+              unsigned long long n, unsigned long long nthreads,
+              unsigned long long &u, unsigned long long &base) {
+  const unsigned long long upo = (n + 15) / 16, total = upo * nops;
+  // The units [begin, end) of the op whose addresses a, b, c are resolved:
+  // a thread's next units are mostly in the same op.
+  unsigned long long begin = 1, end = 0;
+  char *a = nullptr, *b = nullptr, *c = nullptr;
+  bool aligned = false;
+  while (u < base + total) {
+    sdma_v16 va[4], vb[4];
+    char *pa[4], *pb[4], *pc[4];
+    bool vec[4];
+    int k = 0;
+    for (; k < 4 && u + k * nthreads < base + total; ++k) {
+      const unsigned long long v = u + k * nthreads - base;
+      if (v < begin || v >= end) {
+        const unsigned long long i = nops == 1 ? 0 : sdma_div(v, upo);
+        begin = i * upo;
+        end = begin + upo;
+        const long long *op = ops + i * SDMA_OP_STRIDE;
+        a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * unit;
+        b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * unit;
+        c = KIND == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * unit
+                      : b;
+        aligned = ((((unsigned long long)a) | ((unsigned long long)b) |
+                    ((unsigned long long)c)) &
+                   15ull) == 0;
+      }
+      const unsigned long long off = (v - begin) * 16;
+      pa[k] = a + off;
+      pb[k] = b + off;
+      pc[k] = c + off;
+      vec[k] = aligned && off + 16 <= n;
+      if (!vec[k]) {
+        sdma_move_bytes<KIND>(pa[k], pb[k], pc[k], off + 16 <= n ? 16 : n - off);
+        continue;
+      }
+      va[k] = *(const sdma_v16 *)pa[k];
+      if (KIND == 2)
+        vb[k] = *(const sdma_v16 *)pb[k];
+    }
+    for (int j = 0; j < k; ++j) {
+      if (!vec[j])
+        continue;
+      if (KIND == 2) {
+        *(sdma_v16 *)pa[j] = vb[j];
+        *(sdma_v16 *)pb[j] = va[j];
+      } else {
+        *(sdma_v16 *)pb[j] = va[j];
+        if (KIND == 1)
+          *(sdma_v16 *)pc[j] = va[j];
+      }
+    }
+    u += k * nthreads;
+  }
+  base += total;
+}
+
+// Emitted after this file: rank `rank`'s steps as code.
+static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,
+                                     unsigned long long chunk,
+                                     unsigned long long epoch);
+#else
+// The rank's steps from the step table; false when a wait failed.
+static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,
+                                     unsigned long long chunk,
+                                     unsigned long long epoch) {
+  for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
+    const int *st = sdma_steps + 3 * s;
+    // Waits and barriers: flags only grow, run n waits for n * (the
+    // slot's signals per run) + k.
+    const bool waits = st[0] == 3 || st[0] == 4;
+    const unsigned long long value =
+        waits ? epoch * sdma_per_epoch[rank * SDMA_FLAG_SLOTS + st[1]] +
+                    (unsigned long long)st[2]
+              : 0;
+    switch (st[0]) {
+    case 0:
+      sdma_phase(T, sdma_ops + (long long)st[1] * SDMA_OP_STRIDE, st[2], chunk);
+      break;
+    case 1:
+      sdma_rank_sync(T, rank);
+      break;
+    case 2:
+      sdma_signal(T, st[1], st[2]);
+      break;
+    case 3:
+      if (!sdma_wait(T, rank, st[1], value))
+        return false;
+      break;
+    case 4:
+      if (!sdma_barrier_step(T, rank, st[1], value))
+        return false;
+      break;
+    }
+  }
+  return true;
+}
+#endif
+
+// The table comes by value (kernel parameter space: no dependent global
+// load before the first data access).
+// SDMA_MIN_BLOCKS (CUDA/HIP compilers only): resident blocks per SM the
+// compiler must allow (it caps registers to fit).
+#ifdef SDMA_MIN_BLOCKS
+#define SDMA_BOUNDS __launch_bounds__(SDMA_MAX_THREADS, SDMA_MIN_BLOCKS)
+#else
+#define SDMA_BOUNDS __launch_bounds__(SDMA_MAX_THREADS)
+#endif
+extern "C" __global__ void SDMA_BOUNDS
+    sdma_ldst(const SDMA_GRID_CONSTANT SdmaTable table,
+              unsigned long long chunk, unsigned long long epoch,
+              int rankBase) {
+  const SdmaTable *T = &table;
+  const int rank = rankBase + (int)SDMA_BID_Y;
+  unsigned long long *runs = T->epochs ? T->epochs + 2 * SDMA_BID_Y : nullptr;
+  if (runs)
+    epoch = *(volatile unsigned long long *)runs;
+#if SDMA_COUNT_OPS
+  if (SDMA_BID == 0) {
+    if (T->countsIn[0])
+      for (int i = (int)SDMA_TID; i < SDMA_RANKS; i += (int)SDMA_NTID)
+        ((volatile long long *)T->countsIn[1])[i] =
+            ((volatile const long long *)T->countsIn[0])[i];
+    sdma_check_counts(T, rank, chunk);
+  }
+  if (!T->arrive[0])
+    sdma_rank_sync(T, rank);
+#endif
+  if (T->arrive[0] && !sdma_job_barrier(T, rank, 0, epoch))
+    return;
+  if (!sdma_run_rank(T, rank, chunk, epoch))
+    return;
+  if (T->arrive[0]) {
+    sdma_rank_sync(T, rank);
+    if (!sdma_job_barrier(T, rank, 1, epoch))
+      return;
+  }
+#if SDMA_COUNT_OPS
+  // Every peer's count arrived before its phase-1 arrival (job barrier 1).
+  if (SDMA_BID == 0 && T->countsOut[0])
+    for (int i = (int)SDMA_TID; i < SDMA_RANKS; i += (int)SDMA_NTID)
+      T->countsOut[1][i] = ((volatile const long long *)T->countsOut[0])[i];
+#endif
+  if (runs) {
+    // Every block read the run number before it arrives here.
+    SDMA_SYNC();
+    if (SDMA_TID == 0 &&
+        SDMA_ATOMIC_ADD_SYSTEM_U64(runs + 1, 1ull) == SDMA_NBID - 1) {
+      runs[1] = 0;
+      *(volatile unsigned long long *)runs = epoch + 1;
+      SDMA_FENCE_SYSTEM();
+    }
+  }
+}

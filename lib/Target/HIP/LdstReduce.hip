@@ -1,0 +1,298 @@
+//===- LdstReduce.hip - sdma.reduce in the load/store kernel ----*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The second part of the generated kernel (after LdstKernel.hip): element
+// types, the combine operators, and the reduce rows of both kernels (the
+// table kernel's sdma_reduce_ops, the specialised kernel's
+// sdma_seg_reduce). Compiled only where the schedule reduces.
+//===----------------------------------------------------------------------===//
+
+#if SDMA_REDUCE
+#ifndef SDMA_REDUCE_MAX_DSTS
+#define SDMA_REDUCE_MAX_DSTS 1
+#endif
+// sdma.reduce arithmetic in SDMA_REDUCE_TYPE (0 f32, 1 f16, 2 bf16, 3 i32,
+// 4 i64, 5 ui32, 6 ui64, 7 f64, 8 i8, 9 ui8) with SDMA_REDUCE_OP (0 sum,
+// 1 max, 2 min, 3 prod). 16-bit floats
+// are widened to fp32, combined there and rounded once (to nearest even)
+// when stored; integers wrap (two's complement). The conversions are
+// written out so the CPU emulator, hipRTC and NVRTC compute the same bits.
+union sdma_bits {
+  float f;
+  unsigned int u;
+};
+static __device__ inline float sdma_f32_of(unsigned int u) {
+  sdma_bits b;
+  b.u = u;
+  return b.f;
+}
+static __device__ inline unsigned int sdma_u32_of(float f) {
+  sdma_bits b;
+  b.f = f;
+  return b.u;
+}
+static __device__ inline float sdma_f16_to_f32(unsigned short h) {
+  unsigned int sign = (unsigned int)(h & 0x8000u) << 16;
+  unsigned int exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0x1fu)
+    return sdma_f32_of(sign | 0x7f800000u | (man << 13));
+  if (exp != 0)
+    return sdma_f32_of(sign | ((exp + 112u) << 23) | (man << 13));
+  if (man == 0)
+    return sdma_f32_of(sign);
+  unsigned int e = 0; // a subnormal: normalise
+  while (!(man & 0x400u)) {
+    man <<= 1;
+    ++e;
+  }
+  return sdma_f32_of(sign | ((113u - e) << 23) | ((man & 0x3ffu) << 13));
+}
+static __device__ inline unsigned short sdma_f32_to_f16(float f) {
+  const unsigned int x = sdma_u32_of(f);
+  const unsigned int sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) // inf, nan (quiet)
+    return (unsigned short)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
+  if (ax >= 0x477ff000u) // rounds past 65504
+    return (unsigned short)(sign | 0x7c00u);
+  if (ax <= 0x33000000u) // at most 2^-25: rounds to zero
+    return (unsigned short)sign;
+  if (ax < 0x38800000u) { // below 2^-14: an f16 subnormal
+    const unsigned int e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u;
+    const unsigned int shift = 126u - e;
+    unsigned int h = m >> shift;
+    const unsigned int rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1u)))
+      ++h;
+    return (unsigned short)(sign | h);
+  }
+  const unsigned int r = ax - 0x38000000u; // rebias 127 -> 15
+  unsigned int h = r >> 13;
+  const unsigned int rem = r & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+    ++h;
+  return (unsigned short)(sign | h);
+}
+static __device__ inline float sdma_bf16_to_f32(unsigned short h) {
+  return sdma_f32_of((unsigned int)h << 16);
+}
+static __device__ inline unsigned short sdma_f32_to_bf16(float f) {
+  const unsigned int x = sdma_u32_of(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) // nan stays nan (quiet)
+    return (unsigned short)((x >> 16) | 0x40u);
+  return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+// SDMA_KEY orders two accumulators as the element type does (integers:
+// signed or unsigned at their width); integer accumulators wrap.
+#if SDMA_REDUCE_TYPE == 0
+typedef float sdma_acc;
+#define SDMA_ESIZE 4
+#define SDMA_LOAD(p) (*(const float *)(p))
+#define SDMA_STORE(p, v) (*(float *)(p) = (v))
+#elif SDMA_REDUCE_TYPE == 1
+typedef float sdma_acc;
+#define SDMA_ESIZE 2
+#define SDMA_LOAD(p) sdma_f16_to_f32(*(const unsigned short *)(p))
+#define SDMA_STORE(p, v) (*(unsigned short *)(p) = sdma_f32_to_f16(v))
+#elif SDMA_REDUCE_TYPE == 2
+typedef float sdma_acc;
+#define SDMA_ESIZE 2
+#define SDMA_LOAD(p) sdma_bf16_to_f32(*(const unsigned short *)(p))
+#define SDMA_STORE(p, v) (*(unsigned short *)(p) = sdma_f32_to_bf16(v))
+#elif SDMA_REDUCE_TYPE == 7
+typedef double sdma_acc;
+#define SDMA_ESIZE 8
+#define SDMA_LOAD(p) (*(const double *)(p))
+#define SDMA_STORE(p, v) (*(double *)(p) = (v))
+#elif SDMA_REDUCE_TYPE == 3 || SDMA_REDUCE_TYPE == 5
+typedef unsigned int sdma_acc;
+#define SDMA_ESIZE 4
+#define SDMA_LOAD(p) (*(const unsigned int *)(p))
+#define SDMA_STORE(p, v) (*(unsigned int *)(p) = (v))
+#if SDMA_REDUCE_TYPE == 3
+#define SDMA_KEY(v) ((long long)(int)(v))
+#else
+#define SDMA_KEY(v) (v)
+#endif
+#elif SDMA_REDUCE_TYPE == 4 || SDMA_REDUCE_TYPE == 6
+typedef unsigned long long sdma_acc;
+#define SDMA_ESIZE 8
+#define SDMA_LOAD(p) (*(const unsigned long long *)(p))
+#define SDMA_STORE(p, v) (*(unsigned long long *)(p) = (v))
+#if SDMA_REDUCE_TYPE == 4
+#define SDMA_KEY(v) ((long long)(v))
+#else
+#define SDMA_KEY(v) (v)
+#endif
+#elif SDMA_REDUCE_TYPE == 8 || SDMA_REDUCE_TYPE == 9
+typedef unsigned int sdma_acc;
+#define SDMA_ESIZE 1
+#define SDMA_LOAD(p) ((unsigned int)*(const unsigned char *)(p))
+#define SDMA_STORE(p, v) (*(unsigned char *)(p) = (unsigned char)(v))
+#if SDMA_REDUCE_TYPE == 8
+#define SDMA_KEY(v) ((int)(signed char)(unsigned char)(v))
+#else
+#define SDMA_KEY(v) ((unsigned char)(v))
+#endif
+#else
+#error "SDMA_REDUCE_TYPE: 0 f32, 1 f16, 2 bf16, 3 i32, 4 i64, 5 ui32, 6 ui64, 7 f64, 8 i8, 9 ui8"
+#endif
+#ifndef SDMA_KEY
+#define SDMA_KEY(v) (v)
+#endif
+#define SDMA_LANES (16 / SDMA_ESIZE)
+
+static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
+#if SDMA_REDUCE_OP == 0
+  return a + b;
+#elif SDMA_REDUCE_OP == 1
+  return SDMA_KEY(a) > SDMA_KEY(b) ? a : b;
+#elif SDMA_REDUCE_OP == 2
+  return SDMA_KEY(a) < SDMA_KEY(b) ? a : b;
+#elif SDMA_REDUCE_OP == 3
+  return a * b;
+#else
+#error "SDMA_REDUCE_OP: 0 sum, 1 max, 2 min, 3 prod"
+#endif
+}
+
+// One reduce row over the thread's 16-byte units: the destination's value,
+// then every source in order, stored once.
+static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
+                                       unsigned long long chunk,
+                                       unsigned long long nthreads,
+                                       unsigned long long &u,
+                                       unsigned long long &base) {
+  const long long *row = d.row;
+  // row[9]: the first source is the initial value (the destination is not
+  // read); row[10]: destinations after the sources that also get the
+  // result (FuseReductions.h).
+  const int nsrc = (int)row[8], first = (int)row[9], ndst = (int)row[10];
+  const char *src[SDMA_REDUCE_MAX_SRCS];
+  char *dsts[SDMA_REDUCE_MAX_DSTS + 1];
+  dsts[0] = d.b;
+  bool aligned = (((unsigned long long)d.b) & 15ull) == 0;
+  for (int s = 0; s < nsrc + ndst; ++s) {
+    const long long *rs = sdma_rsrc + 3 * (row[7] + s);
+    char *p = T->buf[rs[0] * SDMA_BUFFERS + rs[1]] + rs[2] * chunk;
+    if (s < nsrc)
+      src[s] = p;
+    else
+      dsts[1 + s - nsrc] = p;
+    aligned = aligned && (((unsigned long long)p) & 15ull) == 0;
+  }
+  const char *init = first ? src[0] : d.b;
+  const unsigned long long n = d.n, units = (n + 15) / 16;
+  const unsigned long long full = aligned ? n / 16 : 0;
+  union lanes {
+    sdma_v16 v;
+    unsigned char b[16];
+  };
+  for (; u < base + full; u += nthreads) {
+    const unsigned long long off = (u - base) * 16;
+    sdma_acc acc[SDMA_LANES];
+    lanes x;
+    x.v = *(const sdma_v16 *)(init + off);
+    for (int i = 0; i < SDMA_LANES; ++i)
+      acc[i] = SDMA_LOAD(x.b + i * SDMA_ESIZE);
+    for (int s = first; s < nsrc; ++s) {
+      x.v = *(const sdma_v16 *)(src[s] + off);
+      for (int i = 0; i < SDMA_LANES; ++i)
+        acc[i] = sdma_combine(acc[i], SDMA_LOAD(x.b + i * SDMA_ESIZE));
+    }
+    for (int i = 0; i < SDMA_LANES; ++i)
+      SDMA_STORE(x.b + i * SDMA_ESIZE, acc[i]);
+    for (int k = 0; k <= ndst; ++k)
+      *(sdma_v16 *)(dsts[k] + off) = x.v;
+  }
+  // The tail (and unaligned slices): element by element.
+  for (; u < base + units; u += nthreads) {
+    const unsigned long long off = (u - base) * 16;
+    const unsigned long long end = off + 16 < n ? off + 16 : n;
+    for (unsigned long long j = off; j + SDMA_ESIZE <= end; j += SDMA_ESIZE) {
+      sdma_acc acc = SDMA_LOAD(init + j);
+      for (int s = first; s < nsrc; ++s)
+        acc = sdma_combine(acc, SDMA_LOAD(src[s] + j));
+      for (int k = 0; k <= ndst; ++k)
+        SDMA_STORE(dsts[k] + j, acc);
+    }
+  }
+  base += units;
+}
+
+#if SDMA_SPECIALISED
+// A specialised kernel's run of `nrows` reduce rows of one phase that all
+// add NSRC sources of `n` bytes into one destination and store the result
+// to NDST more (FIRST: the first source is the initial value). A thread
+// takes one 16-byte unit at a time and has all its loads in flight before
+// it adds; the row's pointers are resolved once per row it enters.
+template <int NSRC, int NDST, int FIRST>
+static __device__ SDMA_SEG_INLINE void
+sdma_seg_reduce(const SdmaTable *T, const long long *rows,
+                unsigned long long nrows, unsigned long long chunk,
+                unsigned long long n, unsigned long long nthreads,
+                unsigned long long &u, unsigned long long &base) {
+  const unsigned long long upo = (n + 15) / 16, total = upo * nrows;
+  const char *src[NSRC];
+  char *dst[NDST + 1];
+  bool aligned = false;
+  // The units [begin, end) of the row whose pointers are resolved.
+  unsigned long long begin = 1, end = 0;
+  union lanes {
+    sdma_v16 v;
+    unsigned char b[16];
+  };
+  for (; u < base + total; u += nthreads) {
+    const unsigned long long v = u - base;
+    if (v < begin || v >= end) {
+      const unsigned long long i = nrows == 1 ? 0 : sdma_div(v, upo);
+      begin = i * upo;
+      end = begin + upo;
+      const long long *row = rows + i * SDMA_OP_STRIDE;
+      dst[0] = T->buf[row[1] * SDMA_BUFFERS + row[2]] + row[3] * chunk;
+      unsigned long long bits = (unsigned long long)dst[0];
+      const long long *rs = sdma_rsrc + 3 * row[7];
+      for (int s = 0; s < NSRC + NDST; ++s) {
+        char *p = T->buf[rs[3 * s] * SDMA_BUFFERS + rs[3 * s + 1]] +
+                  rs[3 * s + 2] * chunk;
+        if (s < NSRC)
+          src[s] = p;
+        else
+          dst[1 + s - NSRC] = p;
+        bits |= (unsigned long long)p;
+      }
+      aligned = (bits & 15ull) == 0;
+    }
+    const unsigned long long off = (v - begin) * 16;
+    const char *init = FIRST ? src[0] : dst[0];
+    if (aligned && off + 16 <= n) {
+      lanes x[NSRC + 1 - FIRST];
+      x[0].v = *(const sdma_v16 *)(init + off);
+      for (int s = FIRST; s < NSRC; ++s)
+        x[1 + s - FIRST].v = *(const sdma_v16 *)(src[s] + off);
+      sdma_acc acc[SDMA_LANES];
+      for (int l = 0; l < SDMA_LANES; ++l)
+        acc[l] = SDMA_LOAD(x[0].b + l * SDMA_ESIZE);
+      for (int s = 1; s < NSRC + 1 - FIRST; ++s)
+        for (int l = 0; l < SDMA_LANES; ++l)
+          acc[l] = sdma_combine(acc[l], SDMA_LOAD(x[s].b + l * SDMA_ESIZE));
+      for (int l = 0; l < SDMA_LANES; ++l)
+        SDMA_STORE(x[0].b + l * SDMA_ESIZE, acc[l]);
+      for (int k = 0; k <= NDST; ++k)
+        *(sdma_v16 *)(dst[k] + off) = x[0].v;
+      continue;
+    }
+    const unsigned long long end = off + 16 < n ? off + 16 : n;
+    for (unsigned long long j = off; j + SDMA_ESIZE <= end; j += SDMA_ESIZE) {
+      sdma_acc acc = SDMA_LOAD(init + j);
+      for (int s = FIRST; s < NSRC; ++s)
+        acc = sdma_combine(acc, SDMA_LOAD(src[s] + j));
+      for (int k = 0; k <= NDST; ++k)
+        SDMA_STORE(dst[k] + j, acc);
+    }
+  }
+  base += total;
+}
+#endif
+#endif
