@@ -10,6 +10,14 @@
 // CALL: #define SDMA_SPECIALISED 1
 // CALL-NOT: #define SDMA_SEG_INLINE SDMA_INLINE
 // CALL: #define SDMA_SEG_INLINE __attribute__((noinline))
+// Past 8192 steps and segments (the ring at 48 ranks: 48 x 47 phases with
+// their syncs, signals and waits) the table kernel; at 32 ranks still
+// specialised.
+// RUN: sdma-opt %schedules/all_gather_ring.mlir --sdma-unroll=ranks=48 | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=LARGE
+// RUN: sdma-opt %schedules/all_gather_ring.mlir --sdma-unroll=ranks=32 | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=BELOW
+// LARGE: "kernel":"table"
+// LARGE-NOT: #define SDMA_SPECIALISED 1
+// BELOW: "kernel":"specialised"
 
 // Each rank's steps as code. Rank 0's phase has, in program order, a copy
 // of 2 chunks, a broadcast, and two copies of 1 chunk: sorted by (kind,
