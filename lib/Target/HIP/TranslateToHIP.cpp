@@ -49,11 +49,14 @@ constexpr int kVopStride = 6;
 /// The device code every generated file carries: LdstKernel.hip,
 /// LdstReduce.hip and LdstPhases.hip after their banners, embedded at build
 /// time (adjacent string literals: one text).
+/// (The order of the parts is the order of the code: not sorted.)
+// clang-format off
 constexpr const char *kKernelSource =
 #include "LdstKernel.hip.inc"
-#include "LdstPhases.hip.inc"
 #include "LdstReduce.hip.inc"
+#include "LdstPhases.hip.inc"
     ;
+// clang-format on
 
 /// The chunks each engine's ops touch within one phase of a rank, to keep
 /// the program order of ops on one engine where it matters. Per (engine,
