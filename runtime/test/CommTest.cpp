@@ -107,18 +107,26 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
     k.expect(recv, want,
              "AlltoAll" + std::string(inPlace ? " in place" : "") + tagline);
   }
-  for (int root = 0; root < R; ++root) {
-    std::string at = " root " + std::to_string(root) + tagline;
-    // Broadcast.
-    k.fill(one, c, me, me == root ? 3 : -1);
+  // Broadcast from `root` of the pattern `tag`; with `nullOffRoot`, the
+  // non-roots pass a NULL sendbuff (NCCL's convention: only the root reads
+  // its own; the ranks agree only on buffers others reach).
+  auto broadcast = [&](int root, int tag, bool nullOffRoot, const char *what,
+                       const std::string &label) {
+    k.fill(one, c, me, me == root ? tag : -1);
     k.fill(all, c, me, -1);
-    k.check(sdmaBroadcast(one, all, count, type, root, k.comm, k.stream),
-            "sdmaBroadcast");
+    k.check(sdmaBroadcast(nullOffRoot && me != root ? nullptr : one, all, count,
+                          type, root, k.comm, k.stream),
+            what);
     k.memory.sync(k.stream);
     std::vector<unsigned char> want(c);
     for (size_t i = 0; i < c; ++i)
-      want[i] = pattern(root, 3, i);
-    k.expect(all, want, "Broadcast" + at);
+      want[i] = pattern(root, tag, i);
+    k.expect(all, want, label);
+  };
+  for (int root = 0; root < R; ++root) {
+    std::string at = " root " + std::to_string(root) + tagline;
+    broadcast(root, 3, false, "sdmaBroadcast", "Broadcast" + at);
+    std::vector<unsigned char> want(c);
     // Scatter.
     k.fill(all, R * c, me, me == root ? 4 : -1);
     k.fill(one, c, me, -1);
@@ -141,19 +149,8 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
           gathered[r * c + i] = pattern(r, 5, i);
     k.expect(all, gathered, "Gather" + at);
   }
-  // NCCL's convention: a non-root's sendbuff may be NULL (only the root
-  // reads its own; the ranks agree only on buffers others reach).
-  int root = R - 1;
-  k.fill(one, c, me, me == root ? 6 : -1);
-  k.fill(all, c, me, -1);
-  k.check(sdmaBroadcast(me == root ? one : nullptr, all, count, type, root,
-                        k.comm, k.stream),
-          "sdmaBroadcast (send NULL off the root)");
-  k.memory.sync(k.stream);
-  std::vector<unsigned char> sent(c);
-  for (size_t i = 0; i < c; ++i)
-    sent[i] = pattern(root, 6, i);
-  k.expect(all, sent, "Broadcast, send NULL off the root" + tagline);
+  broadcast(R - 1, 6, true, "sdmaBroadcast (send NULL off the root)",
+            "Broadcast, send NULL off the root" + tagline);
   k.check(sdmaMemFree(k.comm, all2), "sdmaMemFree");
   k.check(sdmaMemFree(k.comm, all), "sdmaMemFree");
   k.check(sdmaMemFree(k.comm, one), "sdmaMemFree");
