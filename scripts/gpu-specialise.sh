@@ -22,13 +22,7 @@ mkdir -p "$out"
 out=$(realpath "$out")
 B=/tmp/sdma-spec-build
 export SDMA_CACHE_DIR=/tmp/sdma-cache
-step() { # step SECONDS NAME COMMAND...
-  local t=$1 name=$2
-  shift 2
-  echo "== $name" >&2
-  timeout "$t" "$@"
-  echo "exit $?" >&2
-}
+source scripts/gpu-step.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
   scripts/build-runtime.sh $B sdma-gpu-check sdmart || exit 1
