@@ -107,11 +107,39 @@ LogicalResult SyncInserter::run() {
     if (!inserted)
       it->second = std::max(it->second, pos);
   };
-  // before[v]: per queue, the latest data op that happens before node v
-  // (queue -> data-op index), propagated along the edges in topological
-  // order; a node's map is dropped once its last successor has read it.
-  // Sparse: linear in nodes for schedules without cross-queue order.
+  std::vector<Knowledge> knows(dataOps.size());
+  std::vector<int> lastInQueue(numQueues, -1);
+  std::vector<SmallVector<unsigned>> waitsFor(dataOps.size());
+  // The polls of data op i, from `before`: per other queue, the latest data
+  // op that happens before it (queue -> data-op index).
   using Latest = llvm::SmallDenseMap<unsigned, int, 4>;
+  auto planPolls = [&](unsigned i, const Latest &before) {
+    const DataOp &x = dataOps[i];
+    Knowledge &k = knows[i];
+    if (int prev = lastInQueue[x.queue]; prev >= 0) {
+      k = knows[prev];
+      learn(k, x.queue, dataOps[prev].pos);
+    }
+    lastInQueue[x.queue] = i;
+    // Candidates not yet known, latest first so they cover the others.
+    SmallVector<unsigned> candidates;
+    for (auto [q, d] : before)
+      if (q != x.queue && dataOps[d].pos > known(k, q))
+        candidates.push_back(d);
+    llvm::sort(candidates, [&](unsigned a, unsigned b) { return a > b; });
+    for (unsigned p : candidates) {
+      const DataOp &producer = dataOps[p];
+      if (producer.pos <= known(k, producer.queue))
+        continue; // covered by an earlier choice
+      waitsFor[i].push_back(p);
+      for (auto [q, pos] : knows[p])
+        learn(k, q, pos);
+      learn(k, producer.queue, producer.pos);
+    }
+  };
+  // before[v] is propagated along the edges in topological order (data ops
+  // come in the order of dataOps) and dropped once its last successor has
+  // read it: sparse, linear in nodes for schedules without cross-queue order.
   ArrayRef<ScheduleGraph::Node> nodes = graph->getNodes();
   std::vector<Latest> before(nodes.size());
   std::vector<unsigned> readers(nodes.size(), 0);
@@ -130,37 +158,13 @@ LogicalResult SyncInserter::run() {
         merge(l, q, d);
       if (int d = dataIndexOfNode[p]; d >= 0)
         merge(l, dataOps[d].queue, d);
-      if (--readers[p] == 0 && dataIndexOfNode[p] < 0)
+      if (--readers[p] == 0)
         Latest().swap(before[p]);
     }
-  }
-
-  std::vector<Knowledge> knows(dataOps.size());
-  std::vector<int> lastInQueue(numQueues, -1);
-  std::vector<SmallVector<unsigned>> waitsFor(dataOps.size());
-  for (auto [i, x] : llvm::enumerate(dataOps)) {
-    Knowledge &k = knows[i];
-    if (int prev = lastInQueue[x.queue]; prev >= 0) {
-      k = knows[prev];
-      learn(k, x.queue, dataOps[prev].pos);
-    }
-    lastInQueue[x.queue] = i;
-    // Candidates: the latest data op of every other queue that happens
-    // before x, not yet known; latest first so they cover the others.
-    SmallVector<unsigned> candidates;
-    for (auto [q, d] : before[x.node])
-      if (q != x.queue && dataOps[d].pos > known(k, q))
-        candidates.push_back(d);
-    llvm::sort(candidates, [&](unsigned a, unsigned b) { return a > b; });
-    for (unsigned p : candidates) {
-      const DataOp &producer = dataOps[p];
-      if (producer.pos <= known(k, producer.queue))
-        continue; // covered by an earlier choice
-      waitsFor[i].push_back(p);
-      for (auto [q, pos] : knows[p])
-        learn(k, q, pos);
-      learn(k, producer.queue, producer.pos);
-    }
+    if (int d = dataIndexOfNode[v]; d >= 0)
+      planPolls(d, l);
+    if (readers[v] == 0)
+      Latest().swap(l);
   }
 
   // Which ranks each op notifies, and the flag value each notify reaches.
