@@ -13,45 +13,122 @@
 using namespace sdma::rt;
 using namespace sdma::rt::jsonfields;
 
+const char *sdma::rt::submissionName(DmaSubmission submission) {
+  return submission == DmaSubmission::Gpu ? "gpu" : "host";
+}
+
+namespace {
+
+struct Param {
+  const char *name;
+  double *value;
+};
+
+/// Reads every one of `params` from `$.parameters` (each a non-negative
+/// number).
+void readParams(const json &q, std::initializer_list<Param> params) {
+  for (const Param &f : params)
+    *f.value = nonNegative(field(q, "$.parameters", f.name),
+                           std::string("$.parameters.") + f.name);
+}
+
+/// Whether `$.parameters` names any of `params`.
+bool mentions(const json &q, std::initializer_list<Param> params) {
+  for (const Param &f : params)
+    if (q.contains(f.name))
+      return true;
+  return false;
+}
+
+void positiveRate(double value, const std::string &path) {
+  if (value <= 0)
+    fail(path, "a bandwidth must be positive");
+}
+
+LdstTimingProfile parseLdst(const json &object) {
+  if (!object.is_object())
+    fail("$.ldst", "expected an object");
+  LdstTimingProfile l;
+  Param params[] = {{"launch_us", &l.launchUs},
+                    {"sync_us", &l.syncUs},
+                    {"peer_GBps", &l.peerGBps},
+                    {"local_GBps", &l.localGBps}};
+  for (const Param &f : params)
+    *f.value = nonNegative(field(object, "$.ldst", f.name),
+                           std::string("$.ldst.") + f.name);
+  positiveRate(l.peerGBps, "$.ldst.peer_GBps");
+  positiveRate(l.localGBps, "$.ldst.local_GBps");
+  return l;
+}
+
+DmaTimingProfile parseProfile(const json &root) {
+  checkFormat(root, "sdma.dma-timing", "dma timing profile",
+              kDmaProfileVersion);
+  DmaTimingProfile p;
+  if (root.contains("target"))
+    p.target = stringField(root, "$", "target");
+  if (root.contains("submission")) {
+    std::string mode = stringField(root, "$", "submission");
+    if (mode == "gpu")
+      p.submission = DmaSubmission::Gpu;
+    else if (mode != "host")
+      fail("$.submission", "expected \"host\" or \"gpu\", not " + quote(mode));
+  }
+  const json &q = field(root, "$", "parameters");
+  if (!q.is_object())
+    fail("$.parameters", "expected an object");
+  const json &sources = field(root, "$", "sources");
+  if (!sources.is_object() && !sources.is_array())
+    fail("$.sources", "expected an object or an array");
+  // A mode's parameters are required when it is the profile's submission
+  // and, all of them, when any is given.
+  std::initializer_list<Param> host = {{"control_us", &p.controlUs},
+                                       {"schedule_us", &p.scheduleUs},
+                                       {"host_sync_us", &p.hostSyncUs}};
+  std::initializer_list<Param> gpu = {{"kernel_launch_us", &p.kernelLaunchUs},
+                                      {"dispatch_us", &p.dispatchUs},
+                                      {"gpu_packet_us", &p.gpuPacketUs},
+                                      {"gpu_poll_us", &p.gpuPollUs}};
+  p.hasHost = p.submission == DmaSubmission::Host || mentions(q, host);
+  p.hasGpu = p.submission == DmaSubmission::Gpu || mentions(q, gpu);
+  if (p.hasHost)
+    readParams(q, host);
+  readParams(q, {{"engine_startup_us", &p.engineStartupUs},
+                 {"per_command_us", &p.perCommandUs},
+                 {"engine_atomic_us", &p.engineAtomicUs},
+                 {"engine_GBps", &p.engineGBps},
+                 {"link_GBps", &p.linkGBps}});
+  if (p.hasGpu)
+    readParams(q, gpu);
+  positiveRate(p.engineGBps, "$.parameters.engine_GBps");
+  positiveRate(p.linkGBps, "$.parameters.link_GBps");
+  if (q.contains("engines_per_gpu"))
+    p.enginesPerGpu =
+        integerField(q, "$.parameters", "engines_per_gpu", 1, 1 << 16);
+  if (root.contains("ldst"))
+    p.ldst = parseLdst(root["ldst"]);
+  return p;
+}
+
+} // namespace
+
+std::optional<DmaTimingProfile>
+DmaTimingProfile::withSubmission(DmaSubmission mode, std::string &error) const {
+  if (mode == DmaSubmission::Host ? !hasHost : !hasGpu) {
+    error = "the dma timing profile" +
+            (target.empty() ? std::string() : " of " + quote(target)) +
+            " has no " + submissionName(mode) + " submission parameters";
+    return std::nullopt;
+  }
+  DmaTimingProfile p = *this;
+  p.submission = mode;
+  return p;
+}
+
 std::optional<DmaTimingProfile> DmaTimingProfile::parse(std::string_view text,
                                                         std::string &error) {
-  auto parse = [](const json &root) {
-    checkFormat(root, "sdma.dma-timing", "dma timing profile",
-                kDmaProfileVersion);
-    DmaTimingProfile p;
-    if (root.contains("target"))
-      p.target = stringField(root, "$", "target");
-    const json &q = field(root, "$", "parameters");
-    if (!q.is_object())
-      fail("$.parameters", "expected an object");
-    const json &sources = field(root, "$", "sources");
-    if (!sources.is_object() && !sources.is_array())
-      fail("$.sources", "expected an object or an array");
-    struct Field {
-      const char *name;
-      double *value;
-    } fields[] = {{"control_us", &p.controlUs},
-                  {"schedule_us", &p.scheduleUs},
-                  {"engine_startup_us", &p.engineStartupUs},
-                  {"per_command_us", &p.perCommandUs},
-                  {"engine_atomic_us", &p.engineAtomicUs},
-                  {"host_sync_us", &p.hostSyncUs},
-                  {"engine_GBps", &p.engineGBps},
-                  {"link_GBps", &p.linkGBps}};
-    for (const Field &f : fields)
-      *f.value = nonNegative(field(q, "$.parameters", f.name),
-                             std::string("$.parameters.") + f.name);
-    if (p.engineGBps <= 0)
-      fail("$.parameters.engine_GBps", "a bandwidth must be positive");
-    if (p.linkGBps <= 0)
-      fail("$.parameters.link_GBps", "a bandwidth must be positive");
-    if (q.contains("engines_per_gpu"))
-      p.enginesPerGpu =
-          integerField(q, "$.parameters", "engines_per_gpu", 1, 1 << 16);
-    return p;
-  };
-  std::optional<DmaTimingProfile> profile =
-      parseJson<DmaTimingProfile>(text, "dma timing profile", parse, error);
+  std::optional<DmaTimingProfile> profile = parseJson<DmaTimingProfile>(
+      text, "dma timing profile", parseProfile, error);
   if (!profile && error == "dma timing profile is not valid JSON")
     error = "not an sdma.dma-timing profile, version 1, with parameters and "
             "sources: not valid JSON";
@@ -90,9 +167,18 @@ std::optional<double> sdma::rt::predictDmaTime(const Plan &plan,
     return std::min(p.engineGBps, p.linkGBps / sharers[{from, to}]);
   };
 
-  // When each queue may start: after the host has written and rung it.
+  // When each queue may start: after the host has written and rung it, or
+  // (gpu) after the kernel's launch and dispatch and its own wavefront's
+  // packet writes, every queue in parallel.
   std::vector<double> start(plan.streams.size(), 0.0);
-  if (!plan.prelaunch) {
+  bool gpu = p.submission == DmaSubmission::Gpu;
+  if (gpu) {
+    for (size_t q = 0; q < plan.streams.size(); ++q)
+      start[q] =
+          p.kernelLaunchUs + p.dispatchUs +
+          (plan.prelaunch ? 0.0
+                          : p.gpuPacketUs * plan.streams[q].commands.size());
+  } else if (!plan.prelaunch) {
     std::map<int, double> host;
     for (size_t q = 0; q < plan.streams.size(); ++q) {
       double &t = host[plan.streams[q].rank];
@@ -166,12 +252,55 @@ std::optional<double> sdma::rt::predictDmaTime(const Plan &plan,
               " waits for a notify that never comes";
       return std::nullopt;
     }
-  // The host of each rank polls its completion signals one by one.
+  // The host of each rank polls its completion signals one by one; (gpu)
+  // a wavefront spinning on the rank's completion counter sees the last one.
   double total = 0;
   for (int r = 0; r < plan.ranks; ++r) {
     double t = lastDone.count(r) ? lastDone[r] : 0.0;
-    t += p.hostSyncUs * doneSignals[r];
+    if (gpu)
+      t += doneSignals[r] ? p.gpuPollUs : 0.0;
+    else
+      t += p.hostSyncUs * doneSignals[r];
     total = std::max(total, t);
   }
   return total;
+}
+
+double sdma::rt::predictLdstTime(const Plan &plan, size_t chunkBytes,
+                                 const LdstTimingProfile &l, double linkGBps) {
+  // Per source rank: bytes to peers, bytes within the GPU, bytes per link.
+  std::map<int, double> peer, local;
+  std::map<std::pair<int, int>, double> link;
+  auto move = [&](int from, int to, double bytes) {
+    if (from == to) {
+      local[from] += bytes;
+    } else {
+      peer[from] += bytes;
+      link[{from, to}] += bytes;
+    }
+  };
+  for (const Stream &stream : plan.streams)
+    for (const Command &c : stream.commands) {
+      double bytes = double(c.slices[0].count) * double(chunkBytes);
+      if (c.isNoOp()) {
+        continue;
+      } else if (c.kind == Command::Kind::Copy) {
+        move(c.slices[0].rank, c.slices[1].rank, bytes);
+      } else if (c.kind == Command::Kind::Bcast) {
+        move(c.slices[0].rank, c.slices[1].rank, bytes);
+        if (c.slices[2] != c.slices[1])
+          move(c.slices[0].rank, c.slices[2].rank, bytes);
+      } else if (c.kind == Command::Kind::Swap) {
+        move(c.slices[0].rank, c.slices[1].rank, bytes);
+        move(c.slices[1].rank, c.slices[0].rank, bytes);
+      }
+    }
+  double busiest = 0; // us; GB/s = 1e3 bytes/us
+  for (auto &[rank, bytes] : peer)
+    busiest = std::max(busiest, bytes / (l.peerGBps * 1e3));
+  for (auto &[rank, bytes] : local)
+    busiest = std::max(busiest, bytes / (l.localGBps * 1e3));
+  for (auto &[pair, bytes] : link)
+    busiest = std::max(busiest, bytes / (linkGBps * 1e3));
+  return l.launchUs + l.syncUs + busiest;
 }
