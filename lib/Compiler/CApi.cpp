@@ -10,6 +10,7 @@
 #include "sdma/Compiler/CApi.h"
 #include "sdma/Compiler/Compile.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -77,8 +78,17 @@ bool readOptions(const char *text, sdma::CompileOptions &options,
       !string("packets", packets, {"none", "primary", "all"}) ||
       !string("packet_completion", options.packetCompletion,
               {"atomic", "fence"}) ||
+      !string("sdma_target", options.sdmaTarget, {}) ||
       !string("name", options.bufferName, {}))
     return false;
+  std::vector<std::string> targets = sdma::sdmaTargets();
+  if (!options.sdmaTarget.empty() &&
+      std::find(targets.begin(), targets.end(), options.sdmaTarget) ==
+          targets.end()) {
+    error = "options: 'sdma_target' has an unknown value '" +
+            options.sdmaTarget.substr(0, 64) + "'";
+    return false;
+  }
   if (hasRanks)
     options.ranks = ranks;
   using Policy = sdma::CompileOptions::VariantPolicy;

@@ -41,6 +41,13 @@ std::vector<std::string> dmaVariants() {
   return variants;
 }
 
+std::vector<std::string> sdmaTargets() {
+  std::vector<std::string> names;
+  for (const pkt::TargetProfile &profile : pkt::targetProfiles())
+    names.push_back(profile.name.str());
+  return names;
+}
+
 struct Compiler::Impl {
   explicit Impl(bool threading)
       : context(registry(), threading ? MLIRContext::Threading::ENABLED
@@ -217,6 +224,8 @@ std::optional<std::string> Compilation::packets(ModuleOp engineLevel) {
   PassManager pm(&context);
   ConvertSdmaToSdmaPktOptions convert;
   convert.completion = options.packetCompletion;
+  if (!options.sdmaTarget.empty())
+    convert.target = options.sdmaTarget;
   convert.maxChunkBytes = options.maxChunkBytes;
   if (options.maxPacketBytes)
     convert.maxPacketBytes = options.maxPacketBytes;
@@ -292,6 +301,12 @@ bool Compilation::variants() {
                  "add; the load/store kernel does the arithmetic"});
     return true;
   }
+  if (options.packets != CompileOptions::Packets::None &&
+      !options.sdmaTarget.empty() &&
+      !pkt::findTargetProfile(options.sdmaTarget))
+    return fail("unknown SDMA target '" + options.sdmaTarget + "' (" +
+                    pkt::targetNameList() + ")",
+                false);
   for (const std::string &name : options.variants) {
     if (!llvm::is_contained(getDMAVariants(), name))
       return fail("unknown DMA variant '" + name +

@@ -12,6 +12,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include <map>
+#include <numeric>
 
 namespace sdma {
 #define GEN_PASS_DEF_CONVERTSDMATOSDMAPKT
@@ -30,6 +31,77 @@ struct ConvertSdmaToSdmaPktPass
   using Base::Base;
   void runOnOperation() override;
 };
+
+/// How transfers are split under one target profile.
+struct PacketLimits {
+  int64_t chunkBytes; // the largest chunk the program supports
+  int64_t copyChunks; // the most chunks one COPY_LINEAR moves
+  int64_t swapChunks; // the most chunks one COPY_LINEAR_SWAP moves
+};
+
+/// The default largest chunk: 64 MiB, or what one copy packet moves where
+/// that is less (4 MiB on gfx9).
+constexpr int64_t kDefaultMaxChunkBytes = int64_t(64) << 20;
+
+/// max-chunk-bytes and max-packet-bytes (0: the target's defaults) checked
+/// against `profile`; errors name the option, the limit and the target.
+FailureOr<PacketLimits> packetLimits(ScheduleOp schedule,
+                                     const TargetProfile &profile,
+                                     int64_t maxChunkBytes,
+                                     int64_t maxPacketBytes) {
+  int64_t copyBytes = profile.maxCopyBytes();
+  int64_t swapBytes = profile.maxSwapBytes();
+  if (maxPacketBytes < 0 || (maxPacketBytes > 0 && maxPacketBytes < 64))
+    return schedule.emitError("max-packet-bytes must be 0 (the target's "
+                              "limit) or at least 64, got ")
+           << maxPacketBytes;
+  if (maxPacketBytes > 0) {
+    copyBytes = std::min(copyBytes, maxPacketBytes);
+    swapBytes = std::min(swapBytes, maxPacketBytes);
+  }
+  int64_t chunkBytes = maxChunkBytes
+                           ? maxChunkBytes
+                           : std::min(kDefaultMaxChunkBytes, copyBytes & ~63);
+  if (chunkBytes < 64 || chunkBytes % 64)
+    return schedule.emitError(
+        "max-chunk-bytes must be a positive multiple of 64");
+  auto why = [&]() {
+    return profile.copyCapBytes
+               ? std::string("its per-copy cap")
+               : std::to_string(profile.countBits) + "-bit count";
+  };
+  if (chunkBytes > profile.maxCopyBytes())
+    return schedule.emitError("max-chunk-bytes ")
+           << chunkBytes << " exceeds the " << profile.maxCopyBytes()
+           << " bytes one COPY_LINEAR moves on target '" << profile.name
+           << "' (" << why() << ")";
+  if (chunkBytes > copyBytes)
+    return schedule.emitError("max-chunk-bytes ")
+           << chunkBytes << " exceeds what one packet can move (" << copyBytes
+           << " bytes, max-packet-bytes)";
+  bool hasSwap = !schedule.getBody().getOps<SwapOp>().empty();
+  if (hasSwap && profile.swap && chunkBytes > swapBytes)
+    return schedule.emitError("max-chunk-bytes ")
+           << chunkBytes << " exceeds the " << swapBytes
+           << " bytes one COPY_LINEAR_SWAP moves on target '" << profile.name
+           << "'";
+  return PacketLimits{chunkBytes, copyBytes / chunkBytes,
+                      swapBytes / chunkBytes};
+}
+
+/// The chunk alignment that keeps a broadcast's two destinations at the
+/// same offset within the target's broadcast window (32 bytes) at every
+/// chunk size: destination chunk offsets d apart need chunk sizes that are
+/// multiples of 32 / gcd(32, d) (1 where both write the same offset).
+/// Buffer bases are assumed at least 256-byte aligned.
+int64_t broadcastChunkAlign(Operation *op, const TargetProfile &profile) {
+  auto transfer = cast<TransferOpInterface>(op);
+  int64_t d0 = getStaticSlice(transfer.getSlice(1))->offset;
+  int64_t d1 = getStaticSlice(transfer.getSlice(2))->offset;
+  uint64_t window = profile.broadcastOffsetBytes;
+  uint64_t apart = d0 > d1 ? uint64_t(d0 - d1) : uint64_t(d1 - d0);
+  return static_cast<int64_t>(window / std::gcd(window, apart % window));
+}
 } // namespace
 
 void ConvertSdmaToSdmaPktPass::runOnOperation() {
@@ -51,25 +123,23 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
     return signalPassFailure();
   }
   int64_t ranks = *schedule.getRanks();
-  if (maxChunkBytes < 64 || maxChunkBytes % 64) {
-    schedule.emitError("max-chunk-bytes must be a positive multiple of 64");
+  const TargetProfile *profile = findTargetProfile(target);
+  if (!profile) {
+    schedule.emitError("unknown target '")
+        << target << "' (" << targetNameList() << ")";
     return signalPassFailure();
   }
-  int64_t packetBytes = maxPacketBytes, chunkBytes = maxChunkBytes;
-  int64_t copyChunks = std::min(packetBytes, kMaxCopyBytes) / chunkBytes;
-  int64_t swapChunks = std::min(packetBytes, kMaxSwapBytes) / chunkBytes;
-  if (copyChunks < 1 || swapChunks < 1) {
-    schedule.emitError("max-chunk-bytes ")
-        << chunkBytes << " exceeds what one packet can move ("
-        << std::min(packetBytes, kMaxSwapBytes) << " bytes)";
+  FailureOr<PacketLimits> limits =
+      packetLimits(schedule, *profile, maxChunkBytes, maxPacketBytes);
+  if (failed(limits))
     return signalPassFailure();
-  }
 
   // Every op must be engine-level; group them by queue, in program order,
   // and find how many queues write each flag.
   std::map<QueueKey, SmallVector<Operation *>> queues;
   std::map<std::pair<int64_t, int64_t>, std::set<QueueKey>> writers;
-  bool hasSwap = false, hasBcast = false;
+  // The chunk alignment the packets need (all powers of two: the largest).
+  int64_t chunkAlign = 1;
   for (Operation &op : schedule.getBody().getOps()) {
     QueueKey key;
     if (auto transfer = dyn_cast<TransferOpInterface>(&op)) {
@@ -80,8 +150,18 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
         return signalPassFailure();
       }
       key = {*getConstantIntValue(transfer.getSlice(0).rank), engine.getInt()};
-      hasSwap |= isa<SwapOp>(op);
-      hasBcast |= isa<BcastOp>(op);
+      if (isa<SwapOp>(op) && !profile->swap) {
+        op.emitOpError("needs COPY_LINEAR_SWAP, which target '")
+            << profile->name << "' does not support ("
+            << targetNamesWith([](const TargetProfile &p) { return p.swap; })
+            << " do): lower a variant other than swap, or choose one of "
+               "those targets";
+        return signalPassFailure();
+      }
+      if (isa<SwapOp>(op))
+        chunkAlign = std::max(chunkAlign, profile->swapAlignBytes);
+      if (isa<BcastOp>(op))
+        chunkAlign = std::max(chunkAlign, broadcastChunkAlign(&op, *profile));
     } else if (auto notify = dyn_cast<NotifyOp>(&op)) {
       key = {notify.getRank(), notify.getEngine()};
       writers[{notify.getTarget(), notify.getFlag()}].insert(key);
@@ -124,12 +204,11 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
     for (Operation *op : ops)
       if (auto notify = dyn_cast<NotifyOp>(op); notify && notify.getFlag() == 1)
         ++done[notify.getTarget()];
-  int64_t chunkAlign = hasSwap ? kSwapAlign : hasBcast ? kBroadcastAlign : 1;
 
   auto program = ProgramOp::create(
       b, schedule.getLoc(), schedule.getSymName(), ranks, b.getArrayAttr(names),
       b.getArrayAttr(sizes), numFlags, timestampSlots, chunkAlign,
-      maxChunkBytes, b.getI64ArrayAttr(done));
+      limits->chunkBytes, b.getI64ArrayAttr(done), profile->name);
   if (std::optional<StringRef> kind = schedule.getCollective()) {
     auto name = [&](unsigned index) {
       return b.getStringAttr(
@@ -187,7 +266,7 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
         auto t = cast<TransferOpInterface>(op);
         StaticSlice src = *getStaticSlice(t.getSlice(0));
         StaticSlice dst = *getStaticSlice(t.getSlice(1));
-        pieces(src.count, copyChunks, [&](int64_t at, int64_t n) {
+        pieces(src.count, limits->copyChunks, [&](int64_t at, int64_t n) {
           CopyLinearOp::create(b, loc, chunk(src, at), chunk(dst, at),
                                ChunksAttr::get(ctx, n));
         });
@@ -196,7 +275,7 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
         StaticSlice src = *getStaticSlice(t.getSlice(0));
         StaticSlice d0 = *getStaticSlice(t.getSlice(1));
         StaticSlice d1 = *getStaticSlice(t.getSlice(2));
-        pieces(src.count, copyChunks, [&](int64_t at, int64_t n) {
+        pieces(src.count, limits->copyChunks, [&](int64_t at, int64_t n) {
           CopyBroadcastOp::create(b, loc, chunk(src, at), chunk(d0, at),
                                   chunk(d1, at), ChunksAttr::get(ctx, n));
         });
@@ -204,7 +283,7 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
         auto t = cast<TransferOpInterface>(op);
         StaticSlice a = *getStaticSlice(t.getSlice(0));
         StaticSlice c = *getStaticSlice(t.getSlice(1));
-        pieces(a.count, swapChunks, [&](int64_t at, int64_t n) {
+        pieces(a.count, limits->swapChunks, [&](int64_t at, int64_t n) {
           CopySwapOp::create(b, loc, chunk(a, at), chunk(c, at),
                              ChunksAttr::get(ctx, n));
         });

@@ -159,7 +159,12 @@ bool sdma::rt::decodePackets(const std::vector<uint32_t> &image,
 
 bool sdma::rt::packetListing(const PacketPlan &plan, std::string &listing,
                              std::string &error) {
-  listing.clear();
+  const PacketTarget &t = plan.target;
+  listing = "target " + t.name + " (copy " + std::to_string(t.maxCopyBytes) +
+            " bytes, " +
+            (t.swap ? "swap " + std::to_string(t.maxSwapBytes) + " bytes, "
+                    : std::string("no swap, ")) +
+            (t.nopCount ? "NOP count)\n" : "no NOP count)\n");
   for (const PacketQueue &q : plan.queues) {
     std::vector<Packet> packets;
     if (!decodePackets(q.image, packets, error)) {

@@ -7,6 +7,8 @@
 #include "JsonFields.h"
 #include "sdma/runtime/Packets.h"
 
+#include <algorithm>
+
 using namespace sdma::rt;
 using namespace sdma::rt::jsonfields;
 
@@ -57,10 +59,30 @@ bool decodeBase64(const std::string &text, std::string &bytes) {
   return true;
 }
 
+/// $.target: the profile's name and limits, checked against the count and
+/// swap fields' widths (30 bits; swaps at most 0x3fffffe0 bytes).
+PacketTarget parseTarget(const json &root) {
+  const json &target = field(root, "$", "target");
+  PacketTarget t;
+  t.name = stringField(target, "$.target", "name");
+  if (t.name.empty() || t.name.size() > 64)
+    fail("$.target.name", "must be 1 to 64 characters");
+  t.countBits = integerField(target, "$.target", "count_bits", 1, 30);
+  t.maxCopyBytes = integerField(target, "$.target", "max_copy_bytes", 1,
+                                int64_t(1) << t.countBits);
+  t.swap = booleanField(target, "$.target", "swap");
+  t.maxSwapBytes =
+      integerField(target, "$.target", "max_swap_bytes", t.swap ? 1 : 0,
+                   t.swap ? std::min<int64_t>(t.maxCopyBytes, 0x3fffffe0) : 0);
+  t.nopCount = booleanField(target, "$.target", "nop_count");
+  return t;
+}
+
 PacketPlan parsePacketPlan(const json &root) {
   PacketPlan plan;
   checkFormat(root, "sdma.packets", "packet plan", kPacketPlanVersion);
   plan.program = stringField(root, "$", "program");
+  plan.target = parseTarget(root);
   plan.ranks = integerField(root, "$", "ranks", 1, kMaxRanks);
   BufferIndex bufferIndex;
   plan.buffers = parseBuffers(root, kMaxChunks, bufferIndex);

@@ -101,11 +101,13 @@ bool patchQueue(const PacketPlan &plan, const PacketQueue &queue,
     case Relocation::Kind::Count: {
       std::optional<uint64_t> product = checkedMul(r.chunks, chunk);
       uint64_t bytes = product.value_or(0);
-      if (bytes == 0 || bytes - 1 > 0x3fffffffull) {
+      // The plan's target bounds every copy packet (swaps: at most that).
+      if (bytes == 0 || bytes > uint64_t(plan.target.maxCopyBytes)) {
         error = "relocation at dword " + std::to_string(r.dword) + ": " +
                 std::to_string(r.chunks) + " chunks of " +
-                std::to_string(chunk) +
-                " bytes do not fit the 30-bit count field";
+                std::to_string(chunk) + " bytes exceed the " +
+                std::to_string(plan.target.maxCopyBytes) +
+                " bytes one packet moves on target " + plan.target.name;
         return false;
       }
       image[r.dword] =
@@ -326,9 +328,12 @@ bool sdma::rt::simulatePackets(const PacketPlan &plan, HostMemory &memory,
       break;
     }
     case Packet::Kind::CopyBroadcast: {
-      if (!aligned(1, 32, "broadcast destination") ||
-          !aligned(2, 32, "broadcast destination"))
-        return false;
+      // ROCr's rule: both destinations at the same offset within 32 bytes.
+      if ((p.addr[1] & 31) != (p.addr[2] & 31))
+        return fault(e, p,
+                     "broadcast destinations " + hex(p.addr[1]) + " and " +
+                         hex(p.addr[2]) +
+                         " are not at the same offset within 32 bytes");
       uint8_t *src = machine.translate(p.addr[0], p.bytes, why);
       uint8_t *d0 = src ? machine.translate(p.addr[1], p.bytes, why) : nullptr;
       uint8_t *d1 = d0 ? machine.translate(p.addr[2], p.bytes, why) : nullptr;

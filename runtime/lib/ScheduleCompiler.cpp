@@ -89,6 +89,8 @@ std::string ScheduleCompileOptions::toJson() const {
             {"name", name}};
   if (ranks)
     j["ranks"] = *ranks;
+  if (!sdmaTarget.empty())
+    j["sdma_target"] = sdmaTarget;
   return j.dump();
 }
 

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 using namespace sdma::rt;
 using json = nlohmann::ordered_json;
@@ -24,6 +25,17 @@ std::vector<uint32_t> copyLinear() { return {0x00000001, 0, 0, 0, 0, 0, 0}; }
 std::vector<uint32_t> atomicAdd1() { return {0x5e00000a, 0, 0, 1, 0, 0, 0, 0}; }
 std::vector<uint32_t> pollGe(uint32_t ref) {
   return {0xd0000008, 0, 0, ref, 0xffffffff, 0x0fff000a};
+}
+
+/// $.target as the compiler writes it for `name` (Targets.h).
+json target(const std::string &name) {
+  bool gfx9 = name == "gfx9";
+  return {{"name", name},
+          {"count_bits", gfx9 ? 22 : 30},
+          {"max_copy_bytes", gfx9 ? 1 << 22 : 1 << 30},
+          {"swap", !gfx9},
+          {"max_swap_bytes", gfx9 ? 0 : 0x3fffffe0},
+          {"nop_count", !gfx9}};
 }
 
 /// Two ranks, buffers in (1 chunk) and out (2 chunks), all-gather declared:
@@ -46,8 +58,9 @@ json twoRankPlan() {
                     {"chunk", 0}},
                    {{"dword", 8}, {"kind", "flag"}, {"rank", 0}, {"slot", 1}}});
   return {{"format", "sdma.packets"},
-          {"version", 1},
+          {"version", 2},
           {"program", "t"},
+          {"target", target("gfx942")},
           {"ranks", 2},
           {"collective", nullptr},
           {"buffers", json::array({{{"name", "in"}, {"chunks", 1}},
@@ -135,10 +148,14 @@ TEST(PacketDecoder, RejectsWhatItCannotRun) {
 }
 
 TEST(PacketPlan, LoaderNamesWhatIsWrong) {
+  // Version 1 plans (no target; built for gfx942's limits) are refused.
   json plan = twoRankPlan();
-  plan["version"] = 2;
-  EXPECT_NE(loadError(plan).find("$.version: packet plan version 2"),
-            std::string::npos);
+  plan["version"] = 1;
+  plan.erase("target");
+  EXPECT_NE(loadError(plan).find("$.version: packet plan version 1 but this "
+                                 "runtime reads version 2: recompile"),
+            std::string::npos)
+      << loadError(plan);
   plan = twoRankPlan();
   plan["queues"][0]["image"] = "not base64!";
   EXPECT_NE(loadError(plan).find("$.queues[0].image: not valid base64"),
@@ -169,6 +186,29 @@ TEST(PacketPlan, LoaderNamesWhatIsWrong) {
   plan = twoRankPlan();
   plan["queues"].push_back(plan["queues"][0]);
   EXPECT_NE(loadError(plan).find("a second queue for rank 0 engine 0"),
+            std::string::npos);
+  plan = twoRankPlan();
+  plan.erase("target");
+  EXPECT_NE(loadError(plan).find("$: missing \"target\""), std::string::npos);
+  plan = twoRankPlan();
+  plan["target"]["max_copy_bytes"] = (1 << 22) + 1;
+  plan["target"]["count_bits"] = 22;
+  EXPECT_NE(loadError(plan).find("$.target.max_copy_bytes: value 4194305 is "
+                                 "out of range [1, 4194304]"),
+            std::string::npos);
+  plan = twoRankPlan();
+  plan["target"]["swap"] = false;
+  EXPECT_NE(loadError(plan).find("$.target.max_swap_bytes: value 1073741792 "
+                                 "is out of range [0, 0]"),
+            std::string::npos);
+  plan = twoRankPlan();
+  plan["target"]["count_bits"] = 31;
+  EXPECT_NE(loadError(plan).find("$.target.count_bits: value 31 is out of "
+                                 "range [1, 30]"),
+            std::string::npos);
+  plan = twoRankPlan();
+  plan["target"]["name"] = "";
+  EXPECT_NE(loadError(plan).find("$.target.name: must be 1 to 64 characters"),
             std::string::npos);
   plan = twoRankPlan();
   plan["chunk_align"] = 48;
@@ -203,6 +243,89 @@ TEST(PacketSimulator, RefusesChunkSizesTheProgramCannotTake) {
   EXPECT_NE(simError(twoRankPlan(), 8192)
                 .find("exceeds the 4096 bytes the program was split for"),
             std::string::npos);
+}
+
+TEST(PacketSimulator, RefusesCountsBeyondThePlansTarget) {
+  // gfx9 moves 4 MiB per packet: an 8 MiB chunk the program allows
+  // (max_chunk_bytes) still cannot be one COPY_LINEAR there.
+  json plan = twoRankPlan();
+  plan["target"] = target("gfx9");
+  plan["max_chunk_bytes"] = 8 << 20;
+  EXPECT_NE(simError(plan, 8 << 20)
+                .find("queue 0:0: relocation at dword 1: 1 chunks of 8388608 "
+                      "bytes exceed the 4194304 bytes one packet moves on "
+                      "target gfx9"),
+            std::string::npos)
+      << simError(plan, 8 << 20);
+  // The same plan for gfx942 (1 GiB per packet) runs.
+  plan["target"] = target("gfx942");
+  std::string error;
+  std::optional<PacketPlan> loaded = PacketPlan::parse(plan.dump(), error);
+  ASSERT_TRUE(loaded) << error;
+  EXPECT_EQ(loaded->target.name, "gfx942");
+  EXPECT_EQ(loaded->target.maxCopyBytes, 1 << 30);
+  EXPECT_TRUE(loaded->target.swap);
+  HostMemory memory(loaded->layout(), 8 << 20);
+  EXPECT_TRUE(simulatePackets(*loaded, memory, {}, error)) << error;
+}
+
+TEST(PacketSimulator, BroadcastDestinationsShareTheirOffsetWithin32Bytes) {
+  // Three ranks; rank 0 broadcasts in@r0 to out@r1 chunk `first` and out@r2
+  // chunk `second`.
+  auto plan = [](int first, int second) {
+    json p = twoRankPlan();
+    p["ranks"] = 3;
+    p["chunk_align"] = 1;
+    p["done"] = json::array({0, 0, 0});
+    std::vector<uint32_t> image = {0x08000001u, 0, 0, 0, 0, 0, 0, 0, 0};
+    p["queues"][0]["image"] = base64(image);
+    p["queues"][0]["dwords"] = image.size();
+    p["queues"][0]["relocs"] =
+        json::array({{{"dword", 1}, {"kind", "count"}, {"chunks", 1}},
+                     {{"dword", 3},
+                      {"kind", "chunk"},
+                      {"buffer", "in"},
+                      {"rank", 0},
+                      {"chunk", 0}},
+                     {{"dword", 5},
+                      {"kind", "chunk"},
+                      {"buffer", "out"},
+                      {"rank", 1},
+                      {"chunk", first}},
+                     {{"dword", 7},
+                      {"kind", "chunk"},
+                      {"buffer", "out"},
+                      {"rank", 2},
+                      {"chunk", second}}});
+    return p;
+  };
+  // 16-byte chunks one apart: offsets 0 and 16 within 32 bytes.
+  std::string error = simError(plan(0, 1), 16);
+  EXPECT_NE(error.find("rank 0 engine 0, packet at byte 0x0000: broadcast "
+                       "destinations 0x"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find(" are not at the same offset within 32 bytes"),
+            std::string::npos)
+      << error;
+  // The same offset on both runs, 32-byte aligned or not (16 + 16, 24 +
+  // 24, 0 + 32).
+  for (auto [first, second, chunk] :
+       {std::tuple{1, 1, 16}, {1, 1, 24}, {0, 1, 32}}) {
+    std::optional<PacketPlan> loaded =
+        PacketPlan::parse(plan(first, second).dump(), error);
+    ASSERT_TRUE(loaded) << error;
+    HostMemory memory(loaded->layout(), chunk);
+    fillInputs(loaded->layout(), memory);
+    EXPECT_TRUE(simulatePackets(*loaded, memory, {}, error))
+        << first << " " << second << " " << chunk << ": " << error;
+    EXPECT_EQ(std::memcmp(memory.buffer(1, 1) + first * chunk,
+                          memory.buffer(0, 0), chunk),
+              0);
+    EXPECT_EQ(std::memcmp(memory.buffer(2, 1) + second * chunk,
+                          memory.buffer(0, 0), chunk),
+              0);
+  }
 }
 
 TEST(PacketSimulator, ReportsAWaitThatNeverCompletes) {

@@ -166,8 +166,9 @@ int main(int argc, char **argv) {
   size_t words = 0;
   for (const PacketQueue &q : plan->queues)
     words += q.image.size();
-  std::printf("packets %s: %d ranks, %zu queues, %zu dwords\n",
-              plan->program.c_str(), plan->ranks, plan->queues.size(), words);
+  std::printf("packets %s: %d ranks, %zu queues, %zu dwords, target %s\n",
+              plan->program.c_str(), plan->ranks, plan->queues.size(), words,
+              plan->target.name.c_str());
   Plan layout = plan->layout();
   int status = 0;
   for (uint64_t chunk : chunkSizes) {

@@ -1,6 +1,8 @@
-// RUN: sdma-opt %s -split-input-file --convert-sdma-to-sdmapkt | FileCheck %s
-// RUN: sdma-opt %s -split-input-file --convert-sdma-to-sdmapkt="completion=fence" | FileCheck %s --check-prefix=FENCE
-// RUN: sdma-opt %s -split-input-file --convert-sdma-to-sdmapkt="max-chunk-bytes=128 max-packet-bytes=256 timestamps=true trap=true" | FileCheck %s --check-prefix=SPLIT
+// RUN: sdma-opt %s -split-input-file --convert-sdma-to-sdmapkt="target=gfx942" | FileCheck %s
+// RUN: sdma-opt %s -split-input-file --convert-sdma-to-sdmapkt="target=gfx942 completion=fence" | FileCheck %s --check-prefix=FENCE
+// RUN: sdma-opt %s -split-input-file --convert-sdma-to-sdmapkt="target=gfx942 max-chunk-bytes=128 max-packet-bytes=256 timestamps=true trap=true" | FileCheck %s --check-prefix=SPLIT
+// (Target gfx942: the first schedule swaps. sdma-to-sdmapkt-targets.mlir
+// covers each target's limits.)
 
 // An engine-level schedule: one queue per (rank, engine) in program order;
 // the launch poll first; a cross-rank wait polls the flag the peer's queue
@@ -9,7 +11,7 @@
 
 // CHECK-LABEL: sdmapkt.program @two
 // CHECK-SAME: buffer_chunks = [1, 1, 4], buffers = ["in", "out", "t"], chunk_align = 64 : i64, done = [1, 1], flags = 4 : i64, max_chunk_bytes = 67108864 : i64, ranks = 2 : i64
-// CHECK-SAME: sdmapkt.collective = {input = "in", kind = "broadcast", output = "out", root = 0 : i64}, timestamps = 0 : i64
+// CHECK-SAME: sdmapkt.collective = {input = "in", kind = "broadcast", output = "out", root = 0 : i64}, target = "gfx942", timestamps = 0 : i64
 // CHECK:      sdmapkt.queue 0 : 0 {
 // CHECK-NEXT:   sdmapkt.poll_regmem #sdmapkt.flag<0, 0> "ge" 1 mask 4294967295 interval 10 retry 4095
 // CHECK-NEXT:   sdmapkt.copy_linear #sdmapkt.chunk<"in", 0, 0> -> #sdmapkt.chunk<"out", 1, 0> count #sdmapkt.chunks<1>
@@ -54,9 +56,10 @@ sdma.schedule @two ranks(%R = 2) buffers(%in : 1, %out : 1, %t : 4) implements b
 
 // Three chunks at one chunk per packet: three packets, offsets advancing.
 // Two queues add to rank 1's flag 1, so FENCE mode keeps ATOMIC there;
-// broadcasts need 32-byte chunk alignment.
+// the broadcast writes the same chunk offset on both destinations, so any
+// chunk size keeps them at the same offset within 32 bytes.
 // CHECK-LABEL: sdmapkt.program @split
-// CHECK-SAME: chunk_align = 32 : i64
+// CHECK-SAME: chunk_align = 1 : i64
 // CHECK:        sdmapkt.copy_broadcast #sdmapkt.chunk<"b", 0, 0> -> #sdmapkt.chunk<"b", 1, 3>, #sdmapkt.chunk<"b", 2, 3> count #sdmapkt.chunks<3>
 // SPLIT-LABEL: sdmapkt.program @split
 // SPLIT:        sdmapkt.copy_linear #sdmapkt.chunk<"b", 0, 0> -> #sdmapkt.chunk<"b", 1, 0> count #sdmapkt.chunks<2>

@@ -113,11 +113,14 @@ def run_variant(bin_dir, path, ranks, variant, prelaunch, work, emit_hip, comple
     packets = os.path.join(work, f'{tag}.pk.json')
     args = [path, f'--ranks={ranks}', f'--variant={variant}', '--backend=sdma-packets',
             '-b', '1K', '-e', '8K', '-f', '8', '--iters=2', f'--emit-plan={plan}',
-            f'--emit-packets={packets}', f'--packet-completion={completion}']
+            f'--emit-packets={packets}', f'--packet-completion={completion}',
+            # MI300X with recent firmware: the swap variant's packets need
+            # COPY_LINEAR_SWAP, which the default target (gfx9) lacks.
+            '--sdma-target=gfx942']
     if prelaunch:
         args.append('--prelaunch')
-        # 256 MiB chunks at most: 3 chunks per packet, so longer transfers
-        # are split into several packets.
+        # 256 MiB chunks at most: 4 chunks per copy packet (1 GiB on
+        # gfx942), 3 per swap, so longer transfers are split.
         args.append('--max-chunk-bytes=268435456')
     if emit_hip:
         args.append(f'--emit-hip={emit_hip}')

@@ -18,6 +18,10 @@ import sys
 bin_dir, schedules = sys.argv[1], sys.argv[2]
 backend = sys.argv[3] if len(sys.argv) > 3 else "sdma-sim"
 largest = sys.argv[4] if len(sys.argv) > 4 else "256M"
+# The packet programs are built for MI300X (gfx942): all_to_all_swap's own
+# swaps need COPY_LINEAR_SWAP, which the default target (gfx9) lacks.
+packet_target = (["--sdma-target=gfx942"] if backend == "sdma-packets"
+                 else [])
 
 
 def predict(schedule, variant):
@@ -25,7 +29,7 @@ def predict(schedule, variant):
         [os.path.join(bin_dir, "sdma-run"), os.path.join(schedules, schedule),
          "--ranks=8", f"--variant={variant}", "--prelaunch",
          f"--backend={backend}", "--iters=1", "-b", "8K", "-e", largest,
-         "-f", "2"],
+         "-f", "2"] + packet_target,
         capture_output=True, text=True, check=True).stdout
     times = {}
     for line in out.splitlines():

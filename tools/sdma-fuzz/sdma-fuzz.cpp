@@ -103,6 +103,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.prelaunch = size % 2;
   options.packets = sdma::CompileOptions::Packets::Primary;
   options.packetCompletion = size % 3 ? "atomic" : "fence";
+  static const std::vector<std::string> targets = sdma::sdmaTargets();
+  options.sdmaTarget = targets[size / 4 % targets.size()];
   options.maxChunkBytes = 64 << (size % 8);
   options.maxPacketBytes = 256;
   options.packetTimestamps = size % 5 == 0;

@@ -13,6 +13,7 @@
 #include "sdma/runtime/MemoryBudget.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -95,10 +96,17 @@ static cl::opt<std::string>
     packetCompletion("packet-completion", cl::cat(runCategory),
                      cl::desc("atomic | fence (how packet queues signal)"),
                      cl::init("atomic"));
+static cl::opt<std::string> sdmaTarget(
+    "sdma-target", cl::cat(runCategory),
+    cl::desc("SDMA target profile the packets are built for: gfx9 "
+             "(conservative: 4 MiB per packet, no swap), gfx942 (MI300X, "
+             "recent firmware) or gfx950 (MI355X)"),
+    cl::init("gfx9"));
 static cl::opt<int64_t> maxChunkBytes(
     "max-chunk-bytes", cl::cat(runCategory),
-    cl::desc("largest chunk the packet program supports (splits packets)"),
-    cl::init(64 << 20));
+    cl::desc("largest chunk the packet program supports (splits packets; "
+             "0: 64 MiB or the target's packet limit, whichever is less)"),
+    cl::init(0));
 
 static cl::opt<bool> compileOnly(
     "compile-only", cl::cat(runCategory),
@@ -158,6 +166,11 @@ static std::string checkOptions(uint64_t &lo, uint64_t &hi) {
   if (packetCompletion != "atomic" && packetCompletion != "fence")
     return "unknown --packet-completion '" + packetCompletion +
            "' (atomic or fence)";
+  std::vector<std::string> targets = sdma::sdmaTargets();
+  if (!llvm::is_contained(targets, sdmaTarget))
+    return "unknown --sdma-target '" + sdmaTarget + "' (" +
+           llvm::join(llvm::ArrayRef(targets).drop_back(), ", ") + " or " +
+           targets.back() + ")";
   if (!parseBytes(minBytes, lo) || !parseBytes(maxBytes, hi) || lo > hi)
     return "bad size range -b " + minBytes + " -e " + maxBytes;
   if (factor < 2)
@@ -180,8 +193,8 @@ int sdma::run::parseOptions(int argc, char **argv, RunOptions &options) {
   sdma::describeDefaults(variantOpt, prelaunchOpt, enginesOpt, backendOpt,
                          dmaProfile, nvProfilePath, ceMode, timeoutMs, emitHip,
                          minBytes, maxBytes, factor, iters, emitPlan,
-                         emitPackets, packetCompletion, maxChunkBytes,
-                         compileOnly, outputDir);
+                         emitPackets, packetCompletion, sdmaTarget,
+                         maxChunkBytes, compileOnly, outputDir);
   sdma::installVersionPrinter("sdma-run");
   if (!sdma::parseCommandLine(argc, argv,
                               "sdma-run: compile, run and check a "
@@ -213,6 +226,7 @@ int sdma::run::parseOptions(int argc, char **argv, RunOptions &options) {
   options.emitPlan = emitPlan;
   options.emitPackets = emitPackets;
   options.packetCompletion = packetCompletion;
+  options.sdmaTarget = sdmaTarget;
   options.maxChunkBytes = maxChunkBytes;
   options.compileOnly = compileOnly;
   options.outputDir = outputDir;

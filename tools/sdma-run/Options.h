@@ -27,7 +27,7 @@ struct RunOptions {
   uint64_t minBytes = 0, maxBytes = 0;
   unsigned factor = 4, iters = 5;
   std::string emitHip, emitPlan, emitPackets;
-  std::string packetCompletion;
+  std::string packetCompletion, sdmaTarget;
   int64_t maxChunkBytes = 0;
   bool compileOnly = false;
   std::string outputDir;

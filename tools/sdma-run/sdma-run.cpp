@@ -6,6 +6,7 @@
 //          [--prelaunch] [--engines=N] [--backend=auto|sim|sdma-sim|
 //          sdma-packets|ldst-cpu|cuda-ldst|cuda-ce|hip-ldst|hip-dma]
 //          [-b MIN] [-e MAX] [-f FACTOR] [--iters=N] [--emit-plan=FILE]
+//          [--emit-packets=FILE] [--sdma-target=gfx9|gfx942|gfx950]
 // sdma-run SCHEDULE.mlir --compile-only -o DIR
 //
 // A thin driver: sdma::compile (lib/Compiler) runs the whole pipeline
@@ -85,6 +86,7 @@ static CompileOptions compileOptions(const RunOptions &run,
                         ? Packets::Primary
                         : Packets::None;
   options.packetCompletion = run.packetCompletion;
+  options.sdmaTarget = run.sdmaTarget;
   options.maxChunkBytes = run.maxChunkBytes;
   options.bufferName = run.input;
   options.diagnostics = [](std::string_view text) { llvm::errs() << text; };
@@ -126,7 +128,8 @@ static int writeCompiled(const RunOptions &run, const Artifacts &out) {
                    Twine(commands) + " commands") ||
         !write(base + ".packets.json", variant.packets,
                "AMD SDMA packet plan, variant " + variant.variant + ", " +
-                   run.packetCompletion + " completion"))
+                   run.packetCompletion + " completion, target " +
+                   run.sdmaTarget))
       return 1;
   }
   return 0;
@@ -214,9 +217,8 @@ int main(int argc, char **argv) {
     return fail(error);
   if (!executor) { // auto without a GPU: the simulator, and the model's picks
     note = " (" + error + ")";
-    executor = rt::createExecutor(
-        compiled.plan.hasQueues ? "sim" : "ldst-cpu", compiled, options,
-        error);
+    executor = rt::createExecutor(compiled.plan.hasQueues ? "sim" : "ldst-cpu",
+                                  compiled, options, error);
     if (!executor)
       return fail(error);
   }
@@ -262,7 +264,7 @@ int main(int argc, char **argv) {
                          : 1;
   // Chunks of typed buffers hold whole elements.
   for (const rt::Buffer &buffer : plan.buffers)
-    sweep.chunkAlign = std::lcm<size_t>(sweep.chunkAlign,
-                                        buffer.elementBytes());
+    sweep.chunkAlign =
+        std::lcm<size_t>(sweep.chunkAlign, buffer.elementBytes());
   return sdma::run::sweep(*choice, plan, sweep, progress);
 }

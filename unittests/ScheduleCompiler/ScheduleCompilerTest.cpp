@@ -67,6 +67,10 @@ TEST_F(ScheduleCompilerTest, CompilesAndRunsEverySchedule) {
     options.variants = {"b2b", "pcpy"};
     options.policy = "first";
     options.packets = "primary";
+    // Its own sdma.swap ops need a target with COPY_LINEAR_SWAP; the rest
+    // build for the default (gfx9).
+    if (std::string(name) == "all_to_all_swap.mlir")
+      options.sdmaTarget = "gfx942";
     options.name = name;
     ScheduleCompileResult result;
     std::string error;
@@ -137,9 +141,9 @@ TEST_F(ScheduleCompilerTest, FailuresComeBackWithDiagnostics) {
   EXPECT_FALSE(result.ok);
   EXPECT_TRUE(result.ranksOpen);
   // Malformed options JSON is an error in the result, not a crash.
-  for (const char *bad :
-       {"{\"ranks\": \"eight\"}", "[1, 2]", "{\"variants\": []}",
-        "{\"policy\": \"sometimes\"}", "not json"}) {
+  for (const char *bad : {"{\"ranks\": \"eight\"}", "[1, 2]",
+                          "{\"variants\": []}", "{\"policy\": \"sometimes\"}",
+                          "{\"sdma_target\": \"gfx1\"}", "not json"}) {
     ASSERT_TRUE(compiler->compileJson(readSchedule("all_gather_ring.mlir"), bad,
                                       result, error))
         << error;

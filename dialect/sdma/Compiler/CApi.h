@@ -14,7 +14,8 @@
  *             "engines": 0, "max_ops": 0, "ldst": true,
  *             "packets": "none" | "primary" | "all",
  *             "packet_completion": "atomic" | "fence",
- *             "max_chunk_bytes": 67108864, "name": "ring.mlir"}
+ *             "sdma_target": "gfx9" | "gfx942" | "gfx950",
+ *             "max_chunk_bytes": 0, "name": "ring.mlir"}
  *            (every field optional; see sdma::CompileOptions)
  *   result:  {"format": "sdma.compile-result", "version": 1, "ok": true,
  *             "error": "", "diagnosed": false, "ranks_open": false,

@@ -67,8 +67,12 @@ struct CompileOptions {
   enum class Packets { None, Primary, All };
   Packets packets = Packets::None;
   std::string packetCompletion = "atomic";
-  int64_t maxChunkBytes = int64_t(64) << 20;
-  /// convert-sdma-to-sdmapkt's max-packet-bytes; 0: its default.
+  /// convert-sdma-to-sdmapkt's target (sdmaTargets()); empty: its default.
+  std::string sdmaTarget;
+  /// convert-sdma-to-sdmapkt's max-chunk-bytes; 0: the target's default
+  /// (64 MiB or one packet's limit, whichever is less).
+  int64_t maxChunkBytes = 0;
+  /// convert-sdma-to-sdmapkt's max-packet-bytes; 0: the target's limit.
   int64_t maxPacketBytes = 0;
   bool packetTimestamps = false;
   /// The name diagnostics give the input ("schedule.mlir").
@@ -131,6 +135,9 @@ struct Artifacts {
 
 /// The DMA variants, in the order the cost model tries them.
 std::vector<std::string> dmaVariants();
+
+/// The SDMA target profiles packets can be built for, the default first.
+std::vector<std::string> sdmaTargets();
 
 /// A compiler that keeps its MLIR context between compiles (the fuzzer and
 /// the communicator compile many schedules). Not thread-safe.

@@ -18,7 +18,7 @@ def ConvertSdmaToSdmaPkt : Pass<"convert-sdma-to-sdmapkt", "mlir::ModuleOp"> {
     `sdmapkt.program` holding one `sdmapkt.queue` per (rank, engine):
 
     - copy -> COPY_LINEAR, bcast -> broadcast COPY_LINEAR, swap ->
-      COPY_LINEAR_SWAP; a transfer longer than `max-packet-bytes` at the
+      COPY_LINEAR_SWAP; a transfer longer than one packet moves at the
       largest chunk size (`max-chunk-bytes`) is split into several packets;
     - notify -> ATOMIC ADD64 of 1 (`completion=atomic`, DMA-Latte's atomic
       signal) or, with `completion=fence`, a FENCE writing the count the flag
@@ -29,9 +29,21 @@ def ConvertSdmaToSdmaPkt : Pass<"convert-sdma-to-sdmapkt", "mlir::ModuleOp"> {
     - `timestamps`: a TIMESTAMP at the start and at the end of each queue;
       `trap`: a TRAP at the end of each queue.
 
+    `target` picks the SDMA target profile (sdmapkt/IR/Targets.h): gfx9,
+    the conservative default (22-bit count: 4 MiB per packet, no swap),
+    gfx942 (MI300X, recent firmware: 1 GiB per packet, swap) or gfx950
+    (MI355X: 128 MiB per copy, swap). One packet moves at most the target's
+    limit (or `max-packet-bytes`, if smaller); `max-chunk-bytes` defaults to
+    64 MiB or that limit, whichever is less, and a larger one is an error
+    naming the target. A swap on a target without COPY_LINEAR_SWAP is an
+    error naming the op and the targets that have it.
+
     Relocations (`#sdmapkt.chunk`, `#sdmapkt.flag`, `#sdmapkt.chunks`) keep
-    addresses and byte counts symbolic until launch; the program records the
-    chunk alignment its packets need (64 with swaps, 32 with broadcasts).
+    addresses and byte counts symbolic until launch; the program records its
+    target and the chunk alignment its packets need: 64 with swaps; for a
+    broadcast whose destinations are d chunks apart, 32 / gcd(32, d) (ROCr:
+    both destinations at the same offset within 32 bytes; buffer bases are
+    assumed at least 256-byte aligned); 1 otherwise.
 
     Before:
     ```mlir
@@ -51,10 +63,14 @@ def ConvertSdmaToSdmaPkt : Pass<"convert-sdma-to-sdmapkt", "mlir::ModuleOp"> {
     Option<"completion", "completion", "std::string", "\"atomic\"",
            "how a notify completes: atomic (ATOMIC ADD64) or fence (FENCE "
            "value where the queue is the flag's only writer)">,
-    Option<"maxPacketBytes", "max-packet-bytes", "int64_t", "0x3fffffe0",
-           "the most bytes one copy or swap packet moves">,
-    Option<"maxChunkBytes", "max-chunk-bytes", "int64_t", "64 << 20",
-           "the largest chunk size the program must support">,
+    Option<"target", "target", "std::string", "\"gfx9\"",
+           "the SDMA target profile: gfx9 (conservative), gfx942 or gfx950">,
+    Option<"maxPacketBytes", "max-packet-bytes", "int64_t", "0",
+           "the most bytes one copy or swap packet moves (0: the target's "
+           "limit; a larger value is lowered to it)">,
+    Option<"maxChunkBytes", "max-chunk-bytes", "int64_t", "0",
+           "the largest chunk size the program must support (0: 64 MiB or "
+           "the target's packet limit, whichever is less)">,
     Option<"timestamps", "timestamps", "bool", "false",
            "a TIMESTAMP at the start and end of each queue">,
     Option<"trap", "trap", "bool", "false", "a TRAP at the end of each queue">,

@@ -4,9 +4,9 @@
 //
 // Encodes an sdmapkt.program into per-queue packet images (little-endian
 // dwords, ../shared/SDMA-PACKETS.md) with relocation tables, written as the
-// packet plan ("sdma.packets" version 1, README.md), and prints the readable
-// listing: one packet per line with its byte offset, name, fields and raw
-// dwords. The runtime's decoder (runtime/lib/PacketDecoder.cpp) is written
+// packet plan ("sdma.packets" version 2, docs/plan-format.md), and prints the
+// readable listing: one packet per line with its byte offset, name, fields and
+// raw dwords. The runtime's decoder (runtime/lib/PacketDecoder.cpp) is written
 // independently of this encoder and prints the same listing from the bits.
 //
 //===----------------------------------------------------------------------===//
@@ -19,7 +19,9 @@
 
 namespace sdma {
 
-constexpr int kPacketPlanVersion = 1;
+/// Version 2 added "target" (the SDMA target profile); it must equal the
+/// runtime's sdma::rt::kPacketPlanVersion (runtime/.../Version.h).
+constexpr int kPacketPlanVersion = 2;
 
 mlir::LogicalResult translateToPackets(mlir::ModuleOp module,
                                        llvm::raw_ostream &os);

@@ -14,6 +14,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "sdmapkt/IR/Targets.h"
+
 #include "sdmapkt/IR/SdmaPktDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -24,11 +26,8 @@
 
 namespace sdma::pkt {
 
-/// Hardware limits (../shared/SDMA-PACKETS.md, gfx94x).
-constexpr int64_t kMaxCopyBytes = int64_t(1) << 30; // 30-bit count of bytes-1
-constexpr int64_t kMaxSwapBytes = 0x3fffffe0;
-constexpr int64_t kBroadcastAlign = 32;
-constexpr int64_t kSwapAlign = 64;
+/// POLL_REGMEM's retry count that polls forever. The limits that depend on
+/// the engine generation are in Targets.h.
 constexpr int64_t kRetryForever = 0xfff;
 
 /// POLL_REGMEM compare functions by name, with their hardware codes.

@@ -26,9 +26,12 @@ def SdmaPkt_Dialect : Dialect {
     engine runs, in order, exactly as the hardware sees them. Addresses are
     relocations (`#sdmapkt.chunk`, `#sdmapkt.flag`, `#sdmapkt.timestamp`) or
     raw 64-bit numbers; byte counts are `#sdmapkt.chunks<N>` (N chunks,
-    patched at launch) or raw byte counts. Verifiers enforce what the engine
-    needs: broadcast destinations 32-byte aligned, swap operands 64-byte
-    aligned, counts within the 30-bit field, two-destination broadcasts.
+    patched at launch) or raw byte counts. A program names the target
+    profile it is built for (`target`, sdmapkt/IR/Targets.h: gfx9, gfx942,
+    gfx950), and the verifiers enforce what that engine needs: counts within
+    its copy and swap limits, swaps and NOP counts only where it has them,
+    broadcast destinations at the same offset within 32 bytes, swap operands
+    64-byte aligned, two-destination broadcasts.
     `sdma-translate --sdma-to-packets` encodes it; `--sdma-to-packet-listing`
     prints one packet per line.
   }];
@@ -86,13 +89,15 @@ def SdmaPkt_ProgramOp : SdmaPkt_Op<"program", [
     of `chunk_align` (so aligned packets stay aligned) and at most
     `max_chunk_bytes` (so split transfers stay within the count field).
     `done` is, per rank, the value flag 1 reaches when the rank's queues
-    are finished.
+    are finished. `target` names the SDMA target profile (gfx9, gfx942,
+    gfx950) whose limits the packets respect. Buffer bases are assumed at
+    least 256-byte aligned, so a chunk's alignment is its offset's.
 
     ```mlir
     sdmapkt.program @ag attributes {ranks = 2 : i64, buffers = ["in", "out"],
         buffer_chunks = [1, 2], flags = 3 : i64, timestamps = 0 : i64,
         chunk_align = 64 : i64, max_chunk_bytes = 67108864 : i64,
-        done = [1, 1]} {
+        done = [1, 1], target = "gfx9"} {
       sdmapkt.queue 0 : 0 {
         sdmapkt.copy_linear #sdmapkt.chunk<"in", 0, 0> -> #sdmapkt.chunk<"out", 1, 0> count #sdmapkt.chunks<1>
         sdmapkt.atomic_add64 #sdmapkt.flag<0, 1> value 1
@@ -104,13 +109,15 @@ def SdmaPkt_ProgramOp : SdmaPkt_Op<"program", [
                        StrArrayAttr:$buffers, I64ArrayAttr:$buffer_chunks,
                        I64Attr:$flags, I64Attr:$timestamps,
                        I64Attr:$chunk_align, I64Attr:$max_chunk_bytes,
-                       I64ArrayAttr:$done);
+                       I64ArrayAttr:$done, StrAttr:$target);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Index of buffer `name`, or -1.
     int64_t findBuffer(llvm::StringRef name);
+    /// The profile `target` names, or null (which the verifier reports).
+    const ::sdma::pkt::TargetProfile *getProfile();
   }];
 }
 
@@ -136,7 +143,8 @@ def SdmaPkt_CopyLinearOp : SdmaPkt_PacketOp<"copy_linear"> {
   let summary = "COPY_LINEAR (op 1, sub-op 0): one contiguous copy";
   let description = [{
     7 dwords. Copies `count` bytes from `src` to `dst` (count stored as
-    bytes - 1 in 30 bits: at most 1 GiB).
+    bytes - 1: at most 4 MiB on gfx9's 22 bits, 1 GiB on gfx942's 30 bits,
+    128 MiB on gfx950).
 
     ```mlir
     sdmapkt.copy_linear #sdmapkt.chunk<"in", 0, 0> -> #sdmapkt.chunk<"out", 1, 0> count #sdmapkt.chunks<1>
@@ -152,7 +160,10 @@ def SdmaPkt_CopyLinearOp : SdmaPkt_PacketOp<"copy_linear"> {
 def SdmaPkt_CopyBroadcastOp : SdmaPkt_PacketOp<"copy_broadcast"> {
   let summary = "broadcast COPY_LINEAR: one read, two destinations";
   let description = [{
-    9 dwords (broadcast bit 27 set). Both destinations 32-byte aligned.
+    9 dwords (broadcast bit 27 set). Both destinations at the same offset
+    within 32 bytes (ROCr's rule: dst0 & 0x1F == dst1 & 0x1F); for chunk
+    relocations, their chunk offsets' difference times any chunk size the
+    program allows (a multiple of `chunk_align`) is a multiple of 32.
 
     ```mlir
     sdmapkt.copy_broadcast #sdmapkt.chunk<"in", 0, 0> -> #sdmapkt.chunk<"out", 1, 0>, #sdmapkt.chunk<"out", 2, 0> count #sdmapkt.chunks<1>
@@ -171,7 +182,8 @@ def SdmaPkt_CopySwapOp : SdmaPkt_PacketOp<"copy_swap"> {
   let summary = "COPY_LINEAR_SWAP (op 1, sub-op 9): exchange two ranges";
   let description = [{
     7 dwords. Exchanges `count` bytes at `a` and `b` in place; both 64-byte
-    aligned, at most 0x3fffffe0 bytes.
+    aligned, at most 0x3fffffe0 bytes (128 MiB on gfx950). Only targets with
+    swap (gfx942, gfx950) accept it.
 
     ```mlir
     sdmapkt.copy_swap #sdmapkt.chunk<"buf", 0, 1> with #sdmapkt.chunk<"buf", 1, 0> count #sdmapkt.chunks<1>
@@ -241,6 +253,14 @@ def SdmaPkt_PollRegMemOp : SdmaPkt_PacketOp<"poll_regmem"> {
 
 def SdmaPkt_NopOp : SdmaPkt_PacketOp<"nop"> {
   let summary = "NOP (op 0): 1 + n dwords that do nothing (ring padding)";
+  let description = [{
+    A count of `n` > 0 extra dwords needs SDMA firmware feature_version >= 20
+    (targets gfx942 and gfx950); gfx9 takes 1-dword NOPs only.
+
+    ```mlir
+    sdmapkt.nop 0
+    ```
+  }];
   let arguments = (ins I64Attr:$extra);
   let assemblyFormat = "$extra attr-dict";
 }

@@ -56,7 +56,14 @@ int64_t ProgramOp::findBuffer(StringRef name) {
   return -1;
 }
 
+const TargetProfile *ProgramOp::getProfile() {
+  return findTargetProfile(getTarget());
+}
+
 LogicalResult ProgramOp::verify() {
+  if (!getProfile())
+    return emitOpError("unknown target '")
+           << getTarget() << "' (" << targetNameList() << ")";
   if (getRanksAttr().getInt() < 1)
     return emitOpError("needs at least one rank");
   if (getBuffers().size() != getBufferChunks().size())
@@ -185,16 +192,18 @@ LogicalResult verifyAddress(Operation *op, Attribute attr, StringRef what,
          << " must be an integer address or #sdmapkt.chunk/flag/timestamp";
 }
 
-/// Checks a byte count (raw bytes or #sdmapkt.chunks) against `maxBytes`
-/// and returns its length in chunks where it is a relocation.
+/// Checks a byte count (raw bytes or #sdmapkt.chunks) against `maxBytes`,
+/// the program's target's limit, and returns its length in chunks where it
+/// is a relocation.
 FailureOr<std::optional<int64_t>> verifyCount(Operation *op, Attribute attr,
                                               int64_t maxBytes) {
   ProgramOp program = programOf(op);
+  std::string target = "(target '" + program.getTarget().str() + "')";
   if (auto integer = dyn_cast<IntegerAttr>(attr)) {
     int64_t bytes = integer.getInt();
     if (bytes < 1 || bytes > maxBytes)
-      return op->emitOpError("count ")
-             << bytes << " bytes out of range [1, " << maxBytes << "]";
+      return op->emitOpError("count ") << bytes << " bytes out of range [1, "
+                                       << maxBytes << "] " << target;
     return std::optional<int64_t>();
   }
   if (auto chunks = dyn_cast<ChunksAttr>(attr)) {
@@ -205,15 +214,69 @@ FailureOr<std::optional<int64_t>> verifyCount(Operation *op, Attribute attr,
       return op->emitOpError("count of ")
              << n << " chunks may exceed " << maxBytes
              << " bytes at max_chunk_bytes " << program.getMaxChunkBytes()
-             << ": split the transfer";
+             << ": split the transfer " << target;
     return std::optional<int64_t>(n);
   }
   return op->emitOpError("count must be a byte count or #sdmapkt.chunks");
 }
+
+/// Whether `chunks` chunks are a multiple of `n` bytes (a power of two) at
+/// every chunk size the program allows (the multiples of chunk_align).
+bool multipleAtEveryChunkSize(ProgramOp program, uint64_t chunks, int64_t n) {
+  uint64_t align = program.getChunkAlignAttr().getInt();
+  return (chunks % n) * (align % n) % n == 0;
+}
+
+/// ROCr's broadcast rule: both destinations at the same offset within `n`
+/// bytes. Buffer bases are at least 256-byte aligned, so a chunk
+/// relocation's offset within `n` is its chunk offset times the chunk size.
+LogicalResult verifySameOffset(Operation *op, Attribute a, Attribute b,
+                               int64_t n) {
+  ProgramOp program = programOf(op);
+  auto rawA = dyn_cast<IntegerAttr>(a), rawB = dyn_cast<IntegerAttr>(b);
+  auto chunkA = dyn_cast<ChunkAttr>(a), chunkB = dyn_cast<ChunkAttr>(b);
+  auto fail = [&]() {
+    return op->emitOpError("destinations must lie at the same offset within ")
+           << n << " bytes (ROCr's broadcast rule), but ";
+  };
+  if (rawA && rawB) {
+    if (rawA.getInt() % n != rawB.getInt() % n)
+      return fail() << "0x" << llvm::utohexstr(rawA.getInt()) << " and 0x"
+                    << llvm::utohexstr(rawB.getInt()) << " do not";
+    return success();
+  }
+  if (chunkA && chunkB) {
+    uint64_t x = chunkA.getChunk(), y = chunkB.getChunk();
+    if (!multipleAtEveryChunkSize(program, x > y ? x - y : y - x, n))
+      return fail() << "chunks " << x << " and " << y
+                    << " are not, at every chunk size the program's "
+                       "chunk_align "
+                    << program.getChunkAlign() << " allows";
+    return success();
+  }
+  // One raw address, one chunk: both must be at offset 0 within n.
+  IntegerAttr raw = rawA ? rawA : rawB;
+  ChunkAttr chunk = chunkA ? chunkA : chunkB;
+  if (raw.getInt() % n)
+    return fail() << "address 0x" << llvm::utohexstr(raw.getInt()) << " is not "
+                  << n << "-byte aligned while the other is "
+                  << "a buffer chunk";
+  if (!multipleAtEveryChunkSize(program, chunk.getChunk(), n))
+    return fail() << "chunk " << chunk.getChunk()
+                  << " is not, at every chunk size the program's chunk_align "
+                  << program.getChunkAlign()
+                  << " allows, while the other is an aligned address";
+  return success();
+}
+
+int64_t maxCopyBytes(Operation *op) {
+  const TargetProfile *profile = programOf(op).getProfile();
+  return profile ? profile->maxCopyBytes() : kSwapFieldMaxBytes;
+}
 } // namespace
 
 LogicalResult CopyLinearOp::verify() {
-  auto chunks = verifyCount(*this, getCount(), kMaxCopyBytes);
+  auto chunks = verifyCount(*this, getCount(), maxCopyBytes(*this));
   if (failed(chunks) ||
       failed(verifyAddress(*this, getSrc(), "source", AddrKind::Data, 1,
                            *chunks)) ||
@@ -224,27 +287,38 @@ LogicalResult CopyLinearOp::verify() {
 }
 
 LogicalResult CopyBroadcastOp::verify() {
-  auto chunks = verifyCount(*this, getCount(), kMaxCopyBytes);
+  auto chunks = verifyCount(*this, getCount(), maxCopyBytes(*this));
   if (failed(chunks) ||
       failed(verifyAddress(*this, getSrc(), "source", AddrKind::Data, 1,
                            *chunks)) ||
       failed(verifyAddress(*this, getDst0(), "first destination",
-                           AddrKind::Data, kBroadcastAlign, *chunks)) ||
+                           AddrKind::Data, 1, *chunks)) ||
       failed(verifyAddress(*this, getDst1(), "second destination",
-                           AddrKind::Data, kBroadcastAlign, *chunks)))
+                           AddrKind::Data, 1, *chunks)))
     return failure();
   if (getDst0() == getDst1())
     return emitOpError("needs two different destinations");
-  return success();
+  const TargetProfile *profile = programOf(*this).getProfile();
+  return verifySameOffset(*this, getDst0(), getDst1(),
+                          profile ? profile->broadcastOffsetBytes : 32);
 }
 
 LogicalResult CopySwapOp::verify() {
-  auto chunks = verifyCount(*this, getCount(), kMaxSwapBytes);
+  const TargetProfile *profile = programOf(*this).getProfile();
+  if (profile && !profile->swap)
+    return emitOpError("COPY_LINEAR_SWAP is not supported by target '")
+           << profile->name << "' ("
+           << targetNamesWith([](const TargetProfile &p) { return p.swap; })
+           << " support it)";
+  int64_t align = profile ? profile->swapAlignBytes : 64;
+  auto chunks =
+      verifyCount(*this, getCount(),
+                  profile ? profile->maxSwapBytes() : kSwapFieldMaxBytes);
   if (failed(chunks) ||
       failed(verifyAddress(*this, getA(), "first operand", AddrKind::Data,
-                           kSwapAlign, *chunks)) ||
+                           align, *chunks)) ||
       failed(verifyAddress(*this, getB(), "second operand", AddrKind::Data,
-                           kSwapAlign, *chunks)))
+                           align, *chunks)))
     return failure();
   if (getA() == getB())
     return emitOpError("swaps a range with itself");
@@ -279,8 +353,16 @@ LogicalResult PollRegMemOp::verify() {
 }
 
 LogicalResult NopOp::verify() {
-  if (getExtraAttr().getInt() < 0 || getExtraAttr().getInt() > 0x3fff)
+  int64_t extra = getExtraAttr().getInt();
+  if (extra < 0 || extra > 0x3fff)
     return emitOpError("extra dword count does not fit in 14 bits");
+  const TargetProfile *profile = programOf(*this).getProfile();
+  if (profile && extra > profile->maxNopExtra())
+    return emitOpError("a NOP of ")
+           << extra << " extra dwords needs a NOP count, which target '"
+           << profile->name << "' lacks (SDMA firmware feature_version >= 20: "
+           << targetNamesWith([](const TargetProfile &p) { return p.nopCount; })
+           << ")";
   return success();
 }
 

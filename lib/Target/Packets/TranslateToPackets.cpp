@@ -67,7 +67,8 @@ public:
     q.dwords.push_back(static_cast<uint32_t>(raw));
     q.dwords.push_back(static_cast<uint32_t>(raw >> 32));
   }
-  /// Appends a count dword: bytes - 1 in bits [29:0].
+  /// Appends a count dword: bytes - 1 in bits [29:0] (the verifier keeps
+  /// raw counts within the target's width).
   void count(Attribute attr) {
     size_t at = q.dwords.size();
     if (auto chunks = dyn_cast<ChunksAttr>(attr)) {
@@ -203,12 +204,38 @@ std::pair<std::string, std::string> encode(Operation *packet, Encoder &e) {
       });
 }
 
+/// The profile as the packet plan records it.
+json targetJson(const TargetProfile &profile) {
+  return {{"name", profile.name.str()},
+          {"count_bits", profile.countBits},
+          {"max_copy_bytes", profile.maxCopyBytes()},
+          {"swap", profile.swap},
+          {"max_swap_bytes", profile.maxSwapBytes()},
+          {"nop_count", profile.nopCount}};
+}
+
+/// The listing's first line; the runtime's packetListing prints the same
+/// from the plan's "target".
+std::string targetLine(const TargetProfile &profile) {
+  std::string line = "target " + profile.name.str() + " (copy " +
+                     std::to_string(profile.maxCopyBytes()) + " bytes, ";
+  line += profile.swap
+              ? "swap " + std::to_string(profile.maxSwapBytes()) + " bytes, "
+              : std::string("no swap, ");
+  return line + (profile.nopCount ? "NOP count)" : "no NOP count)");
+}
+
 FailureOr<ProgramOp> onlyProgram(ModuleOp module) {
   auto programs = llvm::to_vector(module.getOps<ProgramOp>());
   if (programs.size() != 1)
     return module.emitError("expected exactly one sdmapkt.program (run "
                             "--convert-sdma-to-sdmapkt), found ")
            << programs.size();
+  // The verifier refuses unknown targets; an unverified module still gets
+  // an error, not a null profile.
+  if (!programs.front().getProfile())
+    return programs.front().emitOpError("unknown target '")
+           << programs.front().getTarget() << "' (" << targetNameList() << ")";
   return programs.front();
 }
 
@@ -269,6 +296,7 @@ LogicalResult sdma::translateToPackets(ModuleOp module, raw_ostream &os) {
   json plan{{"format", "sdma.packets"},
             {"version", kPacketPlanVersion},
             {"program", program.getSymName().str()},
+            {"target", targetJson(*program.getProfile())},
             {"ranks", program.getRanksAttr().getInt()},
             {"collective", std::move(collective)},
             {"buffers", std::move(buffers)},
@@ -286,6 +314,7 @@ LogicalResult sdma::translateToPacketListing(ModuleOp module, raw_ostream &os) {
   FailureOr<ProgramOp> found = onlyProgram(module);
   if (failed(found))
     return failure();
+  os << targetLine(*found->getProfile()) << "\n";
   for (EncodedQueue &q : encodeProgram(*found)) {
     os << "queue " << q.rank << ":" << q.engine << " (" << q.dwords.size()
        << " dwords)\n";

@@ -9,7 +9,8 @@
 // RUN: sdma-packet-sim --list %t.json > %t.runtime.txt
 // RUN: diff %t.compiler.txt %t.runtime.txt
 
-// CHECK: queue 0:1 (73 dwords)
+// CHECK: target gfx942 (copy 1073741824 bytes, swap 1073741792 bytes, NOP count)
+// CHECK-NEXT: queue 0:1 (73 dwords)
 // CHECK-NEXT: 0x0000  POLL_REGMEM    addr=flag@r0[0] func=ge ref=1 mask=0xFFFFFFFF interval=10 retry=4095  [d0000008 00000000 00000000 00000001 ffffffff 0fff000a]
 // CHECK-NEXT: 0x0018  TIMESTAMP      addr=ts@r0[0]  [0000020d 00000000 00000000]
 // CHECK-NEXT: 0x0024  COPY_LINEAR    src=in@r0+c0 dst=out@r1+c3 count=1ch  [00000001 00000000 00000000 00000000 00000000 00000000 00000000]
@@ -26,8 +27,16 @@
 // CHECK-NEXT: queue 1:0 (0 dwords)
 
 // PLAN:      "format": "sdma.packets",
-// PLAN-NEXT: "version": 1,
+// PLAN-NEXT: "version": 2,
 // PLAN-NEXT: "program": "all",
+// PLAN-NEXT: "target": {
+// PLAN-NEXT:  "name": "gfx942",
+// PLAN-NEXT:  "count_bits": 30,
+// PLAN-NEXT:  "max_copy_bytes": 1073741824,
+// PLAN-NEXT:  "swap": true,
+// PLAN-NEXT:  "max_swap_bytes": 1073741792,
+// PLAN-NEXT:  "nop_count": true
+// PLAN-NEXT: },
 // PLAN:      "chunk_align": 64,
 // PLAN-NEXT: "max_chunk_bytes": 1048576,
 // PLAN:      "rank": 0,
@@ -65,7 +74,7 @@
 // PLAN-NEXT:   "buffer": "out",
 // PLAN-NEXT:   "rank": 1,
 // PLAN-NEXT:   "chunk": 3
-sdmapkt.program @all attributes {ranks = 2 : i64, buffers = ["in", "out"],
+sdmapkt.program @all attributes {target = "gfx942", ranks = 2 : i64, buffers = ["in", "out"],
     buffer_chunks = [1, 4], flags = 3 : i64, timestamps = 2 : i64,
     chunk_align = 64 : i64, max_chunk_bytes = 1048576 : i64, done = [1, 0]} {
   sdmapkt.queue 0 : 1 {

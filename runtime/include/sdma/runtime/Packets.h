@@ -58,8 +58,21 @@ struct PacketQueue {
   std::vector<Relocation> relocations;
 };
 
+/// The SDMA target profile a packet plan was built for ($.target; the
+/// compiler's table is dialect/sdmapkt/IR/Targets.h): the limits its
+/// packets respect and the simulator holds them to.
+struct PacketTarget {
+  std::string name;
+  int countBits = 0;        // COPY_LINEAR's count field: 22 or 30 bits
+  int64_t maxCopyBytes = 0; // the most bytes one copy packet moves
+  bool swap = false;        // COPY_LINEAR_SWAP accepted
+  int64_t maxSwapBytes = 0; // the most bytes one swap moves (0 without)
+  bool nopCount = false;    // NOP with a count of extra dwords accepted
+};
+
 struct PacketPlan {
   std::string program;
+  PacketTarget target;
   int ranks = 0;
   std::vector<Buffer> buffers;
   std::optional<Collective> collective;

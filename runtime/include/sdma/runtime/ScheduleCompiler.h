@@ -36,6 +36,9 @@ struct ScheduleCompileOptions {
   /// "none", "primary" or "all".
   std::string packets = "none";
   std::string packetCompletion = "atomic";
+  /// The SDMA target profile packets are built for (gfx9, gfx942, gfx950);
+  /// empty: the compiler's default (gfx9).
+  std::string sdmaTarget;
   /// The name diagnostics give the schedule.
   std::string name = "<schedule>";
 

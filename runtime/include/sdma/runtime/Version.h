@@ -23,7 +23,9 @@ namespace rt {
 /// The plan format (`"format": "sdma.plan"`, sdma-translate --sdma-to-plan).
 constexpr int kPlanVersion = 1;
 /// The packet plan format (`"format": "sdma.packets"`, --sdma-to-packets).
-constexpr int kPacketPlanVersion = 1;
+/// Version 2 records the SDMA target profile ("target"); version 1 plans
+/// (which assumed gfx942's limits) are refused: recompile them.
+constexpr int kPacketPlanVersion = 2;
 /// The load/store program header (`// sdma-ldst: {"format": "sdma.ldst"}`).
 constexpr int kLdstVersion = 1;
 /// The NVIDIA cost-model profile (runtime/profiles/h200-nvidia.json; the
@@ -35,7 +37,7 @@ constexpr int kDmaProfileVersion = 1;
 
 /// What `TOOL --version` prints (two lines, newline-terminated):
 ///   sdma-sim (sdma 0.1.0)
-///   formats: plan 1, packet plan 1, ld/st program 1, nvidia profile 1, dma
+///   formats: plan 1, packet plan 2, ld/st program 1, nvidia profile 1, dma
 ///   profile 1
 inline std::string versionText(const std::string &tool) {
   return tool + " (sdma " + kSdmaVersion + ")\nformats: plan " +
