@@ -126,8 +126,8 @@ bool checkChunk(const PacketPlan &plan, uint64_t chunk, std::string &error) {
   if (chunk % plan.chunkAlign) {
     error = "chunk size " + std::to_string(chunk) + " is not a multiple of " +
             std::to_string(plan.chunkAlign) +
-            ", which this program's packets need (broadcast destinations 32, "
-            "swap operands 64 bytes aligned)";
+            ", which this program's packets need (broadcast destinations at "
+            "one offset within 32 bytes, swap operands 64-byte aligned)";
     return false;
   }
   if (chunk > uint64_t(plan.maxChunkBytes)) {
