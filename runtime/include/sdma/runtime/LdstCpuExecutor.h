@@ -115,10 +115,10 @@ private:
                               int, int, int, unsigned long long, long long **);
   LdstCpuExecutor(const LdstProgram &program, const LdstCpuOptions &options)
       : program_(program), options_(options) {}
-  /// Loads a compiled kernel object.
+  /// Takes a dlopen'ed kernel object (closed with the executor).
   static std::unique_ptr<LdstCpuExecutor> load(const LdstProgram &program,
                                                const LdstCpuOptions &options,
-                                               const std::string &object,
+                                               void *handle,
                                                std::string &error);
 
   LdstProgram program_;
