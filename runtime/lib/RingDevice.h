@@ -114,9 +114,10 @@ sdma_ring_reserve(SdmaRingQueue *q, unsigned need, unsigned &pad) {
 #ifdef SDMA_RING_FAULT_RACE
   unsigned long long cur = SDMA_RING_LOAD(&q->reserve);
   SDMA_ATOMIC_ADD_U64(&q->arrive, 1ull);
-  // Every writer of the queue reads before any writes (bounded).
+  // Every writer of the queue reads before any writes (bounded: 100 ms).
   for (unsigned long long t = SDMA_NOW_NS();
-       SDMA_RING_LOAD(&q->arrive) < SDMA_NTID && SDMA_NOW_NS() - t < 1000000;)
+       SDMA_RING_LOAD(&q->arrive) < SDMA_NTID &&
+       SDMA_NOW_NS() - t < 100000000;)
     SDMA_SPIN_PAUSE();
   unsigned long long pos = cur & (q->bytes - 1);
   pad = pos + need > q->bytes ? (unsigned)(q->bytes - pos) : 0;

@@ -105,7 +105,8 @@ struct Hooks {
 using RunFn = void (*)(KernelArgs, int, int, Hooks);
 
 struct Fetched {
-  uint64_t offset = 0; // write offset of its first byte
+  std::chrono::steady_clock::time_point when; // fetched at
+  uint64_t offset = 0;                        // write offset of its first byte
   std::vector<uint32_t> dwords;
   Packet packet;
 };
@@ -241,14 +242,16 @@ bool RingModel::setUp(std::string &error) {
       error = q.name() + ": " + error;
       return false;
     }
-    for (const Packet &p : decoded) {
+    std::vector<size_t> batch = ringBatches(*q.queue, decoded);
+    for (size_t k = 0; k < decoded.size(); ++k) {
+      const Packet &p = decoded[k];
       largest = std::max(largest, p.size);
-      bool data = p.kind == Packet::Kind::CopyLinear ||
-                  p.kind == Packet::Kind::CopyBroadcast ||
-                  p.kind == Packet::Kind::CopySwap;
-      if (q.expected.empty() || !data || !q.expected.back().data)
-        q.expected.push_back(Batch{data, {}, {}, 0});
+      if (!k || batch[k] != batch[k - 1])
+        q.expected.push_back(Batch{});
       Batch &b = q.expected.back();
+      b.data = p.kind == Packet::Kind::CopyLinear ||
+               p.kind == Packet::Kind::CopyBroadcast ||
+               p.kind == Packet::Kind::CopySwap;
       b.packets.emplace_back(image.begin() + p.dword,
                              image.begin() + p.dword + p.size);
       b.seen.push_back(false);
@@ -298,7 +301,9 @@ bool RingModel::fetchOne(SimQueue &q, uint64_t value) {
   if (offset + 4 * size > value)
     return bad("the doorbell (write pointer " + std::to_string(value) +
                ") ends inside this " + std::to_string(size) + "-dword packet");
-  for (size_t k = 0; k < size; ++k)
+  // A NOP's extra dwords are skipped, never read: only its header counts.
+  const bool nop = (q.ring[i] & 0xff) == 0;
+  for (size_t k = 0; k < (nop ? 1 : size); ++k)
     if (!q.written[i + k].load(std::memory_order_acquire))
       return bad("the doorbell rang with write pointer " +
                  std::to_string(value) + " before dword " + std::to_string(k) +
@@ -306,6 +311,7 @@ bool RingModel::fetchOne(SimQueue &q, uint64_t value) {
                  "-dword packet was written: a packet must be visible before "
                  "the doorbell");
   Fetched f;
+  f.when = std::chrono::steady_clock::now();
   f.offset = offset;
   for (size_t k = 0; k < size; ++k) {
     f.dwords.push_back(__atomic_load_n(&q.ring[i + k], __ATOMIC_RELAXED));
@@ -423,6 +429,11 @@ void RingModel::engine(SimQueue &q) {
       f = q.pending.front();
       q.pending.pop_front();
     }
+    // A slow engine: each packet runs no sooner than the latency after
+    // the doorbell that fetched it, so writers find the ring full.
+    if (options.engineLatencyNs)
+      std::this_thread::sleep_until(
+          f.when + std::chrono::nanoseconds(options.engineLatencyNs));
     if (f.packet.kind == Packet::Kind::Nop) {
       ++nops;
     } else {
@@ -466,17 +477,17 @@ bool RingModel::run(RunFn runFn, std::string &error, RingSimStats &stats) {
     machine.memory.flags(r)[kLaunchFlag] = 1;
   }
   kernelQueues.resize(queues.size());
-  for (size_t i = 0; i < queues.size(); ++i)
-    kernelQueues[i] = KernelQueue{queues[i].ring.data(),
-                                  ringBytes,
-                                  &queues[i].rptr,
-                                  &queues[i].wptr,
-                                  &queues[i].doorbell,
-                                  0,
-                                  0,
-                                  i,
-                                  0,
-                                  0};
+  for (size_t i = 0; i < queues.size(); ++i) {
+    // Rings persist across collectives: this one starts where the last
+    // left off, `startBeforeEnd` bytes before the ring's end.
+    uint64_t start =
+        (ringBytes - options.startBeforeEnd % ringBytes) % ringBytes;
+    SimQueue &q = queues[i];
+    q.rptr = q.wptr = q.doorbell = q.fetched = start;
+    kernelQueues[i] =
+        KernelQueue{q.ring.data(), ringBytes, &q.rptr, &q.wptr, &q.doorbell,
+                    start,         start,     i,       0,       0};
+  }
   KernelArgs args{buf.data(),          flags.data(),
                   ts.data(),           machine.memory.chunkBytes(),
                   kernelQueues.data(), errorRecord,
@@ -500,6 +511,9 @@ bool RingModel::run(RunFn runFn, std::string &error, RingSimStats &stats) {
   for (std::thread &t : engines)
     t.join();
   stats.ringBytes = ringBytes;
+  for (const PacketQueue &q : plan.queues)
+    stats.longestQueueBytes =
+        std::max<uint64_t>(stats.longestQueueBytes, 4 * q.image.size());
   stats.packets = packets;
   stats.nops = nops;
   stats.wraps = wraps;
@@ -547,6 +561,11 @@ bool sdma::rt::simulateRing(const PacketPlan &plan, HostMemory &memory,
   if (!checkChunk(plan, chunk, error) || !checkLayout(plan, chunk, error) ||
       !memory.matches(plan.layout(), error))
     return false;
+  if (options.startBeforeEnd % 4) {
+    error = "a ring start " + std::to_string(options.startBeforeEnd) +
+            " bytes before the end is not a whole number of dwords";
+    return false;
+  }
   if (options.writers < 1 || options.writers > 64) {
     error = "writers per queue must be 1..64";
     return false;

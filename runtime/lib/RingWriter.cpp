@@ -7,17 +7,19 @@
 // straight-line submissions: a packet's constant dwords as literals, its
 // relocated dwords as expressions over the kernel's tables (buffer bases,
 // flag and timestamp slots, the chunk size). A queue's packets fall into
-// batches: each ordering packet (POLL_REGMEM, FENCE, ATOMIC, TIMESTAMP,
-// TRAP) alone, written by wavefront 0, and each run of data packets (copies,
-// broadcasts, swaps) between them, dealt round robin to the block's
-// wavefronts, which reserve ring space concurrently. A block barrier
-// separates batches, so every packet of a batch is in the ring before the
-// next batch reserves: ring order is the plan's order up to the order of
-// data packets within a batch, which the plan leaves free.
+// batches (ringBatches): each ordering packet alone, written by wavefront
+// 0, and runs of independent data packets, dealt round robin to the
+// block's wavefronts, which reserve ring space concurrently. A block
+// barrier separates batches, so every packet of a batch is in the ring
+// before the next batch reserves: ring order is the plan's order up to the
+// order of independent data packets within a batch.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RingDevice.h"
+#ifdef SDMA_HAVE_HIP
+#include "HipLdstExecutor.h"
+#endif
 #include "sdma/runtime/LdstPrelude.h"
 #include "sdma/runtime/Ring.h"
 
@@ -45,6 +47,70 @@ bool isData(Packet::Kind kind) {
          kind == Packet::Kind::CopyBroadcast || kind == Packet::Kind::CopySwap;
 }
 
+/// The chunk ranges a data packet reads and writes: (rank, buffer) and
+/// [first, end) in chunks, from its relocations; false if an address is
+/// not a chunk relocation (then it conflicts with everything).
+struct Range {
+  int rank, buffer;
+  int64_t first, end;
+  bool write;
+};
+bool packetRanges(const PacketQueue &queue, const Packet &p,
+                  const std::map<size_t, const Relocation *> &relocs,
+                  std::vector<Range> &ranges) {
+  ranges.clear();
+  auto count = relocs.find(p.dword + p.countAt);
+  if (count == relocs.end() || count->second->kind != Relocation::Kind::Count)
+    return false;
+  for (int i = 0; i < p.numAddrs; ++i) {
+    auto r = relocs.find(p.dword + p.addrAt[i]);
+    if (r == relocs.end() || r->second->kind != Relocation::Kind::Chunk)
+      return false;
+    const Relocation &rel = *r->second;
+    // COPY/broadcast: address 0 is read, the others written; SWAP: both.
+    bool write = i > 0 || p.kind == Packet::Kind::CopySwap;
+    ranges.push_back({rel.rank, rel.buffer, rel.chunk,
+                      rel.chunk + count->second->chunks, write});
+  }
+  return true;
+}
+} // namespace
+
+std::vector<size_t> sdma::rt::ringBatches(const PacketQueue &queue,
+                                          const std::vector<Packet> &packets) {
+  std::map<size_t, const Relocation *> relocs;
+  for (const Relocation &r : queue.relocations)
+    relocs[r.dword] = &r;
+  std::vector<size_t> batch(packets.size());
+  std::vector<Range> open, mine; // the current data batch's ranges
+  bool inData = false, unknown = false;
+  size_t id = 0;
+  for (size_t i = 0; i < packets.size(); ++i) {
+    const Packet &p = packets[i];
+    bool data = isData(p.kind);
+    bool known = data && packetRanges(queue, p, relocs, mine);
+    bool conflict = !inData || !known || unknown;
+    for (const Range &a : mine)
+      for (const Range &b : open)
+        conflict |= (a.write || b.write) && a.rank == b.rank &&
+                    a.buffer == b.buffer && a.first < b.end && b.first < a.end;
+    if (i && (conflict || !data))
+      ++id;
+    if (conflict || !data) {
+      open.clear();
+      unknown = false;
+    }
+    batch[i] = id;
+    inData = data;
+    if (data) {
+      open.insert(open.end(), mine.begin(), mine.end());
+      unknown |= !known;
+    }
+  }
+  return batch;
+}
+
+namespace {
 std::string hex32(uint32_t v) {
   char text[16];
   std::snprintf(text, sizeof text, "0x%xu", v);
@@ -113,17 +179,17 @@ bool emitQueue(std::ostream &os, const PacketPlan &plan, size_t index,
      << "static __device__ void sdma_ring_q" << index
      << "(const SdmaRingArgs &a, SdmaRingQueue *q, unsigned w, unsigned nw, "
         "bool lead) {\n";
+  std::vector<size_t> batch = ringBatches(queue, packets);
   size_t dealt = 0; // data packets in the current batch
-  bool first = true, inData = false;
-  for (const Packet &p : packets) {
+  for (size_t i = 0; i < packets.size(); ++i) {
+    const Packet &p = packets[i];
     bool data = isData(p.kind);
-    // A barrier between batches: data after ordering packets, or back.
-    if (!first && data != inData)
+    // A barrier between batches: every packet of one is in the ring before
+    // the next reserves.
+    if (i && batch[i] != batch[i - 1]) {
       os << "  SDMA_SYNC();\n";
-    if (data != inData || first)
       dealt = 0;
-    first = false;
-    inData = data;
+    }
     std::string guard =
         data ? "lead && w == " + std::to_string(dealt++) + "u % nw"
              : std::string("lead && w == 0");
@@ -189,4 +255,18 @@ std::optional<std::string> sdma::rt::emitRingWriter(const PacketPlan &plan,
 std::string sdma::rt::ringHipSource(const std::string &writer, bool clang) {
   return std::string(clang ? kHipClangPrelude : kHipPrelude) +
          "#define SDMA_RING_WAVE 64\n" + kRingHipPrelude + writer;
+}
+
+bool sdma::rt::compileRingWriterHipRtc(const std::string &writer,
+                                       const std::string &arch,
+                                       std::string &code, std::string &error) {
+#ifdef SDMA_HAVE_HIP
+  // compileWithHipRtc puts kHipPrelude first.
+  return compileWithHipRtc(std::string("#define SDMA_RING_WAVE 64\n") +
+                               kRingHipPrelude + writer,
+                           "sdma_ring_write.hip", arch, code, error);
+#else
+  error = "built without HIP headers";
+  return false;
+#endif
 }

@@ -38,13 +38,20 @@ static const char *kUsage =
     "  --ring-bytes=N,...   ring sizes, powers of two, or min: the smallest\n"
     "                       ring the plan takes (default 4096)\n"
     "  --writers=N          writers (wavefronts) per queue, 1..64 (default 4)\n"
+    "  --start-before-end=N the rings start N bytes before their end, as\n"
+    "                       rings left by earlier work do (default 0)\n"
+    "  --engine-latency-us=N  each packet runs N us after the doorbell that\n"
+    "                       made it visible: writers find the ring full\n"
+    "                       (default 0)\n"
     "  --fault=F            inject a writer bug: early-doorbell, no-pad or\n"
     "                       race (default none)\n"
     "  --timeout-ms=N       the longest any one wait may take (default "
     "10000)\n"
     "  --emit-writer=FILE   write the writer kernel's source and exit\n"
     "  --emit-hip=FILE      write it with the AMD prelude and exit\n"
-    "  --hip=clang|hiprtc   the prelude --emit-hip uses (default clang)\n";
+    "  --hip=clang|hiprtc   the prelude --emit-hip uses (default clang)\n"
+    "  --hiprtc=ARCH        compile the writer with hipRTC for ARCH (e.g.\n"
+    "                       gfx90a) and exit\n";
 
 static bool parseList(const std::string &text, std::vector<uint64_t> &out,
                       bool zero = false) {
@@ -71,8 +78,8 @@ static bool writeFile(const std::string &path, const std::string &text) {
 int main(int argc, char **argv) {
   const char *path = nullptr;
   std::vector<uint64_t> chunkSizes, ringSizes;
-  std::vector<uint64_t> writers, timeoutMs;
-  std::string emitWriter, emitHip, hip = "clang";
+  std::vector<uint64_t> writers, timeoutMs, startBeforeEnd, latencyUs;
+  std::string emitWriter, emitHip, hip = "clang", hiprtcArch;
   RingFault fault = RingFault::None;
   MemoryBudget budget;
   if (int status = tool::handleCommon(argc, argv, "sdma-ring", kUsage, budget);
@@ -102,6 +109,14 @@ int main(int argc, char **argv) {
       if (!parseList(arg.substr(10), writers) || writers.size() != 1 ||
           writers[0] > 64)
         return bad("bad --writers '" + arg.substr(10, 64) + "' (1..64)");
+    } else if (arg.rfind("--start-before-end=", 0) == 0) {
+      if (!parseList(arg.substr(19), startBeforeEnd, /*zero=*/true) ||
+          startBeforeEnd.size() != 1)
+        return bad("bad --start-before-end '" + arg.substr(19, 64) + "'");
+    } else if (arg.rfind("--engine-latency-us=", 0) == 0) {
+      if (!parseList(arg.substr(20), latencyUs, /*zero=*/true) ||
+          latencyUs.size() != 1 || latencyUs[0] > 1000000)
+        return bad("bad --engine-latency-us '" + arg.substr(20, 64) + "'");
     } else if (arg.rfind("--timeout-ms=", 0) == 0) {
       if (!parseList(arg.substr(13), timeoutMs) || timeoutMs.size() != 1 ||
           timeoutMs[0] > 3600000)
@@ -116,6 +131,8 @@ int main(int argc, char **argv) {
       emitWriter = arg.substr(14);
     } else if (arg.rfind("--emit-hip=", 0) == 0) {
       emitHip = arg.substr(11);
+    } else if (arg.rfind("--hiprtc=", 0) == 0) {
+      hiprtcArch = arg.substr(9);
     } else if (arg.rfind("--hip=", 0) == 0) {
       hip = arg.substr(6);
       if (hip != "clang" && hip != "hiprtc")
@@ -137,7 +154,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "sdma-ring: error: %s\n", error.c_str());
     return 1;
   }
-  if (!emitWriter.empty() || !emitHip.empty()) {
+  if (!emitWriter.empty() || !emitHip.empty() || !hiprtcArch.empty()) {
     std::optional<std::string> writer = emitRingWriter(*plan, fault, error);
     if (!writer) {
       std::fprintf(stderr, "sdma-ring: error: %s\n", error.c_str());
@@ -149,6 +166,16 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "sdma-ring: error: cannot write the kernel\n");
       return 1;
     }
+    if (!hiprtcArch.empty()) {
+      std::string code;
+      if (!compileRingWriterHipRtc(*writer, hiprtcArch, code, error)) {
+        std::fprintf(stderr, "sdma-ring: error: %s\n", error.c_str());
+        return 1;
+      }
+      std::printf("hipRTC: compiled the ring writer of %s for %s: %zu-byte "
+                  "code object\n",
+                  plan->program.c_str(), hiprtcArch.c_str(), code.size());
+    }
     return 0;
   }
   if (chunkSizes.empty())
@@ -158,6 +185,10 @@ int main(int argc, char **argv) {
   RingSimOptions options;
   options.fault = fault;
   options.writers = writers.empty() ? 4 : static_cast<int>(writers[0]);
+  if (!startBeforeEnd.empty())
+    options.startBeforeEnd = startBeforeEnd[0];
+  if (!latencyUs.empty())
+    options.engineLatencyNs = latencyUs[0] * 1000;
   if (!timeoutMs.empty())
     options.timeoutNs = timeoutMs[0] * 1000000ull;
   if (const char *cache = std::getenv("SDMA_CACHE_DIR"))
@@ -194,13 +225,15 @@ int main(int argc, char **argv) {
         status = 2;
       std::printf(
           "%s chunk %llu ring %llu: %llu packets, %llu NOPs, %llu wraps, "
-          "%llu doorbells, %llu full-ring waits, %llu bytes moved; "
+          "%llu doorbells, %llu full-ring waits (longest queue %llu bytes), "
+          "%llu bytes moved; "
           "collective: %llu of %llu bytes wrong%s%s\n",
           ok ? "ok  " : "FAIL", (unsigned long long)chunk,
           (unsigned long long)stats.ringBytes,
           (unsigned long long)stats.packets, (unsigned long long)stats.nops,
           (unsigned long long)stats.wraps, (unsigned long long)stats.doorbells,
           (unsigned long long)stats.fullWaits,
+          (unsigned long long)stats.longestQueueBytes,
           (unsigned long long)stats.bytesMoved,
           (unsigned long long)check.wrongBytes,
           (unsigned long long)check.checkedBytes,

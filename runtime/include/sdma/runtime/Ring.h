@@ -43,6 +43,17 @@ namespace sdma::rt {
 enum class RingFault { None, EarlyDoorbell, NoPad, Race };
 std::optional<RingFault> parseRingFault(const std::string &name);
 
+/// The submission batches of one queue (its packets as decodePackets gives
+/// them): batch[i] for packet i, non-decreasing. Each ordering packet
+/// (POLL_REGMEM, FENCE, ATOMIC, TIMESTAMP, TRAP, NOP) is a batch of its own;
+/// a run of data packets (copies, broadcasts, swaps) is split into batches
+/// of packets that touch disjoint bytes but for reads (by their chunk
+/// relocations, so at any chunk size). The packets of a batch may enter
+/// the ring in any order: an engine runs its queue in order, so a packet
+/// that depends on an earlier one of the same queue stays behind it.
+std::vector<size_t> ringBatches(const PacketQueue &queue,
+                                const std::vector<Packet> &packets);
+
 /// The ring writer kernel's source for `plan` (without a prelude: see
 /// ringHipSource). Fails on a plan it cannot write (queues not grouped by
 /// rank, an undecodable image).
@@ -53,11 +64,22 @@ std::optional<std::string> emitRingWriter(const PacketPlan &plan,
 /// clang -x hip -nogpuinc's (clang = true), ready to compile for gfx9.
 std::string ringHipSource(const std::string &writer, bool clang);
 
+/// Compiles `writer` with hipRTC for `arch` (e.g. gfx90a) into an AMD code
+/// object; false with the compiler's log or why hipRTC cannot be loaded.
+bool compileRingWriterHipRtc(const std::string &writer, const std::string &arch,
+                             std::string &code, std::string &error);
+
 struct RingSimOptions {
   /// Each queue's ring, in bytes: a power of two, at least twice the
   /// largest packet (so a packet and its padding always fit); 0: the
   /// smallest such ring.
   uint64_t ringBytes = 4096;
+  /// Where the rings start: this many bytes (a multiple of 4) before their
+  /// end (0: at the start), as a ring left by earlier work would.
+  uint64_t startBeforeEnd = 0;
+  /// Each packet runs no sooner than this after the doorbell that made it
+  /// visible (an engine slower than its writers: they find the ring full).
+  uint64_t engineLatencyNs = 0;
   /// Writers (wavefronts) per queue.
   int writers = 4;
   RingFault fault = RingFault::None;
@@ -70,12 +92,13 @@ struct RingSimOptions {
 };
 
 struct RingSimStats {
-  uint64_t ringBytes = 0; // the ring size used
-  uint64_t packets = 0;   // packets executed (NOPs excluded)
-  uint64_t nops = 0;      // NOP packets (wrap padding)
-  uint64_t wraps = 0;     // times a queue's write offset wrapped
-  uint64_t doorbells = 0; // doorbell writes
-  uint64_t fullWaits = 0; // submissions that found their ring full
+  uint64_t ringBytes = 0;         // the ring size used
+  uint64_t longestQueueBytes = 0; // the plan's longest queue
+  uint64_t packets = 0;           // packets executed (NOPs excluded)
+  uint64_t nops = 0;              // NOP packets (wrap padding)
+  uint64_t wraps = 0;             // times a queue's write offset wrapped
+  uint64_t doorbells = 0;         // doorbell writes
+  uint64_t fullWaits = 0;         // submissions that found their ring full
   uint64_t bytesMoved = 0;
 };
 
