@@ -58,6 +58,11 @@ CudaCeExecutor::create(const Plan &plan, const CudaOptions &options,
     error = "the CUDA driver lacks stream capture or graph entry points";
     return nullptr;
   }
+  if (ce.kernelTrigger && ce.graph) {
+    error = "kernel-triggered copies cannot be replayed from a graph: each "
+            "run waits for its own trigger value";
+    return nullptr;
+  }
   if (ce.batch && ce.graph) {
     error = "batched copies cannot be replayed from a graph: the CUDA driver "
             "refuses cuMemcpyBatchAsync while a stream is being captured";
@@ -138,7 +143,8 @@ std::string CudaCeExecutor::description() const {
          (ce_.graph   ? "graph"
           : ce_.batch ? "batch"
                       : "plain") +
-         (ce_.valueWaits ? ", value waits" : "") + "), " +
+         (ce_.valueWaits ? ", value waits" : "") +
+         (ce_.kernelTrigger ? ", kernel-triggered" : "") + "), " +
          (options_.devices.size() > 1
               ? "ranks spread over GPUs"
               : "all ranks on one GPU (there, device copies run on the SMs)") +
@@ -354,6 +360,11 @@ bool CudaCeExecutor::enqueue(uint64_t epoch, bool resetFlags,
     if (!use(q))
       return false;
     SDMA_CU(cuStreamWaitEvent, streams_[q], fork_, 0);
+    // Prelaunched behind the trigger a kernel writes: run n waits for n + 1.
+    if (ce_.kernelTrigger)
+      SDMA_CU(cuStreamWaitValue64, streams_[q],
+              flags_[plan_.streams[q].rank] + kLaunchFlag * 8, epoch + 1,
+              kWaitGeq);
   }
   // Interleaved so that every event is recorded before it is waited for.
   for (const DmaStep &step : schedule_->steps) {
@@ -396,7 +407,9 @@ bool CudaCeExecutor::join(bool resetFlags, std::string &error) {
         return false;
       for (CUevent join : joins_)
         SDMA_CU(cuStreamWaitEvent, streams_[q], join, 0);
-      SDMA_CU(cuMemsetD8Async, flags_[r], 0, plan_.flags * 8, streams_[q]);
+      // The launch flag only grows (kernel triggers count runs).
+      SDMA_CU(cuMemsetD8Async, flags_[r] + 8, 0, (plan_.flags - 1) * 8,
+              streams_[q]);
       SDMA_CU(cuEventRecord, resets_[r], streams_[q]);
       ends.push_back(resets_[r]);
     }
@@ -459,6 +472,11 @@ bool CudaCeExecutor::wait(std::string &error) {
       report +=
           (report.empty() ? "" : "; ") +
           describeUnfinishedQueue(plan_, *schedule_, q, epoch, notifiesPerRun_);
+  if (ce_.kernelTrigger)
+    report += (report.empty() ? "" : "; ") +
+              std::string("each queue first waits for its rank's launch flag "
+                          "to reach ") +
+              std::to_string(epoch_) + " (the kernel trigger)";
   error = (report.empty() ? std::string("the run did not finish") : report) +
           " (timeout " + std::to_string(options_.timeoutNs / 1000000) +
           " ms); " + kStuckNote;
@@ -466,8 +484,40 @@ bool CudaCeExecutor::wait(std::string &error) {
   return false;
 }
 
+bool CudaCeExecutor::kernelTrigger(int rank, uint64_t &flag, uint64_t &value,
+                                   std::string &error) const {
+  if (!ce_.kernelTrigger || rank < 0 || rank >= plan_.ranks || !epoch_) {
+    error = !ce_.kernelTrigger ? "this executor was made without kernel "
+                                 "triggers (CeOptions::kernelTrigger)"
+            : !epoch_          ? "no run launched yet"
+                      : "rank " + std::to_string(rank) + " is not a rank";
+    return false;
+  }
+  flag = flags_[rank] + kLaunchFlag * 8;
+  value = epoch_;
+  return true;
+}
+
+bool CudaCeExecutor::deviceBuffer(int rank, int buffer, uint64_t &address,
+                                  std::string &error) const {
+  if (!chunkBytes_ || rank < 0 || rank >= plan_.ranks || buffer < 0 ||
+      buffer >= static_cast<int>(plan_.buffers.size())) {
+    error = !chunkBytes_ ? "deviceBuffer before prepare()"
+                         : "no buffer " + std::to_string(buffer) + " of rank " +
+                               std::to_string(rank);
+    return false;
+  }
+  address = devices_.buffer(rank, buffer);
+  return true;
+}
+
 bool CudaCeExecutor::time(int runs, std::vector<double> &microseconds,
                           std::string &error) {
+  if (ce_.kernelTrigger) {
+    error = "time() cannot run kernel-triggered copies: nothing would "
+            "trigger them (launch, run the triggering kernel, then wait)";
+    return false;
+  }
   if (!devices_.use(0, error))
     return false;
   CUevent start = nullptr, stop = nullptr;

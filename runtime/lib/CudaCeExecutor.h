@@ -65,6 +65,10 @@ public:
   /// refuses further use, and other GPU work of the process may block
   /// behind its streams (a tool should report and exit).
   bool stuck() const override { return stuck_; }
+  bool kernelTrigger(int rank, uint64_t &flag, uint64_t &value,
+                     std::string &error) const override;
+  bool deviceBuffer(int rank, int buffer, uint64_t &address,
+                    std::string &error) const override;
 
   bool prepare(size_t chunkBytes, std::string &error) override;
   bool upload(const HostMemory &memory, std::string &error) override;

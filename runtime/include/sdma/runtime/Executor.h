@@ -101,6 +101,11 @@ struct CeOptions {
   /// other: with more streams than hardware queues a run can deadlock and
   /// time out. For testing that path on one GPU.
   bool valueWaits = false;
+  /// Kernel-triggered copies: every queue of a launched run first waits
+  /// (cuStreamWaitValue64) on its rank's launch flag, which a kernel writes
+  /// (kernelTrigger gives where and what): the copies sit prelaunched and
+  /// no host call stands between the kernel and them. Not with graph.
+  bool kernelTrigger = false;
 };
 
 /// The HIP executors (hip-ldst, hip-dma).
@@ -182,6 +187,24 @@ public:
   /// True once a run did not finish within the timeout and the executor
   /// cannot be used again (its GPU streams stay blocked): report and exit.
   virtual bool stuck() const { return false; }
+
+  /// Kernel-triggered runs (cuda-ce with CeOptions::kernelTrigger): the
+  /// last launched run's queues of `rank` start once a kernel stores the
+  /// 64-bit `value` at device address `flag` (system scope). False with
+  /// `error` elsewhere.
+  virtual bool kernelTrigger(int rank, uint64_t &flag, uint64_t &value,
+                             std::string &error) const {
+    (void)rank, (void)flag, (void)value;
+    error = name() + " has no kernel trigger";
+    return false;
+  }
+  /// GPU executors: the device address of `rank`'s `buffer` (prepared).
+  virtual bool deviceBuffer(int rank, int buffer, uint64_t &address,
+                            std::string &error) const {
+    (void)rank, (void)buffer, (void)address;
+    error = name() + " exposes no device buffers";
+    return false;
+  }
 };
 
 /// One entry of the backend table.
