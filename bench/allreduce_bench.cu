@@ -24,7 +24,7 @@
 //   nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include \
 //     bench/allreduce_bench.cu <libsdmart.a> -ldl -o allreduce_bench
 //   allreduce_bench PROGRAM_DIR [RUNS] [--ranks=R] [--max-mib=N]
-//                   [--check-max-mib=N] [--quick]
+//                   [--check-max-mib=N] [--quick] [--types=f32,bf16]
 // --quick: sdma's one-shot and two-shot specialised kernels only.
 //
 //===----------------------------------------------------------------------===//
@@ -212,7 +212,7 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--max-mib=N] "
-                 "[--check-max-mib=N] [--quick]\n",
+                 "[--check-max-mib=N] [--quick] [--types=f32,bf16]\n",
                  argv[0]);
     return 1;
   }
@@ -220,6 +220,7 @@ int main(int argc, char **argv) {
   int runs = 50;
   size_t maxBytes = 256u << 20, checkMax = 64u << 20;
   bool quick = false;
+  std::string types = "f32,bf16";
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--ranks=", 0) == 0)
@@ -228,6 +229,8 @@ int main(int argc, char **argv) {
       maxBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
     else if (a == "--quick")
       quick = true;
+    else if (a.rfind("--types=", 0) == 0)
+      types = a.substr(8);
     else if (a.rfind("--check-max-mib=", 0) == 0)
       checkMax = (size_t)std::atoi(a.c_str() + 16) << 20;
     else
@@ -255,6 +258,9 @@ int main(int argc, char **argv) {
   std::printf("collective,type,variant,bytes_per_rank,median_us,algbw_GBps,"
               "busbw_GBps,runs,wrong_elements,checked_bytes,ranks\n");
   for (const char *type : {"f32", "bf16"}) {
+    if (("," + types + ",").find("," + std::string(type) + ",") ==
+        std::string::npos)
+      continue;
     struct Entry {
       std::string name;
       std::unique_ptr<Executor> executor;
