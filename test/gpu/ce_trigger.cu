@@ -122,8 +122,12 @@ static bool runPlan(const char *path, size_t chunk, bool shortTrigger,
   cudaError_t launched = cudaGetLastError();
   bool waited = ex->wait(error);
   cudaStreamSynchronize(stream);
-  cudaFree(in.done);
-  cudaStreamDestroy(stream);
+  // Not after a run left waiting: cudaFree synchronizes the whole device,
+  // whose copy queues stay blocked (the first GPU run hung there).
+  if (waited) {
+    cudaFree(in.done);
+    cudaStreamDestroy(stream);
+  }
   if (launched != cudaSuccess) {
     std::printf("FAIL %s: kernel launch: %s\n", path,
                 cudaGetErrorString(launched));
