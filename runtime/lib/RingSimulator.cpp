@@ -22,6 +22,7 @@
 
 #include "HostCompile.h"
 #include "PacketMachine.h"
+#include "RingCpu.h"
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/Ring.h"
 
@@ -37,72 +38,9 @@
 
 using namespace sdma::rt;
 using namespace sdma::rt::packetsim;
+using namespace sdma::rt::ringcpu;
 
 namespace {
-
-// The ring macros on host threads; the kernel's stores and doorbells call
-// into the engine model.
-const char *kRingCpuPrelude = R"SDMA(
-struct SdmaRingHooks {
-  void *ctx;
-  void (*store)(void *, unsigned long long, unsigned);
-  void (*doorbell)(void *, unsigned long long, unsigned long long);
-};
-static SdmaRingHooks sdma_ring_hooks;
-#define SDMA_RING_WAVE 1
-#define SDMA_RING_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define SDMA_RING_STORE_RELEASE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define SDMA_ATOMIC_ADD_U64(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
-#define SDMA_RING_STORE(q, i, v)                                               \
-  (__atomic_store_n(&(q)->ring[(i)], (v), __ATOMIC_RELAXED),                   \
-   sdma_ring_hooks.store(sdma_ring_hooks.ctx, (q)->id, (i)))
-#define SDMA_RING_DOORBELL(q, v)                                               \
-  sdma_ring_hooks.doorbell(sdma_ring_hooks.ctx, (q)->id, (v))
-)SDMA";
-
-const char *kRingCpuEntry = R"SDMA(
-extern "C" void sdma_ring_cpu_run(SdmaRingArgs a, int queues, int writers,
-                                  SdmaRingHooks hooks) {
-  sdma_ring_hooks = hooks;
-  sdma_ntid = writers;
-  sdma_nbid = queues;
-  std::vector<std::unique_ptr<std::barrier<>>> barriers;
-  for (int b = 0; b < queues; ++b)
-    barriers.push_back(std::make_unique<std::barrier<>>(writers));
-  std::vector<std::thread> pool;
-  for (int b = 0; b < queues; ++b)
-    for (int t = 0; t < writers; ++t)
-      pool.emplace_back([&, b, t] {
-        sdma_tid = t;
-        sdma_bid = b;
-        sdma_bid_y = 0;
-        sdma_barrier = barriers[b].get();
-        sdma_ring_write(a);
-      });
-  for (std::thread &thread : pool)
-    thread.join();
-}
-)SDMA";
-
-// The kernel's view of a queue (SdmaRingQueue in RingDevice.h).
-struct KernelQueue {
-  uint32_t *ring;
-  unsigned long long bytes, *rptr, *wptr, *doorbell;
-  unsigned long long reserve, committed, id, fullWaits, arrive;
-};
-struct KernelArgs {
-  const unsigned long long *buf, *flags, *ts;
-  unsigned long long chunkBytes;
-  KernelQueue *queues;
-  unsigned long long *error, timeoutNs;
-  int rank;
-};
-struct Hooks {
-  void *ctx;
-  void (*store)(void *, unsigned long long, unsigned);
-  void (*doorbell)(void *, unsigned long long, unsigned long long);
-};
-using RunFn = void (*)(KernelArgs, int, int, Hooks);
 
 struct Fetched {
   std::chrono::steady_clock::time_point when; // fetched at
