@@ -367,6 +367,14 @@ void RingModel::engine(SimQueue &q) {
       f = q.pending.front();
       q.pending.pop_front();
     }
+    // A lagging engine: nothing runs until a writer of this queue has
+    // found its ring full (or all writers are done), so every queue that
+    // outgrows its ring back-pressures, however the threads are scheduled.
+    if (options.lagUntilFull)
+      while (!__atomic_load_n(&kernelQueues[&q - queues.data()].fullWaits,
+                              __ATOMIC_ACQUIRE) &&
+             !writersDone.load() && !stop.load())
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
     // A slow engine: each packet runs no sooner than the latency after
     // the doorbell that fetched it, so writers find the ring full.
     if (options.engineLatencyNs)

@@ -43,6 +43,10 @@ static const char *kUsage =
     "  --engine-latency-us=N  each packet runs N us after the doorbell that\n"
     "                       made it visible: writers find the ring full\n"
     "                       (default 0)\n"
+    "  --engine-lag         engines run nothing until their ring has filled\n"
+    "                       (a writer waited for space) or the writers are\n"
+    "                       done: back-pressure on every queue that outgrows\n"
+    "                       its ring, however the threads are scheduled\n"
     "  --fault=F            inject a writer bug: early-doorbell, no-pad or\n"
     "                       race (default none)\n"
     "  --timeout-ms=N       the longest any one wait may take (default "
@@ -79,6 +83,7 @@ int main(int argc, char **argv) {
   const char *path = nullptr;
   std::vector<uint64_t> chunkSizes, ringSizes;
   std::vector<uint64_t> writers, timeoutMs, startBeforeEnd, latencyUs;
+  bool lag = false;
   std::string emitWriter, emitHip, hip = "clang", hiprtcArch;
   RingFault fault = RingFault::None;
   MemoryBudget budget;
@@ -117,6 +122,8 @@ int main(int argc, char **argv) {
       if (!parseList(arg.substr(20), latencyUs, /*zero=*/true) ||
           latencyUs.size() != 1 || latencyUs[0] > 1000000)
         return bad("bad --engine-latency-us '" + arg.substr(20, 64) + "'");
+    } else if (arg == "--engine-lag") {
+      lag = true;
     } else if (arg.rfind("--timeout-ms=", 0) == 0) {
       if (!parseList(arg.substr(13), timeoutMs) || timeoutMs.size() != 1 ||
           timeoutMs[0] > 3600000)
@@ -189,6 +196,7 @@ int main(int argc, char **argv) {
     options.startBeforeEnd = startBeforeEnd[0];
   if (!latencyUs.empty())
     options.engineLatencyNs = latencyUs[0] * 1000;
+  options.lagUntilFull = lag;
   if (!timeoutMs.empty())
     options.timeoutNs = timeoutMs[0] * 1000000ull;
   if (const char *cache = std::getenv("SDMA_CACHE_DIR"))

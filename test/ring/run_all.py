@@ -4,8 +4,9 @@ variant to an AMD SDMA packet plan (3 and 4 ranks in turn; prelaunched with
 FENCE completion at 3 ranks, ATOMIC at 4; the target profiles in turn, swaps
 on the targets that have them), lowers each plan to its ring writer kernel
 and runs the kernel on the CPU against simulated engines (sdma-ring): in the
-smallest ring the plan takes (starting one dword before its end, so it wraps at once; engines slower
-than writers, so that writers wait for ring space) and in a 4 KiB ring, at two chunk sizes, every output byte
+smallest ring the plan takes (starting one dword before its end, so it
+wraps at once; engines that lag until their ring has filled, so that writers
+wait for ring space whatever the thread scheduling) and in a 4 KiB ring, at two chunk sizes, every output byte
 checked.
 
 usage: run_all.py BIN_DIR SCHEDULE...
@@ -52,12 +53,14 @@ with tempfile.TemporaryDirectory() as tmp:
             per_target[target] += 1
             # A 4 KiB ring from its start; the smallest ring the plan takes,
             # starting one dword before its end (as a ring left by earlier
-            # work might), so every queue's first packet wraps, with engines slower
-            # than their writers, so that writers wait for ring space.
+            # work might), so every queue's first packet wraps, with engines
+            # that lag until their ring has filled (deterministic: a time
+            # delay was not, on a loaded 2-core CI machine), so that writers
+            # wait for ring space.
             out, oks = "", []
             for ring in (["--ring-bytes=4096"],
                          ["--ring-bytes=min", "--start-before-end=4",
-                          "--engine-latency-us=5000"]):
+                          "--engine-lag"]):
                 result = subprocess.run(
                     [os.path.join(bin_dir, "sdma-ring"), packets,
                      "--chunk-bytes=64,4096", "--writers=4"] + ring,

@@ -80,6 +80,10 @@ struct RingSimOptions {
   /// Each packet runs no sooner than this after the doorbell that made it
   /// visible (an engine slower than its writers: they find the ring full).
   uint64_t engineLatencyNs = 0;
+  /// Engines run nothing until a writer of their queue has found the ring
+  /// full (or all writers are done): deterministic back-pressure wherever
+  /// a queue outgrows its ring, whatever the thread scheduling.
+  bool lagUntilFull = false;
   /// Writers (wavefronts) per queue.
   int writers = 4;
   RingFault fault = RingFault::None;
