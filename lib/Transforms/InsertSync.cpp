@@ -35,6 +35,88 @@ struct DataOp {
   int64_t pos;    // position in its queue
 };
 
+/// Per chunk of every (rank, buffer), the latest data op that wrote it and
+/// the ops that read it since, in topological order: what an op touching
+/// the chunk conflicts with. A later write needs only the latest writer
+/// and the readers since (the writer waited for those before it, in a
+/// race-free schedule — the verifier's precondition for this pass), so a
+/// write clears the readers. Used only where every data op has static
+/// slices and the chunks fit a budget; otherwise sdma-insert-sync orders
+/// every op after all that happens before it.
+class ChunkAccesses {
+public:
+  /// False (use happens-before alone) for dynamic slices or too many
+  /// chunks.
+  bool init(ScheduleOp schedule, ArrayRef<DataOp> ops) {
+    int64_t ranks = *schedule.getRanks();
+    uint64_t total = 0;
+    for (BlockArgument buffer : schedule.getBufferArgs()) {
+      std::optional<int64_t> chunks = schedule.getBufferChunks(buffer, ranks);
+      if (!chunks)
+        return false;
+      base[buffer] = total;
+      total += uint64_t(ranks) * uint64_t(*chunks);
+      perRank[buffer] = *chunks;
+    }
+    if (total > kMaxChunks)
+      return false;
+    for (const DataOp &x : ops) {
+      TransferOpInterface op = x.op;
+      if (!cast<FieldsOpInterface>(op.getOperation()).hasStaticFields())
+        return false;
+      for (unsigned i = 0; i < op.getNumSlices(); ++i)
+        if (!getStaticSlice(op.getSlice(i)) ||
+            !base.count(op.getSlice(i).buffer))
+          return false;
+    }
+    writer.assign(total, -1);
+    readers.assign(total, {});
+    dataOps = ops;
+    return true;
+  }
+
+  /// Calls `f` with every earlier data op that op `i` conflicts with (some
+  /// more than once), then records op `i`'s accesses.
+  void conflicts(unsigned i, llvm::function_ref<void(unsigned)> f) {
+    TransferOpInterface op = dataOps[i].op;
+    for (unsigned s = 0; s < op.getNumSlices(); ++s) {
+      StaticSlice slice = *getStaticSlice(op.getSlice(s));
+      bool write = op.isSliceWritten(s);
+      uint64_t first = base[slice.buffer] +
+                       uint64_t(slice.rank) * perRank[slice.buffer] +
+                       uint64_t(slice.offset);
+      for (uint64_t c = first; c < first + uint64_t(slice.count); ++c) {
+        if (writer[c] >= 0)
+          f(writer[c]);
+        if (write)
+          for (int r : readers[c])
+            f(r);
+      }
+    }
+    for (unsigned s = 0; s < op.getNumSlices(); ++s) {
+      StaticSlice slice = *getStaticSlice(op.getSlice(s));
+      bool write = op.isSliceWritten(s);
+      uint64_t first = base[slice.buffer] +
+                       uint64_t(slice.rank) * perRank[slice.buffer] +
+                       uint64_t(slice.offset);
+      for (uint64_t c = first; c < first + uint64_t(slice.count); ++c)
+        if (write) {
+          writer[c] = static_cast<int>(i);
+          std::vector<int>().swap(readers[c]);
+        } else {
+          readers[c].push_back(static_cast<int>(i));
+        }
+    }
+  }
+
+private:
+  static constexpr uint64_t kMaxChunks = uint64_t(1) << 25;
+  llvm::DenseMap<Value, uint64_t> base, perRank;
+  std::vector<int> writer;
+  std::vector<std::vector<int>> readers;
+  ArrayRef<DataOp> dataOps;
+};
+
 class SyncInserter {
 public:
   SyncInserter(ScheduleOp schedule, bool prelaunch, bool perOpCompletion)
@@ -108,13 +190,32 @@ LogicalResult SyncInserter::run() {
       it->second = std::max(it->second, pos);
   };
   std::vector<Knowledge> knows(dataOps.size());
+  ChunkAccesses accesses;
+  bool byConflict = accesses.init(schedule, dataOps);
   std::vector<int> lastInQueue(numQueues, -1);
   std::vector<SmallVector<unsigned>> waitsFor(dataOps.size());
   // The polls of data op i, from `before`: per other queue, the latest data
   // op that happens before it (queue -> data-op index).
   using Latest = llvm::SmallDenseMap<unsigned, int, 4>;
-  auto planPolls = [&](unsigned i, const Latest &before) {
+  auto planPolls = [&](unsigned i, const Latest &hb) {
     const DataOp &x = dataOps[i];
+    // Only the earlier ops that touch the same bytes (one of them writing)
+    // must be waited for; ordering the schedule states beyond that (a
+    // rank-wide fence, say) does not change what memory ends up holding.
+    Latest conflicting;
+    if (byConflict)
+      accesses.conflicts(i, [&](unsigned d) {
+        const DataOp &y = dataOps[d];
+        auto it = hb.find(y.queue);
+        // Happens before x: its queue's latest op before x is at or past it.
+        if (y.queue != x.queue && it != hb.end() &&
+            dataOps[it->second].pos >= y.pos) {
+          auto [at, inserted] = conflicting.try_emplace(y.queue, d);
+          if (!inserted && dataOps[d].pos > dataOps[at->second].pos)
+            at->second = d;
+        }
+      });
+    const Latest &before = byConflict ? conflicting : hb;
     Knowledge &k = knows[i];
     if (int prev = lastInQueue[x.queue]; prev >= 0) {
       k = knows[prev];

@@ -30,21 +30,23 @@ sdma.schedule @handoff ranks(%R = 3) buffers(%b : 1) {
 
 // -----
 
-// A fence between engines of one rank: the later op polls the earlier
-// queue, once, for its last op (the queue is in order). A requirement
-// implied by another is not repeated: engine 1 polls only engine 2, which
-// already waited for engine 0.
+// A fence between engines of one rank: a later op polls an earlier queue
+// once, for the latest op there that touches the same bytes (the queue is
+// in order), and only for those: engine 2 reads b[0, 2], written by both of
+// engine 0's copies, so it polls for the second; engine 1 reads b[0, 1]
+// only, so it polls for engine 0's first copy and not engine 2, which the
+// fence orders before it but which touches nothing it does.
 // CHECK-LABEL: sdma.schedule @fence
 // CHECK-NEXT:    sdma.copy %a[0, 1] on 0 -> %b[0, 1] on 0 {engine = 0 : i64}
+// CHECK-NEXT:    sdma.notify 0 : 0 -> 0[2]
 // CHECK-NEXT:    sdma.notify 0 : 0 -> 0[1]
 // CHECK-NEXT:    sdma.copy %a[1, 1] on 0 -> %b[1, 1] on 0 {engine = 0 : i64}
 // CHECK-NEXT:    sdma.notify 0 : 0 -> 0[2]
 // CHECK-NEXT:    sdma.notify 0 : 0 -> 0[1]
-// CHECK-NEXT:    sdma.poll 0 : 2 until[2] at_least 1
+// CHECK-NEXT:    sdma.poll 0 : 2 until[2] at_least 2
 // CHECK-NEXT:    sdma.copy %b[0, 2] on 0 -> %a[0, 2] on 1 {engine = 2 : i64}
-// CHECK-NEXT:    sdma.notify 0 : 2 -> 0[4]
 // CHECK-NEXT:    sdma.notify 0 : 2 -> 0[1]
-// CHECK-NEXT:    sdma.poll 0 : 1 until[4] at_least 1
+// CHECK-NEXT:    sdma.poll 0 : 1 until[2] at_least 1
 // CHECK-NEXT:    sdma.copy %b[0, 1] on 0 -> %c[0, 1] on 0 {engine = 1 : i64}
 // CHECK-NEXT:    sdma.notify 0 : 1 -> 0[1]
 // CHECK-NEXT:  }

@@ -11,35 +11,28 @@
 // its output locally. In the queues, each op is followed by its completion
 // notify (flag 1 of its rank) and, where a later op of another queue
 // depends on it, by a notify of a flag that queue polls. The barrier
-// becomes polls: a rank's second-step queue polls every first-step queue
-// but its own (a queue runs in order).
+// becomes polls, but only for what the second step reads: a rank's mirror
+// copy polls the queues that wrote its output chunks, not every first-step
+// queue (a queue runs in order: its own needs no poll).
 //
 // pcpy: one copy per command, on the engine the affinity policy picks per
 // destination. swap: an all-gather has no opposite pairs worth swapping, so
 // the result is pcpy's.
 // COPIES-LABEL: sdma.schedule @two_steps ranks(%R = 2)
 // COPIES-NEXT:    sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 0 {engine = 1 : i64}
-// COPIES-NEXT:    sdma.notify 0 : 1 -> 1[3]
 // COPIES-NEXT:    sdma.notify 0 : 1 -> 0[1]
 // COPIES-NEXT:    sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 1 {engine = 0 : i64}
-// COPIES-NEXT:    sdma.notify 0 : 0 -> 0[2]
 // COPIES-NEXT:    sdma.notify 0 : 0 -> 1[2]
 // COPIES-NEXT:    sdma.notify 0 : 0 -> 0[1]
 // COPIES-NEXT:    sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 0 {engine = 0 : i64}
 // COPIES-NEXT:    sdma.notify 1 : 0 -> 0[4]
-// COPIES-NEXT:    sdma.notify 1 : 0 -> 1[4]
 // COPIES-NEXT:    sdma.notify 1 : 0 -> 1[1]
 // COPIES-NEXT:    sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 1 {engine = 1 : i64}
-// COPIES-NEXT:    sdma.notify 1 : 1 -> 0[5]
 // COPIES-NEXT:    sdma.notify 1 : 1 -> 1[1]
-// COPIES-NEXT:    sdma.poll 1 : 1 until[4] at_least 1
 // COPIES-NEXT:    sdma.poll 1 : 1 until[2] at_least 1
-// COPIES-NEXT:    sdma.poll 1 : 1 until[3] at_least 1
 // COPIES-NEXT:    sdma.copy %output[0, 2] on 1 -> %mirror[0, 2] on 1 {engine = 1 : i64}
 // COPIES-NEXT:    sdma.notify 1 : 1 -> 1[1]
-// COPIES-NEXT:    sdma.poll 0 : 1 until[5] at_least 1
 // COPIES-NEXT:    sdma.poll 0 : 1 until[4] at_least 1
-// COPIES-NEXT:    sdma.poll 0 : 1 until[2] at_least 1
 // COPIES-NEXT:    sdma.copy %output[0, 2] on 0 -> %mirror[0, 2] on 0 {engine = 1 : i64}
 // COPIES-NEXT:    sdma.notify 0 : 1 -> 0[1]
 // COPIES-NEXT:  }
@@ -63,16 +56,17 @@
 // BCST-NEXT:    sdma.notify 0 : 1 -> 0[1]
 // BCST-NEXT:  }
 //
-// b2b: one engine per rank, and a rank's consecutive ops run back to back
-// with one notify after the batch, which then stands for both copies.
+// b2b: one engine per rank, a rank's consecutive ops back to back; the
+// notify a peer polls follows the copy it needs (the one writing the
+// peer's output), inside the batch.
 // B2B-LABEL: sdma.schedule @two_steps ranks(%R = 2)
 // B2B-NEXT:    sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 0 {engine = 0 : i64}
 // B2B-NEXT:    sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 1 {engine = 0 : i64}
 // B2B-NEXT:    sdma.notify 0 : 0 -> 1[2]
 // B2B-NEXT:    sdma.notify 0 : 0 -> 0[1]
 // B2B-NEXT:    sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 0 {engine = 0 : i64}
-// B2B-NEXT:    sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 1 {engine = 0 : i64}
 // B2B-NEXT:    sdma.notify 1 : 0 -> 0[3]
+// B2B-NEXT:    sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 1 {engine = 0 : i64}
 // B2B-NEXT:    sdma.notify 1 : 0 -> 1[1]
 // B2B-NEXT:    sdma.poll 1 : 0 until[2] at_least 1
 // B2B-NEXT:    sdma.copy %output[0, 2] on 1 -> %mirror[0, 2] on 1 {engine = 0 : i64}
@@ -92,8 +86,8 @@
 // PRE-NEXT:    sdma.notify 0 : 0 -> 0[1]
 // PRE-NEXT:    sdma.poll 1 : 0 until[0] at_least 1
 // PRE-NEXT:    sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 0 {engine = 0 : i64}
-// PRE-NEXT:    sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 1 {engine = 0 : i64}
 // PRE-NEXT:    sdma.notify 1 : 0 -> 0[3]
+// PRE-NEXT:    sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 1 {engine = 0 : i64}
 // PRE-NEXT:    sdma.notify 1 : 0 -> 1[1]
 // PRE-NEXT:    sdma.poll 1 : 0 until[2] at_least 1
 // PRE-NEXT:    sdma.copy %output[0, 2] on 1 -> %mirror[0, 2] on 1 {engine = 0 : i64}
@@ -121,10 +115,11 @@ sdma.schedule @two_steps ranks(%R = 2)
 //
 // swap: the six opposite pairs become six swaps, after staging copies that
 // merge into one local copy per rank (input -> output, all four chunks).
-// A rank issues its swaps after the staging copies of every rank it swaps
-// with and its own (the hand-offs come first): rank 0 swaps with ranks 1
-// and 3, so its queue polls the flags their staging copies notify and the
-// one its own staging copy (on another engine) notifies.
+// A swap waits only for the staging copies that write the two chunks it
+// exchanges, though fuse-swap's rank-wide hand-offs order it after more:
+// rank 0's swap with rank 3 polls the flag rank 3's staging copy notifies
+// (11) and the one its own, on another engine, notifies (4); not rank 1's
+// (6), which it cannot race with.
 // SWAP-LABEL: sdma.schedule @exchange ranks(%R = 4)
 // SWAP-NEXT:    sdma.copy %input[0, 4] on 0 -> %output[0, 4] on 0 {engine = 3 : i64}
 // SWAP:         sdma.copy %input[0, 4] on 1 -> %output[0, 4] on 1 {engine = 3 : i64}
@@ -132,7 +127,6 @@ sdma.schedule @two_steps ranks(%R = 2)
 // SWAP:         sdma.swap %output[2, 1] on 1 <-> %output[1, 1] on 2 {engine = 0 : i64}
 // SWAP:         sdma.copy %input[0, 4] on 3 -> %output[0, 4] on 3 {engine = 3 : i64}
 // SWAP:         sdma.poll 0 : 2 until[11] at_least 1
-// SWAP-NEXT:    sdma.poll 0 : 2 until[6] at_least 1
 // SWAP-NEXT:    sdma.poll 0 : 2 until[4] at_least 1
 // SWAP-NEXT:    sdma.swap %output[3, 1] on 0 <-> %output[0, 1] on 3 {engine = 2 : i64}
 // SWAP:         sdma.swap %output[1, 1] on 0 <-> %output[0, 1] on 1 {engine = 0 : i64}
