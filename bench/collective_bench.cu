@@ -24,6 +24,7 @@
 //     <libsdmart.a> -ldl -o collective_bench
 //   collective_bench PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1]
 //                    [--max-mib=N] [--ldst-only] [--only=COLLECTIVE]
+//                    [--programs=NAME,...]
 // --ldst-only: the fused kernel and the load/store programs alone (no
 // memcpy baseline, no DMA plans).
 //
@@ -105,6 +106,7 @@ int main(int argc, char **argv) {
   std::vector<int> devices;
   bool ldstOnly = false;
   std::string only; // one collective: all_gather or all_to_all
+  std::string pick; // --programs=NAME,...: only these load/store programs
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--ranks=", 0) == 0)
@@ -113,6 +115,8 @@ int main(int argc, char **argv) {
       ldstOnly = true;
     else if (a.rfind("--only=", 0) == 0)
       only = a.substr(7);
+    else if (a.rfind("--programs=", 0) == 0)
+      pick = "," + a.substr(11) + ",";
     else if (a.rfind("--max-mib=", 0) == 0)
       maxBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
     else if (a.rfind("--devices=", 0) == 0) {
@@ -175,6 +179,13 @@ int main(int argc, char **argv) {
         ag ? std::vector<std::string>{"all_gather_direct", "all_gather_bcast",
                                       "all_gather_ring"}
            : std::vector<std::string>{"all_to_all_direct"};
+    if (!pick.empty())
+      programs.erase(std::remove_if(programs.begin(), programs.end(),
+                                    [&](const std::string &p) {
+                                      return pick.find("," + p + ",") ==
+                                             std::string::npos;
+                                    }),
+                     programs.end());
     // sdma's executors, each with the plan its bytes are checked against.
     struct Entry {
       std::string name;
@@ -232,7 +243,14 @@ int main(int argc, char **argv) {
       LdstProgram four = *program;
       four.source = "#define SDMA_MIN_BLOCKS 4\n" + four.source;
       bool direct = name.find("direct") != std::string::npos;
+      // The direct program on grids sized for 1 and 2 units of 16 bytes
+      // per thread instead of 4 (more blocks below the residency cap).
+      ExecutorOptions u1 = cudaOptions, u2 = cudaOptions;
+      u1.cuda.unitsPerThread = 1;
+      u2.cuda.unitsPerThread = 2;
       if (!add(*program, "", cudaOptions) ||
+          (direct && !add(*program, "-u1", u1)) ||
+          (direct && !add(*program, "-u2", u2)) ||
           (direct && !add(four, "-4bpsm", cudaOptions)) ||
           (calls && !add(inlined, "-inline", cudaOptions)) ||
           (devices.size() > 1 && name == programs.front() &&

@@ -89,16 +89,6 @@ private:
   std::map<std::string, char *> opened_;
 };
 
-/// Blocks per rank for a launch whose largest buffer is `bytes`: enough to
-/// keep 16-byte units per thread reasonable, at most `cap` (the blocks
-/// every rank sharing the GPU can have resident at once).
-inline int ldstBlocks(int cap, uint64_t bytes) {
-  const uint64_t perBlock = kLdstThreads * 16 * 4;
-  return static_cast<int>(std::max<uint64_t>(
-      1,
-      std::min<uint64_t>(std::max(1, cap), (bytes + perBlock - 1) / perBlock)));
-}
-
 } // namespace sdma::rt
 
 #endif // SDMA_RUNTIME_LIB_COMMIPC_H

@@ -206,15 +206,13 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
     group.table.push_back(0);                    // errorMirror: none
     group.table.push_back(0);                    // rowBytes: rows are chunks
     group.table.insert(group.table.end(), 4, 0); // countsIn/Out: none
-    // Enough blocks to keep 16-byte units per thread reasonable, never more
-    // than can be resident at once for all the device's ranks together.
+    // Enough blocks for the units per thread asked for, never more than can
+    // be resident at once for all the device's ranks together.
     int cap = std::max(1, group.smCount * std::max(1, group.blocksPerSM) /
                               group.numRanks);
-    int wanted = static_cast<int>(std::min<uint64_t>(
-        cap, (bytes + kLdstThreads * 16 * 4 - 1) / (kLdstThreads * 16 * 4)));
     group.blocks = options_.blocksPerRank
                        ? std::min(options_.blocksPerRank, cap)
-                       : std::max(1, wanted);
+                       : ldstBlocks(cap, bytes, options_.unitsPerThread);
   }
   return true;
 }

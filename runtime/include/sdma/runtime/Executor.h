@@ -75,6 +75,10 @@ struct CudaOptions : DeviceOptions {
   /// Blocks per rank; 0: from the size, capped so that every block of every
   /// rank is resident at once (ranks wait on each other).
   int blocksPerRank = 0;
+  /// With blocksPerRank 0: the 16-byte units per thread the grid is sized
+  /// for (blocks = largest buffer / (512 threads x 16 B x this), capped as
+  /// above); 0: kLdstUnitsPerThread (4).
+  int unitsPerThread = 0;
   /// Several GPUs: launch on every GPU at once, one host thread each,
   /// instead of one cuLaunchKernel after another from the calling thread.
   /// Cuts the host time of a launch over four H200s from 18.6 to 6.7 us,

@@ -14,10 +14,30 @@
 #ifndef SDMA_RUNTIME_LDSTPRELUDE_H
 #define SDMA_RUNTIME_LDSTPRELUDE_H
 
+#include <algorithm>
+#include <cstdint>
+
 namespace sdma::rt {
 
 /// Threads per block the executors launch (and the kernel's bound).
 constexpr int kLdstThreads = 512;
+
+/// 16-byte units per thread a load/store launch is sized for by default:
+/// one round of four loads in flight before their stores.
+constexpr int kLdstUnitsPerThread = 4;
+
+/// Blocks per rank for a launch whose largest buffer is `bytes`: enough for
+/// `unitsPerThread` 16-byte units per thread (0: kLdstUnitsPerThread), at
+/// most `cap` (the blocks every rank sharing the GPU can have resident at
+/// once: a rank's blocks wait for each other), at least one.
+inline int ldstBlocks(int cap, uint64_t bytes, int unitsPerThread = 0) {
+  const uint64_t perBlock =
+      uint64_t(kLdstThreads) * 16 *
+      uint64_t(unitsPerThread > 0 ? unitsPerThread : kLdstUnitsPerThread);
+  return static_cast<int>(std::max<uint64_t>(
+      1,
+      std::min<uint64_t>(std::max(1, cap), (bytes + perBlock - 1) / perBlock)));
+}
 
 /// Put before a program's source to compile it with SDMA_STAGED_OPS
 /// (CudaOptions::stagedOps; see the generated sdma_phase).
