@@ -10,6 +10,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
 #include <map>
+#include <queue>
 #include <tuple>
 
 using namespace mlir;
@@ -220,6 +221,35 @@ static LogicalResult checkBudget(ScheduleOp schedule, int64_t ranks,
             "or verify fewer ranks)";
 }
 
+/// Each node's position in a topological order that takes, of the nodes
+/// ready, the one of the lowest rank (`up`) or the highest (a barrier
+/// first), then the earliest in the schedule. `indegree` is used as given.
+static std::vector<unsigned>
+rankMajorOrder(ArrayRef<ScheduleGraph::Node> nodes,
+               ArrayRef<SmallVector<unsigned>> succs,
+               std::vector<unsigned> indegree, bool up) {
+  using Key = std::pair<int64_t, unsigned>; // (rank key, node)
+  auto key = [&](unsigned v) {
+    int64_t rank = nodes[v].rank;
+    return Key{rank < 0 ? INT64_MIN : (up ? rank : -rank), v};
+  };
+  std::priority_queue<Key, std::vector<Key>, std::greater<Key>> ready;
+  for (unsigned v = 0; v < nodes.size(); ++v)
+    if (indegree[v] == 0)
+      ready.push(key(v));
+  std::vector<unsigned> pos(nodes.size());
+  unsigned next = 0;
+  while (!ready.empty()) {
+    unsigned v = ready.top().second;
+    ready.pop();
+    pos[v] = next++;
+    for (unsigned s : succs[v])
+      if (--indegree[s] == 0)
+        ready.push(key(s));
+  }
+  return pos;
+}
+
 FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
                                               uint64_t memoryBudget) {
   ScheduleGraph graph;
@@ -379,18 +409,28 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
   graph.topoPos.resize(n);
   for (auto [i, v] : llvm::enumerate(graph.topoOrder))
     graph.topoPos[v] = i;
+  // Two more orders for happensBefore's pruning: ready nodes taken by rank
+  // (a barrier, rank -1, first), ascending and then descending.
+  indegree.assign(n, 0);
+  for (unsigned v = 0; v < n; ++v)
+    indegree[v] = graph.nodes[v].preds.size();
+  for (bool up : {true, false})
+    (up ? graph.rankUpPos : graph.rankDownPos) =
+        rankMajorOrder(graph.nodes, succs, indegree, up);
   graph.visited.assign(n, 0);
   return graph;
 }
 
 bool ScheduleGraph::happensBefore(unsigned a, unsigned b) const {
-  if (a == b || topoPos[a] >= topoPos[b])
+  if (a == b || topoPos[a] >= topoPos[b] || rankUpPos[a] >= rankUpPos[b] ||
+      rankDownPos[a] >= rankDownPos[b])
     return false;
   if (++query == 0) { // the stamps wrapped: start afresh
     std::fill(visited.begin(), visited.end(), 0);
     query = 1;
   }
-  const unsigned floor = topoPos[a];
+  const unsigned floor = topoPos[a], upFloor = rankUpPos[a],
+                 downFloor = rankDownPos[a];
   stack.assign(1, b);
   visited[b] = query;
   while (!stack.empty()) {
@@ -399,7 +439,10 @@ bool ScheduleGraph::happensBefore(unsigned a, unsigned b) const {
     for (unsigned p : nodes[v].preds) {
       if (p == a)
         return true;
-      if (visited[p] == query || topoPos[p] < floor)
+      // A node before `a` in any topological order is not reachable from
+      // `a`, so no path from `a` runs through it.
+      if (visited[p] == query || topoPos[p] < floor ||
+          rankUpPos[p] < upFloor || rankDownPos[p] < downFloor)
         continue;
       visited[p] = query;
       stack.push_back(p);

@@ -51,8 +51,13 @@ public:
   /// Node indices in an order that respects every edge.
   llvm::ArrayRef<unsigned> getTopologicalOrder() const { return topoOrder; }
   /// True when node `a` completes before node `b` starts: a search back
-  /// from `b` over the nodes that come after `a` in the topological order
-  /// (none before it can lie on a path from `a`). Not thread-safe.
+  /// from `b` over the nodes that come after `a` in each of three
+  /// topological orders (none before it in any can lie on a path from `a`).
+  /// The orders differ in which ready node comes first: the earliest in
+  /// the schedule, the lowest rank, the highest rank; the rank-major ones
+  /// keep the search out of other ranks' signal chains (fuse-swap's
+  /// hand-offs: a linear search per query instead of a quadratic one).
+  /// Not thread-safe.
   bool happensBefore(unsigned a, unsigned b) const;
   /// True when the two nodes are ordered one way or the other.
   bool ordered(unsigned a, unsigned b) const {
@@ -67,8 +72,9 @@ public:
 private:
   std::vector<Node> nodes;
   std::vector<unsigned> topoOrder;
-  /// Each node's index in topoOrder.
-  std::vector<unsigned> topoPos;
+  /// Each node's index in topoOrder, and in the lowest-rank-first and
+  /// highest-rank-first topological orders.
+  std::vector<unsigned> topoPos, rankUpPos, rankDownPos;
   /// happensBefore's scratch: the query that last visited each node.
   mutable std::vector<unsigned> visited;
   mutable unsigned query = 0;

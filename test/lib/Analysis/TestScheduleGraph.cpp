@@ -13,7 +13,9 @@
 //       (for every two data ops, on nodes I < J, where one writes chunks
 //       the other reads or writes)
 // A schedule the graph refuses (a wait no signal satisfies, a cycle of
-// waits, over the memory budget) gets the graph's error instead.
+// waits, over the memory budget) gets the graph's error instead; an error
+// also where happensBefore (a pruned search) disagrees with a plain search
+// over all predecessors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,6 +128,24 @@ LogicalResult TestScheduleGraphPass::print(ScheduleOp schedule,
     os << "; after: ";
     printList(os, after);
     os << "\n";
+  }
+
+  // happensBefore prunes its search by three topological orders: it must
+  // agree with a plain search back over every predecessor.
+  for (unsigned b = 0, e = nodes.size(); b < e; ++b) {
+    std::vector<bool> reached(e, false);
+    SmallVector<unsigned> stack(1, b);
+    while (!stack.empty())
+      for (unsigned p : nodes[stack.pop_back_val()].preds)
+        if (!reached[p]) {
+          reached[p] = true;
+          stack.push_back(p);
+        }
+    for (unsigned a = 0; a < e; ++a)
+      if (a != b && reached[a] != graph->happensBefore(a, b))
+        return nodes[b].op->emitOpError("test: happensBefore(")
+               << a << ", " << b << ") is " << !reached[a]
+               << " but a plain search says " << reached[a];
   }
 
   os << "order:";
