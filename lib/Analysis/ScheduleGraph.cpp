@@ -441,8 +441,8 @@ bool ScheduleGraph::happensBefore(unsigned a, unsigned b) const {
         return true;
       // A node before `a` in any topological order is not reachable from
       // `a`, so no path from `a` runs through it.
-      if (visited[p] == query || topoPos[p] < floor ||
-          rankUpPos[p] < upFloor || rankDownPos[p] < downFloor)
+      if (visited[p] == query || topoPos[p] < floor || rankUpPos[p] < upFloor ||
+          rankDownPos[p] < downFloor)
         continue;
       visited[p] = query;
       stack.push_back(p);
