@@ -80,27 +80,19 @@ public:
   void conflicts(unsigned i, llvm::function_ref<void(unsigned)> f) {
     TransferOpInterface op = dataOps[i].op;
     for (unsigned s = 0; s < op.getNumSlices(); ++s) {
-      StaticSlice slice = *getStaticSlice(op.getSlice(s));
-      bool write = op.isSliceWritten(s);
-      uint64_t first = base[slice.buffer] +
-                       uint64_t(slice.rank) * perRank[slice.buffer] +
-                       uint64_t(slice.offset);
-      for (uint64_t c = first; c < first + uint64_t(slice.count); ++c) {
+      auto [first, end] = chunks(op, s);
+      for (uint64_t c = first; c < end; ++c) {
         if (writer[c] >= 0)
           f(writer[c]);
-        if (write)
+        if (op.isSliceWritten(s))
           for (int r : readers[c])
             f(r);
       }
     }
     for (unsigned s = 0; s < op.getNumSlices(); ++s) {
-      StaticSlice slice = *getStaticSlice(op.getSlice(s));
-      bool write = op.isSliceWritten(s);
-      uint64_t first = base[slice.buffer] +
-                       uint64_t(slice.rank) * perRank[slice.buffer] +
-                       uint64_t(slice.offset);
-      for (uint64_t c = first; c < first + uint64_t(slice.count); ++c)
-        if (write) {
+      auto [first, end] = chunks(op, s);
+      for (uint64_t c = first; c < end; ++c)
+        if (op.isSliceWritten(s)) {
           writer[c] = static_cast<int>(i);
           std::vector<int>().swap(readers[c]);
         } else {
@@ -110,6 +102,15 @@ public:
   }
 
 private:
+  /// The chunk indices [first, end) slice `s` of `op` covers.
+  std::pair<uint64_t, uint64_t> chunks(TransferOpInterface op, unsigned s) {
+    StaticSlice slice = *getStaticSlice(op.getSlice(s));
+    uint64_t first = base[slice.buffer] +
+                     uint64_t(slice.rank) * perRank[slice.buffer] +
+                     uint64_t(slice.offset);
+    return {first, first + uint64_t(slice.count)};
+  }
+
   static constexpr uint64_t kMaxChunks = uint64_t(1) << 25;
   llvm::DenseMap<Value, uint64_t> base, perRank;
   std::vector<int> writer;
