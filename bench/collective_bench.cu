@@ -276,14 +276,22 @@ int main(int argc, char **argv) {
       CeOptions options;
     };
     // (Batched copies cannot be captured into a graph: the driver refuses.)
-    CeOptions plain, batch, graph;
+    // -k: each queue run's device-local copies as one copy-list kernel
+    // (CeOptions::localCopyKernel; on one GPU that is every copy).
+    CeOptions plain, batch, graph, plainK, graphK;
     batch.batch = true;
     graph.graph = true;
-    std::vector<CeVariant> ceVariants = {CeVariant{"pcpy", "", plain},
-                                         CeVariant{"b2b", "-b2b", plain},
-                                         CeVariant{"b2b-batch", "-b2b", batch},
-                                         CeVariant{"pcpy-graph", "", graph},
-                                         CeVariant{"b2b-graph", "-b2b", graph}};
+    plainK.localCopyKernel = graphK.localCopyKernel = true;
+    graphK.graph = true;
+    std::vector<CeVariant> ceVariants = {
+        CeVariant{"pcpy", "", plain},
+        CeVariant{"b2b", "-b2b", plain},
+        CeVariant{"b2b-batch", "-b2b", batch},
+        CeVariant{"pcpy-graph", "", graph},
+        CeVariant{"b2b-graph", "-b2b", graph},
+        CeVariant{"b2b-k", "-b2b", plainK},
+        CeVariant{"pcpy-graph-k", "", graphK},
+        CeVariant{"b2b-graph-k", "-b2b", graphK}};
     if (ldstOnly)
       ceVariants.clear();
     for (const CeVariant &v : ceVariants) {

@@ -3,8 +3,9 @@
 # the runtime and test/gpu/ce_trigger.cu, then runs each plan's copies
 # prelaunched behind the launch flags a computing kernel writes, every byte
 # checked, and a trigger one short (the run must stay waiting, named); then
-# the copy-engine executors (plain, batch, graph) on every variant of the
-# same schedules through sdma-gpu-check, as a regression check.
+# the copy-engine executors (plain, batch, graph, each also with -k: the
+# device-local copies of a run as one kernel) on every variant of the same
+# schedules through sdma-gpu-check, as a regression check.
 #   scripts/gpu-ce-trigger.sh PROGRAM_DIR OUT_DIR
 # (PROGRAM_DIR: scripts/make-gpu-programs.sh DIR on the compiler side.)
 set -uo pipefail
@@ -33,8 +34,9 @@ for p in all_gather_direct-2 all_gather_direct-4 all_to_all_direct-4 \
 done
 step 120 "kernel-triggered copies" /tmp/ce_trigger "${plans[@]}" | tee "$out/ce-trigger.txt"
 # (sdma-gpu-check runs NAME.json and its variants NAME.V.json for NAME.hip.)
-step 300 "copy-engine executors, every variant" "$B/bin/sdma-gpu-check" \
-  --sizes=1K,1M --iters=3 --executors=ce,ce-batch,ce-graph \
+step 420 "copy-engine executors, every variant" "$B/bin/sdma-gpu-check" \
+  --sizes=1K,1M --iters=3 \
+  --executors=ce,ce-batch,ce-graph,ce-k,ce-batch-k,ce-graph-k \
   "$programs"/{all_gather_direct,all_to_all_direct,all_gather_ring,broadcast,all_gather_bcast,all_to_all_swap,scatter,gather}-{2,4}.hip \
   > "$out/ce-check.txt"
 tail -n 3 "$out/ce-check.txt"

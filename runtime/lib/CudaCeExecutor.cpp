@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaCeExecutor.h"
+#include "CeCopyKernel.h"
 #include "DmaQueueSchedule.h"
 #include "DmaQueueWalk.h"
 
@@ -81,6 +82,11 @@ CudaCeExecutor::create(const Plan &plan, const CudaOptions &options,
   if (!e->devices_.init(plan.ranks, options.devices, options.device, error) ||
       !e->createStreams(error))
     return nullptr;
+  if (ce.localCopyKernel) {
+    e->copyKernel_ = std::make_unique<CopyListKernel>(*driver);
+    if (!e->copyKernel_->load(e->devices_, options.cacheDirectory, error))
+      return nullptr;
+  }
   // Flags (value waits only), and how far each one counts per run.
   e->notifiesPerRun_ = notifiesPerRun(plan);
   e->flags_.assign(plan.ranks, 0);
@@ -144,7 +150,10 @@ std::string CudaCeExecutor::description() const {
           : ce_.batch ? "batch"
                       : "plain") +
          (ce_.valueWaits ? ", value waits" : "") +
-         (ce_.kernelTrigger ? ", kernel-triggered" : "") + "), " +
+         (ce_.kernelTrigger ? ", kernel-triggered" : "") +
+         (ce_.localCopyKernel ? ", device-local copies as one kernel per run"
+                              : "") +
+         "), " +
          (options_.devices.size() > 1
               ? "ranks spread over GPUs"
               : "all ranks on one GPU (there, device copies run on the SMs)") +
@@ -164,6 +173,8 @@ CudaCeExecutor::~CudaCeExecutor() {
     // Deliberately leaked: destroying a stream, freeing memory or releasing
     // the context that a blocked stream uses can block too, so a stuck
     // executor touches nothing and the process can still exit.
+    if (copyKernel_)
+      copyKernel_->abandon();
     devices_.abandon();
     return;
   }
@@ -259,88 +270,105 @@ bool CudaCeExecutor::capture(std::string &error) {
   return true;
 }
 
-bool CudaCeExecutor::enqueueRun(size_t q, size_t begin, size_t end,
-                                uint64_t epoch, std::string &error) {
-  CUstream s = streams_[q];
-  const Stream &stream = plan_.streams[q];
-  int ordinal = devices_.of(stream.rank).ordinal;
-  // A pending batch of copies (batch mode), issued before the next sync,
-  // the run's end or a copy that must not run unordered with it.
+// The operations of one queue run on its stream. Copies that may run
+// unordered wait in `pending` (the batch rule of DmaQueueSchedule.h): peer
+// copies for one cuMemcpyBatchAsync (batch mode), device-local ones for one
+// copy-list launch (localCopyKernel); anything else is issued at once. A
+// copy that conflicts with a pending one, a swap, a notify, a poll and the
+// run's end issue what is pending first, so a copy only ever overtakes
+// copies it does not touch.
+struct CudaCeExecutor::RunSink {
+  CudaCeExecutor &e;
+  size_t q;
+  CUstream s;
+  int rank;
+  size_t device; // index in devices_
+  std::string &error;
   std::vector<PendingCopy> pending;
-  std::vector<CUdeviceptr> dsts, srcs;
+  std::vector<CUdeviceptr> dsts, srcs; // batched peer copies
   std::vector<size_t> sizes;
-  auto copyAsync = [&](CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
-    return check(driver_.cuMemcpyDtoDAsync_v2(dst, src, bytes, s),
-                 "cuMemcpyDtoDAsync", error);
-  };
-  auto flush = [&] {
+  std::vector<CopyListEntry> local; // device-local copies
+
+  bool copyNow(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+    return e.check(e.driver_.cuMemcpyDtoDAsync_v2(dst, src, bytes, s),
+                   "cuMemcpyDtoDAsync", error);
+  }
+  bool flush() {
     bool ok = true;
     if (dsts.size() == 1) {
-      ok = copyAsync(dsts[0], srcs[0], sizes[0]);
+      ok = copyNow(dsts[0], srcs[0], sizes[0]);
     } else if (!dsts.empty()) {
       MemcpyAttributes attributes;
-      attributes.srcLocId = attributes.dstLocId = ordinal;
-      attributes.flags = ce_.preferCopyEngines ? 1 : 0;
+      attributes.srcLocId = attributes.dstLocId =
+          e.devices_.devices()[device].ordinal;
+      attributes.flags = e.ce_.preferCopyEngines ? 1 : 0;
       size_t index = 0;
-      ok = check(driver_.cuMemcpyBatchAsync(dsts.data(), srcs.data(),
-                                            sizes.data(), dsts.size(),
-                                            &attributes, &index, 1, s),
-                 "cuMemcpyBatchAsync", error);
+      ok = e.check(e.driver_.cuMemcpyBatchAsync(dsts.data(), srcs.data(),
+                                                sizes.data(), dsts.size(),
+                                                &attributes, &index, 1, s),
+                   "cuMemcpyBatchAsync", error);
     }
+    if (ok && !local.empty())
+      ok = e.copyKernel_->launch(device, s, local, error);
     pending.clear();
     dsts.clear();
     srcs.clear();
     sizes.clear();
+    local.clear();
     return ok;
-  };
-  struct Sink {
-    CudaCeExecutor &e;
-    size_t q;
-    CUstream s;
-    std::vector<PendingCopy> &pending;
-    std::vector<CUdeviceptr> &dsts, &srcs;
-    std::vector<size_t> &sizes;
-    decltype(copyAsync) &copyNow;
-    decltype(flush) &flushBatch;
-    std::string &error;
-    int rank;
-
-    bool copy(const Slice &dst, const Slice &src) {
-      size_t bytes = src.count * e.chunkBytes_;
-      if (!e.ce_.batch)
-        return copyNow(e.slice(dst), e.slice(src), bytes);
-      if (!mayJoinBatch(pending, dst, src) && !flushBatch())
-        return false;
-      pending.push_back({dst, src});
+  }
+  bool copy(const Slice &dst, const Slice &src) {
+    size_t bytes = src.count * e.chunkBytes_;
+    auto onQueueGpu = [&](const Slice &slice) {
+      return static_cast<size_t>(e.devices_.indexOf(slice.rank)) == device;
+    };
+    bool isLocal = e.copyKernel_ && onQueueGpu(dst) && onQueueGpu(src);
+    if ((!mayJoinBatch(pending, dst, src) ||
+         (isLocal && local.size() == kCopyListMax)) &&
+        !flush())
+      return false;
+    if (isLocal) {
+      local.push_back({e.slice(dst), e.slice(src), bytes});
+    } else if (e.ce_.batch) {
       dsts.push_back(e.slice(dst));
       srcs.push_back(e.slice(src));
       sizes.push_back(bytes);
-      return true;
+    } else {
+      // Issued now, ahead of the pending copies: it touches none of them.
+      return copyNow(e.slice(dst), e.slice(src), bytes);
     }
-    bool swap(const Slice &a, const Slice &b) {
-      // Three ordered copies through the staging buffer: never batched.
-      size_t bytes = a.count * e.chunkBytes_;
-      return flushBatch() && copyNow(e.staging_[q], e.slice(a), bytes) &&
-             copyNow(e.slice(a), e.slice(b), bytes) &&
-             copyNow(e.slice(b), e.staging_[q], bytes);
-    }
-    bool notify(int target, int flag, uint64_t value) {
-      return flushBatch() &&
-             e.check(e.driver_.cuStreamWriteValue64(
-                         s, e.flags_[target] + flag * 8, value, 0),
-                     "cuStreamWriteValue64", error);
-    }
-    bool poll(int flag, uint64_t value) {
-      return flushBatch() &&
-             e.check(e.driver_.cuStreamWaitValue64(s, e.flags_[rank] + flag * 8,
-                                                   value, kWaitGeq),
-                     "cuStreamWaitValue64", error);
-    }
-  } sink{*this, q,         s,     pending, dsts,       srcs,
-         sizes, copyAsync, flush, error,   stream.rank};
+    pending.push_back({dst, src});
+    return true;
+  }
+  bool swap(const Slice &a, const Slice &b) {
+    // Three ordered copies through the staging buffer: never batched.
+    size_t bytes = a.count * e.chunkBytes_;
+    return flush() && copyNow(e.staging_[q], e.slice(a), bytes) &&
+           copyNow(e.slice(a), e.slice(b), bytes) &&
+           copyNow(e.slice(b), e.staging_[q], bytes);
+  }
+  bool notify(int target, int flag, uint64_t value) {
+    return flush() && e.check(e.driver_.cuStreamWriteValue64(
+                                  s, e.flags_[target] + flag * 8, value, 0),
+                              "cuStreamWriteValue64", error);
+  }
+  bool poll(int flag, uint64_t value) {
+    return flush() &&
+           e.check(e.driver_.cuStreamWaitValue64(s, e.flags_[rank] + flag * 8,
+                                                 value, kWaitGeq),
+                   "cuStreamWaitValue64", error);
+  }
+};
+
+bool CudaCeExecutor::enqueueRun(size_t q, size_t begin, size_t end,
+                                uint64_t epoch, std::string &error) {
+  int rank = plan_.streams[q].rank;
+  RunSink sink{
+      *this, q, streams_[q], rank, static_cast<size_t>(devices_.indexOf(rank)),
+      error};
   return walkCommands(plan_, *schedule_, q, begin, end, epoch, notifiesPerRun_,
                       sink) &&
-         flush();
+         sink.flush();
 }
 
 bool CudaCeExecutor::enqueue(uint64_t epoch, bool resetFlags,

@@ -35,6 +35,10 @@
 //          per-command work leaves the critical path); events become graph
 //          edges. With value waits, flags are reset to zero at the end of
 //          each replay, so the captured values hold.
+//   localCopyKernel  (with any of the above) the device-local copies of a
+//          run that may run unordered become one copy-list kernel launch
+//          (CeCopyKernel.h): on one GPU, a graph of one node per queue run
+//          instead of one per copy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +53,7 @@
 
 namespace sdma::rt {
 
+class CopyListKernel;
 struct DmaSchedule;
 
 class CudaCeExecutor : public Executor {
@@ -104,6 +109,7 @@ private:
   bool enqueue(uint64_t epoch, bool resetFlags, std::string &error);
   bool enqueueRun(size_t q, size_t begin, size_t end, uint64_t epoch,
                   std::string &error);
+  struct RunSink;
   bool join(bool resetFlags, std::string &error);
   /// Polls the main stream until it is idle or `timeoutNs` passes (false,
   /// error left empty).
@@ -124,8 +130,9 @@ private:
   std::vector<cuda::CUevent> joins_;
   std::vector<cuda::CUevent> resets_; // per rank (graph mode)
   std::unique_ptr<DmaSchedule> schedule_;
-  std::vector<cuda::CUevent> events_; // [schedule event]
-  bool stuck_ = false;                // a run did not finish within the timeout
+  std::unique_ptr<CopyListKernel> copyKernel_; // localCopyKernel
+  std::vector<cuda::CUevent> events_;          // [schedule event]
+  bool stuck_ = false; // a run did not finish within the timeout
   cuda::CUevent fork_ = nullptr;
   std::vector<cuda::CUdeviceptr> flags_, staging_;
   std::vector<std::vector<int64_t>> notifiesPerRun_; // [rank][flag]

@@ -13,7 +13,9 @@
 // run the DMA plan NAME.json, and NAME.{pcpy,bcst,swap,b2b}.json where
 // present, on CUDA streams (plain, batched copies, replayed CUDA graph);
 // ce-value waits on flags instead of events (the path for a signaller in
-// another process). Default: ldst. A copy-engine run that times out ends
+// another process); a ce name with -k (ce-k, ce-graph-k, ...) issues each
+// run's device-local copies as one kernel (CeOptions::localCopyKernel).
+// Default: ldst. A copy-engine run that times out ends
 // the tool (exit 1) after its report.
 // NAME.table.hip (make-gpu-programs.sh: the table kernel of NAME.hip's
 // schedule) runs on the load/store kinds only, against NAME.json;
@@ -71,7 +73,9 @@ static const char *kUsage =
     "  --devices=I,...        GPUs to spread the ranks over (default 0)\n"
     "  --executors=E,...      ldst, ldst-staged, ce, ce-batch, ce-graph,\n"
     "                         ce-value (flags + cuStreamWaitValue64 instead\n"
-    "                         of events: the cross-process path)\n"
+    "                         of events: the cross-process path); a ce\n"
+    "                         name + -k: device-local copies as one kernel\n"
+    "                         per run (ce-k, ce-graph-k, ...)\n"
     "                         (default ldst)\n";
 
 namespace {
@@ -97,12 +101,18 @@ variantPlans(const std::string &planPath) {
 }
 
 /// The tool's executor names as a backend and its options.
-std::string configure(const std::string &kind, ExecutorOptions &options) {
+/// A copy-engine name ending in "-k" also issues each run's device-local
+/// copies as one kernel (CeOptions::localCopyKernel).
+std::string configure(const std::string &name, ExecutorOptions &options) {
+  bool k = name.size() > 5 && name.rfind("ce", 0) == 0 &&
+           name.compare(name.size() - 2, 2, "-k") == 0;
+  std::string kind = k ? name.substr(0, name.size() - 2) : name;
   options.cuda.stagedOps = kind == "ldst-staged";
   options.ce = CeOptions();
   options.ce.batch = kind == "ce-batch";
   options.ce.graph = kind == "ce-graph";
   options.ce.valueWaits = kind == "ce-value";
+  options.ce.localCopyKernel = k;
   return kind.rfind("ldst", 0) == 0 ? "cuda-ldst" : "cuda-ce";
 }
 
@@ -311,11 +321,16 @@ int main(int argc, char **argv) {
       std::stringstream list(arg.substr(12));
       std::string item;
       while (std::getline(list, item, ',')) {
-        if (item != "ldst" && item != "ldst-staged" && item != "ce" &&
-            item != "ce-batch" && item != "ce-graph" && item != "ce-value") {
+        std::string base = item;
+        if (item.rfind("ce", 0) == 0 && item.size() > 4 &&
+            item.compare(item.size() - 2, 2, "-k") == 0)
+          base = item.substr(0, item.size() - 2);
+        if (base != "ldst" && base != "ldst-staged" && base != "ce" &&
+            base != "ce-batch" && base != "ce-graph" && base != "ce-value") {
           std::fprintf(stderr,
                        "sdma-gpu-check: unknown executor '%.64s' (ldst, "
-                       "ldst-staged, ce, ce-batch, ce-graph, ce-value)\n",
+                       "ldst-staged, ce, ce-batch, ce-graph, ce-value; a ce "
+                       "one with -k: device-local copies as one kernel)\n",
                        item.c_str());
           return tool::kUsageError;
         }

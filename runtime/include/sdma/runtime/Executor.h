@@ -110,6 +110,12 @@ struct CeOptions {
   /// (kernelTrigger gives where and what): the copies sit prelaunched and
   /// no host call stands between the kernel and them. Not with graph.
   bool kernelTrigger = false;
+  /// The copies of a queue run that stay on one GPU (source, destination
+  /// and queue on the same device: NVIDIA moves them with kernels, not copy
+  /// engines) issued as one copy-list kernel launch per run instead of one
+  /// cuMemcpy (a kernel node each, in a graph) per copy; copies to or from
+  /// a peer GPU stay copy-engine copies. Loads the kernel (NVRTC, cached).
+  bool localCopyKernel = false;
 };
 
 /// The HIP executors (hip-ldst, hip-dma).

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The copy-engine executor's fixed cost on one NVIDIA GPU (it needs no
+# MLIR): the direct all-gather and all-to-all DMA plans (pcpy and b2b) on
+# CUDA streams, plain, batched and replayed from a CUDA graph, each graph
+# mode also with -k (a queue run's device-local copies as one copy-list
+# kernel: one graph node per run, CeOptions::localCopyKernel), against
+# one cudaMemcpyAsync per transfer and the fused kernel in the same run;
+# every output checked (bench/collective_bench.cu --programs=none: no
+# load/store programs).
+#   scripts/gpu-ce-bench.sh PROGRAM_DIR OUT_DIR [BUILD_DIR]
+# (RUNS: runs per point, default 30; RANKS: default "4 8"; MAX_MIB:
+# largest size, default 64; BUILD_DIR: a runtime build to reuse.)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+programs=$(realpath "$1") out=$2 B=${3:-/tmp/sdma-ce-bench-build}
+mkdir -p "$out"
+out=$(realpath "$out")
+source scripts/gpu-step.sh
+SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
+  scripts/build-runtime.sh $B sdmart || exit 1
+nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/collective_bench.cu \
+  $B/libsdmart.a -ldl -lpthread -o /tmp/collective_bench || exit 1
+for r in ${RANKS:-4 8}; do
+  step 240 "copy-engine variants, $r ranks" /tmp/collective_bench \
+    "$programs" "${RUNS:-30}" --ranks=$r --max-mib=${MAX_MIB:-64} \
+    --programs=none > "$out/ce-$r.csv"
+  wc -l < "$out/ce-$r.csv"
+done
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt"
+echo "$(cat "$out/gpu.txt"); CUDA $(nvcc --version | grep -o 'release [0-9.]*'); $(date -u +%Y-%m-%d); median of ${RUNS:-30} runs" > "$out/ce.txt"
