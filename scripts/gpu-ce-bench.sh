@@ -9,7 +9,9 @@
 # load/store programs).
 #   scripts/gpu-ce-bench.sh PROGRAM_DIR OUT_DIR [BUILD_DIR]
 # (RUNS: runs per point, default 30; RANKS: default "4 8"; MAX_MIB:
-# largest size, default 64; BUILD_DIR: a runtime build to reuse.)
+# largest size, default 64; ONLY: all_gather or all_to_all, default both;
+# STEP_S: seconds per rank count, default 400; BUILD_DIR: a runtime build
+# to reuse.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 programs=$(realpath "$1") out=$2 B=${3:-/tmp/sdma-ce-bench-build}
@@ -21,9 +23,9 @@ SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
 nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/collective_bench.cu \
   $B/libsdmart.a -ldl -lpthread -o /tmp/collective_bench || exit 1
 for r in ${RANKS:-4 8}; do
-  step 240 "copy-engine variants, $r ranks" /tmp/collective_bench \
+  step ${STEP_S:-400} "copy-engine variants, $r ranks" /tmp/collective_bench \
     "$programs" "${RUNS:-30}" --ranks=$r --max-mib=${MAX_MIB:-64} \
-    --programs=none > "$out/ce-$r.csv"
+    --programs=none ${ONLY:+--only=$ONLY} > "$out/ce-$r${ONLY:+-$ONLY}.csv"
   wc -l < "$out/ce-$r.csv"
 done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt"

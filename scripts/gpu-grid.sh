@@ -5,7 +5,8 @@
 # thread (CudaOptions::unitsPerThread), against the fused kernel in the same
 # run; every output checked (bench/collective_bench.cu --programs=...).
 #   scripts/gpu-grid.sh PROGRAM_DIR OUT_DIR [BUILD_DIR]
-# (RUNS: runs per point, default 30; MAX_MIB: largest size, default 16;
+# (RUNS: runs per point, default 30; RANKS: default "2 4 8"; MAX_MIB: largest
+# size, default 16;
 # BUILD_DIR: a runtime build to reuse, default /tmp/sdma-grid-build.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
   scripts/build-runtime.sh $B sdmart || exit 1
 nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/collective_bench.cu \
   $B/libsdmart.a -ldl -lpthread -o /tmp/collective_bench || exit 1
-for r in 2 4 8; do
+for r in ${RANKS:-2 4 8}; do
   step 200 "grid sizing, $r ranks" /tmp/collective_bench "$programs" \
     "${RUNS:-30}" --ranks=$r --max-mib=${MAX_MIB:-16} --ldst-only \
     --programs=all_gather_direct,all_to_all_direct > "$out/grid-$r.csv"

@@ -158,8 +158,8 @@ LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
     // A copy of a slice onto itself rewrites the same bytes: a reader
     // running at the same time sees the same values, so it only reads.
     bool selfCopy =
-        isa<CopyOp>(node.op) && *getStaticSlice(transfer.getSlice(0)) ==
-                                    *getStaticSlice(transfer.getSlice(1));
+        isa<CopyOp>(node.op) && *getStaticSlice(transfer, 0) ==
+                                    *getStaticSlice(transfer, 1);
     auto reduce = dyn_cast<ReduceOp>(node.op);
     int kind = reduce ? static_cast<int>(llvm::find(ReduceOp::getKinds(),
                                                     reduce.getKind()) -
@@ -167,7 +167,7 @@ LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
                       : -1;
     for (unsigned s = 0, e = selfCopy ? 1 : transfer.getNumSlices(); s < e;
          ++s) {
-      StaticSlice slice = *getStaticSlice(transfer.getSlice(s));
+      StaticSlice slice = *getStaticSlice(transfer, s);
       unsigned buffer = bufferIndex(slice.buffer);
       for (bool write : {false, true}) {
         if (write ? !transfer.isSliceWritten(s) : !transfer.isSliceRead(s))
@@ -381,8 +381,8 @@ LogicalResult ScheduleVerifier::execute(const ScheduleGraph &graph,
     auto transfer = dyn_cast<TransferOpInterface>(op);
     if (!transfer)
       continue;
-    StaticSlice s0 = *getStaticSlice(transfer.getSlice(0));
-    StaticSlice s1 = *getStaticSlice(transfer.getSlice(1));
+    StaticSlice s0 = *getStaticSlice(transfer, 0);
+    StaticSlice s1 = *getStaticSlice(transfer, 1);
     std::vector<Symbol> d0 = read(s0);
     if (auto reduce = dyn_cast<ReduceOp>(transfer.getOperation())) {
       unsigned kind = llvm::find(ReduceOp::getKinds(), reduce.getKind()) -
@@ -410,7 +410,7 @@ LogicalResult ScheduleVerifier::execute(const ScheduleGraph &graph,
     }
     write(s1, d0);
     if (isa<BcastOp>(transfer.getOperation()))
-      write(*getStaticSlice(transfer.getSlice(2)), d0);
+      write(*getStaticSlice(transfer, 2), d0);
   }
   return success();
 }

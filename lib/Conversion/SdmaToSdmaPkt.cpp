@@ -96,8 +96,8 @@ FailureOr<PacketLimits> packetLimits(ScheduleOp schedule,
 /// Buffer bases are assumed at least 256-byte aligned.
 int64_t broadcastChunkAlign(Operation *op, const TargetProfile &profile) {
   auto transfer = cast<TransferOpInterface>(op);
-  int64_t d0 = getStaticSlice(transfer.getSlice(1))->offset;
-  int64_t d1 = getStaticSlice(transfer.getSlice(2))->offset;
+  int64_t d0 = getStaticSlice(transfer, 1)->offset;
+  int64_t d1 = getStaticSlice(transfer, 2)->offset;
   uint64_t window = profile.broadcastOffsetBytes;
   uint64_t apart = d0 > d1 ? uint64_t(d0 - d1) : uint64_t(d1 - d0);
   return static_cast<int64_t>(window / std::gcd(window, apart % window));
@@ -264,25 +264,25 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
         startTimestamp();
       if (auto copy = dyn_cast<CopyOp>(op)) {
         auto t = cast<TransferOpInterface>(op);
-        StaticSlice src = *getStaticSlice(t.getSlice(0));
-        StaticSlice dst = *getStaticSlice(t.getSlice(1));
+        StaticSlice src = *getStaticSlice(t, 0);
+        StaticSlice dst = *getStaticSlice(t, 1);
         pieces(src.count, limits->copyChunks, [&](int64_t at, int64_t n) {
           CopyLinearOp::create(b, loc, chunk(src, at), chunk(dst, at),
                                ChunksAttr::get(ctx, n));
         });
       } else if (auto bcast = dyn_cast<BcastOp>(op)) {
         auto t = cast<TransferOpInterface>(op);
-        StaticSlice src = *getStaticSlice(t.getSlice(0));
-        StaticSlice d0 = *getStaticSlice(t.getSlice(1));
-        StaticSlice d1 = *getStaticSlice(t.getSlice(2));
+        StaticSlice src = *getStaticSlice(t, 0);
+        StaticSlice d0 = *getStaticSlice(t, 1);
+        StaticSlice d1 = *getStaticSlice(t, 2);
         pieces(src.count, limits->copyChunks, [&](int64_t at, int64_t n) {
           CopyBroadcastOp::create(b, loc, chunk(src, at), chunk(d0, at),
                                   chunk(d1, at), ChunksAttr::get(ctx, n));
         });
       } else if (auto swap = dyn_cast<SwapOp>(op)) {
         auto t = cast<TransferOpInterface>(op);
-        StaticSlice a = *getStaticSlice(t.getSlice(0));
-        StaticSlice c = *getStaticSlice(t.getSlice(1));
+        StaticSlice a = *getStaticSlice(t, 0);
+        StaticSlice c = *getStaticSlice(t, 1);
         pieces(a.count, limits->swapChunks, [&](int64_t at, int64_t n) {
           CopySwapOp::create(b, loc, chunk(a, at), chunk(c, at),
                              ChunksAttr::get(ctx, n));

@@ -161,7 +161,13 @@ sdma::detail::verifyFieldsAndParent(Operation *op, size_t expectedFields) {
 LogicalResult sdma::detail::verifyRank(Operation *op, OpFoldResult rank,
                                        std::optional<int64_t> ranks,
                                        StringRef what) {
-  std::optional<int64_t> value = getConstantIntValue(rank);
+  return verifyRank(op, getConstantIntValue(rank), ranks, what);
+}
+
+LogicalResult sdma::detail::verifyRank(Operation *op,
+                                       std::optional<int64_t> value,
+                                       std::optional<int64_t> ranks,
+                                       StringRef what) {
   if (!value)
     return success();
   int64_t limit = ranks.value_or(ScheduleOp::kMaxRanks);
@@ -171,19 +177,33 @@ LogicalResult sdma::detail::verifyRank(Operation *op, OpFoldResult rank,
   return success();
 }
 
+/// A slice's buffer and its constant fields (nullopt where dynamic), read
+/// without building an attribute per field.
+struct ConstantSlice {
+  Value buffer;
+  std::optional<int64_t> rank, offset, count;
+};
+
+static ConstantSlice getConstantSlice(TransferOpInterface op, unsigned i) {
+  auto fields = cast<FieldsOpInterface>(op.getOperation());
+  return {op->getOperand(i), fields.getConstantField(3 * i),
+          fields.getConstantField(3 * i + 1),
+          fields.getConstantField(3 * i + 2)};
+}
+
 static LogicalResult verifySlice(Operation *op, ScheduleOp schedule,
-                                 const Slice &slice, StringRef what) {
+                                 const ConstantSlice &slice, StringRef what) {
   std::optional<int64_t> ranks = schedule.getRanks();
-  StringRef name = schedule.getBufferName(slice.buffer);
   if (failed(verifyRank(op, slice.rank, ranks, (what + " rank").str())))
     return failure();
-  std::optional<int64_t> offset = getConstantIntValue(slice.offset);
-  std::optional<int64_t> count = getConstantIntValue(slice.count);
+  std::optional<int64_t> offset = slice.offset, count = slice.count;
   if (offset && *offset < 0)
-    return op->emitOpError() << what << " offset " << *offset << " in buffer '"
-                             << name << "' is negative";
+    return op->emitOpError()
+           << what << " offset " << *offset << " in buffer '"
+           << schedule.getBufferName(slice.buffer) << "' is negative";
   if (count && *count <= 0)
-    return op->emitOpError() << what << " slice of buffer '" << name
+    return op->emitOpError() << what << " slice of buffer '"
+                             << schedule.getBufferName(slice.buffer)
                              << "' is empty (count " << *count << ")";
   std::optional<int64_t> chunks = schedule.getBufferChunks(slice.buffer, ranks);
   if (offset && count && chunks) {
@@ -191,8 +211,9 @@ static LogicalResult verifySlice(Operation *op, ScheduleOp schedule,
     if (llvm::AddOverflow(*offset, *count, end) || end > *chunks)
       return op->emitOpError()
              << what << " slice [" << *offset << ", " << *offset << " + "
-             << *count << ") is out of bounds of buffer '" << name
-             << "', which has " << *chunks << " chunks";
+             << *count << ") is out of bounds of buffer '"
+             << schedule.getBufferName(slice.buffer) << "', which has "
+             << *chunks << " chunks";
   }
   return success();
 }
@@ -202,28 +223,31 @@ LogicalResult sdma::detail::verifyTransfer(TransferOpInterface op,
   FailureOr<ScheduleOp> schedule = verifyFieldsAndParent(op, 3 * names.size());
   if (failed(schedule))
     return failure();
+  SmallVector<ConstantSlice, 3> slices;
+  for (unsigned i = 0, e = names.size(); i < e; ++i)
+    slices.push_back(getConstantSlice(op, i));
   for (auto [i, name] : llvm::enumerate(names))
-    if (failed(verifySlice(op, *schedule, op.getSlice(i), name)))
+    if (failed(verifySlice(op, *schedule, slices[i], name)))
       return failure();
   // Count tables hold 64-bit integers, not chunks: they move only into
   // count tables.
-  bool counts = schedule->isCountBuffer(op.getSlice(0).buffer);
+  bool counts = schedule->isCountBuffer(slices[0].buffer);
   for (unsigned i = 1, e = names.size(); i < e; ++i)
-    if (schedule->isCountBuffer(op.getSlice(i).buffer) != counts)
+    if (schedule->isCountBuffer(slices[i].buffer) != counts)
       return op->emitOpError()
              << "moves between count table '"
-             << schedule->getBufferName(counts ? op.getSlice(0).buffer
-                                               : op.getSlice(i).buffer)
+             << schedule->getBufferName(counts ? slices[0].buffer
+                                               : slices[i].buffer)
              << "' and data buffer '"
-             << schedule->getBufferName(counts ? op.getSlice(i).buffer
-                                               : op.getSlice(0).buffer)
+             << schedule->getBufferName(counts ? slices[i].buffer
+                                               : slices[0].buffer)
              << "'";
   if (auto engine = op->getAttrOfType<IntegerAttr>("engine"))
     if (engine.getInt() < 0)
       return op->emitOpError("engine ") << engine.getInt() << " is negative";
-  std::optional<int64_t> first = getConstantIntValue(op.getSlice(0).count);
+  std::optional<int64_t> first = slices[0].count;
   for (unsigned i = 1, e = names.size(); i < e; ++i) {
-    std::optional<int64_t> count = getConstantIntValue(op.getSlice(i).count);
+    std::optional<int64_t> count = slices[i].count;
     if (first && count && *first != *count)
       return op->emitOpError()
              << names[0] << " has " << *first << " chunks but " << names[i]
@@ -232,10 +256,10 @@ LogicalResult sdma::detail::verifyTransfer(TransferOpInterface op,
   return success();
 }
 
-LogicalResult sdma::detail::verifyNoOverlap(Operation *op, const Slice &a,
-                                            const Slice &b,
-                                            const Twine &message) {
-  std::optional<StaticSlice> sa = getStaticSlice(a), sb = getStaticSlice(b);
+LogicalResult sdma::detail::verifyNoOverlap(TransferOpInterface op, unsigned a,
+                                            unsigned b, const Twine &message) {
+  std::optional<StaticSlice> sa = getStaticSlice(op, a),
+                             sb = getStaticSlice(op, b);
   if (sa && sb && sa->overlaps(*sb))
     return op->emitOpError(message);
   return success();

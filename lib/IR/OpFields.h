@@ -61,15 +61,20 @@ mlir::FailureOr<ScheduleOp> verifyFieldsAndParent(mlir::Operation *op,
 mlir::LogicalResult verifyRank(mlir::Operation *op, mlir::OpFoldResult rank,
                                std::optional<int64_t> ranks,
                                llvm::StringRef what);
+/// The same for a rank read as a constant (nullopt: not a constant).
+mlir::LogicalResult verifyRank(mlir::Operation *op, std::optional<int64_t> rank,
+                               std::optional<int64_t> ranks,
+                               llvm::StringRef what);
 
 /// Verifies every slice of a transfer (`names` names them, in order) and
 /// that all slices have the same count.
 mlir::LogicalResult verifyTransfer(TransferOpInterface op,
                                    llvm::ArrayRef<llvm::StringRef> names);
 
-/// Reports an overlap between two slices if both are static.
-mlir::LogicalResult verifyNoOverlap(mlir::Operation *op, const Slice &a,
-                                    const Slice &b, const llvm::Twine &message);
+/// Reports an overlap between slices `a` and `b` of a transfer if both are
+/// static.
+mlir::LogicalResult verifyNoOverlap(TransferOpInterface op, unsigned a,
+                                    unsigned b, const llvm::Twine &message);
 
 } // namespace sdma::detail
 

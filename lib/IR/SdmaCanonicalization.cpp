@@ -62,8 +62,8 @@ struct EraseSelfCopy : public OpRewritePattern<CopyOp> {
 
   LogicalResult matchAndRewrite(CopyOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<StaticSlice> src = getStaticSlice(op.getSourceSlice());
-    std::optional<StaticSlice> dst = getStaticSlice(op.getTargetSlice());
+    std::optional<StaticSlice> src = getStaticSlice(op, 0);
+    std::optional<StaticSlice> dst = getStaticSlice(op, 1);
     if (!src || !dst)
       return rewriter.notifyMatchFailure(op, "slices are not static");
     if (!(*src == *dst))

@@ -40,6 +40,19 @@ std::optional<StaticSlice> sdma::getStaticSlice(const Slice &slice) {
   return StaticSlice{slice.buffer, *rank, *offset, *count};
 }
 
+std::optional<StaticSlice> sdma::getStaticSlice(TransferOpInterface op,
+                                                unsigned i) {
+  auto fields = cast<FieldsOpInterface>(op.getOperation());
+  if (3 * i + 2 >= fields.getStaticFields().size())
+    return std::nullopt;
+  std::optional<int64_t> rank = fields.getConstantField(3 * i);
+  std::optional<int64_t> offset = fields.getConstantField(3 * i + 1);
+  std::optional<int64_t> count = fields.getConstantField(3 * i + 2);
+  if (!rank || !offset || !count)
+    return std::nullopt;
+  return StaticSlice{op->getOperand(i), *rank, *offset, *count};
+}
+
 OpFoldResult sdma::getFieldAt(Operation *op, ArrayRef<int64_t> staticFields,
                               OperandRange dynamicFields, unsigned i) {
   assert(i < staticFields.size() && "field index out of range");

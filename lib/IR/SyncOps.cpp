@@ -97,8 +97,10 @@ static LogicalResult verifyRankPair(Operation *op, int64_t tag, StringRef first,
   auto fields = cast<FieldsOpInterface>(op);
   if (tag < 0)
     return op->emitOpError("tag ") << tag << " is negative";
-  if (failed(verifyRank(op, fields.getField(0), schedule->getRanks(), first)) ||
-      failed(verifyRank(op, fields.getField(1), schedule->getRanks(), second)))
+  if (failed(verifyRank(op, fields.getConstantField(0), schedule->getRanks(),
+                        first)) ||
+      failed(verifyRank(op, fields.getConstantField(1), schedule->getRanks(),
+                        second)))
     return failure();
   return success();
 }

@@ -2,8 +2,8 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// sdma.copy, sdma.bcast, sdma.swap and sdma.reduce: their syntax, the slices each reads
-// and writes (TransferOpInterface), and the overlaps each forbids.
+// sdma.copy, sdma.bcast, sdma.swap and sdma.reduce: their syntax, the slices
+// each reads and writes (TransferOpInterface), and the overlaps each forbids.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,8 +30,8 @@ bool CopyOp::isSliceWritten(unsigned i) { return i == 1; }
 LogicalResult CopyOp::verify() {
   if (failed(verifyTransfer(*this, {"source", "destination"})))
     return failure();
-  std::optional<StaticSlice> src = getStaticSlice(getSourceSlice());
-  std::optional<StaticSlice> dst = getStaticSlice(getTargetSlice());
+  std::optional<StaticSlice> src = getStaticSlice(*this, 0);
+  std::optional<StaticSlice> dst = getStaticSlice(*this, 1);
   // A copy of a slice onto itself is a no-op (canonicalisation drops it);
   // any other overlap has no defined result.
   if (src && dst && !(*src == *dst) && src->overlaps(*dst))
@@ -57,12 +57,10 @@ LogicalResult BcastOp::verify() {
   if (failed(
           verifyTransfer(*this, {"source", "destination 0", "destination 1"})))
     return failure();
-  if (failed(verifyNoOverlap(*this, getSlice(1), getSlice(2),
-                             "destinations overlap")) ||
-      failed(verifyNoOverlap(*this, getSlice(0), getSlice(1),
-                             "destination 0 overlaps the source")) ||
-      failed(verifyNoOverlap(*this, getSlice(0), getSlice(2),
-                             "destination 1 overlaps the source")))
+  if (failed(verifyNoOverlap(*this, 1, 2, "destinations overlap")) ||
+      failed(
+          verifyNoOverlap(*this, 0, 1, "destination 0 overlaps the source")) ||
+      failed(verifyNoOverlap(*this, 0, 2, "destination 1 overlaps the source")))
     return failure();
   return success();
 }
@@ -84,8 +82,7 @@ bool SwapOp::isSliceWritten(unsigned) { return true; }
 LogicalResult SwapOp::verify() {
   if (failed(verifyTransfer(*this, {"first slice", "second slice"})))
     return failure();
-  return verifyNoOverlap(*this, getSlice(0), getSlice(1),
-                         "swap slices overlap");
+  return verifyNoOverlap(*this, 0, 1, "swap slices overlap");
 }
 
 //===----------------------------------------------------------------------===//
@@ -138,6 +135,5 @@ LogicalResult ReduceOp::verify() {
            << schedule.getBufferName(getSource()) << "' of " << source
            << " into '" << schedule.getBufferName(getTarget()) << "' of "
            << target << ": the element types differ";
-  return verifyNoOverlap(*this, getSlice(0), getSlice(1),
-                         "source and destination overlap");
+  return verifyNoOverlap(*this, 0, 1, "source and destination overlap");
 }

@@ -51,15 +51,15 @@ struct SdmaFuseBcastPass
     for (TransferOpInterface op : stretch)
       if (auto copy = dyn_cast<CopyOp>(op.getOperation()))
         if (copy.hasStaticFields() && !copy.getEngine()) {
-          StaticSlice src = *getStaticSlice(copy.getSourceSlice());
+          StaticSlice src = *getStaticSlice(copy, 0);
           bySource[{src.buffer.getAsOpaquePointer(), src.rank, src.offset,
                     src.count}]
-              .push_back({copy, *getStaticSlice(copy.getTargetSlice())});
+              .push_back({copy, *getStaticSlice(copy, 1)});
         }
     for (auto &[key, copies] : bySource) {
       if (copies.size() < 2)
         continue;
-      StaticSlice src = *getStaticSlice(copies.front().op.getSourceSlice());
+      StaticSlice src = *getStaticSlice(copies.front().op, 0);
       for (size_t i = 0; i < copies.size(); ++i) {
         if (copies[i].used || copies[i].dst.overlaps(src))
           continue;

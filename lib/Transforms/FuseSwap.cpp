@@ -83,17 +83,17 @@ struct SdmaFuseSwapPass
       auto copy = dyn_cast<CopyOp>(op.getOperation());
       if (!copy || !copy.hasStaticFields())
         continue;
-      StaticSlice src = *getStaticSlice(copy.getSourceSlice());
-      StaticSlice dst = *getStaticSlice(copy.getTargetSlice());
+      StaticSlice src = *getStaticSlice(copy, 0);
+      StaticSlice dst = *getStaticSlice(copy, 1);
       if (src.rank == dst.rank)
         locals.push_back({src.buffer, dst.buffer, src.rank, src.offset,
                           dst.offset, src.count, false});
     }
     for (Pair pair : pairs) {
-      StaticSlice sp = *getStaticSlice(pair.a.getSourceSlice());
-      StaticSlice sq = *getStaticSlice(pair.b.getSourceSlice());
-      StaticSlice dp = *getStaticSlice(pair.b.getTargetSlice());
-      StaticSlice dq = *getStaticSlice(pair.a.getTargetSlice());
+      StaticSlice sp = *getStaticSlice(pair.a, 0);
+      StaticSlice sq = *getStaticSlice(pair.b, 0);
+      StaticSlice dp = *getStaticSlice(pair.b, 1);
+      StaticSlice dq = *getStaticSlice(pair.a, 1);
       locals.push_back({sp.buffer, dp.buffer, sp.rank, sp.offset, dp.offset,
                         sp.count, true});
       locals.push_back({sq.buffer, dq.buffer, sq.rank, sq.offset, dq.offset,
@@ -144,8 +144,8 @@ struct SdmaFuseSwapPass
     using Key = std::tuple<int64_t, int64_t, int64_t>;
     DenseMap<Key, SmallVector<unsigned>> byDirection;
     for (auto [i, copy] : llvm::enumerate(copies)) {
-      info.push_back({*getStaticSlice(copy.getSourceSlice()),
-                      *getStaticSlice(copy.getTargetSlice())});
+      info.push_back({*getStaticSlice(copy, 0),
+                      *getStaticSlice(copy, 1)});
       byDirection[{info[i].src.rank, info[i].dst.rank, info[i].src.count}]
           .push_back(i);
     }
@@ -180,10 +180,10 @@ struct SdmaFuseSwapPass
     std::set<std::pair<int64_t, int64_t>> handoffs; // (other rank, issuer)
     SmallVector<std::pair<Location, std::pair<StaticSlice, StaticSlice>>> swaps;
     for (Pair &pair : pairs) {
-      StaticSlice sp = *getStaticSlice(pair.a.getSourceSlice());
-      StaticSlice dq = *getStaticSlice(pair.a.getTargetSlice());
-      StaticSlice sq = *getStaticSlice(pair.b.getSourceSlice());
-      StaticSlice dp = *getStaticSlice(pair.b.getTargetSlice());
+      StaticSlice sp = *getStaticSlice(pair.a, 0);
+      StaticSlice dq = *getStaticSlice(pair.a, 1);
+      StaticSlice sq = *getStaticSlice(pair.b, 0);
+      StaticSlice dp = *getStaticSlice(pair.b, 1);
       createCopy(builder, pair.a.getLoc(), sp, dp);
       createCopy(builder, pair.b.getLoc(), sq, dq);
       // Balance the issuers: odd distance -> p issues, even -> q.

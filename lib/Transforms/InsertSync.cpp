@@ -65,7 +65,7 @@ public:
       if (!cast<FieldsOpInterface>(op.getOperation()).hasStaticFields())
         return false;
       for (unsigned i = 0; i < op.getNumSlices(); ++i)
-        if (!getStaticSlice(op.getSlice(i)) ||
+        if (!getStaticSlice(op, i) ||
             !base.count(op.getSlice(i).buffer))
           return false;
     }
@@ -104,7 +104,7 @@ public:
 private:
   /// The chunk indices [first, end) slice `s` of `op` covers.
   std::pair<uint64_t, uint64_t> chunks(TransferOpInterface op, unsigned s) {
-    StaticSlice slice = *getStaticSlice(op.getSlice(s));
+    StaticSlice slice = *getStaticSlice(op, s);
     uint64_t first = base[slice.buffer] +
                      uint64_t(slice.rank) * perRank[slice.buffer] +
                      uint64_t(slice.offset);

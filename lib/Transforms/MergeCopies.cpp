@@ -80,8 +80,8 @@ struct SdmaMergeCopiesPass
       auto copy = dyn_cast<CopyOp>(op.getOperation());
       if (!copy || copy.getEngine())
         continue;
-      std::optional<StaticSlice> src = getStaticSlice(copy.getSourceSlice());
-      std::optional<StaticSlice> dst = getStaticSlice(copy.getTargetSlice());
+      std::optional<StaticSlice> src = getStaticSlice(copy, 0);
+      std::optional<StaticSlice> dst = getStaticSlice(copy, 1);
       // Within one buffer on one rank a merged copy could read what it
       // writes: left alone.
       if (!src || !dst ||

@@ -101,11 +101,15 @@ variantPlans(const std::string &planPath) {
 }
 
 /// The tool's executor names as a backend and its options.
-/// A copy-engine name ending in "-k" also issues each run's device-local
-/// copies as one kernel (CeOptions::localCopyKernel).
+/// A copy-engine name ending in "-k" (ce-k, ce-graph-k, ...) also issues
+/// each run's device-local copies as one kernel (CeOptions::localCopyKernel).
+bool isLocalKernelName(const std::string &name) {
+  return name.size() >= 4 && name.rfind("ce", 0) == 0 &&
+         name.compare(name.size() - 2, 2, "-k") == 0;
+}
+
 std::string configure(const std::string &name, ExecutorOptions &options) {
-  bool k = name.size() > 5 && name.rfind("ce", 0) == 0 &&
-           name.compare(name.size() - 2, 2, "-k") == 0;
+  bool k = isLocalKernelName(name);
   std::string kind = k ? name.substr(0, name.size() - 2) : name;
   options.cuda.stagedOps = kind == "ldst-staged";
   options.ce = CeOptions();
@@ -321,10 +325,8 @@ int main(int argc, char **argv) {
       std::stringstream list(arg.substr(12));
       std::string item;
       while (std::getline(list, item, ',')) {
-        std::string base = item;
-        if (item.rfind("ce", 0) == 0 && item.size() > 4 &&
-            item.compare(item.size() - 2, 2, "-k") == 0)
-          base = item.substr(0, item.size() - 2);
+        std::string base =
+            isLocalKernelName(item) ? item.substr(0, item.size() - 2) : item;
         if (base != "ldst" && base != "ldst-staged" && base != "ce" &&
             base != "ce-batch" && base != "ce-graph" && base != "ce-value") {
           std::fprintf(stderr,

@@ -31,8 +31,12 @@ def Sdma_FieldsOpInterface : OpInterface<"FieldsOpInterface"> {
       return ::sdma::getFieldAt($_op.getOperation(), $_op.getStaticFields(),
                                 $_op.getFields(), i);
     }
-    /// Field `i` if it is a constant.
+    /// Field `i` if it is a constant (a static field is read as is: no
+    /// attribute is built).
     std::optional<int64_t> getConstantField(unsigned i) {
+      int64_t field = $_op.getStaticFields()[i];
+      if (field != ::mlir::ShapedType::kDynamic)
+        return field;
       return ::mlir::getConstantIntValue(getField(i));
     }
     /// True when every field is a constant.

@@ -57,6 +57,13 @@ mlir::OpFoldResult getFieldAt(mlir::Operation *op,
 
 #include "sdma/IR/SdmaInterfaces.h.inc"
 
+namespace sdma {
+/// Slice `i` of a transfer if its fields are constants. The same as
+/// getStaticSlice(op.getSlice(i)), without building an attribute per field
+/// (the verifiers and passes ask this of every op, many times).
+std::optional<StaticSlice> getStaticSlice(TransferOpInterface op, unsigned i);
+} // namespace sdma
+
 #define GET_OP_CLASSES
 #include "sdma/IR/SdmaOps.h.inc"
 

@@ -118,7 +118,7 @@ private:
   static SmallVector<Access> accessesOf(TransferOpInterface op) {
     SmallVector<Access> result;
     for (unsigned i = 0, e = op.getNumSlices(); i < e; ++i) {
-      StaticSlice s = *getStaticSlice(op.getSlice(i));
+      StaticSlice s = *getStaticSlice(op, i);
       unsigned buffer = cast<BlockArgument>(s.buffer).getArgNumber();
       if (op.isSliceRead(i))
         result.push_back({s.rank, buffer, s.offset, s.offset + s.count, false});
@@ -262,7 +262,7 @@ LogicalResult HIPEmitter::collect() {
         return op.emitOpError("is not flat: run sdma-unroll before "
                               "--sdma-to-hip");
       auto slice = [&](unsigned i) {
-        return *getStaticSlice(transfer.getSlice(i));
+        return *getStaticSlice(transfer, i);
       };
       auto bufferOf = [&](const StaticSlice &s) -> int64_t {
         return cast<BlockArgument>(s.buffer).getArgNumber() - 1;

@@ -42,7 +42,7 @@ static FailureOr<json> opToJSON(ScheduleOp schedule, Operation *op) {
                            "before --sdma-to-json");
   auto slice = [&](unsigned i) {
     return sliceToJSON(
-        schedule, *getStaticSlice(cast<TransferOpInterface>(op).getSlice(i)));
+        schedule, *getStaticSlice(cast<TransferOpInterface>(op), i));
   };
   return llvm::TypeSwitch<Operation *, json>(op)
       .Case([&](CopyOp) {

@@ -74,8 +74,8 @@ static bool conflict(TransferOpInterface a, TransferOpInterface b) {
     for (unsigned j = 0, f = b.getNumSlices(); j < f; ++j) {
       if (!a.isSliceWritten(i) && !b.isSliceWritten(j))
         continue;
-      std::optional<StaticSlice> sa = getStaticSlice(a.getSlice(i));
-      std::optional<StaticSlice> sb = getStaticSlice(b.getSlice(j));
+      std::optional<StaticSlice> sa = getStaticSlice(a, i);
+      std::optional<StaticSlice> sb = getStaticSlice(b, j);
       if (sa && sb && sa->overlaps(*sb))
         return true;
     }
