@@ -24,7 +24,9 @@
 //   nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include \
 //     bench/allreduce_bench.cu <libsdmart.a> -ldl -o allreduce_bench
 //   allreduce_bench PROGRAM_DIR [RUNS] [--ranks=R] [--max-mib=N]
-//                   [--check-max-mib=N] [--quick] [--types=f32,bf16]
+//                   [--min-mib=N] [--check-max-mib=N] [--quick]
+//                   [--types=f32,bf16]
+// --min-mib: the smallest size (default 1 KiB), e.g. one size under ncu.
 // --quick: sdma's one-shot and two-shot specialised kernels only.
 //
 //===----------------------------------------------------------------------===//
@@ -212,13 +214,14 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--max-mib=N] "
-                 "[--check-max-mib=N] [--quick] [--types=f32,bf16]\n",
+                 "[--min-mib=N] [--check-max-mib=N] [--quick] "
+                 "[--types=f32,bf16]\n",
                  argv[0]);
     return 1;
   }
   std::string dir = argv[1];
   int runs = 50;
-  size_t maxBytes = 256u << 20, checkMax = 64u << 20;
+  size_t maxBytes = 256u << 20, checkMax = 64u << 20, minBytes = 1024;
   bool quick = false;
   std::string types = "f32,bf16";
   for (int i = 2; i < argc; ++i) {
@@ -227,6 +230,8 @@ int main(int argc, char **argv) {
       R = std::atoi(a.c_str() + 8);
     else if (a.rfind("--max-mib=", 0) == 0)
       maxBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
+    else if (a.rfind("--min-mib=", 0) == 0)
+      minBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
     else if (a == "--quick")
       quick = true;
     else if (a.rfind("--types=", 0) == 0)
@@ -242,7 +247,8 @@ int main(int argc, char **argv) {
   }
   std::vector<size_t> sizes;
   for (size_t s = 1024; s <= maxBytes; s *= 4)
-    sizes.push_back(s);
+    if (s >= minBytes)
+      sizes.push_back(s);
   Pointers p{};
   for (int r = 0; r < R; ++r) {
     CK(cudaMalloc((void **)&p.in[r], maxBytes));

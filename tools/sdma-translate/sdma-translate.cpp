@@ -72,6 +72,7 @@ static mlir::LogicalResult translate(const mlir::Translation &translation,
 }
 
 int main(int argc, char **argv) {
+  sdma::tuneAllocator();
   llvm::InitLLVM init(argc, argv);
   if (!sdma::checkToolInputs(argc, argv, {"-o", "--o"}))
     return 1;
