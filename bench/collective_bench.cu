@@ -96,13 +96,14 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1] "
-                 "[--max-mib=N] [--ldst-only] [--only=COLLECTIVE]\n",
+                 "[--max-mib=N] [--min-mib=N] [--ldst-only] [--only=COLLECTIVE] "
+                 "[--programs=NAME,...]\n",
                  argv[0]);
     return 1;
   }
   std::string dir = argv[1];
   int runs = 50;
-  size_t maxBytes = 64u << 20;
+  size_t maxBytes = 64u << 20, minBytes = 1024;
   std::vector<int> devices;
   bool ldstOnly = false;
   std::string only; // one collective: all_gather or all_to_all
@@ -119,6 +120,8 @@ int main(int argc, char **argv) {
       pick = "," + a.substr(11) + ",";
     else if (a.rfind("--max-mib=", 0) == 0)
       maxBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
+    else if (a.rfind("--min-mib=", 0) == 0)
+      minBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
     else if (a.rfind("--devices=", 0) == 0) {
       gDevices = a.substr(10);
       for (size_t p = 0; p < gDevices.size();) {
@@ -145,7 +148,8 @@ int main(int argc, char **argv) {
   cudaOptions.cuda.devices = devices;
   std::vector<size_t> sizes;
   for (size_t s = 1024; s <= maxBytes; s *= 4)
-    sizes.push_back(s);
+    if (s >= minBytes)
+      sizes.push_back(s);
 
   // Baseline buffers: per rank an input and an output of R x the largest.
   std::vector<char *> in(R), out(R);
@@ -243,13 +247,14 @@ int main(int argc, char **argv) {
       LdstProgram four = *program;
       four.source = "#define SDMA_MIN_BLOCKS 4\n" + four.source;
       bool direct = name.find("direct") != std::string::npos;
-      // The direct program on grids sized for 1 and 2 units of 16 bytes
-      // per thread instead of 4 (more blocks below the residency cap).
-      ExecutorOptions u1 = cudaOptions, u2 = cudaOptions;
-      u1.cuda.unitsPerThread = 1;
+      // The direct program on grids sized for 4 and 2 units of 16 bytes
+      // per thread instead of the default 1 (fewer blocks; 4 was the
+      // default until bench/results/grid-h200.csv).
+      ExecutorOptions u4 = cudaOptions, u2 = cudaOptions;
+      u4.cuda.unitsPerThread = 4;
       u2.cuda.unitsPerThread = 2;
       if (!add(*program, "", cudaOptions) ||
-          (direct && !add(*program, "-u1", u1)) ||
+          (direct && !add(*program, "-u4", u4)) ||
           (direct && !add(*program, "-u2", u2)) ||
           (direct && !add(four, "-4bpsm", cudaOptions)) ||
           (calls && !add(inlined, "-inline", cudaOptions)) ||

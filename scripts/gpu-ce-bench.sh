@@ -26,7 +26,7 @@ for r in ${RANKS:-4 8}; do
   step ${STEP_S:-400} "copy-engine variants, $r ranks" /tmp/collective_bench \
     "$programs" "${RUNS:-30}" --ranks=$r --max-mib=${MAX_MIB:-64} \
     --programs=none ${ONLY:+--only=$ONLY} > "$out/ce-$r${ONLY:+-$ONLY}.csv"
-  wc -l < "$out/ce-$r.csv"
+  wc -l < "$out/ce-$r${ONLY:+-$ONLY}.csv"
 done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt"
 echo "$(cat "$out/gpu.txt"); CUDA $(nvcc --version | grep -o 'release [0-9.]*'); $(date -u +%Y-%m-%d); median of ${RUNS:-30} runs" > "$out/ce.txt"

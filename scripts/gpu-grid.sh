@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Load/store grid sizing on one NVIDIA GPU (it needs no MLIR): the direct
 # all-gather and all-to-all programs at 2, 4 and 8 ranks sharing the GPU,
-# launched on grids sized for 4 (default), 2 and 1 units of 16 bytes per
-# thread (CudaOptions::unitsPerThread), against the fused kernel in the same
+# launched on grids sized for 1 (default since this bench), 2 and 4 units
+# of 16 bytes per thread (CudaOptions::unitsPerThread; -u2, -u4; the
+# committed run, bench/results/grid-h200.csv, predates the change and calls
+# 4 the default and 1 -u1), against the fused kernel in the same
 # run; every output checked (bench/collective_bench.cu --programs=...).
 #   scripts/gpu-grid.sh PROGRAM_DIR OUT_DIR [BUILD_DIR]
 # (RUNS: runs per point, default 30; RANKS: default "2 4 8"; MAX_MIB: largest

@@ -77,7 +77,7 @@ struct CudaOptions : DeviceOptions {
   int blocksPerRank = 0;
   /// With blocksPerRank 0: the 16-byte units per thread the grid is sized
   /// for (blocks = largest buffer / (512 threads x 16 B x this), capped as
-  /// above); 0: kLdstUnitsPerThread (4).
+  /// above); 0: kLdstUnitsPerThread (1).
   int unitsPerThread = 0;
   /// Several GPUs: launch on every GPU at once, one host thread each,
   /// instead of one cuLaunchKernel after another from the calling thread.
