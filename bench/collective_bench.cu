@@ -250,11 +250,16 @@ int main(int argc, char **argv) {
       // The direct program on grids sized for 4 and 2 units of 16 bytes
       // per thread instead of the default 1 (fewer blocks; 4 was the
       // default until bench/results/grid-h200.csv).
+      // The direct program without tiled segments (SDMA_SEG_TILE 0: each
+      // op's units in one sweep, ops one after another).
+      LdstProgram untiled = *program;
+      untiled.source = "#define SDMA_SEG_TILE 0\n" + untiled.source;
       ExecutorOptions u4 = cudaOptions, u2 = cudaOptions;
       u4.cuda.unitsPerThread = 4;
       u2.cuda.unitsPerThread = 2;
       if (!add(*program, "", cudaOptions) ||
           (direct && !add(*program, "-u4", u4)) ||
+          (direct && !add(untiled, "-untiled", cudaOptions)) ||
           (direct && !add(*program, "-u2", u2)) ||
           (direct && !add(four, "-4bpsm", cudaOptions)) ||
           (calls && !add(inlined, "-inline", cudaOptions)) ||

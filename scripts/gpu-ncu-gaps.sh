@@ -10,6 +10,7 @@
 #     sdma's one-shot and two-shot kernels (--quick) and fusedOneShot /
 #     fusedTwoShot.
 #   scripts/gpu-ncu-gaps.sh PROGRAM_DIR OUT_DIR [BUILD_DIR]
+# (WHAT: ag, ar or both, default both.)
 # (PROGRAM_DIR: scripts/make-gpu-programs.sh DIR on the compiler side.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,17 +32,18 @@ metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
 metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed
 metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active
 metrics+=,lts__t_sector_hit_rate.pct
-for mib in 4 16; do
+what=${WHAT:-ag,ar}
+[[ $what == *ag* ]] && for mib in 4 16; do
   step 120 "ncu all-gather $mib MiB" "$ncu" --csv --log-file "$out/ncu-ag-$mib.csv" \
     --kernel-name regex:'sdma_ldst|fusedCopy' --metrics "$metrics" \
     /tmp/collective_bench "$programs" 2 --ranks=8 --ldst-only --only=all_gather \
     --programs=all_gather_direct --min-mib=$mib --max-mib=$mib \
     > "$out/app-ag-$mib.csv"
 done
-step 60 "events all-gather 4-16 MiB" /tmp/collective_bench "$programs" 20 \
+[[ $what == *ag* ]] && step 60 "events all-gather 4-16 MiB" /tmp/collective_bench "$programs" 20 \
   --ranks=8 --ldst-only --only=all_gather --programs=all_gather_direct \
   --min-mib=4 --max-mib=16 > "$out/events-ag.csv"
-for point in f32:16 f32:64 bf16:16; do
+[[ $what == *ar* ]] && for point in f32:16 f32:64 bf16:16; do
   type=${point%:*} mib=${point#*:}
   step 120 "ncu all-reduce $type $mib MiB" "$ncu" --csv \
     --log-file "$out/ncu-ar-$type-$mib.csv" \
