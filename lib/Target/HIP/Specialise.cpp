@@ -54,6 +54,23 @@ sortPhase(std::vector<int64_t> &ops, int64_t first, int64_t count) {
   return segments;
 }
 
+/// Whether every op of a segment of several reads the same source slice
+/// (an all-gather's copies of a rank's input, a broadcast's): the kernel
+/// then interleaves the ops tile by tile so the source is read once
+/// (sdma_seg_move's SHARED; LdstPhases.hip).
+bool sharesSource(const std::vector<int64_t> &ops,
+                  std::pair<int64_t, int64_t> segment) {
+  if (segment.second < 2)
+    return false;
+  const int64_t *first = ops.data() + segment.first * kOpStride;
+  for (int64_t i = 1; i < segment.second; ++i) {
+    const int64_t *row = first + i * kOpStride;
+    if (row[1] != first[1] || row[2] != first[2] || row[3] != first[3])
+      return false;
+  }
+  return true;
+}
+
 /// One segment's call.
 void emitSegment(std::ostream &os, const std::vector<int64_t> &ops,
                  std::pair<int64_t, int64_t> segment) {
@@ -67,7 +84,8 @@ void emitSegment(std::ostream &os, const std::vector<int64_t> &ops,
        << ">(T, sdma_ops + " << segment.first * kOpStride << ", "
        << segment.second << ", chunk, " << row[4] << "ull * chunk";
   else
-    os << "sdma_seg_move<" << row[0] << ">(T, sdma_ops + "
+    os << "sdma_seg_move<" << row[0]
+       << (sharesSource(ops, segment) ? ", true" : "") << ">(T, sdma_ops + "
        << segment.first * kOpStride << ", " << segment.second << ", " << unit
        << ", " << row[4] << "ull * " << unit;
   os << ", nthreads, u, base);\n";
