@@ -852,17 +852,33 @@ static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
 // copies (KIND 0), broadcasts (1) or swaps (2) of `n` bytes, with offsets
 // in `unit` bytes. The units of all the ops are spread over the rank's
 // threads; a thread finds its op by one division, takes up to four units
-// and issues all their loads before any store.
-template <int KIND>
+// and issues all their loads before any store. Ops that all read one
+// source (SHARED: an all-gather's copies of a rank's input, as the emitter
+// found) and are longer than a tile (SDMA_SEG_TILE units, 0: never) are
+// interleaved tile by tile: tile t is tile t / nops of op t % nops, so the
+// threads sweep the same stretch of every op at once and read the source
+// from L2 once instead of from DRAM once per op (all-gather at 4 MiB on an
+// H200: 215 -> 35 MB read, 128 -> 99 us); within a tile consecutive
+// threads take consecutive units. The last tile of each op is cut at its
+// end (the padding units do nothing).
+#ifndef SDMA_SEG_TILE
+#define SDMA_SEG_TILE 512
+#endif
+template <int KIND, bool SHARED = false>
 static __device__ SDMA_SEG_INLINE void
 sdma_seg_move(const SdmaTable *T, const long long *ops,
               unsigned long long nops, unsigned long long unit,
               unsigned long long n, unsigned long long nthreads,
               unsigned long long &u, unsigned long long &base) {
-  const unsigned long long upo = (n + 15) / 16, total = upo * nops;
-  // The units [begin, end) of the op whose addresses a, b, c are resolved:
-  // a thread's next units are mostly in the same op.
-  unsigned long long begin = 1, end = 0;
+  const unsigned long long upo = (n + 15) / 16;
+  const bool tiled =
+      SHARED && SDMA_SEG_TILE > 0 && nops > 1 && upo > SDMA_SEG_TILE;
+  const unsigned long long tile = SDMA_SEG_TILE > 0 ? SDMA_SEG_TILE : 1;
+  const unsigned long long total =
+      tiled ? (upo + tile - 1) / tile * tile * nops : upo * nops;
+  // The op whose addresses a, b, c are resolved, and (untiled) its units
+  // [begin, end): a thread's next units are mostly in the same op.
+  unsigned long long begin = 1, end = 0, current = ~0ull;
   char *a = nullptr, *b = nullptr, *c = nullptr;
   bool aligned = false;
   while (u < base + total) {
@@ -872,10 +888,26 @@ sdma_seg_move(const SdmaTable *T, const long long *ops,
     int k = 0;
     for (; k < 4 && u + k * nthreads < base + total; ++k) {
       const unsigned long long v = u + k * nthreads - base;
-      if (v < begin || v >= end) {
-        const unsigned long long i = nops == 1 ? 0 : sdma_div(v, upo);
+      unsigned long long i, w; // op, unit within the op
+      if (tiled) {
+        const unsigned long long t = v / tile, round = sdma_div(t, nops);
+        i = t - round * nops;
+        w = round * tile + (v - t * tile);
+        if (w >= upo) { // padding of the op's last tile
+          vec[k] = false;
+          continue;
+        }
+      } else if (v >= begin && v < end) {
+        i = current;
+        w = v - begin;
+      } else {
+        i = nops == 1 ? 0 : sdma_div(v, upo);
         begin = i * upo;
         end = begin + upo;
+        w = v - begin;
+      }
+      if (i != current) {
+        current = i;
         const long long *op = ops + i * SDMA_OP_STRIDE;
         a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * unit;
         b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * unit;
@@ -885,7 +917,7 @@ sdma_seg_move(const SdmaTable *T, const long long *ops,
                     ((unsigned long long)c)) &
                    15ull) == 0;
       }
-      const unsigned long long off = (v - begin) * 16;
+      const unsigned long long off = w * 16;
       pa[k] = a + off;
       pb[k] = b + off;
       pc[k] = c + off;
