@@ -157,9 +157,8 @@ LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
       continue;
     // A copy of a slice onto itself rewrites the same bytes: a reader
     // running at the same time sees the same values, so it only reads.
-    bool selfCopy =
-        isa<CopyOp>(node.op) && *getStaticSlice(transfer, 0) ==
-                                    *getStaticSlice(transfer, 1);
+    bool selfCopy = isa<CopyOp>(node.op) && *getStaticSlice(transfer, 0) ==
+                                                *getStaticSlice(transfer, 1);
     auto reduce = dyn_cast<ReduceOp>(node.op);
     int kind = reduce ? static_cast<int>(llvm::find(ReduceOp::getKinds(),
                                                     reduce.getKind()) -

@@ -144,8 +144,7 @@ struct SdmaFuseSwapPass
     using Key = std::tuple<int64_t, int64_t, int64_t>;
     DenseMap<Key, SmallVector<unsigned>> byDirection;
     for (auto [i, copy] : llvm::enumerate(copies)) {
-      info.push_back({*getStaticSlice(copy, 0),
-                      *getStaticSlice(copy, 1)});
+      info.push_back({*getStaticSlice(copy, 0), *getStaticSlice(copy, 1)});
       byDirection[{info[i].src.rank, info[i].dst.rank, info[i].src.count}]
           .push_back(i);
     }

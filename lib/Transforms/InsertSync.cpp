@@ -65,8 +65,7 @@ public:
       if (!cast<FieldsOpInterface>(op.getOperation()).hasStaticFields())
         return false;
       for (unsigned i = 0; i < op.getNumSlices(); ++i)
-        if (!getStaticSlice(op, i) ||
-            !base.count(op.getSlice(i).buffer))
+        if (!getStaticSlice(op, i) || !base.count(op.getSlice(i).buffer))
           return false;
     }
     writer.assign(total, -1);

@@ -261,9 +261,7 @@ LogicalResult HIPEmitter::collect() {
       if (!cast<FieldsOpInterface>(&op).hasStaticFields())
         return op.emitOpError("is not flat: run sdma-unroll before "
                               "--sdma-to-hip");
-      auto slice = [&](unsigned i) {
-        return *getStaticSlice(transfer, i);
-      };
+      auto slice = [&](unsigned i) { return *getStaticSlice(transfer, i); };
       auto bufferOf = [&](const StaticSlice &s) -> int64_t {
         return cast<BlockArgument>(s.buffer).getArgNumber() - 1;
       };

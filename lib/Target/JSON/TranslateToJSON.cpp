@@ -41,8 +41,8 @@ static FailureOr<json> opToJSON(ScheduleOp schedule, Operation *op) {
     return op->emitOpError("is not part of a flat schedule: run sdma-unroll "
                            "before --sdma-to-json");
   auto slice = [&](unsigned i) {
-    return sliceToJSON(
-        schedule, *getStaticSlice(cast<TransferOpInterface>(op), i));
+    return sliceToJSON(schedule,
+                       *getStaticSlice(cast<TransferOpInterface>(op), i));
   };
   return llvm::TypeSwitch<Operation *, json>(op)
       .Case([&](CopyOp) {
