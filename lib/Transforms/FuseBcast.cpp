@@ -24,14 +24,28 @@ using namespace sdma;
 namespace {
 struct SdmaFuseBcastPass
     : public sdma::impl::SdmaFuseBcastBase<SdmaFuseBcastPass> {
+  /// Two copies that become one bcast.
+  struct Pair {
+    CopyOp first, second;
+    StaticSlice src, dst0, dst1;
+  };
+
   void runOnOperation() override {
     for (ScheduleOp schedule :
-         llvm::to_vector(getOperation().getOps<ScheduleOp>()))
-      (void)rewriteValidated(schedule, "sdma-fuse-bcast", [&](ScheduleOp s) {
-        for (ArrayRef<TransferOpInterface> stretch : getStretches(s))
-          fuseStretch(stretch);
+         llvm::to_vector(getOperation().getOps<ScheduleOp>())) {
+      // Pairs first, the rewrite (and its validation, which copies the
+      // schedule) only where there is one: an all-to-all has none.
+      SmallVector<Pair> pairs;
+      for (ArrayRef<TransferOpInterface> stretch : getStretches(schedule))
+        findPairs(stretch, pairs);
+      if (pairs.empty())
+        continue;
+      (void)rewriteValidated(schedule, "sdma-fuse-bcast", [&](ScheduleOp) {
+        for (Pair &pair : pairs)
+          fuse(pair);
         return success();
       });
+    }
   }
 
   /// Pairs copies of one source slice whose destinations overlap neither
@@ -40,7 +54,8 @@ struct SdmaFuseBcastPass
   /// they are grouped by their source first (a hash, not a scan of every
   /// pair: linear in the stretch when there is nothing to fuse, as in an
   /// all-to-all).
-  void fuseStretch(ArrayRef<TransferOpInterface> stretch) {
+  static void findPairs(ArrayRef<TransferOpInterface> stretch,
+                        SmallVectorImpl<Pair> &pairs) {
     struct Candidate {
       CopyOp op;
       StaticSlice dst;
@@ -67,7 +82,7 @@ struct SdmaFuseBcastPass
           const StaticSlice &dst0 = copies[i].dst, &dst1 = copies[j].dst;
           if (copies[j].used || dst0.overlaps(dst1) || dst1.overlaps(src))
             continue;
-          fuse(copies[i].op, copies[j].op, src, dst0, dst1);
+          pairs.push_back({copies[i].op, copies[j].op, src, dst0, dst1});
           copies[i].used = copies[j].used = true;
           break;
         }
@@ -75,18 +90,18 @@ struct SdmaFuseBcastPass
     }
   }
 
-  static void fuse(CopyOp first, CopyOp second, const StaticSlice &src,
-                   const StaticSlice &dst0, const StaticSlice &dst1) {
-    OpBuilder builder(first);
+  static void fuse(Pair pair) {
+    const StaticSlice &src = pair.src, &dst0 = pair.dst0, &dst1 = pair.dst1;
+    OpBuilder builder(pair.first);
     BcastOp::create(
-        builder, first.getLoc(), src.buffer, dst0.buffer, dst1.buffer,
+        builder, pair.first.getLoc(), src.buffer, dst0.buffer, dst1.buffer,
         ValueRange(),
         builder.getDenseI64ArrayAttr({src.rank, src.offset, src.count,
                                       dst0.rank, dst0.offset, dst0.count,
                                       dst1.rank, dst1.offset, dst1.count}),
         IntegerAttr());
-    first.erase();
-    second.erase();
+    pair.first.erase();
+    pair.second.erase();
   }
 };
 } // namespace
