@@ -56,8 +56,8 @@ struct Access {
   /// Two reduces into the same slice with the same operator accumulate:
   /// they commute, so they need no order.
   bool accumulatesWith(const Access &o) const {
-    return accumulate >= 0 && accumulate == o.accumulate &&
-           begin == o.begin && end == o.end;
+    return accumulate >= 0 && accumulate == o.accumulate && begin == o.begin &&
+           end == o.end;
   }
 };
 
@@ -160,9 +160,9 @@ LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
     bool selfCopy = isa<CopyOp>(node.op) && *getStaticSlice(transfer, 0) ==
                                                 *getStaticSlice(transfer, 1);
     auto reduce = dyn_cast<ReduceOp>(node.op);
-    int kind = reduce ? static_cast<int>(llvm::find(ReduceOp::getKinds(),
-                                                    reduce.getKind()) -
-                                         ReduceOp::getKinds().begin())
+    int kind = reduce ? static_cast<int>(
+                            llvm::find(ReduceOp::getKinds(), reduce.getKind()) -
+                            ReduceOp::getKinds().begin())
                       : -1;
     for (unsigned s = 0, e = selfCopy ? 1 : transfer.getNumSlices(); s < e;
          ++s) {
@@ -171,8 +171,9 @@ LogicalResult ScheduleVerifier::checkRaces(const ScheduleGraph &graph) {
       for (bool write : {false, true}) {
         if (write ? !transfer.isSliceWritten(s) : !transfer.isSliceRead(s))
           continue;
-        Access access{static_cast<unsigned>(i), slice.rank, buffer,
-                      slice.offset, slice.offset + slice.count, write};
+        Access access{
+            static_cast<unsigned>(i),   slice.rank, buffer, slice.offset,
+            slice.offset + slice.count, write};
         if (reduce && s == 0)
           access.accumulate = kind;
         accesses.push_back(access);
@@ -272,8 +273,8 @@ ScheduleVerifier::checkReduction(StringRef kind,
                                  const sdma::detail::SymbolicMemory &memory) {
   unsigned in = *schedule.getCollectiveInput();
   unsigned out = *schedule.getCollectiveOutput();
-  int64_t outChunks = *schedule.getBufferChunks(
-      schedule.getBufferArgs()[out], ranks);
+  int64_t outChunks =
+      *schedule.getBufferChunks(schedule.getBufferArgs()[out], ranks);
   int64_t root = schedule.getRoot().value_or(0);
   std::optional<int> kindSeen;
   for (int64_t r = 0; r < ranks; ++r) {
@@ -343,7 +344,7 @@ LogicalResult ScheduleVerifier::checkStaticKind(StringRef kind) {
       kind == "all_to_all" || kind == "scatter" || kind == "reduce_scatter";
   int64_t c = kind == "all_to_all" ? outChunks / ranks
               : (kind == "scatter" || kind == "reduce_scatter") ? outChunks
-                                                                 : inChunks;
+                                                                : inChunks;
   int64_t expectIn = perRankIn ? ranks * c : c;
   int64_t expectOut =
       (kind == "all_gather" || kind == "gather" || kind == "all_to_all")
