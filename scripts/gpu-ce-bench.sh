@@ -18,10 +18,7 @@ programs=$(realpath "$1") out=$2 B=${3:-/tmp/sdma-ce-bench-build}
 mkdir -p "$out"
 out=$(realpath "$out")
 source scripts/gpu-step.sh
-SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
-  scripts/build-runtime.sh $B sdmart || exit 1
-nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime/include bench/collective_bench.cu \
-  $B/libsdmart.a -ldl -lpthread -o /tmp/collective_bench || exit 1
+build_benches $B collective_bench || exit 1
 for r in ${RANKS:-4 8}; do
   step ${STEP_S:-400} "copy-engine variants, $r ranks" /tmp/collective_bench \
     "$programs" "${RUNS:-30}" --ranks=$r --max-mib=${MAX_MIB:-64} \

@@ -19,12 +19,7 @@ mkdir -p "$out"
 out=$(realpath "$out")
 source scripts/gpu-step.sh
 export SDMA_CACHE_DIR=/tmp/sdma-cache
-SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
-  scripts/build-runtime.sh $B sdmart || exit 1
-for bench in collective_bench allreduce_bench; do
-  nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -Iruntime/include \
-    bench/$bench.cu $B/libsdmart.a -ldl -lpthread -o /tmp/$bench || exit 1
-done
+build_benches $B collective_bench allreduce_bench || exit 1
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 metrics=gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread
 metrics+=,dram__bytes_read.sum,dram__bytes_write.sum

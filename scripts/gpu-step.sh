@@ -8,3 +8,18 @@ step() {
   timeout "$t" "$@"
   echo "exit $?" >&2
 }
+
+# build_benches BUILD_DIR NAME...: the runtime library (sdmart, no HIP) in
+# BUILD_DIR, then each bench/NAME.cu linked against it as /tmp/NAME
+# (-lineinfo: source lines for Nsight Compute; the code is the same).
+build_benches() {
+  local build=$1 name
+  shift
+  SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
+    scripts/build-runtime.sh "$build" sdmart || return 1
+  for name in "$@"; do
+    nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -Iruntime/include \
+      "bench/$name.cu" "$build/libsdmart.a" -ldl -lpthread -o "/tmp/$name" ||
+      return 1
+  done
+}
