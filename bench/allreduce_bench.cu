@@ -277,20 +277,25 @@ int main(int argc, char **argv) {
     // kernel of the same schedule, "-table").
     for (const char *name :
          {"all_reduce_one_shot", "all_reduce_two_shot", "all_reduce_ring"})
-      for (const char *kernel : {"", ".inline", ".table", ".2bpsm"}) {
-        // --quick: the default (specialised) one-shot and two-shot only.
+      for (const char *kernel : {"", ".inline", ".table", ".2bpsm", ".regs"}) {
+        // --quick: the specialised one-shot and two-shot only (default,
+        // -2bpsm, -regs).
         // ".2bpsm": the specialised kernel compiled to fit two blocks per
         // SM (SDMA_MIN_BLOCKS: registers capped at 64).
+        // ".regs": the specialised kernel with its reduce rows' pointers
+        // kept in registers (SDMA_SEG_PTR_CAP 0) instead of staged in
+        // shared memory.
         bool two = std::string(kernel) == ".2bpsm";
-        if (quick &&
-            ((*kernel && !two) || std::string(name) == "all_reduce_ring"))
+        bool regs = std::string(kernel) == ".regs";
+        if (quick && ((*kernel && !two && !regs) ||
+                      std::string(name) == "all_reduce_ring"))
           continue;
         std::string error;
         // ".inline": the specialised kernel with its segment routines
         // inlined into every phase (SDMA_SEG_INLINE).
         bool inlined = std::string(kernel) == ".inline";
         std::string path = dir + "/" + name + "-" + std::to_string(R) +
-                           (inlined || two ? "" : kernel) + ".hip";
+                           (inlined || two || regs ? "" : kernel) + ".hip";
         std::optional<LdstProgram> program = LdstProgram::load(path, error);
         if (program && inlined) {
           // Only for a kernel that calls its segment routines.
@@ -302,6 +307,8 @@ int main(int argc, char **argv) {
         }
         if (program && two)
           program->source = "#define SDMA_MIN_BLOCKS 2\n" + program->source;
+        if (program && regs)
+          program->source = "#define SDMA_SEG_PTR_CAP 0\n" + program->source;
         if (!program || !program->setReduction(type, "sum", error)) {
           std::fprintf(stderr, "%s: %s\n", path.c_str(), error.c_str());
           return 1;

@@ -24,7 +24,7 @@
 //     <libsdmart.a> -ldl -o collective_bench
 //   collective_bench PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1]
 //                    [--max-mib=N] [--ldst-only] [--only=COLLECTIVE]
-//                    [--programs=NAME,...]
+//                    [--programs=NAME,...] [--variants=SUFFIX,...]
 // --ldst-only: the fused kernel and the load/store programs alone (no
 // memcpy baseline, no DMA plans).
 //
@@ -94,11 +94,12 @@ static void row(const char *collective, const std::string &variant,
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1] "
-                 "[--max-mib=N] [--min-mib=N] [--ldst-only] [--only=COLLECTIVE] "
-                 "[--programs=NAME,...]\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1] "
+        "[--max-mib=N] [--min-mib=N] [--ldst-only] [--only=COLLECTIVE] "
+        "[--programs=NAME,...] [--variants=SUFFIX,...]\n",
+        argv[0]);
     return 1;
   }
   std::string dir = argv[1];
@@ -108,6 +109,10 @@ int main(int argc, char **argv) {
   bool ldstOnly = false;
   std::string only; // one collective: all_gather or all_to_all
   std::string pick; // --programs=NAME,...: only these load/store programs
+  // --variants=SUFFIX,...: only these variants of each load/store program
+  // ("default" for the program as emitted, else the suffix without its
+  // dash: u4, r2, table, ...).
+  std::string variants;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--ranks=", 0) == 0)
@@ -118,6 +123,8 @@ int main(int argc, char **argv) {
       only = a.substr(7);
     else if (a.rfind("--programs=", 0) == 0)
       pick = "," + a.substr(11) + ",";
+    else if (a.rfind("--variants=", 0) == 0)
+      variants = "," + a.substr(11) + ",";
     else if (a.rfind("--max-mib=", 0) == 0)
       maxBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
     else if (a.rfind("--min-mib=", 0) == 0)
@@ -215,6 +222,10 @@ int main(int argc, char **argv) {
       // A program on an executor with `options`, as variant + suffix.
       auto add = [&](const LdstProgram &ldst, const std::string &suffix,
                      const ExecutorOptions &options) {
+        std::string key = suffix.empty() ? "default" : suffix.substr(1);
+        if (!variants.empty() &&
+            variants.find("," + key + ",") == std::string::npos)
+          return true;
         CompiledSchedule compiled{*plan, ldst, std::nullopt};
         auto executor = createExecutor("cuda-ldst", compiled, options, error);
         if (!executor) {
@@ -254,6 +265,13 @@ int main(int argc, char **argv) {
       // op's units in one sweep, ops one after another).
       LdstProgram untiled = *program;
       untiled.source = "#define SDMA_SEG_TILE 0\n" + untiled.source;
+      // The direct program with two and four units per thread per round
+      // of a segment (SDMA_SEG_ROUND; default 1, 4 until
+      // bench/results/round-h200.csv): more loads in flight per thread,
+      // more registers, fewer resident blocks.
+      LdstProgram r2 = *program, r4 = *program;
+      r2.source = "#define SDMA_SEG_ROUND 2\n" + r2.source;
+      r4.source = "#define SDMA_SEG_ROUND 4\n" + r4.source;
       ExecutorOptions u4 = cudaOptions, u2 = cudaOptions;
       u4.cuda.unitsPerThread = 4;
       u2.cuda.unitsPerThread = 2;
@@ -261,6 +279,8 @@ int main(int argc, char **argv) {
           (direct && !add(*program, "-u4", u4)) ||
           (direct && !add(untiled, "-untiled", cudaOptions)) ||
           (direct && !add(*program, "-u2", u2)) ||
+          (direct && !add(r2, "-r2", cudaOptions)) ||
+          (direct && !add(r4, "-r4", cudaOptions)) ||
           (direct && !add(four, "-4bpsm", cudaOptions)) ||
           (calls && !add(inlined, "-inline", cudaOptions)) ||
           (devices.size() > 1 && name == programs.front() &&

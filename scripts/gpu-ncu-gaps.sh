@@ -7,8 +7,9 @@
 #   all-gather 4 and 16 MiB (issue 16: direct 1.42-1.46x the fused copy
 #     kernel): sdma_ldst (direct program, default grid) and fusedCopy;
 #   all-reduce f32 16/64 MiB and bf16 16 MiB (issue 17: two-shot 1.11-1.26x):
-#     sdma's one-shot and two-shot kernels (--quick) and fusedOneShot /
-#     fusedTwoShot.
+#     sdma's one-shot and two-shot kernels (--quick: default and -2bpsm)
+#     and fusedOneShot / fusedTwoShot, with the warp stall reasons and the
+#     occupancy limits (WarpStateStats, Occupancy sections).
 #   scripts/gpu-ncu-gaps.sh PROGRAM_DIR OUT_DIR [BUILD_DIR]
 # (WHAT: ag, ar or both, default both.)
 # (PROGRAM_DIR: scripts/make-gpu-programs.sh DIR on the compiler side.)
@@ -43,6 +44,7 @@ done
   step 120 "ncu all-reduce $type $mib MiB" "$ncu" --csv \
     --log-file "$out/ncu-ar-$type-$mib.csv" \
     --kernel-name regex:'sdma_ldst|fusedOneShot|fusedTwoShot' --metrics "$metrics" \
+    --section WarpStateStats --section Occupancy \
     /tmp/allreduce_bench "$programs" 2 --quick --types=$type --min-mib=$mib \
     --max-mib=$mib --check-max-mib=0 > "$out/app-ar-$type-$mib.csv"
   step 60 "events all-reduce $type $mib MiB" /tmp/allreduce_bench "$programs" 20 \

@@ -294,7 +294,7 @@ static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
 // A specialised kernel's run of `nops` ops of one phase that are all
 // copies (KIND 0), broadcasts (1) or swaps (2) of `n` bytes, with offsets
 // in `unit` bytes. The units of all the ops are spread over the rank's
-// threads; a thread finds its op by one division, takes up to four units
+// threads; a thread finds its op by one division, takes SDMA_SEG_ROUND units
 // and issues all their loads before any store. Ops that all read one
 // source (SHARED: an all-gather's copies of a rank's input, as the emitter
 // found) and are longer than a tile (SDMA_SEG_TILE units, 0: never) are
@@ -306,6 +306,14 @@ static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
 // end (the padding units do nothing).
 #ifndef SDMA_SEG_TILE
 #define SDMA_SEG_TILE 512
+#endif
+// Units a thread takes per round of sdma_seg_move (all their loads issued
+// before any store). One: 40 registers and three 512-thread blocks per SM
+// instead of 64 and two (NVCC 13, sm_90); on one H200, 8 ranks, all-gather
+// 16 MiB 396 -> 335 us (the fused kernel 363), 4 MiB 97 -> 91 (88)
+// (bench/results/round-h200.csv).
+#ifndef SDMA_SEG_ROUND
+#define SDMA_SEG_ROUND 1
 #endif
 template <int KIND, bool SHARED = false>
 static __device__ SDMA_SEG_INLINE void
@@ -325,11 +333,11 @@ sdma_seg_move(const SdmaTable *T, const long long *ops,
   char *a = nullptr, *b = nullptr, *c = nullptr;
   bool aligned = false;
   while (u < base + total) {
-    sdma_v16 va[4], vb[4];
-    char *pa[4], *pb[4], *pc[4];
-    bool vec[4];
+    sdma_v16 va[SDMA_SEG_ROUND], vb[SDMA_SEG_ROUND];
+    char *pa[SDMA_SEG_ROUND], *pb[SDMA_SEG_ROUND], *pc[SDMA_SEG_ROUND];
+    bool vec[SDMA_SEG_ROUND];
     int k = 0;
-    for (; k < 4 && u + k * nthreads < base + total; ++k) {
+    for (; k < SDMA_SEG_ROUND && u + k * nthreads < base + total; ++k) {
       const unsigned long long v = u + k * nthreads - base;
       unsigned long long i, w; // op, unit within the op
       if (tiled) {

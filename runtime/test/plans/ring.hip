@@ -489,11 +489,61 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
 }
 
 #if SDMA_SPECIALISED
+// The reduce arithmetic of one aligned 16-byte unit at `off`: NSRC + 1 -
+// FIRST loads all in flight, combined in order, the result stored to every
+// destination. SRC(s) and DST(k) give the pointers (a register or a shared
+// memory read).
+#define SDMA_REDUCE_UNIT(SRC, DST, init)                                      \
+  do {                                                                         \
+    lanes x[NSRC + 1 - FIRST];                                                 \
+    x[0].v = *(const sdma_v16 *)((init) + off);                                \
+    for (int s = FIRST; s < NSRC; ++s)                                         \
+      x[1 + s - FIRST].v = *(const sdma_v16 *)(SRC(s) + off);                  \
+    sdma_acc acc[SDMA_LANES];                                                  \
+    for (int l = 0; l < SDMA_LANES; ++l)                                       \
+      acc[l] = SDMA_LOAD(x[0].b + l * SDMA_ESIZE);                             \
+    for (int s = 1; s < NSRC + 1 - FIRST; ++s)                                 \
+      for (int l = 0; l < SDMA_LANES; ++l)                                     \
+        acc[l] = sdma_combine(acc[l], SDMA_LOAD(x[s].b + l * SDMA_ESIZE));     \
+    for (int l = 0; l < SDMA_LANES; ++l)                                       \
+      SDMA_STORE(x[0].b + l * SDMA_ESIZE, acc[l]);                             \
+    for (int k = 0; k <= NDST; ++k)                                            \
+      *(sdma_v16 *)(DST(k) + off) = x[0].v;                                    \
+  } while (0)
+
+// The bytes of one unit (a tail, or a row not 16-byte aligned), element by
+// element.
+#define SDMA_REDUCE_ELEMENTS(SRC, DST, init)                                  \
+  do {                                                                         \
+    const unsigned long long stop = off + 16 < n ? off + 16 : n;               \
+    for (unsigned long long j = off; j + SDMA_ESIZE <= stop; j += SDMA_ESIZE) { \
+      sdma_acc acc = SDMA_LOAD((init) + j);                                    \
+      for (int s = FIRST; s < NSRC; ++s)                                       \
+        acc = sdma_combine(acc, SDMA_LOAD(SRC(s) + j));                        \
+      for (int k = 0; k <= NDST; ++k)                                          \
+        SDMA_STORE(DST(k) + j, acc);                                           \
+    }                                                                          \
+  } while (0)
+
+// The pointers of a segment's rows staged in shared memory (up to
+// SDMA_SEG_PTR_CAP words; 0: never): each row is NSRC + NDST + 1 pointers
+// (sources, then the destination and the extra destinations) and a word
+// that is 1 where all of them are 16-byte aligned. Read back per unit
+// (the unit's stores may alias shared memory for all the compiler knows,
+// so it reloads them rather than keeping them live), they free the
+// registers that held them: a two-shot all-reduce of 8 ranks held 16
+// pointers, 32 registers, for the whole segment (90 registers, one
+// 512-thread block per SM; 40 and three blocks with them staged, NVCC 13
+// for sm_90). A volatile read instead made NVCC spill.
+#ifndef SDMA_SEG_PTR_CAP
+#define SDMA_SEG_PTR_CAP 256
+#endif
+
 // A specialised kernel's run of `nrows` reduce rows of one phase that all
 // add NSRC sources of `n` bytes into one destination and store the result
 // to NDST more (FIRST: the first source is the initial value). A thread
 // takes one 16-byte unit at a time and has all its loads in flight before
-// it adds; the row's pointers are resolved once per row it enters.
+// it adds.
 template <int NSRC, int NDST, int FIRST>
 static __device__ SDMA_SEG_INLINE void
 sdma_seg_reduce(const SdmaTable *T, const long long *rows,
@@ -501,15 +551,68 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
                 unsigned long long n, unsigned long long nthreads,
                 unsigned long long &u, unsigned long long &base) {
   const unsigned long long upo = (n + 15) / 16, total = upo * nrows;
-  const char *src[NSRC];
-  char *dst[NDST + 1];
-  bool aligned = false;
-  // The units [begin, end) of the row whose pointers are resolved.
-  unsigned long long begin = 1, end = 0;
   union lanes {
     sdma_v16 v;
     unsigned char b[16];
   };
+  // The row's slot of its pointer `s` (sources first, then the
+  // destination, then the extra destinations).
+  constexpr int NP = NSRC + NDST + 1, WORDS = NP + 1;
+#define SDMA_ROW_PTR(row, s)                                                   \
+  ((s) < NSRC                                                                  \
+       ? T->buf[sdma_rsrc[3 * ((row)[7] + (s))] * SDMA_BUFFERS +               \
+                sdma_rsrc[3 * ((row)[7] + (s)) + 1]] +                         \
+             sdma_rsrc[3 * ((row)[7] + (s)) + 2] * chunk                       \
+   : (s) == NSRC                                                               \
+       ? T->buf[(row)[1] * SDMA_BUFFERS + (row)[2]] + (row)[3] * chunk         \
+       : T->buf[sdma_rsrc[3 * ((row)[7] + (s)-1)] * SDMA_BUFFERS +             \
+                sdma_rsrc[3 * ((row)[7] + (s)-1) + 1]] +                       \
+             sdma_rsrc[3 * ((row)[7] + (s)-1) + 2] * chunk)
+  if (SDMA_SEG_PTR_CAP > 0 && nrows * WORDS <= SDMA_SEG_PTR_CAP) {
+    SDMA_BLOCK_SHARED(unsigned long long, words,
+                      SDMA_SEG_PTR_CAP > 0 ? SDMA_SEG_PTR_CAP : 1);
+    SDMA_SYNC(); // the scratch's last users are done with it
+    for (unsigned long long j = SDMA_TID; j < nrows; j += SDMA_NTID) {
+      const long long *row = rows + j * SDMA_OP_STRIDE;
+      unsigned long long bits = 0;
+      for (int s = 0; s < NP; ++s) {
+        const char *p = SDMA_ROW_PTR(row, s);
+        words[j * WORDS + s] = (unsigned long long)p;
+        bits |= (unsigned long long)p;
+      }
+      words[j * WORDS + NP] = (bits & 15ull) == 0;
+    }
+    SDMA_SYNC();
+    const unsigned long long *P = words;
+    unsigned long long begin = 1, end = 0;
+    for (; u < base + total; u += nthreads) {
+      const unsigned long long v = u - base;
+      if (v < begin || v >= end) {
+        const unsigned long long i = nrows == 1 ? 0 : sdma_div(v, upo);
+        begin = i * upo;
+        end = begin + upo;
+        P = words + i * WORDS;
+      }
+      const unsigned long long off = (v - begin) * 16;
+#define SDMA_SRC_SHARED(s) ((const char *)P[s])
+#define SDMA_DST_SHARED(k) ((char *)P[NSRC + (k)])
+      const char *init = FIRST ? SDMA_SRC_SHARED(0) : SDMA_DST_SHARED(0);
+      if (P[NP] && off + 16 <= n)
+        SDMA_REDUCE_UNIT(SDMA_SRC_SHARED, SDMA_DST_SHARED, init);
+      else
+        SDMA_REDUCE_ELEMENTS(SDMA_SRC_SHARED, SDMA_DST_SHARED, init);
+#undef SDMA_SRC_SHARED
+#undef SDMA_DST_SHARED
+    }
+    base += total;
+    return;
+  }
+  // Too many rows to stage: the pointers of the row a thread is in stay in
+  // registers, resolved once per row it enters.
+  const char *src[NSRC];
+  char *dst[NDST + 1];
+  bool aligned = false;
+  unsigned long long begin = 1, end = 0;
   for (; u < base + total; u += nthreads) {
     const unsigned long long v = u - base;
     if (v < begin || v >= end) {
@@ -517,49 +620,30 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
       begin = i * upo;
       end = begin + upo;
       const long long *row = rows + i * SDMA_OP_STRIDE;
-      dst[0] = T->buf[row[1] * SDMA_BUFFERS + row[2]] + row[3] * chunk;
-      unsigned long long bits = (unsigned long long)dst[0];
-      const long long *rs = sdma_rsrc + 3 * row[7];
-      for (int s = 0; s < NSRC + NDST; ++s) {
-        char *p = T->buf[rs[3 * s] * SDMA_BUFFERS + rs[3 * s + 1]] +
-                  rs[3 * s + 2] * chunk;
+      unsigned long long bits = 0;
+      for (int s = 0; s < NP; ++s) {
+        char *p = (char *)SDMA_ROW_PTR(row, s);
         if (s < NSRC)
           src[s] = p;
         else
-          dst[1 + s - NSRC] = p;
+          dst[s - NSRC] = p;
         bits |= (unsigned long long)p;
       }
       aligned = (bits & 15ull) == 0;
     }
     const unsigned long long off = (v - begin) * 16;
+#define SDMA_SRC_REG(s) (src[s])
+#define SDMA_DST_REG(k) (dst[k])
     const char *init = FIRST ? src[0] : dst[0];
-    if (aligned && off + 16 <= n) {
-      lanes x[NSRC + 1 - FIRST];
-      x[0].v = *(const sdma_v16 *)(init + off);
-      for (int s = FIRST; s < NSRC; ++s)
-        x[1 + s - FIRST].v = *(const sdma_v16 *)(src[s] + off);
-      sdma_acc acc[SDMA_LANES];
-      for (int l = 0; l < SDMA_LANES; ++l)
-        acc[l] = SDMA_LOAD(x[0].b + l * SDMA_ESIZE);
-      for (int s = 1; s < NSRC + 1 - FIRST; ++s)
-        for (int l = 0; l < SDMA_LANES; ++l)
-          acc[l] = sdma_combine(acc[l], SDMA_LOAD(x[s].b + l * SDMA_ESIZE));
-      for (int l = 0; l < SDMA_LANES; ++l)
-        SDMA_STORE(x[0].b + l * SDMA_ESIZE, acc[l]);
-      for (int k = 0; k <= NDST; ++k)
-        *(sdma_v16 *)(dst[k] + off) = x[0].v;
-      continue;
-    }
-    const unsigned long long end = off + 16 < n ? off + 16 : n;
-    for (unsigned long long j = off; j + SDMA_ESIZE <= end; j += SDMA_ESIZE) {
-      sdma_acc acc = SDMA_LOAD(init + j);
-      for (int s = FIRST; s < NSRC; ++s)
-        acc = sdma_combine(acc, SDMA_LOAD(src[s] + j));
-      for (int k = 0; k <= NDST; ++k)
-        SDMA_STORE(dst[k] + j, acc);
-    }
+    if (aligned && off + 16 <= n)
+      SDMA_REDUCE_UNIT(SDMA_SRC_REG, SDMA_DST_REG, init);
+    else
+      SDMA_REDUCE_ELEMENTS(SDMA_SRC_REG, SDMA_DST_REG, init);
+#undef SDMA_SRC_REG
+#undef SDMA_DST_REG
   }
   base += total;
+#undef SDMA_ROW_PTR
 }
 #endif
 #endif
@@ -851,7 +935,7 @@ static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
 // A specialised kernel's run of `nops` ops of one phase that are all
 // copies (KIND 0), broadcasts (1) or swaps (2) of `n` bytes, with offsets
 // in `unit` bytes. The units of all the ops are spread over the rank's
-// threads; a thread finds its op by one division, takes up to four units
+// threads; a thread finds its op by one division, takes SDMA_SEG_ROUND units
 // and issues all their loads before any store. Ops that all read one
 // source (SHARED: an all-gather's copies of a rank's input, as the emitter
 // found) and are longer than a tile (SDMA_SEG_TILE units, 0: never) are
@@ -863,6 +947,14 @@ static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
 // end (the padding units do nothing).
 #ifndef SDMA_SEG_TILE
 #define SDMA_SEG_TILE 512
+#endif
+// Units a thread takes per round of sdma_seg_move (all their loads issued
+// before any store). One: 40 registers and three 512-thread blocks per SM
+// instead of 64 and two (NVCC 13, sm_90); on one H200, 8 ranks, all-gather
+// 16 MiB 396 -> 335 us (the fused kernel 363), 4 MiB 97 -> 91 (88)
+// (bench/results/round-h200.csv).
+#ifndef SDMA_SEG_ROUND
+#define SDMA_SEG_ROUND 1
 #endif
 template <int KIND, bool SHARED = false>
 static __device__ SDMA_SEG_INLINE void
@@ -882,11 +974,11 @@ sdma_seg_move(const SdmaTable *T, const long long *ops,
   char *a = nullptr, *b = nullptr, *c = nullptr;
   bool aligned = false;
   while (u < base + total) {
-    sdma_v16 va[4], vb[4];
-    char *pa[4], *pb[4], *pc[4];
-    bool vec[4];
+    sdma_v16 va[SDMA_SEG_ROUND], vb[SDMA_SEG_ROUND];
+    char *pa[SDMA_SEG_ROUND], *pb[SDMA_SEG_ROUND], *pc[SDMA_SEG_ROUND];
+    bool vec[SDMA_SEG_ROUND];
     int k = 0;
-    for (; k < 4 && u + k * nthreads < base + total; ++k) {
+    for (; k < SDMA_SEG_ROUND && u + k * nthreads < base + total; ++k) {
       const unsigned long long v = u + k * nthreads - base;
       unsigned long long i, w; // op, unit within the op
       if (tiled) {
