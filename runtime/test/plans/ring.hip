@@ -493,7 +493,7 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
 // FIRST loads all in flight, combined in order, the result stored to every
 // destination. SRC(s) and DST(k) give the pointers (a register or a shared
 // memory read).
-#define SDMA_REDUCE_UNIT(SRC, DST, init)                                      \
+#define SDMA_REDUCE_UNIT(SRC, DST, init)                                       \
   do {                                                                         \
     lanes x[NSRC + 1 - FIRST];                                                 \
     x[0].v = *(const sdma_v16 *)((init) + off);                                \
@@ -513,10 +513,11 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
 
 // The bytes of one unit (a tail, or a row not 16-byte aligned), element by
 // element.
-#define SDMA_REDUCE_ELEMENTS(SRC, DST, init)                                  \
+#define SDMA_REDUCE_ELEMENTS(SRC, DST, init)                                   \
   do {                                                                         \
     const unsigned long long stop = off + 16 < n ? off + 16 : n;               \
-    for (unsigned long long j = off; j + SDMA_ESIZE <= stop; j += SDMA_ESIZE) { \
+    for (unsigned long long j = off; j + SDMA_ESIZE <= stop;                   \
+         j += SDMA_ESIZE) {                                                    \
       sdma_acc acc = SDMA_LOAD((init) + j);                                    \
       for (int s = FIRST; s < NSRC; ++s)                                       \
         acc = sdma_combine(acc, SDMA_LOAD(SRC(s) + j));                        \
@@ -559,10 +560,9 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
   // destination, then the extra destinations).
   constexpr int NP = NSRC + NDST + 1, WORDS = NP + 1;
 #define SDMA_ROW_PTR(row, s)                                                   \
-  ((s) < NSRC                                                                  \
-       ? T->buf[sdma_rsrc[3 * ((row)[7] + (s))] * SDMA_BUFFERS +               \
-                sdma_rsrc[3 * ((row)[7] + (s)) + 1]] +                         \
-             sdma_rsrc[3 * ((row)[7] + (s)) + 2] * chunk                       \
+  ((s) < NSRC ? T->buf[sdma_rsrc[3 * ((row)[7] + (s))] * SDMA_BUFFERS +        \
+                       sdma_rsrc[3 * ((row)[7] + (s)) + 1]] +                  \
+                    sdma_rsrc[3 * ((row)[7] + (s)) + 2] * chunk                \
    : (s) == NSRC                                                               \
        ? T->buf[(row)[1] * SDMA_BUFFERS + (row)[2]] + (row)[3] * chunk         \
        : T->buf[sdma_rsrc[3 * ((row)[7] + (s)-1)] * SDMA_BUFFERS +             \
