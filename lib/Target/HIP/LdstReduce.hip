@@ -273,6 +273,19 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
 #define SDMA_SEG_PTR_CAP 256
 #endif
 
+// Pointer `s` of a reduce row with NSRC sources: the sources (s < NSRC),
+// the destination (s == NSRC), then the extra destinations; the sources
+// and extra destinations are consecutive entries of sdma_rsrc from row[7].
+template <int NSRC>
+static __device__ SDMA_INLINE char *sdma_row_ptr(const SdmaTable *T,
+                                                 const long long *row, int s,
+                                                 unsigned long long chunk) {
+  if (s == NSRC)
+    return T->buf[row[1] * SDMA_BUFFERS + row[2]] + row[3] * chunk;
+  const long long *rs = sdma_rsrc + 3 * (row[7] + s - (s > NSRC));
+  return T->buf[rs[0] * SDMA_BUFFERS + rs[1]] + rs[2] * chunk;
+}
+
 // A specialised kernel's run of `nrows` reduce rows of one phase that all
 // add NSRC sources of `n` bytes into one destination and store the result
 // to NDST more (FIRST: the first source is the initial value). A thread
@@ -289,18 +302,9 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
     sdma_v16 v;
     unsigned char b[16];
   };
-  // The row's slot of its pointer `s` (sources first, then the
-  // destination, then the extra destinations).
+  // A row's pointers: sources, then the destination, then the extra
+  // destinations (sdma_row_ptr).
   constexpr int NP = NSRC + NDST + 1, WORDS = NP + 1;
-#define SDMA_ROW_PTR(row, s)                                                   \
-  ((s) < NSRC ? T->buf[sdma_rsrc[3 * ((row)[7] + (s))] * SDMA_BUFFERS +        \
-                       sdma_rsrc[3 * ((row)[7] + (s)) + 1]] +                  \
-                    sdma_rsrc[3 * ((row)[7] + (s)) + 2] * chunk                \
-   : (s) == NSRC                                                               \
-       ? T->buf[(row)[1] * SDMA_BUFFERS + (row)[2]] + (row)[3] * chunk         \
-       : T->buf[sdma_rsrc[3 * ((row)[7] + (s)-1)] * SDMA_BUFFERS +             \
-                sdma_rsrc[3 * ((row)[7] + (s)-1) + 1]] +                       \
-             sdma_rsrc[3 * ((row)[7] + (s)-1) + 2] * chunk)
   if (SDMA_SEG_PTR_CAP > 0 && nrows * WORDS <= SDMA_SEG_PTR_CAP) {
     SDMA_BLOCK_SHARED(unsigned long long, words,
                       SDMA_SEG_PTR_CAP > 0 ? SDMA_SEG_PTR_CAP : 1);
@@ -309,7 +313,7 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
       const long long *row = rows + j * SDMA_OP_STRIDE;
       unsigned long long bits = 0;
       for (int s = 0; s < NP; ++s) {
-        const char *p = SDMA_ROW_PTR(row, s);
+        const char *p = sdma_row_ptr<NSRC>(T, row, s, chunk);
         words[j * WORDS + s] = (unsigned long long)p;
         bits |= (unsigned long long)p;
       }
@@ -355,7 +359,7 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
       const long long *row = rows + i * SDMA_OP_STRIDE;
       unsigned long long bits = 0;
       for (int s = 0; s < NP; ++s) {
-        char *p = (char *)SDMA_ROW_PTR(row, s);
+        char *p = sdma_row_ptr<NSRC>(T, row, s, chunk);
         if (s < NSRC)
           src[s] = p;
         else
@@ -376,7 +380,6 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
 #undef SDMA_DST_REG
   }
   base += total;
-#undef SDMA_ROW_PTR
 }
 #endif
 #endif
