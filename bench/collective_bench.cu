@@ -25,6 +25,7 @@
 //   collective_bench PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1]
 //                    [--max-mib=N] [--ldst-only] [--only=COLLECTIVE]
 //                    [--programs=NAME,...] [--variants=SUFFIX,...]
+//                    [--sizes=BYTES,...]
 // --ldst-only: the fused kernel and the load/store programs alone (no
 // memcpy baseline, no DMA plans).
 //
@@ -98,7 +99,8 @@ int main(int argc, char **argv) {
         stderr,
         "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1] "
         "[--max-mib=N] [--min-mib=N] [--ldst-only] [--only=COLLECTIVE] "
-        "[--programs=NAME,...] [--variants=SUFFIX,...]\n",
+        "[--programs=NAME,...] [--variants=SUFFIX,...] "
+        "[--sizes=BYTES,...]\n",
         argv[0]);
     return 1;
   }
@@ -113,6 +115,9 @@ int main(int argc, char **argv) {
   // ("default" for the program as emitted, else the suffix without its
   // dash: u4, r2, table, ...).
   std::string variants;
+  // --sizes=BYTES,...: these sizes per rank (a K or M suffix: KiB, MiB)
+  // instead of 1 KiB, 4 KiB, ... up to --max-mib.
+  std::vector<size_t> sizes;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--ranks=", 0) == 0)
@@ -127,7 +132,22 @@ int main(int argc, char **argv) {
       variants = "," + a.substr(11) + ",";
     else if (a.rfind("--max-mib=", 0) == 0)
       maxBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
-    else if (a.rfind("--min-mib=", 0) == 0)
+    else if (a.rfind("--sizes=", 0) == 0) {
+      for (size_t p = 8; p < a.size();) {
+        size_t q = a.find(',', p);
+        std::string item = a.substr(p, q == std::string::npos ? q : q - p);
+        size_t bytes = std::strtoull(item.c_str(), nullptr, 10);
+        char unit = item.empty() ? 0 : item.back();
+        bytes <<= unit == 'K' ? 10 : unit == 'M' ? 20 : 0;
+        if (bytes < 1024 || bytes % 1024) {
+          std::fprintf(stderr, "--sizes: %s is not a multiple of 1 KiB\n",
+                       item.c_str());
+          return 1;
+        }
+        sizes.push_back(bytes);
+        p = q == std::string::npos ? a.size() : q + 1;
+      }
+    } else if (a.rfind("--min-mib=", 0) == 0)
       minBytes = (size_t)std::atoi(a.c_str() + 10) << 20;
     else if (a.rfind("--devices=", 0) == 0) {
       gDevices = a.substr(10);
@@ -153,10 +173,13 @@ int main(int argc, char **argv) {
   };
   ExecutorOptions cudaOptions;
   cudaOptions.cuda.devices = devices;
-  std::vector<size_t> sizes;
-  for (size_t s = 1024; s <= maxBytes; s *= 4)
-    if (s >= minBytes)
-      sizes.push_back(s);
+  if (sizes.empty()) {
+    for (size_t s = 1024; s <= maxBytes; s *= 4)
+      if (s >= minBytes)
+        sizes.push_back(s);
+  } else {
+    maxBytes = *std::max_element(sizes.begin(), sizes.end());
+  }
 
   // Baseline buffers: per rank an input and an output of R x the largest.
   std::vector<char *> in(R), out(R);
@@ -255,8 +278,9 @@ int main(int argc, char **argv) {
       // The direct program compiled to fit four blocks per SM
       // (SDMA_MIN_BLOCKS: registers capped at 32), against the occupancy
       // gap to the fused kernel at large sizes.
-      LdstProgram four = *program;
+      LdstProgram four = *program, three = *program;
       four.source = "#define SDMA_MIN_BLOCKS 4\n" + four.source;
+      three.source = "#define SDMA_MIN_BLOCKS 3\n" + three.source;
       bool direct = name.find("direct") != std::string::npos;
       // The direct program on grids sized for 4 and 2 units of 16 bytes
       // per thread instead of the default 1 (fewer blocks; 4 was the
@@ -282,10 +306,21 @@ int main(int argc, char **argv) {
           (direct && !add(r2, "-r2", cudaOptions)) ||
           (direct && !add(r4, "-r4", cudaOptions)) ||
           (direct && !add(four, "-4bpsm", cudaOptions)) ||
+          (direct && !add(three, "-3bpsm", cudaOptions)) ||
           (calls && !add(inlined, "-inline", cudaOptions)) ||
           (devices.size() > 1 && name == programs.front() &&
            !add(*program, "-pool", pooled)))
         return 1;
+      // NAME-R.prev.hip, when there: another compiler's program of the
+      // same schedule (an A/B of a code-generation change in one run).
+      if (FILE *f = std::fopen((base + ".prev.hip").c_str(), "r")) {
+        std::fclose(f);
+        auto prev = LdstProgram::load(base + ".prev.hip", error);
+        if (!prev || !add(*prev, "-prev", cudaOptions)) {
+          std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
+          return 1;
+        }
+      }
       if (FILE *f = std::fopen((base + ".table.hip").c_str(), "r")) {
         std::fclose(f);
         auto table = LdstProgram::load(base + ".table.hip", error);

@@ -315,9 +315,27 @@ static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
 #ifndef SDMA_SEG_ROUND
 #define SDMA_SEG_ROUND 1
 #endif
-template <int KIND, bool SHARED = false>
+// OPS resolves op i of the segment to its addresses: a, b and (KIND 1) c,
+// with offsets in `unit` bytes. sdma_table_ops reads the op's row from
+// sdma_ops (constant memory); where every field of the segment's rows is
+// affine in i, the emitter passes a lambda instead whose coefficients are
+// constants (Specialise.cpp): no dependent table load before the first
+// data load.
+template <int KIND> struct sdma_table_ops {
+  const long long *rows;
+  __device__ SDMA_INLINE void operator()(const SdmaTable *T,
+                                         unsigned long long i,
+                                         unsigned long long unit, char *&a,
+                                         char *&b, char *&c) const {
+    const long long *op = rows + i * SDMA_OP_STRIDE;
+    a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * unit;
+    b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * unit;
+    c = KIND == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * unit : b;
+  }
+};
+template <int KIND, bool SHARED = false, class OPS>
 static __device__ SDMA_SEG_INLINE void
-sdma_seg_move(const SdmaTable *T, const long long *ops,
+sdma_seg_move(const SdmaTable *T, OPS ops,
               unsigned long long nops, unsigned long long unit,
               unsigned long long n, unsigned long long nthreads,
               unsigned long long &u, unsigned long long &base) {
@@ -359,11 +377,7 @@ sdma_seg_move(const SdmaTable *T, const long long *ops,
       }
       if (i != current) {
         current = i;
-        const long long *op = ops + i * SDMA_OP_STRIDE;
-        a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * unit;
-        b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * unit;
-        c = KIND == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * unit
-                      : b;
+        ops(T, i, unit, a, b, c);
         aligned = ((((unsigned long long)a) | ((unsigned long long)b) |
                     ((unsigned long long)c)) &
                    15ull) == 0;

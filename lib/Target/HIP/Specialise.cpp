@@ -71,24 +71,186 @@ bool sharesSource(const std::vector<int64_t> &ops,
   return true;
 }
 
-/// One segment's call.
+// Rank-dependent numbers in the emitted text are marked (num()); a rank's
+// body is then text between numbers. When every rank's text is the same
+// and each number is affine in the rank, one body serves all ranks.
+constexpr char kNumOpen = '\x01', kNumClose = '\x02';
+
+std::string num(int64_t v) { return kNumOpen + std::to_string(v) + kNumClose; }
+
+/// A rank's body split at its marked numbers: text[0] num[0] text[1] ...
+struct SplitBody {
+  std::vector<std::string> text;
+  std::vector<int64_t> nums;
+};
+
+SplitBody split(const std::string &body) {
+  SplitBody out;
+  std::size_t p = 0;
+  while (true) {
+    std::size_t open = body.find(kNumOpen, p);
+    out.text.push_back(
+        body.substr(p, open == std::string::npos ? open : open - p));
+    if (open == std::string::npos)
+      return out;
+    std::size_t close = body.find(kNumClose, open);
+    out.nums.push_back(std::stoll(body.substr(open + 1, close - open - 1)));
+    p = close + 1;
+  }
+}
+
+std::string literal(int64_t v) {
+  return v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v);
+}
+
+/// `body` with its numbers written out.
+std::string render(const std::string &body) {
+  SplitBody b = split(body);
+  std::string out = b.text[0];
+  for (std::size_t i = 0; i < b.nums.size(); ++i)
+    out += literal(b.nums[i]) + b.text[i + 1];
+  return out;
+}
+
+/// One body for every rank, numbers as `c + d * rank`, if the ranks'
+/// bodies differ only in numbers affine in the rank.
+std::optional<std::string> uniformBody(const std::vector<std::string> &bodies) {
+  if (bodies.size() < 2)
+    return std::nullopt;
+  std::vector<SplitBody> split0;
+  for (const std::string &body : bodies)
+    split0.push_back(split(body));
+  const SplitBody &first = split0[0];
+  for (const SplitBody &b : split0)
+    if (b.text != first.text)
+      return std::nullopt;
+  std::string out = first.text[0];
+  for (std::size_t i = 0; i < first.nums.size(); ++i) {
+    int64_t c = first.nums[i], d = split0[1].nums[i] - c;
+    for (std::size_t r = 2; r < split0.size(); ++r)
+      if (split0[r].nums[i] != c + d * static_cast<int64_t>(r))
+        return std::nullopt;
+    if (d == 0)
+      out += literal(c);
+    else
+      out += "(" + std::to_string(c) + " + " + literal(d) + " * rank)";
+    out += first.text[i + 1];
+  }
+  return out;
+}
+
+/// Each op field sdma_seg_move reads as a + b * i over the segment's
+/// rows, or none when one is not affine in the op index i.
+std::optional<std::vector<std::pair<int64_t, int64_t>>>
+affineFields(const std::vector<int64_t> &ops,
+             std::pair<int64_t, int64_t> segment, int64_t kind) {
+  std::vector<int> fields = {1, 2, 3, 5, 6, 7};
+  if (kind == 1)
+    fields.insert(fields.end(), {8, 9, 10});
+  const int64_t *first = ops.data() + segment.first * kOpStride;
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int f : fields) {
+    int64_t a = first[f], b = segment.second > 1 ? first[kOpStride + f] - a : 0;
+    for (int64_t i = 2; i < segment.second; ++i)
+      if (first[i * kOpStride + f] != a + b * i)
+        return std::nullopt;
+    out.push_back({a, b});
+  }
+  return out;
+}
+
+/// The lambda that resolves op i of an affine segment (sdma_seg_move's
+/// OPS): its fields as constants.
+std::string affineResolver(const std::vector<std::pair<int64_t, int64_t>> &f) {
+  auto field = [&](std::size_t k) {
+    return "(" + num(f[k].first) + " + " + num(f[k].second) + " * k)";
+  };
+  auto address = [&](std::size_t k) {
+    return "T->buf[" + field(k) + " * SDMA_BUFFERS + " + field(k + 1) + "] + " +
+           field(k + 2) + " * unit";
+  };
+  std::string out = "[=](const SdmaTable *T, unsigned long long i,\n"
+                    "        unsigned long long unit, char *&a, char *&b, "
+                    "char *&c) {\n"
+                    "      const long long k = (long long)i;\n"
+                    "      a = " +
+                    address(0) + ";\n      b = " + address(3) + ";\n";
+  out += f.size() > 6 ? "      c = " + address(6) + ";\n" : "      c = b;\n";
+  return out + "    }";
+}
+
+/// One segment's call; its op rows as constants when `affine` allows.
 void emitSegment(std::ostream &os, const std::vector<int64_t> &ops,
-                 std::pair<int64_t, int64_t> segment) {
+                 std::pair<int64_t, int64_t> segment, bool affine) {
   const int64_t *row = ops.data() + segment.first * kOpStride;
   // Offsets and counts in chunks, or in row[11] bytes (count tables).
   std::string unit =
       row[11] ? std::to_string(row[11]) + "ull" : std::string("chunk");
   os << "    ";
-  if (row[0] == 4)
+  if (row[0] == 4) {
     os << "sdma_seg_reduce<" << row[8] << ", " << row[10] << ", " << row[9]
-       << ">(T, sdma_ops + " << segment.first * kOpStride << ", "
-       << segment.second << ", chunk, " << row[4] << "ull * chunk";
-  else
+       << ">(T, sdma_ops + " << num(segment.first * kOpStride) << ", "
+       << num(segment.second) << ", chunk, " << num(row[4]) << " * chunk";
+  } else {
+    auto fields = affine ? affineFields(ops, segment, row[0]) : std::nullopt;
     os << "sdma_seg_move<" << row[0]
-       << (sharesSource(ops, segment) ? ", true" : "") << ">(T, sdma_ops + "
-       << segment.first * kOpStride << ", " << segment.second << ", " << unit
-       << ", " << row[4] << "ull * " << unit;
+       << (sharesSource(ops, segment) ? ", true" : "") << ">(T, ";
+    if (fields)
+      os << affineResolver(*fields);
+    else
+      os << "sdma_table_ops<" << row[0] << ">{sdma_ops + "
+         << num(segment.first * kOpStride) << "}";
+    os << ", " << num(segment.second) << ", " << unit << ", " << num(row[4])
+       << " * " << unit;
+  }
   os << ", nthreads, u, base);\n";
+}
+
+/// Rank `rank`'s steps as the body of its function; adds its segments to
+/// `segments` and `lines`.
+std::string rankBody(std::size_t rank, const std::vector<Step> &steps,
+                     std::vector<int64_t> &sorted,
+                     const std::vector<unsigned long long> &perEpoch,
+                     int64_t slots, bool affine, std::size_t &lines,
+                     std::size_t &segmentsTotal) {
+  std::ostringstream os;
+  auto waitValue = [&](const Step &s) {
+    return "epoch * " +
+           num(static_cast<int64_t>(perEpoch[rank * slots + s.a])) + " + " +
+           num(s.b);
+  };
+  for (const Step &s : steps) {
+    switch (s.kind) {
+    case kPhase: {
+      auto segments = sortPhase(sorted, s.a, s.b);
+      lines += segments.size();
+      segmentsTotal += segments.size();
+      os << "  { // ops [" << num(s.a) << ", " << num(s.a + s.b) << ")\n"
+         << "    unsigned long long u = (unsigned long long)SDMA_BID * "
+            "SDMA_NTID + SDMA_TID, base = 0;\n";
+      for (auto segment : segments)
+        emitSegment(os, sorted, segment, affine);
+      os << "  }\n";
+      break;
+    }
+    case kSync:
+      os << "  sdma_rank_sync(T, " << num(rank) << ");\n";
+      break;
+    case kSignal:
+      os << "  sdma_signal(T, " << num(s.a) << ", " << num(s.b) << ");\n";
+      break;
+    case kWait:
+      os << "  if (!sdma_wait(T, " << num(rank) << ", " << num(s.a) << ", "
+         << waitValue(s) << "))\n    return false;\n";
+      break;
+    case kBarrier:
+      os << "  if (!sdma_barrier_step(T, " << num(rank) << ", " << num(s.a)
+         << ", " << waitValue(s) << "))\n    return false;\n";
+      break;
+    }
+  }
+  os << "  return true;\n";
+  return os.str();
 }
 
 } // namespace
@@ -105,71 +267,75 @@ std::optional<SpecialisedCode> sdma::hip::specialiseRanks(
   if (lines > kSpecialiseMaxLines)
     return std::nullopt;
 
+  const std::size_t stepLines = lines;
   std::vector<int64_t> sorted = ops;
-  std::size_t segmentsTotal = 0;
-  std::ostringstream os;
-  for (std::size_t rank = 0; rank < steps.size(); ++rank) {
-    os << "static __device__ bool sdma_rank_" << rank
-       << "(const SdmaTable *T, unsigned long long chunk,\n"
-       << "    unsigned long long epoch) {\n"
-       << "  const unsigned long long nthreads =\n"
-       << "      (unsigned long long)SDMA_NBID * SDMA_NTID;\n"
-       << "  (void)chunk, (void)epoch, (void)nthreads;\n";
-    for (const Step &s : steps[rank]) {
-      auto waitValue = [&] {
-        return "epoch * " + std::to_string(perEpoch[rank * slots + s.a]) +
-               "ull + " + std::to_string(s.b) + "ull";
-      };
-      switch (s.kind) {
-      case kPhase: {
-        auto segments = sortPhase(sorted, s.a, s.b);
-        lines += segments.size();
-        segmentsTotal += segments.size();
-        if (lines > kSpecialiseMaxLines)
-          return std::nullopt;
-        os << "  { // ops [" << s.a << ", " << s.a + s.b << ")\n"
-           << "    unsigned long long u = (unsigned long long)SDMA_BID * "
-              "SDMA_NTID + SDMA_TID, base = 0;\n";
-        for (auto segment : segments)
-          emitSegment(os, sorted, segment);
-        os << "  }\n";
-        break;
-      }
-      case kSync:
-        os << "  sdma_rank_sync(T, " << rank << ");\n";
-        break;
-      case kSignal:
-        os << "  sdma_signal(T, " << s.a << ", " << s.b << ");\n";
-        break;
-      case kWait:
-        os << "  if (!sdma_wait(T, " << rank << ", " << s.a << ", "
-           << waitValue() << "))\n    return false;\n";
-        break;
-      case kBarrier:
-        os << "  if (!sdma_barrier_step(T, " << rank << ", " << s.a << ", "
-           << waitValue() << "))\n    return false;\n";
-        break;
-      }
+  std::vector<std::string> bodies;
+  std::optional<std::string> uniform;
+  std::size_t segmentsTotal = 0, segmentsEmitted = 0;
+  // Affine segments first; each is its own instantiation of sdma_seg_move,
+  // so where the routines are not inlined (many segments) the table rows
+  // come back (one instantiation per kind).
+  for (bool affine : {true, false}) {
+    lines = stepLines;
+    segmentsTotal = 0;
+    bodies.clear();
+    for (std::size_t rank = 0; rank < steps.size(); ++rank) {
+      bodies.push_back(rankBody(rank, steps[rank], sorted, perEpoch, slots,
+                                affine, lines, segmentsTotal));
+      if (lines > kSpecialiseMaxLines)
+        return std::nullopt;
     }
-    os << "  return true;\n}\n";
+    uniform = uniformBody(bodies);
+    segmentsEmitted = uniform ? segmentsTotal / steps.size() : segmentsTotal;
+    if (segmentsEmitted <= kInlineMaxSegments)
+      break;
   }
-  os << "static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,\n"
-     << "                                     unsigned long long chunk,\n"
-     << "                                     unsigned long long epoch) {\n"
-     << "  switch (rank) {\n";
-  for (std::size_t rank = 0; rank < steps.size(); ++rank)
-    os << "  case " << rank << ":\n    return sdma_rank_" << rank
-       << "(T, chunk, epoch);\n";
-  os << "  }\n  return true;\n}\n";
+
+  std::ostringstream os;
+  const char *params = "(const SdmaTable *T, unsigned long long chunk,\n"
+                       "    unsigned long long epoch) {\n";
+  const char *prologue = "  const unsigned long long nthreads =\n"
+                         "      (unsigned long long)SDMA_NBID * SDMA_NTID;\n"
+                         "  (void)chunk, (void)epoch, (void)nthreads;\n";
+  if (uniform) {
+    // Every rank runs the same code: no switch, one copy of it in the
+    // instruction cache.
+    os << "static __device__ SDMA_INLINE bool sdma_rank_all(const SdmaTable "
+          "*T, int rank,\n    unsigned long long chunk, unsigned long long "
+          "epoch) {\n"
+       << prologue << "  (void)rank;\n"
+       << *uniform << "}\n"
+       << "static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,\n"
+       << "                                     unsigned long long chunk,\n"
+       << "                                     unsigned long long epoch) {\n"
+       << "  return sdma_rank_all(T, rank, chunk, epoch);\n}\n";
+  } else {
+    for (std::size_t rank = 0; rank < steps.size(); ++rank)
+      os << "static __device__ bool sdma_rank_" << rank << params << prologue
+         << render(bodies[rank]) << "}\n";
+    os << "static __device__ bool sdma_run_rank(const SdmaTable *T, int "
+          "rank,\n"
+       << "                                     unsigned long long chunk,\n"
+       << "                                     unsigned long long epoch) {\n"
+       << "  switch (rank) {\n";
+    for (std::size_t rank = 0; rank < steps.size(); ++rank)
+      os << "  case " << rank << ":\n    return sdma_rank_" << rank
+         << "(T, chunk, epoch);\n";
+    os << "  }\n  return true;\n}\n";
+  }
   ops = std::move(sorted);
+  // Affine fields constant over the segment: drop their zero terms.
+  std::string text = os.str();
+  for (std::size_t p; (p = text.find(" + 0 * k")) != std::string::npos;)
+    text.erase(p, 8);
   // Inlined into every phase, the segment routines cost NVRTC seconds per
   // dozen calls (a ring of 8 ranks: 56 calls, 20 s); a call costs about a
   // microsecond per phase at small sizes. Few segments: inline.
   SpecialisedCode code;
   code.defines = "#define SDMA_SPECIALISED 1\n";
-  if (segmentsTotal <= kInlineMaxSegments)
+  if (segmentsEmitted <= kInlineMaxSegments)
     code.defines += "#ifndef SDMA_SEG_INLINE\n#define SDMA_SEG_INLINE "
                     "SDMA_INLINE\n#endif\n";
-  code.ranks = os.str();
+  code.ranks = std::move(text);
   return code;
 }

@@ -959,9 +959,27 @@ static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
 #ifndef SDMA_SEG_ROUND
 #define SDMA_SEG_ROUND 1
 #endif
-template <int KIND, bool SHARED = false>
+// OPS resolves op i of the segment to its addresses: a, b and (KIND 1) c,
+// with offsets in `unit` bytes. sdma_table_ops reads the op's row from
+// sdma_ops (constant memory); where every field of the segment's rows is
+// affine in i, the emitter passes a lambda instead whose coefficients are
+// constants (Specialise.cpp): no dependent table load before the first
+// data load.
+template <int KIND> struct sdma_table_ops {
+  const long long *rows;
+  __device__ SDMA_INLINE void operator()(const SdmaTable *T,
+                                         unsigned long long i,
+                                         unsigned long long unit, char *&a,
+                                         char *&b, char *&c) const {
+    const long long *op = rows + i * SDMA_OP_STRIDE;
+    a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * unit;
+    b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * unit;
+    c = KIND == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * unit : b;
+  }
+};
+template <int KIND, bool SHARED = false, class OPS>
 static __device__ SDMA_SEG_INLINE void
-sdma_seg_move(const SdmaTable *T, const long long *ops,
+sdma_seg_move(const SdmaTable *T, OPS ops,
               unsigned long long nops, unsigned long long unit,
               unsigned long long n, unsigned long long nthreads,
               unsigned long long &u, unsigned long long &base) {
@@ -1003,11 +1021,7 @@ sdma_seg_move(const SdmaTable *T, const long long *ops,
       }
       if (i != current) {
         current = i;
-        const long long *op = ops + i * SDMA_OP_STRIDE;
-        a = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * unit;
-        b = T->buf[op[5] * SDMA_BUFFERS + op[6]] + op[7] * unit;
-        c = KIND == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * unit
-                      : b;
+        ops(T, i, unit, a, b, c);
         aligned = ((((unsigned long long)a) | ((unsigned long long)b) |
                     ((unsigned long long)c)) &
                    15ull) == 0;
@@ -1148,32 +1162,56 @@ static __device__ bool sdma_rank_0(const SdmaTable *T, unsigned long long chunk,
   (void)chunk, (void)epoch, (void)nthreads;
   { // ops [0, 1)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 0, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(0) * SDMA_BUFFERS + (0)] + (0) * unit;
+      b = T->buf[(0) * SDMA_BUFFERS + (1)] + (0) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 0);
   { // ops [1, 2)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 12, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(0) * SDMA_BUFFERS + (1)] + (0) * unit;
+      b = T->buf[(1) * SDMA_BUFFERS + (1)] + (0) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 0);
   sdma_signal(T, 1, 0);
-  if (!sdma_wait(T, 0, 3, epoch * 3ull + 1ull))
+  if (!sdma_wait(T, 0, 3, epoch * 3 + 1))
     return false;
   { // ops [2, 3)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 24, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(0) * SDMA_BUFFERS + (1)] + (3) * unit;
+      b = T->buf[(1) * SDMA_BUFFERS + (1)] + (3) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 0);
   sdma_signal(T, 1, 0);
-  if (!sdma_wait(T, 0, 3, epoch * 3ull + 2ull))
+  if (!sdma_wait(T, 0, 3, epoch * 3 + 2))
     return false;
   { // ops [3, 4)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 36, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(0) * SDMA_BUFFERS + (1)] + (2) * unit;
+      b = T->buf[(1) * SDMA_BUFFERS + (1)] + (2) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 0);
   sdma_signal(T, 1, 0);
-  if (!sdma_wait(T, 0, 3, epoch * 3ull + 3ull))
+  if (!sdma_wait(T, 0, 3, epoch * 3 + 3))
     return false;
   return true;
 }
@@ -1184,32 +1222,56 @@ static __device__ bool sdma_rank_1(const SdmaTable *T, unsigned long long chunk,
   (void)chunk, (void)epoch, (void)nthreads;
   { // ops [4, 5)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 48, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(1) * SDMA_BUFFERS + (0)] + (0) * unit;
+      b = T->buf[(1) * SDMA_BUFFERS + (1)] + (1) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 1);
   { // ops [5, 6)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 60, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(1) * SDMA_BUFFERS + (1)] + (1) * unit;
+      b = T->buf[(2) * SDMA_BUFFERS + (1)] + (1) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 1);
   sdma_signal(T, 2, 1);
-  if (!sdma_wait(T, 1, 0, epoch * 3ull + 1ull))
+  if (!sdma_wait(T, 1, 0, epoch * 3 + 1))
     return false;
   { // ops [6, 7)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 72, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(1) * SDMA_BUFFERS + (1)] + (0) * unit;
+      b = T->buf[(2) * SDMA_BUFFERS + (1)] + (0) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 1);
   sdma_signal(T, 2, 1);
-  if (!sdma_wait(T, 1, 0, epoch * 3ull + 2ull))
+  if (!sdma_wait(T, 1, 0, epoch * 3 + 2))
     return false;
   { // ops [7, 8)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 84, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(1) * SDMA_BUFFERS + (1)] + (3) * unit;
+      b = T->buf[(2) * SDMA_BUFFERS + (1)] + (3) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 1);
   sdma_signal(T, 2, 1);
-  if (!sdma_wait(T, 1, 0, epoch * 3ull + 3ull))
+  if (!sdma_wait(T, 1, 0, epoch * 3 + 3))
     return false;
   return true;
 }
@@ -1220,32 +1282,56 @@ static __device__ bool sdma_rank_2(const SdmaTable *T, unsigned long long chunk,
   (void)chunk, (void)epoch, (void)nthreads;
   { // ops [8, 9)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 96, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(2) * SDMA_BUFFERS + (0)] + (0) * unit;
+      b = T->buf[(2) * SDMA_BUFFERS + (1)] + (2) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 2);
   { // ops [9, 10)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 108, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(2) * SDMA_BUFFERS + (1)] + (2) * unit;
+      b = T->buf[(3) * SDMA_BUFFERS + (1)] + (2) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 2);
   sdma_signal(T, 3, 2);
-  if (!sdma_wait(T, 2, 1, epoch * 3ull + 1ull))
+  if (!sdma_wait(T, 2, 1, epoch * 3 + 1))
     return false;
   { // ops [10, 11)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 120, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(2) * SDMA_BUFFERS + (1)] + (1) * unit;
+      b = T->buf[(3) * SDMA_BUFFERS + (1)] + (1) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 2);
   sdma_signal(T, 3, 2);
-  if (!sdma_wait(T, 2, 1, epoch * 3ull + 2ull))
+  if (!sdma_wait(T, 2, 1, epoch * 3 + 2))
     return false;
   { // ops [11, 12)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 132, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(2) * SDMA_BUFFERS + (1)] + (0) * unit;
+      b = T->buf[(3) * SDMA_BUFFERS + (1)] + (0) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 2);
   sdma_signal(T, 3, 2);
-  if (!sdma_wait(T, 2, 1, epoch * 3ull + 3ull))
+  if (!sdma_wait(T, 2, 1, epoch * 3 + 3))
     return false;
   return true;
 }
@@ -1256,32 +1342,56 @@ static __device__ bool sdma_rank_3(const SdmaTable *T, unsigned long long chunk,
   (void)chunk, (void)epoch, (void)nthreads;
   { // ops [12, 13)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 144, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(3) * SDMA_BUFFERS + (0)] + (0) * unit;
+      b = T->buf[(3) * SDMA_BUFFERS + (1)] + (3) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 3);
   { // ops [13, 14)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 156, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(3) * SDMA_BUFFERS + (1)] + (3) * unit;
+      b = T->buf[(0) * SDMA_BUFFERS + (1)] + (3) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 3);
   sdma_signal(T, 0, 3);
-  if (!sdma_wait(T, 3, 2, epoch * 3ull + 1ull))
+  if (!sdma_wait(T, 3, 2, epoch * 3 + 1))
     return false;
   { // ops [14, 15)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 168, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(3) * SDMA_BUFFERS + (1)] + (2) * unit;
+      b = T->buf[(0) * SDMA_BUFFERS + (1)] + (2) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 3);
   sdma_signal(T, 0, 3);
-  if (!sdma_wait(T, 3, 2, epoch * 3ull + 2ull))
+  if (!sdma_wait(T, 3, 2, epoch * 3 + 2))
     return false;
   { // ops [15, 16)
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, sdma_ops + 180, 1, chunk, 1ull * chunk, nthreads, u, base);
+    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+        unsigned long long unit, char *&a, char *&b, char *&c) {
+      const long long k = (long long)i;
+      a = T->buf[(3) * SDMA_BUFFERS + (1)] + (1) * unit;
+      b = T->buf[(0) * SDMA_BUFFERS + (1)] + (1) * unit;
+      c = b;
+    }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
   sdma_rank_sync(T, 3);
   sdma_signal(T, 0, 3);
-  if (!sdma_wait(T, 3, 2, epoch * 3ull + 3ull))
+  if (!sdma_wait(T, 3, 2, epoch * 3 + 3))
     return false;
   return true;
 }

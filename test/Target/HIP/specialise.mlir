@@ -10,6 +10,22 @@
 // CALL: #define SDMA_SPECIALISED 1
 // CALL-NOT: #define SDMA_SEG_INLINE SDMA_INLINE
 // CALL: #define SDMA_SEG_INLINE __attribute__((noinline))
+// All-gather direct: every rank's body the same up to numbers affine in the
+// rank, its 8 copies affine in the op index (peer k gets this rank's input
+// at chunk `rank`): one body, constants instead of table rows.
+// INLINE: static __device__ SDMA_INLINE bool sdma_rank_all(
+// INLINE: { // ops [(0 + 8 * rank), (8 + 8 * rank))
+// INLINE: sdma_seg_move<0, true>(T, [=]
+// INLINE: a = T->buf[((0 + 1 * rank)) * SDMA_BUFFERS + (0)] + (0) * unit;
+// INLINE-NEXT: b = T->buf[(0 + 1 * k) * SDMA_BUFFERS + (1)] + ((0 + 1 * rank)) * unit;
+// INLINE: }, 8, chunk, 1 * chunk, nthreads, u, base);
+// INLINE-NOT: switch (rank)
+// The ring's ranks signal rank + 1 mod 8 (not affine in the rank): a
+// function per rank; its segment routines are called (56 segments), each
+// instantiation shared, so the rows stay in sdma_ops.
+// CALL: static __device__ bool sdma_rank_0(
+// CALL: sdma_seg_move<0>(T, sdma_table_ops<0>{sdma_ops + 0}, 1, chunk, 1 * chunk, nthreads, u, base);
+// CALL: switch (rank)
 // Past 8192 steps and segments (the ring at 48 ranks: 48 x 47 phases with
 // their syncs, signals and waits) the table kernel; at 32 ranks still
 // specialised.
@@ -39,23 +55,42 @@
 // CHECK-NEXT: static __device__ bool sdma_rank_0(
 // CHECK:        { // ops [0, 4)
 // CHECK-NEXT:     unsigned long long u = {{.*}}, base = 0;
-// CHECK-NEXT:     sdma_seg_move<0>(T, sdma_ops + 0, 2, chunk, 1ull * chunk, nthreads, u, base);
-// CHECK-NEXT:     sdma_seg_move<0>(T, sdma_ops + 24, 1, chunk, 2ull * chunk, nthreads, u, base);
-// CHECK-NEXT:     sdma_seg_move<1>(T, sdma_ops + 36, 1, chunk, 1ull * chunk, nthreads, u, base);
+// Each segment's rows are affine in the op index k (two rows always are):
+// the addresses come from constants, not from sdma_ops.
+// CHECK-NEXT:     sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
+// CHECK-NEXT:         unsigned long long unit, char *&a, char *&b, char *&c) {
+// CHECK-NEXT:       const long long k = (long long)i;
+// CHECK-NEXT:       a = T->buf[(0) * SDMA_BUFFERS + (0)] + (2 + 1 * k) * unit;
+// CHECK-NEXT:       b = T->buf[(1 + (-1) * k) * SDMA_BUFFERS + (1)] + (2 + (-2) * k) * unit;
+// CHECK-NEXT:       c = b;
+// CHECK-NEXT:     }, 2, chunk, 1 * chunk, nthreads, u, base);
+// CHECK-NEXT:     sdma_seg_move<0>(T, [=]
+// CHECK:            a = T->buf[(0) * SDMA_BUFFERS + (0)] + (0) * unit;
+// CHECK-NEXT:       b = T->buf[(1) * SDMA_BUFFERS + (1)] + (0) * unit;
+// CHECK-NEXT:       c = b;
+// CHECK-NEXT:     }, 1, chunk, 2 * chunk, nthreads, u, base);
+// CHECK-NEXT:     sdma_seg_move<1>(T, [=]
+// CHECK:            a = T->buf[(0) * SDMA_BUFFERS + (0)] + (1) * unit;
+// CHECK-NEXT:       b = T->buf[(1) * SDMA_BUFFERS + (1)] + (3) * unit;
+// CHECK-NEXT:       c = T->buf[(0) * SDMA_BUFFERS + (1)] + (3) * unit;
+// CHECK-NEXT:     }, 1, chunk, 1 * chunk, nthreads, u, base);
 // CHECK-NEXT:   }
 // CHECK-NEXT:   sdma_rank_sync(T, 0);
 // CHECK-NEXT:   sdma_signal(T, 1, 0);
 // CHECK-NEXT:   sdma_rank_sync(T, 0);
-// CHECK-NEXT:   if (!sdma_barrier_step(T, 0, 2, epoch * 2ull + 2ull))
+// CHECK-NEXT:   if (!sdma_barrier_step(T, 0, 2, epoch * 2 + 2))
 // CHECK-NEXT:     return false;
 // CHECK-NEXT:   return true;
 // CHECK-NEXT: }
 // CHECK-NEXT: static __device__ bool sdma_rank_1(
-// CHECK:        if (!sdma_wait(T, 1, 0, epoch * 1ull + 1ull))
+// CHECK:        if (!sdma_wait(T, 1, 0, epoch * 1 + 1))
 // CHECK-NEXT:     return false;
 // CHECK-NEXT:   { // ops [4, 5)
 // CHECK-NEXT:     unsigned long long u = {{.*}}, base = 0;
-// CHECK-NEXT:     sdma_seg_move<2>(T, sdma_ops + 48, 1, chunk, 1ull * chunk, nthreads, u, base);
+// CHECK-NEXT:     sdma_seg_move<2>(T, [=]
+// CHECK:            a = T->buf[(1) * SDMA_BUFFERS + (1)] + (0) * unit;
+// CHECK-NEXT:       b = T->buf[(0) * SDMA_BUFFERS + (1)] + (2) * unit;
+// CHECK:          }, 1, chunk, 1 * chunk, nthreads, u, base);
 // CHECK:      static __device__ bool sdma_run_rank(
 // CHECK:        case 1:
 // CHECK-NEXT:     return sdma_rank_1(T, chunk, epoch);
@@ -82,12 +117,17 @@ sdma.schedule @s ranks(%R = 2) buffers(%a : 4, %b : 4) {
 // A two-shot all-reduce at 2 ranks: each rank's fused row (its own chunk
 // as the initial value, the peer's added, the sum also stored to the
 // peer) is one reduce segment: 2 sources, 1 extra destination, first = 1.
+// Both ranks' code differs only in numbers affine in the rank (their op
+// rows, 12 numbers apart): one body for every rank, no switch.
 // CHECK-LABEL: "schedule":"two"
 // CHECK-SAME: "kernel":"specialised"
-// CHECK: static __device__ bool sdma_rank_0(
-// CHECK: sdma_seg_reduce<2, 1, 1>(T, sdma_ops + 0, 1, chunk, 1ull * chunk, nthreads, u, base);
-// CHECK: static __device__ bool sdma_rank_1(
-// CHECK: sdma_seg_reduce<2, 1, 1>(T, sdma_ops + 12, 1, chunk, 1ull * chunk, nthreads, u, base);
+// CHECK-NOT: sdma_rank_0
+// CHECK: static __device__ SDMA_INLINE bool sdma_rank_all(const SdmaTable *T, int rank,
+// CHECK: sdma_seg_reduce<2, 1, 1>(T, sdma_ops + (0 + 12 * rank), 1, chunk, 1 * chunk, nthreads, u, base);
+// CHECK: static __device__ bool sdma_run_rank(
+// CHECK-NEXT: unsigned long long chunk,
+// CHECK-NEXT: unsigned long long epoch) {
+// CHECK-NEXT: return sdma_rank_all(T, rank, chunk, epoch);
 sdma.schedule @two ranks(%R = 2) buffers(%in : f32[2], %out : f32[2])
     implements all_reduce(%in -> %out) {
   sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 0
