@@ -112,8 +112,31 @@ std::string render(const std::string &body) {
   return out;
 }
 
-/// One body for every rank, numbers as `c + d * rank`, if the ranks'
-/// bodies differ only in numbers affine in the rank.
+/// The number at one position of every rank's body as code in `rank`:
+/// `c + d * rank`, or `(c + d * rank) % R` for ranks counted around a ring
+/// (a peer rank + 1 mod R, a chunk rank - step mod R); none if neither.
+std::optional<std::string> rankExpression(const std::vector<int64_t> &v) {
+  const auto ranks = static_cast<int64_t>(v.size());
+  int64_t c = v[0], d = v[1] - v[0];
+  bool affine = true, ring = true;
+  for (int64_t r = 0; r < ranks; ++r) {
+    affine &= v[r] == c + d * r;
+    ring &= v[r] >= 0 && v[r] < ranks;
+  }
+  if (affine)
+    return d == 0 ? literal(c)
+                  : "(" + std::to_string(c) + " + " + literal(d) + " * rank)";
+  int64_t step = ((d % ranks) + ranks) % ranks;
+  for (int64_t r = 0; ring && r < ranks; ++r)
+    ring = v[r] == (c + step * r) % ranks;
+  if (!ring)
+    return std::nullopt;
+  return "((" + std::to_string(c) + " + " + std::to_string(step) +
+         " * rank) % " + std::to_string(ranks) + ")";
+}
+
+/// One body for every rank, if the ranks' bodies differ only in numbers
+/// that rankExpression writes as code in the rank.
 std::optional<std::string> uniformBody(const std::vector<std::string> &bodies) {
   if (bodies.size() < 2)
     return std::nullopt;
@@ -125,16 +148,14 @@ std::optional<std::string> uniformBody(const std::vector<std::string> &bodies) {
     if (b.text != first.text)
       return std::nullopt;
   std::string out = first.text[0];
+  std::vector<int64_t> values(bodies.size());
   for (std::size_t i = 0; i < first.nums.size(); ++i) {
-    int64_t c = first.nums[i], d = split0[1].nums[i] - c;
-    for (std::size_t r = 2; r < split0.size(); ++r)
-      if (split0[r].nums[i] != c + d * static_cast<int64_t>(r))
-        return std::nullopt;
-    if (d == 0)
-      out += literal(c);
-    else
-      out += "(" + std::to_string(c) + " + " + literal(d) + " * rank)";
-    out += first.text[i + 1];
+    for (std::size_t r = 0; r < split0.size(); ++r)
+      values[r] = split0[r].nums[i];
+    std::optional<std::string> expr = rankExpression(values);
+    if (!expr)
+      return std::nullopt;
+    out += *expr + first.text[i + 1];
   }
   return out;
 }

@@ -1155,258 +1155,69 @@ extern "C" __global__ void SDMA_BOUNDS
 }
 
 // Each rank's steps (SDMA_SPECIALISED).
-static __device__ bool sdma_rank_0(const SdmaTable *T, unsigned long long chunk,
-    unsigned long long epoch) {
+static __device__ SDMA_INLINE bool sdma_rank_all(const SdmaTable *T, int rank,
+    unsigned long long chunk, unsigned long long epoch) {
   const unsigned long long nthreads =
       (unsigned long long)SDMA_NBID * SDMA_NTID;
   (void)chunk, (void)epoch, (void)nthreads;
-  { // ops [0, 1)
+  (void)rank;
+  { // ops [(0 + 4 * rank), (1 + 4 * rank))
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
     sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
         unsigned long long unit, char *&a, char *&b, char *&c) {
       const long long k = (long long)i;
-      a = T->buf[(0) * SDMA_BUFFERS + (0)] + (0) * unit;
-      b = T->buf[(0) * SDMA_BUFFERS + (1)] + (0) * unit;
+      a = T->buf[((0 + 1 * rank)) * SDMA_BUFFERS + (0)] + (0) * unit;
+      b = T->buf[((0 + 1 * rank)) * SDMA_BUFFERS + (1)] + ((0 + 1 * rank)) * unit;
       c = b;
     }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
-  sdma_rank_sync(T, 0);
-  { // ops [1, 2)
+  sdma_rank_sync(T, (0 + 1 * rank));
+  { // ops [(1 + 4 * rank), (2 + 4 * rank))
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
     sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
         unsigned long long unit, char *&a, char *&b, char *&c) {
       const long long k = (long long)i;
-      a = T->buf[(0) * SDMA_BUFFERS + (1)] + (0) * unit;
-      b = T->buf[(1) * SDMA_BUFFERS + (1)] + (0) * unit;
+      a = T->buf[((0 + 1 * rank)) * SDMA_BUFFERS + (1)] + ((0 + 1 * rank)) * unit;
+      b = T->buf[(((1 + 1 * rank) % 4)) * SDMA_BUFFERS + (1)] + ((0 + 1 * rank)) * unit;
       c = b;
     }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
-  sdma_rank_sync(T, 0);
-  sdma_signal(T, 1, 0);
-  if (!sdma_wait(T, 0, 3, epoch * 3 + 1))
+  sdma_rank_sync(T, (0 + 1 * rank));
+  sdma_signal(T, ((1 + 1 * rank) % 4), (0 + 1 * rank));
+  if (!sdma_wait(T, (0 + 1 * rank), ((3 + 1 * rank) % 4), epoch * 3 + 1))
     return false;
-  { // ops [2, 3)
+  { // ops [(2 + 4 * rank), (3 + 4 * rank))
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
     sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
         unsigned long long unit, char *&a, char *&b, char *&c) {
       const long long k = (long long)i;
-      a = T->buf[(0) * SDMA_BUFFERS + (1)] + (3) * unit;
-      b = T->buf[(1) * SDMA_BUFFERS + (1)] + (3) * unit;
+      a = T->buf[((0 + 1 * rank)) * SDMA_BUFFERS + (1)] + (((3 + 1 * rank) % 4)) * unit;
+      b = T->buf[(((1 + 1 * rank) % 4)) * SDMA_BUFFERS + (1)] + (((3 + 1 * rank) % 4)) * unit;
       c = b;
     }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
-  sdma_rank_sync(T, 0);
-  sdma_signal(T, 1, 0);
-  if (!sdma_wait(T, 0, 3, epoch * 3 + 2))
+  sdma_rank_sync(T, (0 + 1 * rank));
+  sdma_signal(T, ((1 + 1 * rank) % 4), (0 + 1 * rank));
+  if (!sdma_wait(T, (0 + 1 * rank), ((3 + 1 * rank) % 4), epoch * 3 + 2))
     return false;
-  { // ops [3, 4)
+  { // ops [(3 + 4 * rank), (4 + 4 * rank))
     unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
     sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
         unsigned long long unit, char *&a, char *&b, char *&c) {
       const long long k = (long long)i;
-      a = T->buf[(0) * SDMA_BUFFERS + (1)] + (2) * unit;
-      b = T->buf[(1) * SDMA_BUFFERS + (1)] + (2) * unit;
+      a = T->buf[((0 + 1 * rank)) * SDMA_BUFFERS + (1)] + (((2 + 1 * rank) % 4)) * unit;
+      b = T->buf[(((1 + 1 * rank) % 4)) * SDMA_BUFFERS + (1)] + (((2 + 1 * rank) % 4)) * unit;
       c = b;
     }, 1, chunk, 1 * chunk, nthreads, u, base);
   }
-  sdma_rank_sync(T, 0);
-  sdma_signal(T, 1, 0);
-  if (!sdma_wait(T, 0, 3, epoch * 3 + 3))
-    return false;
-  return true;
-}
-static __device__ bool sdma_rank_1(const SdmaTable *T, unsigned long long chunk,
-    unsigned long long epoch) {
-  const unsigned long long nthreads =
-      (unsigned long long)SDMA_NBID * SDMA_NTID;
-  (void)chunk, (void)epoch, (void)nthreads;
-  { // ops [4, 5)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(1) * SDMA_BUFFERS + (0)] + (0) * unit;
-      b = T->buf[(1) * SDMA_BUFFERS + (1)] + (1) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 1);
-  { // ops [5, 6)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(1) * SDMA_BUFFERS + (1)] + (1) * unit;
-      b = T->buf[(2) * SDMA_BUFFERS + (1)] + (1) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 1);
-  sdma_signal(T, 2, 1);
-  if (!sdma_wait(T, 1, 0, epoch * 3 + 1))
-    return false;
-  { // ops [6, 7)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(1) * SDMA_BUFFERS + (1)] + (0) * unit;
-      b = T->buf[(2) * SDMA_BUFFERS + (1)] + (0) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 1);
-  sdma_signal(T, 2, 1);
-  if (!sdma_wait(T, 1, 0, epoch * 3 + 2))
-    return false;
-  { // ops [7, 8)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(1) * SDMA_BUFFERS + (1)] + (3) * unit;
-      b = T->buf[(2) * SDMA_BUFFERS + (1)] + (3) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 1);
-  sdma_signal(T, 2, 1);
-  if (!sdma_wait(T, 1, 0, epoch * 3 + 3))
-    return false;
-  return true;
-}
-static __device__ bool sdma_rank_2(const SdmaTable *T, unsigned long long chunk,
-    unsigned long long epoch) {
-  const unsigned long long nthreads =
-      (unsigned long long)SDMA_NBID * SDMA_NTID;
-  (void)chunk, (void)epoch, (void)nthreads;
-  { // ops [8, 9)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(2) * SDMA_BUFFERS + (0)] + (0) * unit;
-      b = T->buf[(2) * SDMA_BUFFERS + (1)] + (2) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 2);
-  { // ops [9, 10)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(2) * SDMA_BUFFERS + (1)] + (2) * unit;
-      b = T->buf[(3) * SDMA_BUFFERS + (1)] + (2) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 2);
-  sdma_signal(T, 3, 2);
-  if (!sdma_wait(T, 2, 1, epoch * 3 + 1))
-    return false;
-  { // ops [10, 11)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(2) * SDMA_BUFFERS + (1)] + (1) * unit;
-      b = T->buf[(3) * SDMA_BUFFERS + (1)] + (1) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 2);
-  sdma_signal(T, 3, 2);
-  if (!sdma_wait(T, 2, 1, epoch * 3 + 2))
-    return false;
-  { // ops [11, 12)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(2) * SDMA_BUFFERS + (1)] + (0) * unit;
-      b = T->buf[(3) * SDMA_BUFFERS + (1)] + (0) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 2);
-  sdma_signal(T, 3, 2);
-  if (!sdma_wait(T, 2, 1, epoch * 3 + 3))
-    return false;
-  return true;
-}
-static __device__ bool sdma_rank_3(const SdmaTable *T, unsigned long long chunk,
-    unsigned long long epoch) {
-  const unsigned long long nthreads =
-      (unsigned long long)SDMA_NBID * SDMA_NTID;
-  (void)chunk, (void)epoch, (void)nthreads;
-  { // ops [12, 13)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(3) * SDMA_BUFFERS + (0)] + (0) * unit;
-      b = T->buf[(3) * SDMA_BUFFERS + (1)] + (3) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 3);
-  { // ops [13, 14)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(3) * SDMA_BUFFERS + (1)] + (3) * unit;
-      b = T->buf[(0) * SDMA_BUFFERS + (1)] + (3) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 3);
-  sdma_signal(T, 0, 3);
-  if (!sdma_wait(T, 3, 2, epoch * 3 + 1))
-    return false;
-  { // ops [14, 15)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(3) * SDMA_BUFFERS + (1)] + (2) * unit;
-      b = T->buf[(0) * SDMA_BUFFERS + (1)] + (2) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 3);
-  sdma_signal(T, 0, 3);
-  if (!sdma_wait(T, 3, 2, epoch * 3 + 2))
-    return false;
-  { // ops [15, 16)
-    unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID, base = 0;
-    sdma_seg_move<0>(T, [=](const SdmaTable *T, unsigned long long i,
-        unsigned long long unit, char *&a, char *&b, char *&c) {
-      const long long k = (long long)i;
-      a = T->buf[(3) * SDMA_BUFFERS + (1)] + (1) * unit;
-      b = T->buf[(0) * SDMA_BUFFERS + (1)] + (1) * unit;
-      c = b;
-    }, 1, chunk, 1 * chunk, nthreads, u, base);
-  }
-  sdma_rank_sync(T, 3);
-  sdma_signal(T, 0, 3);
-  if (!sdma_wait(T, 3, 2, epoch * 3 + 3))
+  sdma_rank_sync(T, (0 + 1 * rank));
+  sdma_signal(T, ((1 + 1 * rank) % 4), (0 + 1 * rank));
+  if (!sdma_wait(T, (0 + 1 * rank), ((3 + 1 * rank) % 4), epoch * 3 + 3))
     return false;
   return true;
 }
 static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,
                                      unsigned long long chunk,
                                      unsigned long long epoch) {
-  switch (rank) {
-  case 0:
-    return sdma_rank_0(T, chunk, epoch);
-  case 1:
-    return sdma_rank_1(T, chunk, epoch);
-  case 2:
-    return sdma_rank_2(T, chunk, epoch);
-  case 3:
-    return sdma_rank_3(T, chunk, epoch);
-  }
-  return true;
+  return sdma_rank_all(T, rank, chunk, epoch);
 }

@@ -1,9 +1,10 @@
 // RUN: sdma-translate --sdma-to-hip -split-input-file %s | FileCheck %s
 // RUN: sdma-translate --sdma-to-hip --sdma-hip-table-kernel -split-input-file %s | FileCheck %s --check-prefix=TABLE
 // Few segments (all-gather direct at 8 ranks: 8) are inlined into their
-// phases; many (the ring at 8 ranks: 56) call one routine each.
+// phases; many (a broadcast in 34 phases of rank 0 alone) call one routine each.
 // RUN: sdma-opt %schedules/all_gather_direct.mlir --sdma-unroll=ranks=8 | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=INLINE
-// RUN: sdma-opt %schedules/all_gather_ring.mlir --sdma-unroll=ranks=8 | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=CALL
+// RUN: sdma-translate --sdma-to-hip %S/inputs/many-segments.mlir | FileCheck %s --check-prefix=CALL
+// RUN: sdma-opt %schedules/all_gather_ring.mlir --sdma-unroll=ranks=8 | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=RING
 // INLINE: #define SDMA_SPECIALISED 1
 // INLINE-NEXT: #ifndef SDMA_SEG_INLINE
 // INLINE-NEXT: #define SDMA_SEG_INLINE SDMA_INLINE
@@ -20,12 +21,21 @@
 // INLINE-NEXT: b = T->buf[(0 + 1 * k) * SDMA_BUFFERS + (1)] + ((0 + 1 * rank)) * unit;
 // INLINE: }, 8, chunk, 1 * chunk, nthreads, u, base);
 // INLINE-NOT: switch (rank)
-// The ring's ranks signal rank + 1 mod 8 (not affine in the rank): a
-// function per rank; its segment routines are called (56 segments), each
-// instantiation shared, so the rows stay in sdma_ops.
+// Rank 0's 34 segments are called, each instantiation shared, so their
+// rows stay in sdma_ops; a function per rank (rank 1 has none of them).
 // CALL: static __device__ bool sdma_rank_0(
-// CALL: sdma_seg_move<0>(T, sdma_table_ops<0>{sdma_ops + 0}, 1, chunk, 1 * chunk, nthreads, u, base);
+// CALL: sdma_seg_move<0, true>(T, sdma_table_ops<0>{sdma_ops + 0}, 2, chunk, 1 * chunk, nthreads, u, base);
+// CALL-NEXT: }
+// CALL: sdma_seg_move<0, true>(T, sdma_table_ops<0>{sdma_ops + 24}, 2, chunk, 1 * chunk, nthreads, u, base);
 // CALL: switch (rank)
+// The ring's peers and chunks are counted around the ring (rank + 1 mod 8,
+// rank - step mod 8): still one body, 7 segments, inlined.
+// RING: #define SDMA_SEG_INLINE SDMA_INLINE
+// RING: static __device__ SDMA_INLINE bool sdma_rank_all(
+// RING: b = T->buf[(((1 + 1 * rank) % 8)) * SDMA_BUFFERS + (1)] + ((0 + 1 * rank)) * unit;
+// RING: sdma_signal(T, ((1 + 1 * rank) % 8), (0 + 1 * rank));
+// RING-NEXT: if (!sdma_wait(T, (0 + 1 * rank), ((7 + 1 * rank) % 8), epoch * 7 + 1))
+// RING-NOT: switch (rank)
 // Past 8192 steps and segments (the ring at 48 ranks: 48 x 47 phases with
 // their syncs, signals and waits) the table kernel; at 32 ranks still
 // specialised.
