@@ -6,6 +6,8 @@
 
 #include "CudaDriver.h"
 
+#include <cctype>
+
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
@@ -133,11 +135,10 @@ const Nvrtc *Nvrtc::get(std::string &error) {
   return &nvrtc;
 }
 
-bool sdma::rt::cuda::compileToCubin(const Nvrtc &nvrtc,
-                                    const std::string &source,
-                                    const std::string &name,
-                                    const std::string &arch, std::string &cubin,
-                                    std::string &error) {
+bool sdma::rt::cuda::compileToCubin(
+    const Nvrtc &nvrtc, const std::string &source, const std::string &name,
+    const std::string &arch, std::string &cubin, std::string &error,
+    const std::vector<std::string> &extraOptions, std::string *logOut) {
   nvrtcProgram program = nullptr;
   nvrtcResult result = nvrtc.nvrtcCreateProgram(
       &program, source.c_str(), name.c_str(), 0, nullptr, nullptr);
@@ -147,14 +148,19 @@ bool sdma::rt::cuda::compileToCubin(const Nvrtc &nvrtc,
     return false;
   }
   std::string archOption = "--gpu-architecture=" + arch;
-  const char *options[] = {archOption.c_str(), "-std=c++17",
-                           "--extra-device-vectorization"};
-  result = nvrtc.nvrtcCompileProgram(program, 3, options);
+  std::vector<const char *> options = {archOption.c_str(), "-std=c++17",
+                                       "--extra-device-vectorization"};
+  for (const std::string &option : extraOptions)
+    options.push_back(option.c_str());
+  result = nvrtc.nvrtcCompileProgram(program, static_cast<int>(options.size()),
+                                     options.data());
   size_t logSize = 0;
   nvrtc.nvrtcGetProgramLogSize(program, &logSize);
   std::string log(logSize, '\0');
   if (logSize)
     nvrtc.nvrtcGetProgramLog(program, log.data());
+  if (logOut)
+    *logOut = log;
   if (result != 0) {
     error = "NVRTC could not compile " + name + " for " + arch + ":\n" + log;
     nvrtc.nvrtcDestroyProgram(&program);
@@ -173,4 +179,37 @@ bool sdma::rt::cuda::compileToCubin(const Nvrtc &nvrtc,
     return false;
   }
   return true;
+}
+
+bool sdma::rt::cuda::compileLdstToCubin(
+    const Nvrtc &nvrtc, const std::string &source, bool specialised,
+    const std::string &name, const std::string &arch, std::string &cubin,
+    bool &bounded, std::string &error) {
+  bounded = false;
+  // A program that sets its own bound (a benchmark's variant) keeps it.
+  if (specialised &&
+      source.find("#define SDMA_MIN_BLOCKS") == std::string::npos) {
+    std::string log;
+    std::string first = "#define SDMA_MIN_BLOCKS " +
+                        std::to_string(kLdstBoundedBlocks) + "\n" + source;
+    if (!compileToCubin(nvrtc, first, name, arch, cubin, error,
+                        {"--ptxas-options=-v"}, &log))
+      return false;
+    // ptxas -v: "N bytes stack frame, N bytes spill stores, N bytes spill
+    // loads" per function; any non-zero spill means the bound cost more
+    // than it gave.
+    bool spilled = false;
+    for (size_t p = log.find(" bytes spill "); p != std::string::npos;
+         p = log.find(" bytes spill ", p + 1)) {
+      size_t q = p;
+      while (q > 0 && std::isdigit(static_cast<unsigned char>(log[q - 1])))
+        --q;
+      spilled |= q < p && std::stoull(log.substr(q, p - q)) != 0;
+    }
+    if (log.find("bytes spill") != std::string::npos && !spilled) {
+      bounded = true;
+      return true;
+    }
+  }
+  return compileToCubin(nvrtc, source, name, arch, cubin, error);
 }

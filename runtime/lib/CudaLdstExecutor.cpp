@@ -62,8 +62,7 @@ bool sdma::rt::buildLdstCubin(const Driver &driver, CUdevice device,
                 std::to_string(nvrtc->minor);
   KernelCache cache(cacheDirectory);
   uint64_t key =
-      KernelCache::key(source, "-std=c++17 --extra-device-vectorization",
-                       compile.arch, versions);
+      KernelCache::key(source, kLdstCompileOptions, compile.arch, versions);
   KernelCache::Lookup lookup = cache.get(key, cubin);
   compile.cacheHit = lookup == KernelCache::Lookup::Hit;
   compile.cacheWasCorrupt = lookup == KernelCache::Lookup::Corrupt;
@@ -73,8 +72,10 @@ bool sdma::rt::buildLdstCubin(const Driver &driver, CUdevice device,
     error = nvrtcError;
     return false;
   }
-  if (!compileToCubin(*nvrtc, source, program.schedule + ".cu", compile.arch,
-                      cubin, error))
+  bool bounded = false;
+  if (!compileLdstToCubin(*nvrtc, source, program.specialised,
+                          program.schedule + ".cu", compile.arch, cubin,
+                          bounded, error))
     return false;
   compile.compileMs = millisecondsSince(start);
   cache.put(key, cubin);

@@ -34,9 +34,10 @@ bool sdma::rt::compileKernel(const LdstProgram &program,
     const cuda::Nvrtc *nvrtc = cuda::Nvrtc::get(error);
     if (!nvrtc)
       return false;
-    if (!cuda::compileToCubin(
-            *nvrtc, std::string(kCudaPrelude) + program.source,
-            program.schedule + ".cu", arch, binary.code, error))
+    if (!cuda::compileLdstToCubin(*nvrtc,
+                                  std::string(kCudaPrelude) + program.source,
+                                  program.specialised, program.schedule + ".cu",
+                                  arch, binary.code, binary.bounded, error))
       return false;
     binary.compiler = "NVRTC " + std::to_string(nvrtc->major) + "." +
                       std::to_string(nvrtc->minor);

@@ -105,9 +105,10 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "sdma-ldst-compile: error: %s\n", error.c_str());
     return 1;
   }
-  std::printf("%s: %s %s for %s, %zu bytes, %s, %.1f ms\n", path,
+  std::printf("%s: %s %s for %s, %zu bytes, %s, %.1f ms%s\n", path,
               program->entry.c_str(), hipArch ? "code object" : "CUBIN",
               hipArch ? hipArch : arch, binary.code.size(),
-              binary.compiler.c_str(), binary.milliseconds);
+              binary.compiler.c_str(), binary.milliseconds,
+              binary.bounded ? ", bounded to 3 blocks/SM" : "");
   return 0;
 }

@@ -22,6 +22,9 @@ struct KernelBinary {
   std::string code;     // CUBIN or AMD code object
   std::string compiler; // "NVRTC 13.0", "hipRTC"
   double milliseconds = 0;
+  /// NVRTC: compiled for 3 resident blocks per SM (a specialised kernel
+  /// that fits 40 registers without spilling; see compileLdstToCubin).
+  bool bounded = false;
 };
 
 /// Compiles `program` with `compiler` ("nvrtc" or "hiprtc") for `arch`;
