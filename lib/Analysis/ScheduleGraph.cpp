@@ -43,6 +43,10 @@ struct RankState {
   SmallVector<unsigned> pending;
   /// The last op per engine (in-order queues): data ops, notifies, polls.
   DenseMap<int64_t, unsigned> lastOnEngine;
+  /// happensBefore's shortcut: the rank's cover nodes (signals, fences)
+  /// and ordering points so far, and its nodes since its last cover node.
+  int covers = 0, orders = 0;
+  SmallVector<unsigned> uncovered;
 };
 } // namespace
 
@@ -264,10 +268,31 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
   std::map<std::pair<int64_t, int64_t>, FlagWriters> flagWriters;
   SmallVector<std::pair<unsigned, PollOp>> polls;
 
+  // (rank, peer, ordering point ordinal, cover ordinal of the peer).
+  std::vector<std::array<int64_t, 4>> facts;
   auto addNode = [&](Operation *op, int64_t rank) {
     graph.index.try_emplace(op, graph.nodes.size());
     graph.nodes.push_back({op, rank, {}});
-    return static_cast<unsigned>(graph.nodes.size() - 1);
+    unsigned node = static_cast<unsigned>(graph.nodes.size() - 1);
+    graph.firstCover.push_back(-1);
+    graph.coverOrdinal.push_back(-1);
+    graph.orderOrdinal.push_back(rank >= 0 ? state[rank].orders - 1 : -1);
+    if (rank >= 0)
+      state[rank].uncovered.push_back(node);
+    return node;
+  };
+  /// `node` (a signal or fence of `rank`) follows everything the rank
+  /// issued before it: it covers them.
+  auto cover = [&](unsigned node, int64_t rank) {
+    RankState &rs = state[rank];
+    for (unsigned v : rs.uncovered)
+      graph.firstCover[v] = static_cast<int>(node);
+    rs.uncovered.clear();
+    graph.coverOrdinal[node] = rs.covers++;
+  };
+  /// `node` becomes an ordering point of `rank`: later ops follow it.
+  auto order = [&](unsigned node, int64_t rank) {
+    graph.orderOrdinal[node] = state[rank].orders++;
   };
   auto addEdge = [&](unsigned from, unsigned to) {
     graph.nodes[to].preds.push_back(from);
@@ -320,6 +345,10 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
           continue;
         unsigned node = addNode(&op, r);
         joinRank(state[r], node);
+        cover(node, r);
+        order(node, r);
+        facts.push_back(
+            {r, r, graph.orderOrdinal[node], graph.coverOrdinal[node]});
         state[r].orderingPoint = node;
         state[r].pending.clear();
         state[r].lastOnEngine.clear();
@@ -327,6 +356,7 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
     } else if (isa<BarrierOp>(&op)) {
       unsigned node = addNode(&op, -1);
       for (RankState &rs : state) {
+        ++rs.orders;
         joinRank(rs, node);
         rs.orderingPoint = node;
         rs.pending.clear();
@@ -337,6 +367,7 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
       int64_t to = *signal.getConstantField(1);
       unsigned node = addNode(&op, from);
       joinRank(state[from], node);
+      cover(node, from);
       // The signal now stands for everything before it: a later signal or
       // fence joins it instead of every op again (linear edges).
       state[from].pending.assign(1, node);
@@ -348,6 +379,7 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
       RankState &rs = state[at];
       if (rs.orderingPoint)
         addEdge(*rs.orderingPoint, node);
+      order(node, at);
       rs.orderingPoint = node;
       // A later fence must also wait for the wait itself.
       rs.pending.push_back(node);
@@ -373,9 +405,27 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
       diag << " but only " << numSignals << " signals are sent";
       return diag;
     }
-    for (auto [k, w] : llvm::enumerate(waitNodes))
-      addEdge(it->second[k], w);
+    for (auto [k, w] : llvm::enumerate(waitNodes)) {
+      unsigned signal = it->second[k];
+      addEdge(signal, w);
+      facts.push_back({graph.nodes[w].rank, graph.nodes[signal].rank,
+                       graph.orderOrdinal[w], graph.coverOrdinal[signal]});
+    }
   }
+  // Per (rank, peer): the furthest peer cover ordinal seen by each
+  // ordering point ordinal (a running maximum).
+  llvm::sort(facts);
+  for (const auto &f : facts) {
+    auto &list = graph.seen[{f[0], f[1]}];
+    int furthest = std::max<int>(list.empty() ? -1 : list.back().second,
+                                 static_cast<int>(f[3]));
+    if (!list.empty() && list.back().first == f[2])
+      list.back().second = furthest;
+    else
+      list.push_back({static_cast<int>(f[2]), furthest});
+  }
+  facts.clear();
+  facts.shrink_to_fit();
   if (failed(matchPolls(graph, graph.nodes, flagWriters, polls)))
     return failure();
 
@@ -421,10 +471,28 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
   return graph;
 }
 
+bool ScheduleGraph::seenThroughOneHop(unsigned a, unsigned b) const {
+  int c = firstCover[a], ordinal = orderOrdinal[b];
+  int64_t rank = nodes[b].rank;
+  if (c < 0 || ordinal < 0 || rank < 0)
+    return false;
+  auto it = seen.find({rank, nodes[c].rank});
+  if (it == seen.end())
+    return false;
+  // The last entry at or before b's ordering point.
+  auto after = llvm::upper_bound(
+      it->second, ordinal,
+      [](int value, const std::pair<int, int> &e) { return value < e.first; });
+  return after != it->second.begin() &&
+         std::prev(after)->second >= coverOrdinal[c];
+}
+
 bool ScheduleGraph::happensBefore(unsigned a, unsigned b) const {
   if (a == b || topoPos[a] >= topoPos[b] || rankUpPos[a] >= rankUpPos[b] ||
       rankDownPos[a] >= rankDownPos[b])
     return false;
+  if (seenThroughOneHop(a, b))
+    return true;
   if (++query == 0) { // the stamps wrapped: start afresh
     std::fill(visited.begin(), visited.end(), 0);
     query = 1;

@@ -75,6 +75,21 @@ private:
   /// Each node's index in topoOrder, and in the lowest-rank-first and
   /// highest-rank-first topological orders.
   std::vector<unsigned> topoPos, rankUpPos, rankDownPos;
+  /// happensBefore's shortcut, sound but not complete (a miss falls back to
+  /// the search): `a` reaches `b` if a rank's ordering point that `b`
+  /// follows has seen, through its own fences or one signal/wait hop, a
+  /// node of a's rank's *cover chain* (its signals and fences, each of
+  /// which follows everything the rank issued before it) at or after the
+  /// first one after `a`.
+  bool seenThroughOneHop(unsigned a, unsigned b) const;
+  /// Per node: the first cover node of its rank at or after it (-1: none),
+  /// its place on that chain (cover nodes), and the ordinal of the rank's
+  /// ordering point (fence, wait, barrier) it follows (-1: none).
+  std::vector<int> firstCover, coverOrdinal, orderOrdinal;
+  /// (rank, peer) -> (ordering point ordinal, the furthest cover ordinal
+  /// of the peer seen by then), ordinals ascending.
+  llvm::DenseMap<std::pair<int64_t, int64_t>, std::vector<std::pair<int, int>>>
+      seen;
   /// happensBefore's scratch: the query that last visited each node.
   mutable std::vector<unsigned> visited;
   mutable unsigned query = 0;
