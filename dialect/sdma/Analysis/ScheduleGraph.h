@@ -50,7 +50,8 @@ public:
   llvm::ArrayRef<Node> getNodes() const { return nodes; }
   /// Node indices in an order that respects every edge.
   llvm::ArrayRef<unsigned> getTopologicalOrder() const { return topoOrder; }
-  /// True when node `a` completes before node `b` starts: a search back
+  /// True when node `a` completes before node `b` starts: first
+  /// seenThroughOneHop (constant time per question), then a search back
   /// from `b` over the nodes that come after `a` in each of three
   /// topological orders (none before it in any can lie on a path from `a`).
   /// The orders differ in which ready node comes first: the earliest in
