@@ -7,7 +7,6 @@
 #include "CudaDriver.h"
 
 #include <cctype>
-
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>

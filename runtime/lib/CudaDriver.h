@@ -181,7 +181,8 @@ constexpr int kLdstBoundedBlocks = 3;
 /// whose loops need more registers) as written. Left to itself NVCC gives
 /// some specialised kernels 56-64 registers, two blocks per SM, where 40
 /// fit without a spill (all-to-all direct, 8 ranks on one H200: 4 MiB
-/// 26.9 -> 23.6 us; bench/results/bounds-h200.csv). `bounded` says which.
+/// 26.9 -> 23.6 us;
+/// bench/results/affine-unbounded-a2a-h200.csv, -3bpsm). `bounded` says which.
 bool compileLdstToCubin(const Nvrtc &nvrtc, const std::string &source,
                         bool specialised, const std::string &name,
                         const std::string &arch, std::string &cubin,

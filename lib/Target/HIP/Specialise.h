@@ -25,6 +25,10 @@
 // before the first add). Phases, syncs, signals, waits and barriers are
 // the table kernel's, in the same order, so both kernels run the same
 // schedule (ops within one phase are concurrent, their order is free).
+// A segment whose rows are affine in the op index gets its addresses from
+// constants (a lambda instead of `sdma_ops + ...`), and where the ranks'
+// code differs only in numbers affine in the rank (or mod R around a
+// ring), one function, sdma_rank_all, serves every rank.
 //
 // Schedules with sdma.copyv (run-time counts) or more than
 // kSpecialiseMaxLines steps and segments together keep the table kernel.
@@ -43,8 +47,9 @@ namespace sdma::hip {
 
 /// The most steps plus segments, over all ranks, written as code.
 constexpr std::size_t kSpecialiseMaxLines = 8192;
-/// The most segments, over all ranks, whose routines are inlined into
-/// their phases (SDMA_SEG_INLINE); beyond, each routine is one function.
+/// The most segments emitted (over all ranks, or in the one shared body)
+/// whose routines are inlined into their phases (SDMA_SEG_INLINE); beyond,
+/// each routine is one function and reads its rows from sdma_ops.
 constexpr std::size_t kInlineMaxSegments = 32;
 
 struct SpecialisedCode {
