@@ -136,8 +136,8 @@ void CopyvOp::print(OpAsmPrinter &printer) {
   printer << ", count ";
   printEntry(getCounts(), kCountIndex, kCountRank);
   printer << " max " << getMaxCount();
-  printer.printOptionalAttrDict(
-      (*this)->getAttrs(),
+  sdma::detail::printAttributes(
+      printer, *this,
       {getStaticFieldsAttrName(), getMaxAttrName(), getPackedAttrName()});
 }
 

@@ -133,7 +133,29 @@ void sdma::detail::printTransfer(OpAsmPrinter &printer, TransferOpInterface op,
   }
   SmallVector<StringRef> skip = {"static_fields"};
   llvm::append_range(skip, elided);
-  printer.printOptionalAttrDict(op->getAttrs(), skip);
+  printAttributes(printer, op, skip);
+}
+
+void sdma::detail::printAttributes(OpAsmPrinter &printer, Operation *op,
+                                   ArrayRef<StringRef> elided,
+                                   bool withKeyword) {
+  NamedAttrList list;
+  op->getName().populateInherentAttrs(op, list);
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute attr : list)
+    if (!llvm::is_contained(elided, attr.getName().getValue()))
+      attrs.push_back(attr);
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    if (!llvm::is_contained(elided, attr.getName().getValue()))
+      attrs.push_back(attr);
+  if (attrs.empty())
+    return;
+  // The order a DictionaryAttr has, so the text is as before.
+  llvm::sort(attrs);
+  if (withKeyword)
+    printer.printOptionalAttrDictWithKeyword(attrs);
+  else
+    printer.printOptionalAttrDict(attrs);
 }
 
 //===----------------------------------------------------------------------===//

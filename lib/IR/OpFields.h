@@ -37,6 +37,16 @@ struct FieldListParser {
 /// Prints a field as an integer or as the value that holds it.
 void printField(mlir::OpAsmPrinter &printer, mlir::OpFoldResult field);
 
+/// Prints the attribute dictionary of `op` but `elided`, as
+/// printOptionalAttrDict(op->getAttrs(), elided) would, without
+/// `getAttrs()`: for an op with properties that uniques a DictionaryAttr of
+/// its inherent and discardable attributes on every call, one per printed
+/// op, which at a million ops makes printing the largest stage of a
+/// pipeline and grows the context's tables by as much again.
+void printAttributes(mlir::OpAsmPrinter &printer, mlir::Operation *op,
+                     llvm::ArrayRef<llvm::StringRef> elided,
+                     bool withKeyword = false);
+
 /// transfer ::= slice (separator slice)* attr-dict, one separator (`->`, `,`,
 /// `<->` or `<-`) between each two slices; resolves everything into `state`.
 mlir::ParseResult parseTransfer(mlir::OpAsmParser &parser,

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OpFields.h"
 #include "sdma/IR/SdmaOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -255,7 +256,7 @@ void ScheduleOp::print(OpAsmPrinter &printer) {
                                            getCollectiveBuffersAttrName(),
                                            getRootAttrName()});
   }
-  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(), elided);
+  sdma::detail::printAttributes(printer, *this, elided, /*withKeyword=*/true);
   printer << " ";
   printer.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                       /*printBlockTerminators=*/false);

@@ -82,7 +82,7 @@ void RankAddOp::print(OpAsmPrinter &printer) {
   printField(printer, getField(0));
   printer << ", ";
   printField(printer, getField(1));
-  printer.printOptionalAttrDict((*this)->getAttrs(), {"static_fields"});
+  sdma::detail::printAttributes(printer, *this, {"static_fields"});
 }
 
 LogicalResult RankAddOp::verify() {

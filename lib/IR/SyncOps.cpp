@@ -35,7 +35,7 @@ void FenceOp::print(OpAsmPrinter &printer) {
     printer << " on ";
     printField(printer, getField(0));
   }
-  printer.printOptionalAttrDict((*this)->getAttrs(), {"static_fields"});
+  sdma::detail::printAttributes(printer, *this, {"static_fields"});
 }
 
 LogicalResult FenceOp::verify() {
@@ -86,7 +86,7 @@ static void printRankPair(OpAsmPrinter &printer, FieldsOpInterface op,
   printField(printer, op.getField(1));
   if (tag != 0)
     printer << " tag " << tag;
-  printer.printOptionalAttrDict(op->getAttrs(), {"static_fields", "tag"});
+  sdma::detail::printAttributes(printer, op, {"static_fields", "tag"});
 }
 
 static LogicalResult verifyRankPair(Operation *op, int64_t tag, StringRef first,

@@ -9,9 +9,9 @@
 #include "sdma/Transforms/ValidatedRewrite.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/MapVector.h"
 
 #include <tuple>
+#include <vector>
 
 namespace sdma {
 #define GEN_PASS_DEF_SDMAFUSEBCAST
@@ -51,42 +51,56 @@ struct SdmaFuseBcastPass
   /// Pairs copies of one source slice whose destinations overlap neither
   /// each other nor the source, in stretch order: each copy takes the first
   /// later one that qualifies. Only copies of the same source can pair, so
-  /// they are grouped by their source first (a hash, not a scan of every
-  /// pair: linear in the stretch when there is nothing to fuse, as in an
-  /// all-to-all).
+  /// they are sorted by their source first (not a scan of every pair, and
+  /// not a hash map of groups: an all-to-all's stretch is a million copies
+  /// with a million sources, and a map of them missed the cache on every
+  /// probe).
   static void findPairs(ArrayRef<TransferOpInterface> stretch,
                         SmallVectorImpl<Pair> &pairs) {
     struct Candidate {
       CopyOp op;
-      StaticSlice dst;
+      StaticSlice src, dst;
+      unsigned position;
       bool used = false;
+      auto key() const {
+        return std::make_tuple(
+            reinterpret_cast<uintptr_t>(src.buffer.getAsOpaquePointer()),
+            src.rank, src.offset, src.count);
+      }
     };
-    using Key = std::tuple<const void *, int64_t, int64_t, int64_t>;
-    llvm::MapVector<Key, SmallVector<Candidate>> bySource;
+    std::vector<Candidate> candidates;
     for (TransferOpInterface op : stretch)
       if (auto copy = dyn_cast<CopyOp>(op.getOperation()))
-        if (copy.hasStaticFields() && !copy.getEngine()) {
-          StaticSlice src = *getStaticSlice(copy, 0);
-          bySource[{src.buffer.getAsOpaquePointer(), src.rank, src.offset,
-                    src.count}]
-              .push_back({copy, *getStaticSlice(copy, 1)});
-        }
-    for (auto &[key, copies] : bySource) {
-      if (copies.size() < 2)
-        continue;
-      StaticSlice src = *getStaticSlice(copies.front().op, 0);
-      for (size_t i = 0; i < copies.size(); ++i) {
-        if (copies[i].used || copies[i].dst.overlaps(src))
+        if (copy.hasStaticFields() && !copy.getEngine())
+          candidates.push_back({copy, *getStaticSlice(copy, 0),
+                                *getStaticSlice(copy, 1),
+                                unsigned(candidates.size())});
+    // Position last: a group keeps stretch order.
+    llvm::sort(candidates, [](const Candidate &a, const Candidate &b) {
+      return std::tuple_cat(a.key(), std::make_tuple(a.position)) <
+             std::tuple_cat(b.key(), std::make_tuple(b.position));
+    });
+    for (size_t begin = 0; begin < candidates.size();) {
+      size_t end = begin + 1;
+      while (end < candidates.size() &&
+             candidates[end].key() == candidates[begin].key())
+        ++end;
+      const StaticSlice &src = candidates[begin].src;
+      for (size_t i = begin; i < end; ++i) {
+        if (candidates[i].used || candidates[i].dst.overlaps(src))
           continue;
-        for (size_t j = i + 1; j < copies.size(); ++j) {
-          const StaticSlice &dst0 = copies[i].dst, &dst1 = copies[j].dst;
-          if (copies[j].used || dst0.overlaps(dst1) || dst1.overlaps(src))
+        for (size_t j = i + 1; j < end; ++j) {
+          const StaticSlice &dst0 = candidates[i].dst,
+                            &dst1 = candidates[j].dst;
+          if (candidates[j].used || dst0.overlaps(dst1) || dst1.overlaps(src))
             continue;
-          pairs.push_back({copies[i].op, copies[j].op, src, dst0, dst1});
-          copies[i].used = copies[j].used = true;
+          pairs.push_back(
+              {candidates[i].op, candidates[j].op, src, dst0, dst1});
+          candidates[i].used = candidates[j].used = true;
           break;
         }
       }
+      begin = end;
     }
   }
 
