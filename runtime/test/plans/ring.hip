@@ -937,9 +937,10 @@ static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
 
 // A specialised kernel's run of `nops` ops of one phase that are all
 // copies (KIND 0), broadcasts (1) or swaps (2) of `n` bytes, with offsets
-// in `unit` bytes. The units of all the ops are spread over the rank's
-// threads; a thread finds its op by one division, takes SDMA_SEG_ROUND units
-// and issues all their loads before any store. Ops that all read one
+// in `unit` bytes. With SDMA_SEG_SPREAD threads per op or more, the ops
+// are spread over the rank's threads (sdma_seg_spread, below); otherwise
+// the units of all the ops are: a thread finds its op by one division,
+// takes SDMA_SEG_ROUND units and issues all their loads before any store. Ops that all read one
 // source (SHARED: an all-gather's copies of a rank's input, as the emitter
 // found) and are longer than a tile (SDMA_SEG_TILE units, 0: never) are
 // interleaved tile by tile: tile t is tile t / nops of op t % nops, so the
@@ -977,6 +978,71 @@ template <int KIND> struct sdma_table_ops {
     c = KIND == 1 ? T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10] * unit : b;
   }
 };
+// Threads per op from which an untiled segment spreads its ops, not its
+// units, over the rank's threads (sdma_seg_spread; 0: never).
+#ifndef SDMA_SEG_SPREAD
+#define SDMA_SEG_SPREAD 32
+#endif
+// sdma_seg_move's path for a segment with at least SDMA_SEG_SPREAD threads
+// per op: op i takes the rank's threads [i * N / nops, (i + 1) * N / nops)
+// (N = nthreads; thread r = u - base, the thread's place in this segment's
+// order), and a thread strides through its op alone: three divisions and
+// one address resolution per segment, then a plain copy loop, the shape of
+// a hand-written copy kernel. Spreading units instead made every unit of a
+// thread land in another op when a thread had several (the op's units are
+// a multiple of the stride apart), each paying a division and an address
+// resolution before its load: 4.75x the fused kernel's instructions at the
+// same grid (ncu, 4 ranks, all-to-all 1 MiB; bench/results/spread-h200.md).
+// Returns with u where the unit-spread path would have left it.
+template <int KIND, class OPS>
+static __device__ SDMA_INLINE void
+sdma_seg_spread(const SdmaTable *T, OPS ops, unsigned long long nops,
+                unsigned long long unit, unsigned long long n,
+                unsigned long long upo, unsigned long long nthreads,
+                unsigned long long &u, unsigned long long base) {
+  const unsigned long long r = u - base; // < nthreads
+  const unsigned long long i = sdma_div((r + 1) * nops - 1, nthreads);
+  const unsigned long long first = sdma_div(i * nthreads, nops);
+  const unsigned long long count =
+      sdma_div((i + 1) * nthreads, nops) - first;
+  char *a, *b, *c;
+  ops(T, i, unit, a, b, c);
+  const bool aligned = ((((unsigned long long)a) | ((unsigned long long)b) |
+                         ((unsigned long long)c)) &
+                        15ull) == 0;
+  for (unsigned long long w = r - first; w < upo;
+       w += SDMA_SEG_ROUND * count) {
+    sdma_v16 va[SDMA_SEG_ROUND], vb[SDMA_SEG_ROUND];
+    int k = 0;
+    for (; k < SDMA_SEG_ROUND && w + k * count < upo; ++k) {
+      const unsigned long long off = (w + k * count) * 16;
+      if (!aligned || off + 16 > n) {
+        sdma_move_bytes<KIND>(a + off, b + off, c + off,
+                              off + 16 <= n ? 16 : n - off);
+        continue;
+      }
+      va[k] = *(const sdma_v16 *)(a + off);
+      if (KIND == 2)
+        vb[k] = *(const sdma_v16 *)(b + off);
+    }
+    for (int j = 0; j < k; ++j) {
+      const unsigned long long off = (w + j * count) * 16;
+      if (!aligned || off + 16 > n)
+        continue;
+      if (KIND == 2) {
+        *(sdma_v16 *)(a + off) = vb[j];
+        *(sdma_v16 *)(b + off) = va[j];
+      } else {
+        *(sdma_v16 *)(b + off) = va[j];
+        if (KIND == 1)
+          *(sdma_v16 *)(c + off) = va[j];
+      }
+    }
+  }
+  const unsigned long long end = base + upo * nops;
+  if (u < end)
+    u += sdma_div(end - u + nthreads - 1, nthreads) * nthreads;
+}
 template <int KIND, bool SHARED = false, class OPS>
 static __device__ SDMA_SEG_INLINE void
 sdma_seg_move(const SdmaTable *T, OPS ops,
@@ -989,6 +1055,12 @@ sdma_seg_move(const SdmaTable *T, OPS ops,
   const unsigned long long tile = SDMA_SEG_TILE > 0 ? SDMA_SEG_TILE : 1;
   const unsigned long long total =
       tiled ? (upo + tile - 1) / tile * tile * nops : upo * nops;
+  if (!tiled && SDMA_SEG_SPREAD > 0 && nops > 1 &&
+      nthreads >= (unsigned long long)SDMA_SEG_SPREAD * nops) {
+    sdma_seg_spread<KIND>(T, ops, nops, unit, n, upo, nthreads, u, base);
+    base += total;
+    return;
+  }
   // The op whose addresses a, b, c are resolved, and (untiled) its units
   // [begin, end): a thread's next units are mostly in the same op.
   unsigned long long begin = 1, end = 0, current = ~0ull;
