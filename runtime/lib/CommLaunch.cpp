@@ -108,17 +108,20 @@ bool Communicator::compileProgram(const std::string &text,
     program = std::move(*parsed);
     return true;
   }
-  std::string path = options_.programDirectory + "/" + name + "-" +
+  std::string path = options_.programDirectory + "/" + programName(name) + "-" +
                      std::to_string(ranks_) + ".hip";
   std::string loadError;
-  std::optional<LdstProgram> loaded = options_.programDirectory.empty()
-                                          ? std::nullopt
-                                          : LdstProgram::load(path, loadError);
+  std::optional<LdstProgram> loaded;
+  if (options_.programDirectory.empty())
+    loadError = "no program directory (SDMA_PROGRAM_DIR) is set";
+  else if (name == "<schedule>")
+    loadError = "a schedule given as text has no precompiled program (load "
+                "it by its path, or load the program's text)";
+  else if (!(loaded = LdstProgram::load(path, loadError)))
+    loadError = "no precompiled program: " + loadError;
   if (!loaded) {
-    error = "cannot compile " + name + ": " + compilerError_ +
-            (options_.programDirectory.empty()
-                 ? "; and no program directory (SDMA_PROGRAM_DIR) is set"
-                 : "; and no precompiled program: " + loadError);
+    error =
+        "cannot compile " + name + ": " + compilerError_ + "; and " + loadError;
     return false;
   }
   program = std::move(*loaded);
@@ -134,6 +137,58 @@ std::string rootedName(const std::string &schedule, int root) {
   return root ? schedule + "_root" + std::to_string(root) : schedule;
 }
 } // namespace
+
+std::string Communicator::programName(const std::string &path) {
+  std::string stem = path.substr(path.find_last_of('/') + 1);
+  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".mlir") == 0)
+    stem.resize(stem.size() - 5);
+  return stem;
+}
+
+namespace {
+bool writeProgram(const std::string &directory, const std::string &name,
+                  int ranks, const std::string &ldst, std::string &error) {
+  std::string path =
+      directory + "/" + name + "-" + std::to_string(ranks) + ".hip";
+  std::ofstream out(path, std::ios::binary);
+  out << ldst;
+  if (!out.flush()) {
+    error = "cannot write " + path;
+    return false;
+  }
+  return true;
+}
+} // namespace
+
+bool Communicator::precompileSchedule(const std::string &directory, int ranks,
+                                      const std::string &path,
+                                      const CommOptions &options,
+                                      std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    error = "cannot read schedule " + path;
+    return false;
+  }
+  std::unique_ptr<ScheduleCompiler> compiler = ScheduleCompiler::load(
+      error, options.compilerLibrary, options.cacheDirectory);
+  if (!compiler)
+    return false;
+  ScheduleCompileOptions compileOptions;
+  compileOptions.ranks = ranks;
+  compileOptions.name = path;
+  ScheduleCompileResult result;
+  if (!compiler->compile(text.str(), compileOptions, result, error))
+    return false;
+  if (!result.ok) {
+    error = path + " does not compile for " + std::to_string(ranks) +
+            " ranks: " +
+            (result.diagnostics.empty() ? result.error : result.diagnostics);
+    return false;
+  }
+  return writeProgram(directory, programName(path), ranks, result.ldst, error);
+}
 
 bool Communicator::precompile(const std::string &directory, int ranks,
                               const CommOptions &options, std::string &error) {
@@ -156,14 +211,8 @@ bool Communicator::precompile(const std::string &directory, int ranks,
         error = name + ": " + result.error + result.diagnostics;
         return false;
       }
-      std::string path =
-          directory + "/" + name + "-" + std::to_string(ranks) + ".hip";
-      std::ofstream out(path, std::ios::binary);
-      out << result.ldst;
-      if (!out.flush()) {
-        error = "cannot write " + path;
+      if (!writeProgram(directory, name, ranks, result.ldst, error))
         return false;
-      }
     }
   }
   return true;

@@ -2,13 +2,15 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// Usage: sdma-precompile --ranks=N[,N...] DIR
+// Usage: sdma-precompile --ranks=N[,N...] DIR [SCHEDULE.mlir...]
 //
 // Compiles every built-in collective's load/store program (every root of
-// the rooted ones) for each rank count through the compiler library and
-// writes them as DIR/<name>-<ranks>.hip: what a communicator loads where
+// the rooted ones) and each SCHEDULE given for each rank count through the
+// compiler library and writes them as DIR/<name>-<ranks>.hip (a schedule's
+// name: its file name without ".mlir"): what a communicator loads where
 // the compiler library is not installed (SDMA_PROGRAM_DIR=DIR), e.g. a GPU
-// node without LLVM.
+// node without LLVM; sdmaScheduleLoad of a schedule's path finds its
+// program by that name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,7 @@ using namespace sdma::rt;
 int main(int argc, char **argv) {
   std::vector<int> ranks;
   std::string dir;
+  std::vector<std::string> schedules;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--ranks=", 0) == 0) {
@@ -42,19 +45,24 @@ int main(int argc, char **argv) {
         p = *end == ',' ? end + 1 : end;
       }
     } else if (a == "--help" || a == "-h") {
-      std::puts("usage: sdma-precompile --ranks=N[,N...] DIR\n"
-                "Writes the communicator's built-in programs as "
-                "DIR/<name>-<ranks>.hip.");
+      std::puts("usage: sdma-precompile --ranks=N[,N...] DIR "
+                "[SCHEDULE.mlir...]\n"
+                "Writes the communicator's built-in programs and each "
+                "SCHEDULE's as DIR/<name>-<ranks>.hip.");
       return 0;
     } else if (dir.empty() && a[0] != '-') {
       dir = a;
+    } else if (a[0] != '-') {
+      schedules.push_back(a);
     } else {
       std::fprintf(stderr, "sdma-precompile: unknown argument %s\n", a.c_str());
       return 2;
     }
   }
   if (ranks.empty() || dir.empty()) {
-    std::fputs("usage: sdma-precompile --ranks=N[,N...] DIR\n", stderr);
+    std::fputs("usage: sdma-precompile --ranks=N[,N...] DIR "
+               "[SCHEDULE.mlir...]\n",
+               stderr);
     return 2;
   }
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -68,6 +76,12 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "sdma-precompile: error: %s\n", error.c_str());
       return 1;
     }
+    for (const std::string &schedule : schedules)
+      if (!Communicator::precompileSchedule(dir, r, schedule, CommOptions(),
+                                            error)) {
+        std::fprintf(stderr, "sdma-precompile: error: %s\n", error.c_str());
+        return 1;
+      }
   }
   return 0;
 }

@@ -208,6 +208,17 @@ public:
   /// without the compiler library loads (CommOptions::programDirectory).
   static bool precompile(const std::string &directory, int ranks,
                          const CommOptions &options, std::string &error);
+  /// Writes the program of the schedule in file `path` for `ranks` ranks
+  /// as <programName(path)>-<ranks>.hip into `directory`: what loadSchedule
+  /// of that path finds without the compiler library.
+  static bool precompileSchedule(const std::string &directory, int ranks,
+                                 const std::string &path,
+                                 const CommOptions &options,
+                                 std::string &error);
+  /// The name of a schedule file's precompiled program: the file name
+  /// without its directories and ".mlir" (/x/all_gather_ring.mlir:
+  /// all_gather_ring).
+  static std::string programName(const std::string &path);
 
   /// False with `error` once a launched kernel has failed (a wait that
   /// timed out: the rank that did not signal named). Reads host memory
