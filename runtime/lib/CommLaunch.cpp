@@ -81,6 +81,29 @@ const char *sdma::rt::commOpName(CommOp kind) {
   return "?";
 }
 
+namespace {
+/// Compiles `text` (`name` in diagnostics) for `ranks` ranks into the text
+/// of its load/store program.
+bool compileToLdst(ScheduleCompiler &compiler, const std::string &text,
+                   const std::string &name, int ranks, std::string &ldst,
+                   std::string &error) {
+  ScheduleCompileOptions options;
+  options.ranks = ranks;
+  options.name = name;
+  ScheduleCompileResult result;
+  if (!compiler.compile(text, options, result, error))
+    return false;
+  if (!result.ok) {
+    error = name + " does not compile for " + std::to_string(ranks) +
+            " ranks: " +
+            (result.diagnostics.empty() ? result.error : result.diagnostics);
+    return false;
+  }
+  ldst = std::move(result.ldst);
+  return true;
+}
+} // namespace
+
 bool Communicator::compileProgram(const std::string &text,
                                   const std::string &name, LdstProgram &program,
                                   std::string &error) {
@@ -90,19 +113,10 @@ bool Communicator::compileProgram(const std::string &text,
                                        options_.cacheDirectory);
   }
   if (compiler_) {
-    ScheduleCompileOptions options;
-    options.ranks = ranks_;
-    options.name = name;
-    ScheduleCompileResult result;
-    if (!compiler_->compile(text, options, result, error))
+    std::string ldst;
+    if (!compileToLdst(*compiler_, text, name, ranks_, ldst, error))
       return false;
-    if (!result.ok) {
-      error = name + " does not compile for " + std::to_string(ranks_) +
-              " ranks: " +
-              (result.diagnostics.empty() ? result.error : result.diagnostics);
-      return false;
-    }
-    std::optional<LdstProgram> parsed = LdstProgram::parse(result.ldst, error);
+    std::optional<LdstProgram> parsed = LdstProgram::parse(ldst, error);
     if (!parsed)
       return false;
     program = std::move(*parsed);
@@ -175,19 +189,9 @@ bool Communicator::precompileSchedule(const std::string &directory, int ranks,
       error, options.compilerLibrary, options.cacheDirectory);
   if (!compiler)
     return false;
-  ScheduleCompileOptions compileOptions;
-  compileOptions.ranks = ranks;
-  compileOptions.name = path;
-  ScheduleCompileResult result;
-  if (!compiler->compile(text.str(), compileOptions, result, error))
-    return false;
-  if (!result.ok) {
-    error = path + " does not compile for " + std::to_string(ranks) +
-            " ranks: " +
-            (result.diagnostics.empty() ? result.error : result.diagnostics);
-    return false;
-  }
-  return writeProgram(directory, programName(path), ranks, result.ldst, error);
+  std::string ldst;
+  return compileToLdst(*compiler, text.str(), path, ranks, ldst, error) &&
+         writeProgram(directory, programName(path), ranks, ldst, error);
 }
 
 bool Communicator::precompile(const std::string &directory, int ranks,
@@ -200,18 +204,10 @@ bool Communicator::precompile(const std::string &directory, int ranks,
     std::string schedule = builtin.name;
     for (int root = 0; root < (isRooted(schedule) ? ranks : 1); ++root) {
       std::string name = rootedName(schedule, root);
-      ScheduleCompileOptions compileOptions;
-      compileOptions.ranks = ranks;
-      compileOptions.name = name;
-      ScheduleCompileResult result;
-      if (!compiler->compile(withRoot(builtin.text, root), compileOptions,
-                             result, error))
-        return false;
-      if (!result.ok) {
-        error = name + ": " + result.error + result.diagnostics;
-        return false;
-      }
-      if (!writeProgram(directory, name, ranks, result.ldst, error))
+      std::string ldst;
+      if (!compileToLdst(*compiler, withRoot(builtin.text, root), name, ranks,
+                         ldst, error) ||
+          !writeProgram(directory, name, ranks, ldst, error))
         return false;
     }
   }

@@ -296,7 +296,8 @@ static __device__ SDMA_INLINE void sdma_move_bytes(char *a, char *b, char *c,
 // in `unit` bytes. With SDMA_SEG_SPREAD threads per op or more, the ops
 // are spread over the rank's threads (sdma_seg_spread, below); otherwise
 // the units of all the ops are: a thread finds its op by one division,
-// takes SDMA_SEG_ROUND units and issues all their loads before any store. Ops that all read one
+// takes SDMA_SEG_ROUND units and issues all their loads before any store.
+// Ops that all read one
 // source (SHARED: an all-gather's copies of a rank's input, as the emitter
 // found) and are longer than a tile (SDMA_SEG_TILE units, 0: never) are
 // interleaved tile by tile: tile t is tile t / nops of op t % nops, so the
