@@ -82,6 +82,15 @@ const char *sdma::rt::commOpName(CommOp kind) {
 }
 
 namespace {
+/// The bytes of file `path` in `text`; false if it cannot be read.
+bool readFile(const std::string &path, std::string &text) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  text = buffer.str();
+  return bool(in);
+}
+
 /// Compiles `text` (`name` in diagnostics) for `ranks` ranks into the text
 /// of its load/store program.
 bool compileToLdst(ScheduleCompiler &compiler, const std::string &text,
@@ -174,27 +183,8 @@ bool writeProgram(const std::string &directory, const std::string &name,
 }
 } // namespace
 
-bool Communicator::precompileSchedule(const std::string &directory, int ranks,
-                                      const std::string &path,
-                                      const CommOptions &options,
-                                      std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) {
-    error = "cannot read schedule " + path;
-    return false;
-  }
-  std::unique_ptr<ScheduleCompiler> compiler = ScheduleCompiler::load(
-      error, options.compilerLibrary, options.cacheDirectory);
-  if (!compiler)
-    return false;
-  std::string ldst;
-  return compileToLdst(*compiler, text.str(), path, ranks, ldst, error) &&
-         writeProgram(directory, programName(path), ranks, ldst, error);
-}
-
 bool Communicator::precompile(const std::string &directory, int ranks,
+                              const std::vector<std::string> &schedules,
                               const CommOptions &options, std::string &error) {
   std::unique_ptr<ScheduleCompiler> compiler = ScheduleCompiler::load(
       error, options.compilerLibrary, options.cacheDirectory);
@@ -210,6 +200,16 @@ bool Communicator::precompile(const std::string &directory, int ranks,
           !writeProgram(directory, name, ranks, ldst, error))
         return false;
     }
+  }
+  for (const std::string &path : schedules) {
+    std::string text, ldst;
+    if (!readFile(path, text)) {
+      error = "cannot read schedule " + path;
+      return false;
+    }
+    if (!compileToLdst(*compiler, text, path, ranks, ldst, error) ||
+        !writeProgram(directory, programName(path), ranks, ldst, error))
+      return false;
   }
   return true;
 }
@@ -530,13 +530,8 @@ bool Communicator::loadSchedule(const std::string &textOrPath,
   bool inlineText = textOrPath.find("sdma.schedule") != std::string::npos ||
                     textOrPath.rfind("// sdma-ldst: ", 0) == 0;
   if (!inlineText) {
-    std::ifstream in(textOrPath, std::ios::binary);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (!in) {
+    if (!readFile(textOrPath, text))
       error = "cannot read schedule " + textOrPath;
-    }
-    text = buffer.str();
     name = textOrPath;
   }
   // Every rank must load the same text (an error on every rank if not).

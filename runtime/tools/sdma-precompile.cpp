@@ -72,16 +72,10 @@ int main(int argc, char **argv) {
   }
   for (int r : ranks) {
     std::string error;
-    if (!Communicator::precompile(dir, r, CommOptions(), error)) {
+    if (!Communicator::precompile(dir, r, schedules, CommOptions(), error)) {
       std::fprintf(stderr, "sdma-precompile: error: %s\n", error.c_str());
       return 1;
     }
-    for (const std::string &schedule : schedules)
-      if (!Communicator::precompileSchedule(dir, r, schedule, CommOptions(),
-                                            error)) {
-        std::fprintf(stderr, "sdma-precompile: error: %s\n", error.c_str());
-        return 1;
-      }
   }
   return 0;
 }

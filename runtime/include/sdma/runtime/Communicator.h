@@ -204,17 +204,14 @@ public:
               size_t chunkBytes, void *stream, std::string &error);
 
   /// Writes every built-in program for `ranks` ranks (each root of the
-  /// rooted ones) as <name>-<ranks>.hip into `directory`: what a runtime
-  /// without the compiler library loads (CommOptions::programDirectory).
+  /// rooted ones) as <name>-<ranks>.hip into `directory`, and the program
+  /// of each schedule file in `schedules` as <programName(path)>-<ranks>.hip
+  /// (one load of the compiler library for all): what a runtime without
+  /// the compiler library loads (CommOptions::programDirectory), the
+  /// latter by loadSchedule of that path.
   static bool precompile(const std::string &directory, int ranks,
+                         const std::vector<std::string> &schedules,
                          const CommOptions &options, std::string &error);
-  /// Writes the program of the schedule in file `path` for `ranks` ranks
-  /// as <programName(path)>-<ranks>.hip into `directory`: what loadSchedule
-  /// of that path finds without the compiler library.
-  static bool precompileSchedule(const std::string &directory, int ranks,
-                                 const std::string &path,
-                                 const CommOptions &options,
-                                 std::string &error);
   /// The name of a schedule file's precompiled program: the file name
   /// without its directories and ".mlir" (/x/all_gather_ring.mlir:
   /// all_gather_ring).
