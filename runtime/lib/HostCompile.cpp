@@ -17,19 +17,19 @@
 #include <unistd.h>
 
 // The SDMA_* macros on host threads. One host thread per GPU thread; a
-// block's threads meet at a std::barrier.
+// block's threads meet at a pthread barrier. C headers only: the C++
+// library's <thread>, <barrier> and <chrono> took 85% of a kernel's compile.
 const char *const sdma::rt::kHostPrelude = R"SDMA(
-#include <atomic>
-#include <barrier>
-#include <cstddef>
-#include <cstdint>
-#include <chrono>
-#include <memory>
-#include <thread>
-#include <vector>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
 static unsigned sdma_ntid, sdma_nbid;
 static thread_local unsigned sdma_tid, sdma_bid, sdma_bid_y;
-static thread_local std::barrier<> *sdma_barrier;
+static thread_local pthread_barrier_t *sdma_barrier;
 #define SDMA_MAX_THREADS 512
 #define SDMA_GRID_CONSTANT
 #define __global__
@@ -42,18 +42,18 @@ static thread_local std::barrier<> *sdma_barrier;
 #define SDMA_BID sdma_bid
 #define SDMA_NBID sdma_nbid
 #define SDMA_BID_Y sdma_bid_y
-#define SDMA_SYNC() sdma_barrier->arrive_and_wait()
+#define SDMA_SYNC() pthread_barrier_wait(sdma_barrier)
 // A spinning host thread gives its core to the threads it waits for (more
 // threads than cores: every GPU thread is one).
-#define SDMA_SPIN_PAUSE() std::this_thread::yield()
+#define SDMA_SPIN_PAUSE() sched_yield()
 // Shared memory: one scratch area per block.
 static thread_local unsigned char *sdma_scratch;
 static constexpr size_t sdma_scratch_bytes = 64 * 1024;
 #define SDMA_BLOCK_SHARED(type, name, count)                                   \
   static_assert(sizeof(type) * (count) <= sdma_scratch_bytes, "scratch");      \
   type *name = reinterpret_cast<type *>(sdma_scratch)
-#define SDMA_FENCE() std::atomic_thread_fence(std::memory_order_seq_cst)
-#define SDMA_FENCE_SYSTEM() std::atomic_thread_fence(std::memory_order_seq_cst)
+#define SDMA_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define SDMA_FENCE_SYSTEM() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define SDMA_ATOMIC_ADD_U32(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
 #define SDMA_ATOMIC_ADD_SYSTEM_U64(p, v)                                       \
   __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
@@ -66,9 +66,91 @@ static inline unsigned long long sdma_cas(unsigned long long *p,
 }
 #define SDMA_ATOMIC_CAS_U64(p, c, v) sdma_cas((p), (c), (v))
 static inline unsigned long long SDMA_NOW_NS() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1000000000ull + now.tv_nsec;
+}
+// Runs body(group, thread) on groups x threads host threads; a group's
+// threads share a barrier and a 16-byte aligned scratch area. No body runs
+// until every thread has started: if one cannot be started, none runs and
+// the error number comes back (0: all ran).
+struct SdmaHostGroup {
+  pthread_barrier_t barrier;
+  unsigned char *scratch;
+};
+struct SdmaHostGate {
+  pthread_rwlock_t lock; // held for writing until every thread exists
+  int go;
+};
+template <class Body> struct SdmaHostThread {
+  Body *body;
+  SdmaHostGroup *group;
+  SdmaHostGate *gate;
+  int g, t;
+  pthread_t id;
+};
+template <class Body> static void *sdma_host_thread(void *arg) {
+  SdmaHostThread<Body> *w = static_cast<SdmaHostThread<Body> *>(arg);
+  pthread_rwlock_rdlock(&w->gate->lock);
+  pthread_rwlock_unlock(&w->gate->lock);
+  if (w->gate->go) {
+    sdma_barrier = &w->group->barrier;
+    sdma_scratch = w->group->scratch;
+    (*w->body)(w->g, w->t);
+  }
+  return nullptr;
+}
+template <class Body>
+static int sdma_host_launch(int groups, int threads, Body body) {
+  const size_t n = size_t(groups) * threads;
+  SdmaHostGroup *group =
+      static_cast<SdmaHostGroup *>(calloc(groups, sizeof(SdmaHostGroup)));
+  SdmaHostThread<Body> *work = static_cast<SdmaHostThread<Body> *>(
+      calloc(n, sizeof(SdmaHostThread<Body>)));
+  void **raw = static_cast<void **>(calloc(groups, sizeof(void *)));
+  int status = group && work && raw ? 0 : ENOMEM;
+  int barriers = 0;
+  for (; !status && barriers < groups; ++barriers) {
+    // 16-byte aligned, as shared memory is.
+    raw[barriers] = malloc(sdma_scratch_bytes + 16);
+    status = raw[barriers] ? pthread_barrier_init(&group[barriers].barrier,
+                                                  nullptr, threads)
+                           : ENOMEM;
+    if (status)
+      break;
+    group[barriers].scratch = reinterpret_cast<unsigned char *>(
+        (reinterpret_cast<uintptr_t>(raw[barriers]) + 15) & ~uintptr_t(15));
+  }
+  SdmaHostGate gate;
+  gate.go = 0;
+  pthread_rwlock_init(&gate.lock, nullptr);
+  pthread_rwlock_wrlock(&gate.lock);
+  size_t started = 0;
+  for (; !status && started < n; ++started) {
+    SdmaHostThread<Body> &w = work[started];
+    w.body = &body;
+    w.group = &group[started / threads];
+    w.gate = &gate;
+    w.g = int(started / threads);
+    w.t = int(started % threads);
+    status = pthread_create(&w.id, nullptr, sdma_host_thread<Body>, &w);
+    if (status)
+      break;
+  }
+  gate.go = !status;
+  pthread_rwlock_unlock(&gate.lock);
+  for (size_t i = 0; i < started; ++i)
+    pthread_join(work[i].id, nullptr);
+  pthread_rwlock_destroy(&gate.lock);
+  for (int g = 0; g < groups && raw; ++g) {
+    if (g < barriers)
+      pthread_barrier_destroy(&group[g].barrier);
+    free(raw[g]);
+  }
+  free(raw);
+  free(work);
+  free(group);
+  return status;
 }
 )SDMA";
 

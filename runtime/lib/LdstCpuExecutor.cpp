@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <fstream>
@@ -30,17 +31,17 @@ namespace {
 // Builds the kernel's table and runs every thread of every block of every
 // rank at once (ranks wait on each other).
 const char *kCpuEntry = R"SDMA(
-extern "C" void sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
-                                   unsigned int **sync,
-                                   unsigned long long *error,
-                                   unsigned long long timeoutNs,
-                                   unsigned long long chunk,
-                                   unsigned long long epoch,
-                                   unsigned long long *epochs,
-                                   unsigned long long **arrive, int blocks,
-                                   int threads, int rankBegin, int rankEnd,
-                                   unsigned long long rowBytes,
-                                   long long **counts) {
+extern "C" int sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
+                                  unsigned int **sync,
+                                  unsigned long long *error,
+                                  unsigned long long timeoutNs,
+                                  unsigned long long chunk,
+                                  unsigned long long epoch,
+                                  unsigned long long *epochs,
+                                  unsigned long long **arrive, int blocks,
+                                  int threads, int rankBegin, int rankEnd,
+                                  unsigned long long rowBytes,
+                                  long long **counts) {
   SdmaTable table;
   for (int i = 0; i < SDMA_RANKS * SDMA_BUFFERS; ++i)
     table.buf[i] = bufs[i];
@@ -61,37 +62,22 @@ extern "C" void sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
   }
   sdma_ntid = threads;
   sdma_nbid = blocks;
-  std::vector<std::unique_ptr<std::barrier<>>> barriers;
-  std::vector<std::unique_ptr<unsigned char[]>> scratch;
-  for (int i = 0; i < SDMA_RANKS * blocks; ++i) {
-    barriers.push_back(std::make_unique<std::barrier<>>(threads));
-    scratch.push_back(std::make_unique<unsigned char[]>(sdma_scratch_bytes + 64));
-  }
-  std::vector<std::thread> pool;
-  for (int r = rankBegin; r < rankEnd; ++r)
-    for (int b = 0; b < blocks; ++b)
-      for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, r, b, t] {
-          sdma_tid = t;
-          sdma_bid = b;
-          sdma_bid_y = r - rankBegin;
-          sdma_barrier = barriers[r * blocks + b].get();
-          // 16-byte aligned, as shared memory is.
-          sdma_scratch = reinterpret_cast<unsigned char *>(
-              (reinterpret_cast<uintptr_t>(scratch[r * blocks + b].get()) + 15) &
-              ~uintptr_t(15));
-          sdma_ldst(table, chunk, epoch, rankBegin);
-        });
-  for (std::thread &thread : pool)
-    thread.join();
+  return sdma_host_launch(
+      (rankEnd - rankBegin) * blocks, threads, [&](int group, int thread) {
+        sdma_tid = thread;
+        sdma_bid = group % blocks;
+        sdma_bid_y = group / blocks;
+        sdma_ldst(table, chunk, epoch, rankBegin);
+      });
 }
-extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
-                             unsigned int **sync, unsigned long long *error,
-                             unsigned long long timeoutNs,
-                             unsigned long long chunk, unsigned long long epoch,
-                             int blocks, int threads) {
-  sdma_cpu_run_ranks(bufs, flags, sync, error, timeoutNs, chunk, epoch, nullptr,
-                     nullptr, blocks, threads, 0, SDMA_RANKS, 0, nullptr);
+extern "C" int sdma_cpu_run(char **bufs, unsigned long long **flags,
+                            unsigned int **sync, unsigned long long *error,
+                            unsigned long long timeoutNs,
+                            unsigned long long chunk, unsigned long long epoch,
+                            int blocks, int threads) {
+  return sdma_cpu_run_ranks(bufs, flags, sync, error, timeoutNs, chunk, epoch,
+                            nullptr, nullptr, blocks, threads, 0, SDMA_RANKS,
+                            0, nullptr);
 }
 )SDMA";
 
@@ -99,6 +85,13 @@ extern "C" void sdma_cpu_run(char **bufs, unsigned long long **flags,
 size_t guardBytes(uint64_t bytes) {
   size_t guard = std::min<uint64_t>(std::max<uint64_t>(bytes, 4096), 1 << 20);
   return (guard + 15) & ~size_t(15); // keep the buffer 16-byte aligned
+}
+
+/// A run whose host threads could not all be started (none ran).
+std::string threadError(int status) {
+  return "cannot start the kernel's host threads: " +
+         std::string(std::strerror(status)) +
+         " (fewer blocks or threads per block, or a higher thread limit)";
 }
 
 } // namespace
@@ -246,8 +239,12 @@ bool LdstCpuExecutor::run(HostMemory &memory, std::string &error, int blocks) {
     sync.push_back(sync_[r].data());
   }
   unsigned long long record[5] = {0, 0, 0, 0, 0};
-  run_(buffers.data(), flags.data(), sync.data(), record, options_.timeoutNs,
-       chunk, epoch_++, blocks ? blocks : options_.blocks, options_.threads);
+  if (int status = run_(buffers.data(), flags.data(), sync.data(), record,
+                        options_.timeoutNs, chunk, epoch_++,
+                        blocks ? blocks : options_.blocks, options_.threads)) {
+    error = threadError(status);
+    return false;
+  }
   for (int r = 0; r < ranks; ++r)
     for (size_t b = 0; b < B; ++b) {
       const std::vector<uint8_t> &v = staged[r * B + b];
@@ -286,14 +283,18 @@ bool LdstCpuExecutor::runRanks(const RankPointers &pointers, size_t chunkBytes,
   unsigned long long own[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   unsigned long long *record =
       pointers.errorRecord ? pointers.errorRecord : own;
-  runRanks_(const_cast<char **>(pointers.buffers.data()),
-            const_cast<unsigned long long **>(pointers.flags.data()),
-            const_cast<unsigned int **>(pointers.sync.data()), record,
-            options_.timeoutNs, chunkBytes, epoch_++, pointers.epochs,
-            pointers.arrive.empty()
-                ? nullptr
-                : const_cast<unsigned long long **>(pointers.arrive.data()),
-            blocks ? blocks : options_.blocks, options_.threads, begin, end,
-            pointers.rowBytes, const_cast<long long **>(pointers.counts));
+  if (int status = runRanks_(
+          const_cast<char **>(pointers.buffers.data()),
+          const_cast<unsigned long long **>(pointers.flags.data()),
+          const_cast<unsigned int **>(pointers.sync.data()), record,
+          options_.timeoutNs, chunkBytes, epoch_++, pointers.epochs,
+          pointers.arrive.empty()
+              ? nullptr
+              : const_cast<unsigned long long **>(pointers.arrive.data()),
+          blocks ? blocks : options_.blocks, options_.threads, begin, end,
+          pointers.rowBytes, const_cast<long long **>(pointers.counts))) {
+    error = threadError(status);
+    return false;
+  }
   return readErrorRecord(record, error);
 }

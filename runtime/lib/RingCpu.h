@@ -38,26 +38,17 @@ static SdmaRingHooks sdma_ring_hooks;
 )SDMA";
 
 constexpr const char *kRingCpuEntry = R"SDMA(
-extern "C" void sdma_ring_cpu_run(SdmaRingArgs a, int queues, int writers,
-                                  SdmaRingHooks hooks) {
+extern "C" int sdma_ring_cpu_run(SdmaRingArgs a, int queues, int writers,
+                                 SdmaRingHooks hooks) {
   sdma_ring_hooks = hooks;
   sdma_ntid = writers;
   sdma_nbid = queues;
-  std::vector<std::unique_ptr<std::barrier<>>> barriers;
-  for (int b = 0; b < queues; ++b)
-    barriers.push_back(std::make_unique<std::barrier<>>(writers));
-  std::vector<std::thread> pool;
-  for (int b = 0; b < queues; ++b)
-    for (int t = 0; t < writers; ++t)
-      pool.emplace_back([&, b, t] {
-        sdma_tid = t;
-        sdma_bid = b;
-        sdma_bid_y = 0;
-        sdma_barrier = barriers[b].get();
-        sdma_ring_write(a);
-      });
-  for (std::thread &thread : pool)
-    thread.join();
+  return sdma_host_launch(queues, writers, [&](int queue, int thread) {
+    sdma_tid = thread;
+    sdma_bid = queue;
+    sdma_bid_y = 0;
+    sdma_ring_write(a);
+  });
 }
 )SDMA";
 
@@ -79,7 +70,9 @@ struct Hooks {
   void (*store)(void *, unsigned long long, unsigned);
   void (*doorbell)(void *, unsigned long long, unsigned long long);
 };
-using RunFn = void (*)(KernelArgs, int, int, Hooks);
+/// 0, or the error number of a writer thread that could not be started
+/// (then none ran).
+using RunFn = int (*)(KernelArgs, int, int, Hooks);
 
 } // namespace sdma::rt::ringcpu
 

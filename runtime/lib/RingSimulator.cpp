@@ -448,7 +448,11 @@ bool RingModel::run(RunFn runFn, std::string &error, RingSimStats &stats) {
   std::vector<std::thread> engines;
   for (SimQueue &q : queues)
     engines.emplace_back([this, &q] { engine(q); });
-  runFn(args, static_cast<int>(queues.size()), options.writers, hooks);
+  if (int status =
+          runFn(args, static_cast<int>(queues.size()), options.writers, hooks))
+    fail("cannot start the kernel's " +
+         std::to_string(queues.size() * options.writers) +
+         " writer threads on the host: " + std::strerror(status));
   writersDone.store(true);
   for (SimQueue &q : queues) {
     std::lock_guard<std::mutex> lock(q.m);

@@ -6,7 +6,7 @@ per peer at large sizes (8 ranks, prelaunched).
 
 With BACKEND sdma-packets, the same is predicted from the AMD packet
 programs themselves (patched, simulated for the bytes, timed by the model),
-up to MAX bytes per rank.
+up to MAX bytes per rank (default 32M: 4 MiB per peer).
 
 usage: dma_order.py BIN_DIR SCHEDULES_DIR [BACKEND [MAX]]
 """
@@ -17,7 +17,9 @@ import sys
 
 bin_dir, schedules = sys.argv[1], sys.argv[2]
 backend = sys.argv[3] if len(sys.argv) > 3 else "sdma-sim"
-largest = sys.argv[4] if len(sys.argv) > 4 else "256M"
+# Past the last switch (pcpy from 1 MiB per peer) three sizes show it stays
+# best; larger ones only cost simulation time.
+largest = sys.argv[4] if len(sys.argv) > 4 else "32M"
 # The packet programs are built for MI300X (gfx942): all_to_all_swap's own
 # swaps need COPY_LINEAR_SWAP, which the default target (gfx9) lacks.
 packet_target = (["--sdma-target=gfx942"] if backend == "sdma-packets"

@@ -105,10 +105,12 @@ public:
                        int blocks, std::string &error);
 
 private:
-  using RunFn = void (*)(char **, unsigned long long **, unsigned int **,
-                         unsigned long long *, unsigned long long,
-                         unsigned long long, unsigned long long, int, int);
-  using RunRanksFn = void (*)(char **, unsigned long long **, unsigned int **,
+  /// The kernel object's entries: 0, or the error number of a host thread
+  /// that could not be started (then no thread ran).
+  using RunFn = int (*)(char **, unsigned long long **, unsigned int **,
+                        unsigned long long *, unsigned long long,
+                        unsigned long long, unsigned long long, int, int);
+  using RunRanksFn = int (*)(char **, unsigned long long **, unsigned int **,
                               unsigned long long *, unsigned long long,
                               unsigned long long, unsigned long long,
                               unsigned long long *, unsigned long long **, int,
