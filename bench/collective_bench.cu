@@ -25,9 +25,15 @@
 //   collective_bench PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1]
 //                    [--max-mib=N] [--ldst-only] [--only=COLLECTIVE]
 //                    [--programs=NAME,...] [--variants=SUFFIX,...]
-//                    [--sizes=BYTES,...]
+//                    [--sizes=BYTES,...] [--interleave]
 // --ldst-only: the fused kernel and the load/store programs alone (no
 // memcpy baseline, no DMA plans).
+// --interleave (with --ldst-only, one GPU): RUNS rounds, each timing the
+// fused kernel and every program once, in an order rotated round by round,
+// so that drift of the machine (clocks, other tenants) falls on all alike;
+// paired_vs_fused is the median over rounds of the program's time / the
+// fused kernel's time in the same round (-1 when not interleaved). Outputs
+// are checked before and after the rounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +41,7 @@
 #include "sdma/runtime/RunCheck.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -77,7 +84,8 @@ static std::string gDevices; // for the CSV
 
 static void row(const char *collective, const std::string &variant,
                 size_t bytesPerRank, const std::vector<double> &us,
-                uint64_t wrong, uint64_t checked, double smFreeUs = -1) {
+                uint64_t wrong, uint64_t checked, double smFreeUs = -1,
+                double pairedRatio = -1) {
   double t = median(us);
   // nccl-tests' conventions: all-gather's algbw counts the whole output
   // (R x the per-rank input), all-to-all's the per-rank buffer; busbw =
@@ -85,12 +93,110 @@ static void row(const char *collective, const std::string &variant,
   bool ag = std::string(collective) == "all_gather";
   double bytes = ag ? (double)bytesPerRank * R : (double)bytesPerRank;
   double algbw = bytes / (t * 1e3);
-  std::printf("%s,%s,%zu,%.3f,%.3f,%.3f,%d,%llu,%llu,%d,%s,%.1f\n", collective,
-              variant.c_str(), bytesPerRank, t, algbw,
+  std::printf("%s,%s,%zu,%.3f,%.3f,%.3f,%d,%llu,%llu,%d,%s,%.1f,%.4f\n",
+              collective, variant.c_str(), bytesPerRank, t, algbw,
               algbw * (R - 1) / (double)R, (int)us.size(),
               (unsigned long long)wrong, (unsigned long long)checked, R,
-              gDevices.c_str(), smFreeUs);
+              gDevices.c_str(), smFreeUs, pairedRatio);
   std::fflush(stdout);
+}
+
+/// One program in an interleaved comparison.
+struct Timed {
+  Executor *executor;
+  const Plan *plan;
+  std::string name;
+};
+
+/// Checks `what`'s outputs on the device (left by its last run) against
+/// the collective; adds to `wrong` and `checked`.
+static void checkLeft(const Timed &what, size_t chunk, uint64_t &wrong,
+                      uint64_t &checked) {
+  std::string error;
+  std::optional<HostMemory> memory =
+      HostMemory::create(*what.plan, chunk, error);
+  if (!memory || !what.executor->download(*memory, error)) {
+    std::fprintf(stderr, "%s: %s\n", what.name.c_str(), error.c_str());
+    std::exit(1);
+  }
+  CheckResult again = checkOutputs(*what.plan, *memory);
+  wrong += again.wrongBytes;
+  checked += again.checkedBytes;
+}
+
+/// --interleave: `runs` rounds of the fused kernel and every program once
+/// each (the order rotated by one per round), then one row per variant
+/// with its median and the median over rounds of its time / the fused
+/// kernel's in the same round.
+template <typename Fused, typename Check>
+static void interleaved(const char *collective, size_t s, cudaStream_t stream,
+                        int runs, Fused fused, Check check,
+                        std::vector<Timed> &programs) {
+  const size_t n = programs.size() + 1; // 0: the fused kernel
+  std::vector<uint64_t> wrong(n, 0), checked(n, 0);
+  std::vector<size_t> chunk(n, 0);
+  // Checked once before the rounds (fill, run, compare).
+  RunCheckOptions once;
+  once.timedRuns = 0;
+  once.compareWithReference = false;
+  for (size_t v = 1; v < n; ++v) {
+    const Timed &p = programs[v - 1];
+    chunk[v] = s / p.plan->buffers[p.plan->collective->input].chunks;
+    RunCheckResult result;
+    std::string error;
+    if (!runAndCheck(*p.executor, *p.plan, chunk[v], once, result, error)) {
+      std::fprintf(stderr, "%s: %s\n", p.name.c_str(), error.c_str());
+      std::exit(1);
+    }
+    wrong[v] += result.check.wrongBytes;
+    checked[v] += result.check.checkedBytes;
+  }
+  timeRuns(stream, 1, fused); // warm
+  CK(cudaStreamSynchronize(stream));
+  check(wrong[0], checked[0]);
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<std::vector<double>> us(n);
+  for (int i = 0; i < runs; ++i)
+    for (size_t k = 0; k < n; ++k) {
+      size_t v = (i + k) % n;
+      if (v == 0) {
+        CK(cudaEventRecord(e0, stream));
+        fused();
+        CK(cudaEventRecord(e1, stream));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        us[0].push_back(ms * 1000.0);
+        continue;
+      }
+      std::vector<double> one;
+      std::string error;
+      if (!programs[v - 1].executor->time(1, one, error) || one.size() != 1) {
+        std::fprintf(stderr, "%s: %s\n", programs[v - 1].name.c_str(),
+                     error.c_str());
+        std::exit(1);
+      }
+      us[v].push_back(one[0]);
+    }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  // After the rounds: what the last runs left.
+  uint64_t w = 0, c = 0;
+  CK(cudaStreamSynchronize(stream));
+  check(w, c);
+  wrong[0] += w;
+  checked[0] += c;
+  row(collective, "fused-kernel", s, us[0], wrong[0], checked[0], -1, 1.0);
+  for (size_t v = 1; v < n; ++v) {
+    checkLeft(programs[v - 1], chunk[v], wrong[v], checked[v]);
+    std::vector<double> ratio;
+    for (int i = 0; i < runs; ++i)
+      ratio.push_back(us[v][i] / us[0][i]);
+    row(collective, programs[v - 1].name, s, us[v], wrong[v], checked[v], -1,
+        median(ratio));
+  }
 }
 
 int main(int argc, char **argv) {
@@ -100,7 +206,7 @@ int main(int argc, char **argv) {
         "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1] "
         "[--max-mib=N] [--min-mib=N] [--ldst-only] [--only=COLLECTIVE] "
         "[--programs=NAME,...] [--variants=SUFFIX,...] "
-        "[--sizes=BYTES,...]\n",
+        "[--sizes=BYTES,...] [--interleave]\n",
         argv[0]);
     return 1;
   }
@@ -108,7 +214,7 @@ int main(int argc, char **argv) {
   int runs = 50;
   size_t maxBytes = 64u << 20, minBytes = 1024;
   std::vector<int> devices;
-  bool ldstOnly = false;
+  bool ldstOnly = false, interleave = false;
   std::string only; // one collective: all_gather or all_to_all
   std::string pick; // --programs=NAME,...: only these load/store programs
   // --variants=SUFFIX,...: only these variants of each load/store program
@@ -124,6 +230,8 @@ int main(int argc, char **argv) {
       R = std::atoi(a.c_str() + 8);
     else if (a == "--ldst-only")
       ldstOnly = true;
+    else if (a == "--interleave")
+      interleave = true;
     else if (a.rfind("--only=", 0) == 0)
       only = a.substr(7);
     else if (a.rfind("--programs=", 0) == 0)
@@ -160,6 +268,10 @@ int main(int argc, char **argv) {
       runs = std::atoi(a.c_str());
   }
   bool multi = devices.size() > 1;
+  if (interleave && (!ldstOnly || multi)) {
+    std::fprintf(stderr, "--interleave needs --ldst-only and one GPU\n");
+    return 1;
+  }
   if (devices.empty())
     gDevices = "0";
   for (char &c : gDevices)
@@ -204,7 +316,7 @@ int main(int argc, char **argv) {
 
   std::printf("collective,variant,bytes_per_rank,median_us,algbw_GBps,"
               "busbw_GBps,runs,wrong_bytes,checked_bytes,ranks,gpus,"
-              "sm_free_us\n");
+              "sm_free_us,paired_vs_fused\n");
   for (const char *collective : {"all_gather", "all_to_all"}) {
     if (!only.empty() && only != collective)
       continue;
@@ -436,6 +548,13 @@ int main(int argc, char **argv) {
       auto fused = [&] {
         fusedCopy<<<R * R * bpc, 512, 0, stream>>>(deviceCopies, R * R, bpc);
       };
+      if (interleave) {
+        std::vector<Timed> timed;
+        for (Entry &entry : sdma)
+          timed.push_back({entry.executor.get(), &entry.plan, entry.name});
+        interleaved(collective, s, stream, runs, fused, check, timed);
+        continue;
+      }
       if (!multi) {
         t = timeRuns(stream, runs, fused);
         CK(cudaStreamSynchronize(stream));
