@@ -72,7 +72,7 @@ ParseResult CopyvOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure(parser.parseRSquare() || parser.parseKeyword("on") ||
                    fields[rank].parse(parser));
   };
-  int64_t max;
+  int64_t max = 0; // set by a successful parse; GCC cannot tell
   if (parseSide(source, 0) || parser.parseArrow() || parseSide(target, 1) ||
       parser.parseComma() || parser.parseKeyword("count") ||
       parseTableEntry(parser, counts, fields[kCountIndex],
@@ -97,8 +97,7 @@ ParseResult CopyvOp::parse(OpAsmParser &parser, OperationState &result) {
   }
   if (parser.resolveOperands(dynamics, builder.getIndexType(), result.operands))
     return failure();
-  result.addAttribute(getStaticFieldsAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(statics));
+  result.getOrAddProperties<Properties>().setStaticFields(statics);
   result.addAttribute(getMaxAttrName(result.name),
                       builder.getI64IntegerAttr(max));
   result.addAttribute(getPackedAttrName(result.name),
@@ -138,7 +137,7 @@ void CopyvOp::print(OpAsmPrinter &printer) {
   printer << " max " << getMaxCount();
   sdma::detail::printAttributes(
       printer, *this,
-      {getStaticFieldsAttrName(), getMaxAttrName(), getPackedAttrName()});
+      {getMaxAttrName(), getPackedAttrName()});
 }
 
 /// A table entry `table[index] on rank`: a count table, index in range.

@@ -43,14 +43,10 @@ ParseResult sdma::detail::FieldListParser::parseField(OpAsmParser &parser) {
   return success();
 }
 
-ParseResult sdma::detail::FieldListParser::finish(OpAsmParser &parser,
-                                                  OperationState &state) {
-  if (parser.resolveOperands(dynamics, parser.getBuilder().getIndexType(),
-                             state.operands))
-    return failure();
-  state.addAttribute("static_fields",
-                     parser.getBuilder().getDenseI64ArrayAttr(statics));
-  return success();
+ParseResult sdma::detail::FieldListParser::resolve(OpAsmParser &parser,
+                                                   OperationState &state) {
+  return parser.resolveOperands(dynamics, parser.getBuilder().getIndexType(),
+                                state.operands);
 }
 
 void sdma::detail::printField(OpAsmPrinter &printer, OpFoldResult field) {
@@ -92,10 +88,10 @@ static void printSlice(OpAsmPrinter &printer, const Slice &slice) {
   printField(printer, slice.rank);
 }
 
-ParseResult sdma::detail::parseTransfer(OpAsmParser &parser,
-                                        OperationState &state,
-                                        ArrayRef<StringRef> separators) {
-  FieldListParser fields;
+ParseResult
+sdma::detail::parseTransferSlices(OpAsmParser &parser, OperationState &state,
+                                  ArrayRef<StringRef> separators,
+                                  FieldListParser &fields) {
   SmallVector<OpAsmParser::UnresolvedOperand> buffers;
   if (parseSlice(parser, fields, buffers))
     return failure();
@@ -117,9 +113,7 @@ ParseResult sdma::detail::parseTransfer(OpAsmParser &parser,
   if (parser.parseOptionalAttrDict(state.attributes))
     return failure();
   Type bufferType = BufferType::get(parser.getContext());
-  if (parser.resolveOperands(buffers, bufferType, state.operands))
-    return failure();
-  return fields.finish(parser, state);
+  return parser.resolveOperands(buffers, bufferType, state.operands);
 }
 
 void sdma::detail::printTransfer(OpAsmPrinter &printer, TransferOpInterface op,
@@ -131,9 +125,7 @@ void sdma::detail::printTransfer(OpAsmPrinter &printer, TransferOpInterface op,
     printer << (separator == "," ? "" : " ") << separator << " ";
     printSlice(printer, op.getSlice(i + 1));
   }
-  SmallVector<StringRef> skip = {"static_fields"};
-  llvm::append_range(skip, elided);
-  printAttributes(printer, op, skip);
+  printAttributes(printer, op, elided);
 }
 
 void sdma::detail::printAttributes(OpAsmPrinter &printer, Operation *op,

@@ -28,10 +28,21 @@ struct FieldListParser {
   /// field ::= integer | ssa-value
   mlir::ParseResult parseField(mlir::OpAsmParser &parser);
 
-  /// Resolves the dynamic fields into operands of `state` and records the
-  /// static list as its `static_fields` attribute.
+  /// Resolves the dynamic fields into operands of `state` and stores the
+  /// static list as OpTy's `static_fields` property.
+  template <typename OpTy>
   mlir::ParseResult finish(mlir::OpAsmParser &parser,
-                           mlir::OperationState &state);
+                           mlir::OperationState &state) {
+    if (resolve(parser, state))
+      return mlir::failure();
+    state.getOrAddProperties<typename OpTy::Properties>().setStaticFields(
+        statics);
+    return mlir::success();
+  }
+
+  /// Resolves the dynamic fields into operands of `state`.
+  mlir::ParseResult resolve(mlir::OpAsmParser &parser,
+                            mlir::OperationState &state);
 };
 
 /// Prints a field as an integer or as the value that holds it.
@@ -48,11 +59,23 @@ void printAttributes(mlir::OpAsmPrinter &printer, mlir::Operation *op,
                      bool withKeyword = false);
 
 /// transfer ::= slice (separator slice)* attr-dict, one separator (`->`, `,`,
-/// `<->` or `<-`) between each two slices; resolves everything into `state`.
+/// `<->` or `<-`) between each two slices; resolves the buffers into `state`
+/// and leaves the fields in `fields`.
+mlir::ParseResult parseTransferSlices(mlir::OpAsmParser &parser,
+                                      mlir::OperationState &state,
+                                      llvm::ArrayRef<llvm::StringRef> separators,
+                                      FieldListParser &fields);
+/// A transfer op of type OpTy, as above, fields included.
+template <typename OpTy>
 mlir::ParseResult parseTransfer(mlir::OpAsmParser &parser,
                                 mlir::OperationState &state,
-                                llvm::ArrayRef<llvm::StringRef> separators);
-/// Prints the slices and the attributes but `elided` (and static_fields).
+                                llvm::ArrayRef<llvm::StringRef> separators) {
+  FieldListParser fields;
+  if (parseTransferSlices(parser, state, separators, fields))
+    return mlir::failure();
+  return fields.finish<OpTy>(parser, state);
+}
+/// Prints the slices and the attributes but `elided`.
 void printTransfer(mlir::OpAsmPrinter &printer, TransferOpInterface op,
                    llvm::ArrayRef<llvm::StringRef> separators,
                    llvm::ArrayRef<llvm::StringRef> elided = {});

@@ -51,7 +51,7 @@ struct FoldConstantFields
     llvm::append_range(operands, dynamics);
     rewriter.modifyOpInPlace(op, [&] {
       op->setOperands(operands);
-      op->setAttr("static_fields", rewriter.getDenseI64ArrayAttr(statics));
+      op.setStaticFields(statics);
     });
     return success();
   }

@@ -74,7 +74,7 @@ ParseResult RankAddOp::parse(OpAsmParser &parser, OperationState &result) {
       parser.parseOptionalAttrDict(result.attributes))
     return failure();
   result.addTypes(parser.getBuilder().getIndexType());
-  return fields.finish(parser, result);
+  return fields.finish<RankAddOp>(parser, result);
 }
 
 void RankAddOp::print(OpAsmPrinter &printer) {
@@ -82,7 +82,7 @@ void RankAddOp::print(OpAsmPrinter &printer) {
   printField(printer, getField(0));
   printer << ", ";
   printField(printer, getField(1));
-  sdma::detail::printAttributes(printer, *this, {"static_fields"});
+  sdma::detail::printAttributes(printer, *this, {});
 }
 
 LogicalResult RankAddOp::verify() {

@@ -27,7 +27,7 @@ ParseResult FenceOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
   if (parser.parseOptionalAttrDict(result.attributes))
     return failure();
-  return fields.finish(parser, result);
+  return fields.finish<FenceOp>(parser, result);
 }
 
 void FenceOp::print(OpAsmPrinter &printer) {
@@ -35,7 +35,7 @@ void FenceOp::print(OpAsmPrinter &printer) {
     printer << " on ";
     printField(printer, getField(0));
   }
-  sdma::detail::printAttributes(printer, *this, {"static_fields"});
+  sdma::detail::printAttributes(printer, *this, {});
 }
 
 LogicalResult FenceOp::verify() {
@@ -75,7 +75,8 @@ static ParseResult parseRankPair(OpAsmParser &parser, OperationState &result,
   }
   if (parser.parseOptionalAttrDict(result.attributes))
     return failure();
-  return fields.finish(parser, result);
+  return isWait ? fields.finish<WaitOp>(parser, result)
+                : fields.finish<SignalOp>(parser, result);
 }
 
 static void printRankPair(OpAsmPrinter &printer, FieldsOpInterface op,
@@ -86,7 +87,7 @@ static void printRankPair(OpAsmPrinter &printer, FieldsOpInterface op,
   printField(printer, op.getField(1));
   if (tag != 0)
     printer << " tag " << tag;
-  sdma::detail::printAttributes(printer, op, {"static_fields", "tag"});
+  sdma::detail::printAttributes(printer, op, {"tag"});
 }
 
 static LogicalResult verifyRankPair(Operation *op, int64_t tag, StringRef first,

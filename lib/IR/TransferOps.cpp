@@ -18,7 +18,7 @@ using namespace sdma::detail;
 //===----------------------------------------------------------------------===//
 
 ParseResult CopyOp::parse(OpAsmParser &parser, OperationState &result) {
-  return parseTransfer(parser, result, {"->"});
+  return parseTransfer<CopyOp>(parser, result, {"->"});
 }
 void CopyOp::print(OpAsmPrinter &printer) {
   printTransfer(printer, *this, {"->"});
@@ -44,7 +44,7 @@ LogicalResult CopyOp::verify() {
 //===----------------------------------------------------------------------===//
 
 ParseResult BcastOp::parse(OpAsmParser &parser, OperationState &result) {
-  return parseTransfer(parser, result, {"->", ","});
+  return parseTransfer<BcastOp>(parser, result, {"->", ","});
 }
 void BcastOp::print(OpAsmPrinter &printer) {
   printTransfer(printer, *this, {"->", ","});
@@ -70,7 +70,7 @@ LogicalResult BcastOp::verify() {
 //===----------------------------------------------------------------------===//
 
 ParseResult SwapOp::parse(OpAsmParser &parser, OperationState &result) {
-  return parseTransfer(parser, result, {"<->"});
+  return parseTransfer<SwapOp>(parser, result, {"<->"});
 }
 void SwapOp::print(OpAsmPrinter &printer) {
   printTransfer(printer, *this, {"<->"});
@@ -105,7 +105,7 @@ ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
            << kind << "' (expected sum, max, min or prod)";
   result.addAttribute(getKindAttrName(result.name),
                       parser.getBuilder().getStringAttr(kind));
-  return parseTransfer(parser, result, {"<-"});
+  return parseTransfer<ReduceOp>(parser, result, {"<-"});
 }
 void ReduceOp::print(OpAsmPrinter &printer) {
   printer << " " << getKind();

@@ -110,9 +110,9 @@ struct SdmaFuseBcastPass
     BcastOp::create(
         builder, pair.first.getLoc(), src.buffer, dst0.buffer, dst1.buffer,
         ValueRange(),
-        builder.getDenseI64ArrayAttr({src.rank, src.offset, src.count,
-                                      dst0.rank, dst0.offset, dst0.count,
-                                      dst1.rank, dst1.offset, dst1.count}),
+        ArrayRef<int64_t>({src.rank, src.offset, src.count, dst0.rank,
+                           dst0.offset, dst0.count, dst1.rank, dst1.offset,
+                           dst1.count}),
         IntegerAttr());
     pair.first.erase();
     pair.second.erase();

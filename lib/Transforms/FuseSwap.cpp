@@ -61,7 +61,7 @@ struct SdmaFuseSwapPass
                            const StaticSlice &src, const StaticSlice &dst) {
     return CopyOp::create(
         builder, loc, src.buffer, dst.buffer, ValueRange(),
-        builder.getDenseI64ArrayAttr(
+        ArrayRef<int64_t>(
             {src.rank, src.offset, src.count, dst.rank, dst.offset, dst.count}),
         IntegerAttr());
   }
@@ -205,21 +205,21 @@ struct SdmaFuseSwapPass
     Location loc = builder.getUnknownLoc();
     for (auto [other, issuer] : handoffs)
       SignalOp::create(builder, loc, ValueRange(),
-                       builder.getDenseI64ArrayAttr({other, issuer}),
+                       ArrayRef<int64_t>({other, issuer}),
                        builder.getI64IntegerAttr(tag));
     for (int64_t issuer : issuers)
       FenceOp::create(builder, loc, ValueRange(),
-                      builder.getDenseI64ArrayAttr({issuer}));
+                      ArrayRef<int64_t>({issuer}));
     for (auto [other, issuer] : handoffs)
       WaitOp::create(builder, loc, ValueRange(),
-                     builder.getDenseI64ArrayAttr({issuer, other}),
+                     ArrayRef<int64_t>({issuer, other}),
                      builder.getI64IntegerAttr(tag));
     for (auto &[loc, slices] : swaps) {
       auto &[first, second] = slices;
       SwapOp::create(builder, loc, first.buffer, second.buffer, ValueRange(),
-                     builder.getDenseI64ArrayAttr(
-                         {first.rank, first.offset, first.count, second.rank,
-                          second.offset, second.count}),
+                     ArrayRef<int64_t>({first.rank, first.offset,
+                                        first.count, second.rank,
+                                        second.offset, second.count}),
                      IntegerAttr());
     }
   }

@@ -286,7 +286,7 @@ LogicalResult ScheduleExpander::emit(Operation *op) {
   copy->setLoc(withIterations(op->getLoc(), iterations));
   if (isa<FieldsOpInterface>(op)) {
     copy->setOperands(buffers);
-    copy->setAttr("static_fields", builder.getDenseI64ArrayAttr(statics));
+    cast<FieldsOpInterface>(copy).setStaticFields(statics);
   }
   // Check the op now, while the diagnostic handler can name the iteration.
   return mlir::verify(copy);

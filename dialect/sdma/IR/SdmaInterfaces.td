@@ -15,12 +15,17 @@ def Sdma_FieldsOpInterface : OpInterface<"FieldsOpInterface"> {
     An op whose index-valued fields (ranks, chunk offsets, chunk counts) are
     each either a constant or an SSA value, stored like the offsets of
     `memref.subview`: `static_fields` holds one entry per field, with
-    `ShapedType::kDynamic` where the field is the next `fields` operand.
+    `ShapedType::kDynamic` where the field is the next `fields` operand
+    (a property: see Sdma_FieldsProp).
   }];
   let methods = [
     InterfaceMethod<"the static field list (kDynamic for SSA fields)",
       "::llvm::ArrayRef<int64_t>", "getStaticFields", (ins),
       [{ return $_op.getStaticFields(); }]>,
+    InterfaceMethod<"replaces the static field list (the operands of its "
+      "kDynamic entries are the caller's to keep in step)", "void",
+      "setStaticFields", (ins "::llvm::ArrayRef<int64_t>":$fields),
+      [{ $_op.setStaticFields(fields); }]>,
     InterfaceMethod<"the dynamic field operands, in field order",
       "::mlir::OperandRange", "getFields", (ins),
       [{ return $_op.getFields(); }]>,

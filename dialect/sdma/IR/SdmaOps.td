@@ -17,6 +17,13 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 class Sdma_Op<string mnemonic, list<Trait> traits = []>
     : Op<Sdma_Dialect, mnemonic, traits>;
 
+// An op's static field list (FieldsOpInterface), kDynamic where the field is
+// an operand. A property, not an attribute: a schedule unrolled to a million
+// ops would otherwise unique a DenseI64ArrayAttr per op in the context (the
+// largest cost of the passes that create ops, and memory never freed). The
+// generic form still reads and writes `static_fields = array<i64: ...>`.
+def Sdma_FieldsProp : IntArrayProp<I64Prop, "static field list">;
+
 // Ops that live somewhere inside a schedule body (possibly under loops).
 class Sdma_ScheduleLevelOp<string mnemonic, list<Trait> traits = []>
     : Sdma_Op<mnemonic, !listconcat(traits, [
@@ -204,7 +211,7 @@ def Sdma_CopyOp : Sdma_TransferOp<"copy"> {
   }];
   let arguments = (ins Sdma_BufferType:$source, Sdma_BufferType:$target,
                        Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields,
+                       Sdma_FieldsProp:$static_fields,
                        OptionalAttr<I64Attr>:$engine);
   let hasCanonicalizer = 1;
   let extraClassDeclaration = [{
@@ -234,7 +241,7 @@ def Sdma_BcastOp : Sdma_TransferOp<"bcast"> {
   }];
   let arguments = (ins Sdma_BufferType:$source, Sdma_BufferType:$target0,
                        Sdma_BufferType:$target1, Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields,
+                       Sdma_FieldsProp:$static_fields,
                        OptionalAttr<I64Attr>:$engine);
 }
 
@@ -257,7 +264,7 @@ def Sdma_SwapOp : Sdma_TransferOp<"swap"> {
   }];
   let arguments = (ins Sdma_BufferType:$first, Sdma_BufferType:$second,
                        Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields,
+                       Sdma_FieldsProp:$static_fields,
                        OptionalAttr<I64Attr>:$engine);
 }
 
@@ -295,7 +302,7 @@ def Sdma_ReduceOp : Sdma_TransferOp<"reduce"> {
   }];
   let arguments = (ins Sdma_BufferType:$target, Sdma_BufferType:$source,
                        Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields,
+                       Sdma_FieldsProp:$static_fields,
                        StrAttr:$kind,
                        OptionalAttr<I64Attr>:$engine);
   let extraClassDeclaration = [{
@@ -347,7 +354,7 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
                        Sdma_BufferType:$source_prefix,
                        Sdma_BufferType:$target_prefix,
                        Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields,
+                       Sdma_FieldsProp:$static_fields,
                        I64Attr:$max,
                        DenseBoolArrayAttr:$packed);
   let extraClassDeclaration = [{
@@ -386,7 +393,7 @@ def Sdma_FenceOp : Sdma_ScheduleLevelOp<"fence"> {
     ```
   }];
   let arguments = (ins Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields);
+                       Sdma_FieldsProp:$static_fields);
   let extraClassDeclaration = [{
     /// True when the fence applies to a single rank.
     bool hasRank() { return getStaticFields().size() == 1; }
@@ -413,7 +420,7 @@ def Sdma_SignalOp : Sdma_ScheduleLevelOp<"signal"> {
     ```
   }];
   let arguments = (ins Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields,
+                       Sdma_FieldsProp:$static_fields,
                        DefaultValuedAttr<I64Attr, "0">:$tag);
 }
 
@@ -435,7 +442,7 @@ def Sdma_WaitOp : Sdma_ScheduleLevelOp<"wait"> {
     ```
   }];
   let arguments = (ins Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields,
+                       Sdma_FieldsProp:$static_fields,
                        DefaultValuedAttr<I64Attr, "0">:$tag);
 }
 
@@ -534,7 +541,7 @@ def Sdma_RankAddOp : Sdma_ScheduleLevelOp<"rank_add", [Pure]> {
     ```
   }];
   let arguments = (ins Variadic<Index>:$fields,
-                       DenseI64ArrayAttr:$static_fields);
+                       Sdma_FieldsProp:$static_fields);
   let results = (outs Index:$result);
   let hasFolder = 1;
 }

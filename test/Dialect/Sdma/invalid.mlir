@@ -96,6 +96,22 @@ sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
 
 // -----
 
+// static_fields is a property: the generic form without it has no fields,
+// and one of another type is refused while parsing.
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{expects 6 fields, got 0}}
+  "sdma.copy"(%b, %b) : (!sdma.buffer, !sdma.buffer) -> ()
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%b : 1) {
+  // expected-error @+1 {{invalid properties {static_fields = [0, 1, 2]} for op sdma.copy: expected DenseI64ArrayAttr}}
+  "sdma.copy"(%b, %b) <{static_fields = [0, 1, 2]}> : (!sdma.buffer, !sdma.buffer) -> ()
+}
+
+// -----
+
 // expected-error @+1 {{must be nested in an 'sdma.schedule'}}
 %0 = sdma.rank_add 0, 1
 
