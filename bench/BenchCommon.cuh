@@ -3,7 +3,8 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // CK (a CUDA runtime call that must succeed, else exit naming it) and
-// timeRuns (CUDA events around each of `runs` calls after three warm-ups).
+// timeRuns (CUDA events around each of `runs` calls after three warm-ups),
+// timeOnce (one call between two events).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,19 @@
     }                                                                          \
   } while (0)
 
+/// Microseconds of one call of f(), between events e0 and e1 on `stream`.
+template <typename F>
+static double timeOnce(cudaStream_t stream, cudaEvent_t e0, cudaEvent_t e1,
+                       F f) {
+  CK(cudaEventRecord(e0, stream));
+  f();
+  CK(cudaEventRecord(e1, stream));
+  CK(cudaEventSynchronize(e1));
+  float ms;
+  CK(cudaEventElapsedTime(&ms, e0, e1));
+  return ms * 1000.0;
+}
+
 /// Times f() `runs` times, events around each call.
 template <typename F>
 static std::vector<double> timeRuns(cudaStream_t stream, int runs, F f) {
@@ -35,15 +49,8 @@ static std::vector<double> timeRuns(cudaStream_t stream, int runs, F f) {
     f();
   CK(cudaStreamSynchronize(stream));
   std::vector<double> us;
-  for (int i = 0; i < runs; ++i) {
-    CK(cudaEventRecord(e0, stream));
-    f();
-    CK(cudaEventRecord(e1, stream));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    us.push_back(ms * 1000.0);
-  }
+  for (int i = 0; i < runs; ++i)
+    us.push_back(timeOnce(stream, e0, e1, f));
   CK(cudaEventDestroy(e0));
   CK(cudaEventDestroy(e1));
   return us;

@@ -162,13 +162,7 @@ static void interleaved(const char *collective, size_t s, cudaStream_t stream,
     for (size_t k = 0; k < n; ++k) {
       size_t v = (i + k) % n;
       if (v == 0) {
-        CK(cudaEventRecord(e0, stream));
-        fused();
-        CK(cudaEventRecord(e1, stream));
-        CK(cudaEventSynchronize(e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        us[0].push_back(ms * 1000.0);
+        us[0].push_back(timeOnce(stream, e0, e1, fused));
         continue;
       }
       std::vector<double> one;
