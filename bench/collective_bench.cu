@@ -25,7 +25,7 @@
 //   collective_bench PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1]
 //                    [--max-mib=N] [--ldst-only] [--only=COLLECTIVE]
 //                    [--programs=NAME,...] [--variants=SUFFIX,...]
-//                    [--sizes=BYTES,...] [--interleave]
+//                    [--sizes=BYTES,...] [--interleave] [--chunk-const]
 // --ldst-only: the fused kernel and the load/store programs alone (no
 // memcpy baseline, no DMA plans).
 // --interleave (with --ldst-only, one GPU): RUNS rounds, each timing the
@@ -34,6 +34,9 @@
 // paired_vs_fused is the median over rounds of the program's time / the
 // fused kernel's time in the same round (-1 when not interleaved). Outputs
 // are checked before and after the rounds.
+// --chunk-const (with --interleave): also each program as emitted, rebuilt
+// for every size with that size's chunk compiled in (SDMA_CHUNK_BYTES:
+// every offset and count a constant), as NAME-cconst.
 //
 //===----------------------------------------------------------------------===//
 
@@ -200,7 +203,7 @@ int main(int argc, char **argv) {
         "usage: %s PROGRAM_DIR [RUNS] [--ranks=R] [--devices=0,1] "
         "[--max-mib=N] [--min-mib=N] [--ldst-only] [--only=COLLECTIVE] "
         "[--programs=NAME,...] [--variants=SUFFIX,...] "
-        "[--sizes=BYTES,...] [--interleave]\n",
+        "[--sizes=BYTES,...] [--interleave] [--chunk-const]\n",
         argv[0]);
     return 1;
   }
@@ -208,7 +211,7 @@ int main(int argc, char **argv) {
   int runs = 50;
   size_t maxBytes = 64u << 20, minBytes = 1024;
   std::vector<int> devices;
-  bool ldstOnly = false, interleave = false;
+  bool ldstOnly = false, interleave = false, chunkConst = false;
   std::string only; // one collective: all_gather or all_to_all
   std::string pick; // --programs=NAME,...: only these load/store programs
   // --variants=SUFFIX,...: only these variants of each load/store program
@@ -226,6 +229,8 @@ int main(int argc, char **argv) {
       ldstOnly = true;
     else if (a == "--interleave")
       interleave = true;
+    else if (a == "--chunk-const")
+      chunkConst = true;
     else if (a.rfind("--only=", 0) == 0)
       only = a.substr(7);
     else if (a.rfind("--programs=", 0) == 0)
@@ -264,6 +269,10 @@ int main(int argc, char **argv) {
   bool multi = devices.size() > 1;
   if (interleave && (!ldstOnly || multi)) {
     std::fprintf(stderr, "--interleave needs --ldst-only and one GPU\n");
+    return 1;
+  }
+  if (chunkConst && !interleave) {
+    std::fprintf(stderr, "--chunk-const needs --interleave\n");
     return 1;
   }
   if (devices.empty())
@@ -335,6 +344,13 @@ int main(int argc, char **argv) {
       ExecutorOptions options;
     };
     std::vector<Entry> sdma;
+    // --chunk-const: the programs rebuilt per size.
+    struct ConstProgram {
+      std::string name;
+      LdstProgram program;
+      Plan plan;
+    };
+    std::vector<ConstProgram> constPrograms;
     for (const std::string &name : programs) {
       std::string error;
       std::string base = dir + "/" + name + "-" + std::to_string(R);
@@ -402,10 +418,18 @@ int main(int argc, char **argv) {
       LdstProgram r2 = *program, r4 = *program;
       r2.source = "#define SDMA_SEG_ROUND 2\n" + r2.source;
       r4.source = "#define SDMA_SEG_ROUND 4\n" + r4.source;
+      // Without size classes (CudaOptions::sizeClasses: small chunks run a
+      // build with the chunk compiled in): the generic build at every size.
+      ExecutorOptions noClass = cudaOptions;
+      noClass.cuda.sizeClasses = false;
       ExecutorOptions u4 = cudaOptions, u2 = cudaOptions;
       u4.cuda.unitsPerThread = 4;
       u2.cuda.unitsPerThread = 2;
+      if (chunkConst && (variants.empty() ||
+                         variants.find(",cconst,") != std::string::npos))
+        constPrograms.push_back({variant + "-cconst", *program, *plan});
       if (!add(*program, "", cudaOptions) ||
+          (program->specialised && !add(*program, "-noclass", noClass)) ||
           (direct && !add(*program, "-u4", u4)) ||
           (direct && !add(untiled, "-untiled", cudaOptions)) ||
           (direct && !add(*program, "-u2", u2)) ||
@@ -546,6 +570,20 @@ int main(int argc, char **argv) {
         std::vector<Timed> timed;
         for (Entry &entry : sdma)
           timed.push_back({entry.executor.get(), &entry.plan, entry.name});
+        std::vector<std::unique_ptr<Executor>> rebuilt;
+        for (const ConstProgram &c : constPrograms) {
+          size_t chunk = s / c.plan.buffers[c.plan.collective->input].chunks;
+          LdstProgram fixed = sizeClassProgram(c.program, chunk);
+          std::string error;
+          rebuilt.push_back(createExecutor(
+              "cuda-ldst", CompiledSchedule{c.plan, fixed, std::nullopt},
+              cudaOptions, error));
+          if (!rebuilt.back()) {
+            std::fprintf(stderr, "%s: %s\n", c.name.c_str(), error.c_str());
+            return 1;
+          }
+          timed.push_back({rebuilt.back().get(), &c.plan, c.name});
+        }
         interleaved(collective, s, stream, runs, fused, check, timed);
         continue;
       }

@@ -207,9 +207,14 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
     group.table.push_back(0);                    // errorMirror: none
     group.table.push_back(0);                    // rowBytes: rows are chunks
     group.table.insert(group.table.end(), 4, 0); // countsIn/Out: none
+    // A small chunk's size class, when it has one.
+    int blocksPerSM = group.blocksPerSM;
+    if (!classes_.get(group.device, group.context, chunkBytes,
+                      group.classFunction, blocksPerSM, error))
+      return false;
     // Enough blocks for the units per thread asked for, never more than can
     // be resident at once for all the device's ranks together.
-    int cap = std::max(1, group.smCount * std::max(1, group.blocksPerSM) /
+    int cap = std::max(1, group.smCount * std::max(1, blocksPerSM) /
                               group.numRanks);
     group.blocks = options_.blocksPerRank
                        ? std::min(options_.blocksPerRank, cap)
@@ -235,7 +240,9 @@ bool CudaLdstExecutor::launchGroup(size_t g, unsigned long long chunk,
     SDMA_CU(cuEventRecord, start, group.stream);
   int rankBase = group.firstRank;
   void *args[] = {group.table.data(), &chunk, &epoch, &rankBase};
-  SDMA_CU(cuLaunchKernel, group.function, group.blocks, group.numRanks, 1,
+  SDMA_CU(cuLaunchKernel,
+          group.classFunction ? group.classFunction : group.function,
+          group.blocks, group.numRanks, 1,
           kLdstThreads, 1, 1, 0, group.stream, args, nullptr);
   if (stop)
     SDMA_CU(cuEventRecord, stop, group.stream);

@@ -19,6 +19,7 @@
 #include "CudaDriver.h"
 #include "DeviceSet.h"
 #include "LaunchPool.h"
+#include "CudaSizeClasses.h"
 #include "sdma/runtime/Executor.h"
 
 #include <memory>
@@ -68,6 +69,7 @@ private:
     cuda::CUcontext context = nullptr;
     cuda::CUmodule module = nullptr;
     cuda::CUfunction function = nullptr;
+    cuda::CUfunction classFunction = nullptr; // the chunk's size class
     cuda::CUstream stream = nullptr;
     int smCount = 0, blocksPerSM = 0, blocks = 1;
     cuda::CUdeviceptr error = 0; // its kernel's error record
@@ -76,7 +78,9 @@ private:
   CudaLdstExecutor(const cuda::Driver &driver, const LdstProgram &program,
                    const CudaOptions &options)
       : driver_(driver), program_(program), options_(options),
-        devices_(driver) {}
+        devices_(driver),
+        classes_(driver, program_, options.cacheDirectory,
+                 options.sizeClasses && !options.stagedOps) {}
   bool check(cuda::CUresult result, const char *call, std::string &error);
   /// Group g's launch, bracketed by events when `start`/`stop` are given.
   bool launchGroup(size_t g, unsigned long long chunk, unsigned long long epoch,
@@ -90,6 +94,7 @@ private:
   CudaOptions options_;
   CompileInfo compile_;
   DeviceSet devices_;
+  CudaSizeClasses classes_;
   std::vector<Group> groups_; // one per device of devices_
   size_t chunkBytes_ = 0;
   uint64_t epoch_ = 0;

@@ -46,6 +46,9 @@ static thread_local pthread_barrier_t *sdma_barrier;
 // A spinning host thread gives its core to the threads it waits for (more
 // threads than cores: every GPU thread is one).
 #define SDMA_SPIN_PAUSE() sched_yield()
+// A kernel built for one chunk size, run with another (never by the
+// runtime): stop loudly.
+#define SDMA_TRAP() abort()
 // Shared memory: one scratch area per block.
 static thread_local unsigned char *sdma_scratch;
 static constexpr size_t sdma_scratch_bytes = 64 * 1024;

@@ -239,3 +239,11 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
   collective->op = op;
   return true;
 }
+
+LdstProgram sdma::rt::sizeClassProgram(const LdstProgram &program,
+                                       uint64_t chunkBytes) {
+  LdstProgram fixed = program;
+  fixed.source = "#define SDMA_CHUNK_BYTES " + std::to_string(chunkBytes) +
+                 "ull\n" + program.source;
+  return fixed;
+}

@@ -19,7 +19,7 @@
 //
 //   sdma-ldst-cpu PROGRAM.hip PLAN.json|- [--chunks=16,24,4096]
 //                 [--threads=32] [--blocks=1,2] [--runs=2]
-//                 [--staged [--stage-cap=N]]
+//                 [--staged [--stage-cap=N]] [--size-classes]
 //
 // One line per (chunk, blocks); exit status 1 if any byte differs, a run
 // reports a timed-out wait, or compiling fails.
@@ -88,7 +88,10 @@ const char *kUsage =
     "  --runs=N               runs per (chunk, blocks) (default 2)\n"
     "  --staged               compile with SDMA_STAGED_OPS (default: off)\n"
     "  --stage-cap=N          with --staged: ops per window (default: the\n"
-    "                         kernel's, 64)\n";
+    "                         kernel's, 64)\n"
+    "  --size-classes         each chunk size with its own build, the chunk\n"
+    "                         compiled in (as the GPU executors run small\n"
+    "                         chunks; specialised programs only)\n";
 
 } // namespace
 
@@ -96,7 +99,7 @@ int main(int argc, char **argv) {
   std::vector<const char *> files;
   std::vector<uint64_t> chunks{16, 24, 4096}, blockCounts{1, 2};
   int threads = 32, runs = 2, stageCap = 0;
-  bool staged = false;
+  bool staged = false, sizeClasses = false;
   MemoryBudget budget;
   if (int status =
           tool::handleCommon(argc, argv, "sdma-ldst-cpu", kUsage, budget);
@@ -117,6 +120,8 @@ int main(int argc, char **argv) {
       ok = parseInt(argv[i] + 10, 1, 512, threads);
     else if (a == "--staged")
       staged = true;
+    else if (a == "--size-classes")
+      sizeClasses = true;
     else if (a.rfind("--stage-cap=", 0) == 0)
       ok = parseInt(argv[i] + 12, 1, 1 << 20, stageCap);
     else if (a.rfind("--runs=", 0) == 0)
@@ -159,6 +164,13 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  if (sizeClasses && !program->specialised) {
+    std::fprintf(stderr,
+                 "sdma-ldst-cpu: %s: --size-classes needs a specialised "
+                 "program; this is a table kernel\n",
+                 files[0]);
+    return 1;
+  }
   if (staged && program->specialised) {
     std::fprintf(stderr,
                  "sdma-ldst-cpu: %s: --staged changes the table kernel only; "
@@ -168,21 +180,28 @@ int main(int argc, char **argv) {
     return 1;
   }
   // One compile; the runs go through every size as a GPU executor would
-  // (flags carry over: each run is the next epoch).
+  // (flags carry over: each run is the next epoch). With --size-classes,
+  // one compile per chunk size.
   LdstCpuOptions options;
   options.threads = threads;
   options.stagedOps = staged;
   options.stageCap = stageCap;
   options.budget = budget;
-  std::unique_ptr<LdstCpuExecutor> executor =
-      LdstCpuExecutor::create(*program, options, error);
-  if (!executor) {
-    std::fprintf(stderr, "sdma-ldst-cpu: %s: %s\n", files[0], error.c_str());
+  std::unique_ptr<LdstCpuExecutor> executor;
+  auto build = [&](const LdstProgram &source) {
+    executor = LdstCpuExecutor::create(source, options, error);
+    if (!executor)
+      std::fprintf(stderr, "sdma-ldst-cpu: %s: %s\n", files[0],
+                   error.c_str());
+    return executor != nullptr;
+  };
+  if (!sizeClasses && !build(*program))
     return 1;
-  }
   int ranks = plan->ranks;
   bool allOk = true;
-  for (uint64_t chunk : chunks)
+  for (uint64_t chunk : chunks) {
+    if (sizeClasses && !build(sizeClassProgram(*program, chunk)))
+      return 1;
     for (uint64_t blocks : blockCounts) {
       // Both memories count against the budget; the executor's copies too.
       std::optional<HostMemory> expected =
@@ -241,5 +260,6 @@ int main(int argc, char **argv) {
                   threads, (unsigned long long)total, ok ? "" : ": ",
                   failure.c_str());
     }
+  }
   return allOk ? 0 : 1;
 }

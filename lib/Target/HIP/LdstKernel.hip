@@ -52,6 +52,10 @@
 #ifndef SDMA_SPIN_PAUSE
 #define SDMA_SPIN_PAUSE()
 #endif
+// Stops a kernel whose launch contradicts how it was built (a GPU error).
+#ifndef SDMA_TRAP
+#define SDMA_TRAP() __builtin_trap()
+#endif
 
 struct SdmaTable {
   char *buf[SDMA_RANKS * SDMA_BUFFERS];  // buf[r * SDMA_BUFFERS + b]

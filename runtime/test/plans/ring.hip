@@ -84,6 +84,10 @@ static __constant__ const unsigned long long sdma_per_epoch[] = {
 #ifndef SDMA_SPIN_PAUSE
 #define SDMA_SPIN_PAUSE()
 #endif
+// Stops a kernel whose launch contradicts how it was built (a GPU error).
+#ifndef SDMA_TRAP
+#define SDMA_TRAP() __builtin_trap()
+#endif
 
 struct SdmaTable {
   char *buf[SDMA_RANKS * SDMA_BUFFERS];  // buf[r * SDMA_BUFFERS + b]
@@ -1186,6 +1190,15 @@ extern "C" __global__ void SDMA_BOUNDS
               int rankBase) {
   const SdmaTable *T = &table;
   const int rank = rankBase + (int)SDMA_BID_Y;
+#ifdef SDMA_CHUNK_BYTES
+  // A size class (the runtime's build for one small chunk size,
+  // runtime/lib/CudaSizeClasses.h): the chunk compiled in, so that every
+  // offset and count is a constant. Launched with another chunk it stops
+  // (a GPU error) rather than move other bytes.
+  if (chunk != SDMA_CHUNK_BYTES)
+    SDMA_TRAP();
+  chunk = SDMA_CHUNK_BYTES;
+#endif
   unsigned long long *runs = T->epochs ? T->epochs + 2 * SDMA_BID_Y : nullptr;
   if (runs)
     epoch = *(volatile unsigned long long *)runs;

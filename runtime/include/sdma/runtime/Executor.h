@@ -90,6 +90,11 @@ struct CudaOptions : DeviceOptions {
   /// resolved into shared memory by one thread each, instead of by every
   /// thread in turn (bench/results/ncu-ldst-small-h200.md).
   bool stagedOps = false;
+  /// Small chunks (<= 64 KiB) run a build of the kernel with the chunk
+  /// size compiled in, built when prepare() first sees that size and
+  /// cached (size classes: runtime/lib/CudaSizeClasses.h); at most 8 sizes
+  /// per executor. Specialised kernels only.
+  bool sizeClasses = true;
 };
 
 /// The CUDA copy-engine executor (cuda-ce): the plan's queues as streams.

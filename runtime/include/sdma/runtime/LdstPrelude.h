@@ -61,6 +61,7 @@ constexpr const char *kCudaPrelude = R"SDMA(
 #define SDMA_ATOMIC_ADD_U32(p, v) atomicAdd((p), (v))
 #define SDMA_ATOMIC_CAS_U64(p, c, v) atomicCAS((p), (c), (v))
 #define SDMA_ATOMIC_ADD_SYSTEM_U64(p, v) atomicAdd_system((p), (v))
+#define SDMA_TRAP() __trap()
 static __device__ __forceinline__ unsigned long long SDMA_NOW_NS() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));

@@ -56,6 +56,11 @@ struct LdstProgram {
   std::vector<std::pair<int, int>> touched(int rank) const;
 };
 
+/// `program` built for one chunk size (a size class): its source with
+/// SDMA_CHUNK_BYTES defined, so that every offset and count is a constant;
+/// the kernel stops if launched with another chunk.
+LdstProgram sizeClassProgram(const LdstProgram &program, uint64_t chunkBytes);
+
 } // namespace sdma::rt
 
 #endif // SDMA_RUNTIME_LDSTPROGRAM_H
