@@ -162,6 +162,9 @@ std::string CudaLdstExecutor::description() const {
          std::to_string(compile_.compileMs + compile_.loadMs) + " ms; " +
          (options_.devices.size() > 1 ? "ranks spread over GPUs"
                                       : "all ranks on one GPU") +
+         (classes_.disabledBecause().empty()
+              ? std::string()
+              : "; no size classes (" + classes_.disabledBecause() + ")") +
          "; CUDA-event times, median";
 }
 

@@ -37,10 +37,15 @@ bool CudaSizeClasses::get(CUdevice device, CUcontext context, uint64_t chunk,
     return true;
   CompileInfo compile;
   std::string cubin;
+  std::string why;
   if (!buildLdstCubin(driver_, device, sizeClassProgram(program_, chunk), false,
-                      cacheDirectory_, compile, cubin, error)) {
-    error = "the " + std::to_string(chunk) + "-byte size class: " + error;
-    return false;
+                      cacheDirectory_, compile, cubin, why)) {
+    // A faster build that cannot be had (no NVRTC beside a cached generic
+    // build, say) is not a failure: the generic build serves every size.
+    enabled_ = false;
+    disabledBecause_ = "the " + std::to_string(chunk) +
+                       "-byte size class: " + why;
+    return true;
   }
   Loaded l{context, chunk, nullptr, nullptr, 0};
   const char *call = "cuCtxSetCurrent";

@@ -57,10 +57,13 @@ public:
 
   /// The class of `chunk` in `context` (on `device`): its function and
   /// resident blocks per SM at 512 threads, or a null function when the
-  /// chunk gets none (too large, disabled, or kSizeClassMax sizes taken).
-  /// False with `error` when building or loading it fails.
+  /// chunk gets none (too large, disabled, kSizeClassMax sizes taken, or
+  /// the build failed: then no more are tried, and disabledBecause() says
+  /// why). False with `error` when loading a built class fails.
   bool get(cuda::CUdevice device, cuda::CUcontext context, uint64_t chunk,
            cuda::CUfunction &function, int &blocksPerSM, std::string &error);
+  /// Why classes stopped being built ("" while they are not).
+  const std::string &disabledBecause() const { return disabledBecause_; }
 
 private:
   struct Loaded {
@@ -74,6 +77,7 @@ private:
   const LdstProgram &program_;
   std::string cacheDirectory_;
   bool enabled_;
+  std::string disabledBecause_;
   std::vector<uint64_t> chunks_; // the sizes that have a class
   std::vector<Loaded> loaded_;
 };
