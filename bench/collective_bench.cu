@@ -44,10 +44,10 @@
 #include "sdma/runtime/RunCheck.h"
 
 #include <algorithm>
-#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -425,8 +425,8 @@ int main(int argc, char **argv) {
       ExecutorOptions u4 = cudaOptions, u2 = cudaOptions;
       u4.cuda.unitsPerThread = 4;
       u2.cuda.unitsPerThread = 2;
-      if (chunkConst && (variants.empty() ||
-                         variants.find(",cconst,") != std::string::npos))
+      if (chunkConst &&
+          (variants.empty() || variants.find(",cconst,") != std::string::npos))
         constPrograms.push_back({variant + "-cconst", *program, *plan});
       if (!add(*program, "", cudaOptions) ||
           (program->specialised && !add(*program, "-noclass", noClass)) ||

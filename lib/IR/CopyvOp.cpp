@@ -135,9 +135,8 @@ void CopyvOp::print(OpAsmPrinter &printer) {
   printer << ", count ";
   printEntry(getCounts(), kCountIndex, kCountRank);
   printer << " max " << getMaxCount();
-  sdma::detail::printAttributes(
-      printer, *this,
-      {getMaxAttrName(), getPackedAttrName()});
+  sdma::detail::printAttributes(printer, *this,
+                                {getMaxAttrName(), getPackedAttrName()});
 }
 
 /// A table entry `table[index] on rank`: a count table, index in range.

@@ -88,10 +88,10 @@ static void printSlice(OpAsmPrinter &printer, const Slice &slice) {
   printField(printer, slice.rank);
 }
 
-ParseResult
-sdma::detail::parseTransferSlices(OpAsmParser &parser, OperationState &state,
-                                  ArrayRef<StringRef> separators,
-                                  FieldListParser &fields) {
+ParseResult sdma::detail::parseTransferSlices(OpAsmParser &parser,
+                                              OperationState &state,
+                                              ArrayRef<StringRef> separators,
+                                              FieldListParser &fields) {
   SmallVector<OpAsmParser::UnresolvedOperand> buffers;
   if (parseSlice(parser, fields, buffers))
     return failure();

@@ -61,10 +61,10 @@ void printAttributes(mlir::OpAsmPrinter &printer, mlir::Operation *op,
 /// transfer ::= slice (separator slice)* attr-dict, one separator (`->`, `,`,
 /// `<->` or `<-`) between each two slices; resolves the buffers into `state`
 /// and leaves the fields in `fields`.
-mlir::ParseResult parseTransferSlices(mlir::OpAsmParser &parser,
-                                      mlir::OperationState &state,
-                                      llvm::ArrayRef<llvm::StringRef> separators,
-                                      FieldListParser &fields);
+mlir::ParseResult
+parseTransferSlices(mlir::OpAsmParser &parser, mlir::OperationState &state,
+                    llvm::ArrayRef<llvm::StringRef> separators,
+                    FieldListParser &fields);
 /// A transfer op of type OpTy, as above, fields included.
 template <typename OpTy>
 mlir::ParseResult parseTransfer(mlir::OpAsmParser &parser,

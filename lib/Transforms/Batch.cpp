@@ -97,16 +97,14 @@ struct SdmaBatchPass : public sdma::impl::SdmaBatchBase<SdmaBatchPass> {
         continue;
       Flag flag = flagOf(notify);
       auto last = lastNotify.find(flag);
-      int64_t from = std::max(lastPoll, last == lastNotify.end()
-                                            ? int64_t(0)
-                                            : last->second);
+      int64_t from = std::max(
+          lastPoll, last == lastNotify.end() ? int64_t(0) : last->second);
       int64_t &batch = batchSize[flag];
       batch += dataBefore[i] - from;
       lastNotify[flag] = dataBefore[i];
-      bool redundant =
-          following[i] >= 0 &&
-          (maxBatch == 0 ||
-           batch + following[i] <= static_cast<int64_t>(maxBatch));
+      bool redundant = following[i] >= 0 &&
+                       (maxBatch == 0 ||
+                        batch + following[i] <= static_cast<int64_t>(maxBatch));
       survives[flag].push_back(!redundant);
       if (redundant)
         dropped.push_back(notify);

@@ -107,13 +107,12 @@ struct SdmaFuseBcastPass
   static void fuse(Pair pair) {
     const StaticSlice &src = pair.src, &dst0 = pair.dst0, &dst1 = pair.dst1;
     OpBuilder builder(pair.first);
-    BcastOp::create(
-        builder, pair.first.getLoc(), src.buffer, dst0.buffer, dst1.buffer,
-        ValueRange(),
-        ArrayRef<int64_t>({src.rank, src.offset, src.count, dst0.rank,
-                           dst0.offset, dst0.count, dst1.rank, dst1.offset,
-                           dst1.count}),
-        IntegerAttr());
+    BcastOp::create(builder, pair.first.getLoc(), src.buffer, dst0.buffer,
+                    dst1.buffer, ValueRange(),
+                    ArrayRef<int64_t>({src.rank, src.offset, src.count,
+                                       dst0.rank, dst0.offset, dst0.count,
+                                       dst1.rank, dst1.offset, dst1.count}),
+                    IntegerAttr());
     pair.first.erase();
     pair.second.erase();
   }

@@ -59,11 +59,10 @@ struct SdmaFuseSwapPass
 
   static CopyOp createCopy(OpBuilder &builder, Location loc,
                            const StaticSlice &src, const StaticSlice &dst) {
-    return CopyOp::create(
-        builder, loc, src.buffer, dst.buffer, ValueRange(),
-        ArrayRef<int64_t>(
-            {src.rank, src.offset, src.count, dst.rank, dst.offset, dst.count}),
-        IntegerAttr());
+    return CopyOp::create(builder, loc, src.buffer, dst.buffer, ValueRange(),
+                          ArrayRef<int64_t>({src.rank, src.offset, src.count,
+                                             dst.rank, dst.offset, dst.count}),
+                          IntegerAttr());
   }
 
   /// Each pair turns two remote copies into one swap plus two staging
@@ -208,19 +207,18 @@ struct SdmaFuseSwapPass
                        ArrayRef<int64_t>({other, issuer}),
                        builder.getI64IntegerAttr(tag));
     for (int64_t issuer : issuers)
-      FenceOp::create(builder, loc, ValueRange(),
-                      ArrayRef<int64_t>({issuer}));
+      FenceOp::create(builder, loc, ValueRange(), ArrayRef<int64_t>({issuer}));
     for (auto [other, issuer] : handoffs)
       WaitOp::create(builder, loc, ValueRange(),
                      ArrayRef<int64_t>({issuer, other}),
                      builder.getI64IntegerAttr(tag));
     for (auto &[loc, slices] : swaps) {
       auto &[first, second] = slices;
-      SwapOp::create(builder, loc, first.buffer, second.buffer, ValueRange(),
-                     ArrayRef<int64_t>({first.rank, first.offset,
-                                        first.count, second.rank,
-                                        second.offset, second.count}),
-                     IntegerAttr());
+      SwapOp::create(
+          builder, loc, first.buffer, second.buffer, ValueRange(),
+          ArrayRef<int64_t>({first.rank, first.offset, first.count, second.rank,
+                             second.offset, second.count}),
+          IntegerAttr());
     }
   }
 };

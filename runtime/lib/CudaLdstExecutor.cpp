@@ -217,8 +217,8 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
       return false;
     // Enough blocks for the units per thread asked for, never more than can
     // be resident at once for all the device's ranks together.
-    int cap = std::max(1, group.smCount * std::max(1, blocksPerSM) /
-                              group.numRanks);
+    int cap =
+        std::max(1, group.smCount * std::max(1, blocksPerSM) / group.numRanks);
     group.blocks = options_.blocksPerRank
                        ? std::min(options_.blocksPerRank, cap)
                        : ldstBlocks(cap, bytes, options_.unitsPerThread);
@@ -245,8 +245,8 @@ bool CudaLdstExecutor::launchGroup(size_t g, unsigned long long chunk,
   void *args[] = {group.table.data(), &chunk, &epoch, &rankBase};
   SDMA_CU(cuLaunchKernel,
           group.classFunction ? group.classFunction : group.function,
-          group.blocks, group.numRanks, 1,
-          kLdstThreads, 1, 1, 0, group.stream, args, nullptr);
+          group.blocks, group.numRanks, 1, kLdstThreads, 1, 1, 0, group.stream,
+          args, nullptr);
   if (stop)
     SDMA_CU(cuEventRecord, stop, group.stream);
   return true;

@@ -17,9 +17,9 @@
 #define SDMA_RUNTIME_LIB_CUDALDSTEXECUTOR_H
 
 #include "CudaDriver.h"
+#include "CudaSizeClasses.h"
 #include "DeviceSet.h"
 #include "LaunchPool.h"
-#include "CudaSizeClasses.h"
 #include "sdma/runtime/Executor.h"
 
 #include <memory>
@@ -77,8 +77,7 @@ private:
   };
   CudaLdstExecutor(const cuda::Driver &driver, const LdstProgram &program,
                    const CudaOptions &options)
-      : driver_(driver), program_(program), options_(options),
-        devices_(driver),
+      : driver_(driver), program_(program), options_(options), devices_(driver),
         classes_(driver, program_, options.cacheDirectory,
                  options.sizeClasses && !options.stagedOps) {}
   bool check(cuda::CUresult result, const char *call, std::string &error);

@@ -32,7 +32,8 @@ bool CudaSizeClasses::get(CUdevice device, CUcontext context, uint64_t chunk,
       blocksPerSM = l.blocksPerSM;
       return true;
     }
-  bool known = std::find(chunks_.begin(), chunks_.end(), chunk) != chunks_.end();
+  bool known =
+      std::find(chunks_.begin(), chunks_.end(), chunk) != chunks_.end();
   if (!known && chunks_.size() >= size_t(kSizeClassMax))
     return true;
   CompileInfo compile;
@@ -43,8 +44,8 @@ bool CudaSizeClasses::get(CUdevice device, CUcontext context, uint64_t chunk,
     // A faster build that cannot be had (no NVRTC beside a cached generic
     // build, say) is not a failure: the generic build serves every size.
     enabled_ = false;
-    disabledBecause_ = "the " + std::to_string(chunk) +
-                       "-byte size class: " + why;
+    disabledBecause_ =
+        "the " + std::to_string(chunk) + "-byte size class: " + why;
     return true;
   }
   Loaded l{context, chunk, nullptr, nullptr, 0};

@@ -191,8 +191,7 @@ int main(int argc, char **argv) {
   auto build = [&](const LdstProgram &source) {
     executor = LdstCpuExecutor::create(source, options, error);
     if (!executor)
-      std::fprintf(stderr, "sdma-ldst-cpu: %s: %s\n", files[0],
-                   error.c_str());
+      std::fprintf(stderr, "sdma-ldst-cpu: %s: %s\n", files[0], error.c_str());
     return executor != nullptr;
   };
   if (!sizeClasses && !build(*program))

@@ -111,10 +111,10 @@ private:
                         unsigned long long *, unsigned long long,
                         unsigned long long, unsigned long long, int, int);
   using RunRanksFn = int (*)(char **, unsigned long long **, unsigned int **,
-                              unsigned long long *, unsigned long long,
-                              unsigned long long, unsigned long long,
-                              unsigned long long *, unsigned long long **, int,
-                              int, int, int, unsigned long long, long long **);
+                             unsigned long long *, unsigned long long,
+                             unsigned long long, unsigned long long,
+                             unsigned long long *, unsigned long long **, int,
+                             int, int, int, unsigned long long, long long **);
   LdstCpuExecutor(const LdstProgram &program, const LdstCpuOptions &options)
       : program_(program), options_(options) {}
   /// Takes a dlopen'ed kernel object (closed with the executor).
