@@ -22,11 +22,11 @@ mkdir -p build-fuzz-runtime fuzz-out/runtime-crashes
 [ -n "${FUZZ_NO_BUILD:-}" ] && [ -x build-fuzz-runtime/sdma-plan-fuzz ] ||
 clang++-22 -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Iruntime/include -Iruntime/tools \
-  runtime/tools/sdma-plan-fuzz.cpp runtime/lib/Plan.cpp runtime/lib/HostMemory.cpp \
-  runtime/lib/Simulator.cpp runtime/lib/LdstProgram.cpp runtime/lib/PacketPlan.cpp \
-  runtime/lib/PacketDecoder.cpp runtime/lib/PacketSimulator.cpp \
-  runtime/lib/NvTimingModel.cpp runtime/lib/DmaTimingModel.cpp \
-  runtime/lib/MemoryBudget.cpp runtime/lib/LdstCpuExecutor.cpp -ldl -pthread \
+  runtime/tools/sdma-plan-fuzz.cpp runtime/lib/format/Plan.cpp runtime/lib/exec/HostMemory.cpp \
+  runtime/lib/sim/Simulator.cpp runtime/lib/format/LdstProgram.cpp runtime/lib/format/PacketPlan.cpp \
+  runtime/lib/format/PacketDecoder.cpp runtime/lib/sim/PacketSimulator.cpp \
+  runtime/lib/sim/NvTimingModel.cpp runtime/lib/sim/DmaTimingModel.cpp \
+  runtime/lib/exec/MemoryBudget.cpp runtime/lib/host/LdstCpuExecutor.cpp -ldl -pthread \
   -o build-fuzz-runtime/sdma-plan-fuzz
 status=0
 for target in "${targets[@]}"; do

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuzzTargets.h"
-#include "JsonFields.h"
+#include "format/JsonFields.h"
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/MemoryBudget.h"
 

@@ -5,13 +5,13 @@
 // Usage: sdma-hsa-queues [--node=N] [--hsakmt=PATH]
 //
 // Lists, per GPU node, the user-mode SDMA queue each peer's copies would
-// go to for GPU-initiated SDMA (runtime/lib/HsaKmtQueue.h): the engine the
+// go to for GPU-initiated SDMA (runtime/lib/amd/HsaKmtQueue.h): the engine the
 // IO link recommends, or a generic queue. Reads the topology through
 // libhsakmt and creates nothing. Never ran on an AMD GPU.
 //
 //===----------------------------------------------------------------------===//
 
-#include "HsaKmtQueue.h"
+#include "amd/HsaKmtQueue.h"
 #include "ToolOptions.h"
 
 #include <cstdio>

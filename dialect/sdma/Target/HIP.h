@@ -13,7 +13,7 @@
 namespace sdma {
 
 /// The version of the load/store program metadata (the `// sdma-ldst:`
-/// header line) written here and read by runtime/lib/LdstProgram.cpp.
+/// header line) written here and read by runtime/lib/format/LdstProgram.cpp.
 constexpr int kLdstVersion = 1;
 
 /// Writes the one flat, verified schedule in `module` as HIP kernel source

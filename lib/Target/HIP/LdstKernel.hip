@@ -10,7 +10,7 @@
 // waits, signals and barriers. It compiles after what comes before it there:
 //   - a prelude that defines the SDMA_* device macros (SDMA_TID, SDMA_SYNC,
 //     SDMA_ATOMIC_*, ...; runtime/include/sdma/runtime/LdstPrelude.h has
-//     one per compiler, runtime/lib/LdstCpuExecutor.cpp the CPU emulator's);
+//     one per compiler, runtime/lib/host/LdstCpuExecutor.cpp the CPU emulator's);
 //   - the schedule: SDMA_RANKS, SDMA_BUFFERS, SDMA_FLAG_SLOTS and
 //     SDMA_OP_STRIDE, and the tables sdma_ops, sdma_steps, sdma_rank_begin
 //     and sdma_per_epoch (TranslateToHIP.cpp describes them).

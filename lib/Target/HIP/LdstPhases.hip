@@ -544,7 +544,7 @@ extern "C" __global__ void SDMA_BOUNDS
   const int rank = rankBase + (int)SDMA_BID_Y;
 #ifdef SDMA_CHUNK_BYTES
   // A size class (the runtime's build for one small chunk size,
-  // runtime/lib/CudaSizeClasses.h): the chunk compiled in, so that every
+  // runtime/lib/cuda/CudaSizeClasses.h): the chunk compiled in, so that every
   // offset and count is a constant. Launched with another chunk it stops
   // (a GPU error) rather than move other bytes.
   if (chunk != SDMA_CHUNK_BYTES)

@@ -3,7 +3,7 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // The plan (version 1) is the only contract between compiler and runtime;
-// README.md documents it and runtime/lib/Plan.cpp reads it.
+// README.md documents it and runtime/lib/format/Plan.cpp reads it.
 //
 //===----------------------------------------------------------------------===//
 

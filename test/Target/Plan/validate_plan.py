@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Validates plans against runtime/plan.schema.json (the compiler side of the
-plan contract; the runtime side is runtime/lib/Plan.cpp).
+plan contract; the runtime side is runtime/lib/format/Plan.cpp).
 
 usage: validate_plan.py SCHEMA PLAN...   (PLAN may be - for stdin)
 """

@@ -92,7 +92,7 @@ struct CudaOptions : DeviceOptions {
   bool stagedOps = false;
   /// Small chunks (<= 64 KiB) run a build of the kernel with the chunk
   /// size compiled in, built when prepare() first sees that size and
-  /// cached (size classes: runtime/lib/CudaSizeClasses.h); at most 8 sizes
+  /// cached (size classes: runtime/lib/cuda/CudaSizeClasses.h); at most 8 sizes
   /// per executor. Specialised kernels only.
   bool sizeClasses = true;
 };

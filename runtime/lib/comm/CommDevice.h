@@ -1,0 +1,107 @@
+//===- CommDevice.h - what a communicator needs of a device ---*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The memory and kernel services under a Communicator, one implementation
+// per device kind:
+//   - HostCommDevice: POSIX shared memory, the kernel on the CPU emulator
+//     (LdstCpuExecutor), run before launch() returns;
+//   - HipCommDevice: the same on HIP (compiled; no AMD GPU to run it);
+//   - CudaCommDevice: cuMemAlloc'd memory shared by CUDA IPC handles (one
+//     process opens each peer allocation once; ranks that are threads of one
+//     process use the pointer itself), the kernel by NVRTC through the
+//     kernel cache, launched on the caller's stream.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_COMM_COMMDEVICE_H
+#define SDMA_RUNTIME_LIB_COMM_COMMDEVICE_H
+
+#include "sdma/runtime/Bootstrap.h"
+#include "sdma/runtime/Communicator.h"
+#include "sdma/runtime/LdstProgram.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sdma::rt {
+
+/// Schedule instances per communicator, and the words of each one's kernel
+/// error record (status, rank, flag slot, value awaited, value seen).
+constexpr int kMaxInstances = 256;
+constexpr int kRecordWords = 8;
+
+/// One launch of one rank's part of a program.
+struct KernelLaunch {
+  /// The SdmaTable, as 64-bit words: buf[R*B], flags[R], sync[R], error,
+  /// timeoutNs, epochs, arrive[R], errorMirror.
+  std::vector<uint64_t> table;
+  size_t chunkBytes = 0;
+  /// The program rank this process runs.
+  int programRank = 0;
+  void *stream = nullptr;
+};
+
+class CommKernel {
+public:
+  virtual ~CommKernel() = default;
+  /// Enqueues (GPU) or runs (CPU) one launch.
+  virtual bool launch(const KernelLaunch &launch, std::string &error) = 0;
+};
+
+class CommDevice {
+public:
+  virtual ~CommDevice() = default;
+  virtual std::string name() const = 0;
+  /// Zeroed memory peers can map; freed with the device.
+  virtual bool allocate(size_t bytes, char *&ptr, std::string &error) = 0;
+  /// A blob a peer passes to importMemory to map the allocation that holds
+  /// [ptr, ptr + bytes), and ptr's offset in it.
+  virtual bool exportMemory(char *ptr, size_t bytes, std::string &blob,
+                            std::string &error) = 0;
+  /// Maps rank `peer`'s blob here: the address of its `ptr`.
+  virtual bool importMemory(int peer, const std::string &blob, char *&ptr,
+                            std::string &error) = 0;
+  /// After every rank imported (a barrier): names can go.
+  virtual void importsDone() {}
+  /// The kernels' error records (kRecordWords per instance), which the host
+  /// reads without synchronising: the host address and the device's.
+  virtual unsigned long long *errorRecord() = 0;
+  virtual uint64_t errorRecordDevice() = 0;
+  /// True where errorRecord() is host memory the kernel must not poll (a
+  /// GPU's): the kernel polls a record in device memory and mirrors a
+  /// failure to errorRecordDevice() (SdmaTable::errorMirror).
+  virtual bool errorMirrored() const { return false; }
+  /// The device's identity (host and bus id): ranks with the same one
+  /// share it.
+  virtual std::string identity() const = 0;
+  /// How many ranks of the job share this device (their kernels must all
+  /// be resident at once).
+  virtual void setSharing(int ranksOnDevice) { (void)ranksOnDevice; }
+  virtual std::unique_ptr<CommKernel> load(const LdstProgram &program,
+                                           std::string &error) = 0;
+};
+
+/// The CPU device of `rank` in the job `id` (segment names derive from it).
+std::unique_ptr<CommDevice> createCpuDevice(const UniqueId &id, int rank,
+                                            const CommOptions &options,
+                                            std::string &error);
+/// The HIP (AMD) device, or nullptr with "no GPU: ..." where there is none
+/// (or where the runtime was built without HIP).
+std::unique_ptr<CommDevice> createHipDevice(const CommOptions &options,
+                                            std::string &error);
+/// The CUDA device, or nullptr with "no GPU: ..." where there is none.
+std::unique_ptr<CommDevice> createCudaDevice(const CommOptions &options,
+                                             std::string &error);
+
+/// Makes a reduction program (compiled for f32 and sum) compute in `type`
+/// with `op`: the kernel's SDMA_REDUCE_TYPE/OP and the metadata's buffer
+/// types and operator. The schedule's proof holds for any one operator
+/// and type (the contribution sets do not depend on them).
+bool setReduceArithmetic(LdstProgram &program, DataType type, ReduceOp op,
+                         std::string &error);
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LIB_COMM_COMMDEVICE_H

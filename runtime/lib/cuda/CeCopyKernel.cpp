@@ -1,0 +1,152 @@
+//===- CeCopyKernel.cpp - a queue run's device-local copies, one kernel ---===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/CeCopyKernel.h"
+#include "cuda/CudaLdstExecutor.h"
+#include "cuda/CudaDeviceSet.h"
+
+#include <algorithm>
+
+using namespace sdma::rt;
+using namespace sdma::rt::cuda;
+
+namespace {
+constexpr uint64_t kBytesPerBlock = 16 * 1024;
+
+// Vector loads and stores when the copy is 16-byte aligned (every chunk
+// size the benches and collectives use), bytes otherwise; four loads in
+// flight per thread before their stores.
+constexpr const char *kSource = R"SDMA(
+struct SdmaCopyEntry { unsigned long long dst, src, bytes; };
+struct SdmaCopyList { SdmaCopyEntry e[64]; };
+
+extern "C" __global__ void __launch_bounds__(256)
+sdma_copy_list(const __grid_constant__ SdmaCopyList list) {
+  const SdmaCopyEntry &c = list.e[blockIdx.y];
+  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x +
+                         threadIdx.x;
+  unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  if (((c.dst | c.src | c.bytes) & 15) == 0) {
+    const uint4 *s = (const uint4 *)c.src;
+    uint4 *d = (uint4 *)c.dst;
+    unsigned long long n = c.bytes / 16;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+      uint4 a = s[i], b = s[i + stride], x = s[i + 2 * stride],
+            y = s[i + 3 * stride];
+      d[i] = a;
+      d[i + stride] = b;
+      d[i + 2 * stride] = x;
+      d[i + 3 * stride] = y;
+    }
+    for (; i < n; i += stride)
+      d[i] = s[i];
+    return;
+  }
+  const unsigned char *s = (const unsigned char *)c.src;
+  unsigned char *d = (unsigned char *)c.dst;
+  for (; i < c.bytes; i += stride)
+    d[i] = s[i];
+}
+)SDMA";
+
+/// The kernel's parameter block, as the kernel declares it.
+struct ListParams {
+  CopyListEntry e[kCopyListMax];
+};
+static_assert(sizeof(ListParams) == kCopyListMax * 24,
+              "the kernel reads 24-byte entries");
+} // namespace
+
+const char *sdma::rt::copyListKernelSource() { return kSource; }
+
+unsigned sdma::rt::copyListBlocks(const std::vector<CopyListEntry> &entries,
+                                  int smCount) {
+  uint64_t largest = 0;
+  for (const CopyListEntry &e : entries)
+    largest = std::max(largest, e.bytes);
+  uint64_t wanted =
+      std::max<uint64_t>(1, (largest + kBytesPerBlock - 1) / kBytesPerBlock);
+  uint64_t cap = std::max<uint64_t>(1, 4 * uint64_t(std::max(smCount, 1)) /
+                                           std::max<size_t>(1, entries.size()));
+  return static_cast<unsigned>(std::min(wanted, cap));
+}
+
+CopyListKernel::~CopyListKernel() {
+  if (!devices_)
+    return;
+  std::string ignored;
+  for (size_t d = 0; d < modules_.size(); ++d)
+    if (modules_[d] && devices_->useDevice(d, ignored))
+      driver_.cuModuleUnload(modules_[d]);
+}
+
+bool CopyListKernel::load(const CudaDeviceSet &devices,
+                          const std::string &cacheDirectory,
+                          std::string &error) {
+  devices_ = &devices;
+  LdstProgram program;
+  program.source = kSource;
+  program.entry = "sdma_copy_list";
+  program.schedule = "sdma_copy_list";
+  std::string cubin;
+  CompileInfo compile;
+  const std::vector<CudaDeviceSet::Device> &all = devices.devices();
+  if (!devices.useDevice(0, error) ||
+      !buildLdstCubin(driver_, all.front().device, program,
+                      /*stagedOps=*/false, cacheDirectory, compile, cubin,
+                      error)) {
+    error = "the copy-list kernel: " + error;
+    return false;
+  }
+  modules_.assign(all.size(), nullptr);
+  functions_.assign(all.size(), nullptr);
+  smCounts_.assign(all.size(), 1);
+  for (size_t d = 0; d < all.size(); ++d) {
+    const char *call = nullptr;
+    CUresult r = devices.useDevice(d, error) ? 0 : -1;
+    if (r == -1)
+      return false;
+    if ((r = driver_.cuModuleLoadData(&modules_[d], cubin.data())))
+      call = "cuModuleLoadData";
+    else if ((r = driver_.cuModuleGetFunction(&functions_[d], modules_[d],
+                                              "sdma_copy_list")))
+      call = "cuModuleGetFunction";
+    else if ((r = driver_.cuDeviceGetAttribute(
+                  &smCounts_[d], CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                  all[d].device)))
+      call = "cuDeviceGetAttribute";
+    if (call) {
+      error = "the copy-list kernel on GPU " + std::to_string(all[d].ordinal) +
+              ": " + driver_.describe(call, r);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool CopyListKernel::launch(size_t device, CUstream stream,
+                            const std::vector<CopyListEntry> &entries,
+                            std::string &error) {
+  if (entries.empty() || entries.size() > kCopyListMax ||
+      device >= functions_.size()) {
+    error = "copy-list launch of " + std::to_string(entries.size()) +
+            " copies on GPU index " + std::to_string(device) + " (1 to " +
+            std::to_string(kCopyListMax) + " copies, on a loaded GPU)";
+    return false;
+  }
+  ListParams params{};
+  std::copy(entries.begin(), entries.end(), params.e);
+  void *args[] = {&params};
+  unsigned blocks = copyListBlocks(entries, smCounts_[device]);
+  CUresult r = driver_.cuLaunchKernel(
+      functions_[device], blocks, static_cast<unsigned>(entries.size()), 1,
+      kCopyListThreads, 1, 1, 0, stream, args, nullptr);
+  if (r != 0) {
+    error = driver_.describe("cuLaunchKernel (copy list)", r);
+    return false;
+  }
+  return true;
+}

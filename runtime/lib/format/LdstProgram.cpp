@@ -1,0 +1,249 @@
+//===- LdstProgram.cpp - read a generated load/store kernel ---------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/LdstProgram.h"
+#include "format/JsonFields.h"
+
+#include <cstdlib>
+
+using namespace sdma::rt;
+using namespace sdma::rt::jsonfields;
+
+namespace {
+
+constexpr int64_t kMaxRanks = 65536;
+constexpr int64_t kMaxChunks = int64_t(1) << 40;
+constexpr int64_t kMaxFlagSlots = int64_t(1) << 20;
+
+/// The header's JSON, as a plan's: paths from "$" of the header object.
+LdstProgram parseHeader(const json &meta) {
+  if (!meta.is_object())
+    fail("$", "expected an object");
+  LdstProgram program;
+  checkFormat(meta, "sdma.ldst", "load/store program", kLdstVersion);
+  program.entry = stringField(meta, "$", "entry");
+  // The entry is pasted into the host and device sources: an identifier.
+  bool identifier = !program.entry.empty() && program.entry.size() <= 256 &&
+                    !(program.entry[0] >= '0' && program.entry[0] <= '9');
+  for (char c : program.entry)
+    identifier &= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9') || c == '_';
+  if (!identifier)
+    fail("$.entry", quote(program.entry) + " is not a C identifier");
+  program.schedule = stringField(meta, "$", "schedule");
+  program.ranks = integerField(meta, "$", "ranks", 1, kMaxRanks);
+  program.flagSlots = integerField(meta, "$", "flag_slots", 1, kMaxFlagSlots);
+  // Optional: programs from before specialised kernels are table kernels.
+  if (meta.contains("kernel")) {
+    std::string kernel = stringField(meta, "$", "kernel");
+    if (kernel != "specialised" && kernel != "table")
+      fail("$.kernel", quote(kernel) + " is neither \"specialised\" nor "
+                                       "\"table\"");
+    program.specialised = kernel == "specialised";
+  }
+  BufferIndex index;
+  program.buffers = parseBuffers(meta, kMaxChunks, index);
+  program.collective =
+      parseCollective(meta, program.buffers, index, program.ranks);
+  return program;
+}
+
+} // namespace
+
+std::optional<LdstProgram> LdstProgram::parse(std::string source,
+                                              std::string &error) {
+  static const std::string kTag = "// sdma-ldst: ";
+  if (source.compare(0, kTag.size(), kTag) != 0) {
+    error = "not an sdma load/store program (no '// sdma-ldst:' first line)";
+    return std::nullopt;
+  }
+  size_t eol = source.find('\n');
+  std::string_view header(source);
+  header =
+      header.substr(kTag.size(), eol == std::string::npos ? std::string::npos
+                                                          : eol - kTag.size());
+  std::optional<LdstProgram> program = parseJson<LdstProgram>(
+      header, "load/store program metadata", parseHeader, error);
+  if (program)
+    program->source = std::move(source);
+  return program;
+}
+
+std::optional<LdstProgram> LdstProgram::load(const std::string &path,
+                                             std::string &error) {
+  std::optional<std::string> text = readFile(path, "load/store program", error);
+  std::optional<LdstProgram> program =
+      text ? parse(std::move(*text), error) : std::nullopt;
+  if (text && !program)
+    error = path + ": " + error;
+  return program;
+}
+
+Plan LdstProgram::layout() const {
+  Plan plan;
+  plan.schedule = schedule;
+  plan.hasQueues = false;
+  plan.ranks = ranks;
+  plan.flags = 2;
+  plan.buffers = buffers;
+  plan.collective = collective;
+  plan.done.assign(ranks, 0);
+  return plan;
+}
+
+namespace {
+/// The integers of `static ... name[] = {...};` in `source`.
+std::vector<long long> intTable(const std::string &source,
+                                const std::string &name) {
+  std::vector<long long> values;
+  size_t at = source.find(" " + name + "[] = {");
+  if (at == std::string::npos)
+    return values;
+  size_t end = source.find("};", at);
+  const char *p = source.c_str() + source.find('{', at) + 1;
+  const char *stop = source.c_str() + end;
+  while (p < stop) {
+    char *next = nullptr;
+    long long v = std::strtoll(p, &next, 10);
+    if (next == p) {
+      ++p;
+      continue;
+    }
+    values.push_back(v);
+    p = next;
+  }
+  return values;
+}
+} // namespace
+
+std::vector<int> LdstProgram::signalers(int rank, int slot) const {
+  std::vector<long long> steps = intTable(source, "sdma_steps");
+  std::vector<long long> begin = intTable(source, "sdma_rank_begin");
+  std::vector<int> found;
+  if (begin.size() != size_t(ranks) + 1)
+    return found;
+  for (int r = 0; r < ranks; ++r)
+    for (long long s = begin[r]; s < begin[r + 1]; ++s) {
+      if (3 * s + 2 >= (long long)steps.size())
+        return {};
+      long long kind = steps[3 * s], a = steps[3 * s + 1], b = steps[3 * s + 2];
+      // 2: signal flag b of rank a; 4: signal flag a of every rank.
+      if ((kind == 2 && a == rank && b == slot) || (kind == 4 && a == slot)) {
+        found.push_back(r);
+        break;
+      }
+    }
+  return found;
+}
+
+std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
+  std::vector<std::pair<int, int>> all, found;
+  int B = static_cast<int>(buffers.size());
+  for (int r = 0; r < ranks; ++r)
+    for (int b = 0; b < B; ++b)
+      all.push_back({r, b});
+  std::vector<long long> ops = intTable(source, "sdma_ops");
+  std::vector<long long> steps = intTable(source, "sdma_steps");
+  std::vector<long long> begin = intTable(source, "sdma_rank_begin");
+  std::vector<long long> vops = intTable(source, "sdma_vops");
+  std::vector<long long> rsrc = intTable(source, "sdma_rsrc");
+  size_t at = source.find("#define SDMA_OP_STRIDE ");
+  long long stride =
+      at == std::string::npos ? 0 : std::atoll(source.c_str() + at + 23);
+  if (begin.size() != size_t(ranks) + 1 || stride < 12 || rank < 0 ||
+      rank >= ranks)
+    return all;
+  std::vector<char> seen(all.size(), 0);
+  auto add = [&](long long r, long long b) {
+    if (r >= 0 && r < ranks && b >= 0 && b < B)
+      seen[r * B + b] = 1;
+    return r >= 0 && r < ranks && b >= 0 && b < B;
+  };
+  for (long long s = begin[rank]; s < begin[rank + 1]; ++s) {
+    if (3 * s + 2 >= (long long)steps.size())
+      return all;
+    if (steps[3 * s] != 0)
+      continue;
+    for (long long i = 0; i < steps[3 * s + 2]; ++i) {
+      long long o = (steps[3 * s + 1] + i) * stride;
+      if (o + 11 >= (long long)ops.size())
+        return all;
+      if (ops[o] == 4) {
+        // sdma.reduce: the destination, then (rank, buffer, offset) of
+        // each of its sources and extra destinations in sdma_rsrc.
+        long long first = ops[o + 7], n = ops[o + 8] + ops[o + 10];
+        if (!add(ops[o + 1], ops[o + 2]) || first < 0 || n < 0 ||
+            3 * (first + n) > (long long)rsrc.size())
+          return all;
+        for (long long k = first; k < first + n; ++k)
+          if (!add(rsrc[3 * k], rsrc[3 * k + 1]))
+            return all;
+        continue;
+      }
+      // kind; a: rank, buffer, offset; count; b: ...; c (broadcasts): ...
+      if (!add(ops[o + 1], ops[o + 2]) || !add(ops[o + 5], ops[o + 6]) ||
+          (ops[o] == 1 && !add(ops[o + 8], ops[o + 9])))
+        return all;
+      if (ops[o] != 3)
+        continue;
+      // sdma.copyv: its count's table entry, and its prefix tables (two
+      // of (buffer or -1, rank, index) in sdma_vops).
+      long long v = ops[o + 11] * 6;
+      if (!add(ops[o + 8], ops[o + 9]) || v < 0 ||
+          v + 5 >= (long long)vops.size())
+        return all;
+      for (long long side = v; side <= v + 3; side += 3)
+        if (vops[side] >= 0 && !add(vops[side + 1], vops[side]))
+          return all;
+    }
+  }
+  for (size_t i = 0; i < all.size(); ++i)
+    if (seen[i])
+      found.push_back(all[i]);
+  return found;
+}
+
+bool LdstProgram::setReduction(const std::string &type, const std::string &op,
+                               std::string &error) {
+  // LdstReduce.hip's SDMA_REDUCE_TYPE and SDMA_REDUCE_OP codes.
+  static const char *const kTypes[] = {"f32",  "f16",  "bf16", "i32", "i64",
+                                       "ui32", "ui64", "f64",  "i8",  "ui8"};
+  static const char *const kOps[] = {"sum", "max", "min", "prod"};
+  auto code = [](const auto &names, const std::string &name) {
+    for (size_t i = 0; i < std::size(names); ++i)
+      if (name == names[i])
+        return int(i);
+    return -1;
+  };
+  int t = code(kTypes, type), o = code(kOps, op);
+  if (!collective || !collective->isReduction() ||
+      source.find("#ifndef SDMA_REDUCE_TYPE") == std::string::npos) {
+    error = schedule + " does not reduce: it has no element type or "
+                       "operator to set";
+    return false;
+  }
+  if (t < 0 || o < 0) {
+    error = "cannot reduce " + type + " with " + op +
+            " (types: f16, bf16, f32, f64, i8, ui8, i32, ui32, i64, ui64; "
+            "operators: sum, prod, max, min)";
+    return false;
+  }
+  source = "#define SDMA_REDUCE_TYPE " + std::to_string(t) +
+           "\n#define SDMA_REDUCE_OP " + std::to_string(o) + "\n" + source;
+  for (Buffer &buffer : buffers)
+    if (!buffer.type.empty())
+      buffer.type = type;
+  collective->op = op;
+  return true;
+}
+
+LdstProgram sdma::rt::sizeClassProgram(const LdstProgram &program,
+                                       uint64_t chunkBytes) {
+  LdstProgram fixed = program;
+  fixed.source = "#define SDMA_CHUNK_BYTES " + std::to_string(chunkBytes) +
+                 "ull\n" + program.source;
+  return fixed;
+}

@@ -1,0 +1,217 @@
+//===- HostCommDevice.cpp - the communicator's CPU device ------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Memory is POSIX shared memory: each allocation a segment created 0600
+// (the job's user only), named from a hash of the unique id, the rank and a
+// counter, mapped by every peer and unlinked once all have mapped it
+// (importsDone, after the communicator's barrier), so nothing is left
+// behind when processes die. The kernel is the generated load/store kernel
+// on the CPU emulator, run for this process's rank before launch returns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/CommDevice.h"
+#include "compile/KernelCache.h"
+#include "sdma/runtime/LdstCpuExecutor.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace sdma::rt;
+
+namespace {
+
+std::string hex(const void *p) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%p", p);
+  return text;
+}
+
+struct Mapping {
+  std::string name;
+  char *base = nullptr;
+  size_t bytes = 0;
+  bool linked = false; // ours, not yet unlinked
+};
+
+class CpuKernel : public CommKernel {
+public:
+  CpuKernel(std::unique_ptr<LdstCpuExecutor> executor, const LdstProgram &p)
+      : executor_(std::move(executor)), ranks_(p.ranks),
+        buffers_(p.buffers.size()) {}
+  bool launch(const KernelLaunch &launch, std::string &error) override {
+    size_t RB = ranks_ * buffers_;
+    const std::vector<uint64_t> &t = launch.table;
+    if (t.size() != RB + 3 * ranks_ + 9) {
+      error =
+          "internal: a kernel table of " + std::to_string(t.size()) + " words";
+      return false;
+    }
+    LdstCpuExecutor::RankPointers p;
+    for (size_t i = 0; i < RB; ++i)
+      p.buffers.push_back(reinterpret_cast<char *>(t[i]));
+    for (int r = 0; r < ranks_; ++r) {
+      p.flags.push_back(reinterpret_cast<unsigned long long *>(t[RB + r]));
+      p.sync.push_back(reinterpret_cast<unsigned int *>(t[RB + ranks_ + r]));
+    }
+    p.epochs = reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_ + 2]);
+    for (int r = 0; r < ranks_; ++r)
+      p.arrive.push_back(
+          reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_ + 3 + r]));
+    p.errorRecord = reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_]);
+    p.rowBytes = t[RB + 3 * ranks_ + 4];
+    for (int i = 0; i < 4; ++i)
+      p.counts[i] = reinterpret_cast<long long *>(t[RB + 3 * ranks_ + 5 + i]);
+    return executor_->runRanks(p, launch.chunkBytes, launch.programRank,
+                               launch.programRank + 1, error);
+  }
+
+private:
+  std::unique_ptr<LdstCpuExecutor> executor_;
+  int ranks_;
+  size_t buffers_;
+};
+
+class CpuDevice : public CommDevice {
+public:
+  CpuDevice(const UniqueId &id, int rank, const CommOptions &options)
+      : rank_(rank), options_(options) {
+    idHash_ = hashBytes(std::string(id.bytes, sizeof(id.bytes)));
+  }
+  ~CpuDevice() override {
+    for (Mapping &m : mappings_) {
+      if (m.linked)
+        shm_unlink(m.name.c_str());
+      munmap(m.base, m.bytes);
+    }
+  }
+  std::string name() const override { return "cpu"; }
+  std::string identity() const override { return "cpu"; }
+
+  bool allocate(size_t bytes, char *&ptr, std::string &error) override {
+    char name[96];
+    std::snprintf(name, sizeof(name), "/sdma-%016llx-%d-%d",
+                  (unsigned long long)idHash_, rank_, counter_++);
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, bytes) != 0) {
+      error = "rank " + std::to_string(rank_) +
+              ": cannot create shared memory " + name + " (" +
+              std::to_string(bytes) + " bytes): " + std::strerror(errno);
+      if (fd >= 0)
+        close(fd), shm_unlink(name);
+      return false;
+    }
+    void *base =
+        mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) {
+      error = std::string("cannot map ") + name + ": " + std::strerror(errno);
+      shm_unlink(name);
+      return false;
+    }
+    mappings_.push_back({name, static_cast<char *>(base), bytes, true});
+    ptr = static_cast<char *>(base);
+    return true;
+  }
+
+  bool exportMemory(char *ptr, size_t bytes, std::string &blob,
+                    std::string &error) override {
+    for (const Mapping &m : mappings_)
+      if (m.linked && ptr >= m.base && ptr + bytes <= m.base + m.bytes) {
+        blob = m.name + '\n' + std::to_string(m.bytes) + '\n' +
+               std::to_string(ptr - m.base);
+        return true;
+      }
+    error = "the CPU device shares only memory from sdmaMemAlloc (the "
+            "communicator's heap): " +
+            std::to_string(bytes) + " bytes at " + hex(ptr) + " are not in it";
+    return false;
+  }
+
+  bool importMemory(int peer, const std::string &blob, char *&ptr,
+                    std::string &error) override {
+    size_t a = blob.find('\n'), b = blob.rfind('\n');
+    if (a == std::string::npos || a == b) {
+      error = "rank " + std::to_string(peer) + " sent a malformed handle";
+      return false;
+    }
+    std::string name = blob.substr(0, a);
+    size_t bytes = std::strtoull(blob.c_str() + a + 1, nullptr, 10);
+    size_t offset = std::strtoull(blob.c_str() + b + 1, nullptr, 10);
+    if (name.rfind("/sdma-", 0) != 0 || offset > bytes) {
+      error = "rank " + std::to_string(peer) + " sent a malformed handle";
+      return false;
+    }
+    if (peer == rank_) {
+      for (const Mapping &m : mappings_)
+        if (m.name == name) {
+          ptr = m.base + offset;
+          return true;
+        }
+    }
+    int fd = shm_open(name.c_str(), O_RDWR, 0);
+    void *base = fd < 0 ? MAP_FAILED
+                        : mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                               MAP_SHARED, fd, 0);
+    if (fd >= 0)
+      close(fd);
+    if (base == MAP_FAILED) {
+      error = "rank " + std::to_string(rank_) + " cannot map rank " +
+              std::to_string(peer) + "'s shared memory " + name + ": " +
+              std::strerror(errno);
+      return false;
+    }
+    mappings_.push_back({name, static_cast<char *>(base), bytes, false});
+    ptr = static_cast<char *>(base) + offset;
+    return true;
+  }
+
+  void importsDone() override {
+    for (Mapping &m : mappings_)
+      if (m.linked) {
+        shm_unlink(m.name.c_str());
+        m.linked = false;
+      }
+  }
+
+  unsigned long long *errorRecord() override { return record_; }
+  uint64_t errorRecordDevice() override {
+    return reinterpret_cast<uint64_t>(record_);
+  }
+
+  std::unique_ptr<CommKernel> load(const LdstProgram &program,
+                                   std::string &error) override {
+    LdstCpuOptions cpu;
+    cpu.threads = options_.cpuThreads;
+    cpu.blocks = 1;
+    cpu.timeoutNs = options_.timeoutMs * 1000000ull;
+    cpu.cacheDirectory = options_.cacheDirectory;
+    std::unique_ptr<LdstCpuExecutor> executor =
+        LdstCpuExecutor::create(program, cpu, error);
+    if (!executor)
+      return nullptr;
+    return std::make_unique<CpuKernel>(std::move(executor), program);
+  }
+
+private:
+  int rank_;
+  CommOptions options_;
+  uint64_t idHash_ = 0;
+  int counter_ = 0;
+  std::vector<Mapping> mappings_;
+  unsigned long long record_[kMaxInstances * kRecordWords] = {};
+};
+
+} // namespace
+
+std::unique_ptr<CommDevice>
+sdma::rt::createCpuDevice(const UniqueId &id, int rank,
+                          const CommOptions &options, std::string &error) {
+  (void)error;
+  return std::make_unique<CpuDevice>(id, rank, options);
+}

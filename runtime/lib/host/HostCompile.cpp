@@ -1,0 +1,243 @@
+//===- HostCompile.cpp - generated kernels compiled for the host CPU ------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "host/HostCompile.h"
+#include "compile/KernelCache.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <fstream>
+#include <iterator>
+#include <sys/file.h>
+#include <unistd.h>
+
+// The SDMA_* macros on host threads. One host thread per GPU thread; a
+// block's threads meet at a pthread barrier. C headers only: the C++
+// library's <thread>, <barrier> and <chrono> took 85% of a kernel's compile.
+const char *const sdma::rt::kHostPrelude = R"SDMA(
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+static unsigned sdma_ntid, sdma_nbid;
+static thread_local unsigned sdma_tid, sdma_bid, sdma_bid_y;
+static thread_local pthread_barrier_t *sdma_barrier;
+#define SDMA_MAX_THREADS 512
+#define SDMA_GRID_CONSTANT
+#define __global__
+#define __device__
+#define __constant__
+#define __forceinline__ inline
+#define __launch_bounds__(x)
+#define SDMA_TID sdma_tid
+#define SDMA_NTID sdma_ntid
+#define SDMA_BID sdma_bid
+#define SDMA_NBID sdma_nbid
+#define SDMA_BID_Y sdma_bid_y
+#define SDMA_SYNC() pthread_barrier_wait(sdma_barrier)
+// A spinning host thread gives its core to the threads it waits for (more
+// threads than cores: every GPU thread is one).
+#define SDMA_SPIN_PAUSE() sched_yield()
+// A kernel built for one chunk size, run with another (never by the
+// runtime): stop loudly.
+#define SDMA_TRAP() abort()
+// Shared memory: one scratch area per block.
+static thread_local unsigned char *sdma_scratch;
+static constexpr size_t sdma_scratch_bytes = 64 * 1024;
+#define SDMA_BLOCK_SHARED(type, name, count)                                   \
+  static_assert(sizeof(type) * (count) <= sdma_scratch_bytes, "scratch");      \
+  type *name = reinterpret_cast<type *>(sdma_scratch)
+#define SDMA_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define SDMA_FENCE_SYSTEM() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define SDMA_ATOMIC_ADD_U32(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
+#define SDMA_ATOMIC_ADD_SYSTEM_U64(p, v)                                       \
+  __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
+static inline unsigned long long sdma_cas(unsigned long long *p,
+                                          unsigned long long c,
+                                          unsigned long long v) {
+  __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_SEQ_CST,
+                              __ATOMIC_SEQ_CST);
+  return c;
+}
+#define SDMA_ATOMIC_CAS_U64(p, c, v) sdma_cas((p), (c), (v))
+static inline unsigned long long SDMA_NOW_NS() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1000000000ull + now.tv_nsec;
+}
+// Runs body(group, thread) on groups x threads host threads; a group's
+// threads share a barrier and a 16-byte aligned scratch area. No body runs
+// until every thread has started: if one cannot be started, none runs and
+// the error number comes back (0: all ran).
+struct SdmaHostGroup {
+  pthread_barrier_t barrier;
+  unsigned char *scratch;
+};
+struct SdmaHostGate {
+  pthread_rwlock_t lock; // held for writing until every thread exists
+  int go;
+};
+template <class Body> struct SdmaHostThread {
+  Body *body;
+  SdmaHostGroup *group;
+  SdmaHostGate *gate;
+  int g, t;
+  pthread_t id;
+};
+template <class Body> static void *sdma_host_thread(void *arg) {
+  SdmaHostThread<Body> *w = static_cast<SdmaHostThread<Body> *>(arg);
+  pthread_rwlock_rdlock(&w->gate->lock);
+  pthread_rwlock_unlock(&w->gate->lock);
+  if (w->gate->go) {
+    sdma_barrier = &w->group->barrier;
+    sdma_scratch = w->group->scratch;
+    (*w->body)(w->g, w->t);
+  }
+  return nullptr;
+}
+template <class Body>
+static int sdma_host_launch(int groups, int threads, Body body) {
+  const size_t n = size_t(groups) * threads;
+  SdmaHostGroup *group =
+      static_cast<SdmaHostGroup *>(calloc(groups, sizeof(SdmaHostGroup)));
+  SdmaHostThread<Body> *work = static_cast<SdmaHostThread<Body> *>(
+      calloc(n, sizeof(SdmaHostThread<Body>)));
+  void **raw = static_cast<void **>(calloc(groups, sizeof(void *)));
+  int status = group && work && raw ? 0 : ENOMEM;
+  int barriers = 0;
+  for (; !status && barriers < groups; ++barriers) {
+    // 16-byte aligned, as shared memory is.
+    raw[barriers] = malloc(sdma_scratch_bytes + 16);
+    status = raw[barriers] ? pthread_barrier_init(&group[barriers].barrier,
+                                                  nullptr, threads)
+                           : ENOMEM;
+    if (status)
+      break;
+    group[barriers].scratch = reinterpret_cast<unsigned char *>(
+        (reinterpret_cast<uintptr_t>(raw[barriers]) + 15) & ~uintptr_t(15));
+  }
+  SdmaHostGate gate;
+  gate.go = 0;
+  pthread_rwlock_init(&gate.lock, nullptr);
+  pthread_rwlock_wrlock(&gate.lock);
+  size_t started = 0;
+  for (; !status && started < n; ++started) {
+    SdmaHostThread<Body> &w = work[started];
+    w.body = &body;
+    w.group = &group[started / threads];
+    w.gate = &gate;
+    w.g = int(started / threads);
+    w.t = int(started % threads);
+    status = pthread_create(&w.id, nullptr, sdma_host_thread<Body>, &w);
+    if (status)
+      break;
+  }
+  gate.go = !status;
+  pthread_rwlock_unlock(&gate.lock);
+  for (size_t i = 0; i < started; ++i)
+    pthread_join(work[i].id, nullptr);
+  pthread_rwlock_destroy(&gate.lock);
+  for (int g = 0; g < groups && raw; ++g) {
+    if (g < barriers)
+      pthread_barrier_destroy(&group[g].barrier);
+    free(raw[g]);
+  }
+  free(raw);
+  free(work);
+  free(group);
+  return status;
+}
+)SDMA";
+
+void *sdma::rt::compileHostObject(const std::string &text, std::string compiler,
+                                  const std::string &cacheDirectory,
+                                  const std::string &what, std::string &error) {
+  auto load = [&](const std::string &path) -> void * {
+    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char *why = dlerror();
+      error =
+          "loading " + what + " compiled for the host: " + (why ? why : "?");
+    }
+    return handle;
+  };
+  if (compiler.empty()) {
+    const char *env = std::getenv("SDMA_HOST_CXX");
+    compiler = env && *env ? env : "c++";
+  }
+  const std::string flags = " -std=c++20 -O1 -shared -fPIC -pthread "
+                            "-Wno-unknown-pragmas";
+  // A cached object: the processes of a job, and later runs, compile once.
+  std::string cached;
+  if (!cacheDirectory.empty()) {
+    char key[32];
+    std::snprintf(key, sizeof(key), "%016llx",
+                  (unsigned long long)hashBytes(text + compiler + flags));
+    cached = cacheDirectory + "/host-" + key + ".so";
+  }
+  if (!cached.empty() && access(cached.c_str(), R_OK) == 0)
+    return load(cached);
+  // One process of a job compiles; the others wait on the lock and find
+  // the object (released when this function returns).
+  int lockFd = cached.empty()
+                   ? -1
+                   : open((cached + ".lock").c_str(), O_CREAT | O_RDWR, 0600);
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0)
+        close(fd);
+    }
+  } unlock{lockFd};
+  if (lockFd >= 0 && flock(lockFd, LOCK_EX) == 0 &&
+      access(cached.c_str(), R_OK) == 0)
+    return load(cached);
+  char dir[] = "/tmp/sdma-host-XXXXXX";
+  if (!mkdtemp(dir)) {
+    error = "cannot create a temporary directory in /tmp";
+    return nullptr;
+  }
+  std::string source = std::string(dir) + "/kernel.cpp";
+  std::string object = std::string(dir) + "/kernel.so";
+  std::string log = std::string(dir) + "/compile.log";
+  auto cleanUp = [&] {
+    std::remove(source.c_str());
+    std::remove(object.c_str());
+    std::remove(log.c_str());
+    rmdir(dir);
+  };
+  {
+    std::ofstream out(source);
+    out << text;
+    if (!out) {
+      cleanUp();
+      error = "cannot write " + source;
+      return nullptr;
+    }
+  }
+  std::string command =
+      compiler + flags + " -o " + object + " " + source + " > " + log + " 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    cleanUp();
+    error = "compiling " + what + " for the host (" + compiler + ") failed:\n" +
+            text;
+    return nullptr;
+  }
+  // Into the cache by rename (atomic: a concurrent process finds either
+  // no file or a whole one).
+  bool inCache =
+      !cached.empty() && std::rename(object.c_str(), cached.c_str()) == 0;
+  void *handle = load(inCache ? cached : object);
+  cleanUp(); // a loaded object stays mapped after its file is gone
+  return handle;
+}

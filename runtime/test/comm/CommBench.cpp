@@ -1,0 +1,108 @@
+//===- CommBench.cpp - the C API's per-call latency, and its baseline -----===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/CommTest.h"
+
+#include "sdma/runtime/Executor.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace sdma::commtest {
+
+/// Per-call latency: `iters` calls back to back, then one wait.
+void bench(Rank &k, int iters) {
+  int R = k.ranks;
+  if (k.rank == 0)
+    std::printf("op,ranks,bytes,us_per_call\n");
+  for (size_t bytes = 1024; bytes <= (64u << 20); bytes *= 4) {
+    size_t chunk = std::max<size_t>(4, bytes / R / 4 * 4);
+    char *in = static_cast<char *>(k.alloc(chunk * R));
+    char *out = static_cast<char *>(k.alloc(chunk * R));
+    for (int op = 0; op < 2; ++op) {
+      auto call = [&] {
+        return op == 0 ? sdmaAllGather(in, out, chunk / 4, sdmaFloat32, k.comm,
+                                       k.stream)
+                       : sdmaAlltoAll(in, out, chunk / 4, sdmaFloat32, k.comm,
+                                      k.stream);
+      };
+      for (int i = 0; i < 3; ++i)
+        k.check(call(), "warm-up");
+      k.memory.sync(k.stream);
+      std::vector<double> samples;
+      for (int rep = 0; rep < 5; ++rep) {
+        auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < iters; ++i)
+          k.check(call(), "call");
+        k.memory.sync(k.stream);
+        samples.push_back(std::chrono::duration<double, std::micro>(
+                              std::chrono::steady_clock::now() - start)
+                              .count() /
+                          iters);
+      }
+      std::sort(samples.begin(), samples.end());
+      if (k.rank == 0)
+        std::printf("%s,%d,%zu,%.2f\n", op ? "alltoall" : "allgather", R,
+                    chunk * R, samples[2]);
+    }
+    sdmaMemFree(k.comm, out);
+    sdmaMemFree(k.comm, in);
+  }
+}
+
+/// The in-process executor (every rank in one launch) timed as bench()
+/// times the C API: `iters` launches back to back, then one wait.
+int baseline(const Args &args) {
+  std::printf("op,ranks,bytes,us_per_call\n");
+  for (int R : {1, 2, 4, 8}) {
+    for (int op = 0; op < 2; ++op) {
+      std::string name = op ? "all_to_all_direct" : "all_gather_direct";
+      std::string path = args.schedule + "/" + name + "-" + std::to_string(R) +
+                         ".hip",
+                  error;
+      std::optional<LdstProgram> program = LdstProgram::load(path, error);
+      if (!program) {
+        std::fprintf(stderr, "%s\n", error.c_str());
+        return 1;
+      }
+      CompiledSchedule compiled;
+      compiled.plan = program->layout();
+      compiled.ldst = *program;
+      ExecutorOptions options;
+      auto executor = createExecutor("cuda-ldst", compiled, options, error);
+      if (!executor) {
+        std::fprintf(stderr, "%s\n", error.c_str());
+        return 1;
+      }
+      for (size_t bytes = 1024; bytes <= (64u << 20); bytes *= 4) {
+        size_t chunk = std::max<size_t>(4, bytes / R / 4 * 4);
+        if (!executor->prepare(chunk, error))
+          return std::fprintf(stderr, "%s\n", error.c_str()), 1;
+        for (int i = 0; i < 3; ++i)
+          executor->launch(error);
+        executor->wait(error);
+        std::vector<double> samples;
+        for (int rep = 0; rep < 5; ++rep) {
+          auto start = std::chrono::steady_clock::now();
+          for (int i = 0; i < args.iters; ++i)
+            executor->launch(error);
+          if (!executor->wait(error))
+            return std::fprintf(stderr, "%s\n", error.c_str()), 1;
+          samples.push_back(std::chrono::duration<double, std::micro>(
+                                std::chrono::steady_clock::now() - start)
+                                .count() /
+                            args.iters);
+        }
+        std::sort(samples.begin(), samples.end());
+        std::printf("%s,%d,%zu,%.2f\n", op ? "alltoall" : "allgather", R,
+                    chunk * R, samples[2]);
+      }
+    }
+  }
+  return 0;
+}
+
+} // namespace sdma::commtest

@@ -1,0 +1,253 @@
+//===- CommReduce.cpp - sdma-comm-test's reduction cases ------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// sdmaAllReduce, sdmaReduceScatter and sdmaReduce against their definition:
+// every rank derives every rank's input from (rank, element), so each
+// computes the exact result itself (small integers, exact in every type,
+// products of +-1 and +-2 that wrap in the 8-bit types as the kernel's
+// must) and checks every byte of its buffers, including the bytes past the
+// end and the buffers a call must leave alone. Every element type, each
+// with one operator (the four take turns), every schedule the
+// communicator picks: one-shot, two-shot and in place (staged) all-reduce,
+// reduce-scatter in and out of place, reduce at every root in and out of
+// place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/CommTest.h"
+
+#include "sdma/runtime/HostMemory.h"
+
+#include <algorithm>
+
+using namespace sdma::commtest;
+
+namespace {
+
+struct TypeCase {
+  sdmaDataType_t type;
+  const char *name; // the dialect's, for encodeElement
+  size_t bytes;
+};
+const TypeCase kTypes[] = {
+    {sdmaFloat32, "f32", 4}, {sdmaBfloat16, "bf16", 2}, {sdmaFloat16, "f16", 2},
+    {sdmaInt32, "i32", 4},   {sdmaUint8, "ui8", 1},     {sdmaFloat64, "f64", 8},
+    {sdmaInt64, "i64", 8},   {sdmaInt8, "i8", 1},       {sdmaUint32, "ui32", 4},
+    {sdmaUint64, "ui64", 8},
+};
+const char *kOpNames[] = {"sum", "prod", "max", "min"};
+
+bool isUnsigned(const TypeCase &t) { return t.name[0] == 'u'; }
+
+/// Rank r's element i: products of +-1/+-2 (1/2 unsigned); otherwise
+/// integers small enough that every partial result is exact in bf16.
+int64_t value(const TypeCase &t, sdmaRedOp_t op, int R, int r, size_t i) {
+  uint64_t x =
+      (uint64_t(r) * 0x9E3779B97F4A7C15ull) ^ (i * 0xD6E8FEB86659FD93ull);
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  if (op == sdmaProd) {
+    static const int64_t values[4] = {-2, -1, 1, 2};
+    return isUnsigned(t) ? 1 + int64_t(x & 1) : values[x & 3];
+  }
+  int64_t a = std::max<int64_t>(1, std::min<int64_t>(8, 256 / R));
+  int64_t v = int64_t(x % uint64_t(2 * a + 1)) - a;
+  return isUnsigned(t) ? v + a : v;
+}
+
+/// The exact result of `op` over the ranks' element i, wrapped to the
+/// type's width (floats hold it exactly).
+int64_t reduced(const TypeCase &t, sdmaRedOp_t op, int R, size_t i) {
+  int64_t acc = value(t, op, R, 0, i);
+  for (int r = 1; r < R; ++r) {
+    int64_t v = value(t, op, R, r, i);
+    acc = op == sdmaSum    ? int64_t(uint64_t(acc) + uint64_t(v))
+          : op == sdmaProd ? int64_t(uint64_t(acc) * uint64_t(v))
+          : op == sdmaMax  ? std::max(acc, v)
+                           : std::min(acc, v);
+  }
+  return acc; // encodeElement keeps the low bytes: two's complement wrap
+}
+
+std::vector<unsigned char> encode(const TypeCase &t,
+                                  const std::vector<int64_t> &values) {
+  std::vector<unsigned char> bytes(values.size() * t.bytes);
+  for (size_t e = 0; e < values.size(); ++e)
+    sdma::rt::encodeElement(t.name, values[e], bytes.data() + e * t.bytes);
+  return bytes;
+}
+
+constexpr size_t kTail = 64; // bytes past each buffer that must stay
+
+struct Case {
+  Rank &k;
+  const TypeCase &t;
+  sdmaRedOp_t op;
+  std::string tag;
+
+  /// elements [first, first + n) of rank r's input.
+  std::vector<int64_t> input(int r, size_t first, size_t n) const {
+    std::vector<int64_t> v(n);
+    for (size_t e = 0; e < n; ++e)
+      v[e] = value(t, op, k.ranks, r, first + e);
+    return v;
+  }
+  std::vector<int64_t> result(size_t first, size_t n) const {
+    std::vector<int64_t> v(n);
+    for (size_t e = 0; e < n; ++e)
+      v[e] = reduced(t, op, k.ranks, first + e);
+    return v;
+  }
+  /// `bytes` followed by the untouched tail.
+  static std::vector<unsigned char> withTail(std::vector<unsigned char> b) {
+    b.insert(b.end(), kTail, kUntouched);
+    return b;
+  }
+  void put(void *p, const std::vector<unsigned char> &bytes) {
+    k.memory.write(p, bytes.data(), bytes.size());
+  }
+  void untouched(void *p, size_t bytes) {
+    put(p, std::vector<unsigned char>(bytes, kUntouched));
+  }
+
+  void allReduce(size_t count, bool inPlace) {
+    size_t c = count * t.bytes;
+    char *in = static_cast<char *>(k.alloc(c + kTail));
+    char *out = inPlace ? in : static_cast<char *>(k.alloc(c + kTail));
+    if (!in || !out)
+      return;
+    untouched(out, c + kTail);
+    put(in, encode(t, input(k.rank, 0, count)));
+    k.check(sdmaAllReduce(in, out, count, t.type, op, k.comm, k.stream),
+            "sdmaAllReduce");
+    k.memory.sync(k.stream);
+    std::string what = std::string("AllReduce") + (inPlace ? " in place" : "");
+    k.expect(out, withTail(encode(t, result(0, count))), what + tag);
+    if (!inPlace)
+      k.expect(in, encode(t, input(k.rank, 0, count)), what + " input" + tag);
+    if (!inPlace)
+      k.check(sdmaMemFree(k.comm, out), "sdmaMemFree");
+    k.check(sdmaMemFree(k.comm, in), "sdmaMemFree");
+  }
+
+  void reduceScatter(size_t count, bool inPlace) {
+    int R = k.ranks, me = k.rank;
+    size_t c = count * t.bytes;
+    char *in = static_cast<char *>(k.alloc(R * c + kTail));
+    char *out = inPlace ? in + me * c : static_cast<char *>(k.alloc(c + kTail));
+    if (!in || !out)
+      return;
+    untouched(in, R * c + kTail);
+    if (!inPlace)
+      untouched(out, c + kTail);
+    put(in, encode(t, input(me, 0, R * count)));
+    k.check(sdmaReduceScatter(in, out, count, t.type, op, k.comm, k.stream),
+            "sdmaReduceScatter");
+    k.memory.sync(k.stream);
+    std::vector<unsigned char> mine = encode(t, result(me * count, count));
+    if (inPlace) {
+      // Only this rank's chunk of its input changes.
+      std::vector<unsigned char> want = encode(t, input(me, 0, R * count));
+      std::copy(mine.begin(), mine.end(), want.begin() + me * c);
+      k.expect(in, withTail(want), "ReduceScatter in place" + tag);
+    } else {
+      k.expect(out, withTail(mine), "ReduceScatter" + tag);
+      k.expect(in, withTail(encode(t, input(me, 0, R * count))),
+               "ReduceScatter input" + tag);
+      k.check(sdmaMemFree(k.comm, out), "sdmaMemFree");
+    }
+    k.check(sdmaMemFree(k.comm, in), "sdmaMemFree");
+  }
+
+  void reduce(size_t count, int root, bool inPlace) {
+    size_t c = count * t.bytes;
+    char *in = static_cast<char *>(k.alloc(c + kTail));
+    char *out = inPlace ? in : static_cast<char *>(k.alloc(c + kTail));
+    if (!in || !out)
+      return;
+    untouched(out, c + kTail);
+    put(in, encode(t, input(k.rank, 0, count)));
+    k.check(sdmaReduce(in, out, count, t.type, op, root, k.comm, k.stream),
+            "sdmaReduce");
+    k.memory.sync(k.stream);
+    std::string what = std::string("Reduce") + (inPlace ? " in place" : "") +
+                       " root " + std::to_string(root) + tag;
+    if (k.rank == root)
+      k.expect(out, withTail(encode(t, result(0, count))), what);
+    else if (inPlace)
+      k.expect(out, withTail(encode(t, input(k.rank, 0, count))), what);
+    else
+      k.expect(out, std::vector<unsigned char>(c + kTail, kUntouched), what);
+    if (!inPlace)
+      k.check(sdmaMemFree(k.comm, out), "sdmaMemFree");
+    k.check(sdmaMemFree(k.comm, in), "sdmaMemFree");
+  }
+};
+
+} // namespace
+
+void sdma::commtest::reductions(Rank &k, const Args &args) {
+  int R = k.ranks;
+  for (size_t n = 0; n < sizeof(kTypes) / sizeof(kTypes[0]); ++n) {
+    const TypeCase &t = kTypes[n];
+    if (!args.types.empty() &&
+        ("," + args.types + ",").find(std::string(",") + t.name + ",") ==
+            std::string::npos)
+      continue;
+    auto op = static_cast<sdmaRedOp_t>(n % 4);
+    for (size_t count : args.counts) {
+      Case c{k, t, op,
+             std::string(" ") + t.name + " " + kOpNames[op] + " count " +
+                 std::to_string(count)};
+      for (int inPlace = 0; inPlace < 2; ++inPlace) {
+        // count and R * count: the second divides, so large ones run
+        // two-shot (and in place always does).
+        c.allReduce(count, inPlace);
+        c.allReduce(R * count, inPlace);
+        c.reduceScatter(count, inPlace);
+        for (int root = 0; root < R; ++root)
+          c.reduce(count, root, inPlace);
+      }
+    }
+  }
+  // NCCL's rooted convention: recvbuff may be NULL off the root.
+  {
+    const TypeCase &t = kTypes[0];
+    Case c{k, t, sdmaSum, " f32 sum null recv off the root"};
+    size_t count = 5, bytes = count * t.bytes;
+    char *in = static_cast<char *>(k.alloc(bytes));
+    char *out = static_cast<char *>(k.alloc(bytes + kTail));
+    if (in && out) {
+      c.untouched(out, bytes + kTail);
+      c.put(in, encode(t, c.input(k.rank, 0, count)));
+      int root = R - 1;
+      k.check(sdmaReduce(in, k.rank == root ? out : nullptr, count, t.type,
+                         sdmaSum, root, k.comm, k.stream),
+              "sdmaReduce (recv NULL off the root)");
+      k.memory.sync(k.stream);
+      if (k.rank == root)
+        k.expect(out, Case::withTail(encode(t, c.result(0, count))),
+                 "Reduce" + c.tag);
+      k.check(sdmaMemFree(k.comm, out), "sdmaMemFree");
+      k.check(sdmaMemFree(k.comm, in), "sdmaMemFree");
+    }
+  }
+  // Bad arguments: refused on every rank, before anything runs.
+  void *buf = k.alloc(256);
+  std::string badRoot = "root " + std::to_string(R) + " is not a rank";
+  if (expectFailure(k,
+                    sdmaAllReduce(buf, buf, 4, sdmaFloat32,
+                                  static_cast<sdmaRedOp_t>(7), k.comm,
+                                  k.stream),
+                    "invalid reduction operator 7") ||
+      expectFailure(
+          k, sdmaReduce(buf, buf, 4, sdmaFloat32, sdmaSum, R, k.comm, k.stream),
+          badRoot.c_str()) ||
+      expectFailure(k,
+                    sdmaAllReduce(buf, static_cast<char *>(buf) + 4, 4,
+                                  sdmaFloat32, sdmaSum, k.comm, k.stream),
+                    "overlap partially"))
+    ++k.failures;
+}
