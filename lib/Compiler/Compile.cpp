@@ -6,11 +6,12 @@
 
 #include "sdma/Compiler/Compile.h"
 
-#include "InputGuard.h"
 #include "sdma/Analysis/ScheduleVerifier.h"
 #include "sdma/Conversion/Passes.h"
 #include "sdma/IR/SdmaDialect.h"
 #include "sdma/IR/SdmaOps.h"
+#include "sdma/InitAllDialects.h"
+#include "sdma/Support/InputGuard.h"
 #include "sdma/Target/HIP.h"
 #include "sdma/Target/Packets.h"
 #include "sdma/Target/Plan.h"
@@ -18,10 +19,6 @@
 #include "sdma/Transforms/Pipelines.h"
 #include "sdmapkt/IR/SdmaPkt.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Index/IR/IndexDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -57,9 +54,7 @@ struct Compiler::Impl {
   }
   static DialectRegistry registry() {
     DialectRegistry registry;
-    registry
-        .insert<SdmaDialect, pkt::SdmaPktDialect, affine::AffineDialect,
-                arith::ArithDialect, index::IndexDialect, scf::SCFDialect>();
+    registerAllDialects(registry);
     return registry;
   }
   MLIRContext context;
@@ -79,7 +74,7 @@ public:
 class DiagnosticSink {
 public:
   DiagnosticSink(llvm::SourceMgr &sourceMgr, MLIRContext *context,
-                 const CompileOptions &options, std::string &collected)
+                 const ProgramOptions &options, std::string &collected)
       : stream(text), formatter(sourceMgr, context, stream),
         forward(context, [this, &options, &collected](Diagnostic &diag) {
           formatter.emitDiagnostic(diag);
@@ -124,14 +119,16 @@ public:
 class Compilation {
 public:
   Compilation(MLIRContext &context, llvm::SourceMgr &sourceMgr,
-              const CompileOptions &options, Artifacts &out)
+              const ProgramOptions &options, Artifacts &out)
       : context(context), sourceMgr(sourceMgr), options(options), out(out) {}
 
-  /// Parses, proves and emits the load/store kernel; false after setting
-  /// out.error.
-  bool front(std::string_view text);
-  /// Compiles the DMA variants by the options' policy.
-  bool variants();
+  /// Parses, unrolls and proves, and emits the load/store kernel where
+  /// `ldst`; false after setting out.error. Keeps the proved flat schedule
+  /// for variants().
+  bool front(std::string_view text, bool ldst);
+  /// Compiles the DMA variants of `dma` by its policy, each from the flat
+  /// schedule front() proved.
+  bool variants(const CompileOptions &dma);
 
 private:
   void progress(const std::string &line) {
@@ -143,21 +140,25 @@ private:
     out.diagnosed = diagnosed;
     return false;
   }
-  /// One variant; `quiet`: diagnostics swallowed, *reason says why it failed.
-  std::optional<VariantArtifacts> variant(llvm::StringRef name,
-                                          std::string *reason);
-  std::optional<std::string> packets(ModuleOp engineLevel);
+  /// One variant; `reason` set: diagnostics swallowed, *reason says why it
+  /// failed. `last`: no variant follows, so it may take the flat schedule
+  /// instead of a copy.
+  std::optional<VariantArtifacts> variant(const CompileOptions &dma,
+                                          llvm::StringRef name,
+                                          std::string *reason, bool last);
+  std::optional<std::string> packets(const CompileOptions &dma,
+                                     ModuleOp engineLevel);
 
   MLIRContext &context;
   llvm::SourceMgr &sourceMgr;
-  const CompileOptions &options;
+  const ProgramOptions &options;
   Artifacts &out;
-  OwningOpRef<ModuleOp> module;
+  /// The schedule as parsed, and unrolled and proved.
+  OwningOpRef<ModuleOp> module, flat;
 };
 
-bool Compilation::front(std::string_view text) {
+bool Compilation::front(std::string_view text, bool ldst) {
   progress("parsing and verifying " + options.bufferName);
-  OwningOpRef<ModuleOp> flat;
   {
     // MLIR's parser recurses per nesting level: refuse deep input first.
     std::string guard;
@@ -188,10 +189,18 @@ bool Compilation::front(std::string_view text) {
                     "' leaves its rank count open (ranks(%R))",
                 false);
   }
-  // The flat, proved schedule; the load/store kernel comes from it.
+  if (options.root && *options.root < 0) {
+    schedule.emitOpError("root ")
+        << *options.root << " is out of range [0, "
+        << options.ranks.value_or(schedule.getRanks().value_or(0)) << ")";
+    return fail("'" + options.bufferName + "' did not compile", true);
+  }
+  // The flat, proved schedule; the load/store kernel and every DMA variant
+  // come from it.
   PassManager pm(&context);
   SdmaUnrollOptions unroll;
   unroll.ranks = options.ranks.value_or(0);
+  unroll.root = options.root.value_or(-1);
   if (options.maxOps)
     unroll.maxOps = options.maxOps;
   pm.addPass(createSdmaUnroll(unroll));
@@ -210,7 +219,7 @@ bool Compilation::front(std::string_view text) {
   out.needsCompute = !flatSchedule.getBody().getOps<sdma::ReduceOp>().empty();
   out.reduction = proved->reduction.value_or("");
   out.declaresCollective = proved->collective.has_value();
-  if (options.ldst) {
+  if (ldst) {
     llvm::raw_string_ostream hip(out.ldstProgram);
     if (failed(translateToHIP(*flat, hip)))
       return fail("'" + options.bufferName +
@@ -220,16 +229,17 @@ bool Compilation::front(std::string_view text) {
   return true;
 }
 
-std::optional<std::string> Compilation::packets(ModuleOp engineLevel) {
+std::optional<std::string> Compilation::packets(const CompileOptions &dma,
+                                                ModuleOp engineLevel) {
   PassManager pm(&context);
   ConvertSdmaToSdmaPktOptions convert;
-  convert.completion = options.packetCompletion;
-  if (!options.sdmaTarget.empty())
-    convert.target = options.sdmaTarget;
-  convert.maxChunkBytes = options.maxChunkBytes;
-  if (options.maxPacketBytes)
-    convert.maxPacketBytes = options.maxPacketBytes;
-  convert.timestamps = options.packetTimestamps;
+  convert.completion = dma.packetCompletion;
+  if (!dma.sdmaTarget.empty())
+    convert.target = dma.sdmaTarget;
+  convert.maxChunkBytes = dma.maxChunkBytes;
+  if (dma.maxPacketBytes)
+    convert.maxPacketBytes = dma.maxPacketBytes;
+  convert.timestamps = dma.packetTimestamps;
   pm.addPass(createConvertSdmaToSdmaPkt(convert));
   OwningOpRef<ModuleOp> lowered(engineLevel.clone());
   std::string text;
@@ -239,8 +249,10 @@ std::optional<std::string> Compilation::packets(ModuleOp engineLevel) {
   return text;
 }
 
-std::optional<VariantArtifacts> Compilation::variant(llvm::StringRef name,
-                                                     std::string *reason) {
+std::optional<VariantArtifacts> Compilation::variant(const CompileOptions &dma,
+                                                     llvm::StringRef name,
+                                                     std::string *reason,
+                                                     bool last) {
   std::optional<FirstError> quiet;
   if (reason)
     quiet.emplace(&context);
@@ -250,18 +262,33 @@ std::optional<VariantArtifacts> Compilation::variant(llvm::StringRef name,
     return std::nullopt;
   };
   progress("compiling variant " + name.str());
-  OwningOpRef<ModuleOp> engineLevel(module->clone());
+  if (name == dma.failVariantForTesting) {
+    // The test hook: unrolling the source again with a budget of one op
+    // fails as any failing pass would, with the same diagnostics.
+    PassManager unroll(&context);
+    SdmaUnrollOptions one;
+    one.ranks = options.ranks.value_or(0);
+    one.root = options.root.value_or(-1);
+    one.maxOps = 1;
+    unroll.addPass(createSdmaUnroll(one));
+    OwningOpRef<ModuleOp> source(module->clone());
+    if (mlir::failed(unroll.run(*source)))
+      return failed("a pass failed");
+  }
+  // The last variant lowers the proved schedule itself: one flat schedule
+  // in memory rather than two.
+  OwningOpRef<ModuleOp> engineLevel =
+      last ? std::move(flat) : OwningOpRef<ModuleOp>(flat->clone());
   PassManager pm(&context);
   LowerToDMAOptions lower;
   lower.ranks = options.ranks.value_or(0);
+  lower.root = options.root.value_or(-1);
   lower.variant = name.str();
-  lower.prelaunch = options.prelaunch;
-  lower.engines = options.engines;
+  lower.prelaunch = dma.prelaunch;
+  lower.engines = dma.engines;
   if (options.maxOps)
     lower.maxOps = options.maxOps;
-  if (name == options.failVariantForTesting)
-    lower.maxOps = 1;
-  if (mlir::failed(buildLowerToDMAPipeline(pm, lower)) ||
+  if (mlir::failed(buildLowerProvedToDMAPipeline(pm, lower)) ||
       mlir::failed(pm.run(*engineLevel)))
     return failed("a pass failed");
   VariantArtifacts artifacts;
@@ -269,12 +296,12 @@ std::optional<VariantArtifacts> Compilation::variant(llvm::StringRef name,
   llvm::raw_string_ostream plan(artifacts.plan);
   if (mlir::failed(translateToPlan(*engineLevel, plan)))
     return failed("the plan translation failed");
-  bool wantPackets = options.packets == CompileOptions::Packets::All ||
-                     (options.packets == CompileOptions::Packets::Primary &&
-                      out.variants.empty());
+  bool wantPackets =
+      dma.packets == CompileOptions::Packets::All ||
+      (dma.packets == CompileOptions::Packets::Primary && out.variants.empty());
   if (wantPackets) {
     progress("lowering variant " + name.str() + " to SDMA packets");
-    std::optional<std::string> text = packets(*engineLevel);
+    std::optional<std::string> text = packets(dma, *engineLevel);
     if (!text)
       return failed("lowering to SDMA packets failed");
     artifacts.packets = std::move(*text);
@@ -282,40 +309,40 @@ std::optional<VariantArtifacts> Compilation::variant(llvm::StringRef name,
   return artifacts;
 }
 
-bool Compilation::variants() {
+bool Compilation::variants(const CompileOptions &dma) {
   using Policy = CompileOptions::VariantPolicy;
   // Counts read at run time have no DMA plan (sdma-assign-engines says
   // why); the load/store kernel is the program.
-  if (out.runtimeCounts && options.ldst) {
-    for (const std::string &name : options.variants)
+  if (out.runtimeCounts && dma.ldst) {
+    for (const std::string &name : dma.variants)
       out.skipped.push_back(
           {name, "the schedule reads counts at run time (sdma.copyv); DMA "
                  "plans need every size when they are built"});
     return true;
   }
   // Reductions need compute units: the load/store kernel adds.
-  if (out.needsCompute && options.ldst) {
-    for (const std::string &name : options.variants)
+  if (out.needsCompute && dma.ldst) {
+    for (const std::string &name : dma.variants)
       out.skipped.push_back(
           {name, "the schedule reduces (sdma.reduce) and DMA engines cannot "
                  "add; the load/store kernel does the arithmetic"});
     return true;
   }
-  if (options.packets != CompileOptions::Packets::None &&
-      !options.sdmaTarget.empty() &&
-      !pkt::findTargetProfile(options.sdmaTarget))
-    return fail("unknown SDMA target '" + options.sdmaTarget + "' (" +
+  if (dma.packets != CompileOptions::Packets::None && !dma.sdmaTarget.empty() &&
+      !pkt::findTargetProfile(dma.sdmaTarget))
+    return fail("unknown SDMA target '" + dma.sdmaTarget + "' (" +
                     pkt::targetNameList() + ")",
                 false);
-  for (const std::string &name : options.variants) {
+  for (size_t i = 0, e = dma.variants.size(); i < e; ++i) {
+    const std::string &name = dma.variants[i];
     if (!llvm::is_contained(getDMAVariants(), name))
       return fail("unknown DMA variant '" + name +
                       "' (pcpy, bcst, swap or b2b)",
                   false);
-    bool quiet = options.policy != Policy::Each;
+    bool quiet = dma.policy != Policy::Each;
     std::string reason;
     std::optional<VariantArtifacts> one =
-        variant(name, quiet ? &reason : nullptr);
+        variant(dma, name, quiet ? &reason : nullptr, i + 1 == e);
     if (!one) {
       if (!quiet)
         return fail("variant " + name + " of '" + options.bufferName +
@@ -325,7 +352,7 @@ bool Compilation::variants() {
       continue;
     }
     out.variants.push_back(std::move(*one));
-    if (options.policy == Policy::FirstThatCompiles)
+    if (dma.policy == Policy::FirstThatCompiles)
       break;
   }
   if (out.variants.empty())
@@ -339,22 +366,45 @@ bool Compilation::variants() {
 Compiler::Compiler(bool threading) : impl_(std::make_unique<Impl>(threading)) {}
 Compiler::~Compiler() = default;
 
-Artifacts Compiler::compile(std::string_view text,
-                            const CompileOptions &options) {
+namespace {
+/// Runs `stages` on a Compilation of `text` with its diagnostics sunk.
+template <typename Stages>
+Artifacts run(MLIRContext &context, std::string_view text,
+              const ProgramOptions &options, Stages stages) {
   Artifacts out;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(
           llvm::StringRef(text.data(), text.size()), options.bufferName),
       llvm::SMLoc());
-  DiagnosticSink sink(sourceMgr, &impl_->context, options, out.diagnostics);
-  Compilation compilation(impl_->context, sourceMgr, options, out);
-  out.ok = compilation.front(text) && compilation.variants();
+  DiagnosticSink sink(sourceMgr, &context, options, out.diagnostics);
+  Compilation compilation(context, sourceMgr, options, out);
+  out.ok = stages(compilation);
   return out;
+}
+} // namespace
+
+Artifacts Compiler::compile(std::string_view text,
+                            const CompileOptions &options) {
+  return run(impl_->context, text, options, [&](Compilation &compilation) {
+    return compilation.front(text, options.ldst) &&
+           compilation.variants(options);
+  });
+}
+
+Artifacts Compiler::compileProgram(std::string_view text,
+                                   const ProgramOptions &options) {
+  return run(impl_->context, text, options, [&](Compilation &compilation) {
+    return compilation.front(text, /*ldst=*/true);
+  });
 }
 
 Artifacts compile(std::string_view text, const CompileOptions &options) {
   return Compiler().compile(text, options);
+}
+
+Artifacts compileProgram(std::string_view text, const ProgramOptions &options) {
+  return Compiler().compileProgram(text, options);
 }
 
 } // namespace sdma

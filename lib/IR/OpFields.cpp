@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpFields.h"
+#include "sdma/runtime/Limits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -184,7 +185,7 @@ LogicalResult sdma::detail::verifyRank(Operation *op,
                                        StringRef what) {
   if (!value)
     return success();
-  int64_t limit = ranks.value_or(ScheduleOp::kMaxRanks);
+  int64_t limit = ranks.value_or(kMaxRanks);
   if (*value < 0 || *value >= limit)
     return op->emitOpError()
            << what << " " << *value << " is out of range [0, " << limit << ")";

@@ -90,7 +90,7 @@ mlir::FailureOr<ScheduleOp> verifyFieldsAndParent(mlir::Operation *op,
                                                   size_t expectedFields);
 
 /// Checks that a constant rank lies in [0, ranks) (ranks: the schedule's
-/// rank count, or ScheduleOp::kMaxRanks when open). `what` names the field.
+/// rank count, or kMaxRanks when open). `what` names the field.
 mlir::LogicalResult verifyRank(mlir::Operation *op, mlir::OpFoldResult rank,
                                std::optional<int64_t> ranks,
                                llvm::StringRef what);

@@ -10,6 +10,7 @@
 
 #include "OpFields.h"
 #include "sdma/IR/SdmaOps.h"
+#include "sdma/runtime/Limits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -490,9 +491,9 @@ LogicalResult ScheduleOp::verifyRegions() {
              << name.getValue() << "' must have a positive size";
     int64_t scaled, largest;
     if (llvm::MulOverflow(perRank, ranks.value_or(kMaxRanks), scaled) ||
-        llvm::AddOverflow(scaled, fixed, largest) || largest > kMaxChunks)
+        llvm::AddOverflow(scaled, fixed, largest) || largest > kMaxBufferChunks)
       return emitOpError("buffer '") << name.getValue() << "' is larger than "
-                                     << kMaxChunks << " chunks";
+                                     << kMaxBufferChunks << " chunks";
   }
 
   if (std::optional<StringRef> kind = getCollective()) {

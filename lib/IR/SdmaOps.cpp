@@ -2,8 +2,8 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// The op classes, slices, and sdma.rank_add. The other ops' syntax and
-// verifiers live by concern: ScheduleOp.cpp (the schedule), TransferOps.cpp
+// The op classes, slices, sdma.rank_add and sdma.root. The other ops' syntax
+// and verifiers live by concern: ScheduleOp.cpp (the schedule), TransferOps.cpp
 // (copy, bcast, swap), SyncOps.cpp (fence, signal, wait, barrier, notify,
 // poll), and OpFields.cpp (the field lists and slices they share).
 //
@@ -121,6 +121,25 @@ OpFoldResult RankAddOp::fold(FoldAdaptor adaptor) {
     return {};
   return IntegerAttr::get(IndexType::get(getContext()),
                           rankAdd(*rank, *delta, ranks));
+}
+
+//===----------------------------------------------------------------------===//
+// RootOp
+//===----------------------------------------------------------------------===//
+
+void RootOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), "root");
+}
+
+LogicalResult RootOp::verify() {
+  auto schedule = (*this)->getParentOfType<ScheduleOp>();
+  if (!schedule)
+    return emitOpError("expects to be inside an 'sdma.schedule'");
+  if (!schedule.getRoot())
+    return emitOpError("needs a schedule that declares a root (`implements "
+                       "KIND(...) root N`), but '@")
+           << schedule.getSymName() << "' declares none";
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -38,6 +38,11 @@ sdma::checkLowerToDMAOptions(const LowerToDMAOptions &options,
           " max-ops=" + Twine(options.maxOps) + ")");
     return failure();
   }
+  if (options.root < -1) {
+    error("root must be a rank, or -1 for the declared one (got root=" +
+          Twine(options.root) + ")");
+    return failure();
+  }
   return success();
 }
 
@@ -45,9 +50,25 @@ LogicalResult sdma::buildLowerToDMAPipeline(OpPassManager &pm,
                                             const LowerToDMAOptions &options) {
   if (failed(checkLowerToDMAOptions(options, [](const Twine &) {})))
     return failure();
+  // The proof of the input is the pipeline's only report.
+  SdmaVerifyOptions quiet;
+  quiet.report = false;
+  SdmaUnrollOptions unroll;
+  unroll.ranks = options.ranks;
+  unroll.root = options.root;
+  unroll.maxOps = options.maxOps;
+  pm.addPass(createSdmaUnroll(unroll));
+  pm.addPass(createSdmaVerify(quiet));
+  return buildLowerProvedToDMAPipeline(pm, options);
+}
+
+LogicalResult
+sdma::buildLowerProvedToDMAPipeline(OpPassManager &pm,
+                                    const LowerToDMAOptions &options) {
+  if (failed(checkLowerToDMAOptions(options, [](const Twine &) {})))
+    return failure();
   StringRef variant = options.variant;
-  // The proof of the input is the pipeline's only report; with
-  // verify-each, every later step is proved again (quietly).
+  // With verify-each, every step is proved again (quietly).
   SdmaVerifyOptions quiet;
   quiet.report = false;
   auto add = [&](std::unique_ptr<Pass> pass) {
@@ -55,11 +76,6 @@ LogicalResult sdma::buildLowerToDMAPipeline(OpPassManager &pm,
     if (options.verifyEach)
       pm.addPass(createSdmaVerify(quiet));
   };
-  SdmaUnrollOptions unroll;
-  unroll.ranks = options.ranks;
-  unroll.maxOps = options.maxOps;
-  pm.addPass(createSdmaUnroll(unroll));
-  pm.addPass(createSdmaVerify(quiet));
   // Drops copies of a slice onto themselves (a no-op the runtime skips
   // anyway) and folds constant fields.
   add(createCanonicalizerPass());

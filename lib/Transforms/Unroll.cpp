@@ -7,12 +7,14 @@
 // keeps the value of every index SSA value in an environment, runs loops and
 // conditionals, and emits a copy of each sdma op with every field resolved
 // to a constant. Evaluation uses the ops' own folders, so any foldable
-// arith/affine/index computation works.
+// arith/affine/index computation works. `sdma.root` is the schedule's root,
+// bound by the `root` option before the walk.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sdma/IR/IterationLoc.h"
 #include "sdma/Transforms/Passes.h"
+#include "sdma/runtime/Limits.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -143,6 +145,10 @@ LogicalResult ScheduleExpander::expandOp(Operation *op) {
       return expandBlock(ifOp.getThenRegion().front());
     if (!ifOp.getElseRegion().empty())
       return expandBlock(ifOp.getElseRegion().front());
+    return success();
+  }
+  if (auto root = dyn_cast<RootOp>(op)) {
+    env[root.getResult()] = static_cast<int64_t>(*schedule.getRoot());
     return success();
   }
   if (auto rankAdd = dyn_cast<RankAddOp>(op)) {
@@ -306,15 +312,30 @@ struct SdmaUnrollPass : public sdma::impl::SdmaUnrollBase<SdmaUnrollPass> {
         return signalPassFailure();
       }
       int64_t count = own.value_or(ranks);
-      if (count < 1 || count > ScheduleOp::kMaxRanks) {
+      if (count < 1 || count > kMaxRanks) {
         if (count == 0)
           schedule.emitOpError("has no rank count: write ranks(%R = N) or "
                                "pass sdma-unroll ranks=N");
         else
           schedule.emitOpError("rank count ")
-              << count << " is out of range [1, " << ScheduleOp::kMaxRanks
-              << "]";
+              << count << " is out of range [1, " << kMaxRanks << "]";
         return signalPassFailure();
+      }
+      if (root != -1) {
+        // Bind the root before evaluating: sdma.root reads it.
+        if (!schedule.getRoot()) {
+          schedule.emitOpError("declares no root (`implements KIND(...) root "
+                               "N`) but sdma-unroll was given root=")
+              << static_cast<int64_t>(root);
+          return signalPassFailure();
+        }
+        if (root < 0 || root >= count) {
+          schedule.emitOpError("root ")
+              << static_cast<int64_t>(root) << " is out of range [0, " << count
+              << ") (sdma-unroll's root option)";
+          return signalPassFailure();
+        }
+        schedule.setRoot(static_cast<uint64_t>(root));
       }
       // Fix the rank count first so that the emitted ops verify against it.
       schedule.setNumRanks(count);

@@ -1,10 +1,16 @@
-//===- BackendRegistry.cpp - the backend table and the executor factory ---===//
+//===- BackendRegistry.cpp - every backend and every communicator device --===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
+// The one file that names every vendor: the executors tools pick by name
+// and the devices a communicator runs on. Everything else reaches a vendor
+// through Executor or CommDevice.
+//
 //===----------------------------------------------------------------------===//
 
-#include "sdma/runtime/Executor.h"
+#include "sdma/runtime/BackendRegistry.h"
+
+#include "comm/CommDevice.h"
 
 #include "cuda/CudaCeExecutor.h"
 #include "cuda/CudaLdstExecutor.h"
@@ -15,42 +21,6 @@
 #endif
 
 using namespace sdma::rt;
-
-Executor::~Executor() = default;
-
-std::optional<CompiledSchedule>
-CompiledSchedule::parse(std::string_view planText, std::string ldstSource,
-                        std::string_view packetsText, std::string &error) {
-  // No plan (a schedule that reduces, or reads counts at run time): the
-  // load/store program alone, its layout standing in for the plan.
-  if (planText.empty() && !ldstSource.empty()) {
-    std::optional<LdstProgram> ldst =
-        LdstProgram::parse(std::move(ldstSource), error);
-    if (!ldst)
-      return std::nullopt;
-    Plan layout = ldst->layout();
-    return CompiledSchedule{std::move(layout), std::move(ldst), std::nullopt};
-  }
-  std::optional<Plan> plan = Plan::parse(planText, error);
-  if (!plan) {
-    error = "the plan: " + error;
-    return std::nullopt;
-  }
-  CompiledSchedule compiled{std::move(*plan), std::nullopt, std::nullopt};
-  if (!ldstSource.empty()) {
-    compiled.ldst = LdstProgram::parse(std::move(ldstSource), error);
-    if (!compiled.ldst)
-      return std::nullopt;
-  }
-  if (!packetsText.empty()) {
-    compiled.packets = PacketPlan::parse(packetsText, error);
-    if (!compiled.packets) {
-      error = "the packet plan: " + error;
-      return std::nullopt;
-    }
-  }
-  return compiled;
-}
 
 namespace {
 using Factory = std::unique_ptr<Executor> (*)(const CompiledSchedule &,
@@ -210,4 +180,26 @@ sdma::rt::createExecutor(std::string_view name,
     return nullptr;
   }
   return backend->create(compiled, options, error);
+}
+
+#ifndef SDMA_HAVE_HIP
+std::unique_ptr<CommDevice> sdma::rt::createHipDevice(const CommOptions &,
+                                                      std::string &error) {
+  error = "no GPU: this runtime was built without HIP (SDMA_ENABLE_HIP=OFF "
+          "or no HIP headers)";
+  return nullptr;
+}
+#endif
+
+std::unique_ptr<CommDevice>
+sdma::rt::createCommDevice(const UniqueId &id, int rank,
+                           const CommOptions &options, std::string &error) {
+  if (options.device == "cpu")
+    return createCpuDevice(id, rank, options, error);
+  if (options.device == "hip")
+    return createHipDevice(options, error);
+  if (options.device == "cuda")
+    return createCudaDevice(options, error);
+  error = "unknown device '" + options.device + "' (cpu, cuda or hip)";
+  return nullptr;
 }

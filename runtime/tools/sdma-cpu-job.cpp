@@ -110,9 +110,11 @@ int runRank(const Args &args) {
   options.heapBytes = 1 << 20;
   for (const Buffer &buffer : plan->buffers)
     options.heapBytes += (buffer.chunks * maxChunk + 255) / 256 * 256;
-  auto comm = Communicator::create(id, args.rank, args.ranks, options, error);
+  Error commError;
+  auto comm =
+      Communicator::create(id, args.rank, args.ranks, options, commError);
   if (!comm)
-    return fail(error);
+    return fail(commError.message);
   if (args.rank == args.exitEarly) {
     std::printf("rank %d: leaving early\n", args.rank);
     return 0;
@@ -120,14 +122,15 @@ int runRank(const Args &args) {
   // Every rank loads the program (a rank with another is an error on every
   // rank) and allocates the buffers in its symmetric heap.
   Communicator::Schedule schedule;
-  if (!comm->loadSchedule(programPath, schedule, error))
-    return fail(error);
+  if (!comm->loadSchedule(programPath, schedule, commError))
+    return fail(commError.message);
   if (schedule.buffers.size() != plan->buffers.size())
     return fail("the program's buffers are not the plan's");
   std::vector<void *> buffers(plan->buffers.size());
   for (size_t b = 0; b < buffers.size(); ++b)
-    if (!comm->memAlloc(plan->buffers[b].chunks * maxChunk, buffers[b], error))
-      return fail(error);
+    if (!comm->memAlloc(plan->buffers[b].chunks * maxChunk, buffers[b],
+                        commError))
+      return fail(commError.message);
   bool wrong = false;
   for (uint64_t size : args.sizes) {
     size_t chunk = std::max<uint64_t>(1, size / outChunks);
@@ -142,8 +145,8 @@ int runRank(const Args &args) {
                     initial.bufferBytes(args.rank, b));
       // The launch's job barriers: no rank writes into another before that
       // one has started, and each returns once every write into it is done.
-      if (!comm->launch(schedule, buffers, chunk, nullptr, error))
-        return fail(error);
+      if (!comm->launch(schedule, buffers, chunk, nullptr, commError))
+        return fail(commError.message);
       uint64_t differ = 0, compared = 0;
       for (size_t b = 0; b < plan->buffers.size(); ++b) {
         size_t n = reference.bufferBytes(args.rank, b);
@@ -174,10 +177,11 @@ int launch(const Args &args, const char *self) {
   }
   char dir[] = "/tmp/sdma-cpu-job-XXXXXX";
   UniqueId id;
-  if (!mkdtemp(dir) || !createUniqueId(id, error)) {
+  Error idError;
+  if (!mkdtemp(dir) || !createUniqueId(id, idError)) {
     std::fprintf(stderr, "sdma-cpu-job: error: %s\n",
-                 error.empty() ? "cannot create a temporary directory"
-                               : error.c_str());
+                 idError.empty() ? "cannot create a temporary directory"
+                                 : idError.message.c_str());
     return 1;
   }
   // Compile once here; the ranks find the kernel in the cache.

@@ -71,9 +71,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   for (int r : ranks) {
-    std::string error;
+    Error error;
     if (!Communicator::precompile(dir, r, schedules, CommOptions(), error)) {
-      std::fprintf(stderr, "sdma-precompile: error: %s\n", error.c_str());
+      std::fprintf(stderr, "sdma-precompile: error: %s\n",
+                   error.message.c_str());
       return 1;
     }
   }

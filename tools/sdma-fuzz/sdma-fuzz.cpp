@@ -14,20 +14,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "InputGuard.h"
 #include "sdma/Compiler/Compile.h"
 #include "sdma/Conversion/Passes.h"
 #include "sdma/IR/SdmaDialect.h"
+#include "sdma/InitAllDialects.h"
+#include "sdma/Support/InputGuard.h"
 #include "sdma/Target/JSON.h"
 #include "sdma/Target/Packets.h"
 #include "sdma/Target/Plan.h"
 #include "sdma/Transforms/Passes.h"
 #include "sdma/Transforms/Pipelines.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Index/IR/IndexDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -42,9 +39,7 @@ using namespace mlir;
 static MLIRContext &getContext() {
   static MLIRContext *context = [] {
     DialectRegistry registry;
-    registry.insert<sdma::SdmaDialect, sdma::pkt::SdmaPktDialect,
-                    affine::AffineDialect, arith::ArithDialect,
-                    index::IndexDialect, scf::SCFDialect>();
+    sdma::registerAllDialects(registry);
     auto *ctx = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
     ctx->loadAllAvailableDialects();
     ctx->printOpOnDiagnostic(false);

@@ -4,17 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "InputGuard.h"
 #include "ToolOptions.h"
 #include "sdma/Conversion/Passes.h"
-#include "sdma/IR/SdmaDialect.h"
+#include "sdma/InitAllDialects.h"
+#include "sdma/Support/InputGuard.h"
 #include "sdma/Transforms/Passes.h"
 #include "sdma/Transforms/Pipelines.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Index/IR/IndexDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -91,9 +87,7 @@ int main(int argc, char **argv) {
   if (!sdma::checkToolInputs(argc, argv, {"-o", "--o"}))
     return 1;
   mlir::DialectRegistry registry;
-  registry.insert<sdma::SdmaDialect, sdma::pkt::SdmaPktDialect,
-                  mlir::affine::AffineDialect, mlir::arith::ArithDialect,
-                  mlir::index::IndexDialect, mlir::scf::SCFDialect>();
+  sdma::registerAllDialects(registry);
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   sdma::registerSdmaPasses();

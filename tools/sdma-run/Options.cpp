@@ -6,10 +6,10 @@
 
 #include "Options.h"
 
-#include "InputGuard.h"
 #include "ToolOptions.h"
 #include "sdma/Compiler/Compile.h"
-#include "sdma/runtime/Executor.h"
+#include "sdma/Support/InputGuard.h"
+#include "sdma/runtime/BackendRegistry.h"
 #include "sdma/runtime/MemoryBudget.h"
 
 #include "llvm/ADT/STLExtras.h"

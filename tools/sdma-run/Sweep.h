@@ -12,7 +12,7 @@
 #define SDMA_TOOLS_SDMARUN_SWEEP_H
 
 #include "Progress.h"
-#include "sdma/runtime/Executor.h"
+#include "sdma/runtime/BackendRegistry.h"
 #include "sdma/runtime/NvTimingModel.h"
 
 #include <memory>

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "InputGuard.h"
 #include "ToolOptions.h"
+#include "sdma/Support/InputGuard.h"
 #include "sdma/Target/HIP.h"
 #include "sdma/Target/JSON.h"
 #include "sdma/Target/Packets.h"

@@ -172,3 +172,158 @@ TEST(Compile, OneCompilerServesManyCompiles) {
     EXPECT_EQ(runOn(out, 0, "sim"), 0);
   }
 }
+
+/// Variant `name` of `out`; fails the test where there is none.
+static const VariantArtifacts *findVariant(const Artifacts &out,
+                                           const std::string &name) {
+  for (const VariantArtifacts &variant : out.variants)
+    if (variant.variant == name)
+      return &variant;
+  ADD_FAILURE() << "no variant " << name;
+  return nullptr;
+}
+
+TEST(Compile, VariantsFromOneProofEqualEachCompiledAlone) {
+  // Every variant is lowered from the one proved flat schedule (the last
+  // takes it, the others a copy): each must come out as when it is the
+  // only variant compiled.
+  for (const char *name :
+       {"schedules/all_to_all_direct.mlir", "schedules/all_gather_ring.mlir"}) {
+    CompileOptions options;
+    options.ranks = 4;
+    options.variants = dmaVariants();
+    options.policy = CompileOptions::VariantPolicy::AllThatCompile;
+    options.packets = CompileOptions::Packets::All;
+    options.sdmaTarget = "gfx942";
+    std::string text = readSchedule(name);
+    Artifacts all = compile(text, options);
+    ASSERT_TRUE(all.ok) << name << ": " << all.error;
+    ASSERT_EQ(all.variants.size(), dmaVariants().size()) << name;
+    for (const std::string &variant : dmaVariants()) {
+      CompileOptions alone = options;
+      alone.variants = {variant};
+      Artifacts one = compile(text, alone);
+      ASSERT_TRUE(one.ok) << name << " " << variant << ": " << one.error;
+      const VariantArtifacts *same = findVariant(all, variant);
+      ASSERT_TRUE(same);
+      EXPECT_EQ(same->plan, one.variants[0].plan) << name << " " << variant;
+      EXPECT_EQ(same->packets, one.variants[0].packets)
+          << name << " " << variant;
+      EXPECT_EQ(all.ldstProgram, one.ldstProgram) << name;
+    }
+  }
+}
+
+TEST(Compile, ProgramOnlyIsTheLoadStoreKernelOfAWholeCompile) {
+  Compiler compiler(/*threading=*/false);
+  for (const char *name :
+       {"schedules/all_gather_ring.mlir", "schedules/all_reduce_two_shot.mlir",
+        "schedules/all_to_allv_slots.mlir"}) {
+    std::string text = readSchedule(name);
+    ProgramOptions options;
+    options.ranks = 4;
+    options.bufferName = name;
+    Artifacts program = compiler.compileProgram(text, options);
+    ASSERT_TRUE(program.ok) << name << ": " << program.error << "\n"
+                            << program.diagnostics;
+    EXPECT_TRUE(program.variants.empty()) << name;
+    EXPECT_TRUE(program.skipped.empty()) << name;
+    EXPECT_NE(program.proof.find("proved for 4 ranks"), std::string::npos);
+    CompileOptions whole;
+    static_cast<ProgramOptions &>(whole) = options;
+    Artifacts out = compiler.compile(text, whole);
+    ASSERT_TRUE(out.ok) << name << ": " << out.error;
+    EXPECT_FALSE(program.ldstProgram.empty()) << name;
+    EXPECT_EQ(program.ldstProgram, out.ldstProgram) << name;
+    EXPECT_EQ(program.proof, out.proof) << name;
+    EXPECT_EQ(program.schedule, out.schedule) << name;
+  }
+}
+
+/// `text` with its root written as the literal `root`, as the communicator
+/// used to edit its rooted built-ins: the `sdma.root` line dropped, `%root`
+/// and the declared `root 0` replaced by the number.
+static std::string withLiteralRoot(std::string text, int64_t root) {
+  std::string number = std::to_string(root), out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("= sdma.root") != std::string::npos)
+      continue;
+    for (size_t at; (at = line.find("%root")) != std::string::npos;)
+      line.replace(at, 5, number);
+    if (size_t at = line.find(") root 0 {"); at != std::string::npos)
+      line.replace(at, 10, ") root " + number + " {");
+    out += line + "\n";
+  }
+  return out;
+}
+
+TEST(Compile, RootOptionEqualsTheRootWrittenInTheText) {
+  Compiler compiler(/*threading=*/false);
+  for (const char *name : {"schedules/broadcast.mlir", "schedules/scatter.mlir",
+                           "schedules/gather.mlir", "schedules/reduce.mlir"}) {
+    std::string text = readSchedule(name);
+    ASSERT_NE(text.find("= sdma.root"), std::string::npos) << name;
+    for (int64_t ranks : {2, 3, 5, 8}) {
+      for (int64_t root : {int64_t(0), int64_t(1), ranks / 2, ranks - 1}) {
+        ProgramOptions options;
+        options.ranks = ranks;
+        options.root = root;
+        Artifacts bound = compiler.compileProgram(text, options);
+        ASSERT_TRUE(bound.ok)
+            << name << " root " << root << ": " << bound.error << "\n"
+            << bound.diagnostics;
+        options.root.reset();
+        Artifacts literal =
+            compiler.compileProgram(withLiteralRoot(text, root), options);
+        ASSERT_TRUE(literal.ok)
+            << name << " root " << root << ": " << literal.error << "\n"
+            << literal.diagnostics;
+        EXPECT_EQ(bound.ldstProgram, literal.ldstProgram)
+            << name << " at " << ranks << " ranks, root " << root;
+        EXPECT_NE(bound.proof.find("root " + std::to_string(root)),
+                  std::string::npos)
+            << bound.proof;
+      }
+    }
+  }
+}
+
+TEST(Compile, RootOutOfRangeOrOnAnUnrootedScheduleIsAnError) {
+  Compiler compiler(/*threading=*/false);
+  ProgramOptions options;
+  options.ranks = 4;
+  options.bufferName = "broadcast.mlir";
+  for (int64_t root : {4, 100, -1}) {
+    options.root = root;
+    Artifacts out = compiler.compileProgram(
+        readSchedule("schedules/broadcast.mlir"), options);
+    EXPECT_FALSE(out.ok) << root;
+    EXPECT_TRUE(out.diagnosed);
+    EXPECT_EQ(out.error, "'broadcast.mlir' did not compile");
+    EXPECT_NE(out.diagnostics.find("error: 'sdma.schedule' op root " +
+                                   std::to_string(root) +
+                                   " is out of range [0, 4)"),
+              std::string::npos)
+        << out.diagnostics;
+    EXPECT_TRUE(out.ldstProgram.empty());
+  }
+  options.root = 1;
+  options.bufferName = "all_gather_ring.mlir";
+  Artifacts out = compiler.compileProgram(
+      readSchedule("schedules/all_gather_ring.mlir"), options);
+  EXPECT_FALSE(out.ok);
+  EXPECT_NE(out.diagnostics.find("declares no root (`implements KIND(...) "
+                                 "root N`) but sdma-unroll was given root=1"),
+            std::string::npos)
+      << out.diagnostics;
+  // The whole compile binds the same root.
+  CompileOptions whole;
+  whole.ranks = 4;
+  whole.root = 3;
+  whole.variants = {"bcst"};
+  out = compiler.compile(readSchedule("schedules/broadcast.mlir"), whole);
+  ASSERT_TRUE(out.ok) << out.error << "\n" << out.diagnostics;
+  EXPECT_NE(out.proof.find("root 3"), std::string::npos) << out.proof;
+  EXPECT_EQ(runOn(out, 0, "sim"), 0);
+}

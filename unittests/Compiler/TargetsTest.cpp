@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/Compiler/Compile.h"
+#include "sdma/InitAllDialects.h"
 #include "sdma/Target/Packets.h"
 #include "sdmapkt/IR/SdmaPkt.h"
 
@@ -68,8 +69,9 @@ TEST(Targets, TheTableHoldsTheSourcedLimits) {
 }
 
 TEST(Targets, TheEncoderRefusesAnUnknownTargetInAnUnverifiedModule) {
-  mlir::MLIRContext context;
-  context.loadDialect<SdmaPktDialect>();
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
     diagnostics += d.str() + "\n";

@@ -7,17 +7,21 @@
  * it beside hipRTC's or NVRTC's own LLVM (BUILD-NOTES #8). The runtime,
  * which holds no MLIR, dlopen()s it the way CUDA reaches NVRTC.
  *
- * Options and results are JSON, so the ABI stays three functions:
+ * Options and results are JSON, so the ABI stays four functions:
  *
- *   options: {"ranks": 8, "variants": ["b2b", "pcpy"],
+ *   options: {"ranks": 8, "root": 3, "variants": ["b2b", "pcpy"],
  *             "policy": "each" | "first" | "all", "prelaunch": false,
  *             "engines": 0, "max_ops": 0, "ldst": true,
  *             "packets": "none" | "primary" | "all",
  *             "packet_completion": "atomic" | "fence",
  *             "sdma_target": "gfx9" | "gfx942" | "gfx950",
  *             "max_chunk_bytes": 0, "name": "ring.mlir"}
- *            (every field optional; see sdma::CompileOptions)
- *   result:  {"format": "sdma.compile-result", "version": 1, "ok": true,
+ *            (every field optional; see sdma::CompileOptions; "root"
+ *            binds a rooted schedule's root, sdma.root)
+ *   program options (sdmaCompilerCompileProgram): {"ranks": 8, "root": 3,
+ *            "max_ops": 0, "name": "broadcast.mlir"} (these four only;
+ *            see sdma::ProgramOptions)
+ *   result:  {"format": "sdma.compile-result", "version": 2, "ok": true,
  *             "error": "", "diagnosed": false, "ranks_open": false,
  *             "diagnostics": "...", "schedule": "all_gather_ring",
  *             "ranks": 8, "proof": "proved for 8 ranks: ...",
@@ -43,8 +47,9 @@ extern "C" {
 #define SDMA_COMPILER_EXPORT
 #endif
 
-/* Bumped when the functions or the JSON change incompatibly. */
-#define SDMA_COMPILER_ABI_VERSION 1
+/* Bumped when the functions or the JSON change incompatibly (2: the
+ * program entry, which the runtime requires). */
+#define SDMA_COMPILER_ABI_VERSION 2
 
 SDMA_COMPILER_EXPORT int sdmaCompilerAbiVersion(void);
 
@@ -55,6 +60,14 @@ SDMA_COMPILER_EXPORT int sdmaCompilerAbiVersion(void);
 SDMA_COMPILER_EXPORT char *sdmaCompilerCompile(const char *schedule,
                                                size_t length,
                                                const char *optionsJson);
+
+/* The same for the load/store program only (sdma::compileProgram): the
+ * result's "ldst" holds it and "variants" is empty; no DMA plan or packets
+ * are built. `optionsJson` takes the program options above; any other field
+ * is an error. */
+SDMA_COMPILER_EXPORT char *sdmaCompilerCompileProgram(const char *schedule,
+                                                      size_t length,
+                                                      const char *optionsJson);
 
 SDMA_COMPILER_EXPORT void sdmaCompilerFree(char *result);
 

@@ -15,13 +15,23 @@
 //   out.variants[0].plan     // the DMA plan (sdma-to-plan)
 //   out.variants[0].packets  // the AMD SDMA packet plan, where asked for
 //
-// The stages: parse (after a nesting guard), sdma-unroll, the verifier's
-// proof (ScheduleVerifier), the load/store kernel from the flat schedule,
-// then per DMA variant the sdma-lower-dma pipeline, the plan and, where
-// asked for, convert-sdma-to-sdmapkt and the packet encoding. The header
-// holds no MLIR type: sdma-run, sdma-fuzz, the tests and the C and Python
-// APIs call it alike; sdma-opt and sdma-translate stay the MLIR-native
-// tools for one stage at a time.
+// The stages: parse (after a nesting guard), sdma-unroll (binding the rank
+// count and, for a rooted schedule, the root), the verifier's proof
+// (ScheduleVerifier), the load/store kernel from the flat schedule, then
+// per DMA variant the rest of the sdma-lower-dma pipeline on the proved
+// flat schedule (it is unrolled and proved once, whatever the variants),
+// the plan and, where asked for, convert-sdma-to-sdmapkt and the packet
+// encoding. compileProgram stops after the load/store kernel:
+//
+//   sdma::ProgramOptions options;
+//   options.ranks = 8;
+//   options.root = 3;            // broadcast from rank 3 (sdma.root)
+//   sdma::Artifacts out = sdma::compileProgram(text, options);
+//   out.ldstProgram              // the only output; out.variants is empty
+//
+// The header holds no MLIR type: sdma-run, sdma-fuzz, the tests and the C
+// and Python APIs call it alike; sdma-opt and sdma-translate stay the
+// MLIR-native tools for one stage at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,10 +48,31 @@
 
 namespace sdma {
 
-struct CompileOptions {
+/// What every compile binds and how it reports: the options of
+/// compileProgram, and the front of CompileOptions.
+struct ProgramOptions {
   /// The rank count; unset: the schedule's own fixed count (a schedule that
   /// leaves it open, ranks(%R), then fails with Artifacts::ranksOpen).
   std::optional<int64_t> ranks;
+  /// The root of a rooted schedule (`implements ... root N`), bound by
+  /// sdma-unroll's root option before anything is evaluated: `sdma.root`
+  /// is this rank and the proof checks the collective rooted here. Unset:
+  /// the declared N. Outside [0, ranks), or for a schedule that declares
+  /// no root, the compile fails with a diagnostic saying so.
+  std::optional<int64_t> root;
+  /// sdma-unroll's op budget; 0: the pipeline's default.
+  int64_t maxOps = 0;
+  /// The name diagnostics give the input ("schedule.mlir").
+  std::string bufferName = "<schedule>";
+  /// Receives each diagnostic (error, warning, remark) as it happens,
+  /// formatted as MLIR's tools print them; unset: they are collected in
+  /// Artifacts::diagnostics.
+  std::function<void(std::string_view)> diagnostics;
+  /// Receives a short line before each stage ("compiling variant b2b").
+  std::function<void(const std::string &)> progress;
+};
+
+struct CompileOptions : ProgramOptions {
   /// DMA variants to compile (pcpy, bcst, swap, b2b), in order; the first
   /// is the primary.
   std::vector<std::string> variants{"pcpy"};
@@ -59,8 +90,6 @@ struct CompileOptions {
   /// sdma-lower-dma's options.
   bool prelaunch = false;
   int64_t engines = 0;
-  /// sdma-unroll's op budget; 0: the pipeline's default.
-  int64_t maxOps = 0;
   /// Emit the load/store kernel.
   bool ldst = true;
   /// Lower to AMD SDMA packets: none, the primary variant, or every one.
@@ -75,16 +104,8 @@ struct CompileOptions {
   /// convert-sdma-to-sdmapkt's max-packet-bytes; 0: the target's limit.
   int64_t maxPacketBytes = 0;
   bool packetTimestamps = false;
-  /// The name diagnostics give the input ("schedule.mlir").
-  std::string bufferName = "<schedule>";
-  /// Receives each diagnostic (error, warning, remark) as it happens,
-  /// formatted as MLIR's tools print them; unset: they are collected in
-  /// Artifacts::diagnostics.
-  std::function<void(std::string_view)> diagnostics;
-  /// Receives a short line before each stage ("compiling variant b2b").
-  std::function<void(const std::string &)> progress;
-  /// For tests: this variant's sdma-unroll gets a budget of one op, so it
-  /// fails as any failing pass would.
+  /// For tests: this variant's lowering starts with an sdma-unroll of the
+  /// source with a budget of one op, so it fails as any failing pass would.
   std::string failVariantForTesting;
 };
 
@@ -151,6 +172,11 @@ public:
 
   Artifacts compile(std::string_view scheduleText,
                     const CompileOptions &options);
+  /// The load/store program only (Artifacts::ldstProgram, with the proof
+  /// and what the schedule is): parse, unroll, prove, translate; no DMA
+  /// variant, plan or packets.
+  Artifacts compileProgram(std::string_view scheduleText,
+                           const ProgramOptions &options);
 
 private:
   struct Impl;
@@ -159,6 +185,8 @@ private:
 
 /// Compiles with a fresh Compiler.
 Artifacts compile(std::string_view scheduleText, const CompileOptions &options);
+Artifacts compileProgram(std::string_view scheduleText,
+                         const ProgramOptions &options);
 
 } // namespace sdma
 

@@ -145,8 +145,6 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
                                            std::optional<int64_t> ranks);
     /// The declared size of `buffer`: {chunks per rank, fixed chunks}.
     std::pair<int64_t, int64_t> getBufferSize(::mlir::Value buffer);
-    /// The largest buffer, in chunks, at any rank count.
-    static constexpr int64_t kMaxChunks = int64_t(1) << 40;
     /// The index of the collective's input or output buffer, if declared.
     std::optional<unsigned> getCollectiveInput();
     std::optional<unsigned> getCollectiveOutput();
@@ -169,8 +167,6 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
     /// The collectives `implements` accepts; some need a root.
     static ::llvm::ArrayRef<::llvm::StringRef> getCollectiveKinds();
     static bool collectiveNeedsRoot(::llvm::StringRef kind);
-    /// The largest rank count a schedule may have.
-    static constexpr int64_t kMaxRanks = 65536;
   }];
 }
 
@@ -544,6 +540,41 @@ def Sdma_RankAddOp : Sdma_ScheduleLevelOp<"rank_add", [Pure]> {
                        Sdma_FieldsProp:$static_fields);
   let results = (outs Index:$result);
   let hasFolder = 1;
+}
+
+def Sdma_RootOp : Sdma_Op<"root", [Pure,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "the root of a rooted collective";
+  let description = [{
+    The rank a rooted schedule (`implements broadcast|scatter|gather|reduce
+    (...) root N`) is rooted at: N, or the `root` given to `sdma-unroll`,
+    which binds it (and makes it the schedule's declared root) before
+    anything is evaluated. A schedule that names its root only through
+    `sdma.root` serves every root: one text, compiled with `root=k` for
+    the collective rooted at rank k (the communicator's built-ins). Only in
+    a schedule that declares a root; `sdma-unroll` replaces it by its value.
+
+    ```mlir
+    sdma.schedule @broadcast ranks(%R) buffers(%input : 1, %output : 1)
+        implements broadcast(%input -> %output) root 0 {
+      %root = sdma.root
+      affine.for %p = 0 to %R {
+        sdma.copy %input[0, 1] on %root -> %output[0, 1] on %p
+      }
+    }
+    ```
+
+    Buffers before and after, `--sdma-unroll="ranks=3 root=1"`:
+
+    ```
+                 rank 0     rank 1     rank 2
+    before in:   [ ]        [x]        [ ]
+    after  out:  [x]        [x]        [x]
+    ```
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
 }
 
 #endif // SDMA_IR_SDMAOPS_TD

@@ -39,10 +39,19 @@ def SdmaUnroll : Pass<"sdma-unroll", "::mlir::ModuleOp"> {
     ```
     A rank count in the schedule wins; a different `ranks` option is an
     error. Each error raised while evaluating names the loop iteration.
+
+    `root=k` binds the root of a rooted schedule (`implements ...
+    root N`) before anything is evaluated: the flat schedule declares root
+    k and every `sdma.root` evaluates to k. A root outside `[0, R)`, or a
+    schedule that declares no root, is an error. Without it, `sdma.root` is
+    the declared N. This is how one schedule text serves every root (the
+    communicator compiles its rooted built-ins so), never by editing it.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", "0",
            "rank count for schedules that do not fix one">,
+    Option<"root", "root", "int64_t", "-1",
+           "root of a rooted schedule (-1: the one it declares)">,
     Option<"maxOps", "max-ops", "int64_t", "1000000",
            "refuse to create more than this many ops per schedule">,
   ];

@@ -17,6 +17,10 @@ struct LowerToDMAOptions : public mlir::PassPipelineOptions<LowerToDMAOptions> {
   Option<int64_t> ranks{*this, "ranks",
                         llvm::cl::desc("rank count for open schedules"),
                         llvm::cl::init(0)};
+  Option<int64_t> root{
+      *this, "root",
+      llvm::cl::desc("root of a rooted schedule (-1: the one it declares)"),
+      llvm::cl::init(-1)};
   Option<int64_t> maxOps{*this, "max-ops",
                          llvm::cl::desc("sdma-unroll's op budget"),
                          llvm::cl::init(1000000)};
@@ -52,6 +56,14 @@ checkLowerToDMAOptions(const LowerToDMAOptions &options,
 /// checkLowerToDMAOptions rejects.
 mlir::LogicalResult buildLowerToDMAPipeline(mlir::OpPassManager &pm,
                                             const LowerToDMAOptions &options);
+
+/// The same pipeline from its canonicalize on, for a schedule that is
+/// already unrolled and proved (sdma-unroll and the verifier with the same
+/// ranks, root and max-ops): sdma::compile proves a schedule once and lowers
+/// each DMA variant from the proved flat schedule.
+mlir::LogicalResult
+buildLowerProvedToDMAPipeline(mlir::OpPassManager &pm,
+                              const LowerToDMAOptions &options);
 
 /// Registers `sdma-lower-dma` for sdma-opt.
 void registerSdmaPipelines();

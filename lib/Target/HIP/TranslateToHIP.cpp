@@ -26,12 +26,10 @@
 #include "FuseReductions.h"
 #include "Specialise.h"
 #include "sdma/IR/SdmaOps.h"
+#include "sdma/InitAllDialects.h"
 #include "sdma/Target/HIP.h"
 #include "sdma/Target/Manifest.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Index/IR/IndexDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include <array>
 #include <map>
@@ -563,8 +561,5 @@ void sdma::registerToHIPTranslation() {
         options.specialise = !tableKernel;
         return translateToHIP(module, os, options);
       },
-      [](DialectRegistry &registry) {
-        registry.insert<SdmaDialect, affine::AffineDialect, arith::ArithDialect,
-                        index::IndexDialect, scf::SCFDialect>();
-      });
+      registerAllDialects);
 }

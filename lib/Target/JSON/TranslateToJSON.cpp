@@ -20,12 +20,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/IR/SdmaOps.h"
+#include "sdma/InitAllDialects.h"
 #include "sdma/Target/JSON.h"
 #include "sdma/Target/Manifest.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Index/IR/IndexDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include <nlohmann/json.hpp>
@@ -125,9 +123,6 @@ void sdma::registerToJSONTranslation() {
           return op->emitError("expected a builtin.module");
         return translateToJSON(module, os);
       },
-      [](DialectRegistry &registry) {
-        // Non-flat schedules must parse to be reported as such.
-        registry.insert<SdmaDialect, affine::AffineDialect, arith::ArithDialect,
-                        index::IndexDialect, scf::SCFDialect>();
-      });
+      // Non-flat schedules must parse to be reported as such.
+      registerAllDialects);
 }

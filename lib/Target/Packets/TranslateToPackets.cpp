@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sdma/InitAllDialects.h"
 #include "sdma/Target/Packets.h"
 #include "sdmapkt/IR/SdmaPkt.h"
 
@@ -330,9 +331,6 @@ LogicalResult sdma::translateToPacketListing(ModuleOp module, raw_ostream &os) {
 }
 
 void sdma::registerToPacketsTranslation() {
-  auto dialects = [](DialectRegistry &registry) {
-    registry.insert<SdmaPktDialect>();
-  };
   TranslateFromMLIRRegistration packets(
       "sdma-to-packets",
       "write an sdmapkt.program as per-queue packet images with relocations",
@@ -342,7 +340,7 @@ void sdma::registerToPacketsTranslation() {
           return op->emitError("expected a builtin.module");
         return translateToPackets(module, os);
       },
-      dialects);
+      registerAllDialects);
   TranslateFromMLIRRegistration listing(
       "sdma-to-packet-listing",
       "print an sdmapkt.program one packet per line (offset, name, fields, "
@@ -353,5 +351,5 @@ void sdma::registerToPacketsTranslation() {
           return op->emitError("expected a builtin.module");
         return translateToPacketListing(module, os);
       },
-      dialects);
+      registerAllDialects);
 }

@@ -8,12 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/IR/SdmaOps.h"
+#include "sdma/InitAllDialects.h"
 #include "sdma/Target/Manifest.h"
 #include "sdma/Target/Plan.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Index/IR/IndexDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include <map>
 #include <nlohmann/json.hpp>
@@ -123,8 +121,5 @@ void sdma::registerToPlanTranslation() {
           return op->emitError("expected a builtin.module");
         return translateToPlan(module, os);
       },
-      [](DialectRegistry &registry) {
-        registry.insert<SdmaDialect, affine::AffineDialect, arith::ArithDialect,
-                        index::IndexDialect, scf::SCFDialect>();
-      });
+      registerAllDialects);
 }

@@ -18,7 +18,7 @@
 
 #include "amd/RingDevice.h"
 #ifdef SDMA_HAVE_HIP
-#include "hip/HipLdstExecutor.h"
+#include "hip/HipKernel.h"
 #endif
 #include "sdma/runtime/LdstPrelude.h"
 #include "sdma/runtime/Ring.h"
@@ -261,10 +261,10 @@ bool sdma::rt::compileRingWriterHipRtc(const std::string &writer,
                                        const std::string &arch,
                                        std::string &code, std::string &error) {
 #ifdef SDMA_HAVE_HIP
-  // compileWithHipRtc puts kHipPrelude first.
-  return compileWithHipRtc(std::string("#define SDMA_RING_WAVE 64\n") +
-                               kRingHipPrelude + writer,
-                           "sdma_ring_write.hip", arch, code, error);
+  // HipKernel::compile puts kHipPrelude first.
+  return HipKernel::compile(std::string("#define SDMA_RING_WAVE 64\n") +
+                                kRingHipPrelude + writer,
+                            "sdma_ring_write.hip", arch, code, error);
 #else
   error = "built without HIP headers";
   return false;

@@ -3,14 +3,15 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // Arguments the C layer can judge alone (null pointers, types, roots) are
-// refused here as sdmaInvalidArgument; a failure of the Communicator is
-// classed by what it reports (errorClass). Nothing throws across the C
-// boundary.
+// refused here as sdmaInvalidArgument; a failure of the Communicator
+// carries its kind (Error.h), mapped to a result code one to one
+// (resultOf). Nothing throws across the C boundary.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sdma/sdma.h"
 
+#include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/Communicator.h"
 
 #include <cstring>
@@ -38,42 +39,30 @@ sdmaResult_t fail(sdmaComm *comm, sdmaResult_t result,
   return result;
 }
 
-bool contains(const std::string &text, const char *what) {
-  return text.find(what) != std::string::npos;
+/// The result code of an error of `kind`: one to one.
+sdmaResult_t resultOf(ErrorKind kind) {
+  switch (kind) {
+  case ErrorKind::InvalidArgument:
+    return sdmaInvalidArgument;
+  case ErrorKind::InvalidUsage:
+    return sdmaInvalidUsage;
+  case ErrorKind::Remote:
+    return sdmaRemoteError;
+  case ErrorKind::System:
+    return sdmaSystemError;
+  case ErrorKind::Device:
+    return sdmaUnhandledCudaError;
+  case ErrorKind::Internal:
+    return sdmaInternalError;
+  }
+  return sdmaInternalError;
 }
 
-/// The class of a Communicator failure, from what it says.
-sdmaResult_t errorClass(const std::string &error) {
-  if (contains(error, "timed out") || contains(error, "has failed") ||
-      contains(error, "did not arrive") || contains(error, "left the job") ||
-      contains(error, "could not share") || contains(error, "has no "))
-    return sdmaRemoteError;
-  if (contains(error, "differs between ranks") ||
-      contains(error, "not loaded on this communicator") ||
-      contains(error, "not live") ||
-      contains(error, "more than the capacity") ||
-      contains(error, "past the end of a packed") ||
-      contains(error, "a negative count"))
-    return sdmaInvalidUsage;
-  if (contains(error, "not symmetric memory") || contains(error, "too small") ||
-      contains(error, "runs past") || contains(error, "needs buffer") ||
-      contains(error, "not an allocation") ||
-      contains(error, "invalid data type") ||
-      contains(error, "is not a rank") || contains(error, "takes ") ||
-      contains(error, "does not compile") ||
-      contains(error, "cannot read schedule") ||
-      contains(error, "not device memory") ||
-      contains(error, "shares only memory") ||
-      contains(error, "must not be null") ||
-      contains(error, "must be positive") || contains(error, "overlap") ||
-      contains(error, "invalid reduction operator") ||
-      contains(error, "do not fit 64 bits"))
-    return sdmaInvalidArgument;
-  if (contains(error, "CUDA_ERROR") || contains(error, "no GPU"))
-    return sdmaUnhandledCudaError;
-  if (contains(error, "cannot") || contains(error, "heap cannot hold"))
-    return sdmaSystemError;
-  return sdmaInternalError;
+/// Fails with `error`'s kind and message, after `where`.
+sdmaResult_t fail(sdmaComm *comm, const std::string &where,
+                  const Error &error) {
+  return fail(comm, resultOf(error.kind),
+              where.empty() ? error.message : where + ": " + error.message);
 }
 
 template <typename F> sdmaResult_t guarded(sdmaComm *comm, F &&body) {
@@ -97,13 +86,12 @@ sdmaResult_t runOp(CommOp op, const void *send, void *recv, size_t count,
                 std::string(commOpName(op)) + ": invalid datatype " +
                     std::to_string(type));
   return guarded(comm, [&] {
-    std::string error;
+    Error error;
     if (comm->comm->collective(op, send, recv, count,
                                static_cast<DataType>(type), root, stream,
                                error))
       return sdmaSuccess;
-    return fail(comm, errorClass(error),
-                std::string(commOpName(op)) + ": " + error);
+    return fail(comm, commOpName(op), error);
   });
 }
 sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
@@ -120,11 +108,11 @@ sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
                 name + ": invalid reduction operator " + std::to_string(op) +
                     " (sdmaSum, sdmaProd, sdmaMax or sdmaMin)");
   return guarded(comm, [&] {
-    std::string error;
+    Error error;
     if (comm->comm->reduce(kind, send, recv, count, static_cast<DataType>(type),
                            static_cast<ReduceOp>(op), root, stream, error))
       return sdmaSuccess;
-    return fail(comm, errorClass(error), name + ": " + error);
+    return fail(comm, name, error);
   });
 }
 } // namespace
@@ -172,9 +160,9 @@ sdmaResult_t sdmaGetUniqueId(sdmaUniqueId *uniqueId) {
   return guarded(nullptr, [&] {
     static_assert(sizeof(UniqueId) == sizeof(sdmaUniqueId), "id size");
     UniqueId id;
-    std::string error;
+    Error error;
     if (!createUniqueId(id, error))
-      return fail(nullptr, sdmaSystemError, error);
+      return fail(nullptr, "", error);
     std::memcpy(uniqueId, &id, sizeof(id));
     return sdmaSuccess;
   });
@@ -247,11 +235,10 @@ sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
     }
     UniqueId id;
     std::memcpy(&id, &commId, sizeof(id));
-    std::string error;
+    Error error;
     auto made = Communicator::create(id, rank, nranks, options, error);
     if (!made)
-      return fail(nullptr, errorClass(error),
-                  "rank " + std::to_string(rank) + ": " + error);
+      return fail(nullptr, "rank " + std::to_string(rank), error);
     *comm = new sdmaComm{std::move(made), ""};
     return sdmaSuccess;
   });
@@ -288,12 +275,12 @@ sdmaResult_t sdmaCommUserRank(const sdmaComm_t comm, int *rank) {
 sdmaResult_t sdmaCommGetAsyncError(sdmaComm_t comm, sdmaResult_t *asyncError) {
   if (!comm || !asyncError)
     return fail(comm, sdmaInvalidArgument, "comm or asyncError is NULL");
-  std::string error;
+  Error error;
   if (comm->comm->asyncError(error)) {
     *asyncError = sdmaSuccess;
   } else {
-    comm->lastError = error;
-    *asyncError = errorClass(error);
+    comm->lastError = error.message;
+    *asyncError = resultOf(error.kind);
   }
   return sdmaSuccess;
 }
@@ -302,10 +289,10 @@ sdmaResult_t sdmaMemAlloc(sdmaComm_t comm, void **ptr, size_t size) {
   if (!comm || !ptr)
     return fail(comm, sdmaInvalidArgument, "comm or ptr is NULL");
   return guarded(comm, [&] {
-    std::string error;
+    Error error;
     if (comm->comm->memAlloc(size, *ptr, error))
       return sdmaSuccess;
-    return fail(comm, errorClass(error), "sdmaMemAlloc: " + error);
+    return fail(comm, "sdmaMemAlloc", error);
   });
 }
 
@@ -313,10 +300,10 @@ sdmaResult_t sdmaMemFree(sdmaComm_t comm, void *ptr) {
   if (!comm)
     return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
   return guarded(comm, [&] {
-    std::string error;
+    Error error;
     if (comm->comm->memFree(ptr, error))
       return sdmaSuccess;
-    return fail(comm, errorClass(error), "sdmaMemFree: " + error);
+    return fail(comm, "sdmaMemFree", error);
   });
 }
 
@@ -325,10 +312,10 @@ sdmaResult_t sdmaMemRegister(sdmaComm_t comm, void *buff, size_t size,
   if (!comm || !handle)
     return fail(comm, sdmaInvalidArgument, "comm or handle is NULL");
   return guarded(comm, [&] {
-    std::string error;
+    Error error;
     int index = 0;
     if (!comm->comm->registerMemory(buff, size, index, error))
-      return fail(comm, errorClass(error), "sdmaMemRegister: " + error);
+      return fail(comm, "sdmaMemRegister", error);
     *handle = reinterpret_cast<void *>(static_cast<intptr_t>(index));
     return sdmaSuccess;
   });
@@ -338,11 +325,11 @@ sdmaResult_t sdmaMemDeregister(sdmaComm_t comm, void *handle) {
   if (!comm)
     return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
   return guarded(comm, [&] {
-    std::string error;
+    Error error;
     if (comm->comm->deregisterMemory(
             static_cast<int>(reinterpret_cast<intptr_t>(handle)), error))
       return sdmaSuccess;
-    return fail(comm, errorClass(error), "sdmaMemDeregister: " + error);
+    return fail(comm, "sdmaMemDeregister", error);
   });
 }
 
@@ -378,7 +365,7 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
                 "AlltoAllv: a row of " + std::to_string(rowcount) +
                     " elements overflows");
   return guarded(comm, [&] {
-    std::string error;
+    Error error;
     if (comm->comm->allToAllv(sendbuff, sendcounts, recvbuff, recvcounts,
                               capacity, rowcount * element,
                               layout == sdmaAlltoAllvPacked
@@ -386,7 +373,7 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
                                   : AlltoAllvLayout::Slots,
                               stream, error))
       return sdmaSuccess;
-    return fail(comm, errorClass(error), "AlltoAllv: " + error);
+    return fail(comm, "AlltoAllv", error);
   });
 }
 
@@ -442,9 +429,9 @@ sdmaResult_t sdmaScheduleLoad(sdmaComm_t comm, const char *textOrPath,
   return guarded(comm, [&] {
     auto made = std::make_unique<sdmaSchedule>();
     made->owner = comm;
-    std::string error;
+    Error error;
     if (!comm->comm->loadSchedule(textOrPath, made->schedule, error))
-      return fail(comm, errorClass(error), "sdmaScheduleLoad: " + error);
+      return fail(comm, "sdmaScheduleLoad", error);
     *schedule = made.release();
     return sdmaSuccess;
   });
@@ -484,11 +471,18 @@ sdmaResult_t sdmaScheduleLaunch(sdmaSchedule_t schedule, void *const *buffers,
                     std::to_string(datatype));
   return guarded(comm, [&] {
     std::vector<void *> list(buffers, buffers + nbuffers);
-    size_t bytes = count * dataTypeBytes(static_cast<DataType>(datatype));
-    std::string error;
-    if (comm->comm->launch(schedule->schedule, list, bytes, stream, error))
+    std::optional<uint64_t> bytes =
+        checkedMul(count, dataTypeBytes(static_cast<DataType>(datatype)));
+    if (!bytes)
+      return fail(comm, sdmaInvalidArgument,
+                  "sdmaScheduleLaunch: " + std::to_string(count) +
+                      " elements of " +
+                      dataTypeName(static_cast<DataType>(datatype)) +
+                      " do not fit 64 bits of bytes");
+    Error error;
+    if (comm->comm->launch(schedule->schedule, list, *bytes, stream, error))
       return sdmaSuccess;
-    return fail(comm, errorClass(error), "sdmaScheduleLaunch: " + error);
+    return fail(comm, "sdmaScheduleLaunch", error);
   });
 }
 

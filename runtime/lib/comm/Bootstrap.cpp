@@ -33,7 +33,7 @@ namespace {
 
 constexpr uint32_t kMagic = 0x53444d41; // "SDMA"
 constexpr int kSecretBytes = 16;
-enum Type : uint32_t { Hello = 1, Welcome, Gather, Result, Error };
+enum Type : uint32_t { Hello = 1, Welcome, Gather, Result, Refused };
 
 struct Header {
   uint32_t magic, type, a, b;
@@ -143,7 +143,7 @@ private:
   void fail(const std::string &why) {
     for (int fd : ranks_)
       if (fd >= 0)
-        sendMessage(fd, Error, 0, 0, why);
+        sendMessage(fd, Refused, 0, 0, why);
     failed_ = true;
   }
   void round();
@@ -172,7 +172,7 @@ void Root::admit(int fd) {
   if (r != Received::Ok || h.type != Hello ||
       payload.size() != kSecretBytes + 8 ||
       std::memcmp(payload.data(), secret_, kSecretBytes) != 0) {
-    sendMessage(fd, Error, 0, 0,
+    sendMessage(fd, Refused, 0, 0,
                 "refused: not a hello with this job's unique id");
     ::close(fd);
     return;
@@ -189,7 +189,7 @@ void Root::admit(int fd) {
   else if (expected_ && ranks_[rank] >= 0)
     why = "rank " + std::to_string(rank) + " joined twice";
   if (!why.empty()) {
-    sendMessage(fd, Error, 0, 0, why);
+    sendMessage(fd, Refused, 0, 0, why);
     ::close(fd);
     if (expected_)
       fail(why); // a misconfigured job: every rank hears it
@@ -313,7 +313,7 @@ void Root::round() {
 
 } // namespace
 
-bool sdma::rt::createUniqueId(UniqueId &id, std::string &error) {
+bool sdma::rt::createUniqueId(UniqueId &id, Error &error) {
   IdFields fields{};
   fields.magic = kMagic;
   int urandom = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -322,16 +322,17 @@ bool sdma::rt::createUniqueId(UniqueId &id, std::string &error) {
   if (urandom >= 0)
     ::close(urandom);
   if (!random) {
-    error = "bootstrap: cannot read /dev/urandom for the job's secret";
-    return false;
+    return error.fail(ErrorKind::System,
+                      "bootstrap: cannot read /dev/urandom for the job's "
+                      "secret");
   }
   const char *address = std::getenv("SDMA_BOOTSTRAP_ADDR");
   sockaddr_in sin{};
   sin.sin_family = AF_INET;
   if (inet_pton(AF_INET, address ? address : "127.0.0.1", &sin.sin_addr) != 1) {
-    error = std::string("bootstrap: SDMA_BOOTSTRAP_ADDR='") + address +
-            "' is not an IPv4 address";
-    return false;
+    return error.fail(ErrorKind::InvalidArgument,
+                      std::string("bootstrap: SDMA_BOOTSTRAP_ADDR='") +
+                          address + "' is not an IPv4 address");
   }
   int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   socklen_t length = sizeof(sin);
@@ -340,8 +341,9 @@ bool sdma::rt::createUniqueId(UniqueId &id, std::string &error) {
       ::listen(listener, 128) != 0 ||
       ::getsockname(listener, reinterpret_cast<sockaddr *>(&sin), &length) !=
           0) {
-    error = std::string("bootstrap: cannot listen on ") +
-            (address ? address : "127.0.0.1") + ": " + std::strerror(errno);
+    error.fail(ErrorKind::System, std::string("bootstrap: cannot listen on ") +
+                                      (address ? address : "127.0.0.1") + ": " +
+                                      std::strerror(errno));
     if (listener >= 0)
       ::close(listener);
     return false;
@@ -360,11 +362,13 @@ bool sdma::rt::createUniqueId(UniqueId &id, std::string &error) {
 
 std::unique_ptr<Bootstrap> Bootstrap::connect(const UniqueId &id, int rank,
                                               int ranks, uint64_t timeoutMs,
-                                              std::string &error) {
+                                              Error &error) {
   IdFields fields;
   std::memcpy(&fields, id.bytes, sizeof(fields));
   if (fields.magic != kMagic) {
-    error = "bootstrap: not an sdma unique id";
+    error.fail(ErrorKind::InvalidArgument,
+               "bootstrap: not an sdma unique id (sdmaGetUniqueId on one "
+               "rank makes it; every rank must be given its bytes)");
     return nullptr;
   }
   sockaddr_in sin{};
@@ -391,9 +395,9 @@ std::unique_ptr<Bootstrap> Bootstrap::connect(const UniqueId &id, int rank,
       ::close(fd);
     fd = -1;
     if (Clock::now() >= deadline) {
-      error = "bootstrap: rank " + std::to_string(rank) +
-              " cannot reach the job's root at " + root + ": " +
-              std::strerror(why);
+      error.fail(ErrorKind::Remote, "bootstrap: rank " + std::to_string(rank) +
+                                        " cannot reach the job's root at " +
+                                        root + ": " + std::strerror(why));
       return nullptr;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -409,11 +413,13 @@ std::unique_ptr<Bootstrap> Bootstrap::connect(const UniqueId &id, int rank,
   if (sendMessage(fd, Hello, rank, ranks, hello))
     r = receiveMessage(fd, h, payload, deadline);
   if (r != Received::Ok || h.type != Welcome) {
-    error = "bootstrap: rank " + std::to_string(rank) + ": " +
-            (r == Received::Ok && h.type == Error ? payload
+    error.fail(
+        ErrorKind::Remote,
+        "bootstrap: rank " + std::to_string(rank) + ": " +
+            (r == Received::Ok && h.type == Refused ? payload
              : r == Received::TimedOut
                  ? "no answer from the job's root at " + root
-                 : "the job's root at " + root + " closed the connection");
+                 : "the job's root at " + root + " closed the connection"));
     ::close(fd);
     return nullptr;
   }
@@ -431,10 +437,11 @@ Bootstrap::~Bootstrap() {
 }
 
 bool Bootstrap::allGather(const std::string &mine,
-                          std::vector<std::string> &all, std::string &error) {
+                          std::vector<std::string> &all, Error &error) {
+  // Every failure here is the job's: a peer or the root left or disagreed.
   auto fail = [&](const std::string &why) {
-    error = "bootstrap: rank " + std::to_string(rank_) + ": " + why;
-    return false;
+    return error.fail(ErrorKind::Remote,
+                      "bootstrap: rank " + std::to_string(rank_) + ": " + why);
   };
   if (socket_ < 0)
     return fail("the job has already failed");
@@ -449,7 +456,7 @@ bool Bootstrap::allGather(const std::string &mine,
   if (r != Received::Ok || h.type != Result) {
     ::close(socket_);
     socket_ = -1;
-    return fail(r == Received::Ok && h.type == Error ? payload
+    return fail(r == Received::Ok && h.type == Refused ? payload
                 : r == Received::TimedOut
                     ? "no answer from the job's root"
                     : "the job's root closed the connection");
@@ -462,7 +469,7 @@ bool Bootstrap::allGather(const std::string &mine,
   return true;
 }
 
-bool Bootstrap::barrier(std::string &error) {
+bool Bootstrap::barrier(Error &error) {
   std::vector<std::string> all;
   return allGather(std::string(1, '\0'), all, error);
 }

@@ -83,6 +83,12 @@ public:
                                            std::string &error) = 0;
 };
 
+/// The device `options.device` names (BackendRegistry.cpp), or nullptr
+/// with why not ("no GPU: ..." where there is none).
+std::unique_ptr<CommDevice> createCommDevice(const UniqueId &id, int rank,
+                                             const CommOptions &options,
+                                             std::string &error);
+
 /// The CPU device of `rank` in the job `id` (segment names derive from it).
 std::unique_ptr<CommDevice> createCpuDevice(const UniqueId &id, int rank,
                                             const CommOptions &options,
@@ -94,13 +100,6 @@ std::unique_ptr<CommDevice> createHipDevice(const CommOptions &options,
 /// The CUDA device, or nullptr with "no GPU: ..." where there is none.
 std::unique_ptr<CommDevice> createCudaDevice(const CommOptions &options,
                                              std::string &error);
-
-/// Makes a reduction program (compiled for f32 and sum) compute in `type`
-/// with `op`: the kernel's SDMA_REDUCE_TYPE/OP and the metadata's buffer
-/// types and operator. The schedule's proof holds for any one operator
-/// and type (the contribution sets do not depend on them).
-bool setReduceArithmetic(LdstProgram &program, DataType type, ReduceOp op,
-                         std::string &error);
 
 } // namespace sdma::rt
 

@@ -6,11 +6,10 @@
 
 #include "sdma/runtime/KernelCompiler.h"
 
-#include "cuda/CudaDriver.h"
+#include "cuda/CudaKernel.h"
 #ifdef SDMA_HAVE_HIP
-#include "hip/HipLdstExecutor.h"
+#include "hip/HipKernel.h"
 #endif
-#include "sdma/runtime/LdstPrelude.h"
 
 #include <chrono>
 
@@ -22,8 +21,8 @@ bool sdma::rt::compileKernel(const LdstProgram &program,
   auto start = std::chrono::steady_clock::now();
   if (compiler == "hiprtc") {
 #ifdef SDMA_HAVE_HIP
-    if (!compileWithHipRtc(program.source, program.schedule + ".hip", arch,
-                           binary.code, error))
+    if (!HipKernel::compile(program.source, program.schedule + ".hip", arch,
+                            binary.code, error))
       return false;
     binary.compiler = "hipRTC";
 #else
@@ -34,10 +33,8 @@ bool sdma::rt::compileKernel(const LdstProgram &program,
     const cuda::Nvrtc *nvrtc = cuda::Nvrtc::get(error);
     if (!nvrtc)
       return false;
-    if (!cuda::compileLdstToCubin(*nvrtc,
-                                  std::string(kCudaPrelude) + program.source,
-                                  program.specialised, program.schedule + ".cu",
-                                  arch, binary.code, binary.bounded, error))
+    if (!CudaKernel::compile(*nvrtc, CudaKernelSource::ldst(program, false),
+                             arch, binary.code, binary.bounded, error))
       return false;
     binary.compiler = "NVRTC " + std::to_string(nvrtc->major) + "." +
                       std::to_string(nvrtc->minor);

@@ -19,7 +19,7 @@ using json = nlohmann::ordered_json;
 
 namespace {
 /// The C entry's ABI version this runtime speaks (CApi.h).
-constexpr int kCompilerAbiVersion = 1;
+constexpr int kCompilerAbiVersion = 2;
 
 /// The directory of the running executable ("" if unknown).
 std::string executableDirectory() {
@@ -89,8 +89,19 @@ std::string ScheduleCompileOptions::toJson() const {
             {"name", name}};
   if (ranks)
     j["ranks"] = *ranks;
+  if (root)
+    j["root"] = *root;
   if (!sdmaTarget.empty())
     j["sdma_target"] = sdmaTarget;
+  return j.dump();
+}
+
+std::string ProgramCompileOptions::toJson() const {
+  json j = {{"name", name}};
+  if (ranks)
+    j["ranks"] = *ranks;
+  if (root)
+    j["root"] = *root;
   return j.dump();
 }
 
@@ -141,11 +152,13 @@ ScheduleCompiler::load(std::string &error, const std::string &path,
     std::unique_ptr<ScheduleCompiler> compiler(new ScheduleCompiler());
     compiler->handle_ = handle;
     compiler->compile_ =
-        reinterpret_cast<char *(*)(const char *, size_t, const char *)>(
-            dlsym(handle, "sdmaCompilerCompile"));
+        reinterpret_cast<EntryPoint>(dlsym(handle, "sdmaCompilerCompile"));
+    compiler->compileProgram_ = reinterpret_cast<EntryPoint>(
+        dlsym(handle, "sdmaCompilerCompileProgram"));
     compiler->free_ =
         reinterpret_cast<void (*)(char *)>(dlsym(handle, "sdmaCompilerFree"));
-    if (!abi || !compiler->compile_ || !compiler->free_) {
+    if (!abi || !compiler->compile_ || !compiler->compileProgram_ ||
+        !compiler->free_) {
       why += (why.empty() ? "" : "; ") + candidate +
              " lacks the sdmaCompiler* entry points";
       continue;
@@ -187,9 +200,25 @@ bool ScheduleCompiler::compileJson(const std::string &text,
                                    const std::string &optionsJson,
                                    ScheduleCompileResult &result,
                                    std::string &error) const {
+  return run(compile_, "sdma-compile-result", text, optionsJson, result, error);
+}
+
+bool ScheduleCompiler::compileProgram(const std::string &text,
+                                      const ProgramCompileOptions &options,
+                                      ScheduleCompileResult &result,
+                                      std::string &error) const {
+  return run(compileProgram_, "sdma-program-result", text, options.toJson(),
+             result, error);
+}
+
+bool ScheduleCompiler::run(EntryPoint entry, const char *kind,
+                           const std::string &text,
+                           const std::string &optionsJson,
+                           ScheduleCompileResult &result,
+                           std::string &error) const {
   result = ScheduleCompileResult();
   KernelCache cache(cacheDirectory_);
-  uint64_t key = KernelCache::key(text, optionsJson, "sdma-compile-result",
+  uint64_t key = KernelCache::key(text, optionsJson, kind,
                                   std::string(kSdmaVersion) + " " + identity_);
   std::string cached;
   KernelCache::Lookup lookup = cache.get(key, cached);
@@ -201,7 +230,7 @@ bool ScheduleCompiler::compileJson(const std::string &text,
     }
     lookup = KernelCache::Lookup::Corrupt;
   }
-  char *answer = compile_(text.data(), text.size(), optionsJson.c_str());
+  char *answer = entry(text.data(), text.size(), optionsJson.c_str());
   if (!answer) {
     error = "the compiler ran out of memory";
     return false;

@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/CeCopyKernel.h"
-#include "cuda/CudaLdstExecutor.h"
 #include "cuda/CudaDeviceSet.h"
+#include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
 
@@ -74,55 +74,33 @@ unsigned sdma::rt::copyListBlocks(const std::vector<CopyListEntry> &entries,
   return static_cast<unsigned>(std::min(wanted, cap));
 }
 
-CopyListKernel::~CopyListKernel() {
-  if (!devices_)
-    return;
-  std::string ignored;
-  for (size_t d = 0; d < modules_.size(); ++d)
-    if (modules_[d] && devices_->useDevice(d, ignored))
-      driver_.cuModuleUnload(modules_[d]);
-}
-
 bool CopyListKernel::load(const CudaDeviceSet &devices,
                           const std::string &cacheDirectory,
                           std::string &error) {
-  devices_ = &devices;
-  LdstProgram program;
-  program.source = kSource;
-  program.entry = "sdma_copy_list";
-  program.schedule = "sdma_copy_list";
+  // Built as a table load/store program is (the CUDA prelude first), so
+  // that it shares their cache.
+  CudaKernelSource source{std::string(kCudaPrelude) + kSource,
+                          "sdma_copy_list.cu", /*specialised=*/false};
   std::string cubin;
   CompileInfo compile;
   const std::vector<CudaDeviceSet::Device> &all = devices.devices();
   if (!devices.useDevice(0, error) ||
-      !buildLdstCubin(driver_, all.front().device, program,
-                      /*stagedOps=*/false, cacheDirectory, compile, cubin,
-                      error)) {
+      !CudaKernel::build(driver_, all.front().device, source, cacheDirectory,
+                         compile, cubin, error)) {
     error = "the copy-list kernel: " + error;
     return false;
   }
-  modules_.assign(all.size(), nullptr);
-  functions_.assign(all.size(), nullptr);
-  smCounts_.assign(all.size(), 1);
-  for (size_t d = 0; d < all.size(); ++d) {
-    const char *call = nullptr;
-    CUresult r = devices.useDevice(d, error) ? 0 : -1;
-    if (r == -1)
-      return false;
-    if ((r = driver_.cuModuleLoadData(&modules_[d], cubin.data())))
-      call = "cuModuleLoadData";
-    else if ((r = driver_.cuModuleGetFunction(&functions_[d], modules_[d],
-                                              "sdma_copy_list")))
-      call = "cuModuleGetFunction";
-    else if ((r = driver_.cuDeviceGetAttribute(
-                  &smCounts_[d], CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                  all[d].device)))
-      call = "cuDeviceGetAttribute";
-    if (call) {
-      error = "the copy-list kernel on GPU " + std::to_string(all[d].ordinal) +
-              ": " + driver_.describe(call, r);
+  kernels_.clear();
+  smCounts_.clear();
+  for (const CudaDeviceSet::Device &d : all) {
+    kernels_.emplace_back(driver_);
+    if (!kernels_.back().load(d.context, cubin, "sdma_copy_list",
+                              kCopyListThreads, error)) {
+      error = "the copy-list kernel on GPU " + std::to_string(d.ordinal) +
+              ": " + error;
       return false;
     }
+    smCounts_.push_back(d.smCount);
   }
   return true;
 }
@@ -131,7 +109,7 @@ bool CopyListKernel::launch(size_t device, CUstream stream,
                             const std::vector<CopyListEntry> &entries,
                             std::string &error) {
   if (entries.empty() || entries.size() > kCopyListMax ||
-      device >= functions_.size()) {
+      device >= kernels_.size() || !kernels_[device].loaded()) {
     error = "copy-list launch of " + std::to_string(entries.size()) +
             " copies on GPU index " + std::to_string(device) + " (1 to " +
             std::to_string(kCopyListMax) + " copies, on a loaded GPU)";
@@ -141,11 +119,10 @@ bool CopyListKernel::launch(size_t device, CUstream stream,
   std::copy(entries.begin(), entries.end(), params.e);
   void *args[] = {&params};
   unsigned blocks = copyListBlocks(entries, smCounts_[device]);
-  CUresult r = driver_.cuLaunchKernel(
-      functions_[device], blocks, static_cast<unsigned>(entries.size()), 1,
-      kCopyListThreads, 1, 1, 0, stream, args, nullptr);
-  if (r != 0) {
-    error = driver_.describe("cuLaunchKernel (copy list)", r);
+  CudaKernel &kernel = kernels_[device];
+  if (!kernel.launch(blocks, static_cast<unsigned>(entries.size()), stream,
+                     args, error)) {
+    error = driver_.describe("cuLaunchKernel (copy list)", kernel.failure());
     return false;
   }
   return true;

@@ -1,5 +1,4 @@
-//===- CeCopyKernel.h - a queue run's device-local copies, one kernel -*- C++
-//-*-===//
+//===- CeCopyKernel.h - a queue run's local copies, one kernel --*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -23,6 +22,7 @@
 #define SDMA_RUNTIME_LIB_CUDA_CECOPYKERNEL_H
 
 #include "cuda/CudaDriver.h"
+#include "cuda/CudaKernel.h"
 
 #include <cstdint>
 #include <string>
@@ -55,7 +55,6 @@ public:
   explicit CopyListKernel(const cuda::Driver &driver) : driver_(driver) {}
   CopyListKernel(const CopyListKernel &) = delete;
   CopyListKernel &operator=(const CopyListKernel &) = delete;
-  ~CopyListKernel();
 
   /// Compiles (NVRTC, cached in `cacheDirectory` as the load/store kernels
   /// are) and loads the kernel on each GPU of `devices`.
@@ -66,14 +65,15 @@ public:
   bool launch(size_t device, cuda::CUstream stream,
               const std::vector<CopyListEntry> &entries, std::string &error);
   /// Forgets the modules without unloading them (a stuck executor).
-  void abandon() { modules_.clear(); }
+  void abandon() {
+    for (CudaKernel &kernel : kernels_)
+      kernel.abandon();
+  }
 
 private:
   const cuda::Driver &driver_;
-  const CudaDeviceSet *devices_ = nullptr;
-  std::vector<cuda::CUmodule> modules_;
-  std::vector<cuda::CUfunction> functions_;
-  std::vector<int> smCounts_;
+  std::vector<CudaKernel> kernels_; // [device]
+  std::vector<int> smCounts_;       // [device]
 };
 
 } // namespace sdma::rt

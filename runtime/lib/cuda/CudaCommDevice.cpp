@@ -2,28 +2,27 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// Memory: cuMemAlloc'd (the heap) or the caller's (registered). A peer maps
-// an allocation through its CUDA IPC handle; the blob names the allocation
-// (its IPC handle, the exporting process and base address) and the offset
-// of the pointer in it, because caching allocators (torch's) hand out
-// pieces of larger cudaMalloc blocks. Each allocation is opened once per
-// process; a rank that is a thread of this process uses the pointer itself
-// (a process cannot open its own handles). The kernel's error record is
-// pinned host memory mapped into the device, so the host reads it without
-// synchronising. Launches go on the caller's stream in the device's
-// primary context (the one the CUDA runtime uses).
+// The communicator's rank on one GPU, on the NVIDIA vendor layer: its
+// memory, the error record and the IPC sharing are a CudaDeviceSet of one
+// rank (the GPU's primary context, the one the CUDA runtime uses), its
+// programs CudaKernels. Memory is cuMemAlloc'd (the heap) or the caller's
+// (registered); a peer maps an allocation through its CUDA IPC handle, the
+// blob naming the allocation and the pointer's offset in it (caching
+// allocators, torch's, hand out pieces of larger cudaMalloc blocks). The
+// kernels' error record is pinned host memory mapped into the device, so
+// the host reads it without synchronising. Launches go on the caller's
+// stream.
 //
 //===----------------------------------------------------------------------===//
 
 #include "comm/CommDevice.h"
-#include "comm/CommIpc.h"
+#include "cuda/CudaDeviceSet.h"
 #include "cuda/CudaDriver.h"
-#include "cuda/CudaLdstExecutor.h"
+#include "cuda/CudaKernel.h"
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
-#include <cstring>
-#include <map>
+#include <cstdlib>
 #include <unistd.h>
 
 using namespace sdma::rt;
@@ -37,42 +36,32 @@ using namespace sdma::rt::cuda;
 
 namespace {
 
-class CudaDevice;
+class CudaCommDevice;
 
-class CudaKernel : public CommKernel {
+/// One program on the device, launched for this process's rank.
+class CudaCommKernel : public CommKernel {
 public:
-  CudaKernel(CudaDevice &device, const LdstProgram &program)
-      : device_(device), program_(program) {}
-  ~CudaKernel() override;
+  CudaCommKernel(CudaCommDevice &device, const LdstProgram &program);
   bool load(std::string &error);
   bool launch(const KernelLaunch &launch, std::string &error) override;
 
 private:
-  CudaDevice &device_;
+  CudaCommDevice &device_;
   LdstProgram program_;
-  CUmodule module_ = nullptr;
-  CUfunction function_ = nullptr;
-  int blocksPerSM_ = 1;
+  CudaKernel kernel_;
   int64_t largest_ = 1; // chunks of the largest buffer
 };
 
-class CudaDevice : public CommDevice {
+class CudaCommDevice : public CommDevice {
 public:
-  CudaDevice(const Driver &driver, const CommOptions &options)
-      : driver_(driver), options_(options) {}
-  ~CudaDevice() override {
-    if (!context_)
+  CudaCommDevice(const Driver &driver, const CommOptions &options)
+      : driver_(driver), options_(options), devices_(driver) {}
+  ~CudaCommDevice() override {
+    // Imports, memory, the error record and the context go with devices_.
+    if (devices_.devices().empty())
       return;
-    driver_.cuCtxSetCurrent(context_);
+    driver_.cuCtxSetCurrent(context());
     driver_.cuCtxSynchronize();
-    imports_.closeAll([&](char *base) {
-      driver_.cuIpcCloseMemHandle(reinterpret_cast<CUdeviceptr>(base));
-    });
-    for (CUdeviceptr ptr : owned_)
-      driver_.cuMemFree_v2(ptr);
-    if (record_)
-      driver_.cuMemFreeHost(record_);
-    driver_.cuDevicePrimaryCtxRelease_v2(device_);
   }
 
   bool init(std::string &error) {
@@ -98,24 +87,20 @@ public:
               std::to_string(count) + " devices)";
       return false;
     }
-    ordinal_ = ordinal;
-    SDMA_TRY(cuDeviceGet, &device_, ordinal);
-    SDMA_TRY(cuDevicePrimaryCtxRetain, &context_, device_);
-    SDMA_TRY(cuCtxSetCurrent, context_);
-    SDMA_TRY(cuDeviceGetAttribute, &smCount_,
-             CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_);
+    // One rank on one GPU, in its primary context (the CUDA runtime's).
+    if (!devices_.init(1, {ordinal}, ordinal, error))
+      return false;
+    SDMA_TRY(cuCtxSetCurrent, context());
     char bus[64] = {0};
-    SDMA_TRY(cuDeviceGetPCIBusId, bus, sizeof(bus) - 1, device_);
+    SDMA_TRY(cuDeviceGetPCIBusId, bus, sizeof(bus) - 1, device());
     char host[256] = {0};
     gethostname(host, sizeof(host) - 1);
     identity_ = std::string(host) + "/" + bus;
     void *record = nullptr;
-    size_t recordBytes = kMaxInstances * kRecordWords * 8;
-    SDMA_TRY(cuMemHostAlloc, &record, recordBytes,
-             CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    if (!devices_.allocMapped(kMaxInstances * kRecordWords * 8, record,
+                              recordDevice_, error))
+      return false;
     record_ = static_cast<unsigned long long *>(record);
-    std::memset(record_, 0, recordBytes);
-    SDMA_TRY(cuMemHostGetDevicePointer_v2, &recordDevice_, record, 0);
     return true;
   }
 
@@ -127,57 +112,18 @@ public:
 
   bool allocate(size_t bytes, char *&ptr, std::string &error) override {
     CUdeviceptr p = 0;
-    SDMA_TRY(cuCtxSetCurrent, context_);
-    SDMA_TRY(cuMemAlloc_v2, &p, bytes);
-    owned_.push_back(p);
-    SDMA_TRY(cuMemsetD8_v2, p, 0, bytes);
+    if (!devices_.alloc(0, p, bytes, error))
+      return false;
     ptr = reinterpret_cast<char *>(p);
     return true;
   }
-
   bool exportMemory(char *ptr, size_t bytes, std::string &blob,
                     std::string &error) override {
-    SDMA_TRY(cuCtxSetCurrent, context_);
-    CUdeviceptr base = 0;
-    size_t size = 0;
-    CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
-    if (CUresult r = driver_.cuMemGetAddressRange_v2(&base, &size, p); r) {
-      error = "[" + hex(p) + ", +" + std::to_string(bytes) +
-              ") is not device memory of this process (" +
-              driver_.describe("cuMemGetAddressRange", r) + ")";
-      return false;
-    }
-    if (p + bytes > base + size) {
-      error = "[" + hex(p) + ", +" + std::to_string(bytes) +
-              ") runs past the end of its allocation (" + std::to_string(size) +
-              " bytes at " + hex(base) + ")";
-      return false;
-    }
-    CUipcMemHandle handle;
-    SDMA_TRY(cuIpcGetMemHandle, &handle, base);
-    blob = IpcExport::make(handle, base, size, p);
-    return true;
+    return devices_.exportMemory(0, ptr, bytes, blob, error);
   }
-
   bool importMemory(int peer, const std::string &blob, char *&ptr,
                     std::string &error) override {
-    return imports_.import(
-        peer, blob, ptr, error,
-        [&](const IpcExport &e, char *&base, std::string &why) {
-          CUipcMemHandle handle;
-          std::memcpy(&handle, e.handle, sizeof(handle));
-          CUdeviceptr mapped = 0;
-          CUresult r = driver_.cuCtxSetCurrent(context_);
-          if (r == 0)
-            r = driver_.cuIpcOpenMemHandle_v2(
-                &mapped, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
-          if (r) {
-            why = driver_.describe("cuIpcOpenMemHandle", r);
-            return false;
-          }
-          base = reinterpret_cast<char *>(mapped);
-          return true;
-        });
+    return devices_.importMemory(0, peer, blob, ptr, error);
   }
 
   unsigned long long *errorRecord() override { return record_; }
@@ -186,57 +132,48 @@ public:
 
   std::unique_ptr<CommKernel> load(const LdstProgram &program,
                                    std::string &error) override {
-    auto kernel = std::make_unique<CudaKernel>(*this, program);
+    auto kernel = std::make_unique<CudaCommKernel>(*this, program);
     if (!kernel->load(error))
       return nullptr;
     return kernel;
   }
 
-  const Driver &driver_;
-  CommOptions options_;
-  int ordinal_ = 0, smCount_ = 1, sharing_ = 1;
-  CUdevice device_ = 0;
-  CUcontext context_ = nullptr;
-  std::string identity_;
-  std::vector<CUdeviceptr> owned_;
-  IpcImports imports_;
-  unsigned long long *record_ = nullptr;
-  CUdeviceptr recordDevice_ = 0;
+  const Driver &driver() const { return driver_; }
+  const CommOptions &options() const { return options_; }
+  CUdevice device() const { return devices_.devices()[0].device; }
+  CUcontext context() const { return devices_.devices()[0].context; }
+  int smCount() const { return devices_.devices()[0].smCount; }
+  int sharing() const { return sharing_; }
 
 private:
-  static std::string hex(uint64_t v) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "0x%llx", (unsigned long long)v);
-    return text;
-  }
+  const Driver &driver_;
+  CommOptions options_;
+  CudaDeviceSet devices_;
+  int sharing_ = 1;
+  std::string identity_;
+  unsigned long long *record_ = nullptr;
+  CUdeviceptr recordDevice_ = 0;
 };
 
-CudaKernel::~CudaKernel() {
-  if (module_) {
-    device_.driver_.cuCtxSetCurrent(device_.context_);
-    device_.driver_.cuModuleUnload(module_);
-  }
-}
+CudaCommKernel::CudaCommKernel(CudaCommDevice &device,
+                               const LdstProgram &program)
+    : device_(device), program_(program), kernel_(device.driver()) {}
 
-bool CudaKernel::load(std::string &error) {
-  const Driver &driver = device_.driver_;
-  if (CUresult r = driver.cuCtxSetCurrent(device_.context_); r) {
+bool CudaCommKernel::load(std::string &error) {
+  const Driver &driver = device_.driver();
+  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
     error = driver.describe("cuCtxSetCurrent", r);
     return false;
   }
   CompileInfo compile;
   std::string cubin;
-  if (!buildLdstCubin(driver, device_.device_, program_, false,
-                      device_.options_.cacheDirectory, compile, cubin, error))
+  if (!CudaKernel::build(
+          driver, device_.device(), CudaKernelSource::ldst(program_, false),
+          device_.options().cacheDirectory, compile, cubin, error))
     return false;
-  CUresult r = driver.cuModuleLoadData(&module_, cubin.data());
-  if (r == 0)
-    r = driver.cuModuleGetFunction(&function_, module_, program_.entry.c_str());
-  if (r == 0)
-    r = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocksPerSM_, function_, kLdstThreads, 0);
-  if (r) {
-    error = driver.describe("loading the kernel", r);
+  if (!kernel_.load(device_.context(), cubin, program_.entry, kLdstThreads,
+                    error)) {
+    error = driver.describe("loading the kernel", kernel_.failure());
     return false;
   }
   for (const Buffer &buffer : program_.buffers)
@@ -244,28 +181,25 @@ bool CudaKernel::load(std::string &error) {
   return true;
 }
 
-bool CudaKernel::launch(const KernelLaunch &launch, std::string &error) {
-  const Driver &driver = device_.driver_;
+bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
+  const Driver &driver = device_.driver();
   // As the in-process executor: never more blocks than can be resident at
   // once for all the ranks that share the GPU (a rank's blocks wait for
   // each other).
-  int blocks = ldstBlocks(device_.smCount_ * std::max(1, blocksPerSM_) /
-                              device_.sharing_,
-                          largest_ * launch.chunkBytes);
+  int blocks =
+      ldstBlocks(device_.smCount() * std::max(1, kernel_.blocksPerSM()) /
+                     device_.sharing(),
+                 largest_ * launch.chunkBytes);
   unsigned long long chunk = launch.chunkBytes, epoch = 0;
   int rankBase = launch.programRank;
   void *args[] = {const_cast<uint64_t *>(launch.table.data()), &chunk, &epoch,
                   &rankBase};
-  CUresult r = driver.cuCtxSetCurrent(device_.context_);
-  if (r == 0)
-    r = driver.cuLaunchKernel(function_, blocks, 1, 1, kLdstThreads, 1, 1, 0,
-                              static_cast<CUstream>(launch.stream), args,
-                              nullptr);
-  if (r) {
+  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
     error = driver.describe("cuLaunchKernel", r);
     return false;
   }
-  return true;
+  return kernel_.launch(blocks, 1, static_cast<CUstream>(launch.stream), args,
+                        error);
 }
 
 } // namespace
@@ -275,7 +209,7 @@ sdma::rt::createCudaDevice(const CommOptions &options, std::string &error) {
   const Driver *driver = Driver::get(error);
   if (!driver)
     return nullptr;
-  auto device = std::make_unique<CudaDevice>(*driver, options);
+  auto device = std::make_unique<CudaCommDevice>(*driver, options);
   if (!device->init(error))
     return nullptr;
   return device;

@@ -1,4 +1,4 @@
-//===- CudaDeviceSet.cpp - ranks spread over GPUs, and their buffers ----------===//
+//===- CudaDeviceSet.cpp - ranks on NVIDIA GPUs and their memory ----------===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -7,16 +7,26 @@
 #include "cuda/CudaDeviceSet.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 
 using namespace sdma::rt;
 using namespace sdma::rt::cuda;
+
+namespace {
+std::string hex(uint64_t v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "0x%llx", (unsigned long long)v);
+  return text;
+}
+} // namespace
 
 #define SDMA_CU(call, ...)                                                     \
   if (!check(driver_.call(__VA_ARGS__), #call, error))                         \
   return false
 
 bool CudaDeviceSet::check(CUresult result, const char *call,
-                      std::string &error) const {
+                          std::string &error) const {
   if (result == 0)
     return true;
   error = driver_.describe(call, result);
@@ -24,7 +34,7 @@ bool CudaDeviceSet::check(CUresult result, const char *call,
 }
 
 bool CudaDeviceSet::init(int ranks, std::vector<int> ordinals, int fallback,
-                     std::string &error) {
+                         std::string &error) {
   if (ordinals.empty())
     ordinals.push_back(fallback);
   ranks_ = ranks;
@@ -46,7 +56,10 @@ bool CudaDeviceSet::init(int ranks, std::vector<int> ordinals, int fallback,
     SDMA_CU(cuDeviceGet, &d.device, d.ordinal);
     SDMA_CU(cuDevicePrimaryCtxRetain, &d.context, d.device);
     devices_.push_back(d);
+    SDMA_CU(cuDeviceGetAttribute, &devices_.back().smCount,
+            CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d.device);
   }
+  imports_.resize(devices_.size());
   // Every GPU reaches every other (copies, stores, flag writes).
   for (Device &a : devices_)
     for (Device &b : devices_) {
@@ -70,10 +83,18 @@ bool CudaDeviceSet::init(int ranks, std::vector<int> ordinals, int fallback,
 }
 
 CudaDeviceSet::~CudaDeviceSet() {
+  for (size_t d = 0; d < imports_.size() && d < devices_.size(); ++d) {
+    driver_.cuCtxSetCurrent(devices_[d].context);
+    imports_[d].closeAll([&](char *base) {
+      driver_.cuIpcCloseMemHandle(reinterpret_cast<CUdeviceptr>(base));
+    });
+  }
   for (auto [rank, ptr] : owned_) {
     driver_.cuCtxSetCurrent(of(rank).context);
     driver_.cuMemFree_v2(ptr);
   }
+  for (void *host : mapped_)
+    driver_.cuMemFreeHost(host);
   for (Device &d : devices_)
     driver_.cuDevicePrimaryCtxRelease_v2(d.device);
 }
@@ -89,12 +110,24 @@ bool CudaDeviceSet::useDevice(size_t index, std::string &error) const {
 }
 
 bool CudaDeviceSet::alloc(int rank, CUdeviceptr &ptr, size_t bytes,
-                      std::string &error) {
+                          std::string &error) {
   if (!use(rank, error))
     return false;
   SDMA_CU(cuMemAlloc_v2, &ptr, std::max<size_t>(bytes, 1));
   owned_.emplace_back(rank, ptr);
   SDMA_CU(cuMemsetD8_v2, ptr, 0, bytes);
+  return true;
+}
+
+bool CudaDeviceSet::allocMapped(size_t bytes, void *&host, CUdeviceptr &device,
+                                std::string &error) {
+  if (!useDevice(0, error))
+    return false;
+  SDMA_CU(cuMemHostAlloc, &host, bytes,
+          CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+  mapped_.push_back(host);
+  std::memset(host, 0, bytes);
+  SDMA_CU(cuMemHostGetDevicePointer_v2, &device, host, 0);
   return true;
 }
 
@@ -111,7 +144,7 @@ bool CudaDeviceSet::release(CUdeviceptr ptr, std::string &error) {
 }
 
 bool CudaDeviceSet::allocateBuffers(const std::vector<int64_t> &chunks,
-                                size_t chunkBytes, std::string &error) {
+                                    size_t chunkBytes, std::string &error) {
   if (chunkBytes <= capacity_ && numBuffers_ == chunks.size())
     return true;
   for (size_t d = 0; d < devices_.size(); ++d) {
@@ -163,4 +196,52 @@ bool CudaDeviceSet::download(HostMemory &memory, std::string &error) {
               memory.bufferBytes(r, b));
   }
   return true;
+}
+
+bool CudaDeviceSet::exportMemory(size_t index, char *ptr, size_t bytes,
+                                 std::string &blob, std::string &error) {
+  if (!useDevice(index, error))
+    return false;
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
+  if (CUresult r = driver_.cuMemGetAddressRange_v2(&base, &size, p); r) {
+    error = "[" + hex(p) + ", +" + std::to_string(bytes) +
+            ") is not device memory of this process (" +
+            driver_.describe("cuMemGetAddressRange", r) + ")";
+    return false;
+  }
+  if (p + bytes > base + size) {
+    error = "[" + hex(p) + ", +" + std::to_string(bytes) +
+            ") runs past the end of its allocation (" + std::to_string(size) +
+            " bytes at " + hex(base) + ")";
+    return false;
+  }
+  CUipcMemHandle handle;
+  SDMA_CU(cuIpcGetMemHandle, &handle, base);
+  blob = IpcExport::make(handle, base, size, p);
+  return true;
+}
+
+bool CudaDeviceSet::importMemory(size_t index, int peer,
+                                 const std::string &blob, char *&ptr,
+                                 std::string &error) {
+  CUcontext context = devices_[index].context;
+  return imports_[index].import(
+      peer, blob, ptr, error,
+      [&](const IpcExport &e, char *&base, std::string &why) {
+        CUipcMemHandle handle;
+        std::memcpy(&handle, e.handle, sizeof(handle));
+        CUdeviceptr mapped = 0;
+        CUresult r = driver_.cuCtxSetCurrent(context);
+        if (r == 0)
+          r = driver_.cuIpcOpenMemHandle_v2(&mapped, handle,
+                                            CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+        if (r) {
+          why = driver_.describe("cuIpcOpenMemHandle", r);
+          return false;
+        }
+        base = reinterpret_cast<char *>(mapped);
+        return true;
+      });
 }

@@ -1,12 +1,16 @@
-//===- CudaDeviceSet.h - ranks spread over GPUs, and their buffers ---*- C++
-//-*-===//
+//===- CudaDeviceSet.h - ranks on NVIDIA GPUs and their memory --*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// What both CUDA executors share: ranks placed on GPUs in contiguous groups
-// (all on one GPU for tests, one GPU per rank on a multi-GPU host), each
-// GPU's primary context, peer access between every pair, and every rank's
-// symmetric buffers on its own GPU with host upload/download.
+// The memory of the NVIDIA vendor, for the executors (ranks of one process
+// spread over GPUs) and the communicator's CUDA device (one rank, one GPU)
+// alike: ranks placed on GPUs in contiguous groups (all on one GPU for
+// tests, one GPU per rank on a multi-GPU host), each GPU's primary context,
+// peer access between every pair, zeroed device allocations, pinned host
+// memory mapped into the GPUs, every rank's symmetric buffers with host
+// upload/download, and memory shared with other processes by CUDA IPC
+// handles. Everything allocated, mapped or imported is freed, unmapped or
+// closed with the set.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +18,7 @@
 #define SDMA_RUNTIME_LIB_CUDA_CUDADEVICESET_H
 
 #include "cuda/CudaDriver.h"
+#include "exec/IpcImports.h"
 #include "sdma/runtime/HostMemory.h"
 
 #include <vector>
@@ -27,6 +32,7 @@ public:
     int ordinal = 0;
     cuda::CUdevice device = 0;
     cuda::CUcontext context = nullptr;
+    int smCount = 0; // its multiprocessors
   };
 
   explicit CudaDeviceSet(const cuda::Driver &driver) : driver_(driver) {}
@@ -35,7 +41,8 @@ public:
   ~CudaDeviceSet();
 
   /// Places `ranks` ranks on `ordinals` (empty: all on `fallback`), retains
-  /// each GPU's primary context and enables peer access between all pairs.
+  /// each GPU's primary context, reads its multiprocessor count and enables
+  /// peer access between all pairs.
   bool init(int ranks, std::vector<int> ordinals, int fallback,
             std::string &error);
 
@@ -49,10 +56,17 @@ public:
   /// Zeroed device memory on `rank`'s GPU, freed with the set.
   bool alloc(int rank, cuda::CUdeviceptr &ptr, size_t bytes,
              std::string &error);
-  /// Forgets every allocation and context without freeing them (after a
-  /// run that left streams blocked, freeing could block too).
+  /// Zeroed pinned host memory, mapped into every GPU: its host address
+  /// and its device address. Freed with the set.
+  bool allocMapped(size_t bytes, void *&host, cuda::CUdeviceptr &device,
+                   std::string &error);
+  /// Forgets every allocation, import and context without freeing them
+  /// (after a run that left streams blocked, freeing could block too).
   void abandon() {
     owned_.clear();
+    mapped_.clear();
+    for (IpcImports &imports : imports_)
+      imports.forget();
     devices_.clear();
   }
   /// Frees memory from alloc() now.
@@ -71,6 +85,17 @@ public:
   bool upload(const HostMemory &memory, std::string &error);
   bool download(HostMemory &memory, std::string &error);
 
+  /// A blob (IpcExport) another process passes to importMemory to map the
+  /// allocation of GPU `index` that holds [ptr, ptr + bytes): device
+  /// memory of this process, from this set or not (a caching allocator's
+  /// block).
+  bool exportMemory(size_t index, char *ptr, size_t bytes, std::string &blob,
+                    std::string &error);
+  /// Maps rank `peer`'s blob on GPU `index`: the address of its pointer
+  /// here. Each block is opened once; closed with the set.
+  bool importMemory(size_t index, int peer, const std::string &blob, char *&ptr,
+                    std::string &error);
+
 private:
   bool check(cuda::CUresult result, const char *call, std::string &error) const;
 
@@ -80,6 +105,8 @@ private:
   size_t numBuffers_ = 0, capacity_ = 0;
   std::vector<cuda::CUdeviceptr> buffers_;
   std::vector<std::pair<int, cuda::CUdeviceptr>> owned_; // (rank, pointer)
+  std::vector<void *> mapped_;                           // allocMapped
+  std::vector<IpcImports> imports_;                      // [device]
 };
 
 } // namespace sdma::rt

@@ -6,7 +6,6 @@
 
 #include "cuda/CudaDriver.h"
 
-#include <cctype>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
@@ -132,83 +131,4 @@ const Nvrtc *Nvrtc::get(std::string &error) {
     return nullptr;
   }
   return &nvrtc;
-}
-
-bool sdma::rt::cuda::compileToCubin(
-    const Nvrtc &nvrtc, const std::string &source, const std::string &name,
-    const std::string &arch, std::string &cubin, std::string &error,
-    const std::vector<std::string> &extraOptions, std::string *logOut) {
-  nvrtcProgram program = nullptr;
-  nvrtcResult result = nvrtc.nvrtcCreateProgram(
-      &program, source.c_str(), name.c_str(), 0, nullptr, nullptr);
-  if (result != 0) {
-    error = std::string("nvrtcCreateProgram failed: ") +
-            nvrtc.nvrtcGetErrorString(result);
-    return false;
-  }
-  std::string archOption = "--gpu-architecture=" + arch;
-  std::vector<const char *> options = {archOption.c_str(), "-std=c++17",
-                                       "--extra-device-vectorization"};
-  for (const std::string &option : extraOptions)
-    options.push_back(option.c_str());
-  result = nvrtc.nvrtcCompileProgram(program, static_cast<int>(options.size()),
-                                     options.data());
-  size_t logSize = 0;
-  nvrtc.nvrtcGetProgramLogSize(program, &logSize);
-  std::string log(logSize, '\0');
-  if (logSize)
-    nvrtc.nvrtcGetProgramLog(program, log.data());
-  if (logOut)
-    *logOut = log;
-  if (result != 0) {
-    error = "NVRTC could not compile " + name + " for " + arch + ":\n" + log;
-    nvrtc.nvrtcDestroyProgram(&program);
-    return false;
-  }
-  size_t size = 0;
-  result = nvrtc.nvrtcGetCUBINSize(program, &size);
-  if (result == 0) {
-    cubin.resize(size);
-    result = nvrtc.nvrtcGetCUBIN(program, cubin.data());
-  }
-  nvrtc.nvrtcDestroyProgram(&program);
-  if (result != 0) {
-    error = std::string("nvrtcGetCUBIN failed: ") +
-            nvrtc.nvrtcGetErrorString(result);
-    return false;
-  }
-  return true;
-}
-
-bool sdma::rt::cuda::compileLdstToCubin(
-    const Nvrtc &nvrtc, const std::string &source, bool specialised,
-    const std::string &name, const std::string &arch, std::string &cubin,
-    bool &bounded, std::string &error) {
-  bounded = false;
-  // A program that sets its own bound (a benchmark's variant) keeps it.
-  if (specialised &&
-      source.find("#define SDMA_MIN_BLOCKS") == std::string::npos) {
-    std::string log;
-    std::string first = "#define SDMA_MIN_BLOCKS " +
-                        std::to_string(kLdstBoundedBlocks) + "\n" + source;
-    if (!compileToCubin(nvrtc, first, name, arch, cubin, error,
-                        {"--ptxas-options=-v"}, &log))
-      return false;
-    // ptxas -v: "N bytes stack frame, N bytes spill stores, N bytes spill
-    // loads" per function; any non-zero spill means the bound cost more
-    // than it gave.
-    bool spilled = false;
-    for (size_t p = log.find(" bytes spill "); p != std::string::npos;
-         p = log.find(" bytes spill ", p + 1)) {
-      size_t q = p;
-      while (q > 0 && std::isdigit(static_cast<unsigned char>(log[q - 1])))
-        --q;
-      spilled |= q < p && std::stoull(log.substr(q, p - q)) != 0;
-    }
-    if (log.find("bytes spill") != std::string::npos && !spilled) {
-      bounded = true;
-      return true;
-    }
-  }
-  return compileToCubin(nvrtc, source, name, arch, cubin, error);
 }

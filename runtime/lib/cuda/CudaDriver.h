@@ -1,12 +1,12 @@
-//===- CudaDriver.h - the CUDA driver and NVRTC, loaded at run time -*- C++
-//-*-//
+//===- CudaDriver.h - the CUDA driver and NVRTC, dlopen'ed ------*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // libcuda.so.1 and libnvrtc are dlopen'ed, never linked: the same binary runs
 // on machines without the NVIDIA driver (and says "no GPU"). Every entry
 // point is listed once (X-macro) and every call is checked by one macro that
-// names the call in the error.
+// names the call in the error. Building, loading and launching kernels is
+// CudaKernel's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
 
 namespace sdma::rt::cuda {
 
@@ -160,36 +159,6 @@ struct Nvrtc {
   /// /usr/local/cuda/lib64). Needs no GPU.
   static const Nvrtc *get(std::string &error);
 };
-
-/// Compiles CUDA source to a CUBIN for `arch` (e.g. "sm_90") with NVRTC.
-/// Returns false with the compiler log in `error`.
-/// `extraOptions` go after the standard ones; `log`, when given, receives
-/// the compiler's log (ptxas's too with --ptxas-options=-v).
-bool compileToCubin(const Nvrtc &nvrtc, const std::string &source,
-                    const std::string &name, const std::string &arch,
-                    std::string &cubin, std::string &error,
-                    const std::vector<std::string> &extraOptions = {},
-                    std::string *log = nullptr);
-
-/// The resident 512-thread blocks per SM a specialised load/store kernel is
-/// first compiled for (SDMA_MIN_BLOCKS: at most 40 registers on sm_90).
-constexpr int kLdstBoundedBlocks = 3;
-
-/// Compiles a load/store program's CUDA source (prelude included). A
-/// specialised kernel is compiled for kLdstBoundedBlocks blocks per SM
-/// first and kept if ptxas spilled nothing; else (and for table kernels,
-/// whose loops need more registers) as written. Left to itself NVCC gives
-/// some specialised kernels 56-64 registers, two blocks per SM, where 40
-/// fit without a spill (all-to-all direct, 8 ranks on one H200: 4 MiB
-/// 26.9 -> 23.6 us;
-/// bench/results/affine-unbounded-a2a-h200.csv, -3bpsm). `bounded` says which.
-bool compileLdstToCubin(const Nvrtc &nvrtc, const std::string &source,
-                        bool specialised, const std::string &name,
-                        const std::string &arch, std::string &cubin,
-                        bool &bounded, std::string &error);
-/// What the kernel cache keys a compileLdstToCubin result by.
-constexpr const char *kLdstCompileOptions =
-    "-std=c++17 --extra-device-vectorization; bounded 3 unless it spills";
 
 } // namespace sdma::rt::cuda
 

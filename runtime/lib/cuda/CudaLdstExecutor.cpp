@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/CudaLdstExecutor.h"
-#include "compile/KernelCache.h"
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
@@ -35,53 +34,6 @@ bool CudaLdstExecutor::check(CUresult result, const char *call,
   return false;
 }
 
-bool sdma::rt::buildLdstCubin(const Driver &driver, CUdevice device,
-                              const LdstProgram &program, bool stagedOps,
-                              const std::string &cacheDirectory,
-                              CompileInfo &compile, std::string &cubin,
-                              std::string &error) {
-  int major = 0, minor = 0;
-  CUresult r = driver.cuDeviceGetAttribute(
-      &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
-  if (r == 0)
-    r = driver.cuDeviceGetAttribute(
-        &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-  if (r != 0) {
-    error = driver.describe("cuDeviceGetAttribute", r);
-    return false;
-  }
-  compile.arch = "sm_" + std::to_string(major * 10 + minor);
-  auto start = std::chrono::steady_clock::now();
-  std::string source = std::string(kCudaPrelude) +
-                       (stagedOps ? kStagedOpsDefine : "") + program.source;
-  std::string nvrtcError;
-  const Nvrtc *nvrtc = Nvrtc::get(nvrtcError);
-  std::string versions = "driver " + std::to_string(driver.version);
-  if (nvrtc)
-    versions += " nvrtc " + std::to_string(nvrtc->major) + "." +
-                std::to_string(nvrtc->minor);
-  KernelCache cache(cacheDirectory);
-  uint64_t key =
-      KernelCache::key(source, kLdstCompileOptions, compile.arch, versions);
-  KernelCache::Lookup lookup = cache.get(key, cubin);
-  compile.cacheHit = lookup == KernelCache::Lookup::Hit;
-  compile.cacheWasCorrupt = lookup == KernelCache::Lookup::Corrupt;
-  if (compile.cacheHit)
-    return true;
-  if (!nvrtc) {
-    error = nvrtcError;
-    return false;
-  }
-  bool bounded = false;
-  if (!compileLdstToCubin(*nvrtc, source, program.specialised,
-                          program.schedule + ".cu", compile.arch, cubin,
-                          bounded, error))
-    return false;
-  compile.compileMs = millisecondsSince(start);
-  cache.put(key, cubin);
-  return true;
-}
-
 std::unique_ptr<CudaLdstExecutor>
 CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
                          std::string &error) {
@@ -104,12 +56,13 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
   if (!e.devices_.init(ranks, options.devices, options.device, error))
     return nullptr;
   for (const CudaDeviceSet::Device &d : e.devices_.devices()) {
-    Group group;
+    Group group(*driver);
     group.firstRank = d.firstRank;
     group.numRanks = d.numRanks;
     group.device = d.device;
     group.context = d.context;
-    e.groups_.push_back(group);
+    group.smCount = d.smCount;
+    e.groups_.push_back(std::move(group));
   }
 
   // The kernel: from the cache, else NVRTC (then cached). All devices of a
@@ -117,22 +70,17 @@ CudaLdstExecutor::create(const LdstProgram &program, const CudaOptions &options,
   Group &first = e.groups_.front();
   SDMA_CU_CREATE(cuCtxSetCurrent, first.context);
   std::string cubin;
-  if (!buildLdstCubin(*driver, first.device, program, options.stagedOps,
-                      options.cacheDirectory, e.compile_, cubin, error))
+  if (!CudaKernel::build(*driver, first.device,
+                         CudaKernelSource::ldst(program, options.stagedOps),
+                         options.cacheDirectory, e.compile_, cubin, error))
     return nullptr;
   auto start = std::chrono::steady_clock::now();
   for (Group &group : e.groups_) {
-    SDMA_CU_CREATE(cuCtxSetCurrent, group.context);
-    SDMA_CU_CREATE(cuModuleLoadData, &group.module, cubin.data());
-    SDMA_CU_CREATE(cuModuleGetFunction, &group.function, group.module,
-                   program.entry.c_str());
-    SDMA_CU_CREATE(cuDeviceGetAttribute, &group.smCount,
-                   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, group.device);
-    SDMA_CU_CREATE(cuOccupancyMaxActiveBlocksPerMultiprocessor,
-                   &group.blocksPerSM, group.function, kLdstThreads, 0);
-    SDMA_CU_CREATE(cuFuncGetAttribute, &e.compile_.registers,
-                   CU_FUNC_ATTRIBUTE_NUM_REGS, group.function);
-    e.compile_.blocksPerSM = group.blocksPerSM;
+    if (!group.kernel.load(group.context, cubin, program.entry, kLdstThreads,
+                           error))
+      return nullptr;
+    e.compile_.registers = group.kernel.registers();
+    e.compile_.blocksPerSM = group.kernel.blocksPerSM();
     // A blocking stream: it waits for work on the legacy default stream,
     // where the synchronous-looking host copies of upload() run (a copy
     // from pageable memory can return before its DMA has landed).
@@ -169,15 +117,13 @@ std::string CudaLdstExecutor::description() const {
 }
 
 CudaLdstExecutor::~CudaLdstExecutor() {
-  // Device memory and contexts go with devices_.
+  // Modules go with groups_, then device memory and contexts with devices_.
   for (Group &group : groups_) {
     driver_.cuCtxSetCurrent(group.context);
     if (group.stream) {
       driver_.cuStreamSynchronize(group.stream);
       driver_.cuStreamDestroy_v2(group.stream);
     }
-    if (group.module)
-      driver_.cuModuleUnload(group.module);
   }
 }
 
@@ -211,10 +157,11 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
     group.table.push_back(0);                    // rowBytes: rows are chunks
     group.table.insert(group.table.end(), 4, 0); // countsIn/Out: none
     // A small chunk's size class, when it has one.
-    int blocksPerSM = group.blocksPerSM;
     if (!classes_.get(group.device, group.context, chunkBytes,
-                      group.classFunction, blocksPerSM, error))
+                      group.classKernel, error))
       return false;
+    int blocksPerSM = group.classKernel ? group.classKernel->blocksPerSM()
+                                        : group.kernel.blocksPerSM();
     // Enough blocks for the units per thread asked for, never more than can
     // be resident at once for all the device's ranks together.
     int cap =
@@ -243,10 +190,10 @@ bool CudaLdstExecutor::launchGroup(size_t g, unsigned long long chunk,
     SDMA_CU(cuEventRecord, start, group.stream);
   int rankBase = group.firstRank;
   void *args[] = {group.table.data(), &chunk, &epoch, &rankBase};
-  SDMA_CU(cuLaunchKernel,
-          group.classFunction ? group.classFunction : group.function,
-          group.blocks, group.numRanks, 1, kLdstThreads, 1, 1, 0, group.stream,
-          args, nullptr);
+  // The chunk's size class where it has one, else the program.
+  CudaKernel &kernel = group.classKernel ? *group.classKernel : group.kernel;
+  if (!kernel.launch(group.blocks, group.numRanks, group.stream, args, error))
+    return false;
   if (stop)
     SDMA_CU(cuEventRecord, stop, group.stream);
   return true;

@@ -1,4 +1,4 @@
-//===- CudaLdstExecutor.h - load/store kernels on NVIDIA GPUs -*- C++ -*-===//
+//===- CudaLdstExecutor.h - load/store kernels on NVIDIA GPUs ---*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -16,22 +16,16 @@
 #ifndef SDMA_RUNTIME_LIB_CUDA_CUDALDSTEXECUTOR_H
 #define SDMA_RUNTIME_LIB_CUDA_CUDALDSTEXECUTOR_H
 
-#include "cuda/CudaDriver.h"
-#include "cuda/CudaSizeClasses.h"
 #include "cuda/CudaDeviceSet.h"
+#include "cuda/CudaDriver.h"
+#include "cuda/CudaKernel.h"
+#include "cuda/CudaSizeClasses.h"
 #include "exec/LaunchPool.h"
 #include "sdma/runtime/Executor.h"
 
 #include <memory>
 
 namespace sdma::rt {
-
-/// The program's CUBIN for `device`'s architecture: from the kernel cache,
-/// else compiled by NVRTC (then cached); `compile` says which and how long.
-bool buildLdstCubin(const cuda::Driver &driver, cuda::CUdevice device,
-                    const LdstProgram &program, bool stagedOps,
-                    const std::string &cacheDirectory, CompileInfo &compile,
-                    std::string &cubin, std::string &error);
 
 class CudaLdstExecutor : public Executor {
 public:
@@ -64,14 +58,14 @@ public:
 private:
   /// What one device holds to run its ranks (devices_.devices()[i]).
   struct Group {
+    explicit Group(const cuda::Driver &driver) : kernel(driver) {}
     int firstRank = 0, numRanks = 0;
     cuda::CUdevice device = 0;
     cuda::CUcontext context = nullptr;
-    cuda::CUmodule module = nullptr;
-    cuda::CUfunction function = nullptr;
-    cuda::CUfunction classFunction = nullptr; // the chunk's size class
+    CudaKernel kernel;                 // the program, loaded here
+    CudaKernel *classKernel = nullptr; // the chunk's size class
     cuda::CUstream stream = nullptr;
-    int smCount = 0, blocksPerSM = 0, blocks = 1;
+    int smCount = 0, blocks = 1;
     cuda::CUdeviceptr error = 0; // its kernel's error record
     std::vector<uint64_t> table; // its kernel's SdmaTable, by value
   };

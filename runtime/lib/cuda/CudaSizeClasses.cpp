@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/CudaSizeClasses.h"
-#include "cuda/CudaLdstExecutor.h"
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
@@ -13,23 +12,14 @@
 using namespace sdma::rt;
 using namespace sdma::rt::cuda;
 
-CudaSizeClasses::~CudaSizeClasses() {
-  for (Loaded &l : loaded_) {
-    driver_.cuCtxSetCurrent(l.context);
-    driver_.cuModuleUnload(l.module);
-  }
-}
-
 bool CudaSizeClasses::get(CUdevice device, CUcontext context, uint64_t chunk,
-                          CUfunction &function, int &blocksPerSM,
-                          std::string &error) {
-  function = nullptr;
+                          CudaKernel *&kernel, std::string &error) {
+  kernel = nullptr;
   if (!enabled_ || chunk == 0 || chunk > kSizeClassMaxChunk)
     return true;
   for (const Loaded &l : loaded_)
     if (l.context == context && l.chunk == chunk) {
-      function = l.function;
-      blocksPerSM = l.blocksPerSM;
+      kernel = l.kernel.get();
       return true;
     }
   bool known =
@@ -39,8 +29,10 @@ bool CudaSizeClasses::get(CUdevice device, CUcontext context, uint64_t chunk,
   CompileInfo compile;
   std::string cubin;
   std::string why;
-  if (!buildLdstCubin(driver_, device, sizeClassProgram(program_, chunk), false,
-                      cacheDirectory_, compile, cubin, why)) {
+  if (!CudaKernel::build(
+          driver_, device,
+          CudaKernelSource::ldst(sizeClassProgram(program_, chunk), false),
+          cacheDirectory_, compile, cubin, why)) {
     // A faster build that cannot be had (no NVRTC beside a cached generic
     // build, say) is not a failure: the generic build serves every size.
     enabled_ = false;
@@ -48,28 +40,14 @@ bool CudaSizeClasses::get(CUdevice device, CUcontext context, uint64_t chunk,
         "the " + std::to_string(chunk) + "-byte size class: " + why;
     return true;
   }
-  Loaded l{context, chunk, nullptr, nullptr, 0};
-  const char *call = "cuCtxSetCurrent";
-  CUresult r = driver_.cuCtxSetCurrent(context);
-  if (r == 0 && (call = "cuModuleLoadData"))
-    r = driver_.cuModuleLoadData(&l.module, cubin.data());
-  if (r == 0 && (call = "cuModuleGetFunction"))
-    r = driver_.cuModuleGetFunction(&l.function, l.module,
-                                    program_.entry.c_str());
-  if (r == 0 && (call = "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
-    r = driver_.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-        &l.blocksPerSM, l.function, kLdstThreads, 0);
-  if (r) {
-    if (l.module)
-      driver_.cuModuleUnload(l.module);
-    error = "the " + std::to_string(chunk) +
-            "-byte size class: " + driver_.describe(call, r);
+  auto loaded = std::make_unique<CudaKernel>(driver_);
+  if (!loaded->load(context, cubin, program_.entry, kLdstThreads, error)) {
+    error = "the " + std::to_string(chunk) + "-byte size class: " + error;
     return false;
   }
   if (!known)
     chunks_.push_back(chunk);
-  loaded_.push_back(l);
-  function = l.function;
-  blocksPerSM = l.blocksPerSM;
+  kernel = loaded.get();
+  loaded_.push_back({context, chunk, std::move(loaded)});
   return true;
 }

@@ -25,10 +25,11 @@
 #ifndef SDMA_RUNTIME_LIB_CUDA_CUDASIZECLASSES_H
 #define SDMA_RUNTIME_LIB_CUDA_CUDASIZECLASSES_H
 
-#include "cuda/CudaDriver.h"
+#include "cuda/CudaKernel.h"
 #include "sdma/runtime/LdstProgram.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,15 +54,14 @@ public:
         enabled_(enabled && program.specialised) {}
   CudaSizeClasses(const CudaSizeClasses &) = delete;
   CudaSizeClasses &operator=(const CudaSizeClasses &) = delete;
-  ~CudaSizeClasses();
 
-  /// The class of `chunk` in `context` (on `device`): its function and
-  /// resident blocks per SM at 512 threads, or a null function when the
-  /// chunk gets none (too large, disabled, kSizeClassMax sizes taken, or
-  /// the build failed: then no more are tried, and disabledBecause() says
-  /// why). False with `error` when loading a built class fails.
+  /// The class of `chunk` in `context` (on `device`), loaded for
+  /// kLdstThreads threads per block, or null when the chunk gets none (too
+  /// large, disabled, kSizeClassMax sizes taken, or the build failed: then
+  /// no more are tried, and disabledBecause() says why). False with
+  /// `error` when loading a built class fails.
   bool get(cuda::CUdevice device, cuda::CUcontext context, uint64_t chunk,
-           cuda::CUfunction &function, int &blocksPerSM, std::string &error);
+           CudaKernel *&kernel, std::string &error);
   /// Why classes stopped being built ("" while they are not).
   const std::string &disabledBecause() const { return disabledBecause_; }
 
@@ -69,9 +69,7 @@ private:
   struct Loaded {
     cuda::CUcontext context;
     uint64_t chunk;
-    cuda::CUmodule module;
-    cuda::CUfunction function;
-    int blocksPerSM;
+    std::unique_ptr<CudaKernel> kernel; // where get() pointed
   };
   const cuda::Driver &driver_;
   const LdstProgram &program_;

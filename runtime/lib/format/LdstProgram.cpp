@@ -6,6 +6,7 @@
 
 #include "sdma/runtime/LdstProgram.h"
 #include "format/JsonFields.h"
+#include "sdma/runtime/Limits.h"
 
 #include <cstdlib>
 
@@ -13,10 +14,6 @@ using namespace sdma::rt;
 using namespace sdma::rt::jsonfields;
 
 namespace {
-
-constexpr int64_t kMaxRanks = 65536;
-constexpr int64_t kMaxChunks = int64_t(1) << 40;
-constexpr int64_t kMaxFlagSlots = int64_t(1) << 20;
 
 /// The header's JSON, as a plan's: paths from "$" of the header object.
 LdstProgram parseHeader(const json &meta) {
@@ -34,8 +31,9 @@ LdstProgram parseHeader(const json &meta) {
   if (!identifier)
     fail("$.entry", quote(program.entry) + " is not a C identifier");
   program.schedule = stringField(meta, "$", "schedule");
-  program.ranks = integerField(meta, "$", "ranks", 1, kMaxRanks);
-  program.flagSlots = integerField(meta, "$", "flag_slots", 1, kMaxFlagSlots);
+  program.ranks = integerField(meta, "$", "ranks", 1, sdma::kMaxRanks);
+  program.flagSlots =
+      integerField(meta, "$", "flag_slots", 1, sdma::kMaxFlagsPerRank);
   // Optional: programs from before specialised kernels are table kernels.
   if (meta.contains("kernel")) {
     std::string kernel = stringField(meta, "$", "kernel");
@@ -45,7 +43,7 @@ LdstProgram parseHeader(const json &meta) {
     program.specialised = kernel == "specialised";
   }
   BufferIndex index;
-  program.buffers = parseBuffers(meta, kMaxChunks, index);
+  program.buffers = parseBuffers(meta, sdma::kMaxBufferChunks, index);
   program.collective =
       parseCollective(meta, program.buffers, index, program.ranks);
   return program;

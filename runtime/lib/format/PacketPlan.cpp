@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "format/JsonFields.h"
+#include "sdma/runtime/Limits.h"
 #include "sdma/runtime/Packets.h"
 
 #include <algorithm>
@@ -14,8 +15,6 @@ using namespace sdma::rt::jsonfields;
 
 namespace {
 
-constexpr int64_t kMaxRanks = 65536;
-constexpr int64_t kMaxChunks = int64_t(1) << 40;
 constexpr int64_t kMaxDwords = int64_t(1) << 28;
 
 /// Standard base64 (RFC 4648) with padding; fails on anything else.
@@ -83,9 +82,9 @@ PacketPlan parsePacketPlan(const json &root) {
   checkFormat(root, "sdma.packets", "packet plan", kPacketPlanVersion);
   plan.program = stringField(root, "$", "program");
   plan.target = parseTarget(root);
-  plan.ranks = integerField(root, "$", "ranks", 1, kMaxRanks);
+  plan.ranks = integerField(root, "$", "ranks", 1, sdma::kMaxRanks);
   BufferIndex bufferIndex;
-  plan.buffers = parseBuffers(root, kMaxChunks, bufferIndex);
+  plan.buffers = parseBuffers(root, sdma::kMaxBufferChunks, bufferIndex);
   plan.collective =
       parseCollective(root, plan.buffers, bufferIndex, plan.ranks);
   plan.flags = integerField(root, "$", "flags", 2, kMaxPacketFlags);
@@ -110,7 +109,8 @@ PacketPlan parsePacketPlan(const json &root) {
     std::string path = "$.queues[" + std::to_string(i) + "]";
     PacketQueue queue;
     queue.rank = integerField(queues[i], path, "rank", 0, plan.ranks - 1);
-    queue.engine = integerField(queues[i], path, "engine", 0, 1 << 16);
+    queue.engine =
+        integerField(queues[i], path, "engine", 0, sdma::kMaxEnginesPerRank);
     seen.insert(queue.rank, queue.engine, path);
     int64_t dwords = integerField(queues[i], path, "dwords", 0, kMaxDwords);
     std::string bytes;
@@ -156,7 +156,8 @@ PacketPlan parsePacketPlan(const json &root) {
             integerField(relocs[j], rpath, "index", 0, plan.timestamps - 1);
       } else if (kind == "count") {
         r.kind = Relocation::Kind::Count;
-        r.chunks = integerField(relocs[j], rpath, "chunks", 1, kMaxChunks);
+        r.chunks =
+            integerField(relocs[j], rpath, "chunks", 1, sdma::kMaxBufferChunks);
       } else {
         fail(rpath + ".kind", "unknown relocation " + quote(kind));
       }

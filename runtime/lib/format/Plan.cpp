@@ -11,6 +11,7 @@
 
 #include "sdma/runtime/Plan.h"
 #include "format/JsonFields.h"
+#include "sdma/runtime/Limits.h"
 
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -20,10 +21,6 @@ using namespace sdma::rt;
 using namespace sdma::rt::jsonfields;
 
 namespace {
-
-constexpr int64_t kMaxRanks = 65536;
-constexpr int64_t kMaxChunks = int64_t(1) << 40;
-constexpr int64_t kMaxFlags = int64_t(1) << 20;
 
 /// What the parser keeps besides the plan.
 struct Context {
@@ -113,13 +110,14 @@ Plan parsePlan(const json &root) {
   Plan plan;
   checkFormat(root, "sdma.plan", "plan", kPlanVersion);
   plan.schedule = stringField(root, "$", "schedule");
-  plan.ranks = integerField(root, "$", "ranks", 1, kMaxRanks);
-  plan.engines = integerField(root, "$", "engines", 0, 1 << 16);
-  plan.flags = integerField(root, "$", "flags", 2, kMaxFlags);
+  plan.ranks = integerField(root, "$", "ranks", 1, sdma::kMaxRanks);
+  plan.engines =
+      integerField(root, "$", "engines", 0, sdma::kMaxEnginesPerRank);
+  plan.flags = integerField(root, "$", "flags", 2, sdma::kMaxFlagsPerRank);
   plan.prelaunch = booleanField(root, "$", "prelaunch");
 
   Context context;
-  plan.buffers = parseBuffers(root, kMaxChunks, context.buffers);
+  plan.buffers = parseBuffers(root, sdma::kMaxBufferChunks, context.buffers);
   plan.collective =
       parseCollective(root, plan.buffers, context.buffers, plan.ranks);
 
@@ -197,7 +195,7 @@ bool Plan::check(std::string &error) const {
     return bad("$", "needs at least one rank and buffer, two flags and one "
                     "done count per rank");
   for (size_t b = 0; b < buffers.size(); ++b)
-    if (buffers[b].chunks < 1 || buffers[b].chunks > kMaxChunks)
+    if (buffers[b].chunks < 1 || buffers[b].chunks > sdma::kMaxBufferChunks)
       return bad("$.buffers[" + std::to_string(b) + "]", "chunks out of range");
   auto sliceOk = [&](const Slice &s) {
     return s.rank >= 0 && s.rank < ranks && s.buffer >= 0 &&

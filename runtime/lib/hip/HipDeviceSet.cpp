@@ -1,4 +1,4 @@
-//===- HipDeviceSet.cpp - ranks on AMD GPUs and their buffers -------------===//
+//===- HipDeviceSet.cpp - ranks on AMD GPUs and their memory --------------===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -8,6 +8,7 @@
 #include "hip/HipDeviceSet.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace sdma::rt;
 
@@ -43,8 +44,15 @@ bool HipDeviceSet::init(int ranks, std::vector<int> ordinals, int fallback,
     d.firstRank = first;
     d.numRanks = std::min(ranksPerDevice_, ranks - first);
     d.ordinal = ordinals[first / ranksPerDevice_];
+    SDMA_HIP(hipSetDevice, d.ordinal);
+    hipDeviceProp_t properties;
+    SDMA_HIP(hipGetDeviceProperties, &properties, d.ordinal);
+    d.arch = properties.gcnArchName;
+    d.arch = d.arch.substr(0, d.arch.find(':'));
+    d.computeUnits = properties.multiProcessorCount;
     devices_.push_back(d);
   }
+  imports_.resize(devices_.size());
   // Every GPU reaches every other (copies, stores, flag writes).
   for (const Device &a : devices_)
     for (const Device &b : devices_) {
@@ -66,9 +74,15 @@ bool HipDeviceSet::init(int ranks, std::vector<int> ordinals, int fallback,
 }
 
 HipDeviceSet::~HipDeviceSet() {
+  for (size_t d = 0; d < imports_.size() && d < devices_.size(); ++d)
+    if (api_.hipSetDevice(devices_[d].ordinal) == hipSuccess)
+      imports_[d].closeAll(
+          [&](char *base) { (void)api_.hipIpcCloseMemHandle(base); });
   for (auto [rank, ptr] : owned_)
     if (api_.hipSetDevice(of(rank).ordinal) == hipSuccess)
       (void)api_.hipFree(ptr);
+  for (void *host : mapped_)
+    (void)api_.hipHostFree(host);
 }
 
 bool HipDeviceSet::use(int rank, std::string &error) const {
@@ -97,6 +111,17 @@ bool HipDeviceSet::alloc(int rank, void *&ptr, size_t bytes,
   SDMA_HIP(hipMalloc, &ptr, std::max<size_t>(bytes, 1));
   owned_.emplace_back(rank, ptr);
   SDMA_HIP(hipMemset, ptr, 0, bytes);
+  return true;
+}
+
+bool HipDeviceSet::allocMapped(size_t bytes, void *&host, void *&device,
+                               std::string &error) {
+  if (!useDevice(0, error))
+    return false;
+  SDMA_HIP(hipHostMalloc, &host, bytes, hipHostMallocMapped);
+  mapped_.push_back(host);
+  std::memset(host, 0, bytes);
+  SDMA_HIP(hipHostGetDevicePointer, &device, host, 0);
   return true;
 }
 
@@ -153,4 +178,53 @@ bool HipDeviceSet::download(HostMemory &memory, std::string &error) {
                memory.bufferBytes(r, b), hipMemcpyDeviceToHost);
   }
   return true;
+}
+
+bool HipDeviceSet::exportMemory(size_t index, char *ptr, size_t bytes,
+                                std::string &blob, std::string &error) {
+  if (!useDevice(index, error))
+    return false;
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  if (hipError_t r = api_.hipMemGetAddressRange(&base, &size, ptr);
+      r != hipSuccess) {
+    error = "the buffer (" + std::to_string(bytes) +
+            " bytes) is not device memory of this process (" +
+            api_.describe("hipMemGetAddressRange", r) + ")";
+    return false;
+  }
+  char *start = static_cast<char *>(base);
+  if (ptr + bytes > start + size) {
+    error = "the buffer (" + std::to_string(bytes) +
+            " bytes) runs past the end of its " + std::to_string(size) +
+            "-byte allocation";
+    return false;
+  }
+  hipIpcMemHandle_t handle;
+  SDMA_HIP(hipIpcGetMemHandle, &handle, base);
+  blob = IpcExport::make(handle, reinterpret_cast<uint64_t>(base), size,
+                         reinterpret_cast<uint64_t>(ptr));
+  return true;
+}
+
+bool HipDeviceSet::importMemory(size_t index, int peer, const std::string &blob,
+                                char *&ptr, std::string &error) {
+  int ordinal = devices_[index].ordinal;
+  return imports_[index].import(
+      peer, blob, ptr, error,
+      [&](const IpcExport &e, char *&base, std::string &why) {
+        hipIpcMemHandle_t handle;
+        std::memcpy(&handle, e.handle, sizeof(handle));
+        void *mapped = nullptr;
+        hipError_t r = api_.hipSetDevice(ordinal);
+        if (r == hipSuccess)
+          r = api_.hipIpcOpenMemHandle(&mapped, handle,
+                                       hipIpcMemLazyEnablePeerAccess);
+        if (r != hipSuccess) {
+          why = api_.describe("hipIpcOpenMemHandle", r);
+          return false;
+        }
+        base = static_cast<char *>(mapped);
+        return true;
+      });
 }

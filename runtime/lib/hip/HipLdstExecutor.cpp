@@ -6,11 +6,10 @@
 
 #define __HIP_PLATFORM_AMD__ 1
 #include "hip/HipLdstExecutor.h"
-#include "compile/KernelCache.h"
-#include "sdma/runtime/LdstPrelude.h"
-
 #include "hip/HipApi.h"
 #include "hip/HipDeviceSet.h"
+#include "hip/HipKernel.h"
+#include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,78 +18,11 @@
 using namespace sdma::rt;
 using namespace sdma::rt::hip;
 
-bool sdma::rt::compileWithHipRtc(const std::string &source,
-                                 const std::string &name,
-                                 const std::string &arch, std::string &code,
-                                 std::string &error) {
-  const HipApi *api = HipApi::get(error);
-  if (!api)
-    return false;
-  std::string text = std::string(kHipPrelude) + source;
-  hiprtcProgram program = nullptr;
-  hiprtcResult result = api->hiprtcCreateProgram(
-      &program, text.c_str(), name.c_str(), 0, nullptr, nullptr);
-  if (result != HIPRTC_SUCCESS) {
-    error = std::string("hiprtcCreateProgram failed: ") +
-            api->hiprtcGetErrorString(result);
-    return false;
-  }
-  std::string archOption = "--offload-arch=" + arch;
-  const char *options[] = {archOption.c_str(), "-O3", "-std=c++17"};
-  result = api->hiprtcCompileProgram(program, 3, options);
-  size_t logSize = 0;
-  api->hiprtcGetProgramLogSize(program, &logSize);
-  std::string log(logSize, '\0');
-  if (logSize)
-    api->hiprtcGetProgramLog(program, log.data());
-  if (result != HIPRTC_SUCCESS) {
-    error = "hipRTC could not compile " + name + " for " + arch + ":\n" + log;
-    api->hiprtcDestroyProgram(&program);
-    return false;
-  }
-  size_t size = 0;
-  result = api->hiprtcGetCodeSize(program, &size);
-  if (result == HIPRTC_SUCCESS) {
-    code.resize(size);
-    result = api->hiprtcGetCode(program, code.data());
-  }
-  api->hiprtcDestroyProgram(&program);
-  if (result != HIPRTC_SUCCESS || code.empty()) {
-    error = "hipRTC produced no code object for " + arch;
-    return false;
-  }
-  return true;
-}
-
-bool sdma::rt::buildLdstCodeObject(const LdstProgram &program,
-                                   const std::string &cacheDirectory,
-                                   CompileInfo &info, std::string &code,
-                                   std::string &error) {
-  auto start = std::chrono::steady_clock::now();
-  KernelCache cache(cacheDirectory);
-  uint64_t key = KernelCache::key(std::string(kHipPrelude) + program.source,
-                                  "-O3 -std=c++17", info.arch, "hiprtc 5.2");
-  KernelCache::Lookup lookup = cache.get(key, code);
-  info.cacheHit = lookup == KernelCache::Lookup::Hit;
-  info.cacheWasCorrupt = lookup == KernelCache::Lookup::Corrupt;
-  if (info.cacheHit)
-    return true;
-  if (!compileWithHipRtc(program.source, program.schedule + ".hip", info.arch,
-                         code, error))
-    return false;
-  info.compileMs = std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
-  cache.put(key, code);
-  return true;
-}
-
 struct HipLdstExecutor::State {
   const HipApi *api = nullptr;
   LdstProgram program;
   HipOptions options;
-  hipModule_t module = nullptr;
-  hipFunction_t function = nullptr;
+  std::unique_ptr<HipKernel> kernel;
   hipStream_t stream = nullptr;
   int smCount = 0, blocks = 1;
   size_t chunkBytes = 0;
@@ -131,28 +63,21 @@ HipLdstExecutor::create(const LdstProgram &program, const HipOptions &options,
   s.devices = std::make_unique<HipDeviceSet>(*api);
   if (!s.devices->init(program.ranks, {}, options.device, error))
     return nullptr;
-  if (!s.check(api->hipSetDevice(options.device), "hipSetDevice", error))
-    return nullptr;
-  hipDeviceProp_t properties;
-  if (!s.check(api->hipGetDeviceProperties(&properties, options.device),
-               "hipGetDeviceProperties", error))
-    return nullptr;
-  s.smCount = properties.multiProcessorCount;
+  const HipDeviceSet::Device &device = s.devices->devices().front();
+  s.smCount = device.computeUnits;
   std::unique_ptr<HipLdstExecutor> executor(
       new HipLdstExecutor(std::move(state)));
   CompileInfo &info = executor->compile_;
-  info.arch = properties.gcnArchName;
-  info.arch = info.arch.substr(0, info.arch.find(':'));
+  info.arch = device.arch;
 
   std::string code;
-  if (!buildLdstCodeObject(program, options.cacheDirectory, info, code, error))
+  if (!HipKernel::build(program.source, program.schedule + ".hip",
+                        options.cacheDirectory, info, code, error))
     return nullptr;
   State &t = *executor->state_;
-  if (!t.check(api->hipModuleLoadData(&t.module, code.data()),
-               "hipModuleLoadData", error) ||
-      !t.check(api->hipModuleGetFunction(&t.function, t.module,
-                                         program.entry.c_str()),
-               "hipModuleGetFunction", error) ||
+  t.kernel = std::make_unique<HipKernel>(*api);
+  if (!t.kernel->load(device.ordinal, code, program.entry, kLdstThreads,
+                      error) ||
       !t.check(api->hipStreamCreate(&t.stream), "hipStreamCreate", error))
     return nullptr;
   t.flags.assign(program.ranks, nullptr);
@@ -170,9 +95,8 @@ HipLdstExecutor::~HipLdstExecutor() {
   State &s = *state_;
   if (s.stream)
     (void)s.api->hipStreamDestroy(s.stream);
+  s.kernel.reset();
   // Buffers, flags, syncs and the error record go with the device set.
-  if (s.module)
-    (void)s.api->hipModuleUnload(s.module);
 }
 
 bool HipLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
@@ -225,10 +149,7 @@ bool HipLdstExecutor::launch(std::string &error) {
   unsigned long long chunk = s.chunkBytes, epoch = s.epoch++;
   int rankBase = 0;
   void *args[] = {s.table.data(), &chunk, &epoch, &rankBase};
-  return s.check(s.api->hipModuleLaunchKernel(s.function, s.blocks,
-                                              s.program.ranks, 1, kLdstThreads,
-                                              1, 1, 0, s.stream, args, nullptr),
-                 "hipModuleLaunchKernel", error);
+  return s.kernel->launch(s.blocks, s.program.ranks, s.stream, args, error);
 }
 
 bool HipLdstExecutor::wait(std::string &error) {

@@ -1,14 +1,13 @@
-//===- HipLdstExecutor.h - load/store kernels on AMD GPUs -----*- C++ -*-===//
+//===- HipLdstExecutor.h - load/store kernels on AMD GPUs -------*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// The same generated source as the CUDA executor, compiled by hipRTC (with
+// The same generated source as the CUDA executor, built by hipRTC (with
 // the HIP prelude) for the device's gfx architecture and launched with
-// hipModuleLaunchKernel. libamdhip64 is dlopen'ed (hipRTC lives in it in
-// HIP 5.2), so binaries load where HIP is absent. Built where the HIP
-// headers are (Debian's HIP 5.2); there is no AMD GPU in this project's
-// reach, so only compilation (compileWithHipRtc, for gfx90a/gfx908) runs in
-// CI and the launch path has never run on hardware.
+// hipModuleLaunchKernel, through HipKernel; its memory is a HipDeviceSet.
+// Built where the HIP headers are (Debian's HIP 5.2); there is no AMD GPU
+// in this project's reach, so only compilation (HipKernel::compile, for
+// gfx90a/gfx908) runs in CI and the launch path has never run on hardware.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,17 +17,6 @@
 #include "sdma/runtime/Executor.h"
 
 namespace sdma::rt {
-
-/// Compiles a load/store program's source (with the HIP prelude) to an AMD
-/// code object for `arch` (e.g. "gfx90a") with hipRTC. Needs no GPU.
-bool compileWithHipRtc(const std::string &source, const std::string &name,
-                       const std::string &arch, std::string &code,
-                       std::string &error);
-/// The program's code object for `info.arch` (e.g. "gfx90a"): from the
-/// kernel cache, else compiled by hipRTC (then cached); `info` says which.
-bool buildLdstCodeObject(const LdstProgram &program,
-                         const std::string &cacheDirectory, CompileInfo &info,
-                         std::string &code, std::string &error);
 
 class HipLdstExecutor : public Executor {
 public:

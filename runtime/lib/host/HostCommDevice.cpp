@@ -1,4 +1,4 @@
-//===- HostCommDevice.cpp - the communicator's CPU device ------------------===//
+//===- HostCommDevice.cpp - the communicator's CPU device -----------------===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -7,12 +7,14 @@
 // counter, mapped by every peer and unlinked once all have mapped it
 // (importsDone, after the communicator's barrier), so nothing is left
 // behind when processes die. The kernel is the generated load/store kernel
-// on the CPU emulator, run for this process's rank before launch returns.
+// on host threads (HostLdstKernel, as the CPU executor runs it), run for
+// this process's rank in place before launch returns.
 //
 //===----------------------------------------------------------------------===//
 
 #include "comm/CommDevice.h"
 #include "compile/KernelCache.h"
+#include "host/HostLdstKernel.h"
 #include "sdma/runtime/LdstCpuExecutor.h"
 
 #include <cerrno>
@@ -39,11 +41,13 @@ struct Mapping {
   bool linked = false; // ours, not yet unlinked
 };
 
+/// One program on host threads, run for this process's rank.
 class CpuKernel : public CommKernel {
 public:
-  CpuKernel(std::unique_ptr<LdstCpuExecutor> executor, const LdstProgram &p)
-      : executor_(std::move(executor)), ranks_(p.ranks),
-        buffers_(p.buffers.size()) {}
+  CpuKernel(std::unique_ptr<HostLdstKernel> kernel, const LdstProgram &p,
+            const LdstCpuOptions &options)
+      : kernel_(std::move(kernel)), ranks_(p.ranks), buffers_(p.buffers.size()),
+        options_(options) {}
   bool launch(const KernelLaunch &launch, std::string &error) override {
     size_t RB = ranks_ * buffers_;
     const std::vector<uint64_t> &t = launch.table;
@@ -52,7 +56,13 @@ public:
           "internal: a kernel table of " + std::to_string(t.size()) + " words";
       return false;
     }
-    LdstCpuExecutor::RankPointers p;
+    int begin = launch.programRank, end = launch.programRank + 1;
+    if (begin < 0 || end > ranks_) {
+      error = "internal: a launch of program rank " + std::to_string(begin) +
+              " in a " + std::to_string(ranks_) + "-rank program";
+      return false;
+    }
+    HostLdstKernel::RankPointers p;
     for (size_t i = 0; i < RB; ++i)
       p.buffers.push_back(reinterpret_cast<char *>(t[i]));
     for (int r = 0; r < ranks_; ++r) {
@@ -64,17 +74,23 @@ public:
       p.arrive.push_back(
           reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_ + 3 + r]));
     p.errorRecord = reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_]);
+    unsigned long long own[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (!p.errorRecord)
+      p.errorRecord = own;
     p.rowBytes = t[RB + 3 * ranks_ + 4];
     for (int i = 0; i < 4; ++i)
       p.counts[i] = reinterpret_cast<long long *>(t[RB + 3 * ranks_ + 5 + i]);
-    return executor_->runRanks(p, launch.chunkBytes, launch.programRank,
-                               launch.programRank + 1, error);
+    return kernel_->run(p, launch.chunkBytes, epoch_++, options_.timeoutNs,
+                        options_.blocks, options_.threads, begin, end, error) &&
+           HostLdstKernel::readErrorRecord(p.errorRecord, error);
   }
 
 private:
-  std::unique_ptr<LdstCpuExecutor> executor_;
+  std::unique_ptr<HostLdstKernel> kernel_;
   int ranks_;
   size_t buffers_;
+  LdstCpuOptions options_;
+  unsigned long long epoch_ = 0;
 };
 
 class CpuDevice : public CommDevice {
@@ -191,11 +207,16 @@ public:
     cpu.blocks = 1;
     cpu.timeoutNs = options_.timeoutMs * 1000000ull;
     cpu.cacheDirectory = options_.cacheDirectory;
-    std::unique_ptr<LdstCpuExecutor> executor =
-        LdstCpuExecutor::create(program, cpu, error);
-    if (!executor)
+    // The CPU executor's limits (threads and blocks per rank, the flags'
+    // budget), then its build: the text, and so the cached object, is the
+    // same as an executor's with these options (sdma-cpu-job warms it so).
+    if (!LdstCpuExecutor::checkRun(program, cpu, nullptr, 0, error))
       return nullptr;
-    return std::make_unique<CpuKernel>(std::move(executor), program);
+    std::unique_ptr<HostLdstKernel> kernel =
+        HostLdstKernel::build(program, cpu, error);
+    if (!kernel)
+      return nullptr;
+    return std::make_unique<CpuKernel>(std::move(kernel), program, cpu);
   }
 
 private:

@@ -20,6 +20,7 @@
 #ifndef SDMA_RUNTIME_LIB_SIM_PACKETMACHINE_H
 #define SDMA_RUNTIME_LIB_SIM_PACKETMACHINE_H
 
+#include "sdma/runtime/Limits.h"
 #include "sdma/runtime/Packets.h"
 
 #include <cstdint>
@@ -40,7 +41,7 @@ static_assert((uint64_t(kMaxPacketFlags) * 8) <= (uint64_t(1) << kFlagShift),
 static_assert((uint64_t(kMaxPacketTimestamps) * 32) <=
                   (uint64_t(1) << kTimestampShift),
               "a rank's timestamp slots must fit its region");
-static_assert((uint64_t(65536) << kFlagShift) <= kTimestampBase - kFlagBase,
+static_assert((uint64_t(kMaxRanks) << kFlagShift) <= kTimestampBase - kFlagBase,
               "every rank's flag region must fit below the timestamps");
 static_assert(kDataBase + (kMaxBufferIndex << kDataShift) <= kFlagBase,
               "every buffer must fit below the flags");

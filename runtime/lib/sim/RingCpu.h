@@ -3,10 +3,11 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // What simulateRing (RingSimulator.cpp) compiles around a ring writer
-// kernel (after kHostPrelude): its ring macros, whose stores and doorbells
-// call into the engine model, and the entry that runs a thread per writer;
-// and the host's mirror of the kernel's structures (RingDevice.h), which
-// must match them field for field. Internal to the runtime library.
+// kernel (after HostKernel's prelude): its ring macros, whose stores and
+// doorbells call into the engine model, and the entry that runs a thread
+// per writer; and the host's mirror of the kernel's structures
+// (RingDevice.h), which must match them field for field. Internal to the
+// runtime library.
 //
 //===----------------------------------------------------------------------===//
 

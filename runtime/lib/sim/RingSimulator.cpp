@@ -20,18 +20,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "host/HostCompile.h"
-#include "sim/PacketMachine.h"
-#include "sim/RingCpu.h"
+#include "host/HostKernel.h"
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/Ring.h"
+#include "sim/PacketMachine.h"
+#include "sim/RingCpu.h"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <dlfcn.h>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -543,18 +542,13 @@ bool sdma::rt::simulateRing(const PacketPlan &plan, HostMemory &memory,
       emitRingWriter(plan, options.fault, error);
   if (!writer)
     return false;
-  std::string text =
-      std::string(kHostPrelude) + kRingCpuPrelude + *writer + kRingCpuEntry;
-  void *handle =
-      compileHostObject(text, options.compiler, options.cacheDirectory,
-                        "the ring writer of " + plan.program, error);
-  if (!handle)
+  std::unique_ptr<HostKernel> kernel = HostKernel::build(
+      std::string(kRingCpuPrelude) + *writer + kRingCpuEntry, options.compiler,
+      options.cacheDirectory, "the ring writer of " + plan.program, error);
+  if (!kernel)
     return false;
-  struct Close {
-    void *handle;
-    ~Close() { dlclose(handle); }
-  } close{handle};
-  auto runFn = reinterpret_cast<RunFn>(dlsym(handle, "sdma_ring_cpu_run"));
+  std::string why;
+  auto runFn = kernel->entry<RunFn>("sdma_ring_cpu_run", why);
   if (!runFn) {
     error = "the compiled ring writer has no sdma_ring_cpu_run";
     return false;

@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amd/FakeHsaKmt.h"
+#include "FakeHsaKmt.h"
 
 #include <cstdlib>
 #include <cstring>

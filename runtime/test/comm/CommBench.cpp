@@ -6,7 +6,7 @@
 
 #include "comm/CommTest.h"
 
-#include "sdma/runtime/Executor.h"
+#include "sdma/runtime/BackendRegistry.h"
 
 #include <algorithm>
 #include <chrono>

@@ -45,12 +45,12 @@ struct TempDir {
 /// the CPU device; returns each rank's error ("" for none).
 std::vector<std::string>
 job(int ranks, size_t heapBytes,
-    const std::function<bool(Communicator &, int, std::string &)> &body) {
+    const std::function<bool(Communicator &, int, Error &)> &body) {
   std::vector<std::string> errors(ranks);
   UniqueId id;
-  std::string error;
+  Error error;
   if (!createUniqueId(id, error))
-    return std::vector<std::string>(ranks, error);
+    return std::vector<std::string>(ranks, error.message);
   TempDir cache;
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r)
@@ -61,12 +61,12 @@ job(int ranks, size_t heapBytes,
       options.timeoutMs = 20000;
       options.cpuThreads = 2;
       options.cacheDirectory = cache.path;
-      std::string e;
+      Error e;
       auto comm = Communicator::create(id, r, ranks, options, e);
       if (!comm)
-        errors[r] = "create: " + e;
+        errors[r] = "create: " + e.message;
       else if (!body(*comm, r, e))
-        errors[r] = e.empty() ? "failed" : e;
+        errors[r] = e.empty() ? "failed" : e.message;
     });
   for (std::thread &t : threads)
     t.join();
@@ -114,7 +114,7 @@ TEST(Communicator, ProgramOnRanksAsThreadsMatchesTheSimulator) {
   ASSERT_TRUE(simulate(*plan, reference, {}, error)) << error;
   std::vector<uint64_t> differ(plan->ranks, 0);
   auto errors =
-      job(plan->ranks, 1 << 20, [&](Communicator &comm, int r, std::string &e) {
+      job(plan->ranks, 1 << 20, [&](Communicator &comm, int r, Error &e) {
         Communicator::Schedule schedule;
         if (!comm.loadSchedule(planPath("ring.hip"), schedule, e))
           return false;
@@ -143,30 +143,31 @@ TEST(Communicator, ProgramOnRanksAsThreadsMatchesTheSimulator) {
 }
 
 TEST(Communicator, HeapIsFirstFitAndCoalesces) {
-  auto errors = job(2, 64 << 10, [](Communicator &comm, int, std::string &e) {
+  auto errors = job(2, 64 << 10, [](Communicator &comm, int, Error &e) {
     void *a, *b, *c, *d, *all;
     if (!comm.memAlloc(1000, a, e) || !comm.memAlloc(300, b, e))
       return false;
     // 256-byte granules, in order.
     if (static_cast<char *>(b) - static_cast<char *>(a) != 1024)
-      return e = "b is not right after a", false;
+      return e.message = "b is not right after a", false;
     if (!comm.memFree(a, e) || !comm.memAlloc(200, c, e))
       return false;
     if (c != a)
-      return e = "the freed block was not reused first", false;
+      return e.message = "the freed block was not reused first", false;
     if (!comm.memFree(c, e) || !comm.memFree(b, e))
       return false;
     // Everything free again, one block: the whole heap fits.
     if (!comm.memAlloc(64 << 10, all, e))
       return false;
     if (all != a)
-      return e = "the free blocks did not coalesce", false;
+      return e.message = "the free blocks did not coalesce", false;
     if (comm.memAlloc(1, d, e))
-      return e = "allocated beyond the heap", false;
-    if (e.find("the symmetric heap cannot hold 1 more bytes (0 of 65536 "
-               "free") == std::string::npos)
+      return e.message = "allocated beyond the heap", false;
+    if (e.message.find(
+            "the symmetric heap cannot hold 1 more bytes (0 of 65536 "
+            "free") == std::string::npos)
       return false;
-    e.clear();
+    e = Error();
     return comm.memFree(all, e);
   });
   EXPECT_EQ(errors[0], "");
@@ -174,7 +175,7 @@ TEST(Communicator, HeapIsFirstFitAndCoalesces) {
 }
 
 TEST(Communicator, DisagreeingAllocationsFailOnEveryRank) {
-  auto errors = job(3, 64 << 10, [](Communicator &comm, int r, std::string &e) {
+  auto errors = job(3, 64 << 10, [](Communicator &comm, int r, Error &e) {
     void *p;
     return comm.memAlloc(r == 1 ? 512 : 256, p, e);
   });
@@ -186,33 +187,35 @@ TEST(Communicator, DisagreeingAllocationsFailOnEveryRank) {
 }
 
 TEST(Communicator, ArgumentsAreCheckedBeforeAnythingRuns) {
-  auto errors = job(4, 64 << 10, [](Communicator &comm, int, std::string &e) {
+  auto errors = job(4, 64 << 10, [](Communicator &comm, int, Error &e) {
     void *in, *out;
     if (!comm.memAlloc(64, in, e) || !comm.memAlloc(1024, out, e))
       return false;
-    std::string why;
+    Error why;
     if (comm.collective(CommOp::Broadcast, in, out, 4, DataType::Int8, 4,
                         nullptr, why) ||
-        why != "Broadcast: root 4 is not a rank (0..3)")
-      return e = "root: " + why, false;
+        why.message != "root 4 is not a rank (0..3)" ||
+        why.kind != ErrorKind::InvalidArgument)
+      return e.message = "root: " + why.message, false;
     if (comm.collective(CommOp::AllGather, in, out, 4,
                         static_cast<DataType>(12), 0, nullptr, why) ||
-        why != "AllGather: invalid data type 12")
-      return e = "type: " + why, false;
+        why.message != "invalid data type 12")
+      return e.message = "type: " + why.message, false;
     // The ring program's buffers are 1 and 4 chunks: a 300-byte chunk runs
     // past the 256-byte allocation of `in`.
     Communicator::Schedule ring;
     if (!comm.loadSchedule(planPath("ring.hip"), ring, e))
       return false;
     if (comm.launch(ring, {in, out}, 300, nullptr, why) ||
-        why.find("buffer 'input' (300 bytes at ") != 0 ||
-        why.find("runs past the end of its 256-byte symmetric allocation") ==
+        why.message.find("buffer 'input' (300 bytes at ") != 0 ||
+        why.message.find(
+            "runs past the end of its 256-byte symmetric allocation") ==
             std::string::npos)
-      return e = "bounds: " + why, false;
+      return e.message = "bounds: " + why.message, false;
     int other = 0;
     if (comm.launch(ring, {in, &other}, 4, nullptr, why) ||
-        why.find("is not symmetric memory") == std::string::npos)
-      return e = "not symmetric: " + why, false;
+        why.message.find("is not symmetric memory") == std::string::npos)
+      return e.message = "not symmetric: " + why.message, false;
     return true;
   });
   for (int r = 0; r < 4; ++r)

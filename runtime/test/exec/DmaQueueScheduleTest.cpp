@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../lib/DmaQueueSchedule.h"
+#include "exec/DmaQueueSchedule.h"
 #include "sdma/runtime/Plan.h"
 
 #include <gtest/gtest.h>

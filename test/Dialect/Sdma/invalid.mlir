@@ -525,3 +525,15 @@ sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %n : counts[2]) implements all_t
 // expected-error @+1 {{'all_to_allv_packed' needs a receive-count table: counts(%send -> %recv)}}
 sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[2]) implements all_to_allv_packed(%in -> %out) counts(%n) {
 }
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 1, %out : ranks) implements all_gather(%in -> %out) {
+  // expected-error @+1 {{needs a schedule that declares a root (`implements KIND(...) root N`), but '@s' declares none}}
+  %root = sdma.root
+}
+
+// -----
+
+// expected-error @+1 {{expects to be inside an 'sdma.schedule'}}
+%root = sdma.root

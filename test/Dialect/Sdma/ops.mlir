@@ -110,3 +110,15 @@ sdma.schedule @moe ranks(%R = 2) buffers(%in : ranks, %out : ranks, %send : coun
     sdma.copyv %in[%p] on %r -> %out[packed %recv[%r] on %p] on %p, count %send[%p] on %r max 1
   }
 }
+
+// The root of a rooted schedule, named as a value.
+// CHECK-LABEL: sdma.schedule @rooted ranks(%R) buffers(%in : 1, %out : 1) implements broadcast(%in -> %out) root 0 {
+// CHECK-NEXT:    %[[ROOT:.*]] = sdma.root
+// CHECK-NEXT:    affine.for %[[P:.*]] = 0 to %R {
+// CHECK-NEXT:      sdma.copy %in[0, 1] on %[[ROOT]] -> %out[0, 1] on %[[P]]
+sdma.schedule @rooted ranks(%R) buffers(%in : 1, %out : 1) implements broadcast(%in -> %out) root 0 {
+  %root = sdma.root
+  affine.for %p = 0 to %R {
+    sdma.copy %in[0, 1] on %root -> %out[0, 1] on %p
+  }
+}

@@ -22,6 +22,8 @@
 #ifndef SDMA_RUNTIME_BOOTSTRAP_H
 #define SDMA_RUNTIME_BOOTSTRAP_H
 
+#include "sdma/runtime/Error.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -37,7 +39,7 @@ struct UniqueId {
 /// Makes an id and starts its root (a thread of this process that lives
 /// until every rank has disconnected or the job failed). False with
 /// `error` if no socket can be bound.
-bool createUniqueId(UniqueId &id, std::string &error);
+bool createUniqueId(UniqueId &id, Error &error);
 
 class Bootstrap {
 public:
@@ -46,7 +48,7 @@ public:
   /// rank-count mismatch, a duplicate rank or a refused id.
   static std::unique_ptr<Bootstrap> connect(const UniqueId &id, int rank,
                                             int ranks, uint64_t timeoutMs,
-                                            std::string &error);
+                                            Error &error);
   ~Bootstrap();
   Bootstrap(const Bootstrap &) = delete;
   Bootstrap &operator=(const Bootstrap &) = delete;
@@ -58,8 +60,8 @@ public:
   /// size; a mismatch, a rank that does not arrive within the timeout or
   /// one that left is an error on every rank.
   bool allGather(const std::string &mine, std::vector<std::string> &all,
-                 std::string &error);
-  bool barrier(std::string &error);
+                 Error &error);
+  bool barrier(Error &error);
 
 private:
   Bootstrap() = default;

@@ -16,8 +16,8 @@
 //   executor->download(memory, error);          // every rank's buffers
 //   executor->time(runs, microseconds, error);  // timed runs
 //
-// Backends are named in one table (backends()); tools and the APIs pick
-// from it by name. runAndCheck (RunCheck.h) is the one fill / run / check /
+// Backends are named in one table (BackendRegistry.h); tools and the APIs
+// pick from it by name. runAndCheck (RunCheck.h) is the one fill / run / check /
 // time chain every tool uses. Driver details (CUDA driver API, HIP) stay
 // inside the runtime library.
 //
@@ -221,39 +221,6 @@ public:
     return false;
   }
 };
-
-/// One entry of the backend table.
-struct BackendInfo {
-  std::string_view name;
-  /// For --help and error messages.
-  std::string_view summary;
-  /// It needs CompiledSchedule::ldst / ::packets.
-  bool needsLdst = false, needsPackets = false;
-  /// It runs on a GPU (and says "no GPU: ..." where there is none).
-  bool gpu = false;
-  /// Its runs may differ from each other (interleavings, epochs) and are
-  /// cheap: check every run against the reference, not just the first.
-  bool checkEveryRun = false;
-  /// time() is a model's prediction, not a measurement.
-  bool modelTimed = false;
-};
-
-/// Every backend, in the order tools list them.
-const std::vector<BackendInfo> &backends();
-/// The entry named `name`, or null.
-const BackendInfo *findBackend(std::string_view name);
-/// "sim, sdma-sim, ..." for messages.
-std::string backendNames();
-/// Whether this build has the backend's code (HIP needs HIP headers at
-/// build time); the GPU itself is checked by createExecutor.
-bool backendBuilt(std::string_view name);
-
-/// Creates the executor `backend` for `compiled`; nullptr with `error`
-/// ("no GPU: ..." where a GPU backend finds none; "unknown backend ...").
-std::unique_ptr<Executor> createExecutor(std::string_view backend,
-                                         const CompiledSchedule &compiled,
-                                         const ExecutorOptions &options,
-                                         std::string &error);
 
 /// The median of `values` (0 if empty).
 double median(std::vector<double> values);

@@ -23,7 +23,7 @@ struct KernelBinary {
   std::string compiler; // "NVRTC 13.0", "hipRTC"
   double milliseconds = 0;
   /// NVRTC: compiled for 3 resident blocks per SM (a specialised kernel
-  /// that fits 40 registers without spilling; see compileLdstToCubin).
+  /// that fits 40 registers without spilling; see CudaKernel::compile).
   bool bounded = false;
 };
 

@@ -3,10 +3,11 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // Runs a generated load/store kernel (--sdma-to-hip) on the CPU: every GPU
-// thread a host thread, a block's threads meeting at a std::barrier, the
-// flags and rank barriers through __atomic builtins. The kernel source is
-// compiled with a CPU prelude by the host C++ compiler (options.compiler,
-// else $SDMA_HOST_CXX, else c++) into a shared object and loaded. What it
+// thread a host thread, a block's threads meeting at a pthread barrier,
+// the flags and rank barriers through __atomic builtins. The kernel source
+// is compiled with a CPU prelude by the host C++ compiler (options.compiler,
+// else $SDMA_HOST_CXX, else c++) into a shared object and loaded (the
+// runtime's host kernel layer, lib/host/HostLdstKernel.h). What it
 // is for: running the emitted kernel code itself where there is no GPU (CI,
 // a laptop) — its phases, flags, epochs and barriers — against the
 // reference simulator. Its times say nothing about a GPU's.
@@ -24,6 +25,8 @@
 #include <vector>
 
 namespace sdma::rt {
+
+class HostLdstKernel;
 
 struct LdstCpuOptions {
   /// Threads per block and blocks per rank (the GPU executors use 512 and
@@ -63,35 +66,6 @@ public:
   /// runs (each run is the next epoch), as on a GPU. A timed-out wait is
   /// reported with the rank, flag slot and values.
   bool run(HostMemory &memory, std::string &error, int blocks = 0);
-  /// Every rank's memory in this process's address space (for a job of
-  /// several processes: each rank's shared-memory segment, mapped).
-  struct RankPointers {
-    std::vector<char *> buffers;             // [rank * buffers + buffer]
-    std::vector<unsigned long long *> flags; // [rank]: flag slots
-    std::vector<unsigned int *> sync;        // [rank]: two counters
-    /// Null: this executor numbers the runs. Else two counters per rank
-    /// run, [2 * (rank - begin)]: the run number, which the kernel reads
-    /// and advances itself (SdmaTable::epochs, as a communicator's launch).
-    unsigned long long *epochs = nullptr;
-    /// Null: a record of the run's own. Else the kernel's error record (5
-    /// words: status, rank, flag slot, value awaited, value seen), which
-    /// keeps a failure for the caller to read.
-    unsigned long long *errorRecord = nullptr;
-    /// Empty in-process; else per rank its job-barrier words
-    /// (SdmaTable::arrive: a communicator's launch).
-    std::vector<unsigned long long *> arrive;
-    /// The bytes of a row, sdma.copyv's unit (SdmaTable::rowBytes); 0: a
-    /// row is a chunk.
-    unsigned long long rowBytes = 0;
-    /// SdmaTable::countsIn then countsOut (sdmaAlltoAllv's); null: none.
-    long long *counts[4] = {nullptr, nullptr, nullptr, nullptr};
-  };
-  /// Runs ranks [begin, end) of the kernel in place over `pointers` (no
-  /// guarded copies: the caller owns the memory), as the next epoch of this
-  /// executor. The other ranks run elsewhere (other processes); a wait that
-  /// times out is reported with the rank, flag slot and values.
-  bool runRanks(const RankPointers &pointers, size_t chunkBytes, int begin,
-                int end, std::string &error, int blocks = 0);
   /// The budget later runs check (LdstCpuOptions::budget).
   void setBudget(const MemoryBudget &budget) { options_.budget = budget; }
 
@@ -105,29 +79,11 @@ public:
                        int blocks, std::string &error);
 
 private:
-  /// The kernel object's entries: 0, or the error number of a host thread
-  /// that could not be started (then no thread ran).
-  using RunFn = int (*)(char **, unsigned long long **, unsigned int **,
-                        unsigned long long *, unsigned long long,
-                        unsigned long long, unsigned long long, int, int);
-  using RunRanksFn = int (*)(char **, unsigned long long **, unsigned int **,
-                             unsigned long long *, unsigned long long,
-                             unsigned long long, unsigned long long,
-                             unsigned long long *, unsigned long long **, int,
-                             int, int, int, unsigned long long, long long **);
-  LdstCpuExecutor(const LdstProgram &program, const LdstCpuOptions &options)
-      : program_(program), options_(options) {}
-  /// Takes a dlopen'ed kernel object (closed with the executor).
-  static std::unique_ptr<LdstCpuExecutor> load(const LdstProgram &program,
-                                               const LdstCpuOptions &options,
-                                               void *handle,
-                                               std::string &error);
+  LdstCpuExecutor(const LdstProgram &program, const LdstCpuOptions &options);
 
   LdstProgram program_;
   LdstCpuOptions options_;
-  void *handle_ = nullptr;
-  RunFn run_ = nullptr;
-  RunRanksFn runRanks_ = nullptr;
+  std::unique_ptr<HostLdstKernel> kernel_;
   std::vector<std::vector<unsigned long long>> flags_; // [rank][slot]
   std::vector<std::vector<unsigned int>> sync_;        // [rank][2]
   unsigned long long epoch_ = 0;

@@ -14,7 +14,7 @@
 #ifndef SDMA_RUNTIME_RUNCHECK_H
 #define SDMA_RUNTIME_RUNCHECK_H
 
-#include "sdma/runtime/Executor.h"
+#include "sdma/runtime/BackendRegistry.h"
 
 namespace sdma::rt {
 

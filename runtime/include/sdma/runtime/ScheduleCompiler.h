@@ -27,6 +27,9 @@ namespace sdma::rt {
 /// What to compile (sdma::CompileOptions, as the C entry takes it).
 struct ScheduleCompileOptions {
   std::optional<int64_t> ranks;
+  /// The root of a rooted schedule (`implements ... root N`, written with
+  /// `sdma.root`); unset: N. See ProgramCompileOptions::root.
+  std::optional<int64_t> root;
   std::vector<std::string> variants{"pcpy"};
   /// "each", "first" or "all" (CompileOptions::VariantPolicy).
   std::string policy = "each";
@@ -43,6 +46,26 @@ struct ScheduleCompileOptions {
   std::string name = "<schedule>";
 
   /// The options as the C entry's JSON.
+  std::string toJson() const;
+};
+
+/// What to compile into a load/store program (sdma::ProgramOptions): the
+/// schedule's parameters, bound in the compiler before it unrolls the
+/// schedule, never by editing its text.
+struct ProgramCompileOptions {
+  /// The rank count; unset: the schedule's own (an open one is then an
+  /// error, ScheduleCompileResult::ranksOpen).
+  std::optional<int64_t> ranks;
+  /// The root of a rooted schedule (`implements broadcast(...) root 0`,
+  /// its root named by `sdma.root`): the program is the collective rooted
+  /// at this rank, and the proof checks it so. Unset: the declared root.
+  /// Outside [0, ranks), or for a schedule without a root, the result is
+  /// ok = false with a diagnostic saying so.
+  std::optional<int64_t> root;
+  /// The name diagnostics give the schedule.
+  std::string name = "<schedule>";
+
+  /// The options as the program entry's JSON.
   std::string toJson() const;
 };
 
@@ -93,10 +116,23 @@ public:
   bool compileJson(const std::string &text, const std::string &optionsJson,
                    ScheduleCompileResult &result, std::string &error) const;
 
+  /// Compiles `text` to its load/store program only: result.ldst (with the
+  /// proof and the schedule's name and ranks); result.variants stays empty,
+  /// no DMA plan or packets are built. Errors as compile(); cached the same
+  /// way, under keys of their own.
+  bool compileProgram(const std::string &text,
+                      const ProgramCompileOptions &options,
+                      ScheduleCompileResult &result, std::string &error) const;
+
 private:
+  using EntryPoint = char *(*)(const char *, size_t, const char *);
   ScheduleCompiler() = default;
+  /// Compiles through `entry`, cached under `kind`.
+  bool run(EntryPoint entry, const char *kind, const std::string &text,
+           const std::string &optionsJson, ScheduleCompileResult &result,
+           std::string &error) const;
   void *handle_ = nullptr;
-  char *(*compile_)(const char *, size_t, const char *) = nullptr;
+  EntryPoint compile_ = nullptr, compileProgram_ = nullptr;
   void (*free_)(char *) = nullptr;
   std::string path_, identity_, cacheDirectory_;
 };

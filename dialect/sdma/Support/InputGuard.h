@@ -1,18 +1,18 @@
-//===- InputGuard.h - reject inputs MLIR's parser cannot survive -*- C++
-//-*-===//
+//===- InputGuard.h - reject input MLIR's parser cannot survive -*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // MLIR's parser recurses once per nested region, attribute or type and takes
 // time quadratic in the depth: a few thousand nested `{` overflow the stack
 // and tens of thousands take minutes. Schedules nest a handful of levels, so
-// the tools check the nesting of their input before parsing it and reject
-// anything deeper than kMaxInputNesting with a diagnostic.
+// the compile library (lib/Compiler) and the tools check the nesting of their
+// input before parsing it and reject anything deeper than kMaxInputNesting
+// with a diagnostic. LLVMSupport only (library SdmaSupport).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SDMA_TOOLS_COMMON_INPUTGUARD_H
-#define SDMA_TOOLS_COMMON_INPUTGUARD_H
+#ifndef SDMA_SUPPORT_INPUTGUARD_H
+#define SDMA_SUPPORT_INPUTGUARD_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -37,4 +37,4 @@ bool checkToolInputs(int argc, char **argv,
 
 } // namespace sdma
 
-#endif // SDMA_TOOLS_COMMON_INPUTGUARD_H
+#endif // SDMA_SUPPORT_INPUTGUARD_H

@@ -1,23 +1,21 @@
-//===- CommIpc.h - sharing GPU memory between processes by IPC -*- C++ -*-===//
+//===- IpcImports.h - memory shared between processes by IPC ----*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// What the CUDA and HIP communicator devices share: the blob an exported
-// allocation travels as (the vendor's 64-byte IPC handle, the exporting
-// process, the block and the pointer's offset in it: caching allocators
-// hand out pieces of larger blocks), the bookkeeping of imports (a process
-// opens each peer block once; a rank that is a thread of this process uses
-// the pointer itself, since a process cannot open its own handles), and
-// the launch's block count.
+// What the CUDA and HIP device sets share when they export and import
+// memory: the blob an exported allocation travels as (the vendor's 64-byte
+// IPC handle, the exporting process, the block and the pointer's offset in
+// it: caching allocators hand out pieces of larger blocks), and the
+// bookkeeping of imports (a process opens each peer block once; a rank
+// that is a thread of this process uses the pointer itself, since a
+// process cannot open its own handles). Vendor-neutral: the vendor's calls
+// come in as functions.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SDMA_RUNTIME_LIB_COMM_COMMIPC_H
-#define SDMA_RUNTIME_LIB_COMM_COMMIPC_H
+#ifndef SDMA_RUNTIME_LIB_EXEC_IPCIMPORTS_H
+#define SDMA_RUNTIME_LIB_EXEC_IPCIMPORTS_H
 
-#include "sdma/runtime/LdstPrelude.h"
-
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -84,6 +82,8 @@ public:
       close(base);
     opened_.clear();
   }
+  /// Forgets the opened blocks without closing them.
+  void forget() { opened_.clear(); }
 
 private:
   std::map<std::string, char *> opened_;
@@ -91,4 +91,4 @@ private:
 
 } // namespace sdma::rt
 
-#endif // SDMA_RUNTIME_LIB_COMM_COMMIPC_H
+#endif // SDMA_RUNTIME_LIB_EXEC_IPCIMPORTS_H

@@ -1,10 +1,10 @@
-//===- HostCompile.cpp - generated kernels compiled for the host CPU ------===//
+//===- HostKernel.cpp - a kernel built by the host compiler ---------------===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 //===----------------------------------------------------------------------===//
 
-#include "host/HostCompile.h"
+#include "host/HostKernel.h"
 #include "compile/KernelCache.h"
 
 #include <cstdio>
@@ -16,10 +16,14 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+using namespace sdma::rt;
+
+namespace {
+
 // The SDMA_* macros on host threads. One host thread per GPU thread; a
 // block's threads meet at a pthread barrier. C headers only: the C++
 // library's <thread>, <barrier> and <chrono> took 85% of a kernel's compile.
-const char *const sdma::rt::kHostPrelude = R"SDMA(
+const char *const kHostPrelude = R"SDMA(
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -157,9 +161,10 @@ static int sdma_host_launch(int groups, int threads, Body body) {
 }
 )SDMA";
 
-void *sdma::rt::compileHostObject(const std::string &text, std::string compiler,
-                                  const std::string &cacheDirectory,
-                                  const std::string &what, std::string &error) {
+/// Compiles `text` into a shared object and dlopen's it (HostKernel::build).
+void *compileHostObject(const std::string &text, std::string compiler,
+                        const std::string &cacheDirectory,
+                        const std::string &what, std::string &error) {
   auto load = [&](const std::string &path) -> void * {
     void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
@@ -240,4 +245,31 @@ void *sdma::rt::compileHostObject(const std::string &text, std::string compiler,
   void *handle = load(inCache ? cached : object);
   cleanUp(); // a loaded object stays mapped after its file is gone
   return handle;
+}
+
+} // namespace
+
+std::unique_ptr<HostKernel> HostKernel::build(const std::string &text,
+                                              std::string compiler,
+                                              const std::string &cacheDirectory,
+                                              const std::string &what,
+                                              std::string &error) {
+  void *handle =
+      compileHostObject(std::string(kHostPrelude) + text, std::move(compiler),
+                        cacheDirectory, what, error);
+  if (!handle)
+    return nullptr;
+  return std::unique_ptr<HostKernel>(new HostKernel(handle));
+}
+
+HostKernel::~HostKernel() { dlclose(handle_); }
+
+void *HostKernel::symbol(const char *name, std::string &error) const {
+  dlerror();
+  void *address = dlsym(handle_, name);
+  if (!address) {
+    const char *why = dlerror();
+    error = why ? why : "?";
+  }
+  return address;
 }

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "InputGuard.h"
+#include "sdma/Support/InputGuard.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"

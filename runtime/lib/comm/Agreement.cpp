@@ -1,0 +1,81 @@
+//===- Agreement.cpp - what every rank of a communicator must agree on ----===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/Agreement.h"
+
+#include "compile/KernelCache.h"
+
+#include <cstdio>
+
+using namespace sdma::rt;
+
+namespace {
+constexpr char kRefused[] = "\x01refused: ";
+
+/// `text` as one exchange: a value that does not fit is cut and tagged
+/// with the hash of the whole, so two long values that differ past the cut
+/// still differ.
+std::string exchanged(const std::string &text) {
+  std::string out = text;
+  if (out.size() > kExchangeBytes - 1) {
+    char tag[32];
+    std::snprintf(tag, sizeof(tag), " #%016llx",
+                  static_cast<unsigned long long>(hashBytes(text)));
+    out = out.substr(0, kExchangeBytes - 1 - std::string(tag).size()) + tag;
+  }
+  out.resize(kExchangeBytes, '\0');
+  return out;
+}
+
+std::string shown(const std::string &exchange) {
+  return exchange.substr(0, exchange.find('\0'));
+}
+} // namespace
+
+bool Agreement::allGather(const std::string &mine,
+                          std::vector<std::string> &all, Error &error) {
+  return bootstrap_.allGather(exchanged(mine), all, error);
+}
+
+std::string Agreement::refusal(const std::string &why) {
+  return kRefused + why;
+}
+
+bool Agreement::agree(const std::string &mine, const std::string &what,
+                      Error &error) {
+  std::string padded = exchanged(mine);
+  std::vector<std::string> all;
+  if (!bootstrap_.allGather(padded, all, error))
+    return false;
+  bool refusing = mine.rfind(kRefused, 0) == 0;
+  size_t skip = sizeof(kRefused) - 1;
+  // A refusal first: the others learn why the step fails.
+  for (int r = 0; r < ranks(); ++r)
+    if (r != rank() && all[r].rfind(kRefused, 0) == 0) {
+      if (refusing)
+        return false; // the caller's own reason stands
+      return error.fail(ErrorKind::Remote, "rank " + std::to_string(r) +
+                                               " refused " + what + ": " +
+                                               shown(all[r]).substr(skip));
+    }
+  if (refusing)
+    return false;
+  for (int r = 0; r < ranks(); ++r)
+    if (all[r] != padded)
+      return error.fail(ErrorKind::InvalidUsage,
+                        what + " differs between ranks: rank " +
+                            std::to_string(r) + " has '" + shown(all[r]) +
+                            "', rank " + std::to_string(rank()) + " '" +
+                            shown(padded) + "'");
+  return true;
+}
+
+void Agreement::leave() {
+  std::vector<std::string> all;
+  Error ignored;
+  allGather("sdmaCommDestroy (rank " + std::to_string(rank()) + " is leaving)",
+            all, ignored);
+}

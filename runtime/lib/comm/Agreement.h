@@ -1,0 +1,58 @@
+//===- Agreement.h - what every rank of a communicator must agree on -*- C++
+//-*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The communicator's exchanges over its Bootstrap: fixed-size messages
+// (kExchangeBytes) that start with what they are, so a rank doing
+// something else (destroying its communicator, another call) is named
+// instead of failing on a size; and agreement, which fails on every rank
+// when any rank's value differs, naming the first rank that differs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_COMM_AGREEMENT_H
+#define SDMA_RUNTIME_LIB_COMM_AGREEMENT_H
+
+#include "sdma/runtime/Bootstrap.h"
+
+#include <string>
+#include <vector>
+
+namespace sdma::rt {
+
+/// Every exchange of the communicator is this long.
+constexpr size_t kExchangeBytes = 256;
+
+class Agreement {
+public:
+  explicit Agreement(Bootstrap &bootstrap) : bootstrap_(bootstrap) {}
+
+  int rank() const { return bootstrap_.rank(); }
+  int ranks() const { return bootstrap_.ranks(); }
+
+  /// Every rank's `mine`, cut or zero-padded to kExchangeBytes.
+  bool allGather(const std::string &mine, std::vector<std::string> &all,
+                 Error &error);
+
+  /// True on every rank when every rank passed the same `mine`; otherwise
+  /// false on every rank, naming `what` and the first rank that differs
+  /// (InvalidUsage). A rank that passes refusal(why) instead of a value
+  /// makes the others fail with Remote, naming it and its reason, and
+  /// itself with `why` (set by the caller). Values longer than an exchange
+  /// are compared by hash.
+  bool agree(const std::string &mine, const std::string &what, Error &error);
+
+  /// What a rank that refuses a collective step passes to agree().
+  static std::string refusal(const std::string &why);
+
+  /// A bounded wait for every rank to say it is leaving; errors ignored.
+  void leave();
+
+private:
+  Bootstrap &bootstrap_;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LIB_COMM_AGREEMENT_H

@@ -1,0 +1,310 @@
+//===- Collectives.cpp - a collective call as a schedule call -------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/Collectives.h"
+
+#include "sdma/runtime/CheckedMath.h"
+
+using namespace sdma::rt;
+
+size_t sdma::rt::dataTypeBytes(DataType type) {
+  switch (type) {
+  case DataType::Int8:
+  case DataType::Uint8:
+    return 1;
+  case DataType::Float16:
+  case DataType::Bfloat16:
+    return 2;
+  case DataType::Int32:
+  case DataType::Uint32:
+  case DataType::Float32:
+    return 4;
+  case DataType::Int64:
+  case DataType::Uint64:
+  case DataType::Float64:
+    return 8;
+  }
+  return 0;
+}
+
+const char *sdma::rt::dataTypeName(DataType type) {
+  static const char *names[] = {"int8",    "uint8",   "int32",   "uint32",
+                                "int64",   "uint64",  "float16", "float32",
+                                "float64", "bfloat16"};
+  int i = static_cast<int>(type);
+  return i >= 0 && i < 10 ? names[i] : "invalid type";
+}
+
+const char *sdma::rt::commOpName(CommOp kind) {
+  switch (kind) {
+  case CommOp::AllGather:
+    return "AllGather";
+  case CommOp::AlltoAll:
+    return "AlltoAll";
+  case CommOp::Broadcast:
+    return "Broadcast";
+  case CommOp::Scatter:
+    return "Scatter";
+  case CommOp::Gather:
+    return "Gather";
+  }
+  return "?";
+}
+
+const char *sdma::rt::commReductionName(CommReduction kind) {
+  switch (kind) {
+  case CommReduction::AllReduce:
+    return "AllReduce";
+  case CommReduction::ReduceScatter:
+    return "ReduceScatter";
+  case CommReduction::Reduce:
+    return "Reduce";
+  }
+  return "?";
+}
+
+const char *sdma::rt::reduceOpName(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return "sum";
+  case ReduceOp::Prod:
+    return "prod";
+  case ReduceOp::Max:
+    return "max";
+  case ReduceOp::Min:
+    return "min";
+  }
+  return nullptr;
+}
+
+namespace {
+/// True if [a, a + aBytes) and [b, b + bBytes) share a byte.
+bool overlap(const void *a, uint64_t aBytes, const void *b, uint64_t bBytes) {
+  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return a && b && x < y + bBytes && y < x + aBytes;
+}
+
+const char *at(const void *base, uint64_t offset) {
+  return static_cast<const char *>(base) + offset;
+}
+
+/// The chunk (`count` elements of `type`) and `ranks` chunks in bytes.
+bool sizes(size_t count, DataType type, int ranks, uint64_t &chunk,
+           uint64_t &all, Error &error) {
+  size_t bytes = dataTypeBytes(type);
+  if (!bytes)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "invalid data type " +
+                          std::to_string(static_cast<int>(type)));
+  std::optional<uint64_t> c = checkedMul(count, bytes);
+  std::optional<uint64_t> a = c ? checkedMul(*c, uint64_t(ranks)) : c;
+  if (!a)
+    return error.fail(ErrorKind::InvalidArgument,
+                      std::to_string(count) + " elements of " +
+                          dataTypeName(type) + " (times " +
+                          std::to_string(ranks) +
+                          " ranks) do not fit 64 bits of bytes");
+  chunk = *c;
+  all = *a;
+  return true;
+}
+
+bool checkRoot(bool rooted, int &root, int ranks, Error &error) {
+  if (!rooted) {
+    root = 0;
+    return true;
+  }
+  if (root < 0 || root >= ranks)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "root " + std::to_string(root) + " is not a rank (0.." +
+                          std::to_string(ranks - 1) + ")");
+  return true;
+}
+
+bool refuseNull(const char *which, Error &error) {
+  return error.fail(ErrorKind::InvalidArgument,
+                    std::string(which) + " must not be null");
+}
+bool refuseOverlap(const char *inPlace, Error &error) {
+  return error.fail(ErrorKind::InvalidArgument,
+                    std::string("the send and receive buffers overlap "
+                                "partially (in place means ") +
+                        inPlace + ")");
+}
+} // namespace
+
+bool sdma::rt::planCollective(CommOp kind, const void *send, void *recv,
+                              size_t count, DataType type, int root,
+                              const CommShape &shape, CollectivePlan &plan,
+                              Error &error) {
+  uint64_t chunk = 0, all = 0;
+  bool rooted = kind == CommOp::Broadcast || kind == CommOp::Scatter ||
+                kind == CommOp::Gather;
+  if (!sizes(count, type, shape.ranks, chunk, all, error) ||
+      !checkRoot(rooted, root, shape.ranks, error))
+    return false;
+  plan.root = root;
+  bool isRoot = shape.rank == root;
+  Call &call = plan.call;
+  call.buffers = {send, recv};
+  call.chunkBytes = chunk;
+  call.signature = std::string(commOpName(kind)) + " count " +
+                   std::to_string(count) + " " + dataTypeName(type) + " root " +
+                   std::to_string(root);
+  // Every rank needs what it receives into; the root or every rank what
+  // it sends from.
+  bool sendEverywhere = kind == CommOp::AllGather || kind == CommOp::AlltoAll ||
+                        kind == CommOp::Gather;
+  bool recvEverywhere = kind != CommOp::Gather;
+  if (count && !send && (sendEverywhere || isRoot))
+    return refuseNull("the send buffer", error);
+  if (count && !recv && (recvEverywhere || isRoot))
+    return refuseNull("the receive buffer", error);
+  switch (kind) {
+  case CommOp::AllGather:
+    plan.schedule = "all_gather_direct";
+    // In place (NCCL: sendbuff == recvbuff + rank * count): each rank's
+    // input is its own slot of its output, a different offset per rank.
+    if (send == at(recv, shape.rank * chunk)) {
+      call.buffers = {recv, recv};
+      call.stride = {chunk, 0};
+    } else if (overlap(send, chunk, recv, all)) {
+      return refuseOverlap("sendbuff == recvbuff + rank * sendcount", error);
+    }
+    break;
+  case CommOp::AlltoAll:
+    plan.schedule = send == recv ? "all_to_all_swap" : "all_to_all_direct";
+    if (send == recv)
+      call.buffers = {recv};
+    else if (overlap(send, all, recv, all))
+      return refuseOverlap("the same pointer", error);
+    break;
+  case CommOp::Broadcast:
+    plan.schedule = "broadcast";
+    if (isRoot && send != recv && overlap(send, chunk, recv, chunk))
+      return refuseOverlap("the same pointer", error);
+    break;
+  case CommOp::Scatter:
+    plan.schedule = "scatter";
+    if (isRoot && recv != at(send, root * chunk) &&
+        overlap(send, all, recv, chunk))
+      return refuseOverlap("recvbuff == sendbuff + root * recvcount", error);
+    break;
+  case CommOp::Gather:
+    plan.schedule = "gather";
+    if (isRoot && send != at(recv, root * chunk) &&
+        overlap(send, chunk, recv, all))
+      return refuseOverlap("sendbuff == recvbuff + root * sendcount", error);
+    break;
+  }
+  plan.nothing = count == 0; // as NCCL: nothing to move
+  return true;
+}
+
+bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
+                             size_t count, DataType type, ReduceOp op, int root,
+                             const CommShape &shape, CollectivePlan &plan,
+                             Error &error) {
+  uint64_t chunk = 0, input = 0;
+  bool rooted = kind == CommReduction::Reduce;
+  if (!sizes(count, type, shape.ranks, chunk, input, error))
+    return false;
+  if (!reduceOpName(op))
+    return error.fail(ErrorKind::InvalidArgument,
+                      "invalid reduction operator " +
+                          std::to_string(static_cast<int>(op)) +
+                          " (sum 0, prod 1, max 2, min 3)");
+  if (!checkRoot(rooted, root, shape.ranks, error))
+    return false;
+  plan.root = root;
+  plan.arithmetic = Arithmetic{type, op};
+  bool ownsRecv = !rooted || shape.rank == root;
+  if (count && (!send || (ownsRecv && !recv)))
+    return error.fail(
+        ErrorKind::InvalidArgument,
+        std::string("the send and receive buffers must not be null") +
+            (rooted ? " (the receive buffer on the root only)" : ""));
+  Call &call = plan.call;
+  call.buffers = {send, recv};
+  call.chunkBytes = chunk;
+  call.signature = std::string(commReductionName(kind)) + " count " +
+                   std::to_string(count) + " " + dataTypeName(type) + " " +
+                   reduceOpName(op) + " root " + std::to_string(root);
+  switch (kind) {
+  case CommReduction::AllReduce: {
+    bool inPlace = send == recv;
+    if (!inPlace && overlap(send, chunk, recv, chunk))
+      return refuseOverlap("the same pointer", error);
+    bool divisible = count % size_t(shape.ranks) == 0;
+    if (divisible && (inPlace || chunk >= shape.twoShotBytes)) {
+      plan.schedule = "all_reduce_two_shot";
+      call.chunkBytes = chunk / size_t(shape.ranks);
+    } else if (inPlace) {
+      plan.schedule = "all_reduce_in_place";
+      plan.stageBytes = chunk;
+      call.buffers = {recv, nullptr};
+    } else {
+      plan.schedule = "all_reduce_one_shot";
+    }
+    break;
+  }
+  case CommReduction::ReduceScatter:
+    plan.schedule = "reduce_scatter_direct";
+    if (recv == at(send, shape.rank * chunk)) {
+      // In place: each rank's output is its own chunk of its input.
+      call.buffers = {send, send};
+      call.stride = {0, chunk};
+    } else if (overlap(send, input, recv, chunk)) {
+      return refuseOverlap("recvbuff == sendbuff + rank * recvcount", error);
+    }
+    break;
+  case CommReduction::Reduce:
+    plan.schedule = "reduce";
+    if (send != recv && overlap(send, chunk, recv, chunk))
+      return refuseOverlap("the same pointer", error);
+    break;
+  }
+  plan.nothing = count == 0; // as NCCL: nothing to reduce
+  return true;
+}
+
+bool sdma::rt::planAllToAllv(const void *send, const int64_t *sendCounts,
+                             void *recv, int64_t *recvCounts, size_t capacity,
+                             size_t rowBytes, AlltoAllvLayout layout,
+                             const CommShape &shape, CollectivePlan &plan,
+                             Error &error) {
+  if (!send || !recv || !sendCounts)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "the send buffer, the receive buffer and the send "
+                      "counts must not be null");
+  std::optional<uint64_t> chunk = checkedMul(capacity, rowBytes);
+  std::optional<uint64_t> total =
+      chunk ? checkedMul(*chunk, uint64_t(shape.ranks)) : chunk;
+  if (capacity == 0 || rowBytes == 0 || !total)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "capacity " + std::to_string(capacity) + " rows of " +
+                          std::to_string(rowBytes) +
+                          " bytes: both must be positive and their product "
+                          "times the rank count must fit 64 bits");
+  // In place would let a peer's rows land where this rank still reads.
+  if (overlap(send, *total, recv, *total))
+    return error.fail(ErrorKind::InvalidArgument,
+                      "the send and receive buffers overlap (in place is not "
+                      "supported: a peer's rows would land where this rank "
+                      "still reads)");
+  bool packed = layout == AlltoAllvLayout::Packed;
+  plan.schedule = packed ? "all_to_allv_packed" : "all_to_allv_slots";
+  Call &call = plan.call;
+  call.buffers = {send, recv};
+  call.chunkBytes = *chunk;
+  call.rowBytes = rowBytes;
+  call.sendCounts = sendCounts;
+  call.recvCounts = recvCounts;
+  call.signature = std::string("AlltoAllv ") + (packed ? "packed" : "slots") +
+                   " capacity " + std::to_string(capacity) + " row " +
+                   std::to_string(rowBytes);
+  return true;
+}

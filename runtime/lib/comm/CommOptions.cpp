@@ -1,0 +1,87 @@
+//===- CommOptions.cpp - a communicator's options from the environment ----===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// A variable that is set must hold a value the option can take: a typo
+// (SDMA_TIMEOUT_MS=abc, SDMA_HEAP_BYTES=1G, SDMA_DEVICE=gpu) is an error
+// naming the variable, never a silent 0 or default.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/Communicator.h"
+
+#include "compile/KernelCache.h"
+
+#include <cstdlib>
+#include <limits>
+
+using namespace sdma::rt;
+
+namespace {
+/// $name as a positive decimal number, into `value` when the option is
+/// unset (0); `fallback` if the variable is unset too.
+bool envNumber(const char *name, uint64_t fallback, uint64_t limit,
+               uint64_t &value, Error &error) {
+  if (value)
+    return true;
+  const char *text = std::getenv(name);
+  if (!text || !*text) {
+    value = fallback;
+    return true;
+  }
+  uint64_t parsed = 0;
+  for (const char *c = text; *c; ++c) {
+    if (*c < '0' || *c > '9' || parsed > (limit - (*c - '0')) / 10)
+      return error.fail(ErrorKind::InvalidArgument,
+                        std::string(name) + "='" + text +
+                            "' is not a decimal number from 1 to " +
+                            std::to_string(limit));
+    parsed = parsed * 10 + (*c - '0');
+  }
+  if (!parsed)
+    return error.fail(ErrorKind::InvalidArgument,
+                      std::string(name) + "='" + text + "' must be positive");
+  value = parsed;
+  return true;
+}
+} // namespace
+
+bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
+  if (o.device.empty()) {
+    const char *device = std::getenv("SDMA_DEVICE");
+    o.device = device && *device ? device : "cuda";
+    if (o.device != "cpu" && o.device != "cuda" && o.device != "hip")
+      return error.fail(ErrorKind::InvalidArgument,
+                        "SDMA_DEVICE='" + o.device +
+                            "' is not a device (cpu, cuda or hip)");
+  }
+  if (o.device != "cpu" && o.device != "cuda" && o.device != "hip")
+    return error.fail(ErrorKind::InvalidArgument,
+                      "unknown device '" + o.device + "' (cpu, cuda or hip)");
+  // A day of waiting, a TiB of heap: past them a value is a typo.
+  uint64_t heap = o.heapBytes, twoShot = o.twoShotBytes;
+  if (!envNumber("SDMA_TIMEOUT_MS", 30000, 86400000, o.timeoutMs, error) ||
+      !envNumber("SDMA_HEAP_BYTES",
+                 o.device == "cpu" ? 16ull << 20 : 256ull << 20, 1ull << 40,
+                 heap, error) ||
+      !envNumber("SDMA_TWO_SHOT_BYTES", 256 << 10,
+                 std::numeric_limits<uint32_t>::max(), twoShot, error))
+    return false;
+  o.heapBytes = (heap + 255) / 256 * 256;
+  o.twoShotBytes = twoShot;
+  if (const char *check = std::getenv("SDMA_CHECK_CALLS")) {
+    std::string value = check;
+    if (value != "0" && value != "1")
+      return error.fail(ErrorKind::InvalidArgument,
+                        "SDMA_CHECK_CALLS='" + value + "' must be 0 or 1");
+    o.checkCalls = value == "1";
+  }
+  if (o.programDirectory.empty() && std::getenv("SDMA_PROGRAM_DIR"))
+    o.programDirectory = std::getenv("SDMA_PROGRAM_DIR");
+  o.cacheDirectory = KernelCache(o.cacheDirectory).directory();
+  if (o.cpuThreads < 1)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "cpuThreads " + std::to_string(o.cpuThreads) +
+                          " must be positive");
+  return true;
+}

@@ -1,0 +1,236 @@
+//===- Launcher.cpp - one call of a schedule instance ---------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/Launcher.h"
+
+#include "sdma/runtime/CheckedMath.h"
+
+using namespace sdma::rt;
+
+bool Launcher::healthy(Error &error) {
+  if (failed_.empty())
+    failed_ = kernelError();
+  if (failed_.empty())
+    return true;
+  error = failed_;
+  return false;
+}
+
+Error Launcher::kernelError() {
+  Error error;
+  // A run-time count out of range is the caller's (invalid usage); a wait
+  // that timed out is a peer's (remote).
+  auto usage = [&](std::string message) {
+    error.fail(ErrorKind::InvalidUsage, std::move(message));
+    return error;
+  };
+  auto remote = [&](std::string message) {
+    error.fail(ErrorKind::Remote, std::move(message));
+    return error;
+  };
+  const unsigned long long *records = device_.errorRecord();
+  for (size_t i = 0; i < programs_.size(); ++i) {
+    const unsigned long long *r = records + i * kRecordWords;
+    const LdstProgram &program = programs_.instance(int(i)).program;
+    if (uint64_t kind = *(volatile const unsigned long long *)(r + 5)) {
+      // sdma.copyv's count error (SdmaTable::error words 5-7; kind + 4:
+      // the rank's packed counts were all zeroed, see LdstPhases.hip).
+      int64_t count = static_cast<int64_t>(r[7]);
+      uint64_t what = kind & 3;
+      return usage(
+          "rank " + std::to_string(r[6] / 65536) + " (" + program.schedule +
+          ") was to send " + std::to_string(count) + " rows to rank " +
+          std::to_string(r[6] % 65536) + ", " +
+          (what == 1   ? "more than the capacity"
+           : what == 2 ? "past the end of a packed buffer"
+                       : "a negative count") +
+          (kind & 4    ? ": it sent nothing in this call (its packed rows "
+                         "are no longer where its counts say; every "
+                         "receive count from it is 0)"
+           : what == 2 ? ": nothing was sent for it"
+                       : ": nothing was sent for it (its receive count "
+                         "is 0)"));
+    }
+    if (!*(volatile const unsigned long long *)r)
+      continue;
+    int programRank = static_cast<int>(r[1]);
+    std::string where =
+        "rank " + std::to_string(programRank) + " (" + program.schedule + ")";
+    std::string after =
+        " timed out after " + std::to_string(options_.timeoutMs) + " ms";
+    int64_t slot = static_cast<int64_t>(r[2]);
+    if (slot == -2 || slot == -3)
+      return remote(
+          where + after + " waiting for rank " + std::to_string(r[3]) +
+          (slot == -2 ? " to start the call" : " to finish the call") +
+          ": it did not arrive, exited, or made a different call");
+    if (slot < 0)
+      return remote(where +
+                    ": its blocks did not all reach a rank barrier within " +
+                    std::to_string(options_.timeoutMs) + " ms");
+    std::string peers;
+    for (int q : program.signalers(programRank, int(slot)))
+      peers += (peers.empty() ? "" : ", ") + std::to_string(q);
+    return remote(where + after + " waiting for rank " +
+                  (peers.empty() ? "?" : peers) + " (flag slot " +
+                  std::to_string(slot) + " reached " + std::to_string(r[4]) +
+                  " of " + std::to_string(r[3]) +
+                  "): it did not arrive, exited, or made a different call");
+  }
+  return error;
+}
+
+bool Launcher::table(const Instance &instance, int index, const Call &call,
+                     const std::vector<int> &region,
+                     const std::vector<size_t> &offset,
+                     std::vector<uint64_t> &t, Error &error) {
+  const LdstProgram &program = instance.program;
+  size_t B = program.buffers.size();
+  t.assign(ranks_ * B, 0);
+  for (const auto &[r, b] : instance.touched[rank_]) {
+    const std::string &name = program.buffers[b].name;
+    if (region[b] < 0)
+      return error.fail(ErrorKind::InvalidArgument,
+                        program.schedule + " on rank " + std::to_string(rank_) +
+                            " needs buffer '" + name + "' (null here)");
+    const Region &at = heap_.region(region[b]);
+    // A heap allocation has the same size everywhere (locate checked it);
+    // a registration has each rank's own.
+    size_t stride = b < call.stride.size() ? call.stride[b] : 0;
+    uint64_t need = program.buffers[b].bytes(call.chunkBytes);
+    uint64_t start = offset[b] + uint64_t(r) * stride;
+    if ((region[b] != 0 || stride) && start + need > at.peerBytes[r])
+      return error.fail(ErrorKind::InvalidArgument,
+                        "rank " + std::to_string(r) + "'s buffer '" + name +
+                            "' is too small: " + program.schedule + " needs " +
+                            std::to_string(need) + " bytes at offset " +
+                            std::to_string(offset[b]) +
+                            " of its registration, which has " +
+                            std::to_string(at.peerBytes[r]));
+    t[r * B + b] = reinterpret_cast<uint64_t>(at.peer[r] + start);
+  }
+  const Region &heap = heap_.region(0);
+  for (int q = 0; q < ranks_; ++q)
+    t.push_back(
+        reinterpret_cast<uint64_t>(heap.peer[q] + instance.flagsOffset));
+  for (int q = 0; q < ranks_; ++q)
+    t.push_back(reinterpret_cast<uint64_t>(heap.peer[q] + instance.syncOffset));
+  uint64_t record = device_.errorRecordDevice() + index * kRecordWords * 8;
+  bool mirrored = device_.errorMirrored();
+  t.push_back(
+      mirrored ? reinterpret_cast<uint64_t>(heap.local + instance.errorOffset)
+               : record);
+  t.push_back(options_.timeoutMs * 1000000ull);
+  t.push_back(reinterpret_cast<uint64_t>(heap.local + instance.epochsOffset));
+  for (int q = 0; q < ranks_; ++q)
+    t.push_back(
+        reinterpret_cast<uint64_t>(heap.peer[q] + instance.arriveOffset));
+  t.push_back(mirrored ? record : 0);
+  t.push_back(call.rowBytes);
+  // SdmaTable::countsIn, countsOut: the kernel copies the send counts into
+  // the count table before it starts and the receive counts out once every
+  // peer has arrived.
+  char *tables = heap.local + instance.countsOffset;
+  bool counted = instance.countsOffset != 0;
+  t.push_back(reinterpret_cast<uint64_t>(counted ? call.sendCounts : nullptr));
+  t.push_back(reinterpret_cast<uint64_t>(counted ? tables : nullptr));
+  t.push_back(reinterpret_cast<uint64_t>(counted && call.recvCounts
+                                             ? tables + ranks_ * sizeof(int64_t)
+                                             : nullptr));
+  t.push_back(reinterpret_cast<uint64_t>(counted ? call.recvCounts : nullptr));
+  return true;
+}
+
+bool Launcher::run(int index, const Call &call, void *stream, Error &error) {
+  if (!healthy(error)) {
+    error.context("the communicator has failed");
+    return false;
+  }
+  const Instance &instance = programs_.instance(index);
+  const LdstProgram &program = instance.program;
+  size_t B = program.buffers.size();
+  // An all-to-allv's count tables follow the user's buffers.
+  size_t user = instance.countsOffset ? B - 2 : B;
+  if (call.buffers.size() != user || call.chunkBytes == 0)
+    return error.fail(ErrorKind::InvalidArgument,
+                      program.schedule + " takes " + std::to_string(user) +
+                          " buffers and a chunk of at least one byte; got " +
+                          std::to_string(call.buffers.size()) + " and " +
+                          std::to_string(call.chunkBytes));
+  // Where each buffer lives; the same offset of the same region on every
+  // rank (symmetric memory).
+  std::vector<int> region(B, -1);
+  std::vector<size_t> offset(B, 0);
+  Error problem;
+  for (size_t b = 0; b < B && problem.empty(); ++b) {
+    std::optional<uint64_t> bytes =
+        checkedMul(program.buffers[b].chunks,
+                   program.buffers[b].counts ? 8 : call.chunkBytes);
+    if (b >= user) {
+      region[b] = 0;
+      offset[b] = instance.countsOffset + (b - user) * ranks_ * sizeof(int64_t);
+    } else if (!bytes) {
+      problem.fail(ErrorKind::InvalidArgument,
+                   "buffer '" + program.buffers[b].name + "' of " +
+                       std::to_string(program.buffers[b].chunks) +
+                       " chunks of " + std::to_string(call.chunkBytes) +
+                       " bytes does not fit 64 bits");
+    } else if (call.buffers[b]) {
+      heap_.locate(call.buffers[b], *bytes,
+                   "buffer '" + program.buffers[b].name + "'", region[b],
+                   offset[b], problem);
+    }
+  }
+  // Where each buffer is, for the ranks to agree on: those another rank
+  // reaches (a buffer only its own rank touches may differ, or be null).
+  std::string signature = call.signature;
+  for (size_t b = 0; b < B; ++b) {
+    size_t stride = b < call.stride.size() ? call.stride[b] : 0;
+    signature += !instance.remote[b]
+                     ? std::string(" local")
+                     : " " + std::to_string(region[b]) + "+" +
+                           std::to_string(region[b] < 0 ? 0 : offset[b]) +
+                           (stride ? "/" + std::to_string(stride) : "");
+  }
+  std::vector<uint64_t> words;
+  if (problem.empty())
+    table(instance, index, call, region, offset, words, problem);
+  // The first call of a signature: every rank makes the same one, or every
+  // rank refuses it (the refusing rank with its own reason).
+  bool fresh = options_.checkCalls && !checked_.count(signature);
+  if (fresh || (options_.checkCalls && !problem.empty() &&
+                !checked_.count(call.signature))) {
+    if (!agreement_.agree(problem.empty() ? signature
+                                          : Agreement::refusal(problem.message),
+                          "the call", error)) {
+      if (!problem.empty())
+        error = problem;
+      return false;
+    }
+    checked_.insert(signature);
+    checked_.insert(call.signature);
+  }
+  if (!problem.empty()) {
+    error = problem;
+    return false;
+  }
+  KernelLaunch launch;
+  launch.table = std::move(words);
+  launch.chunkBytes = call.chunkBytes;
+  launch.programRank = rank_;
+  launch.stream = stream;
+  std::string why;
+  if (instance.kernel->launch(launch, why))
+    return true;
+  // A CPU run reports a timeout itself; the record names the missing rank.
+  failed_ = kernelError();
+  if (!failed_.empty()) {
+    error = failed_;
+    return false;
+  }
+  return error.fail(
+      options_.device == "cpu" ? ErrorKind::System : ErrorKind::Device, why);
+}

@@ -1,0 +1,80 @@
+//===- Launcher.h - one call of a schedule instance --------------*- C++
+//-*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// A launch is one kernel: the table of every rank's buffers, flags and
+// barrier counters (the kernel's SdmaTable) is built here from the
+// symmetric regions (a peer's copy of a local buffer is at the same offset
+// of the same region), bounds-checked for every buffer the rank's ops
+// touch, and passed by value; nothing else is enqueued, so a launch is
+// CUDA-graph capturable. The first call with a given signature is compared
+// across ranks (CommOptions::checkCalls). Kernels record a failure (a wait
+// that timed out, a bad run-time count) in their error record; the
+// launcher decodes it into a message naming the rank and what it waited
+// for, and the communicator stays failed from then on.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_COMM_LAUNCHER_H
+#define SDMA_RUNTIME_LIB_COMM_LAUNCHER_H
+
+#include "comm/ProgramCache.h"
+#include "comm/SymmetricHeap.h"
+
+#include <set>
+
+namespace sdma::rt {
+
+/// What one call passes to its instance's kernel.
+struct Call {
+  /// The schedule's buffers, in its order (null where this rank does not
+  /// touch it); an all-to-allv's count tables are added by the launcher.
+  std::vector<const void *> buffers;
+  /// [buffer]: the offset of rank r's copy is r * stride (in place), 0: the
+  /// same offset on every rank.
+  std::vector<size_t> stride;
+  size_t chunkBytes = 0;
+  /// All-to-allv: a row's bytes, and the counts the kernel copies in
+  /// (send) and out (receive, may be null) around the call.
+  size_t rowBytes = 0;
+  const int64_t *sendCounts = nullptr;
+  int64_t *recvCounts = nullptr;
+  /// The call as every rank must make it ("AllGather count 4 float32 ...").
+  std::string signature;
+};
+
+class Launcher {
+public:
+  Launcher(int rank, int ranks, const CommOptions &options, CommDevice &device,
+           SymmetricHeap &heap, ProgramCache &programs, Agreement &agreement)
+      : rank_(rank), ranks_(ranks), options_(options), device_(device),
+        heap_(heap), programs_(programs), agreement_(agreement) {}
+
+  /// Runs `call` on instance `index` on `stream`.
+  bool run(int index, const Call &call, void *stream, Error &error);
+  /// False, with the first failure a kernel of this communicator
+  /// recorded, once one has.
+  bool healthy(Error &error);
+
+private:
+  /// Builds the SdmaTable words of `call` (after the buffer pointers).
+  bool table(const Instance &instance, int index, const Call &call,
+             const std::vector<int> &region, const std::vector<size_t> &offset,
+             std::vector<uint64_t> &words, Error &error);
+  /// The failure any kernel recorded, decoded; empty if none.
+  Error kernelError();
+
+  int rank_, ranks_;
+  const CommOptions &options_;
+  CommDevice &device_;
+  SymmetricHeap &heap_;
+  ProgramCache &programs_;
+  Agreement &agreement_;
+  std::set<std::string> checked_;
+  Error failed_;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LIB_COMM_LAUNCHER_H

@@ -1,0 +1,347 @@
+//===- ProgramCache.cpp - the communicator's loaded schedules -------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/ProgramCache.h"
+
+#include "compile/KernelCache.h"
+#include "sdma/runtime/ScheduleCompiler.h"
+
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+using namespace sdma::rt;
+
+namespace {
+struct BuiltinSchedule {
+  const char *name, *text;
+};
+const BuiltinSchedule kBuiltinSchedules[] = {
+#include "BuiltinSchedules.inc"
+};
+
+const char *builtinText(const std::string &name) {
+  for (const BuiltinSchedule &s : kBuiltinSchedules)
+    if (name == s.name)
+      return s.text;
+  return nullptr;
+}
+
+constexpr size_t kControlAlign = 64;
+
+/// A rooted built-in (root 0) with root `root`: `root 0`, every `on 0` and
+/// every `sdma.rank_add 0` rewritten (the built-ins name rank 0 nowhere
+/// else).
+std::string withRoot(std::string text, int root) {
+  if (root == 0)
+    return text;
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    for (const char *word : {"root 0", "on 0", "sdma.rank_add 0"}) {
+      size_t n = std::strlen(word);
+      if (text.compare(i, n, word) == 0 && i > 0 && text[i - 1] == ' ' &&
+          (i + n == text.size() || !std::isalnum((unsigned char)text[i + n]))) {
+        out += std::string(word, n - 1) + std::to_string(root);
+        i += n;
+        break;
+      }
+    }
+    if (i < text.size())
+      out += text[i];
+  }
+  return out;
+}
+
+bool isRooted(const std::string &schedule) {
+  return schedule == "broadcast" || schedule == "scatter" ||
+         schedule == "gather" || schedule == "reduce";
+}
+std::string rootedName(const std::string &schedule, int root) {
+  return root ? schedule + "_root" + std::to_string(root) : schedule;
+}
+
+/// Compiles `text` (`name` in diagnostics) for `ranks` ranks into the text
+/// of its load/store program.
+bool compileToLdst(ScheduleCompiler &compiler, const std::string &text,
+                   const std::string &name, int ranks, std::string &ldst,
+                   Error &error) {
+  ScheduleCompileOptions options;
+  options.ranks = ranks;
+  options.name = name;
+  ScheduleCompileResult result;
+  std::string why;
+  if (!compiler.compile(text, options, result, why))
+    return error.fail(ErrorKind::System, why);
+  if (!result.ok)
+    return error.fail(
+        ErrorKind::InvalidArgument,
+        name + " does not compile for " + std::to_string(ranks) + " ranks: " +
+            (result.diagnostics.empty() ? result.error : result.diagnostics));
+  ldst = std::move(result.ldst);
+  return true;
+}
+
+bool writeProgram(const std::string &directory, const std::string &name,
+                  int ranks, const std::string &ldst, Error &error) {
+  std::string path =
+      directory + "/" + name + "-" + std::to_string(ranks) + ".hip";
+  std::ofstream out(path, std::ios::binary);
+  out << ldst;
+  if (!out.flush())
+    return error.fail(ErrorKind::System, "cannot write " + path);
+  return true;
+}
+
+const char *typeName(DataType type) {
+  switch (type) {
+  case DataType::Float32:
+    return "f32";
+  case DataType::Float16:
+    return "f16";
+  case DataType::Bfloat16:
+    return "bf16";
+  case DataType::Int32:
+    return "i32";
+  case DataType::Int64:
+    return "i64";
+  case DataType::Uint32:
+    return "ui32";
+  case DataType::Uint64:
+    return "ui64";
+  case DataType::Float64:
+    return "f64";
+  case DataType::Int8:
+    return "i8";
+  case DataType::Uint8:
+    return "ui8";
+  }
+  return "?";
+}
+} // namespace
+
+bool sdma::rt::setReduceArithmetic(LdstProgram &program, DataType type,
+                                   ReduceOp op, Error &error) {
+  const char *name = reduceOpName(op);
+  std::string why;
+  if (!program.setReduction(typeName(type), name ? name : "?", why))
+    return error.fail(ErrorKind::Internal, why);
+  return true;
+}
+
+ProgramCache::ProgramCache(int rank, int ranks, const CommOptions &options,
+                           CommDevice &device, Agreement &agreement,
+                           size_t controlBytes)
+    : rank_(rank), ranks_(ranks), options_(options), device_(device),
+      agreement_(agreement), controlBytes_(controlBytes) {}
+
+ProgramCache::~ProgramCache() = default;
+
+std::string ProgramCache::key(const std::string &schedule, int root,
+                              const Arithmetic *arithmetic) {
+  std::string key = schedule + "@" + std::to_string(root);
+  if (arithmetic)
+    key += std::string(" ") + dataTypeName(arithmetic->type) + " " +
+           reduceOpName(arithmetic->op);
+  return key;
+}
+
+int ProgramCache::find(const std::string &key) const {
+  auto it = index_.find(key);
+  return it == index_.end() ? -1 : it->second;
+}
+
+bool ProgramCache::readFile(const std::string &path, std::string &text) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  text = buffer.str();
+  return bool(in);
+}
+
+std::string ProgramCache::programName(const std::string &path) {
+  std::string stem = path.substr(path.find_last_of('/') + 1);
+  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".mlir") == 0)
+    stem.resize(stem.size() - 5);
+  return stem;
+}
+
+bool ProgramCache::compile(const std::string &text, const std::string &name,
+                           LdstProgram &program, Error &error) {
+  // Two threads may call one communicator: the library loads once.
+  std::lock_guard<std::mutex> lock(compilerMutex_);
+  if (!compilerTried_) {
+    compilerTried_ = true;
+    compiler_ = ScheduleCompiler::load(compilerError_, options_.compilerLibrary,
+                                       options_.cacheDirectory);
+  }
+  if (compiler_) {
+    std::string ldst, why;
+    if (!compileToLdst(*compiler_, text, name, ranks_, ldst, error))
+      return false;
+    std::optional<LdstProgram> parsed = LdstProgram::parse(ldst, why);
+    if (!parsed)
+      return error.fail(ErrorKind::Internal, why);
+    program = std::move(*parsed);
+    return true;
+  }
+  std::string path = options_.programDirectory + "/" + programName(name) + "-" +
+                     std::to_string(ranks_) + ".hip";
+  std::string loadError;
+  std::optional<LdstProgram> loaded;
+  if (options_.programDirectory.empty())
+    loadError = "no program directory (SDMA_PROGRAM_DIR) is set";
+  else if (name == "<schedule>")
+    loadError = "a schedule given as text has no precompiled program (load "
+                "it by its path, or load the program's text)";
+  else if (!(loaded = LdstProgram::load(path, loadError)))
+    loadError = "no precompiled program: " + loadError;
+  if (!loaded)
+    return error.fail(ErrorKind::System, "cannot compile " + name + ": " +
+                                             compilerError_ + "; and " +
+                                             loadError);
+  program = std::move(*loaded);
+  return true;
+}
+
+bool ProgramCache::reserve(size_t bytes, size_t &offset) {
+  offset = controlUsed_;
+  controlUsed_ += (bytes + kControlAlign - 1) / kControlAlign * kControlAlign;
+  return controlUsed_ <= controlBytes_;
+}
+
+bool ProgramCache::add(std::optional<LdstProgram> program, const Error &refused,
+                       const std::string &what, int &index, Error &error) {
+  size_t usedBefore = controlUsed_;
+  Instance instance;
+  Error local = refused;
+  if (program && program->ranks != ranks_) {
+    local.fail(ErrorKind::InvalidArgument,
+               program->schedule + " is compiled for " +
+                   std::to_string(program->ranks) +
+                   " ranks, the communicator has " + std::to_string(ranks_));
+  } else if (program && instances_.size() >= size_t(kMaxInstances)) {
+    local.fail(ErrorKind::InvalidUsage, "a communicator runs at most " +
+                                            std::to_string(kMaxInstances) +
+                                            " schedules");
+  } else if (program &&
+             (!reserve(std::max(1, program->flagSlots) * 8,
+                       instance.flagsOffset) ||
+              !reserve(8, instance.syncOffset) ||
+              !reserve(16, instance.epochsOffset) ||
+              !reserve(2 * ranks_ * 8, instance.arriveOffset) ||
+              !reserve(kRecordWords * 8, instance.errorOffset) ||
+              (program->collective && program->collective->sendCounts >= 0 &&
+               !reserve(2 * ranks_ * 8, instance.countsOffset)))) {
+    local.fail(ErrorKind::InvalidUsage,
+               "the control area is full (" + std::to_string(controlBytes_) +
+                   " bytes of flags): too many schedules on one "
+                   "communicator");
+  } else if (program) {
+    std::string why;
+    instance.kernel = device_.load(*program, why);
+    if (!instance.kernel)
+      local.fail(options_.device == "cpu" ? ErrorKind::System
+                                          : ErrorKind::Device,
+                 why);
+  }
+  bool ok = program && instance.kernel && local.empty();
+  // Every rank adds it, or none does (unless calls are not checked: then
+  // the ranks promise to make the same calls).
+  bool agreed = options_.checkCalls
+                    ? agreement_.agree(ok ? "add " + what
+                                          : Agreement::refusal(local.message),
+                                       "adding " + what, error)
+                    : ok;
+  if (!agreed) {
+    if (!ok)
+      error = local;
+    controlUsed_ = usedBefore;
+    return false;
+  }
+  instance.touched.resize(ranks_);
+  instance.remote.assign(program->buffers.size(), 0);
+  for (int q = 0; q < ranks_; ++q)
+    for (const auto &pair : program->touched(q)) {
+      instance.touched[q].insert(pair);
+      if (pair.first != q)
+        instance.remote[pair.second] = 1;
+    }
+  instance.program = std::move(*program);
+  index = static_cast<int>(instances_.size());
+  instances_.push_back(std::move(instance));
+  return true;
+}
+
+bool ProgramCache::addBuiltin(const std::string &schedule, int root,
+                              const Arithmetic *arithmetic, int &index,
+                              Error &error) {
+  std::string name = key(schedule, root, arithmetic);
+  const char *builtin = builtinText(schedule);
+  std::optional<LdstProgram> program;
+  Error refused;
+  LdstProgram compiled;
+  if (!builtin)
+    refused.fail(ErrorKind::Internal, "no built-in schedule " + schedule);
+  else if (compile(withRoot(builtin, root), rootedName(schedule, root),
+                   compiled, refused) &&
+           (!arithmetic || setReduceArithmetic(compiled, arithmetic->type,
+                                               arithmetic->op, refused)))
+    program = std::move(compiled);
+  if (!add(std::move(program), refused, name, index, error))
+    return false;
+  index_[name] = index;
+  return true;
+}
+
+bool ProgramCache::addSchedule(const std::string &text, const std::string &name,
+                               int &index, Error &error) {
+  std::optional<LdstProgram> program;
+  Error refused;
+  if (text.rfind("// sdma-ldst: ", 0) == 0) {
+    std::string why;
+    program = LdstProgram::parse(text, why);
+    if (!program)
+      refused.fail(ErrorKind::InvalidArgument, why);
+  } else {
+    LdstProgram compiled;
+    if (compile(text, name, compiled, refused))
+      program = std::move(compiled);
+  }
+  return add(std::move(program), refused,
+             "schedule " + std::to_string(hashBytes(text)), index, error);
+}
+
+bool ProgramCache::precompile(const std::string &directory, int ranks,
+                              const std::vector<std::string> &schedules,
+                              const CommOptions &options, Error &error) {
+  std::string why;
+  std::unique_ptr<ScheduleCompiler> compiler = ScheduleCompiler::load(
+      why, options.compilerLibrary, options.cacheDirectory);
+  if (!compiler)
+    return error.fail(ErrorKind::System, why);
+  for (const BuiltinSchedule &builtin : kBuiltinSchedules) {
+    std::string schedule = builtin.name;
+    for (int root = 0; root < (isRooted(schedule) ? ranks : 1); ++root) {
+      std::string name = rootedName(schedule, root);
+      std::string ldst;
+      if (!compileToLdst(*compiler, withRoot(builtin.text, root), name, ranks,
+                         ldst, error) ||
+          !writeProgram(directory, name, ranks, ldst, error))
+        return false;
+    }
+  }
+  for (const std::string &path : schedules) {
+    std::string text, ldst;
+    if (!readFile(path, text))
+      return error.fail(ErrorKind::InvalidArgument,
+                        "cannot read schedule " + path);
+    if (!compileToLdst(*compiler, text, path, ranks, ldst, error) ||
+        !writeProgram(directory, programName(path), ranks, ldst, error))
+      return false;
+  }
+  return true;
+}

@@ -1,0 +1,127 @@
+//===- ProgramCache.h - the communicator's loaded schedules -----*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Every schedule a communicator runs is an Instance: its load/store program
+// (compiled for the communicator's rank count by the compiler library, or
+// read from a directory of precompiled programs where there is none), its
+// kernel loaded on the device, and its words of the control area (flags,
+// the rank-barrier counter, run counters, arrival counters, the kernel's
+// error record, count tables), zeroed once and never reused. The built-in
+// collectives are embedded schedules (schedules/), instantiated per root
+// and per reduction type and operator on first use.
+//
+// Adding an instance is collective: every rank adds the same one, and a
+// rank that cannot (no compiler, a kernel that does not load, a full
+// control area) makes the step fail on every rank, with nothing added
+// anywhere, so the communicator stays usable.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_COMM_PROGRAMCACHE_H
+#define SDMA_RUNTIME_LIB_COMM_PROGRAMCACHE_H
+
+#include "comm/Agreement.h"
+#include "comm/CommDevice.h"
+#include "sdma/runtime/Communicator.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+namespace sdma::rt {
+
+class ScheduleCompiler;
+
+/// The type and operator a reduction computes in.
+struct Arithmetic {
+  DataType type;
+  ReduceOp op;
+};
+
+/// One loaded schedule and its place in the control area (offsets from
+/// the heap's base, the same on every rank).
+struct Instance {
+  LdstProgram program;
+  std::unique_ptr<CommKernel> kernel;
+  size_t flagsOffset = 0, syncOffset = 0, epochsOffset = 0, arriveOffset = 0,
+         errorOffset = 0;
+  size_t countsOffset = 0; // 0: no count tables (not an all-to-allv)
+  /// [rank]: the (rank, buffer) pairs that rank's ops touch.
+  std::vector<std::set<std::pair<int, int>>> touched;
+  /// [buffer]: 1 if some rank touches it on another rank.
+  std::vector<char> remote;
+};
+
+class ProgramCache {
+public:
+  ProgramCache(int rank, int ranks, const CommOptions &options,
+               CommDevice &device, Agreement &agreement, size_t controlBytes);
+  ~ProgramCache();
+
+  /// The name of built-in `schedule` instantiated for `root` and
+  /// `arithmetic` (null: a data-movement collective).
+  static std::string key(const std::string &schedule, int root,
+                         const Arithmetic *arithmetic);
+  /// The instance `key` names, or -1 if it was never added.
+  int find(const std::string &key) const;
+
+  /// Adds built-in `schedule` for `root` (and `arithmetic`) as `key`.
+  /// Collective.
+  bool addBuiltin(const std::string &schedule, int root,
+                  const Arithmetic *arithmetic, int &index, Error &error);
+  /// Adds a user's schedule: the text of a schedule or of a program
+  /// (`name` in messages; a path finds a precompiled program by its
+  /// file's name). Collective; every rank must pass the same text.
+  bool addSchedule(const std::string &text, const std::string &name, int &index,
+                   Error &error);
+
+  const Instance &instance(int index) const { return instances_[index]; }
+  size_t size() const { return instances_.size(); }
+
+  /// Compiles every built-in (each root of the rooted ones) and each of
+  /// `schedules` (paths) for `ranks` into `directory` (name-R.hip), for
+  /// jobs without the compiler library.
+  static bool precompile(const std::string &directory, int ranks,
+                         const std::vector<std::string> &schedules,
+                         const CommOptions &options, Error &error);
+  /// The name a schedule's precompiled program has: the file's stem.
+  static std::string programName(const std::string &path);
+  /// The bytes of file `path` in `text`; false if it cannot be read.
+  static bool readFile(const std::string &path, std::string &text);
+
+private:
+  bool compile(const std::string &text, const std::string &name,
+               LdstProgram &program, Error &error);
+  /// Reserves the control area and loads the kernel of `program` (or
+  /// takes `refused`, this rank's reason it has none), then agrees with
+  /// every rank; on failure anywhere, adds nothing.
+  bool add(std::optional<LdstProgram> program, const Error &refused,
+           const std::string &what, int &index, Error &error);
+  bool reserve(size_t bytes, size_t &offset);
+
+  int rank_, ranks_;
+  const CommOptions &options_;
+  CommDevice &device_;
+  Agreement &agreement_;
+  size_t controlBytes_, controlUsed_ = 0;
+  std::vector<Instance> instances_;
+  std::map<std::string, int> index_;
+  std::mutex compilerMutex_;
+  std::unique_ptr<ScheduleCompiler> compiler_;
+  std::string compilerError_;
+  bool compilerTried_ = false;
+};
+
+/// Makes a reduction program (compiled for f32 and sum) compute in `type`
+/// with `op`: the kernel's SDMA_REDUCE_TYPE/OP and the metadata's buffer
+/// types and operator. The schedule's proof holds for any one operator
+/// and type (the contribution sets do not depend on them).
+bool setReduceArithmetic(LdstProgram &program, DataType type, ReduceOp op,
+                         Error &error);
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LIB_COMM_PROGRAMCACHE_H

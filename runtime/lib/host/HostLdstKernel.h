@@ -1,0 +1,93 @@
+//===- HostLdstKernel.h - a load/store program on host threads --*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// A load/store program (sdma-translate --sdma-to-hip) built as a HostKernel
+// with its CPU entry, which fills the kernel's table (SdmaTable) from
+// pointers and runs every thread of every block of the ranks asked for at
+// once (ranks wait on each other). What the CPU executor (LdstCpuExecutor:
+// every rank, over guarded copies of the caller's buffers) and the
+// communicator's CPU device (its one rank, in place in shared memory) both
+// run; the same program and options give the same text, so they share the
+// host compiler's cached object.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_HOST_HOSTLDSTKERNEL_H
+#define SDMA_RUNTIME_LIB_HOST_HOSTLDSTKERNEL_H
+
+#include "host/HostKernel.h"
+#include "sdma/runtime/LdstCpuExecutor.h"
+#include "sdma/runtime/LdstProgram.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sdma::rt {
+
+class HostLdstKernel {
+public:
+  /// Every rank's memory in this process's address space (for a job of
+  /// several processes: each rank's shared-memory segment, mapped).
+  struct RankPointers {
+    std::vector<char *> buffers;             // [rank * buffers + buffer]
+    std::vector<unsigned long long *> flags; // [rank]: flag slots
+    std::vector<unsigned int *> sync;        // [rank]: two counters
+    /// Null: the run is numbered by run()'s `epoch`. Else two counters per
+    /// rank run, [2 * (rank - begin)]: the run number, which the kernel
+    /// reads and advances itself (SdmaTable::epochs, as a communicator's
+    /// launch).
+    unsigned long long *epochs = nullptr;
+    /// The kernel's error record (5 words: status, rank, flag slot, value
+    /// awaited, value seen), which keeps a failure for the caller to read
+    /// (readErrorRecord).
+    unsigned long long *errorRecord = nullptr;
+    /// Empty in-process; else per rank its job-barrier words
+    /// (SdmaTable::arrive: a communicator's launch).
+    std::vector<unsigned long long *> arrive;
+    /// The bytes of a row, sdma.copyv's unit (SdmaTable::rowBytes); 0: a
+    /// row is a chunk.
+    unsigned long long rowBytes = 0;
+    /// SdmaTable::countsIn then countsOut (sdmaAlltoAllv's); null: none.
+    long long *counts[4] = {nullptr, nullptr, nullptr, nullptr};
+  };
+
+  /// Builds `program` (with SDMA_STAGED_OPS and SDMA_STAGE_CAP as
+  /// `options` ask) with `options.compiler` through
+  /// `options.cacheDirectory`. Null with `error` (the compiler's output
+  /// included).
+  static std::unique_ptr<HostLdstKernel> build(const LdstProgram &program,
+                                               const LdstCpuOptions &options,
+                                               std::string &error);
+
+  /// Runs ranks [begin, end) of the kernel over `pointers`, `blocks` blocks
+  /// of `threads` threads each per rank, as run `epoch`. False with `error`
+  /// only if the host threads could not all be started (then none ran);
+  /// what the kernel itself reports is in pointers.errorRecord.
+  bool run(const RankPointers &pointers, unsigned long long chunkBytes,
+           unsigned long long epoch, uint64_t timeoutNs, int blocks,
+           int threads, int begin, int end, std::string &error) const;
+  /// False with `error` if the kernel's error record holds a failure (a
+  /// flag wait or a rank barrier that timed out).
+  static bool readErrorRecord(const unsigned long long record[5],
+                              std::string &error);
+
+private:
+  /// The entry: 0, or the error number of a host thread that could not be
+  /// started (then no thread ran).
+  using RunFn = int (*)(char **, unsigned long long **, unsigned int **,
+                        unsigned long long *, unsigned long long,
+                        unsigned long long, unsigned long long,
+                        unsigned long long *, unsigned long long **, int, int,
+                        int, int, unsigned long long, long long **);
+  HostLdstKernel(std::unique_ptr<HostKernel> kernel, RunFn run)
+      : kernel_(std::move(kernel)), run_(run) {}
+
+  std::unique_ptr<HostKernel> kernel_;
+  RunFn run_;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LIB_HOST_HOSTLDSTKERNEL_H

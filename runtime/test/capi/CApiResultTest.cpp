@@ -1,0 +1,277 @@
+//===- CApiResultTest.cpp - every entry point into each failure kind ------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The C API's result codes come from the kind an error was raised with
+// (Error.h), one to one. Each test drives entry points of sdma.h into one
+// kind of failure -- invalid argument, invalid usage, remote, system,
+// device -- on ranks that are threads of this process on the CPU device,
+// and checks the code, that the message names what failed, and that the
+// communicator still works after a refused call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/sdma.h"
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <gtest/gtest.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+/// Runs `body(comm, rank)` on `ranks` threads, each a rank of one job on
+/// the CPU device with a short timeout; the failures of each rank.
+std::vector<std::string>
+job(int ranks,
+    const std::function<void(sdmaComm_t, int, std::vector<std::string> &)>
+        &body,
+    unsigned long long timeoutMs = 3000) {
+  sdmaUniqueId id;
+  EXPECT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  std::vector<std::vector<std::string>> failures(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+      config.device = "cpu";
+      config.heapBytes = 1 << 20;
+      config.timeoutMs = timeoutMs;
+      sdmaComm_t comm = nullptr;
+      sdmaResult_t made = sdmaCommInitRankConfig(&comm, ranks, id, r, &config);
+      if (made != sdmaSuccess) {
+        failures[r].push_back(std::string("init: ") +
+                              sdmaGetLastError(nullptr));
+        return;
+      }
+      body(comm, r, failures[r]);
+      sdmaCommDestroy(comm);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  std::vector<std::string> all;
+  for (int r = 0; r < ranks; ++r)
+    for (const std::string &f : failures[r])
+      all.push_back("rank " + std::to_string(r) + ": " + f);
+  return all;
+}
+
+/// Records a failure unless `got` is `want` and the last error mentions
+/// `words`.
+void expect(sdmaComm_t comm, const char *call, sdmaResult_t got,
+            sdmaResult_t want, const char *words,
+            std::vector<std::string> &failures) {
+  std::string message = sdmaGetLastError(comm);
+  if (got != want || message.find(words) == std::string::npos)
+    failures.push_back(std::string(call) + " returned " + std::to_string(got) +
+                       " (want " + std::to_string(want) + ", '" + words +
+                       "'): " + message);
+}
+
+/// An all-gather that must work: the communicator is usable.
+void stillWorks(sdmaComm_t comm, int rank, int ranks,
+                std::vector<std::string> &failures) {
+  int32_t *in = nullptr, *out = nullptr;
+  if (sdmaMemAlloc(comm, (void **)&in, 4 * sizeof(int32_t)) != sdmaSuccess ||
+      sdmaMemAlloc(comm, (void **)&out, ranks * 4 * sizeof(int32_t)) !=
+          sdmaSuccess) {
+    failures.push_back(std::string("alloc after: ") + sdmaGetLastError(comm));
+    return;
+  }
+  for (int i = 0; i < 4; ++i)
+    in[i] = rank * 100 + i;
+  if (sdmaAllGather(in, out, 4, sdmaInt32, comm, nullptr) != sdmaSuccess) {
+    failures.push_back(std::string("all-gather after: ") +
+                       sdmaGetLastError(comm));
+    return;
+  }
+  for (int r = 0; r < ranks; ++r)
+    for (int i = 0; i < 4; ++i)
+      if (out[r * 4 + i] != r * 100 + i) {
+        failures.push_back("all-gather after a refused call: wrong data");
+        return;
+      }
+  sdmaMemFree(comm, in);
+  sdmaMemFree(comm, out);
+}
+} // namespace
+
+TEST(CApiResult, InvalidArgumentFromEveryEntryPoint) {
+  // Without a communicator.
+  EXPECT_EQ(sdmaGetVersion(nullptr), sdmaInvalidArgument);
+  EXPECT_EQ(sdmaGetUniqueId(nullptr), sdmaInvalidArgument);
+  sdmaUniqueId id;
+  char text[8];
+  EXPECT_EQ(sdmaUniqueIdToString(&id, text, sizeof(text)), sdmaInvalidArgument);
+  EXPECT_EQ(sdmaUniqueIdFromString("xyz", &id), sdmaInvalidArgument);
+  EXPECT_EQ(sdmaCommInitRank(nullptr, 1, id, 0), sdmaInvalidArgument);
+  sdmaComm_t none;
+  EXPECT_EQ(sdmaCommInitRank(&none, 2, id, 2), sdmaInvalidArgument);
+  std::memset(&id, 0, sizeof(id));
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.device = "cpu";
+  EXPECT_EQ(sdmaCommInitRankConfig(&none, 1, id, 0, &config),
+            sdmaInvalidArgument);
+  EXPECT_NE(
+      std::string(sdmaGetLastError(nullptr)).find("not an sdma unique id"),
+      std::string::npos);
+  config.device = "gpu";
+  EXPECT_EQ(sdmaCommInitRankConfig(&none, 1, id, 0, &config),
+            sdmaInvalidArgument);
+  EXPECT_EQ(sdmaAllGather(nullptr, nullptr, 1, sdmaInt8, nullptr, nullptr),
+            sdmaInvalidArgument);
+  EXPECT_EQ(sdmaScheduleGetBufferCount(nullptr, nullptr), sdmaInvalidArgument);
+  EXPECT_EQ(sdmaScheduleLaunch(nullptr, nullptr, 0, 1, sdmaInt8, nullptr),
+            sdmaInvalidArgument);
+
+  auto failures = job(2, [](sdmaComm_t comm, int rank,
+                            std::vector<std::string> &f) {
+    const sdmaResult_t bad = sdmaInvalidArgument;
+    char *a = nullptr, *b = nullptr;
+    ASSERT_EQ(sdmaMemAlloc(comm, (void **)&a, 4096), sdmaSuccess);
+    ASSERT_EQ(sdmaMemAlloc(comm, (void **)&b, 4096), sdmaSuccess);
+    int count = 0;
+    expect(comm, "CommCount", sdmaCommCount(comm, nullptr), bad, "NULL", f);
+    expect(comm, "UserRank", sdmaCommUserRank(comm, nullptr), bad, "NULL", f);
+    expect(comm, "GetAsyncError", sdmaCommGetAsyncError(comm, nullptr), bad,
+           "NULL", f);
+    expect(comm, "MemAlloc", sdmaMemAlloc(comm, nullptr, 16), bad, "NULL", f);
+    expect(comm, "MemFree", sdmaMemFree(comm, &count), bad, "not an allocation",
+           f);
+    void *handle = nullptr;
+    expect(comm, "MemRegister", sdmaMemRegister(comm, nullptr, 16, &handle),
+           bad, "null pointer", f);
+    // Sizes whose bytes wrap 64 bits.
+    size_t huge = SIZE_MAX / 2 + 1;
+    expect(comm, "AllGather",
+           sdmaAllGather(a, b, huge, sdmaInt64, comm, nullptr), bad,
+           "do not fit 64 bits", f);
+    expect(comm, "AlltoAll", sdmaAlltoAll(a, b, huge, sdmaInt8, comm, nullptr),
+           bad, "do not fit 64 bits", f);
+    expect(comm, "AllReduce",
+           sdmaAllReduce(a, b, huge, sdmaFloat32, sdmaSum, comm, nullptr), bad,
+           "do not fit 64 bits", f);
+    // Types, operators, roots, nulls, overlaps.
+    expect(comm, "Broadcast",
+           sdmaBroadcast(a, b, 4, (sdmaDataType_t)42, 0, comm, nullptr), bad,
+           "invalid datatype 42", f);
+    expect(comm, "Reduce",
+           sdmaReduce(a, b, 4, sdmaInt32, (sdmaRedOp_t)9, 0, comm, nullptr),
+           bad, "invalid reduction operator 9", f);
+    expect(comm, "Scatter", sdmaScatter(a, b, 4, sdmaInt8, 2, comm, nullptr),
+           bad, "root 2 is not a rank", f);
+    expect(comm, "Gather", sdmaGather(a, b, 4, sdmaInt8, -1, comm, nullptr),
+           bad, "root -1 is not a rank", f);
+    expect(comm, "Broadcast",
+           sdmaBroadcast(a, nullptr, 4, sdmaInt8, 0, comm, nullptr), bad,
+           "the receive buffer must not be null", f);
+    expect(comm, "AllGather",
+           sdmaAllGather(a + 1, a, 64, sdmaInt8, comm, nullptr), bad, "overlap",
+           f);
+    expect(comm, "AlltoAll",
+           sdmaAlltoAll(a, a + 8, 16, sdmaInt8, comm, nullptr), bad, "overlap",
+           f);
+    expect(comm, "ReduceScatter",
+           sdmaReduceScatter(a, a + 3, 8, sdmaInt8, sdmaSum, comm, nullptr),
+           bad, "overlap", f);
+    int64_t counts[2] = {1, 1};
+    expect(comm, "AlltoAllv",
+           sdmaAlltoAllv(a, counts, b, nullptr, 0, 4, sdmaInt8,
+                         sdmaAlltoAllvSlots, comm, nullptr),
+           bad, "must be positive", f);
+    // Not symmetric memory; past an allocation's end.
+    std::vector<char> host(64);
+    expect(comm, "AllGather",
+           sdmaAllGather(host.data(), b, 8, sdmaInt8, comm, nullptr), bad,
+           "not symmetric memory", f);
+    expect(comm, "AllGather",
+           sdmaAllGather(a, b, 4000, sdmaInt8, comm, nullptr), bad,
+           "runs past the end", f);
+    sdmaSchedule_t schedule = nullptr;
+    expect(comm, "ScheduleLoad",
+           sdmaScheduleLoad(comm, "/nonexistent/x.mlir", &schedule), bad,
+           "cannot read schedule", f);
+    stillWorks(comm, rank, 2, f);
+  });
+  for (const std::string &failure : failures)
+    ADD_FAILURE() << failure;
+}
+
+TEST(CApiResult, InvalidUsageAndRemoteFromDisagreement) {
+  auto failures = job(2, [](sdmaComm_t comm, int rank,
+                            std::vector<std::string> &f) {
+    // Different allocation sizes: refused on every rank.
+    void *p = nullptr;
+    expect(comm, "MemAlloc", sdmaMemAlloc(comm, &p, rank ? 512 : 256),
+           sdmaInvalidUsage, "differs between ranks", f);
+    expect(comm, "MemDeregister",
+           sdmaMemDeregister(comm, reinterpret_cast<void *>(intptr_t(7))),
+           sdmaInvalidUsage, "not live", f);
+    // Different collectives on the two ranks, first call of each.
+    char *a = nullptr, *b = nullptr;
+    ASSERT_EQ(sdmaMemAlloc(comm, (void **)&a, 4096), sdmaSuccess);
+    ASSERT_EQ(sdmaMemAlloc(comm, (void **)&b, 4096), sdmaSuccess);
+    sdmaResult_t got = rank == 0
+                           ? sdmaAllGather(a, b, 16, sdmaInt8, comm, nullptr)
+                           : sdmaAllGather(a, b, 32, sdmaInt8, comm, nullptr);
+    expect(comm, "AllGather (disagreeing)", got, sdmaInvalidUsage,
+           "differs between ranks", f);
+    // One rank refuses its own arguments: the other learns it (remote).
+    got = sdmaBroadcast(a, b, rank == 1 ? 8000 : 8, sdmaInt8, 0, comm, nullptr);
+    if (rank == 1)
+      expect(comm, "Broadcast (bad here)", got, sdmaInvalidArgument,
+             "runs past the end", f);
+    else
+      expect(comm, "Broadcast (bad on rank 1)", got, sdmaRemoteError,
+             "rank 1 refused", f);
+    stillWorks(comm, rank, 2, f);
+  });
+  for (const std::string &failure : failures)
+    ADD_FAILURE() << failure;
+}
+
+TEST(CApiResult, SystemWhenTheHeapIsFull) {
+  auto failures =
+      job(2, [](sdmaComm_t comm, int rank, std::vector<std::string> &f) {
+        void *p = nullptr;
+        expect(comm, "MemAlloc", sdmaMemAlloc(comm, &p, 64 << 20),
+               sdmaSystemError, "cannot hold", f);
+        expect(comm, "MemAlloc", sdmaMemAlloc(comm, &p, SIZE_MAX - 7),
+               sdmaSystemError, "cannot hold", f);
+        stillWorks(comm, rank, 2, f);
+      });
+  for (const std::string &failure : failures)
+    ADD_FAILURE() << failure;
+}
+
+TEST(CApiResult, RemoteWhenARankNeverArrives) {
+  sdmaUniqueId id;
+  ASSERT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.device = "cpu";
+  config.timeoutMs = 300;
+  sdmaComm_t comm = nullptr;
+  // Rank 1 of 2 never joins.
+  EXPECT_EQ(sdmaCommInitRankConfig(&comm, 2, id, 0, &config), sdmaRemoteError);
+  EXPECT_NE(std::string(sdmaGetLastError(nullptr)).find("rank 1"),
+            std::string::npos)
+      << sdmaGetLastError(nullptr);
+}
+
+TEST(CApiResult, DeviceWhenThereIsNone) {
+  // No AMD GPU is anywhere sdma is tested: the HIP device fails as a
+  // device error, with the hint to use the CPU device.
+  sdmaUniqueId id;
+  ASSERT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.device = "hip";
+  config.timeoutMs = 2000;
+  sdmaComm_t comm = nullptr;
+  EXPECT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config),
+            sdmaUnhandledCudaError);
+  EXPECT_NE(std::string(sdmaGetLastError(nullptr)).find("SDMA_DEVICE=cpu"),
+            std::string::npos)
+      << sdmaGetLastError(nullptr);
+}
