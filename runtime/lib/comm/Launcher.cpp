@@ -7,6 +7,7 @@
 #include "comm/Launcher.h"
 
 #include "sdma/runtime/CheckedMath.h"
+#include "sdma/runtime/Limits.h"
 
 using namespace sdma::rt;
 
@@ -41,9 +42,9 @@ Error Launcher::kernelError() {
       int64_t count = static_cast<int64_t>(r[7]);
       uint64_t what = kind & 3;
       return usage(
-          "rank " + std::to_string(r[6] / 65536) + " (" + program.schedule +
-          ") was to send " + std::to_string(count) + " rows to rank " +
-          std::to_string(r[6] % 65536) + ", " +
+          "rank " + std::to_string(r[6] / sdma::kMaxRanks) + " (" +
+          program.schedule + ") was to send " + std::to_string(count) +
+          " rows to rank " + std::to_string(r[6] % sdma::kMaxRanks) + ", " +
           (what == 1   ? "more than the capacity"
            : what == 2 ? "past the end of a packed buffer"
                        : "a negative count") +

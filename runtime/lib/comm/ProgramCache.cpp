@@ -9,7 +9,6 @@
 #include "compile/KernelCache.h"
 #include "sdma/runtime/ScheduleCompiler.h"
 
-#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -33,29 +32,6 @@ const char *builtinText(const std::string &name) {
 
 constexpr size_t kControlAlign = 64;
 
-/// A rooted built-in (root 0) with root `root`: `root 0`, every `on 0` and
-/// every `sdma.rank_add 0` rewritten (the built-ins name rank 0 nowhere
-/// else).
-std::string withRoot(std::string text, int root) {
-  if (root == 0)
-    return text;
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    for (const char *word : {"root 0", "on 0", "sdma.rank_add 0"}) {
-      size_t n = std::strlen(word);
-      if (text.compare(i, n, word) == 0 && i > 0 && text[i - 1] == ' ' &&
-          (i + n == text.size() || !std::isalnum((unsigned char)text[i + n]))) {
-        out += std::string(word, n - 1) + std::to_string(root);
-        i += n;
-        break;
-      }
-    }
-    if (i < text.size())
-      out += text[i];
-  }
-  return out;
-}
-
 bool isRooted(const std::string &schedule) {
   return schedule == "broadcast" || schedule == "scatter" ||
          schedule == "gather" || schedule == "reduce";
@@ -64,17 +40,21 @@ std::string rootedName(const std::string &schedule, int root) {
   return root ? schedule + "_root" + std::to_string(root) : schedule;
 }
 
-/// Compiles `text` (`name` in diagnostics) for `ranks` ranks into the text
-/// of its load/store program.
+/// Compiles `text` (`name` in diagnostics) for `ranks` ranks, rooted at
+/// `root` where it is a rooted schedule, into the text of its load/store
+/// program alone (no DMA plan: the communicator runs kernels). The root is
+/// a compile option bound to the schedule's `sdma.root`, never a text edit.
 bool compileToLdst(ScheduleCompiler &compiler, const std::string &text,
-                   const std::string &name, int ranks, std::string &ldst,
-                   Error &error) {
-  ScheduleCompileOptions options;
+                   const std::string &name, int ranks, std::optional<int> root,
+                   std::string &ldst, Error &error) {
+  ProgramCompileOptions options;
   options.ranks = ranks;
   options.name = name;
+  if (root)
+    options.root = *root;
   ScheduleCompileResult result;
   std::string why;
-  if (!compiler.compile(text, options, result, why))
+  if (!compiler.compileProgram(text, options, result, why))
     return error.fail(ErrorKind::System, why);
   if (!result.ok)
     return error.fail(
@@ -170,7 +150,8 @@ std::string ProgramCache::programName(const std::string &path) {
 }
 
 bool ProgramCache::compile(const std::string &text, const std::string &name,
-                           LdstProgram &program, Error &error) {
+                           std::optional<int> root, LdstProgram &program,
+                           Error &error) {
   // Two threads may call one communicator: the library loads once.
   std::lock_guard<std::mutex> lock(compilerMutex_);
   if (!compilerTried_) {
@@ -180,7 +161,7 @@ bool ProgramCache::compile(const std::string &text, const std::string &name,
   }
   if (compiler_) {
     std::string ldst, why;
-    if (!compileToLdst(*compiler_, text, name, ranks_, ldst, error))
+    if (!compileToLdst(*compiler_, text, name, ranks_, root, ldst, error))
       return false;
     std::optional<LdstProgram> parsed = LdstProgram::parse(ldst, why);
     if (!parsed)
@@ -286,7 +267,8 @@ bool ProgramCache::addBuiltin(const std::string &schedule, int root,
   LdstProgram compiled;
   if (!builtin)
     refused.fail(ErrorKind::Internal, "no built-in schedule " + schedule);
-  else if (compile(withRoot(builtin, root), rootedName(schedule, root),
+  else if (compile(builtin, rootedName(schedule, root),
+                   isRooted(schedule) ? std::optional<int>(root) : std::nullopt,
                    compiled, refused) &&
            (!arithmetic || setReduceArithmetic(compiled, arithmetic->type,
                                                arithmetic->op, refused)))
@@ -308,7 +290,7 @@ bool ProgramCache::addSchedule(const std::string &text, const std::string &name,
       refused.fail(ErrorKind::InvalidArgument, why);
   } else {
     LdstProgram compiled;
-    if (compile(text, name, compiled, refused))
+    if (compile(text, name, std::nullopt, compiled, refused))
       program = std::move(compiled);
   }
   return add(std::move(program), refused,
@@ -328,7 +310,9 @@ bool ProgramCache::precompile(const std::string &directory, int ranks,
     for (int root = 0; root < (isRooted(schedule) ? ranks : 1); ++root) {
       std::string name = rootedName(schedule, root);
       std::string ldst;
-      if (!compileToLdst(*compiler, withRoot(builtin.text, root), name, ranks,
+      if (!compileToLdst(*compiler, builtin.text, name, ranks,
+                         isRooted(schedule) ? std::optional<int>(root)
+                                            : std::nullopt,
                          ldst, error) ||
           !writeProgram(directory, name, ranks, ldst, error))
         return false;
@@ -339,7 +323,8 @@ bool ProgramCache::precompile(const std::string &directory, int ranks,
     if (!readFile(path, text))
       return error.fail(ErrorKind::InvalidArgument,
                         "cannot read schedule " + path);
-    if (!compileToLdst(*compiler, text, path, ranks, ldst, error) ||
+    if (!compileToLdst(*compiler, text, path, ranks, std::nullopt, ldst,
+                       error) ||
         !writeProgram(directory, programName(path), ranks, ldst, error))
       return false;
   }

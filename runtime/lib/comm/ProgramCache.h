@@ -93,8 +93,10 @@ public:
   static bool readFile(const std::string &path, std::string &text);
 
 private:
+  /// The program of `text` for this rank count (rooted at `root` where
+  /// given): compiled, or precompiled by `name` where there is no compiler.
   bool compile(const std::string &text, const std::string &name,
-               LdstProgram &program, Error &error);
+               std::optional<int> root, LdstProgram &program, Error &error);
   /// Reserves the control area and loads the kernel of `program` (or
   /// takes `refused`, this rank's reason it has none), then agrees with
   /// every rank; on failure anywhere, adds nothing.
