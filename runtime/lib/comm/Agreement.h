@@ -1,5 +1,4 @@
-//===- Agreement.h - what every rank of a communicator must agree on -*- C++
-//-*-===//
+//===- Agreement.h - what every rank must agree on --------------*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //

@@ -1,5 +1,4 @@
-//===- Collectives.h - a collective call as a schedule call ------*- C++
-//-*-===//
+//===- Collectives.h - a collective call as a schedule call -----*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //

@@ -1,5 +1,4 @@
-//===- Launcher.h - one call of a schedule instance --------------*- C++
-//-*-===//
+//===- Launcher.h - one call of a schedule instance -------------*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //

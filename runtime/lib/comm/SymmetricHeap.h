@@ -1,5 +1,4 @@
-//===- SymmetricHeap.h - memory every rank maps ------------------*- C++
-//-*-===//
+//===- SymmetricHeap.h - memory every rank maps -----------------*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //

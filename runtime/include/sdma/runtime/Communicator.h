@@ -1,5 +1,4 @@
-//===- Communicator.h - one process per rank, the caller's buffers -*- C++
-//-*-===//
+//===- Communicator.h - one rank of a job of processes ----------*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -154,8 +153,7 @@ public:
   bool collective(CommOp op, const void *send, void *recv, size_t count,
                   DataType type, int root, void *stream, Error &error);
   bool reduce(CommReduction kind, const void *send, void *recv, size_t count,
-              DataType type, ReduceOp op, int root, void *stream,
-              Error &error);
+              DataType type, ReduceOp op, int root, void *stream, Error &error);
   /// Rows of `rowBytes` to every rank, counts (per destination) on the
   /// device: `capacity` rows per rank pair (slots) or in all (packed).
   bool allToAllv(const void *send, const int64_t *sendCounts, void *recv,

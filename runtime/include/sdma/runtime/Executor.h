@@ -17,8 +17,8 @@
 //   executor->time(runs, microseconds, error);  // timed runs
 //
 // Backends are named in one table (BackendRegistry.h); tools and the APIs
-// pick from it by name. runAndCheck (RunCheck.h) is the one fill / run / check /
-// time chain every tool uses. Driver details (CUDA driver API, HIP) stay
+// pick from it by name. runAndCheck (RunCheck.h) is the one fill / run / check
+// / time chain every tool uses. Driver details (CUDA driver API, HIP) stay
 // inside the runtime library.
 //
 //===----------------------------------------------------------------------===//
