@@ -233,6 +233,21 @@ bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
   call.signature = std::string(commReductionName(kind)) + " count " +
                    std::to_string(count) + " " + dataTypeName(type) + " " +
                    reduceOpName(op) + " root " + std::to_string(root);
+  if (shape.ranks == 1) {
+    // One rank: every reduction of one value is the value, bit for bit. The
+    // schedules have nothing left to reduce at one rank, so it is a copy
+    // (all_gather_direct, in place a no-op).
+    if (send != recv && overlap(send, chunk, recv, chunk))
+      return refuseOverlap("the same pointer", error);
+    plan.schedule = "all_gather_direct";
+    plan.arithmetic.reset();
+    if (send == recv) {
+      call.buffers = {recv, recv};
+      call.stride = {chunk, 0};
+    }
+    plan.nothing = count == 0;
+    return true;
+  }
   switch (kind) {
   case CommReduction::AllReduce: {
     bool inPlace = send == recv;
