@@ -9,16 +9,20 @@
 //   RESULT  root -> rank  a = ranks; payload: every blob in rank order
 //   ERROR   root -> rank  payload: why the job cannot go on
 // The root serves one job: it stops after an error or once every rank has
-// disconnected.
+// disconnected. Every length is bounded by what its type may carry before
+// anything is allocated (Bootstrap::maxMessageBytes): a peer that claims
+// more is refused by name.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/Bootstrap.h"
+#include "sdma/runtime/Limits.h"
 
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -33,12 +37,17 @@ namespace {
 
 constexpr uint32_t kMagic = 0x53444d41; // "SDMA"
 constexpr int kSecretBytes = 16;
+constexpr size_t kHelloBytes = kSecretBytes + 8; // secret, timeout (ms)
+/// The most connections waiting for their hello; a new one beyond this
+/// drops the oldest (a real rank says hello as soon as it connects).
+constexpr size_t kMaxPending = 64;
 enum Type : uint32_t { Hello = 1, Welcome, Gather, Result, Refused };
 
 struct Header {
   uint32_t magic, type, a, b;
   uint64_t length;
 };
+static_assert(sizeof(Header) == 24, "the wire's header is 24 bytes");
 
 /// What an id holds, at fixed offsets of UniqueId::bytes.
 struct IdFields {
@@ -77,14 +86,16 @@ bool sendAll(int fd, const void *data, size_t bytes) {
 bool sendMessage(int fd, uint32_t type, uint32_t a, uint32_t b,
                  const std::string &payload) {
   Header h{kMagic, type, a, b, payload.size()};
+  if (type == Refused && payload.size() > Bootstrap::kMaxReasonBytes)
+    h.length = Bootstrap::kMaxReasonBytes; // the end of a long reason goes
   // One send: a header and its payload in two segments would wait for a
   // delayed ACK.
   std::string message(reinterpret_cast<const char *>(&h), sizeof(h));
-  message += payload;
+  message.append(payload, 0, h.length);
   return sendAll(fd, message.data(), message.size());
 }
 
-enum class Received { Ok, Closed, TimedOut, Malformed };
+enum class Received { Ok, Closed, TimedOut, Malformed, TooLarge };
 
 /// Receives exactly `bytes` before `deadline`.
 Received receiveAll(int fd, void *data, size_t bytes,
@@ -108,25 +119,71 @@ Received receiveAll(int fd, void *data, size_t bytes,
   return Received::Ok;
 }
 
-/// One message; payloads over `maxPayload` are malformed.
+/// One message: of type `expected`, at most `expectedBytes` of payload;
+/// of any other type, at most a reason's. The header is checked before
+/// anything is allocated: TooLarge leaves `h` as it came, for the error.
 Received receiveMessage(int fd, Header &h, std::string &payload,
-                        Clock::time_point deadline,
-                        uint64_t maxPayload = uint64_t(1) << 30) {
+                        Clock::time_point deadline, Type expected,
+                        uint64_t expectedBytes) {
   Received r = receiveAll(fd, &h, sizeof(h), deadline);
   if (r != Received::Ok)
     return r;
-  if (h.magic != kMagic || h.length > maxPayload)
+  if (h.magic != kMagic)
     return Received::Malformed;
+  if (h.length > (h.type == expected ? expectedBytes
+                                     : uint64_t(Bootstrap::kMaxReasonBytes)))
+    return Received::TooLarge;
   payload.assign(h.length, '\0');
   return receiveAll(fd, payload.data(), h.length, deadline);
 }
 
+/// Why a message from `who` was not one: for errors.
+std::string notAMessage(Received r, const Header &h, uint64_t expectedBytes,
+                        const std::string &who) {
+  switch (r) {
+  case Received::TimedOut:
+    return "no answer from " + who;
+  case Received::Malformed:
+    return who + " sent something that is not an sdma bootstrap message";
+  case Received::TooLarge:
+    return who + " sent a message of " + std::to_string(h.length) +
+           " bytes (type " + std::to_string(h.type) + "), more than the " +
+           std::to_string(h.type == Result || h.type == Gather
+                              ? expectedBytes
+                              : uint64_t(Bootstrap::kMaxReasonBytes)) +
+           " it may carry: refused";
+  default:
+    return who + " closed the connection";
+  }
+}
+
 std::string rankList(const std::vector<int> &ranks) {
+  constexpr size_t kShown = 16;
   std::string text = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size(); ++i)
+  for (size_t i = 0; i < ranks.size() && i < kShown; ++i)
     text += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > kShown)
+    text += ", ... (" + std::to_string(ranks.size()) + " ranks)";
   return text;
 }
+
+/// Compares in time independent of where the bytes differ.
+bool sameSecret(const void *a, const void *b) {
+  const auto *x = static_cast<const uint8_t *>(a);
+  const auto *y = static_cast<const uint8_t *>(b);
+  uint8_t diff = 0;
+  for (int i = 0; i < kSecretBytes; ++i)
+    diff |= x[i] ^ y[i];
+  return diff == 0;
+}
+
+/// A connection the root has accepted that has not yet said hello.
+struct Pending {
+  int fd;
+  Clock::time_point deadline;
+  char bytes[sizeof(Header) + kHelloBytes];
+  size_t got = 0;
+};
 
 /// The root of one job (a detached thread owns it).
 class Root {
@@ -137,8 +194,14 @@ public:
   void serve();
 
 private:
-  /// Reads and checks a hello on a new connection; admits it or closes it.
-  void admit(int fd);
+  /// Accepts what is waiting on the listener, oldest pending dropped first
+  /// beyond kMaxPending.
+  void acceptAll();
+  /// Reads what `p` has sent; true once it is done with (admitted,
+  /// refused or closed).
+  bool readHello(Pending &p);
+  /// Checks a complete hello's rank and rank count; admits it or closes it.
+  void admit(int fd, const Header &h, const char *payload);
   /// Tells every connected rank `why` and stops.
   void fail(const std::string &why) {
     for (int fd : ranks_)
@@ -147,11 +210,18 @@ private:
     failed_ = true;
   }
   void round();
+  void closePending() {
+    for (Pending &p : pending_)
+      ::close(p.fd);
+    pending_.clear();
+  }
   void closeAll() {
     for (int &fd : ranks_)
       if (fd >= 0)
         ::close(fd), fd = -1;
-    ::close(listener_);
+    closePending();
+    if (listener_ >= 0)
+      ::close(listener_), listener_ = -1;
   }
 
   int listener_;
@@ -161,25 +231,68 @@ private:
   uint64_t timeoutMs_ = 0;
   bool failed_ = false;
   std::vector<int> gone_; // ranks whose connection closed
+  std::deque<Pending> pending_;
 };
 
-void Root::admit(int fd) {
-  Header h;
-  std::string payload;
-  // A connection that does not say hello promptly is not one of ours.
-  Received r = receiveMessage(fd, h, payload,
-                              Clock::now() + std::chrono::seconds(2), 64);
-  if (r != Received::Ok || h.type != Hello ||
-      payload.size() != kSecretBytes + 8 ||
-      std::memcmp(payload.data(), secret_, kSecretBytes) != 0) {
-    sendMessage(fd, Refused, 0, 0,
-                "refused: not a hello with this job's unique id");
-    ::close(fd);
-    return;
+void Root::acceptAll() {
+  while (true) {
+    int fd =
+        ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0)
+      return; // EAGAIN: nothing more now (or a failed accept: try later)
+    if (pending_.size() >= kMaxPending) {
+      ::close(pending_.front().fd);
+      pending_.pop_front();
+    }
+    Pending p;
+    p.fd = fd;
+    p.deadline = Clock::now() + std::chrono::milliseconds(Bootstrap::kHelloMs);
+    pending_.push_back(p);
   }
-  int rank = static_cast<int>(h.a), ranks = static_cast<int>(h.b);
+}
+
+bool Root::readHello(Pending &p) {
+  auto refuse = [&](const char *why) {
+    sendMessage(p.fd, Refused, 0, 0, why); // non-blocking: best effort
+    ::close(p.fd);
+    return true;
+  };
+  // Exactly what a hello holds, never more: the header first, checked,
+  // then its payload.
+  size_t want = p.got < sizeof(Header) ? sizeof(Header) : sizeof(p.bytes);
+  ssize_t n = ::recv(p.fd, p.bytes + p.got, want - p.got, 0);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+    return false;
+  if (n <= 0) {
+    ::close(p.fd);
+    return true;
+  }
+  p.got += n;
+  if (p.got == sizeof(Header)) {
+    Header h;
+    std::memcpy(&h, p.bytes, sizeof(h));
+    if (h.magic != kMagic || h.type != Hello || h.length != kHelloBytes)
+      return refuse("refused: not a hello with this job's unique id");
+  }
+  if (p.got < sizeof(p.bytes))
+    return false;
+  // The secret before anything else the hello says.
+  const char *payload = p.bytes + sizeof(Header);
+  if (!sameSecret(payload, secret_))
+    return refuse("refused: not a hello with this job's unique id");
+  Header h;
+  std::memcpy(&h, p.bytes, sizeof(h));
+  // Admitted ranks are served with blocking sends and bounded receives.
+  int flags = ::fcntl(p.fd, F_GETFL);
+  ::fcntl(p.fd, F_SETFL, flags & ~O_NONBLOCK);
+  admit(p.fd, h, payload);
+  return true;
+}
+
+void Root::admit(int fd, const Header &h, const char *payload) {
+  int64_t rank = h.a, ranks = h.b;
   std::string why;
-  if (ranks < 1 || rank < 0 || rank >= ranks)
+  if (ranks < 1 || ranks > sdma::kMaxRanks || rank >= ranks)
     why = "rank " + std::to_string(rank) + " of " + std::to_string(ranks) +
           " is out of range";
   else if (expected_ && ranks != expected_)
@@ -196,9 +309,9 @@ void Root::admit(int fd) {
     return;
   }
   if (!expected_) {
-    expected_ = ranks;
+    expected_ = static_cast<int>(ranks);
     ranks_.assign(ranks, -1);
-    std::memcpy(&timeoutMs_, payload.data() + kSecretBytes, 8);
+    std::memcpy(&timeoutMs_, payload + kSecretBytes, 8);
   }
   ranks_[rank] = fd;
   ++arrived_;
@@ -206,23 +319,44 @@ void Root::admit(int fd) {
 
 void Root::serve() {
   // Join: accept until every rank has said hello (the deadline runs from
-  // the first hello).
+  // the first hello). Every connection is read as its bytes come, none
+  // waited on alone: one that is idle, slow or foreign holds up no other.
+  int flags = ::fcntl(listener_, F_GETFL);
+  ::fcntl(listener_, F_SETFL, flags | O_NONBLOCK);
   Clock::time_point deadline = Clock::time_point::max();
   while (!failed_ && (!expected_ || arrived_ < expected_)) {
-    pollfd pfd{listener_, POLLIN, 0};
-    int wait = deadline == Clock::time_point::max() ? 1000 : msLeft(deadline);
-    int ready = ::poll(&pfd, 1, std::min(wait, 1000));
-    if (ready > 0) {
-      int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        int one = 1;
-        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        bool first = !expected_;
-        admit(fd);
+    std::vector<pollfd> fds{{listener_, POLLIN, 0}};
+    Clock::time_point wake = deadline;
+    for (const Pending &p : pending_) {
+      fds.push_back({p.fd, POLLIN, 0});
+      wake = std::min(wake, p.deadline);
+    }
+    int wait = wake == Clock::time_point::max() ? 1000 : msLeft(wake);
+    int ready = ::poll(fds.data(), fds.size(), std::min(wait, 1000));
+    if (ready < 0 && errno != EINTR)
+      ready = 0;
+    // The pending first (their indices are fds' less one), then new ones.
+    std::deque<Pending> still;
+    Clock::time_point now = Clock::now();
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      Pending &p = pending_[i];
+      bool first = !expected_;
+      if (ready > 0 && fds[i + 1].revents && readHello(p)) {
         if (first && expected_)
           deadline = Clock::now() + std::chrono::milliseconds(timeoutMs_);
+        continue;
       }
-    } else if (expected_ && Clock::now() >= deadline) {
+      if (now >= p.deadline) { // no hello in time: not one of ours
+        ::close(p.fd);
+        continue;
+      }
+      still.push_back(p);
+    }
+    pending_.swap(still);
+    if (ready > 0 && fds[0].revents)
+      acceptAll();
+    if (!failed_ && expected_ && arrived_ < expected_ &&
+        Clock::now() >= deadline) {
       std::vector<int> missing;
       for (int r = 0; r < expected_; ++r)
         if (ranks_[r] < 0)
@@ -231,9 +365,16 @@ void Root::serve() {
            std::to_string(timeoutMs_) + " ms");
     }
   }
+  // Nobody else may join: later connections are refused by the kernel.
+  closePending();
+  ::close(listener_);
+  listener_ = -1;
   if (!failed_) {
-    for (int fd : ranks_)
+    for (int fd : ranks_) {
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       sendMessage(fd, Welcome, 0, 0, "");
+    }
     while (!failed_ && static_cast<int>(gone_.size()) < expected_)
       round();
   }
@@ -271,10 +412,15 @@ void Root::round() {
       int r = which[i];
       Header h;
       std::string payload;
-      if (receiveMessage(ranks_[r], h, payload,
-                         Clock::now() + std::chrono::seconds(10)) !=
-              Received::Ok ||
-          h.type != Gather) {
+      Received got = receiveMessage(ranks_[r], h, payload,
+                                    Clock::now() + std::chrono::seconds(10),
+                                    Gather, Bootstrap::kMaxBlobBytes);
+      if (got == Received::TooLarge) {
+        fail(notAMessage(got, h, Bootstrap::kMaxBlobBytes,
+                         "rank " + std::to_string(r)));
+        return;
+      }
+      if (got != Received::Ok || h.type != Gather) {
         ::close(ranks_[r]);
         ranks_[r] = -1;
         gone_.push_back(r);
@@ -371,6 +517,13 @@ std::unique_ptr<Bootstrap> Bootstrap::connect(const UniqueId &id, int rank,
                "rank makes it; every rank must be given its bytes)");
     return nullptr;
   }
+  if (ranks < 1 || ranks > sdma::kMaxRanks || rank < 0 || rank >= ranks) {
+    error.fail(ErrorKind::InvalidArgument,
+               "bootstrap: rank " + std::to_string(rank) + " of " +
+                   std::to_string(ranks) + " ranks (1 to " +
+                   std::to_string(sdma::kMaxRanks) + " ranks)");
+    return nullptr;
+  }
   sockaddr_in sin{};
   sin.sin_family = AF_INET;
   sin.sin_addr.s_addr = fields.address;
@@ -411,15 +564,15 @@ std::unique_ptr<Bootstrap> Bootstrap::connect(const UniqueId &id, int rank,
   std::string payload;
   Received r = Received::Closed;
   if (sendMessage(fd, Hello, rank, ranks, hello))
-    r = receiveMessage(fd, h, payload, deadline);
+    r = receiveMessage(fd, h, payload, deadline, Welcome, 0);
   if (r != Received::Ok || h.type != Welcome) {
     error.fail(
         ErrorKind::Remote,
         "bootstrap: rank " + std::to_string(rank) + ": " +
-            (r == Received::Ok && h.type == Refused ? payload
-             : r == Received::TimedOut
-                 ? "no answer from the job's root at " + root
-                 : "the job's root at " + root + " closed the connection"));
+            (r == Received::Ok && h.type == Refused
+                 ? payload
+                 : notAMessage(r == Received::Ok ? Received::Malformed : r, h,
+                               0, "the job's root at " + root)));
     ::close(fd);
     return nullptr;
   }
@@ -428,6 +581,7 @@ std::unique_ptr<Bootstrap> Bootstrap::connect(const UniqueId &id, int rank,
   bootstrap->rank_ = rank;
   bootstrap->ranks_ = ranks;
   bootstrap->timeoutMs_ = timeoutMs;
+  bootstrap->root_ = root;
   return bootstrap;
 }
 
@@ -443,26 +597,38 @@ bool Bootstrap::allGather(const std::string &mine,
     return error.fail(ErrorKind::Remote,
                       "bootstrap: rank " + std::to_string(rank_) + ": " + why);
   };
+  if (mine.size() > kMaxBlobBytes)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "bootstrap: rank " + std::to_string(rank_) +
+                          ": an all-gather of " + std::to_string(mine.size()) +
+                          " bytes; the most is " +
+                          std::to_string(kMaxBlobBytes));
   if (socket_ < 0)
     return fail("the job has already failed");
+  std::string root = "the job's root at " + root_;
   if (!sendMessage(socket_, Gather, 0, 0, mine))
-    return fail("the job's root closed the connection");
+    return fail(root + " closed the connection");
+  // The answer is exactly every rank's blob: nothing larger is read.
+  uint64_t expected = uint64_t(mine.size()) * ranks_;
   Header h;
   std::string payload;
   Received r =
       receiveMessage(socket_, h, payload,
                      Clock::now() + std::chrono::milliseconds(timeoutMs_) +
-                         std::chrono::seconds(5));
+                         std::chrono::seconds(5),
+                     Result, expected);
   if (r != Received::Ok || h.type != Result) {
     ::close(socket_);
     socket_ = -1;
-    return fail(r == Received::Ok && h.type == Refused ? payload
-                : r == Received::TimedOut
-                    ? "no answer from the job's root"
-                    : "the job's root closed the connection");
+    return fail(r == Received::Ok && h.type == Refused
+                    ? payload
+                    : notAMessage(r == Received::Ok ? Received::Malformed : r,
+                                  h, expected, root));
   }
-  if (payload.size() != mine.size() * ranks_)
-    return fail("the all-gather's answer has the wrong size");
+  if (payload.size() != expected)
+    return fail(root + " answered the all-gather with " +
+                std::to_string(payload.size()) + " bytes, not " +
+                std::to_string(expected));
   all.resize(ranks_);
   for (int i = 0; i < ranks_; ++i)
     all[i] = payload.substr(i * mine.size(), mine.size());

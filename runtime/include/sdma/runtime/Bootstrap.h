@@ -1,5 +1,4 @@
-//===- Bootstrap.h - how the ranks of a job meet -----------------*- C++
-//-*-===//
+//===- Bootstrap.h - how the ranks of a job meet ----------------*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -13,6 +12,15 @@
 // handles, schedule hashes) and barriers. A rank that never arrives, or
 // leaves, is named to every other rank as an error, never a hang.
 //
+// Nothing a peer sends is trusted before it is checked: every message's
+// size is bounded before anything is allocated for it (a hello is 24
+// bytes, a blob at most kMaxBlobBytes, an answer exactly ranks x the blob,
+// a refusal at most kMaxReasonBytes); the root reads every new connection
+// at once, without blocking on any, checks the secret before anything
+// else in a hello, and drops a connection that has not sent a valid hello
+// within kHelloMs, so idle or hostile connections to its port neither
+// hold up nor fail the job's ranks.
+//
 // The root binds 127.0.0.1 by default (one host: the CPU device and one
 // node's GPUs); SDMA_BOOTSTRAP_ADDR=a.b.c.d chooses the interface for a
 // job whose ranks are on several hosts.
@@ -24,6 +32,7 @@
 
 #include "sdma/runtime/Error.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,7 +40,9 @@
 
 namespace sdma::rt {
 
-/// 128 bytes, as ncclUniqueId: copy it to every rank as plain bytes.
+/// 128 bytes, as ncclUniqueId: copy it to every rank as plain bytes. The
+/// root's IPv4 address is bytes 4-7 and its port bytes 8-9 (network
+/// order); the secret follows.
 struct UniqueId {
   char bytes[128];
 };
@@ -43,9 +54,23 @@ bool createUniqueId(UniqueId &id, Error &error);
 
 class Bootstrap {
 public:
-  /// Joins the job as `rank` of `ranks`; waits at most `timeoutMs` for all
-  /// ranks to arrive. nullptr with `error` naming the missing ranks, a
-  /// rank-count mismatch, a duplicate rank or a refused id.
+  /// The largest blob a rank may all-gather (the communicator's exchanges
+  /// are 256 bytes), so the largest message is ranks x this.
+  static constexpr size_t kMaxBlobBytes = 256;
+  /// The longest reason the root gives for refusing or failing a job.
+  static constexpr size_t kMaxReasonBytes = 1024;
+  /// How long the root waits for a new connection's hello.
+  static constexpr int kHelloMs = 2000;
+
+  /// The most payload bytes a message of a `ranks`-rank job may carry.
+  static uint64_t maxMessageBytes(int ranks) {
+    return std::max<uint64_t>(uint64_t(ranks) * kMaxBlobBytes, kMaxReasonBytes);
+  }
+
+  /// Joins the job as `rank` of `ranks` (at most sdma::kMaxRanks); waits
+  /// at most `timeoutMs` for all ranks to arrive. nullptr with `error`
+  /// naming the missing ranks, a rank-count mismatch, a duplicate rank, a
+  /// refused id or a root that sent more than a message may hold.
   static std::unique_ptr<Bootstrap> connect(const UniqueId &id, int rank,
                                             int ranks, uint64_t timeoutMs,
                                             Error &error);
@@ -56,9 +81,9 @@ public:
   int rank() const { return rank_; }
   int ranks() const { return ranks_; }
 
-  /// Every rank's `mine`, in rank order. Every rank must give the same
-  /// size; a mismatch, a rank that does not arrive within the timeout or
-  /// one that left is an error on every rank.
+  /// Every rank's `mine` (at most kMaxBlobBytes), in rank order. Every rank
+  /// must give the same size; a mismatch, a rank that does not arrive
+  /// within the timeout or one that left is an error on every rank.
   bool allGather(const std::string &mine, std::vector<std::string> &all,
                  Error &error);
   bool barrier(Error &error);
@@ -67,6 +92,7 @@ private:
   Bootstrap() = default;
   int socket_ = -1, rank_ = 0, ranks_ = 0;
   uint64_t timeoutMs_ = 0;
+  std::string root_; // address:port, for errors
 };
 
 } // namespace sdma::rt
