@@ -16,7 +16,9 @@
 
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <new>
+#include <unordered_set>
 
 using namespace sdma::rt;
 
@@ -33,10 +35,47 @@ struct sdmaSchedule {
 namespace {
 thread_local std::string threadError;
 
+/// The communicators and schedules this library made and has not freed. A
+/// handle that is not among them (destroyed twice, freed, never made) is
+/// refused before it is dereferenced.
+class LiveHandles {
+public:
+  void add(const void *handle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.insert(handle);
+  }
+  bool remove(const void *handle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.erase(handle) != 0;
+  }
+  bool has(const void *handle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.count(handle) != 0;
+  }
+
+private:
+  std::mutex mutex_;
+  std::unordered_set<const void *> live_;
+};
+LiveHandles &liveHandles() {
+  static LiveHandles *handles = new LiveHandles(); // never destroyed
+  return *handles;
+}
+
 sdmaResult_t fail(sdmaComm *comm, sdmaResult_t result,
                   const std::string &message) {
   (comm ? comm->lastError : threadError) = message;
   return result;
+}
+
+/// Refuses a handle that is not live (`what`: "comm" or "schedule").
+sdmaResult_t deadHandle(const char *what) {
+  return fail(nullptr, sdmaInvalidArgument,
+              std::string(what) + " is not a live " +
+                  (std::string(what) == "comm"
+                       ? "communicator (destroyed, or not made by "
+                         "sdmaCommInitRank)"
+                       : "schedule (freed, or not made by sdmaScheduleLoad)"));
 }
 
 /// The result code of an error of `kind`: one to one.
@@ -78,6 +117,8 @@ template <typename F> sdmaResult_t guarded(sdmaComm *comm, F &&body) {
 sdmaResult_t runOp(CommOp op, const void *send, void *recv, size_t count,
                    sdmaDataType_t type, int root, sdmaComm_t comm,
                    sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   if (!comm)
     return fail(nullptr, sdmaInvalidArgument,
                 std::string(commOpName(op)) + ": comm is NULL");
@@ -97,6 +138,8 @@ sdmaResult_t runOp(CommOp op, const void *send, void *recv, size_t count,
 sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
                           size_t count, sdmaDataType_t type, sdmaRedOp_t op,
                           int root, sdmaComm_t comm, sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   std::string name = commReductionName(kind);
   if (!comm)
     return fail(nullptr, sdmaInvalidArgument, name + ": comm is NULL");
@@ -240,6 +283,7 @@ sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
     if (!made)
       return fail(nullptr, "rank " + std::to_string(rank), error);
     *comm = new sdmaComm{std::move(made), ""};
+    liveHandles().add(*comm);
     return sdmaSuccess;
   });
 }
@@ -252,6 +296,8 @@ sdmaResult_t sdmaCommInitRank(sdmaComm_t *comm, int nranks, sdmaUniqueId commId,
 sdmaResult_t sdmaCommDestroy(sdmaComm_t comm) {
   if (!comm)
     return sdmaSuccess; // as ncclCommDestroy(NULL)
+  if (!liveHandles().remove(comm))
+    return deadHandle("comm");
   return guarded(nullptr, [&] {
     delete comm;
     return sdmaSuccess;
@@ -259,6 +305,8 @@ sdmaResult_t sdmaCommDestroy(sdmaComm_t comm) {
 }
 
 sdmaResult_t sdmaCommCount(const sdmaComm_t comm, int *count) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   if (!comm || !count)
     return fail(comm, sdmaInvalidArgument, "comm or count is NULL");
   *count = comm->comm->ranks();
@@ -266,6 +314,8 @@ sdmaResult_t sdmaCommCount(const sdmaComm_t comm, int *count) {
 }
 
 sdmaResult_t sdmaCommUserRank(const sdmaComm_t comm, int *rank) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   if (!comm || !rank)
     return fail(comm, sdmaInvalidArgument, "comm or rank is NULL");
   *rank = comm->comm->rank();
@@ -273,6 +323,8 @@ sdmaResult_t sdmaCommUserRank(const sdmaComm_t comm, int *rank) {
 }
 
 sdmaResult_t sdmaCommGetAsyncError(sdmaComm_t comm, sdmaResult_t *asyncError) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   if (!comm || !asyncError)
     return fail(comm, sdmaInvalidArgument, "comm or asyncError is NULL");
   Error error;
@@ -286,6 +338,8 @@ sdmaResult_t sdmaCommGetAsyncError(sdmaComm_t comm, sdmaResult_t *asyncError) {
 }
 
 sdmaResult_t sdmaMemAlloc(sdmaComm_t comm, void **ptr, size_t size) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   if (!comm || !ptr)
     return fail(comm, sdmaInvalidArgument, "comm or ptr is NULL");
   return guarded(comm, [&] {
@@ -297,6 +351,8 @@ sdmaResult_t sdmaMemAlloc(sdmaComm_t comm, void **ptr, size_t size) {
 }
 
 sdmaResult_t sdmaMemFree(sdmaComm_t comm, void *ptr) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   if (!comm)
     return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
   return guarded(comm, [&] {
@@ -309,6 +365,8 @@ sdmaResult_t sdmaMemFree(sdmaComm_t comm, void *ptr) {
 
 sdmaResult_t sdmaMemRegister(sdmaComm_t comm, void *buff, size_t size,
                              void **handle) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   if (!comm || !handle)
     return fail(comm, sdmaInvalidArgument, "comm or handle is NULL");
   return guarded(comm, [&] {
@@ -322,6 +380,8 @@ sdmaResult_t sdmaMemRegister(sdmaComm_t comm, void *buff, size_t size,
 }
 
 sdmaResult_t sdmaMemDeregister(sdmaComm_t comm, void *handle) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   if (!comm)
     return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
   return guarded(comm, [&] {
@@ -336,6 +396,8 @@ sdmaResult_t sdmaMemDeregister(sdmaComm_t comm, void *handle) {
 sdmaResult_t sdmaAllGather(const void *sendbuff, void *recvbuff,
                            size_t sendcount, sdmaDataType_t datatype,
                            sdmaComm_t comm, sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   return runOp(CommOp::AllGather, sendbuff, recvbuff, sendcount, datatype, 0,
                comm, stream);
 }
@@ -343,6 +405,8 @@ sdmaResult_t sdmaAllGather(const void *sendbuff, void *recvbuff,
 sdmaResult_t sdmaAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
                           sdmaDataType_t datatype, sdmaComm_t comm,
                           sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   return runOp(CommOp::AlltoAll, sendbuff, recvbuff, count, datatype, 0, comm,
                stream);
 }
@@ -352,6 +416,8 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
                            size_t rowcount, sdmaDataType_t datatype,
                            sdmaAlltoAllvLayout_t layout, sdmaComm_t comm,
                            sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   if (!comm)
     return fail(nullptr, sdmaInvalidArgument, "AlltoAllv: comm is NULL");
   if (datatype < 0 || datatype >= sdmaNumTypes ||
@@ -380,6 +446,8 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
 sdmaResult_t sdmaAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                            sdmaDataType_t datatype, sdmaRedOp_t op,
                            sdmaComm_t comm, sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   return runReduction(CommReduction::AllReduce, sendbuff, recvbuff, count,
                       datatype, op, 0, comm, stream);
 }
@@ -388,6 +456,8 @@ sdmaResult_t sdmaReduceScatter(const void *sendbuff, void *recvbuff,
                                size_t recvcount, sdmaDataType_t datatype,
                                sdmaRedOp_t op, sdmaComm_t comm,
                                sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   return runReduction(CommReduction::ReduceScatter, sendbuff, recvbuff,
                       recvcount, datatype, op, 0, comm, stream);
 }
@@ -395,6 +465,8 @@ sdmaResult_t sdmaReduceScatter(const void *sendbuff, void *recvbuff,
 sdmaResult_t sdmaReduce(const void *sendbuff, void *recvbuff, size_t count,
                         sdmaDataType_t datatype, sdmaRedOp_t op, int root,
                         sdmaComm_t comm, sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   return runReduction(CommReduction::Reduce, sendbuff, recvbuff, count,
                       datatype, op, root, comm, stream);
 }
@@ -402,6 +474,8 @@ sdmaResult_t sdmaReduce(const void *sendbuff, void *recvbuff, size_t count,
 sdmaResult_t sdmaBroadcast(const void *sendbuff, void *recvbuff, size_t count,
                            sdmaDataType_t datatype, int root, sdmaComm_t comm,
                            sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   return runOp(CommOp::Broadcast, sendbuff, recvbuff, count, datatype, root,
                comm, stream);
 }
@@ -409,6 +483,8 @@ sdmaResult_t sdmaBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 sdmaResult_t sdmaScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
                          sdmaDataType_t datatype, int root, sdmaComm_t comm,
                          sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   return runOp(CommOp::Scatter, sendbuff, recvbuff, recvcount, datatype, root,
                comm, stream);
 }
@@ -416,12 +492,16 @@ sdmaResult_t sdmaScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
 sdmaResult_t sdmaGather(const void *sendbuff, void *recvbuff, size_t sendcount,
                         sdmaDataType_t datatype, int root, sdmaComm_t comm,
                         sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   return runOp(CommOp::Gather, sendbuff, recvbuff, sendcount, datatype, root,
                comm, stream);
 }
 
 sdmaResult_t sdmaScheduleLoad(sdmaComm_t comm, const char *textOrPath,
                               sdmaSchedule_t *schedule) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
   if (!comm || !textOrPath || !schedule)
     return fail(comm, sdmaInvalidArgument,
                 "comm, textOrPath or schedule is NULL");
@@ -433,11 +513,14 @@ sdmaResult_t sdmaScheduleLoad(sdmaComm_t comm, const char *textOrPath,
     if (!comm->comm->loadSchedule(textOrPath, made->schedule, error))
       return fail(comm, "sdmaScheduleLoad", error);
     *schedule = made.release();
+    liveHandles().add(*schedule);
     return sdmaSuccess;
   });
 }
 
 sdmaResult_t sdmaScheduleGetBufferCount(sdmaSchedule_t schedule, int *count) {
+  if (schedule && !liveHandles().has(schedule))
+    return deadHandle("schedule");
   if (!schedule || !count)
     return fail(nullptr, sdmaInvalidArgument, "schedule or count is NULL");
   *count = static_cast<int>(schedule->schedule.buffers.size());
@@ -446,6 +529,8 @@ sdmaResult_t sdmaScheduleGetBufferCount(sdmaSchedule_t schedule, int *count) {
 
 sdmaResult_t sdmaScheduleGetBuffer(sdmaSchedule_t schedule, int index,
                                    const char **name, long long *chunks) {
+  if (schedule && !liveHandles().has(schedule))
+    return deadHandle("schedule");
   if (!schedule || index < 0 ||
       size_t(index) >= schedule->schedule.buffers.size())
     return fail(nullptr, sdmaInvalidArgument,
@@ -461,10 +546,16 @@ sdmaResult_t sdmaScheduleGetBuffer(sdmaSchedule_t schedule, int index,
 sdmaResult_t sdmaScheduleLaunch(sdmaSchedule_t schedule, void *const *buffers,
                                 int nbuffers, size_t count,
                                 sdmaDataType_t datatype, sdmaStream_t stream) {
+  if (schedule && !liveHandles().has(schedule))
+    return deadHandle("schedule");
   if (!schedule || (!buffers && nbuffers) || nbuffers < 0)
     return fail(nullptr, sdmaInvalidArgument,
                 "sdmaScheduleLaunch: schedule or buffers is NULL");
   sdmaComm *comm = schedule->owner;
+  if (!liveHandles().has(comm))
+    return fail(nullptr, sdmaInvalidUsage,
+                "sdmaScheduleLaunch: the schedule's communicator was "
+                "destroyed");
   if (datatype < 0 || datatype >= sdmaNumTypes)
     return fail(comm, sdmaInvalidArgument,
                 "sdmaScheduleLaunch: invalid datatype " +
@@ -487,6 +578,8 @@ sdmaResult_t sdmaScheduleLaunch(sdmaSchedule_t schedule, void *const *buffers,
 }
 
 sdmaResult_t sdmaScheduleFree(sdmaSchedule_t schedule) {
+  if (schedule && !liveHandles().remove(schedule))
+    return deadHandle("schedule");
   delete schedule;
   return sdmaSuccess;
 }

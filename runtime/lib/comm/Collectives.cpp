@@ -143,6 +143,11 @@ bool sdma::rt::planCollective(CommOp kind, const void *send, void *recv,
   uint64_t chunk = 0, all = 0;
   bool rooted = kind == CommOp::Broadcast || kind == CommOp::Scatter ||
                 kind == CommOp::Gather;
+  // The call as every rank makes it, set first: a rank that refuses its
+  // arguments still agrees on (or refuses) this.
+  plan.call.signature = std::string(commOpName(kind)) + " count " +
+                        std::to_string(count) + " " + dataTypeName(type) +
+                        " root " + std::to_string(rooted ? root : 0);
   if (!sizes(count, type, shape.ranks, chunk, all, error) ||
       !checkRoot(rooted, root, shape.ranks, error))
     return false;
@@ -151,9 +156,6 @@ bool sdma::rt::planCollective(CommOp kind, const void *send, void *recv,
   Call &call = plan.call;
   call.buffers = {send, recv};
   call.chunkBytes = chunk;
-  call.signature = std::string(commOpName(kind)) + " count " +
-                   std::to_string(count) + " " + dataTypeName(type) + " root " +
-                   std::to_string(root);
   // Every rank needs what it receives into; the root or every rank what
   // it sends from.
   bool sendEverywhere = kind == CommOp::AllGather || kind == CommOp::AlltoAll ||
@@ -210,6 +212,11 @@ bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
                              Error &error) {
   uint64_t chunk = 0, input = 0;
   bool rooted = kind == CommReduction::Reduce;
+  const char *opName = reduceOpName(op);
+  plan.call.signature = std::string(commReductionName(kind)) + " count " +
+                        std::to_string(count) + " " + dataTypeName(type) + " " +
+                        (opName ? opName : "invalid-op") + " root " +
+                        std::to_string(rooted ? root : 0);
   if (!sizes(count, type, shape.ranks, chunk, input, error))
     return false;
   if (!reduceOpName(op))
@@ -230,9 +237,6 @@ bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
   Call &call = plan.call;
   call.buffers = {send, recv};
   call.chunkBytes = chunk;
-  call.signature = std::string(commReductionName(kind)) + " count " +
-                   std::to_string(count) + " " + dataTypeName(type) + " " +
-                   reduceOpName(op) + " root " + std::to_string(root);
   if (shape.ranks == 1) {
     // One rank: every reduction of one value is the value, bit for bit. The
     // schedules have nothing left to reduce at one rank, so it is a copy
@@ -291,6 +295,10 @@ bool sdma::rt::planAllToAllv(const void *send, const int64_t *sendCounts,
                              size_t rowBytes, AlltoAllvLayout layout,
                              const CommShape &shape, CollectivePlan &plan,
                              Error &error) {
+  bool packed = layout == AlltoAllvLayout::Packed;
+  plan.call.signature =
+      std::string("AlltoAllv ") + (packed ? "packed" : "slots") + " capacity " +
+      std::to_string(capacity) + " row " + std::to_string(rowBytes);
   if (!send || !recv || !sendCounts)
     return error.fail(ErrorKind::InvalidArgument,
                       "the send buffer, the receive buffer and the send "
@@ -310,7 +318,6 @@ bool sdma::rt::planAllToAllv(const void *send, const int64_t *sendCounts,
                       "the send and receive buffers overlap (in place is not "
                       "supported: a peer's rows would land where this rank "
                       "still reads)");
-  bool packed = layout == AlltoAllvLayout::Packed;
   plan.schedule = packed ? "all_to_allv_packed" : "all_to_allv_slots";
   Call &call = plan.call;
   call.buffers = {send, recv};
@@ -318,8 +325,5 @@ bool sdma::rt::planAllToAllv(const void *send, const int64_t *sendCounts,
   call.rowBytes = rowBytes;
   call.sendCounts = sendCounts;
   call.recvCounts = recvCounts;
-  call.signature = std::string("AlltoAllv ") + (packed ? "packed" : "slots") +
-                   " capacity " + std::to_string(capacity) + " row " +
-                   std::to_string(rowBytes);
   return true;
 }

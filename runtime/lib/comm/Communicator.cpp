@@ -23,6 +23,8 @@
 #include "comm/CommDevice.h"
 #include "compile/KernelCache.h"
 
+#include <set>
+
 using namespace sdma::rt;
 
 namespace {
@@ -36,8 +38,12 @@ public:
   bool init(const UniqueId &id, int rank, int ranks, Error &error);
   ~Impl();
 
-  /// Runs `plan`: its instance (added on first use) on its call.
-  bool run(const CollectivePlan &plan, void *stream, Error &error);
+  /// Runs `plan`, or refuses it with `refused` where this rank could not
+  /// plan it: the first call of a signature is agreed by every rank before
+  /// any state is created, so a rank that refuses makes every rank refuse,
+  /// and nothing is left half made.
+  bool run(bool planned, const CollectivePlan &plan, const Error &refused,
+           void *stream, Error &error);
   /// The staging buffer of at least `bytes` an in-place all-reduce needs.
   bool stage(size_t bytes, void *&ptr, Error &error);
   CommShape shape() const { return {rank, ranks, options.twoShotBytes}; }
@@ -55,6 +61,7 @@ public:
   std::unique_ptr<Launcher> launcher;
   void *stage_ = nullptr;
   size_t stageBytes_ = 0;
+  std::set<std::string> agreedCalls_;
 };
 
 bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
@@ -132,8 +139,23 @@ bool Communicator::Impl::stage(size_t bytes, void *&ptr, Error &error) {
   return true;
 }
 
-bool Communicator::Impl::run(const CollectivePlan &plan, void *stream,
-                             Error &error) {
+bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
+                             const Error &refused, void *stream, Error &error) {
+  const std::string &signature = plan.call.signature;
+  if (options.checkCalls && !agreedCalls_.count(signature)) {
+    if (!agreement->agree(planned ? signature
+                                  : Agreement::refusal(refused.message),
+                          "the call", error)) {
+      if (!planned)
+        error = refused;
+      return false;
+    }
+    agreedCalls_.insert(signature);
+  }
+  if (!planned) {
+    error = refused;
+    return false;
+  }
   if (plan.nothing)
     return true; // as NCCL: a call with nothing to move succeeds
   const Arithmetic *arithmetic = plan.arithmetic ? &*plan.arithmetic : nullptr;
@@ -197,18 +219,20 @@ bool Communicator::collective(CommOp op, const void *send, void *recv,
                               size_t count, DataType type, int root,
                               void *stream, Error &error) {
   CollectivePlan plan;
-  return planCollective(op, send, recv, count, type, root, impl_->shape(), plan,
-                        error) &&
-         impl_->run(plan, stream, error);
+  Error refused;
+  bool planned = planCollective(op, send, recv, count, type, root,
+                                impl_->shape(), plan, refused);
+  return impl_->run(planned, plan, refused, stream, error);
 }
 
 bool Communicator::reduce(CommReduction kind, const void *send, void *recv,
                           size_t count, DataType type, ReduceOp op, int root,
                           void *stream, Error &error) {
   CollectivePlan plan;
-  return planReduction(kind, send, recv, count, type, op, root, impl_->shape(),
-                       plan, error) &&
-         impl_->run(plan, stream, error);
+  Error refused;
+  bool planned = planReduction(kind, send, recv, count, type, op, root,
+                               impl_->shape(), plan, refused);
+  return impl_->run(planned, plan, refused, stream, error);
 }
 
 bool Communicator::allToAllv(const void *send, const int64_t *sendCounts,
@@ -216,9 +240,10 @@ bool Communicator::allToAllv(const void *send, const int64_t *sendCounts,
                              size_t rowBytes, AlltoAllvLayout layout,
                              void *stream, Error &error) {
   CollectivePlan plan;
-  return planAllToAllv(send, sendCounts, recv, recvCounts, capacity, rowBytes,
-                       layout, impl_->shape(), plan, error) &&
-         impl_->run(plan, stream, error);
+  Error refused;
+  bool planned = planAllToAllv(send, sendCounts, recv, recvCounts, capacity,
+                               rowBytes, layout, impl_->shape(), plan, refused);
+  return impl_->run(planned, plan, refused, stream, error);
 }
 
 bool Communicator::loadSchedule(const std::string &textOrPath,

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -161,7 +162,18 @@ static int sdma_host_launch(int groups, int threads, Body body) {
 }
 )SDMA";
 
+/// Reads the file at `path` whole; false if it cannot.
+bool readFile(const std::string &path, std::string &bytes) {
+  std::ifstream in(path, std::ios::binary);
+  bytes.assign(std::istreambuf_iterator<char>(in), {});
+  return bool(in) || in.eof();
+}
+
 /// Compiles `text` into a shared object and dlopen's it (HostKernel::build).
+/// A cached object is dlopen'ed only from a trusted directory and after
+/// KernelCache::verifyObject has checked it (a dlopen runs the object's
+/// constructors: nothing unverified may reach it); a bad one is removed and
+/// rebuilt.
 void *compileHostObject(const std::string &text, std::string compiler,
                         const std::string &cacheDirectory,
                         const std::string &what, std::string &error) {
@@ -181,20 +193,23 @@ void *compileHostObject(const std::string &text, std::string compiler,
   const std::string flags = " -std=c++20 -O1 -shared -fPIC -pthread "
                             "-Wno-unknown-pragmas";
   // A cached object: the processes of a job, and later runs, compile once.
-  std::string cached;
+  // An empty directory keeps nothing; a refused one (KernelCache says why,
+  // on stderr) likewise.
+  const uint64_t key = hashBytes(text + compiler + flags);
+  std::optional<KernelCache> cache;
   if (!cacheDirectory.empty()) {
-    char key[32];
-    std::snprintf(key, sizeof(key), "%016llx",
-                  (unsigned long long)hashBytes(text + compiler + flags));
-    cached = cacheDirectory + "/host-" + key + ".so";
+    cache.emplace(cacheDirectory);
+    if (!cache->enabled())
+      cache.reset();
   }
-  if (!cached.empty() && access(cached.c_str(), R_OK) == 0)
-    return load(cached);
+  if (cache && cache->verifyObject(key) == KernelCache::Lookup::Hit)
+    if (void *handle = load(cache->objectPath(key)))
+      return handle;
   // One process of a job compiles; the others wait on the lock and find
   // the object (released when this function returns).
-  int lockFd = cached.empty()
-                   ? -1
-                   : open((cached + ".lock").c_str(), O_CREAT | O_RDWR, 0600);
+  int lockFd = cache ? open((cache->objectPath(key) + ".lock").c_str(),
+                            O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600)
+                     : -1;
   struct Unlock {
     int fd;
     ~Unlock() {
@@ -203,15 +218,21 @@ void *compileHostObject(const std::string &text, std::string compiler,
     }
   } unlock{lockFd};
   if (lockFd >= 0 && flock(lockFd, LOCK_EX) == 0 &&
-      access(cached.c_str(), R_OK) == 0)
-    return load(cached);
+      cache->verifyObject(key) == KernelCache::Lookup::Hit)
+    if (void *handle = load(cache->objectPath(key)))
+      return handle;
   char dir[] = "/tmp/sdma-host-XXXXXX";
   if (!mkdtemp(dir)) {
     error = "cannot create a temporary directory in /tmp";
     return nullptr;
   }
+  char name[32];
+  std::snprintf(name, sizeof(name), "/host-%016llx.so",
+                static_cast<unsigned long long>(key));
   std::string source = std::string(dir) + "/kernel.cpp";
-  std::string object = std::string(dir) + "/kernel.so";
+  // Named by the key: the loader takes an object of a name it has loaded
+  // for that object, and the same key is the same object.
+  std::string object = std::string(dir) + name;
   std::string log = std::string(dir) + "/compile.log";
   auto cleanUp = [&] {
     std::remove(source.c_str());
@@ -231,18 +252,19 @@ void *compileHostObject(const std::string &text, std::string compiler,
   std::string command =
       compiler + flags + " -o " + object + " " + source + " > " + log + " 2>&1";
   if (std::system(command.c_str()) != 0) {
-    std::ifstream in(log);
-    std::string text((std::istreambuf_iterator<char>(in)), {});
+    std::string output;
+    readFile(log, output);
     cleanUp();
     error = "compiling " + what + " for the host (" + compiler + ") failed:\n" +
-            text;
+            output;
     return nullptr;
   }
-  // Into the cache by rename (atomic: a concurrent process finds either
-  // no file or a whole one).
-  bool inCache =
-      !cached.empty() && std::rename(object.c_str(), cached.c_str()) == 0;
-  void *handle = load(inCache ? cached : object);
+  // Into the cache with its trailer, atomically (a concurrent process finds
+  // either no file or a whole one), under the lock.
+  std::string bytes;
+  bool inCache = cache && readFile(object, bytes) && !bytes.empty() &&
+                 cache->putObject(key, bytes);
+  void *handle = load(inCache ? cache->objectPath(key) : object);
   cleanUp(); // a loaded object stays mapped after its file is gone
   return handle;
 }

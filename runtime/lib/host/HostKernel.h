@@ -31,8 +31,11 @@ public:
   /// else c++) and loads it. With a cache directory the object is kept
   /// there under the hash of the whole text, the compiler and the flags
   /// (the processes of a job compile once: one holds a lock while the
-  /// others wait for its object). Null with `error` naming `what` and the
-  /// compiler's output.
+  /// others wait for its object). A cached object is dlopen'ed only from a
+  /// directory KernelCache trusts and after KernelCache::verifyObject has
+  /// checked its trailer (length, checksum); a bad one is removed and
+  /// rebuilt, a refused directory compiles every time. Null with `error`
+  /// naming `what` and the compiler's output.
   static std::unique_ptr<HostKernel> build(const std::string &text,
                                            std::string compiler,
                                            const std::string &cacheDirectory,

@@ -200,34 +200,47 @@ TEST(CApiResult, InvalidArgumentFromEveryEntryPoint) {
 }
 
 TEST(CApiResult, InvalidUsageAndRemoteFromDisagreement) {
-  auto failures = job(2, [](sdmaComm_t comm, int rank,
-                            std::vector<std::string> &f) {
-    // Different allocation sizes: refused on every rank.
-    void *p = nullptr;
-    expect(comm, "MemAlloc", sdmaMemAlloc(comm, &p, rank ? 512 : 256),
-           sdmaInvalidUsage, "differs between ranks", f);
-    expect(comm, "MemDeregister",
-           sdmaMemDeregister(comm, reinterpret_cast<void *>(intptr_t(7))),
-           sdmaInvalidUsage, "not live", f);
-    // Different collectives on the two ranks, first call of each.
-    char *a = nullptr, *b = nullptr;
-    ASSERT_EQ(sdmaMemAlloc(comm, (void **)&a, 4096), sdmaSuccess);
-    ASSERT_EQ(sdmaMemAlloc(comm, (void **)&b, 4096), sdmaSuccess);
-    sdmaResult_t got = rank == 0
-                           ? sdmaAllGather(a, b, 16, sdmaInt8, comm, nullptr)
-                           : sdmaAllGather(a, b, 32, sdmaInt8, comm, nullptr);
-    expect(comm, "AllGather (disagreeing)", got, sdmaInvalidUsage,
-           "differs between ranks", f);
-    // One rank refuses its own arguments: the other learns it (remote).
-    got = sdmaBroadcast(a, b, rank == 1 ? 8000 : 8, sdmaInt8, 0, comm, nullptr);
-    if (rank == 1)
-      expect(comm, "Broadcast (bad here)", got, sdmaInvalidArgument,
-             "runs past the end", f);
-    else
-      expect(comm, "Broadcast (bad on rank 1)", got, sdmaRemoteError,
-             "rank 1 refused", f);
-    stillWorks(comm, rank, 2, f);
-  });
+  auto failures =
+      job(2, [](sdmaComm_t comm, int rank, std::vector<std::string> &f) {
+        // Different allocation sizes: refused on every rank.
+        void *p = nullptr;
+        expect(comm, "MemAlloc", sdmaMemAlloc(comm, &p, rank ? 512 : 256),
+               sdmaInvalidUsage, "differs between ranks", f);
+        expect(comm, "MemDeregister",
+               sdmaMemDeregister(comm, reinterpret_cast<void *>(intptr_t(7))),
+               sdmaInvalidUsage, "not live", f);
+        // Different collectives on the two ranks, first call of each.
+        char *a = nullptr, *b = nullptr;
+        ASSERT_EQ(sdmaMemAlloc(comm, (void **)&a, 4096), sdmaSuccess);
+        ASSERT_EQ(sdmaMemAlloc(comm, (void **)&b, 4096), sdmaSuccess);
+        sdmaResult_t got =
+            rank == 0 ? sdmaAllGather(a, b, 16, sdmaInt8, comm, nullptr)
+                      : sdmaAllGather(a, b, 32, sdmaInt8, comm, nullptr);
+        expect(comm, "AllGather (disagreeing)", got, sdmaInvalidUsage,
+               "differs between ranks", f);
+        // One rank refuses its own arguments (a receive buffer that is not
+        // symmetric memory there): the other learns it (remote).
+        std::vector<char> host(64);
+        got = sdmaBroadcast(a, rank == 1 ? host.data() : b, 8, sdmaInt8, 0,
+                            comm, nullptr);
+        if (rank == 1)
+          expect(comm, "Broadcast (bad here)", got, sdmaInvalidArgument,
+                 "not symmetric memory", f);
+        else
+          expect(comm, "Broadcast (bad on rank 1)", got, sdmaRemoteError,
+                 "rank 1 refused", f);
+        // A refusal that depends on the rank (in place on rank 0, a partial
+        // overlap on rank 1) is agreed before anything is made: every rank
+        // refuses, and the communicator stays usable.
+        got = sdmaReduceScatter(a, a, 16, sdmaInt8, sdmaSum, comm, nullptr);
+        if (rank == 1)
+          expect(comm, "ReduceScatter (overlap here)", got, sdmaInvalidArgument,
+                 "overlap", f);
+        else
+          expect(comm, "ReduceScatter (overlap on rank 1)", got,
+                 sdmaRemoteError, "rank 1 refused", f);
+        stillWorks(comm, rank, 2, f);
+      });
   for (const std::string &failure : failures)
     ADD_FAILURE() << failure;
 }
@@ -274,4 +287,46 @@ TEST(CApiResult, DeviceWhenThereIsNone) {
   EXPECT_NE(std::string(sdmaGetLastError(nullptr)).find("SDMA_DEVICE=cpu"),
             std::string::npos)
       << sdmaGetLastError(nullptr);
+}
+
+TEST(CApiResult, DeadHandlesAreRefusedNotDereferenced) {
+  sdmaUniqueId id;
+  ASSERT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.device = "cpu";
+  config.heapBytes = 1 << 20;
+  sdmaComm_t comm = nullptr;
+  ASSERT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config), sdmaSuccess);
+  sdmaSchedule_t schedule = nullptr;
+  const char *program =
+      "sdma.schedule @copy ranks(%R) buffers(%a : 1, %b : 1) {\n"
+      "  affine.for %r = 0 to %R {\n"
+      "    sdma.copy %a[0, 1] on %r -> %b[0, 1] on %r\n"
+      "  }\n"
+      "}\n";
+  ASSERT_EQ(sdmaScheduleLoad(comm, program, &schedule), sdmaSuccess)
+      << sdmaGetLastError(comm);
+  EXPECT_EQ(sdmaScheduleFree(schedule), sdmaSuccess);
+  EXPECT_EQ(sdmaScheduleFree(schedule), sdmaInvalidArgument);
+  EXPECT_NE(std::string(sdmaGetLastError(nullptr)).find("not a live schedule"),
+            std::string::npos);
+  int count = 0;
+  EXPECT_EQ(sdmaScheduleGetBufferCount(schedule, &count), sdmaInvalidArgument);
+  ASSERT_EQ(sdmaScheduleLoad(comm, program, &schedule), sdmaSuccess);
+  EXPECT_EQ(sdmaCommDestroy(comm), sdmaSuccess);
+  // The communicator is gone: its schedule cannot launch, and the handle
+  // itself is refused everywhere, a second destroy included.
+  void *buffers[2] = {nullptr, nullptr};
+  EXPECT_EQ(sdmaScheduleLaunch(schedule, buffers, 2, 1, sdmaInt8, nullptr),
+            sdmaInvalidUsage);
+  EXPECT_EQ(sdmaScheduleFree(schedule), sdmaSuccess);
+  EXPECT_EQ(sdmaCommDestroy(comm), sdmaInvalidArgument);
+  EXPECT_NE(
+      std::string(sdmaGetLastError(nullptr)).find("not a live communicator"),
+      std::string::npos);
+  EXPECT_EQ(sdmaCommCount(comm, &count), sdmaInvalidArgument);
+  void *ptr = nullptr;
+  EXPECT_EQ(sdmaMemAlloc(comm, &ptr, 64), sdmaInvalidArgument);
+  EXPECT_EQ(sdmaAllGather(ptr, ptr, 1, sdmaInt8, comm, nullptr),
+            sdmaInvalidArgument);
 }
