@@ -3,12 +3,19 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // Memory is POSIX shared memory: each allocation a segment created 0600
-// (the job's user only), named from a hash of the unique id, the rank and a
-// counter, mapped by every peer and unlinked once all have mapped it
-// (importsDone, after the communicator's barrier), so nothing is left
-// behind when processes die. The kernel is the generated load/store kernel
-// on host threads (HostLdstKernel, as the CPU executor runs it), run for
-// this process's rank in place before launch returns.
+// (the job's user only), named /sdma-<job>-<pid>-<rank>-<n> (job: a hash of
+// the unique id; pid: the creating process), mapped by every peer and
+// unlinked once all have mapped it (importsDone, after the communicator's
+// barrier), so nothing is left behind when processes die afterwards. A
+// rank that dies before then leaves its segments named, and three things
+// remove them: a peer whose exchange then fails unlinks every segment it
+// knows of; sdma-launch removes a rank's (by its pid) as it reaps it; and a
+// new communicator removes its user's segments whose creator no longer
+// exists (and that are older than kStaleSeconds: a process of another pid
+// namespace sharing /dev/shm may look dead from here). The kernel is the
+// generated load/store kernel on host threads (HostLdstKernel, as the CPU
+// executor runs it), run for this process's rank in place before launch
+// returns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +25,10 @@
 #include "sdma/runtime/LdstCpuExecutor.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <ctime>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -38,8 +48,54 @@ struct Mapping {
   std::string name;
   char *base = nullptr;
   size_t bytes = 0;
-  bool linked = false; // ours, not yet unlinked
+  bool linked = false;   // ours, not yet unlinked
+  bool imported = false; // a peer's, its exchange not yet done
 };
+
+/// A segment left named longer than this by a process that no longer
+/// exists is stale.
+constexpr int kStaleSeconds = 60;
+
+/// The creator's pid of a segment named sdma-<16 hex>-<pid>-<rank>-<n>
+/// (/dev/shm's entry, without the slash); 0 if the name is not one.
+pid_t creatorOf(const std::string &name) {
+  auto digits = [&](size_t from, size_t to, const char *set) {
+    return to > from && name.find_first_not_of(set, from) >= to;
+  };
+  if (name.rfind("sdma-", 0) != 0 || name.size() < 22 || name[21] != '-' ||
+      !digits(5, 21, "0123456789abcdef"))
+    return 0;
+  size_t a = name.find('-', 22),
+         b = a == std::string::npos ? a : name.find('-', a + 1);
+  if (b == std::string::npos || !digits(22, a, "0123456789") ||
+      !digits(a + 1, b, "0123456789") ||
+      !digits(b + 1, name.size(), "0123456789") || a - 22 > 9)
+    return 0;
+  return static_cast<pid_t>(std::strtol(name.c_str() + 22, nullptr, 10));
+}
+
+/// Unlinks this user's segments in /dev/shm whose creator is gone.
+void removeStaleSegments() {
+  DIR *dir = opendir("/dev/shm");
+  if (!dir)
+    return;
+  std::vector<std::string> stale;
+  time_t now = std::time(nullptr);
+  while (dirent *entry = readdir(dir)) {
+    std::string name = entry->d_name;
+    pid_t pid = creatorOf(name);
+    struct stat st;
+    if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH ||
+        fstatat(dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        now - st.st_mtime < kStaleSeconds)
+      continue;
+    stale.push_back(name);
+  }
+  closedir(dir);
+  for (const std::string &name : stale)
+    shm_unlink(("/" + name).c_str());
+}
 
 /// One program on host threads, run for this process's rank.
 class CpuKernel : public CommKernel {
@@ -100,8 +156,10 @@ public:
     idHash_ = hashBytes(std::string(id.bytes, sizeof(id.bytes)));
   }
   ~CpuDevice() override {
+    // A peer's segment whose exchange never finished belongs to a job that
+    // failed: its name goes too, in case its creator died holding it.
     for (Mapping &m : mappings_) {
-      if (m.linked)
+      if (m.linked || m.imported)
         shm_unlink(m.name.c_str());
       munmap(m.base, m.bytes);
     }
@@ -111,8 +169,9 @@ public:
 
   bool allocate(size_t bytes, char *&ptr, std::string &error) override {
     char name[96];
-    std::snprintf(name, sizeof(name), "/sdma-%016llx-%d-%d",
-                  (unsigned long long)idHash_, rank_, counter_++);
+    std::snprintf(name, sizeof(name), "/sdma-%016llx-%d-%d-%d",
+                  (unsigned long long)idHash_, static_cast<int>(getpid()),
+                  rank_, counter_++);
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0 || ftruncate(fd, bytes) != 0) {
       error = "rank " + std::to_string(rank_) +
@@ -130,7 +189,7 @@ public:
       shm_unlink(name);
       return false;
     }
-    mappings_.push_back({name, static_cast<char *>(base), bytes, true});
+    mappings_.push_back({name, static_cast<char *>(base), bytes, true, false});
     ptr = static_cast<char *>(base);
     return true;
   }
@@ -182,17 +241,19 @@ public:
               std::strerror(errno);
       return false;
     }
-    mappings_.push_back({name, static_cast<char *>(base), bytes, false});
+    mappings_.push_back({name, static_cast<char *>(base), bytes, false, true});
     ptr = static_cast<char *>(base) + offset;
     return true;
   }
 
   void importsDone() override {
-    for (Mapping &m : mappings_)
+    for (Mapping &m : mappings_) {
       if (m.linked) {
         shm_unlink(m.name.c_str());
         m.linked = false;
       }
+      m.imported = false;
+    }
   }
 
   unsigned long long *errorRecord() override { return record_; }
@@ -234,5 +295,6 @@ std::unique_ptr<CommDevice>
 sdma::rt::createCpuDevice(const UniqueId &id, int rank,
                           const CommOptions &options, std::string &error) {
   (void)error;
+  removeStaleSegments();
   return std::make_unique<CpuDevice>(id, rank, options);
 }

@@ -22,6 +22,9 @@
 //                fails naming it as missing;
 //   exit-early   the last rank leaves after joining: every other rank's
 //                call fails naming it, none hangs;
+//   stale-shm    (cpu) shared memory segments a dead process left named
+//                (older than a minute) are removed by a new communicator;
+//                a live process's, or a young one, are kept;
 //   registered   (cuda) cuMemAlloc'd memory at an offset in its block,
 //                registered, used, deregistered and then refused; on the
 //                CPU device, registering malloc'd memory is refused;
@@ -55,8 +58,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <fcntl.h>
 #include <string>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace sdma::commtest;
@@ -414,9 +423,74 @@ int foreign(int rank, int ranks, sdmaUniqueId id) {
   return expectFailure(k, result, rank == 1 ? "refused" : "rank 1");
 }
 
+/// Plants segments named as the CPU device names them (/sdma-<job>-<pid>-
+/// <rank>-<n>) before the communicator starts: one of a process that has
+/// exited, an hour old, must be gone after sdmaCommInitRank; one of the same
+/// dead process but new, and one of this live process, must stay.
+int staleShm(int rank, int ranks, const sdmaUniqueId &id) {
+  pid_t dead = fork();
+  if (dead == 0)
+    _exit(0);
+  waitpid(dead, nullptr, 0);
+  char job[17];
+  std::snprintf(job, sizeof(job), "%016llx", 0x5dead000000000ull + rank);
+  auto name = [&](pid_t pid, int n) {
+    return "/sdma-" + std::string(job) + "-" + std::to_string(pid) + "-0-" +
+           std::to_string(n);
+  };
+  auto plant = [&](const std::string &segment, bool old) {
+    int fd = shm_open(segment.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, 4096) != 0)
+      return false;
+    timespec when[2] = {{std::time(nullptr) - 3600, 0},
+                        {std::time(nullptr) - 3600, 0}};
+    bool ok = !old || futimens(fd, when) == 0;
+    close(fd);
+    return ok;
+  };
+  auto exists = [](const std::string &segment) {
+    return access(("/dev/shm" + segment).c_str(), F_OK) == 0;
+  };
+  std::string stale = name(dead, 0), young = name(dead, 1),
+              live = name(getpid(), 2);
+  Rank k;
+  k.rank = rank;
+  if (!plant(stale, true) || !plant(young, false) || !plant(live, true)) {
+    std::fprintf(stderr, "rank %d: cannot plant segments: %s\n", rank,
+                 std::strerror(errno));
+    return 1;
+  }
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.device = "cpu";
+  bool joined =
+      k.check(sdmaCommInitRankConfig(&k.comm, ranks, id, rank, &config),
+              "sdmaCommInitRankConfig");
+  bool staleGone = !exists(stale), youngKept = exists(young),
+       liveKept = exists(live);
+  shm_unlink(stale.c_str());
+  shm_unlink(young.c_str());
+  shm_unlink(live.c_str());
+  if (joined)
+    sdmaCommDestroy(k.comm);
+  if (!joined || !staleGone || !youngKept || !liveKept) {
+    std::fprintf(stderr,
+                 "rank %d: stale %s, young %s, live %s (want gone, kept, "
+                 "kept)\n",
+                 rank, staleGone ? "gone" : "kept", youngKept ? "kept" : "gone",
+                 liveKept ? "kept" : "gone");
+    return 1;
+  }
+  std::printf("rank %d: stale shared memory removed, a live or young "
+              "process's kept\n",
+              rank);
+  return 0;
+}
+
 int runRank(int rank, int ranks, const sdmaUniqueId &id, const Args &args) {
   if (args.kase == "foreign")
     return foreign(rank, ranks, id);
+  if (args.kase == "stale-shm")
+    return staleShm(rank, ranks, id);
   Rank k;
   k.rank = rank;
   k.ranks = ranks;
