@@ -63,21 +63,20 @@ struct DLManagedTensor {
   void (*deleter)(DLManagedTensor *);
 };
 
-/// What a capsule's tensor keeps alive: its shape and the communicator
-/// object that owns the memory.
+class Comm;
+
+/// What a capsule's tensor keeps alive: its shape, the communicator object
+/// that owns the memory, and the heap itself (the native communicator
+/// counts its live tensors and frees the heap after the last, however
+/// early destroy() was called).
 struct Holder {
   DLManagedTensor managed;
   std::vector<int64_t> shape;
   PyObject *owner;
+  Comm *native;
 };
 
-void deleteHolder(DLManagedTensor *managed) {
-  Holder *holder = static_cast<Holder *>(managed->manager_ctx);
-  PyGILState_STATE state = PyGILState_Ensure();
-  Py_XDECREF(holder->owner);
-  PyGILState_Release(state);
-  delete holder;
-}
+void deleteHolder(DLManagedTensor *managed);
 
 class Schedule;
 
@@ -107,18 +106,25 @@ public:
     }
     check(result, nullptr);
   }
-  ~Comm() { destroy(); }
+  ~Comm() { release(); }
+  /// Leaves the job and frees the heap -- once the last tensor in it is
+  /// gone: until then calls are refused and the tensors stay readable.
+  /// Destroying twice is harmless.
   void destroy() {
-    if (!comm_)
-      return;
-    py::gil_scoped_release release;
-    sdmaCommDestroy(comm_);
-    comm_ = nullptr;
+    destroyed_ = true;
+    if (tensors_ == 0)
+      release();
   }
   sdmaComm_t get() const {
-    if (!comm_)
+    if (!comm_ || destroyed_)
       throw SdmaError(sdmaInvalidUsage, "the communicator was destroyed");
     return comm_;
+  }
+  /// A tensor over the heap was made / has gone.
+  void tensorMade() { ++tensors_; }
+  void tensorGone() {
+    if (--tensors_ == 0 && destroyed_)
+      release();
   }
   int rank() const {
     int r = 0;
@@ -254,9 +260,12 @@ public:
   /// alive.
   py::capsule dlpack(uintptr_t ptr, std::vector<int64_t> shape, int code,
                      int bits, int deviceType, int deviceId, py::object owner) {
+    get(); // not after destroy()
     auto *holder = new Holder();
     holder->shape = std::move(shape);
     holder->owner = owner.release().ptr();
+    holder->native = this;
+    tensorMade();
     DLTensor &t = holder->managed.dl_tensor;
     t.data = reinterpret_cast<void *>(ptr);
     t.device = {deviceType, deviceId};
@@ -278,8 +287,27 @@ public:
   }
 
 private:
+  void release() {
+    if (!comm_)
+      return;
+    py::gil_scoped_release unlocked;
+    sdmaCommDestroy(comm_);
+    comm_ = nullptr;
+  }
+
   sdmaComm_t comm_ = nullptr;
+  bool destroyed_ = false;
+  long tensors_ = 0;
 };
+
+void deleteHolder(DLManagedTensor *managed) {
+  Holder *holder = static_cast<Holder *>(managed->manager_ctx);
+  PyGILState_STATE state = PyGILState_Ensure();
+  holder->native->tensorGone();
+  Py_XDECREF(holder->owner);
+  PyGILState_Release(state);
+  delete holder;
+}
 
 class Schedule {
 public:
