@@ -50,7 +50,9 @@ def main():
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--tokens", type=int, default=64)
     p.add_argument("--hidden", type=int, default=32)
-    p.add_argument("--experts", type=int, default=16)
+    p.add_argument("--experts", type=int, default=None,
+                   help="experts in all (a multiple of the world size; "
+                        "default: 4 per rank)")
     p.add_argument("--topk", type=int, default=4)
     p.add_argument("--steps", type=int, default=3)
     args = p.parse_args()
@@ -68,8 +70,11 @@ def main():
         dist.init_process_group("gloo")
         comm = sdma.Communicator.from_process_group(device=args.device)
     R, me = comm.world_size, comm.rank
-    T, H, E, K = args.tokens, args.hidden, args.experts, args.topk
-    assert E % R == 0, "--experts must be a multiple of the world size"
+    T, H, K = args.tokens, args.hidden, args.topk
+    E = args.experts if args.experts is not None else 4 * R
+    if E % R != 0 or E < K:
+        p.error("--experts %d must be a multiple of the world size %d and at "
+                "least --topk %d" % (E, R, K))
     per_rank = E // R
     dev = torch.device("cuda" if cuda else "cpu")
 

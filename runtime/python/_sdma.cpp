@@ -380,6 +380,7 @@ PYBIND11_MODULE(_sdma, m) {
     sdmaGetVersion(&v);
     return v;
   });
+  m.attr("__version__") = SDMA_VERSION_STRING;
   py::class_<Comm>(m, "Comm")
       .def(py::init<int, py::bytes, int, const std::string &, size_t,
                     unsigned long long, int, const std::string &>(),

@@ -4,6 +4,7 @@ the package sdma with both inside it. Needs cmake, a C++17 compiler,
 nlohmann/json and pybind11 (or torch's copy of its headers)."""
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,9 +34,19 @@ class CMakeBuild(build_ext):
                 shutil.copy2(path, target, follow_symlinks=True)
 
 
+def _version():
+    """MAJOR.MINOR.PATCH from sdma.h, the one definition."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "include", "sdma", "sdma.h")) as f:
+        text = f.read()
+    parts = [re.search(r"#define SDMA_%s (\d+)" % k, text).group(1)
+             for k in ("MAJOR", "MINOR", "PATCH")]
+    return ".".join(parts)
+
+
 setup(
     name="sdma",
-    version="0.3.0",
+    version=_version(),
     description="sdma collectives for torch (one process per GPU)",
     packages=["sdma"],
     package_dir={"sdma": "sdma"},

@@ -46,6 +46,13 @@ extern "C" {
 #define SDMA_MINOR 3
 #define SDMA_PATCH 0
 #define SDMA_VERSION_CODE (SDMA_MAJOR * 10000 + SDMA_MINOR * 100 + SDMA_PATCH)
+/* "MAJOR.MINOR.PATCH": what every tool, the library and the Python package
+ * (sdma.__version__) report. */
+#define SDMA_STRINGIFY_(x) #x
+#define SDMA_STRINGIFY(x) SDMA_STRINGIFY_(x)
+#define SDMA_VERSION_STRING                                                    \
+  SDMA_STRINGIFY(SDMA_MAJOR) "." SDMA_STRINGIFY(SDMA_MINOR) "."                \
+      SDMA_STRINGIFY(SDMA_PATCH)
 
 typedef struct sdmaComm *sdmaComm_t;
 typedef struct sdmaSchedule *sdmaSchedule_t;

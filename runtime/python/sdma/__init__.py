@@ -19,6 +19,9 @@ import os
 
 from . import _sdma
 
+#: sdma's version (sdma.h's SDMA_MAJOR.MINOR.PATCH; the tools print it too).
+__version__ = _sdma.__version__
+
 __all__ = ["Communicator", "ReduceOp", "Schedule", "SdmaError",
            "get_unique_id"]
 

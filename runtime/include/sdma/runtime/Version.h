@@ -12,12 +12,15 @@
 #ifndef SDMA_RUNTIME_VERSION_H
 #define SDMA_RUNTIME_VERSION_H
 
+#include "sdma/sdma.h"
+
 #include <string>
 
 namespace sdma {
 
-/// sdma's own version (semantic versioning).
-constexpr const char *kSdmaVersion = "0.1.0";
+/// sdma's own version (semantic versioning), the C API's (sdma.h: one
+/// definition for the tools, the library and the Python package).
+constexpr const char *kSdmaVersion = SDMA_VERSION_STRING;
 
 namespace rt {
 /// The plan format (`"format": "sdma.plan"`, sdma-translate --sdma-to-plan).
@@ -36,7 +39,7 @@ constexpr int kDmaProfileVersion = 1;
 } // namespace rt
 
 /// What `TOOL --version` prints (two lines, newline-terminated):
-///   sdma-sim (sdma 0.1.0)
+///   sdma-sim (sdma 0.3.0)
 ///   formats: plan 1, packet plan 2, ld/st program 1, nvidia profile 1, dma
 ///   profile 1
 inline std::string versionText(const std::string &tool) {
