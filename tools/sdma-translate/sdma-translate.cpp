@@ -48,7 +48,8 @@ static const llvm::StringRef kShownOptions[] = {"sdma-to-plan",
                                                 "mlir-print-op-on-diagnostic",
                                                 "help",
                                                 "help-list",
-                                                "version"};
+                                                "version",
+                                                "sdma-translate-unverified"};
 
 /// Runs `translation` on one buffer (the whole input or one chunk).
 static mlir::LogicalResult translate(const mlir::Translation &translation,

@@ -29,6 +29,7 @@
 #include "sdma/InitAllDialects.h"
 #include "sdma/Target/HIP.h"
 #include "sdma/Target/Manifest.h"
+#include "sdma/Target/Verified.h"
 
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include <array>
@@ -559,6 +560,8 @@ void sdma::registerToHIPTranslation() {
         HIPOptions options;
         options.fuseReductions = !noReduceFusion;
         options.specialise = !tableKernel;
+        if (failed(verifyBeforeTranslation(module)))
+          return failure();
         return translateToHIP(module, os, options);
       },
       registerAllDialects);

@@ -11,6 +11,7 @@
 #include "sdma/InitAllDialects.h"
 #include "sdma/Target/Manifest.h"
 #include "sdma/Target/Plan.h"
+#include "sdma/Target/Verified.h"
 
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include <map>
@@ -119,6 +120,8 @@ void sdma::registerToPlanTranslation() {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitError("expected a builtin.module");
+        if (failed(verifyBeforeTranslation(module)))
+          return failure();
         return translateToPlan(module, os);
       },
       registerAllDialects);

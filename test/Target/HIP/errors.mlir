@@ -1,4 +1,5 @@
-// RUN: sdma-translate --sdma-to-hip %s -split-input-file -verify-diagnostics
+// The translator's own errors, on inputs the verifier would refuse first.
+// RUN: sdma-translate --sdma-to-hip --sdma-translate-unverified %s -split-input-file -verify-diagnostics
 
 // expected-error @+1 {{has no fixed rank count: run sdma-unroll before --sdma-to-hip}}
 sdma.schedule @s ranks(%R) buffers(%b : 2) {}

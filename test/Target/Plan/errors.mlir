@@ -1,4 +1,5 @@
-// RUN: sdma-translate --sdma-to-plan %s -split-input-file -verify-diagnostics
+// The translator's own errors, on inputs the verifier would refuse first.
+// RUN: sdma-translate --sdma-to-plan --sdma-translate-unverified %s -split-input-file -verify-diagnostics
 
 sdma.schedule @s ranks(%R = 2) buffers(%b : 2) {
   // expected-error @+1 {{is not engine-level: run sdma-assign-engines and sdma-insert-sync before --sdma-to-plan}}
