@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amd/HsaKmtQueue.h"
 #include "ToolOptions.h"
+#include "amd/HsaKmtQueue.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -6,8 +6,9 @@
 // dwords, ../shared/SDMA-PACKETS.md) with relocation tables, written as the
 // packet plan ("sdma.packets" version 2, docs/plan-format.md), and prints the
 // readable listing: one packet per line with its byte offset, name, fields and
-// raw dwords. The runtime's decoder (runtime/lib/format/PacketDecoder.cpp) is written
-// independently of this encoder and prints the same listing from the bits.
+// raw dwords. The runtime's decoder (runtime/lib/format/PacketDecoder.cpp) is
+// written independently of this encoder and prints the same listing from the
+// bits.
 //
 //===----------------------------------------------------------------------===//
 

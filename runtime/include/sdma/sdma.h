@@ -51,8 +51,8 @@ extern "C" {
 #define SDMA_STRINGIFY_(x) #x
 #define SDMA_STRINGIFY(x) SDMA_STRINGIFY_(x)
 #define SDMA_VERSION_STRING                                                    \
-  SDMA_STRINGIFY(SDMA_MAJOR) "." SDMA_STRINGIFY(SDMA_MINOR) "."                \
-      SDMA_STRINGIFY(SDMA_PATCH)
+  SDMA_STRINGIFY(SDMA_MAJOR)                                                   \
+  "." SDMA_STRINGIFY(SDMA_MINOR) "." SDMA_STRINGIFY(SDMA_PATCH)
 
 typedef struct sdmaComm *sdmaComm_t;
 typedef struct sdmaSchedule *sdmaSchedule_t;
