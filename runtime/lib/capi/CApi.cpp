@@ -396,8 +396,6 @@ sdmaResult_t sdmaMemDeregister(sdmaComm_t comm, void *handle) {
 sdmaResult_t sdmaAllGather(const void *sendbuff, void *recvbuff,
                            size_t sendcount, sdmaDataType_t datatype,
                            sdmaComm_t comm, sdmaStream_t stream) {
-  if (comm && !liveHandles().has(comm))
-    return deadHandle("comm");
   return runOp(CommOp::AllGather, sendbuff, recvbuff, sendcount, datatype, 0,
                comm, stream);
 }
@@ -405,8 +403,6 @@ sdmaResult_t sdmaAllGather(const void *sendbuff, void *recvbuff,
 sdmaResult_t sdmaAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
                           sdmaDataType_t datatype, sdmaComm_t comm,
                           sdmaStream_t stream) {
-  if (comm && !liveHandles().has(comm))
-    return deadHandle("comm");
   return runOp(CommOp::AlltoAll, sendbuff, recvbuff, count, datatype, 0, comm,
                stream);
 }
@@ -446,8 +442,6 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
 sdmaResult_t sdmaAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                            sdmaDataType_t datatype, sdmaRedOp_t op,
                            sdmaComm_t comm, sdmaStream_t stream) {
-  if (comm && !liveHandles().has(comm))
-    return deadHandle("comm");
   return runReduction(CommReduction::AllReduce, sendbuff, recvbuff, count,
                       datatype, op, 0, comm, stream);
 }
@@ -456,8 +450,6 @@ sdmaResult_t sdmaReduceScatter(const void *sendbuff, void *recvbuff,
                                size_t recvcount, sdmaDataType_t datatype,
                                sdmaRedOp_t op, sdmaComm_t comm,
                                sdmaStream_t stream) {
-  if (comm && !liveHandles().has(comm))
-    return deadHandle("comm");
   return runReduction(CommReduction::ReduceScatter, sendbuff, recvbuff,
                       recvcount, datatype, op, 0, comm, stream);
 }
@@ -465,8 +457,6 @@ sdmaResult_t sdmaReduceScatter(const void *sendbuff, void *recvbuff,
 sdmaResult_t sdmaReduce(const void *sendbuff, void *recvbuff, size_t count,
                         sdmaDataType_t datatype, sdmaRedOp_t op, int root,
                         sdmaComm_t comm, sdmaStream_t stream) {
-  if (comm && !liveHandles().has(comm))
-    return deadHandle("comm");
   return runReduction(CommReduction::Reduce, sendbuff, recvbuff, count,
                       datatype, op, root, comm, stream);
 }
@@ -474,8 +464,6 @@ sdmaResult_t sdmaReduce(const void *sendbuff, void *recvbuff, size_t count,
 sdmaResult_t sdmaBroadcast(const void *sendbuff, void *recvbuff, size_t count,
                            sdmaDataType_t datatype, int root, sdmaComm_t comm,
                            sdmaStream_t stream) {
-  if (comm && !liveHandles().has(comm))
-    return deadHandle("comm");
   return runOp(CommOp::Broadcast, sendbuff, recvbuff, count, datatype, root,
                comm, stream);
 }
@@ -483,8 +471,6 @@ sdmaResult_t sdmaBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 sdmaResult_t sdmaScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
                          sdmaDataType_t datatype, int root, sdmaComm_t comm,
                          sdmaStream_t stream) {
-  if (comm && !liveHandles().has(comm))
-    return deadHandle("comm");
   return runOp(CommOp::Scatter, sendbuff, recvbuff, recvcount, datatype, root,
                comm, stream);
 }
@@ -492,8 +478,6 @@ sdmaResult_t sdmaScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
 sdmaResult_t sdmaGather(const void *sendbuff, void *recvbuff, size_t sendcount,
                         sdmaDataType_t datatype, int root, sdmaComm_t comm,
                         sdmaStream_t stream) {
-  if (comm && !liveHandles().has(comm))
-    return deadHandle("comm");
   return runOp(CommOp::Gather, sendbuff, recvbuff, sendcount, datatype, root,
                comm, stream);
 }

@@ -13,6 +13,7 @@
 using namespace sdma::rt;
 
 namespace {
+/// What a rank that refuses a step passes instead of its value.
 constexpr char kRefused[] = "\x01refused: ";
 
 /// `text` as one exchange: a value that does not fit is cut and tagged
@@ -38,10 +39,6 @@ std::string shown(const std::string &exchange) {
 bool Agreement::allGather(const std::string &mine,
                           std::vector<std::string> &all, Error &error) {
   return bootstrap_.allGather(exchanged(mine), all, error);
-}
-
-std::string Agreement::refusal(const std::string &why) {
-  return kRefused + why;
 }
 
 bool Agreement::agree(const std::string &mine, const std::string &what,
@@ -71,6 +68,15 @@ bool Agreement::agree(const std::string &mine, const std::string &what,
                             "', rank " + std::to_string(rank()) + " '" +
                             shown(padded) + "'");
   return true;
+}
+
+bool Agreement::agreeUnless(const Error &refused, const std::string &mine,
+                            const std::string &what, Error &error) {
+  if (refused.empty())
+    return agree(mine, what, error);
+  agree(kRefused + refused.message, what, error);
+  error = refused;
+  return false;
 }
 
 void Agreement::leave() {

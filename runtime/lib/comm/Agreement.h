@@ -36,14 +36,15 @@ public:
 
   /// True on every rank when every rank passed the same `mine`; otherwise
   /// false on every rank, naming `what` and the first rank that differs
-  /// (InvalidUsage). A rank that passes refusal(why) instead of a value
-  /// makes the others fail with Remote, naming it and its reason, and
-  /// itself with `why` (set by the caller). Values longer than an exchange
-  /// are compared by hash.
+  /// (InvalidUsage). Values longer than an exchange are compared by hash.
   bool agree(const std::string &mine, const std::string &what, Error &error);
 
-  /// What a rank that refuses a collective step passes to agree().
-  static std::string refusal(const std::string &why);
+  /// agree() for a rank that may refuse the step: with `refused` set (this
+  /// rank's own reason), it takes part with a refusal instead of `mine` and
+  /// fails with `refused`; the other ranks fail with Remote, naming it and
+  /// its reason, instead of waiting for it.
+  bool agreeUnless(const Error &refused, const std::string &mine,
+                   const std::string &what, Error &error);
 
   /// A bounded wait for every rank to say it is leaving; errors ignored.
   void leave();

@@ -143,13 +143,8 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
                              const Error &refused, void *stream, Error &error) {
   const std::string &signature = plan.call.signature;
   if (options.checkCalls && !agreedCalls_.count(signature)) {
-    if (!agreement->agree(planned ? signature
-                                  : Agreement::refusal(refused.message),
-                          "the call", error)) {
-      if (!planned)
-        error = refused;
+    if (!agreement->agreeUnless(refused, signature, "the call", error))
       return false;
-    }
     agreedCalls_.insert(signature);
   }
   if (!planned) {
@@ -259,14 +254,10 @@ bool Communicator::loadSchedule(const std::string &textOrPath,
     name = textOrPath;
   }
   // Every rank must load the same text (an error on every rank if not).
-  std::string mine = unreadable.empty()
-                         ? "schedule " + std::to_string(hashBytes(text))
-                         : Agreement::refusal(unreadable.message);
-  if (!impl_->agreement->agree(mine, "the loaded schedule", error)) {
-    if (!unreadable.empty())
-      error = unreadable;
+  if (!impl_->agreement->agreeUnless(
+          unreadable, "schedule " + std::to_string(hashBytes(text)),
+          "the loaded schedule", error))
     return false;
-  }
   int index = -1;
   if (!impl_->programs->addSchedule(text, name, index, error))
     return false;

@@ -204,13 +204,8 @@ bool Launcher::run(int index, const Call &call, void *stream, Error &error) {
   bool fresh = options_.checkCalls && !checked_.count(signature);
   if (fresh || (options_.checkCalls && !problem.empty() &&
                 !checked_.count(call.signature))) {
-    if (!agreement_.agree(problem.empty() ? signature
-                                          : Agreement::refusal(problem.message),
-                          "the call", error)) {
-      if (!problem.empty())
-        error = problem;
+    if (!agreement_.agreeUnless(problem, signature, "the call", error))
       return false;
-    }
     checked_.insert(signature);
     checked_.insert(call.signature);
   }

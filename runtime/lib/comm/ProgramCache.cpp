@@ -199,6 +199,8 @@ bool ProgramCache::add(std::optional<LdstProgram> program, const Error &refused,
   size_t usedBefore = controlUsed_;
   Instance instance;
   Error local = refused;
+  if (!program && local.empty())
+    local.fail(ErrorKind::Internal, "no program for " + what);
   if (program && program->ranks != ranks_) {
     local.fail(ErrorKind::InvalidArgument,
                program->schedule + " is compiled for " +
@@ -229,17 +231,13 @@ bool ProgramCache::add(std::optional<LdstProgram> program, const Error &refused,
                                           : ErrorKind::Device,
                  why);
   }
-  bool ok = program && instance.kernel && local.empty();
   // Every rank adds it, or none does (unless calls are not checked: then
   // the ranks promise to make the same calls).
   bool agreed = options_.checkCalls
-                    ? agreement_.agree(ok ? "add " + what
-                                          : Agreement::refusal(local.message),
-                                       "adding " + what, error)
-                    : ok;
+                    ? agreement_.agreeUnless(local, "add " + what,
+                                             "adding " + what, error)
+                    : local.empty() || (error = local, false);
   if (!agreed) {
-    if (!ok)
-      error = local;
     controlUsed_ = usedBefore;
     return false;
   }
