@@ -22,6 +22,7 @@
 #include "comm/Collectives.h"
 #include "comm/CommDevice.h"
 #include "compile/KernelCache.h"
+#include "exec/FileBytes.h"
 
 #include <set>
 
@@ -248,7 +249,7 @@ bool Communicator::loadSchedule(const std::string &textOrPath,
   bool inlineText = textOrPath.find("sdma.schedule") != std::string::npos ||
                     textOrPath.rfind("// sdma-ldst: ", 0) == 0;
   if (!inlineText) {
-    if (!ProgramCache::readFile(textOrPath, text))
+    if (!readFileBytes(textOrPath, text))
       unreadable.fail(ErrorKind::InvalidArgument,
                       "cannot read schedule " + textOrPath);
     name = textOrPath;

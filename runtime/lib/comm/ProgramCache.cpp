@@ -7,11 +7,11 @@
 #include "comm/ProgramCache.h"
 
 #include "compile/KernelCache.h"
+#include "exec/FileBytes.h"
 #include "sdma/runtime/ScheduleCompiler.h"
 
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 using namespace sdma::rt;
 
@@ -132,14 +132,6 @@ std::string ProgramCache::key(const std::string &schedule, int root,
 int ProgramCache::find(const std::string &key) const {
   auto it = index_.find(key);
   return it == index_.end() ? -1 : it->second;
-}
-
-bool ProgramCache::readFile(const std::string &path, std::string &text) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  text = buffer.str();
-  return bool(in);
 }
 
 std::string ProgramCache::programName(const std::string &path) {
@@ -318,7 +310,7 @@ bool ProgramCache::precompile(const std::string &directory, int ranks,
   }
   for (const std::string &path : schedules) {
     std::string text, ldst;
-    if (!readFile(path, text))
+    if (!readFileBytes(path, text))
       return error.fail(ErrorKind::InvalidArgument,
                         "cannot read schedule " + path);
     if (!compileToLdst(*compiler, text, path, ranks, std::nullopt, ldst,

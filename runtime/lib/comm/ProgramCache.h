@@ -89,8 +89,6 @@ public:
                          const CommOptions &options, Error &error);
   /// The name a schedule's precompiled program has: the file's stem.
   static std::string programName(const std::string &path);
-  /// The bytes of file `path` in `text`; false if it cannot be read.
-  static bool readFile(const std::string &path, std::string &text);
 
 private:
   /// The program of `text` for this rank count (rooted at `root` where

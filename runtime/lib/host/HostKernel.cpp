@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "host/HostKernel.h"
+
 #include "compile/KernelCache.h"
+#include "exec/FileBytes.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -162,13 +164,6 @@ static int sdma_host_launch(int groups, int threads, Body body) {
 }
 )SDMA";
 
-/// Reads the file at `path` whole; false if it cannot.
-bool readFile(const std::string &path, std::string &bytes) {
-  std::ifstream in(path, std::ios::binary);
-  bytes.assign(std::istreambuf_iterator<char>(in), {});
-  return bool(in) || in.eof();
-}
-
 /// Compiles `text` into a shared object and dlopen's it (HostKernel::build).
 /// A cached object is dlopen'ed only from a trusted directory and after
 /// KernelCache::verifyObject has checked it (a dlopen runs the object's
@@ -253,7 +248,7 @@ void *compileHostObject(const std::string &text, std::string compiler,
       compiler + flags + " -o " + object + " " + source + " > " + log + " 2>&1";
   if (std::system(command.c_str()) != 0) {
     std::string output;
-    readFile(log, output);
+    readFileBytes(log, output);
     cleanUp();
     error = "compiling " + what + " for the host (" + compiler + ") failed:\n" +
             output;
@@ -262,7 +257,7 @@ void *compileHostObject(const std::string &text, std::string compiler,
   // Into the cache with its trailer, atomically (a concurrent process finds
   // either no file or a whole one), under the lock.
   std::string bytes;
-  bool inCache = cache && readFile(object, bytes) && !bytes.empty() &&
+  bool inCache = cache && readFileBytes(object, bytes) && !bytes.empty() &&
                  cache->putObject(key, bytes);
   void *handle = load(inCache ? cache->objectPath(key) : object);
   cleanUp(); // a loaded object stays mapped after its file is gone
