@@ -277,10 +277,12 @@ def Sdma_ReduceOp : Sdma_TransferOp<"reduce"> {
 
     Reduces into the *same* destination slice with the same KIND need no
     order between them: they accumulate, each source counted once, like
-    atomic adds (the kernel combines them in one pass: the destination's
-    value, then the sources by ascending rank, buffer and offset). Any
-    other overlap with an unordered op is a race. Source and destination
-    may not overlap.
+    atomic adds. The kernel combines them in one pass, in one order
+    fixed by the operands alone: the destination's value and the sources
+    by ascending rank, buffer and offset. Ranks that reduce the same
+    values into their own slices (one-shot all-reduce) therefore get the
+    same bits, as data-parallel replicas need. Any other overlap with an
+    unordered op is a race. Source and destination may not overlap.
 
     ```mlir
     sdma.reduce sum %out[0, 1] on %r <- %in[0, 1] on %p

@@ -16,8 +16,9 @@
 // One-shot all-reduce (copy own input, fence, add the peers' inputs) then
 // reads R inputs and writes once; two-shot (copy own chunk, fence, add,
 // fence, copy the sum to every peer) reads R chunks and writes R: the least
-// traffic an all-reduce has. The results are the same bits (the first
-// operand is the same value, the order of the sources unchanged).
+// traffic an all-reduce has. The results are the same bits: every row
+// combines its operands in (rank, buffer, offset) order, and A takes D's
+// place in it (the same rank; every built-in has one operand per rank).
 //
 // Sound for a race-free schedule: the rank issues no signal, wait or
 // barrier between the two phases (so no other rank can be ordered between

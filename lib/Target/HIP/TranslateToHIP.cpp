@@ -382,11 +382,19 @@ LogicalResult HIPEmitter::collect() {
         for (size_t i = 0; i < rs.opRows.size(); i += kOpStride) {
           if (rs.opRows[i] != 4)
             continue;
-          // Sources in (rank, buffer, offset) order after a fused initial
-          // value (FuseReductions.h), then the extra destinations.
+          // Every operand in (rank, buffer, offset) order, the
+          // destination's own value among them where the row reads it
+          // (the kernel then starts from the first operand): a slice
+          // reduced on several ranks, as one-shot and in-place all-reduce
+          // do, gets the same bits on each, whichever rank's value it
+          // started from. Then the extra destinations.
           size_t group = rs.opRows[i + 7];
           auto &list = rs.sources[group];
-          llvm::sort(list.begin() + rs.opRows[i + 9], list.end());
+          if (!rs.opRows[i + 9])
+            list.push_back(
+                {rs.opRows[i + 1], rs.opRows[i + 2], rs.opRows[i + 3]});
+          rs.opRows[i + 9] = 1;
+          llvm::sort(list);
           rs.opRows[i + 7] = rsrc.size() / 3;
           rs.opRows[i + 8] = list.size();
           rs.opRows[i + 10] = rs.dests[group].size();

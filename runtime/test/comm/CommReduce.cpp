@@ -20,6 +20,8 @@
 #include "sdma/runtime/HostMemory.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 using namespace sdma::commtest;
 
@@ -186,9 +188,64 @@ struct Case {
   }
 };
 
+/// Rank r's element i for the replica check: floats of mixed sign and
+/// magnitude (2^-20 .. 2^20), whose sums round differently in different
+/// orders.
+template <typename F> F inexact(int r, size_t i) {
+  uint64_t x = (uint64_t(r) + 7) * 0x9E3779B97F4A7C15ull ^
+               (i + 1) * 0xC2B2AE3D27D4EB4Full;
+  x ^= x >> 33;
+  x *= 0xFF51AFD7ED558CCDull;
+  x ^= x >> 33;
+  F mantissa = F(int64_t(x & 0xFFFFFF) - 0x800000) / F(0x800000);
+  return std::ldexp(mantissa, int((x >> 24) % 41) - 20);
+}
+
+/// All-reduce (sum) of inexact floats: every rank must hold the same bits,
+/// those of adding the ranks' values in ascending rank order (the order
+/// sdma.reduce fixes), for every schedule the communicator picks: one-shot
+/// and staged in place (every rank reduces the whole message itself, so
+/// they agree only if the order is the operands', not the rank's), and
+/// two-shot in and out of place.
+template <typename F>
+void replicasAgree(Rank &k, sdmaDataType_t type, const char *name) {
+  int R = k.ranks;
+  for (size_t count : {size_t(97), size_t(97) * R, size_t(4099)}) {
+    std::vector<F> want(count), mine(count);
+    for (size_t i = 0; i < count; ++i) {
+      F acc = inexact<F>(0, i);
+      for (int r = 1; r < R; ++r)
+        acc = acc + inexact<F>(r, i);
+      want[i] = acc;
+      mine[i] = inexact<F>(k.rank, i);
+    }
+    size_t bytes = count * sizeof(F);
+    std::vector<unsigned char> wantBytes(bytes);
+    std::memcpy(wantBytes.data(), want.data(), bytes);
+    for (int inPlace = 0; inPlace < 2; ++inPlace) {
+      char *in = static_cast<char *>(k.alloc(bytes));
+      char *out = inPlace ? in : static_cast<char *>(k.alloc(bytes));
+      if (!in || !out)
+        return;
+      k.memory.write(in, mine.data(), bytes);
+      k.check(sdmaAllReduce(in, out, count, type, sdmaSum, k.comm, k.stream),
+              "sdmaAllReduce (replicas)");
+      k.memory.sync(k.stream);
+      k.expect(out, wantBytes,
+               std::string("AllReduce replicas ") + name + " count " +
+                   std::to_string(count) + (inPlace ? " in place" : ""));
+      if (!inPlace)
+        k.check(sdmaMemFree(k.comm, out), "sdmaMemFree");
+      k.check(sdmaMemFree(k.comm, in), "sdmaMemFree");
+    }
+  }
+}
+
 } // namespace
 
 void sdma::commtest::reductions(Rank &k, const Args &args) {
+  replicasAgree<float>(k, sdmaFloat32, "f32");
+  replicasAgree<double>(k, sdmaFloat64, "f64");
   int R = k.ranks;
   for (size_t n = 0; n < sizeof(kTypes) / sizeof(kTypes[0]); ++n) {
     const TypeCase &t = kTypes[n];

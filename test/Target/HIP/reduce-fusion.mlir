@@ -9,9 +9,10 @@
 // input is the first operand (row[9] = 1), the peer's output an extra
 // destination (row[10] = 1), one phase per rank and no sync at all.
 // Row: kind 4, destination (rank, buffer, offset), count, operator, type,
-// first of its sdma_rsrc entries, sources, initial-value flag, extra
+// first of its sdma_rsrc entries, operands, initial-value flag, extra
 // destinations. rsrc of rank 0: in[0] on 0 (initial), in[0] on 1, then
-// out[0] on 1 (destination).
+// out[0] on 1 (destination); of rank 1: in[1] on 0, in[1] on 1 (the
+// fused copy's source takes its rank's place in the order), out[1] on 0.
 // CHECK-LABEL: schedule":"two"
 // CHECK: #define SDMA_REDUCE_MAX_SRCS 2
 // CHECK-NEXT: #define SDMA_REDUCE_MAX_DSTS 1
@@ -19,8 +20,8 @@
 // CHECK-NEXT:     4, 0, 1, 0, 1, 0, 0, 0, 2, 1, 1, 0,
 // CHECK-NEXT:     4, 1, 1, 1, 1, 0, 0, 3, 2, 1, 1, 0,};
 // CHECK:      sdma_rsrc[] = {
-// CHECK-NEXT:     0, 0, 0, 1, 0, 0, 1, 1, 0, 1, 0, 1,
-// CHECK-NEXT:     0, 0, 1, 0, 1, 1,};
+// CHECK-NEXT:     0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 1,
+// CHECK-NEXT:     1, 0, 1, 0, 1, 1,};
 // CHECK:      sdma_steps[] = {
 // CHECK-NEXT:     0, 0, 1, 0, 1, 1,};
 // Apart: copy phase, sync, reduce phase, sync, copy phase per rank.
@@ -49,7 +50,7 @@ sdma.schedule @two ranks(%R = 2) buffers(%in : f32[2], %out : f32[2])
 // CHECK-LABEL: schedule":"signalled"
 // CHECK:      sdma_ops[] = {
 // CHECK-NEXT:     0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0,
-// CHECK-NEXT:     4, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0,
+// CHECK-NEXT:     4, 0, 1, 0, 1, 0, 0, 0, 2, 1, 0, 0,
 // CHECK-NEXT:     0, 1, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0,
 sdma.schedule @signalled ranks(%R = 2) buffers(%in : f32[1], %out : f32[1], %peek : f32[1])
     implements all_reduce(%in -> %out) {
@@ -75,7 +76,7 @@ sdma.schedule @signalled ranks(%R = 2) buffers(%in : f32[1], %out : f32[1], %pee
 // CHECK-LABEL: schedule":"shared"
 // CHECK:      sdma_ops[] = {
 // CHECK-NEXT:     0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0,
-// CHECK-NEXT:     4, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0,
+// CHECK-NEXT:     4, 0, 1, 0, 1, 0, 0, 0, 2, 1, 0, 0,
 // CHECK-NEXT:     0, 0, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0,
 // CHECK-NEXT:     0, 0, 2, 0, 1, 0, 3, 0, 0, 0, 0, 0,
 // CHECK-NEXT:     0, 0, 1, 0, 1, 0, 3, 0, 0, 0, 0, 0,};
