@@ -27,9 +27,10 @@
 
 namespace sdma::rt {
 
-/// Schedule instances per communicator, and the words of each one's kernel
-/// error record (status, rank, flag slot, value awaited, value seen).
-constexpr int kMaxInstances = 256;
+/// Programs per communicator (their variants share one: ProgramCache.h),
+/// and the words of each one's kernel error record (status, rank, flag
+/// slot, value awaited, value seen).
+constexpr int kMaxPrograms = 1024;
 constexpr int kRecordWords = 8;
 
 /// One launch of one rank's part of a program.

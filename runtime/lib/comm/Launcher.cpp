@@ -33,9 +33,9 @@ Error Launcher::kernelError() {
     return error;
   };
   const unsigned long long *records = device_.errorRecord();
-  for (size_t i = 0; i < programs_.size(); ++i) {
+  for (size_t i = 0; i < programs_.records(); ++i) {
     const unsigned long long *r = records + i * kRecordWords;
-    const LdstProgram &program = programs_.instance(int(i)).program;
+    const LdstProgram &program = programs_.recordOwner(i).program;
     if (uint64_t kind = *(volatile const unsigned long long *)(r + 5)) {
       // sdma.copyv's count error (SdmaTable::error words 5-7; kind + 4:
       // the rank's packed counts were all zeroed, see LdstPhases.hip).
@@ -84,7 +84,7 @@ Error Launcher::kernelError() {
   return error;
 }
 
-bool Launcher::table(const Instance &instance, int index, const Call &call,
+bool Launcher::table(const Instance &instance, const Call &call,
                      const std::vector<int> &region,
                      const std::vector<size_t> &offset,
                      std::vector<uint64_t> &t, Error &error) {
@@ -100,7 +100,7 @@ bool Launcher::table(const Instance &instance, int index, const Call &call,
     const Region &at = heap_.region(region[b]);
     // A heap allocation has the same size everywhere (locate checked it);
     // a registration has each rank's own.
-    size_t stride = b < call.stride.size() ? call.stride[b] : 0;
+    size_t stride = size_t(b) < call.stride.size() ? call.stride[b] : 0;
     uint64_t need = program.buffers[b].bytes(call.chunkBytes);
     uint64_t start = offset[b] + uint64_t(r) * stride;
     if ((region[b] != 0 || stride) && start + need > at.peerBytes[r])
@@ -119,7 +119,8 @@ bool Launcher::table(const Instance &instance, int index, const Call &call,
         reinterpret_cast<uint64_t>(heap.peer[q] + instance.flagsOffset));
   for (int q = 0; q < ranks_; ++q)
     t.push_back(reinterpret_cast<uint64_t>(heap.peer[q] + instance.syncOffset));
-  uint64_t record = device_.errorRecordDevice() + index * kRecordWords * 8;
+  uint64_t record =
+      device_.errorRecordDevice() + instance.record * kRecordWords * 8;
   bool mirrored = device_.errorMirrored();
   t.push_back(
       mirrored ? reinterpret_cast<uint64_t>(heap.local + instance.errorOffset)
@@ -198,7 +199,7 @@ bool Launcher::run(int index, const Call &call, void *stream, Error &error) {
   }
   std::vector<uint64_t> words;
   if (problem.empty())
-    table(instance, index, call, region, offset, words, problem);
+    table(instance, call, region, offset, words, problem);
   // The first call of a signature: every rank makes the same one, or every
   // rank refuses it (the refusing rank with its own reason).
   bool fresh = options_.checkCalls && !checked_.count(signature);

@@ -58,7 +58,7 @@ public:
 
 private:
   /// Builds the SdmaTable words of `call` (after the buffer pointers).
-  bool table(const Instance &instance, int index, const Call &call,
+  bool table(const Instance &instance, const Call &call,
              const std::vector<int> &region, const std::vector<size_t> &offset,
              std::vector<uint64_t> &words, Error &error);
   /// The failure any kernel recorded, decoded; empty if none.

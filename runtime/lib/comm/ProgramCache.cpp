@@ -186,8 +186,48 @@ bool ProgramCache::reserve(size_t bytes, size_t &offset) {
   return controlUsed_ <= controlBytes_;
 }
 
+bool ProgramCache::placeControl(const LdstProgram &program,
+                                const std::string &programKey,
+                                Instance &instance, Error &error) {
+  bool counted = program.collective && program.collective->sendCounts >= 0;
+  auto shared = programRecord_.find(programKey);
+  if (shared != programRecord_.end()) {
+    const Instance &first = instances_[recordOwner_[shared->second]];
+    // A variant differs in its arithmetic only (setReduceArithmetic).
+    if (first.program.flagSlots == program.flagSlots &&
+        (first.countsOffset != 0) == counted) {
+      instance.record = shared->second;
+      instance.flagsOffset = first.flagsOffset;
+      instance.syncOffset = first.syncOffset;
+      instance.epochsOffset = first.epochsOffset;
+      instance.arriveOffset = first.arriveOffset;
+      instance.errorOffset = first.errorOffset;
+      instance.countsOffset = first.countsOffset;
+      return true;
+    }
+  }
+  if (recordOwner_.size() >= size_t(kMaxPrograms))
+    return error.fail(ErrorKind::InvalidUsage,
+                      "a communicator runs at most " +
+                          std::to_string(kMaxPrograms) +
+                          " programs (distinct schedules and roots)");
+  instance.record = static_cast<int>(recordOwner_.size());
+  if (!reserve(std::max(1, program.flagSlots) * 8, instance.flagsOffset) ||
+      !reserve(8, instance.syncOffset) || !reserve(16, instance.epochsOffset) ||
+      !reserve(2 * ranks_ * 8, instance.arriveOffset) ||
+      !reserve(kRecordWords * 8, instance.errorOffset) ||
+      (counted && !reserve(2 * ranks_ * 8, instance.countsOffset)))
+    return error.fail(ErrorKind::InvalidUsage,
+                      "the control area is full (" +
+                          std::to_string(controlBytes_) +
+                          " bytes of flags): too many schedules on one "
+                          "communicator");
+  return true;
+}
+
 bool ProgramCache::add(std::optional<LdstProgram> program, const Error &refused,
-                       const std::string &what, int &index, Error &error) {
+                       const std::string &what, const std::string &programKey,
+                       int &index, Error &error) {
   size_t usedBefore = controlUsed_;
   Instance instance;
   Error local = refused;
@@ -198,24 +238,7 @@ bool ProgramCache::add(std::optional<LdstProgram> program, const Error &refused,
                program->schedule + " is compiled for " +
                    std::to_string(program->ranks) +
                    " ranks, the communicator has " + std::to_string(ranks_));
-  } else if (program && instances_.size() >= size_t(kMaxInstances)) {
-    local.fail(ErrorKind::InvalidUsage, "a communicator runs at most " +
-                                            std::to_string(kMaxInstances) +
-                                            " schedules");
-  } else if (program &&
-             (!reserve(std::max(1, program->flagSlots) * 8,
-                       instance.flagsOffset) ||
-              !reserve(8, instance.syncOffset) ||
-              !reserve(16, instance.epochsOffset) ||
-              !reserve(2 * ranks_ * 8, instance.arriveOffset) ||
-              !reserve(kRecordWords * 8, instance.errorOffset) ||
-              (program->collective && program->collective->sendCounts >= 0 &&
-               !reserve(2 * ranks_ * 8, instance.countsOffset)))) {
-    local.fail(ErrorKind::InvalidUsage,
-               "the control area is full (" + std::to_string(controlBytes_) +
-                   " bytes of flags): too many schedules on one "
-                   "communicator");
-  } else if (program) {
+  } else if (program && placeControl(*program, programKey, instance, local)) {
     std::string why;
     instance.kernel = device_.load(*program, why);
     if (!instance.kernel)
@@ -243,6 +266,10 @@ bool ProgramCache::add(std::optional<LdstProgram> program, const Error &refused,
     }
   instance.program = std::move(*program);
   index = static_cast<int>(instances_.size());
+  if (size_t(instance.record) == recordOwner_.size()) {
+    recordOwner_.push_back(index);
+    programRecord_[programKey] = instance.record;
+  }
   instances_.push_back(std::move(instance));
   return true;
 }
@@ -263,7 +290,10 @@ bool ProgramCache::addBuiltin(const std::string &schedule, int root,
            (!arithmetic || setReduceArithmetic(compiled, arithmetic->type,
                                                arithmetic->op, refused)))
     program = std::move(compiled);
-  if (!add(std::move(program), refused, name, index, error))
+  // The variants of a reduction (type, operator) share their program's
+  // control words.
+  if (!add(std::move(program), refused, name, key(schedule, root, nullptr),
+           index, error))
     return false;
   index_[name] = index;
   return true;
@@ -283,8 +313,8 @@ bool ProgramCache::addSchedule(const std::string &text, const std::string &name,
     if (compile(text, name, std::nullopt, compiled, refused))
       program = std::move(compiled);
   }
-  return add(std::move(program), refused,
-             "schedule " + std::to_string(hashBytes(text)), index, error);
+  std::string what = "schedule " + std::to_string(hashBytes(text));
+  return add(std::move(program), refused, what, what, index, error);
 }
 
 bool ProgramCache::precompile(const std::string &directory, int ranks,

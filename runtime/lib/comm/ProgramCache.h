@@ -11,6 +11,15 @@
 // collectives are embedded schedules (schedules/), instantiated per root
 // and per reduction type and operator on first use.
 //
+// The control words belong to a program, not to a kernel: the variants of
+// one reduction schedule and root (one kernel per type and operator) are
+// the same program and share them, as calls on a communicator run one
+// after another (every call is ordered on the caller's streams, as NCCL's
+// are). So a communicator holds at most kMaxPrograms programs (built-ins:
+// about 4 per rank, one per root of a rooted collective) and any number
+// of their variants: at 8 ranks, sdmaReduce's 320 (root, type, operator)
+// triples are 8 programs.
+//
 // Adding an instance is collective: every rank adds the same one, and a
 // rank that cannot (no compiler, a kernel that does not load, a full
 // control area) makes the step fail on every rank, with nothing added
@@ -42,10 +51,13 @@ struct Arithmetic {
 };
 
 /// One loaded schedule and its place in the control area (offsets from
-/// the heap's base, the same on every rank).
+/// the heap's base, the same on every rank), shared with the other
+/// variants of its program.
 struct Instance {
   LdstProgram program;
   std::unique_ptr<CommKernel> kernel;
+  /// The program's error record (kRecordWords words at this index).
+  int record = 0;
   size_t flagsOffset = 0, syncOffset = 0, epochsOffset = 0, arriveOffset = 0,
          errorOffset = 0;
   size_t countsOffset = 0; // 0: no count tables (not an all-to-allv)
@@ -80,6 +92,11 @@ public:
 
   const Instance &instance(int index) const { return instances_[index]; }
   size_t size() const { return instances_.size(); }
+  /// The programs (error records) in use, and an instance of record `r`.
+  size_t records() const { return recordOwner_.size(); }
+  const Instance &recordOwner(size_t r) const {
+    return instances_[recordOwner_[r]];
+  }
 
   /// Compiles every built-in (each root of the rooted ones) and each of
   /// `schedules` (paths) for `ranks` into `directory` (name-R.hip), for
@@ -95,11 +112,17 @@ private:
   /// given): compiled, or precompiled by `name` where there is no compiler.
   bool compile(const std::string &text, const std::string &name,
                std::optional<int> root, LdstProgram &program, Error &error);
-  /// Reserves the control area and loads the kernel of `program` (or
-  /// takes `refused`, this rank's reason it has none), then agrees with
-  /// every rank; on failure anywhere, adds nothing.
+  /// Reserves the control area (or shares that of program `programKey`'s
+  /// earlier variant) and loads the kernel of `program` (or takes
+  /// `refused`, this rank's reason it has none), then agrees with every
+  /// rank; on failure anywhere, adds nothing.
   bool add(std::optional<LdstProgram> program, const Error &refused,
-           const std::string &what, int &index, Error &error);
+           const std::string &what, const std::string &programKey, int &index,
+           Error &error);
+  /// Sets `instance`'s control words: a new record and fresh words, or
+  /// those of the earlier variant of `programKey`. False if full.
+  bool placeControl(const LdstProgram &program, const std::string &programKey,
+                    Instance &instance, Error &error);
   bool reserve(size_t bytes, size_t &offset);
 
   int rank_, ranks_;
@@ -109,6 +132,9 @@ private:
   size_t controlBytes_, controlUsed_ = 0;
   std::vector<Instance> instances_;
   std::map<std::string, int> index_;
+  /// [record]: the first instance of that program; program key -> record.
+  std::vector<int> recordOwner_;
+  std::map<std::string, int> programRecord_;
   std::mutex compilerMutex_;
   std::unique_ptr<ScheduleCompiler> compiler_;
   std::string compilerError_;

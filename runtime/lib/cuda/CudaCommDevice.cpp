@@ -97,7 +97,7 @@ public:
     gethostname(host, sizeof(host) - 1);
     identity_ = std::string(host) + "/" + bus;
     void *record = nullptr;
-    if (!devices_.allocMapped(kMaxInstances * kRecordWords * 8, record,
+    if (!devices_.allocMapped(kMaxPrograms * kRecordWords * 8, record,
                               recordDevice_, error))
       return false;
     record_ = static_cast<unsigned long long *>(record);

@@ -82,7 +82,7 @@ public:
     gethostname(host, sizeof(host) - 1);
     identity_ = std::string(host) + "/" + bus;
     void *record = nullptr, *device = nullptr;
-    if (!devices_.allocMapped(kMaxInstances * kRecordWords * 8, record, device,
+    if (!devices_.allocMapped(kMaxPrograms * kRecordWords * 8, record, device,
                               error))
       return false;
     record_ = static_cast<unsigned long long *>(record);

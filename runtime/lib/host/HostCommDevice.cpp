@@ -286,7 +286,7 @@ private:
   uint64_t idHash_ = 0;
   int counter_ = 0;
   std::vector<Mapping> mappings_;
-  unsigned long long record_[kMaxInstances * kRecordWords] = {};
+  unsigned long long record_[kMaxPrograms * kRecordWords] = {};
 };
 
 } // namespace

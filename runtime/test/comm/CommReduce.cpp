@@ -308,3 +308,21 @@ void sdma::commtest::reductions(Rank &k, const Args &args) {
                     "overlap partially"))
     ++k.failures;
 }
+
+int sdma::commtest::reductionVariants(Rank &k) {
+  int R = k.ranks, n = 0;
+  const size_t count = 7; // R does not divide it: one-shot and staged
+  for (const TypeCase &t : kTypes)
+    for (int o = 0; o < 4; ++o) {
+      auto op = static_cast<sdmaRedOp_t>(o);
+      Case c{k, t, op, std::string(" ") + t.name + " " + kOpNames[op]};
+      c.allReduce(count, false);     // all_reduce_one_shot
+      c.allReduce(count, true);      // all_reduce_in_place
+      c.allReduce(R * count, true);  // all_reduce_two_shot
+      c.reduceScatter(count, false); // reduce_scatter_direct
+      for (int root = 0; root < R; ++root)
+        c.reduce(count, root, false); // reduce, each root its program
+      n += 4 + R;
+    }
+  return n;
+}

@@ -346,6 +346,13 @@ int runCase(Rank &k, const Args &args) {
                   k.ranks);
     return k.failures ? 1 : 0;
   }
+  if (c == "variants") {
+    int n = reductionVariants(k);
+    if (!k.failures)
+      std::printf("rank %d of %d: %d reduction variants as expected\n", k.rank,
+                  k.ranks, n);
+    return k.failures ? 1 : 0;
+  }
   if (c == "alltoallv-overflow")
     return allToAllvOverflow(k, args);
   if (c == "moe-bench") {

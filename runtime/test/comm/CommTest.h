@@ -152,6 +152,9 @@ int allToAllvOverflow(Rank &k, const Args &args);
 /// sdmaAllReduce, sdmaReduceScatter and sdmaReduce against their
 /// definition (CommReduce.cpp).
 void reductions(Rank &k, const Args &args);
+/// Every (schedule, root, type, operator) the communicator can run, once
+/// each, every byte checked; returns how many there were.
+int reductionVariants(Rank &k);
 
 /// DeepSeek-V3 dispatch/combine through sdmaAlltoAllv (CommMoeBench.cpp).
 void moeBench(Rank &k, const Args &args);
