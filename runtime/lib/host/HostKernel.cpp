@@ -8,6 +8,7 @@
 
 #include "compile/KernelCache.h"
 #include "exec/FileBytes.h"
+#include "host/Subprocess.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +17,6 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
-#include <sys/file.h>
 #include <unistd.h>
 
 using namespace sdma::rt;
@@ -181,6 +181,9 @@ void *compileHostObject(const std::string &text, std::string compiler,
     }
     return handle;
   };
+  int64_t timeoutMs = 0;
+  if (!compileTimeoutMs(timeoutMs, error))
+    return nullptr;
   if (compiler.empty()) {
     const char *env = std::getenv("SDMA_HOST_CXX");
     compiler = env && *env ? env : "c++";
@@ -200,9 +203,11 @@ void *compileHostObject(const std::string &text, std::string compiler,
   if (cache && cache->verifyObject(key) == KernelCache::Lookup::Hit)
     if (void *handle = load(cache->objectPath(key)))
       return handle;
-  // One process of a job compiles; the others wait on the lock and find
-  // the object (released when this function returns).
-  int lockFd = cache ? open((cache->objectPath(key) + ".lock").c_str(),
+  // One process of a job compiles; the others wait on the lock (as long as
+  // a compile may take) and find the object (released when this function
+  // returns).
+  std::string lockPath = cache ? cache->objectPath(key) + ".lock" : "";
+  int lockFd = cache ? open(lockPath.c_str(),
                             O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600)
                      : -1;
   struct Unlock {
@@ -212,8 +217,11 @@ void *compileHostObject(const std::string &text, std::string compiler,
         close(fd);
     }
   } unlock{lockFd};
-  if (lockFd >= 0 && flock(lockFd, LOCK_EX) == 0 &&
-      cache->verifyObject(key) == KernelCache::Lookup::Hit)
+  if (lockFd >= 0 && !lockWithin(lockFd, lockPath, timeoutMs, error)) {
+    error = "compiling " + what + " for the host: " + error;
+    return nullptr;
+  }
+  if (lockFd >= 0 && cache->verifyObject(key) == KernelCache::Lookup::Hit)
     if (void *handle = load(cache->objectPath(key)))
       return handle;
   char dir[] = "/tmp/sdma-host-XXXXXX";
@@ -246,12 +254,13 @@ void *compileHostObject(const std::string &text, std::string compiler,
   }
   std::string command =
       compiler + flags + " -o " + object + " " + source + " > " + log + " 2>&1";
-  if (std::system(command.c_str()) != 0) {
+  std::string how;
+  if (!runCommand(command, timeoutMs, how)) {
     std::string output;
     readFileBytes(log, output);
     cleanUp();
-    error = "compiling " + what + " for the host (" + compiler + ") failed:\n" +
-            output;
+    error = "compiling " + what + " for the host (" + compiler +
+            ") failed: " + how + (output.empty() ? "" : ":\n" + output);
     return nullptr;
   }
   // Into the cache with its trailer, atomically (a concurrent process finds

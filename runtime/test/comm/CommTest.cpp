@@ -361,6 +361,21 @@ int runCase(Rank &k, const Args &args) {
   }
   char *in = static_cast<char *>(k.alloc(4096));
   char *out = static_cast<char *>(k.alloc(4096 * k.ranks));
+  if (c == "one-call") {
+    // One all-gather, checked (what a compile that fails stops).
+    k.fill(in, 64, k.rank, 1);
+    if (!k.check(sdmaAllGather(in, out, 64, sdmaUint8, k.comm, k.stream),
+                 "sdmaAllGather"))
+      return 1;
+    k.memory.sync(k.stream);
+    for (int r = 0; r < k.ranks; ++r) {
+      std::vector<unsigned char> want(64);
+      for (size_t i = 0; i < 64; ++i)
+        want[i] = pattern(r, 1, i);
+      k.expect(out + 64 * r, want, "AllGather from rank " + std::to_string(r));
+    }
+    return k.failures ? 1 : 0;
+  }
   if (c == "mismatch")
     return expectFailure(k,
                          sdmaAllGather(in, out, k.rank == 1 ? 64 : 32,
