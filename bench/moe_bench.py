@@ -109,10 +109,10 @@ def run_rank(args):
     back = torch.empty(R, dtype=torch.int64, device="cuda")
 
     def dispatch():
-        comm.all_to_all_v(recv, send, mine, got)
+        comm.all_to_all_v(recv, send, input_splits=mine, output_splits=got)
 
     def combine():  # the rows go back where they came from
-        comm.all_to_all_v(send, recv, got, back)
+        comm.all_to_all_v(send, recv, input_splits=got, output_splits=back)
 
     def check(what):
         torch.cuda.synchronize()

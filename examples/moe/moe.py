@@ -102,8 +102,8 @@ def main():
         n = order.numel()
         send[:n] = x[order // K]
         send_ids[:n, 0] = ids
-        got = comm.all_to_all_v(recv, send, splits)
-        comm.all_to_all_v(recv_ids, send_ids, splits)
+        got = comm.all_to_all_v(recv, send, input_splits=splits)
+        comm.all_to_all_v(recv_ids, send_ids, input_splits=splits)
 
         # Expert compute on what arrived (packed: the first got.sum() rows;
         # the rows past it are computed and ignored, so no host sync).
@@ -111,7 +111,7 @@ def main():
                                    me * per_rank))
 
         # Combine: the reverse all-to-allv; splits are what each rank sent.
-        comm.all_to_all_v(send, back, got)
+        comm.all_to_all_v(send, back, input_splits=got)
         out = torch.zeros(T, H, device=dev)
         out.index_add_(0, order // K,
                        send[:n] * weights.reshape(-1)[order].unsqueeze(1))

@@ -171,7 +171,8 @@ def check_rank(comm, device, schedule):
         y = comm.empty((R * C, H), torch.bfloat16)
         x.copy_(values(me, R * C * H, torch.bfloat16, 9).view(R * C, H))
         y.fill_(-1)
-        got = comm.all_to_all_v(y, x, splits_all[me].to(dev), layout=layout)
+        got = comm.all_to_all_v(y, x, input_splits=splits_all[me].to(dev),
+                               layout=layout)
         sync()
         assert torch.equal(got.cpu(), splits_all[:, me]), "output_splits"
         want = torch.full((R * C, H), -1, dtype=torch.bfloat16)
@@ -186,11 +187,20 @@ def check_rank(comm, device, schedule):
             at += n
         assert torch.equal(y.cpu(), want), "all_to_all_v " + layout
     splits = torch.zeros(R, dtype=torch.int64, device=dev)
-    expect_error(lambda: comm.all_to_all_v(y, x, splits.int()),
+    expect_error(lambda: comm.all_to_all_v(y, x, input_splits=splits.int()),
                  "input_splits must be a contiguous int64 tensor")
-    expect_error(lambda: comm.all_to_all_v(y, x, splits, layout="rows"),
+    expect_error(lambda: comm.all_to_all_v(y, x, input_splits=splits,
+                                           layout="rows"),
                  "layout is 'packed' or 'slots'")
-    expect_error(lambda: comm.all_to_all_v(y[:R], x[:R].clone(), splits),
+    # The splits are keyword-only (torch's all_to_all_single orders its
+    # host split lists output first): a positional call is a TypeError.
+    try:
+        comm.all_to_all_v(y, x, splits)
+        raise AssertionError("all_to_all_v took its splits by position")
+    except TypeError:
+        pass
+    expect_error(lambda: comm.all_to_all_v(y[:R], x[:R].clone(),
+                                           input_splits=splits),
                  "not symmetric memory")
 
     # Arrays from other frameworks, through DLPack, without a copy.

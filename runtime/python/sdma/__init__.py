@@ -334,10 +334,14 @@ class Communicator:
         self._run("all_to_all", input.data_ptr(), output.data_ptr(),
                   input.numel() // self.world_size, input.dtype)
 
-    def all_to_all_v(self, output, input, input_splits, output_splits=None,
-                     *, layout="packed"):
+    def all_to_all_v(self, output, input, *, input_splits, output_splits=None,
+                     layout="packed"):
         """All-to-allv with split sizes on the device (MoE dispatch and
-        combine): rank r sends input_splits[p] rows to rank p, where a row
+        combine). The splits are keyword-only: torch's all_to_all_single
+        takes host lists as (output_split_sizes, input_split_sizes), these
+        are device tensors and output_splits is written, not read, so no
+        positional order could mean the same thing.
+        Rank r sends input_splits[p] rows to rank p, where a row
         is input[i] (the first dimension indexes rows). input_splits is an
         int64 tensor of world_size on this communicator's device, read by
         the kernel only: no host synchronisation, CUDA-graph capturable.
