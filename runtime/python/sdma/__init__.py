@@ -19,6 +19,8 @@ import os
 
 from . import _sdma
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
 #: sdma's version (sdma.h's SDMA_MAJOR.MINOR.PATCH; the tools print it too).
 __version__ = _sdma.__version__
 
@@ -139,6 +141,15 @@ class Communicator:
         if isinstance(unique_id, str):
             unique_id = bytes.fromhex(unique_id)
         check = -1 if check_calls is None else int(bool(check_calls))
+        # A pip-installed package carries the compiler and the built-ins'
+        # programs (setup.py); the environment still overrides them.
+        if "SDMA_COMPILER_LIBRARY" not in os.environ and \
+                os.path.isfile(os.path.join(_HERE, "libsdma-compiler.so")):
+            os.environ["SDMA_COMPILER_LIBRARY"] = os.path.join(
+                _HERE, "libsdma-compiler.so")
+        if program_dir is None and "SDMA_PROGRAM_DIR" not in os.environ and \
+                os.path.isdir(os.path.join(_HERE, "programs")):
+            program_dir = os.path.join(_HERE, "programs")
         try:
             self._comm = _sdma.Comm(world_size, unique_id, rank, device or "",
                                     heap_bytes, timeout_ms, check,
