@@ -210,8 +210,9 @@ int sdma::run::parseOptions(int argc, char **argv, RunOptions &options) {
   if (error.empty())
     error = applyMemoryBudget();
   if (!error.empty()) {
+    // A bad value is a bad command line, as an unknown option is.
     llvm::errs() << "sdma-run: error: " << error << "\n";
-    return 1;
+    return 2;
   }
   options.input = inputFile;
   options.ranks = ranksOpt;
