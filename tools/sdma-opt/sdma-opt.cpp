@@ -82,6 +82,14 @@ static std::string describePassDefaults() {
   return text;
 }
 
+// The two options mlir::parseCLIOptions defines.
+static llvm::cl::opt<std::string> inputFilename(llvm::cl::Positional,
+                                                llvm::cl::desc("<input file>"),
+                                                llvm::cl::init("-"));
+static llvm::cl::opt<std::string>
+    outputFilename("o", llvm::cl::desc("Output filename"),
+                   llvm::cl::value_desc("filename"), llvm::cl::init("-"));
+
 int main(int argc, char **argv) {
   sdma::tuneAllocator();
   if (!sdma::checkToolInputs(argc, argv, {"-o", "--o"}))
@@ -103,7 +111,10 @@ int main(int argc, char **argv) {
   sdma::addShortHelpAlias();
   sdma::addHelpText(describePassDefaults());
   sdma::installVersionPrinter("sdma-opt");
-  auto [input, output] = mlir::parseCLIOptions(argc, argv, helpHeader);
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, input, output, registry));
+  // mlir::parseCLIOptions, with a bad option or value one line and exit 2
+  // as in the other tools (LLVM's parser would exit 1).
+  if (!sdma::parseCommandLine(argc, argv, helpHeader))
+    return 2;
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, inputFilename, outputFilename, registry));
 }
