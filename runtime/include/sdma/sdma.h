@@ -180,6 +180,13 @@ SDMA_API sdmaResult_t sdmaMemFree(sdmaComm_t comm, void *ptr);
 SDMA_API sdmaResult_t sdmaMemRegister(sdmaComm_t comm, void *buff, size_t size,
                                       void **handle);
 SDMA_API sdmaResult_t sdmaMemDeregister(sdmaComm_t comm, void *handle);
+/* Copies `bytes` from `src` to `dst` on the communicator's device in
+ * `stream`'s order (any memory the device addresses, symmetric or not; not
+ * collective). The CPU device copies before it returns. Overlapping or
+ * null ranges are refused. */
+SDMA_API sdmaResult_t sdmaMemcpyAsync(sdmaComm_t comm, void *dst,
+                                      const void *src, size_t bytes,
+                                      sdmaStream_t stream);
 
 /* Collectives (NCCL's argument order and meanings). */
 SDMA_API sdmaResult_t sdmaAllGather(const void *sendbuff, void *recvbuff,

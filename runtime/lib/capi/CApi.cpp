@@ -379,6 +379,20 @@ sdmaResult_t sdmaMemRegister(sdmaComm_t comm, void *buff, size_t size,
   });
 }
 
+sdmaResult_t sdmaMemcpyAsync(sdmaComm_t comm, void *dst, const void *src,
+                             size_t bytes, sdmaStream_t stream) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
+  if (!comm)
+    return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
+  return guarded(comm, [&] {
+    Error error;
+    if (comm->comm->copy(dst, src, bytes, stream, error))
+      return sdmaSuccess;
+    return fail(comm, "sdmaMemcpyAsync", error);
+  });
+}
+
 sdmaResult_t sdmaMemDeregister(sdmaComm_t comm, void *handle) {
   if (comm && !liveHandles().has(comm))
     return deadHandle("comm");

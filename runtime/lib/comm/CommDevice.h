@@ -66,6 +66,10 @@ public:
                             std::string &error) = 0;
   /// After every rank imported (a barrier): names can go.
   virtual void importsDone() {}
+  /// Copies `bytes` from `src` to `dst` (any memory the device addresses)
+  /// in `stream`'s order; the CPU device copies before it returns.
+  virtual bool copy(void *dst, const void *src, size_t bytes, void *stream,
+                    std::string &error) = 0;
   /// The kernels' error records (kRecordWords per instance), which the host
   /// reads without synchronising: the host address and the device's.
   virtual unsigned long long *errorRecord() = 0;

@@ -210,6 +210,29 @@ bool Communicator::registerMemory(void *ptr, size_t bytes, int &handle,
 bool Communicator::deregisterMemory(int handle, Error &error) {
   return impl_->heap->deregisterMemory(handle, error);
 }
+bool Communicator::copy(void *dst, const void *src, size_t bytes, void *stream,
+                        Error &error) {
+  if (!bytes)
+    return true;
+  if (!dst || !src)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "the copy's source or destination is null");
+  uintptr_t d = reinterpret_cast<uintptr_t>(dst),
+            s = reinterpret_cast<uintptr_t>(src);
+  if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "the copy of " + std::to_string(bytes) +
+                          " bytes wraps the address space");
+  if (d != s && d < s + bytes && s < d + bytes)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "the copy's source and destination overlap");
+  std::string why;
+  if (impl_->device->copy(dst, src, bytes, stream, why))
+    return true;
+  return error.fail(impl_->options.device == "cpu" ? ErrorKind::System
+                                                   : ErrorKind::Device,
+                    why);
+}
 
 bool Communicator::collective(CommOp op, const void *send, void *recv,
                               size_t count, DataType type, int root,

@@ -117,6 +117,14 @@ public:
     ptr = reinterpret_cast<char *>(p);
     return true;
   }
+  bool copy(void *dst, const void *src, size_t bytes, void *stream,
+            std::string &error) override {
+    SDMA_TRY(cuCtxSetCurrent, context());
+    SDMA_TRY(cuMemcpyAsync, reinterpret_cast<CUdeviceptr>(dst),
+             reinterpret_cast<CUdeviceptr>(src), bytes,
+             static_cast<CUstream>(stream));
+    return true;
+  }
   bool exportMemory(char *ptr, size_t bytes, std::string &blob,
                     std::string &error) override {
     return devices_.exportMemory(0, ptr, bytes, blob, error);

@@ -94,6 +94,7 @@ struct MemcpyAttributes {
   X(cuEventElapsedTime, (float *, CUevent, CUevent))                           \
   X(cuStreamWaitEvent, (CUstream, CUevent, unsigned))                          \
   X(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))        \
+  X(cuMemcpyAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream))               \
   X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))           \
   X(cuDeviceCanAccessPeer, (int *, CUdevice, CUdevice))                        \
   X(cuCtxEnablePeerAccess, (CUcontext, unsigned))                              \

@@ -103,6 +103,12 @@ public:
     ptr = static_cast<char *>(p);
     return true;
   }
+  bool copy(void *dst, const void *src, size_t bytes, void *stream,
+            std::string &error) override {
+    SDMA_TRY(hipMemcpyAsync, dst, src, bytes, hipMemcpyDefault,
+             static_cast<hipStream_t>(stream));
+    return true;
+  }
   bool exportMemory(char *ptr, size_t bytes, std::string &blob,
                     std::string &error) override {
     return devices_.exportMemory(0, ptr, bytes, blob, error);

@@ -194,6 +194,11 @@ public:
     return true;
   }
 
+  bool copy(void *dst, const void *src, size_t bytes, void *,
+            std::string &) override {
+    std::memmove(dst, src, bytes);
+    return true;
+  }
   bool exportMemory(char *ptr, size_t bytes, std::string &blob,
                     std::string &error) override {
     for (const Mapping &m : mappings_)

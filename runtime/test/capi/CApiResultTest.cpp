@@ -193,6 +193,19 @@ TEST(CApiResult, InvalidArgumentFromEveryEntryPoint) {
     expect(comm, "ScheduleLoad",
            sdmaScheduleLoad(comm, "/nonexistent/x.mlir", &schedule), bad,
            "cannot read schedule", f);
+    // A device copy: any memory, not collective; null, overlapping and
+    // wrapping ranges refused.
+    std::vector<char> from(32, char(rank + 1)), to(32, 0);
+    EXPECT_EQ(sdmaMemcpyAsync(comm, a, from.data(), 32, nullptr), sdmaSuccess);
+    EXPECT_EQ(sdmaMemcpyAsync(comm, to.data(), a, 32, nullptr), sdmaSuccess);
+    EXPECT_EQ(to, from);
+    expect(comm, "MemcpyAsync", sdmaMemcpyAsync(comm, nullptr, a, 8, nullptr),
+           bad, "null", f);
+    expect(comm, "MemcpyAsync", sdmaMemcpyAsync(comm, a + 4, a, 8, nullptr),
+           bad, "overlap", f);
+    expect(comm, "MemcpyAsync",
+           sdmaMemcpyAsync(comm, a, b, SIZE_MAX - 8, nullptr), bad,
+           "wraps the address space", f);
     stillWorks(comm, rank, 2, f);
   });
   for (const std::string &failure : failures)

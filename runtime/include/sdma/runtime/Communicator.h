@@ -147,6 +147,10 @@ public:
   bool memFree(void *ptr, Error &error);
   bool registerMemory(void *ptr, size_t bytes, int &handle, Error &error);
   bool deregisterMemory(int handle, Error &error);
+  /// Copies `bytes` on the device in `stream`'s order (any memory it
+  /// addresses; not collective). The CPU device copies before it returns.
+  bool copy(void *dst, const void *src, size_t bytes, void *stream,
+            Error &error);
 
   /// NCCL's collectives on symmetric buffers, enqueued on `stream` (a
   /// CUstream/hipStream_t; ignored on the CPU device).
