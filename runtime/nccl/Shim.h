@@ -1,0 +1,63 @@
+//===- Shim.h - sdma's NCCL drop-in: the communicator behind ncclComm_t ---===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// libsdma-nccl.so (soname libnccl.so.2) implements NCCL's C API over
+// sdma's (sdma.h): an ncclComm is an sdmaComm_t and the staging area its
+// calls go through. Programs written for NCCL (PyTorch's ProcessGroupNCCL,
+// nccl-tests) run on it unmodified, through LD_PRELOAD or by linking it
+// as libnccl.so.2 (docs/nccl.md).
+//
+// Buffers: an NCCL program passes any device memory (a caching
+// allocator's, cudaMalloc's, ncclMemAlloc's); sdma's collectives run on
+// symmetric memory. Each call copies its input into the communicator's
+// staging area (symmetric, grown collectively as calls need it), runs
+// sdma's collective there and copies the result out, all in the caller's
+// stream order (sdmaMemcpyAsync): any pointer works, at the cost of the
+// two copies.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_NCCL_SHIM_H
+#define SDMA_RUNTIME_NCCL_SHIM_H
+
+#include "NcclAbi.h"
+#include "sdma/sdma.h"
+
+#include <mutex>
+#include <string>
+
+struct ncclComm {
+  sdmaComm_t sdma = nullptr;
+  int rank = 0, nranks = 0, device = 0;
+  /// The staging area (sdmaMemAlloc'd) and its size.
+  char *stage = nullptr;
+  size_t stageBytes = 0;
+  /// Calls of one communicator from several threads run one at a time.
+  std::mutex mutex;
+  /// What its last failed call said (ncclGetLastError(comm)).
+  std::string error;
+};
+
+namespace sdma::nccl {
+
+/// The thread's last error without a communicator (ncclGetLastError(NULL)).
+void setThreadError(const std::string &message);
+/// Fails with `result` and `message`, kept for ncclGetLastError(comm)
+/// (comm may be null: the thread's).
+ncclResult_t fail(ncclComm_t comm, ncclResult_t result,
+                  const std::string &message);
+/// An sdma result as NCCL's (the numbering is NCCL's), the message kept.
+ncclResult_t fromSdma(ncclComm_t comm, sdmaResult_t result);
+/// True (once per op kind and process) where NCCL_DEBUG=INFO or
+/// SDMA_NCCL_DEBUG is set: says on stderr which path ran `op`.
+void logPath(const char *op, const char *path);
+/// Fails (ncclInvalidArgument, naming `call`) unless `comm` is a live
+/// communicator of this process.
+ncclResult_t checkComm(ncclComm_t comm, const char *call);
+/// True inside ncclGroupStart/End on this thread.
+bool inGroup();
+
+} // namespace sdma::nccl
+
+#endif // SDMA_RUNTIME_NCCL_SHIM_H

@@ -1,0 +1,285 @@
+//===- ShimCollectives.cpp - NCCL's collectives on sdma's
+//------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Each call stages its buffers through the communicator's symmetric area
+// (Shim.h) and runs sdma's collective of the same name and meaning; the
+// checks are sdma's (a bad type, operator, root, size or buffer is refused
+// on every rank, the communicator still usable), so the drop-in passes
+// what it cannot stage (an unknown type, a null buffer, a size that does
+// not fit) straight to sdma for its refusal.
+//
+// Inside ncclGroupStart/End a collective runs when it is called (the group
+// orders nothing more on one communicator). ncclSend/ncclRecv are not
+// served yet.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Shim.h"
+
+#include <functional>
+
+using namespace sdma::nccl;
+
+#define NCCL_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+/// Bytes per element of NCCL's types sdma computes in; 0 for the others
+/// (sdma refuses them).
+size_t elementBytes(ncclDataType_t type) {
+  switch (type) {
+  case ncclInt8:
+  case ncclUint8:
+    return 1;
+  case ncclFloat16:
+  case ncclBfloat16:
+    return 2;
+  case ncclInt32:
+  case ncclUint32:
+  case ncclFloat32:
+    return 4;
+  case ncclInt64:
+  case ncclUint64:
+  case ncclFloat64:
+    return 8;
+  default:
+    return 0;
+  }
+}
+
+constexpr size_t kAlign = 256;
+size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+/// `count` elements of `type`, `times` over, in bytes; false if unknown
+/// or too large to stage.
+bool bytesOf(size_t count, ncclDataType_t type, size_t times, size_t &bytes) {
+  size_t e = elementBytes(type);
+  if (!e || count > (SIZE_MAX / 4) / e / times)
+    return false;
+  bytes = count * e * times;
+  return true;
+}
+
+/// Makes the staging area at least `bytes` (collective: every rank makes
+/// the same call with the same sizes, so every rank grows alike).
+ncclResult_t reserve(ncclComm_t comm, size_t bytes) {
+  if (bytes <= comm->stageBytes)
+    return ncclSuccess;
+  size_t want = 64 << 10;
+  while (want < bytes)
+    want *= 2;
+  if (comm->stage) {
+    if (sdmaResult_t r = sdmaMemFree(comm->sdma, comm->stage))
+      return fromSdma(comm, r);
+    comm->stage = nullptr;
+    comm->stageBytes = 0;
+  }
+  void *p = nullptr;
+  if (sdmaResult_t r = sdmaMemAlloc(comm->sdma, &p, want)) {
+    // A smaller exact fit may still be there.
+    if (sdmaMemAlloc(comm->sdma, &p, aligned(bytes)) != sdmaSuccess)
+      return fromSdma(comm, r);
+    want = aligned(bytes);
+  }
+  comm->stage = static_cast<char *>(p);
+  comm->stageBytes = want;
+  return ncclSuccess;
+}
+
+/// One staged call: the user's `send` (`sendBytes`, copied in where
+/// `copyIn`) and `recv` (`recvBytes`, copied out where `copyOut`) become
+/// the staging area's two parts, and `run(send, recv)` is sdma's call on
+/// them. What cannot be staged runs on the user's pointers: sdma refuses.
+ncclResult_t
+staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
+       bool copyIn, void *recv, size_t recvBytes, bool copyOut, bool stageable,
+       cudaStream_t stream,
+       const std::function<sdmaResult_t(const void *, void *)> &run) {
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  comm->error.clear();
+  if (!stageable)
+    return fromSdma(comm, run(send, recv));
+  if (ncclResult_t r = reserve(comm, aligned(sendBytes) + recvBytes))
+    return r;
+  char *in = comm->stage, *out = comm->stage + aligned(sendBytes);
+  if (copyIn && sendBytes)
+    if (sdmaResult_t r =
+            sdmaMemcpyAsync(comm->sdma, in, send, sendBytes, stream))
+      return fromSdma(comm, r);
+  if (sdmaResult_t r = run(in, out))
+    return fromSdma(comm, r);
+  if (copyOut && recvBytes)
+    if (sdmaResult_t r =
+            sdmaMemcpyAsync(comm->sdma, recv, out, recvBytes, stream))
+      return fromSdma(comm, r);
+  logPath(op, "sdma (load/store kernel, staged through symmetric memory)");
+  return ncclSuccess;
+}
+
+sdmaDataType_t toSdma(ncclDataType_t type) {
+  return static_cast<sdmaDataType_t>(type);
+}
+sdmaRedOp_t toSdma(ncclRedOp_t op) { return static_cast<sdmaRedOp_t>(op); }
+
+} // namespace
+
+NCCL_API ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
+                                    size_t sendcount, ncclDataType_t datatype,
+                                    ncclComm_t comm, cudaStream_t stream) {
+  if (ncclResult_t r = checkComm(comm, "ncclAllGather"))
+    return r;
+  size_t in = 0, out = 0;
+  bool ok = sendbuff && recvbuff && bytesOf(sendcount, datatype, 1, in) &&
+            bytesOf(sendcount, datatype, comm->nranks, out);
+  return staged(comm, "AllGather", sendbuff, in, true, recvbuff, out, true, ok,
+                stream, [&](const void *s, void *r) {
+                  return sdmaAllGather(s, r, sendcount, toSdma(datatype),
+                                       comm->sdma, stream);
+                });
+}
+
+NCCL_API ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff,
+                                   size_t count, ncclDataType_t datatype,
+                                   ncclComm_t comm, cudaStream_t stream) {
+  if (ncclResult_t r = checkComm(comm, "ncclAlltoAll"))
+    return r;
+  size_t bytes = 0;
+  bool ok =
+      sendbuff && recvbuff && bytesOf(count, datatype, comm->nranks, bytes);
+  return staged(comm, "AlltoAll", sendbuff, bytes, true, recvbuff, bytes, true,
+                ok, stream, [&](const void *s, void *r) {
+                  return sdmaAlltoAll(s, r, count, toSdma(datatype), comm->sdma,
+                                      stream);
+                });
+}
+
+NCCL_API ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff,
+                                    size_t count, ncclDataType_t datatype,
+                                    int root, ncclComm_t comm,
+                                    cudaStream_t stream) {
+  if (ncclResult_t r = checkComm(comm, "ncclBroadcast"))
+    return r;
+  size_t bytes = 0;
+  bool isRoot = comm->rank == root;
+  bool ok =
+      recvbuff && (!isRoot || sendbuff) && bytesOf(count, datatype, 1, bytes);
+  return staged(comm, "Broadcast", sendbuff, bytes, isRoot, recvbuff, bytes,
+                true, ok, stream, [&](const void *s, void *r) {
+                  return sdmaBroadcast(s, r, count, toSdma(datatype), root,
+                                       comm->sdma, stream);
+                });
+}
+
+NCCL_API ncclResult_t ncclBcast(void *buff, size_t count,
+                                ncclDataType_t datatype, int root,
+                                ncclComm_t comm, cudaStream_t stream) {
+  if (ncclResult_t r = checkComm(comm, "ncclBcast"))
+    return r;
+  return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
+}
+
+NCCL_API ncclResult_t ncclGather(const void *sendbuff, void *recvbuff,
+                                 size_t count, ncclDataType_t datatype,
+                                 int root, ncclComm_t comm,
+                                 cudaStream_t stream) {
+  if (ncclResult_t r = checkComm(comm, "ncclGather"))
+    return r;
+  size_t in = 0, out = 0;
+  bool isRoot = comm->rank == root;
+  bool ok = sendbuff && (!isRoot || recvbuff) &&
+            bytesOf(count, datatype, 1, in) &&
+            bytesOf(count, datatype, comm->nranks, out);
+  return staged(comm, "Gather", sendbuff, in, true, recvbuff, out, isRoot, ok,
+                stream, [&](const void *s, void *r) {
+                  return sdmaGather(s, r, count, toSdma(datatype), root,
+                                    comm->sdma, stream);
+                });
+}
+
+NCCL_API ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff,
+                                  size_t count, ncclDataType_t datatype,
+                                  int root, ncclComm_t comm,
+                                  cudaStream_t stream) {
+  if (ncclResult_t r = checkComm(comm, "ncclScatter"))
+    return r;
+  size_t in = 0, out = 0;
+  bool isRoot = comm->rank == root;
+  bool ok = recvbuff && (!isRoot || sendbuff) &&
+            bytesOf(count, datatype, comm->nranks, in) &&
+            bytesOf(count, datatype, 1, out);
+  return staged(comm, "Scatter", sendbuff, in, isRoot, recvbuff, out, true, ok,
+                stream, [&](const void *s, void *r) {
+                  return sdmaScatter(s, r, count, toSdma(datatype), root,
+                                     comm->sdma, stream);
+                });
+}
+
+NCCL_API ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff,
+                                    size_t count, ncclDataType_t datatype,
+                                    ncclRedOp_t op, ncclComm_t comm,
+                                    cudaStream_t stream) {
+  if (ncclResult_t r = checkComm(comm, "ncclAllReduce"))
+    return r;
+  size_t bytes = 0;
+  bool ok = sendbuff && recvbuff && op < ncclAvg &&
+            bytesOf(count, datatype, 1, bytes);
+  return staged(comm, "AllReduce", sendbuff, bytes, true, recvbuff, bytes, true,
+                ok, stream, [&](const void *s, void *r) {
+                  return sdmaAllReduce(s, r, count, toSdma(datatype),
+                                       toSdma(op), comm->sdma, stream);
+                });
+}
+
+NCCL_API ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
+                                        size_t recvcount,
+                                        ncclDataType_t datatype, ncclRedOp_t op,
+                                        ncclComm_t comm, cudaStream_t stream) {
+  if (ncclResult_t r = checkComm(comm, "ncclReduceScatter"))
+    return r;
+  size_t in = 0, out = 0;
+  bool ok = sendbuff && recvbuff && op < ncclAvg &&
+            bytesOf(recvcount, datatype, comm->nranks, in) &&
+            bytesOf(recvcount, datatype, 1, out);
+  return staged(comm, "ReduceScatter", sendbuff, in, true, recvbuff, out, true,
+                ok, stream, [&](const void *s, void *r) {
+                  return sdmaReduceScatter(s, r, recvcount, toSdma(datatype),
+                                           toSdma(op), comm->sdma, stream);
+                });
+}
+
+NCCL_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff,
+                                 size_t count, ncclDataType_t datatype,
+                                 ncclRedOp_t op, int root, ncclComm_t comm,
+                                 cudaStream_t stream) {
+  if (ncclResult_t r = checkComm(comm, "ncclReduce"))
+    return r;
+  size_t bytes = 0;
+  bool isRoot = comm->rank == root;
+  bool ok = sendbuff && (!isRoot || recvbuff) && op < ncclAvg &&
+            bytesOf(count, datatype, 1, bytes);
+  return staged(comm, "Reduce", sendbuff, bytes, true, recvbuff, bytes, isRoot,
+                ok, stream, [&](const void *s, void *r) {
+                  return sdmaReduce(s, r, count, toSdma(datatype), toSdma(op),
+                                    root, comm->sdma, stream);
+                });
+}
+
+NCCL_API ncclResult_t ncclSend(const void *, size_t, ncclDataType_t, int,
+                               ncclComm_t comm, cudaStream_t) {
+  if (ncclResult_t r = checkComm(comm, "ncclSend"))
+    return r;
+  return fail(comm, ncclInvalidUsage,
+              "ncclSend is not served by sdma's NCCL drop-in yet "
+              "(docs/nccl.md)");
+}
+
+NCCL_API ncclResult_t ncclRecv(void *, size_t, ncclDataType_t, int,
+                               ncclComm_t comm, cudaStream_t) {
+  if (ncclResult_t r = checkComm(comm, "ncclRecv"))
+    return r;
+  return fail(comm, ncclInvalidUsage,
+              "ncclRecv is not served by sdma's NCCL drop-in yet "
+              "(docs/nccl.md)");
+}

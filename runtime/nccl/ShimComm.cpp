@@ -1,0 +1,468 @@
+//===- ShimComm.cpp - the drop-in's communicators, errors and memory ------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Shim.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <new>
+#include <set>
+#include <strings.h>
+
+using namespace sdma::nccl;
+
+#define NCCL_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+thread_local std::string threadError;
+thread_local int groupDepth = 0;
+std::mutex registry;
+std::set<ncclComm_t> &liveComms() {
+  static std::set<ncclComm_t> comms;
+  return comms;
+}
+
+bool deviceIsCpu() {
+  const char *device = std::getenv("SDMA_DEVICE");
+  return device && std::string(device) == "cpu";
+}
+
+/// The CUDA driver entry points ncclMemAlloc/Free and the device query
+/// need (dlopen'ed, as the runtime does; none on the CPU device).
+struct Cuda {
+  int (*memAlloc)(unsigned long long *, size_t) = nullptr;
+  int (*memFree)(unsigned long long) = nullptr;
+  int (*ctxGetDevice)(int *) = nullptr;
+  static const Cuda *get() {
+    static Cuda cuda;
+    static bool tried = false;
+    static std::mutex m;
+    std::lock_guard<std::mutex> lock(m);
+    if (!tried) {
+      tried = true;
+      if (void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+        cuda.memAlloc =
+            reinterpret_cast<decltype(memAlloc)>(dlsym(lib, "cuMemAlloc_v2"));
+        cuda.memFree =
+            reinterpret_cast<decltype(memFree)>(dlsym(lib, "cuMemFree_v2"));
+        cuda.ctxGetDevice = reinterpret_cast<decltype(ctxGetDevice)>(
+            dlsym(lib, "cuCtxGetDevice"));
+      }
+    }
+    return cuda.memAlloc && cuda.memFree && cuda.ctxGetDevice ? &cuda : nullptr;
+  }
+};
+
+std::set<void *> &hostAllocations() {
+  static std::set<void *> allocations;
+  return allocations;
+}
+
+bool live(ncclComm_t comm) {
+  std::lock_guard<std::mutex> lock(registry);
+  return liveComms().count(comm) != 0;
+}
+
+} // namespace
+
+ncclResult_t sdma::nccl::checkComm(ncclComm_t comm, const char *call) {
+  if (!comm)
+    return fail(nullptr, ncclInvalidArgument,
+                std::string(call) + ": comm is NULL");
+  if (!live(comm))
+    return fail(nullptr, ncclInvalidArgument,
+                std::string(call) +
+                    ": comm is not a live communicator (destroyed, aborted "
+                    "or never made)");
+  return ncclSuccess;
+}
+
+namespace {
+
+ncclResult_t initRank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank,
+                      const ncclConfig_t *config) {
+  if (!out)
+    return fail(nullptr, ncclInvalidArgument, "ncclCommInitRank: comm is NULL");
+  *out = nullptr;
+  if (config && (config->magic != 0xcafebeef || config->size < 24))
+    return fail(nullptr, ncclInvalidArgument,
+                "ncclCommInitRankConfig: config was not initialised with "
+                "NCCL_CONFIG_INITIALIZER");
+  sdmaUniqueId sid;
+  static_assert(sizeof(sid.internal) == sizeof(id.internal), "id sizes");
+  std::memcpy(sid.internal, id.internal, sizeof(sid.internal));
+  // The device: SDMA_DEVICE (cuda by default: the calling thread's current
+  // CUDA device, as NCCL's).
+  sdmaComm_t s = nullptr;
+  sdmaResult_t r = sdmaCommInitRank(&s, nranks, sid, rank);
+  if (r != sdmaSuccess)
+    return fail(nullptr, static_cast<ncclResult_t>(r),
+                std::string("ncclCommInitRank: ") + sdmaGetLastError(nullptr));
+  ncclComm_t comm = new (std::nothrow) ncclComm;
+  if (!comm) {
+    sdmaCommDestroy(s);
+    return fail(nullptr, ncclSystemError, "ncclCommInitRank: out of memory");
+  }
+  comm->sdma = s;
+  comm->rank = rank;
+  comm->nranks = nranks;
+  if (!deviceIsCpu())
+    if (const Cuda *cuda = Cuda::get())
+      cuda->ctxGetDevice(&comm->device);
+  {
+    std::lock_guard<std::mutex> lock(registry);
+    liveComms().insert(comm);
+  }
+  *out = comm;
+  logPath("CommInitRank", "sdma");
+  return ncclSuccess;
+}
+
+ncclResult_t destroy(ncclComm_t comm, const char *call) {
+  if (ncclResult_t r = checkComm(comm, call))
+    return r;
+  {
+    std::lock_guard<std::mutex> lock(registry);
+    liveComms().erase(comm);
+  }
+  sdmaResult_t r = sdmaCommDestroy(comm->sdma);
+  std::string message = r ? sdmaGetLastError(nullptr) : "";
+  delete comm;
+  if (r != sdmaSuccess)
+    return fail(nullptr, static_cast<ncclResult_t>(r),
+                std::string(call) + ": " + message);
+  return ncclSuccess;
+}
+
+ncclResult_t notServed(ncclComm_t comm, const std::string &what) {
+  return fail(comm, ncclInvalidUsage,
+              what + " is not served by sdma's NCCL drop-in (docs/nccl.md)");
+}
+
+} // namespace
+
+void sdma::nccl::setThreadError(const std::string &message) {
+  threadError = message;
+}
+
+ncclResult_t sdma::nccl::fail(ncclComm_t comm, ncclResult_t result,
+                              const std::string &message) {
+  (comm ? comm->error : threadError) = message;
+  return result;
+}
+
+ncclResult_t sdma::nccl::fromSdma(ncclComm_t comm, sdmaResult_t result) {
+  if (result == sdmaSuccess)
+    return ncclSuccess;
+  return fail(comm, static_cast<ncclResult_t>(result),
+              sdmaGetLastError(comm ? comm->sdma : nullptr));
+}
+
+void sdma::nccl::logPath(const char *op, const char *path) {
+  static const bool on = [] {
+    const char *debug = std::getenv("NCCL_DEBUG");
+    return std::getenv("SDMA_NCCL_DEBUG") ||
+           (debug &&
+            (!strcasecmp(debug, "INFO") || !strcasecmp(debug, "TRACE")));
+  }();
+  if (!on)
+    return;
+  static std::mutex m;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(m);
+  if (said.insert(op).second)
+    std::fprintf(stderr, "sdma-nccl: %s: %s\n", op, path);
+}
+
+bool sdma::nccl::inGroup() { return groupDepth > 0; }
+
+NCCL_API ncclResult_t ncclGetVersion(int *version) {
+  if (!version)
+    return fail(nullptr, ncclInvalidArgument,
+                "ncclGetVersion: version is NULL");
+  *version = NCCL_VERSION_CODE; // the ABI implemented: 2.28.9
+  return ncclSuccess;
+}
+
+NCCL_API const char *ncclGetErrorString(ncclResult_t result) {
+  switch (result) {
+  case ncclSuccess:
+    return "no error";
+  case ncclUnhandledCudaError:
+    return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+  case ncclSystemError:
+    return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+  case ncclInternalError:
+    return "internal error - please report this issue to the sdma developers";
+  case ncclInvalidArgument:
+    return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+  case ncclInvalidUsage:
+    return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+  case ncclRemoteError:
+    return "remote process exited or there was a network error";
+  case ncclInProgress:
+    return "NCCL operation in progress";
+  default:
+    return "unknown result code";
+  }
+}
+
+NCCL_API const char *ncclGetLastError(ncclComm_t comm) {
+  if (comm && live(comm))
+    return comm->error.c_str();
+  return threadError.c_str();
+}
+
+NCCL_API ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
+  if (!uniqueId)
+    return fail(nullptr, ncclInvalidArgument, "ncclGetUniqueId: id is NULL");
+  sdmaUniqueId id;
+  if (sdmaResult_t r = sdmaGetUniqueId(&id))
+    return fail(nullptr, static_cast<ncclResult_t>(r),
+                std::string("ncclGetUniqueId: ") + sdmaGetLastError(nullptr));
+  std::memcpy(uniqueId->internal, id.internal, sizeof(id.internal));
+  return ncclSuccess;
+}
+
+NCCL_API ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks,
+                                       ncclUniqueId commId, int rank) {
+  return initRank(comm, nranks, commId, rank, nullptr);
+}
+
+NCCL_API ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks,
+                                             ncclUniqueId commId, int rank,
+                                             ncclConfig_t *config) {
+  // Nonblocking (config->blocking = 0) is honoured by finishing before
+  // returning ncclSuccess, which NCCL allows; the CTA and network fields
+  // have no meaning for sdma's kernels and are ignored.
+  return initRank(comm, nranks, commId, rank, config);
+}
+
+NCCL_API ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks,
+                                               int myrank, int nId,
+                                               ncclUniqueId *commIds,
+                                               ncclConfig_t *config) {
+  if (nId < 1 || !commIds)
+    return fail(nullptr, ncclInvalidArgument,
+                "ncclCommInitRankScalable: no unique id");
+  // One root serves every rank (the others ids spread NCCL's bootstrap).
+  return initRank(newcomm, nranks, commIds[0], myrank, config);
+}
+
+NCCL_API ncclResult_t ncclCommInitAll(ncclComm_t *, int, const int *) {
+  return notServed(nullptr, "ncclCommInitAll (several GPUs of one thread)");
+}
+
+NCCL_API ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  // Every call was enqueued on the caller's stream; nothing is pending in
+  // the communicator itself.
+  return checkComm(comm, "ncclCommFinalize");
+}
+
+NCCL_API ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  return destroy(comm, "ncclCommDestroy");
+}
+
+NCCL_API ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  return destroy(comm, "ncclCommAbort");
+}
+
+NCCL_API ncclResult_t ncclCommSplit(ncclComm_t comm, int, int, ncclComm_t *,
+                                    ncclConfig_t *) {
+  if (ncclResult_t r = checkComm(comm, "ncclCommSplit"))
+    return r;
+  return notServed(comm, "ncclCommSplit");
+}
+
+NCCL_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *, int, ncclComm_t *,
+                                     ncclConfig_t *, int) {
+  if (ncclResult_t r = checkComm(comm, "ncclCommShrink"))
+    return r;
+  return notServed(comm, "ncclCommShrink");
+}
+
+NCCL_API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm,
+                                            ncclResult_t *asyncError) {
+  if (ncclResult_t r = checkComm(comm, "ncclCommGetAsyncError"))
+    return r;
+  if (!asyncError)
+    return fail(comm, ncclInvalidArgument,
+                "ncclCommGetAsyncError: asyncError is NULL");
+  sdmaResult_t found = sdmaSuccess;
+  if (sdmaResult_t r = sdmaCommGetAsyncError(comm->sdma, &found))
+    return fromSdma(comm, r);
+  *asyncError = static_cast<ncclResult_t>(found);
+  if (found != sdmaSuccess)
+    comm->error = sdmaGetLastError(comm->sdma);
+  return ncclSuccess;
+}
+
+NCCL_API ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
+  if (ncclResult_t r = checkComm(comm, "ncclCommCount"))
+    return r;
+  if (!count)
+    return fail(comm, ncclInvalidArgument, "ncclCommCount: count is NULL");
+  *count = comm->nranks;
+  return ncclSuccess;
+}
+
+NCCL_API ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device) {
+  if (ncclResult_t r = checkComm(comm, "ncclCommCuDevice"))
+    return r;
+  if (!device)
+    return fail(comm, ncclInvalidArgument, "ncclCommCuDevice: device is NULL");
+  *device = comm->device;
+  return ncclSuccess;
+}
+
+NCCL_API ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
+  if (ncclResult_t r = checkComm(comm, "ncclCommUserRank"))
+    return r;
+  if (!rank)
+    return fail(comm, ncclInvalidArgument, "ncclCommUserRank: rank is NULL");
+  *rank = comm->rank;
+  return ncclSuccess;
+}
+
+NCCL_API ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
+  if (!ptr)
+    return fail(nullptr, ncclInvalidArgument, "ncclMemAlloc: ptr is NULL");
+  *ptr = nullptr;
+  if (deviceIsCpu()) {
+    void *p = nullptr;
+    if (posix_memalign(&p, 4096, size ? size : 1) != 0)
+      return fail(nullptr, ncclSystemError,
+                  "ncclMemAlloc: " + std::to_string(size) +
+                      " bytes of host memory (SDMA_DEVICE=cpu) not available");
+    std::lock_guard<std::mutex> lock(registry);
+    hostAllocations().insert(p);
+    *ptr = p;
+    return ncclSuccess;
+  }
+  const Cuda *cuda = Cuda::get();
+  if (!cuda)
+    return fail(nullptr, ncclSystemError,
+                "ncclMemAlloc: no CUDA driver (libcuda.so.1); SDMA_DEVICE=cpu "
+                "runs on the host");
+  unsigned long long p = 0;
+  if (int r = cuda->memAlloc(&p, size ? size : 1))
+    return fail(nullptr, ncclUnhandledCudaError,
+                "ncclMemAlloc: cuMemAlloc of " + std::to_string(size) +
+                    " bytes failed (CUresult " + std::to_string(r) + ")");
+  *ptr = reinterpret_cast<void *>(p);
+  return ncclSuccess;
+}
+
+NCCL_API ncclResult_t ncclMemFree(void *ptr) {
+  if (!ptr)
+    return ncclSuccess;
+  {
+    std::lock_guard<std::mutex> lock(registry);
+    if (hostAllocations().erase(ptr)) {
+      std::free(ptr);
+      return ncclSuccess;
+    }
+  }
+  const Cuda *cuda = deviceIsCpu() ? nullptr : Cuda::get();
+  if (!cuda)
+    return fail(nullptr, ncclInvalidArgument,
+                "ncclMemFree: not a pointer ncclMemAlloc returned");
+  if (int r = cuda->memFree(reinterpret_cast<unsigned long long>(ptr)))
+    return fail(nullptr, ncclUnhandledCudaError,
+                "ncclMemFree: cuMemFree failed (CUresult " + std::to_string(r) +
+                    ")");
+  return ncclSuccess;
+}
+
+// Registration is an optimisation in NCCL: a registered buffer must work
+// in collectives, as every buffer does here (staged). The handle is the
+// buffer; nothing is shared yet.
+NCCL_API ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff,
+                                       size_t, void **handle) {
+  if (ncclResult_t r = checkComm(comm, "ncclCommRegister"))
+    return r;
+  if (!handle)
+    return fail(comm, ncclInvalidArgument, "ncclCommRegister: handle is NULL");
+  *handle = buff;
+  logPath("CommRegister", "accepted (buffers are staged; nothing registered)");
+  return ncclSuccess;
+}
+
+NCCL_API ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *) {
+  return checkComm(comm, "ncclCommDeregister");
+}
+
+NCCL_API ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *, size_t,
+                                             ncclWindow_t *win, int) {
+  if (ncclResult_t r = checkComm(comm, "ncclCommWindowRegister"))
+    return r;
+  if (win)
+    *win = nullptr;
+  return notServed(comm, "ncclCommWindowRegister (symmetric windows)");
+}
+
+NCCL_API ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t) {
+  if (ncclResult_t r = checkComm(comm, "ncclCommWindowDeregister"))
+    return r;
+  return notServed(comm, "ncclCommWindowDeregister (symmetric windows)");
+}
+
+// The device API (nccl_device.h): its requirements and device communicator
+// are opaque here.
+NCCL_API ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *, void *) {
+  if (ncclResult_t r = checkComm(comm, "ncclDevCommCreate"))
+    return r;
+  return notServed(comm, "ncclDevCommCreate (NCCL's device API)");
+}
+
+NCCL_API ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *) {
+  if (ncclResult_t r = checkComm(comm, "ncclDevCommDestroy"))
+    return r;
+  return notServed(comm, "ncclDevCommDestroy (NCCL's device API)");
+}
+
+NCCL_API ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *, void *,
+                                               ncclDataType_t,
+                                               ncclScalarResidence_t,
+                                               ncclComm_t comm) {
+  if (ncclResult_t r = checkComm(comm, "ncclRedOpCreatePreMulSum"))
+    return r;
+  return notServed(comm, "ncclRedOpCreatePreMulSum");
+}
+
+NCCL_API ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+  if (ncclResult_t r = checkComm(comm, "ncclRedOpDestroy"))
+    return r;
+  return fail(comm, ncclInvalidArgument,
+              "ncclRedOpDestroy: " + std::to_string(int(op)) +
+                  " is not an operator ncclRedOpCreatePreMulSum made");
+}
+
+NCCL_API ncclResult_t ncclGroupStart(void) {
+  ++groupDepth;
+  return ncclSuccess;
+}
+
+NCCL_API ncclResult_t ncclGroupEnd(void) {
+  if (groupDepth == 0)
+    return fail(nullptr, ncclInvalidUsage,
+                "ncclGroupEnd: no ncclGroupStart is open");
+  --groupDepth;
+  return ncclSuccess;
+}
+
+NCCL_API ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
+  if (groupDepth == 0)
+    return fail(nullptr, ncclInvalidUsage,
+                "ncclGroupSimulateEnd: no ncclGroupStart is open");
+  --groupDepth;
+  if (simInfo)
+    simInfo->estimatedTime = -1.0f; // NCCL_UNDEF_FLOAT: not estimated
+  return ncclSuccess;
+}

@@ -1,0 +1,279 @@
+//===- NcclApiTest.cpp - a program written for NCCL, run on sdma ----------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// One rank of a job (sdma-launch sets RANK and WORLD_SIZE) that uses only
+// NCCL's API (compiled against CUDA's nccl.h where it exists) and is linked
+// to sdma's drop-in as libnccl.so.2. On the CPU device (SDMA_DEVICE=cpu)
+// its buffers are plain host memory (malloc and ncclMemAlloc): every
+// served call runs on pointers sdma never allocated, and every byte is
+// checked against the collective's definition: AllGather (in and out of
+// place), AlltoAll, Broadcast and Bcast at every root, Gather and Scatter
+// at every root, AllReduce with each operator in int32, float and double,
+// ReduceScatter, Reduce at every root, some inside a group. Then NCCL's
+// error behaviour: ncclAvg, an fp8 type and a bad root refused on every
+// rank with ncclInvalidArgument and a message, the communicator still
+// usable; ncclSend refused; a destroyed communicator refused. Exit 0 and
+// "rank R of N: every NCCL call as expected" when all held.
+//
+//   sdma-launch --nproc-per-node=3 sdma-nccl-test ID_FILE
+//
+//===----------------------------------------------------------------------===//
+
+#include "NcclAbi.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int rank = 0, ranks = 1, failures = 0;
+
+void check(ncclResult_t got, ncclResult_t want, const std::string &what,
+           ncclComm_t comm, const char *words = nullptr) {
+  std::string message = ncclGetLastError(comm);
+  if (got == want && (!words || message.find(words) != std::string::npos))
+    return;
+  std::fprintf(stderr, "rank %d: %s: got %d (%s), want %d%s%s: %s\n", rank,
+               what.c_str(), int(got), ncclGetErrorString(got), int(want),
+               words ? " mentioning " : "", words ? words : "",
+               message.c_str());
+  ++failures;
+}
+
+template <typename T>
+void expect(const std::vector<T> &got, const std::vector<T> &want,
+            const std::string &what) {
+  for (size_t i = 0; i < want.size(); ++i)
+    if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0) {
+      std::fprintf(stderr, "rank %d: %s: element %zu differs\n", rank,
+                   what.c_str(), i);
+      ++failures;
+      return;
+    }
+}
+
+/// Rank r's element i (small integers: exact in every type and operator).
+int value(int r, size_t i) { return int((r * 7 + i * 3) % 11) - 5; }
+
+ncclUniqueId exchangeId(const char *path) {
+  ncclUniqueId id;
+  if (rank == 0) {
+    check(ncclGetUniqueId(&id), ncclSuccess, "ncclGetUniqueId", nullptr);
+    std::string tmp = std::string(path) + ".tmp";
+    std::ofstream(tmp, std::ios::binary).write(id.internal, sizeof(id));
+    std::rename(tmp.c_str(), path);
+    return id;
+  }
+  for (int i = 0; i < 3000; ++i) {
+    std::ifstream in(path, std::ios::binary);
+    if (in.read(id.internal, sizeof(id)))
+      return id;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::fprintf(stderr, "rank %d: no unique id in %s\n", rank, path);
+  std::exit(1);
+}
+
+template <typename T> std::vector<T> input(int r, size_t n, size_t from = 0) {
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = T(value(r, from + i));
+  return v;
+}
+
+template <typename T>
+void allReduce(ncclComm_t comm, ncclDataType_t type, ncclRedOp_t op, size_t n) {
+  std::vector<T> in = input<T>(rank, n), out(n), want(n);
+  for (size_t i = 0; i < n; ++i) {
+    T acc = T(value(0, i));
+    for (int r = 1; r < ranks; ++r) {
+      T v = T(value(r, i));
+      acc = op == ncclSum    ? acc + v
+            : op == ncclProd ? acc * v
+            : op == ncclMax  ? (v > acc ? v : acc)
+                             : (v < acc ? v : acc);
+    }
+    want[i] = acc;
+  }
+  check(ncclAllReduce(in.data(), out.data(), n, type, op, comm, nullptr),
+        ncclSuccess, "ncclAllReduce", comm);
+  expect(out, want, "AllReduce op " + std::to_string(op));
+  // In place.
+  check(ncclAllReduce(in.data(), in.data(), n, type, op, comm, nullptr),
+        ncclSuccess, "ncclAllReduce in place", comm);
+  expect(in, want, "AllReduce in place op " + std::to_string(op));
+}
+
+void dataMovement(ncclComm_t comm, size_t n) {
+  // AllGather, out of place into ncclMemAlloc'd memory, and in place.
+  std::vector<int> mine = input<int>(rank, n), want;
+  for (int r = 0; r < ranks; ++r)
+    for (int x : input<int>(r, n))
+      want.push_back(x);
+  int *out = nullptr;
+  check(ncclMemAlloc((void **)&out, ranks * n * sizeof(int)), ncclSuccess,
+        "ncclMemAlloc", nullptr);
+  check(ncclAllGather(mine.data(), out, n, ncclInt32, comm, nullptr),
+        ncclSuccess, "ncclAllGather", comm);
+  expect(std::vector<int>(out, out + ranks * n), want, "AllGather");
+  std::vector<int> inPlace(ranks * n, -99);
+  std::memcpy(inPlace.data() + rank * n, mine.data(), n * sizeof(int));
+  check(ncclAllGather(inPlace.data() + rank * n, inPlace.data(), n, ncclInt32,
+                      comm, nullptr),
+        ncclSuccess, "ncclAllGather in place", comm);
+  expect(inPlace, want, "AllGather in place");
+  check(ncclMemFree(out), ncclSuccess, "ncclMemFree", nullptr);
+
+  // AlltoAll: block p of rank r's input goes to rank p.
+  std::vector<float> a2a = input<float>(rank, ranks * n), a2aOut(ranks * n),
+                     a2aWant;
+  for (int r = 0; r < ranks; ++r)
+    for (float x : input<float>(r, n, rank * n))
+      a2aWant.push_back(x);
+  check(ncclAlltoAll(a2a.data(), a2aOut.data(), n, ncclFloat32, comm, nullptr),
+        ncclSuccess, "ncclAlltoAll", comm);
+  expect(a2aOut, a2aWant, "AlltoAll");
+
+  for (int root = 0; root < ranks; ++root) {
+    std::string at = " root " + std::to_string(root);
+    // Broadcast (others' send NULL) and Bcast, in a group.
+    std::vector<double> b(n, -1), bWant = input<double>(root, n);
+    std::vector<double> src = input<double>(rank, n);
+    check(ncclGroupStart(), ncclSuccess, "ncclGroupStart", nullptr);
+    check(ncclBroadcast(rank == root ? src.data() : nullptr, b.data(), n,
+                        ncclFloat64, root, comm, nullptr),
+          ncclSuccess, "ncclBroadcast" + at, comm);
+    check(ncclGroupEnd(), ncclSuccess, "ncclGroupEnd", nullptr);
+    expect(b, bWant, "Broadcast" + at);
+    std::vector<uint8_t> c(n, 0);
+    for (size_t i = 0; i < n; ++i)
+      c[i] = uint8_t(rank == root ? 200 + i % 50 : 1);
+    check(ncclBcast(c.data(), n, ncclUint8, root, comm, nullptr), ncclSuccess,
+          "ncclBcast" + at, comm);
+    for (size_t i = 0; i < n; ++i)
+      if (c[i] != uint8_t(200 + i % 50)) {
+        std::fprintf(stderr, "rank %d: Bcast%s wrong\n", rank, at.c_str());
+        ++failures;
+        break;
+      }
+    // Reduce (sum) to the root: only the root's receive buffer changes.
+    std::vector<long long> red = input<long long>(rank, n), redOut(n, 7),
+                           redWant(n, 7);
+    if (rank == root)
+      for (size_t i = 0; i < n; ++i) {
+        redWant[i] = 0;
+        for (int r = 0; r < ranks; ++r)
+          redWant[i] += value(r, i);
+      }
+    check(ncclReduce(red.data(), redOut.data(), n, ncclInt64, ncclSum, root,
+                     comm, nullptr),
+          ncclSuccess, "ncclReduce" + at, comm);
+    expect(redOut, redWant, "Reduce" + at);
+    // Gather and Scatter.
+    std::vector<int> g(ranks * n, -1), gWant(ranks * n, -1);
+    if (rank == root)
+      gWant = want;
+    check(ncclGather(mine.data(), g.data(), n, ncclInt32, root, comm, nullptr),
+          ncclSuccess, "ncclGather" + at, comm);
+    expect(g, gWant, "Gather" + at);
+    std::vector<int> sc = input<int>(rank, ranks * n), scOut(n);
+    check(
+        ncclScatter(sc.data(), scOut.data(), n, ncclInt32, root, comm, nullptr),
+        ncclSuccess, "ncclScatter" + at, comm);
+    expect(scOut, input<int>(root, n, rank * n), "Scatter" + at);
+  }
+}
+
+void reductions(ncclComm_t comm, size_t n) {
+  for (int op = ncclSum; op <= ncclMin; ++op) {
+    allReduce<int>(comm, ncclInt32, ncclRedOp_t(op), n);
+    allReduce<double>(comm, ncclFloat64, ncclRedOp_t(op), n);
+  }
+  allReduce<float>(comm, ncclFloat32, ncclSum, n);
+  // ReduceScatter: block `rank` of the sum.
+  std::vector<float> in = input<float>(rank, ranks * n), out(n), want(n);
+  for (size_t i = 0; i < n; ++i) {
+    want[i] = 0;
+    for (int r = 0; r < ranks; ++r)
+      want[i] += float(value(r, rank * n + i));
+  }
+  check(ncclReduceScatter(in.data(), out.data(), n, ncclFloat32, ncclSum, comm,
+                          nullptr),
+        ncclSuccess, "ncclReduceScatter", comm);
+  expect(out, want, "ReduceScatter");
+}
+
+void errors(ncclComm_t comm) {
+  std::vector<float> a(16, 1), b(16 * ranks, 0);
+  check(ncclAllReduce(a.data(), b.data(), 16, ncclFloat32, ncclAvg, comm,
+                      nullptr),
+        ncclInvalidArgument, "ncclAllReduce ncclAvg", comm, "operator 4");
+  check(ncclAllGather(a.data(), b.data(), 4, ncclFloat8e4m3, comm, nullptr),
+        ncclInvalidArgument, "ncclAllGather fp8", comm, "datatype 10");
+  check(ncclBroadcast(a.data(), b.data(), 4, ncclFloat32, ranks, comm, nullptr),
+        ncclInvalidArgument, "ncclBroadcast bad root", comm, "not a rank");
+  check(ncclSend(a.data(), 4, ncclFloat32, 0, comm, nullptr), ncclInvalidUsage,
+        "ncclSend", comm, "not served");
+  check(ncclGroupEnd(), ncclInvalidUsage, "ncclGroupEnd unopened", nullptr,
+        "no ncclGroupStart");
+  ncclResult_t async = ncclInternalError;
+  check(ncclCommGetAsyncError(comm, &async), ncclSuccess,
+        "ncclCommGetAsyncError", comm);
+  check(async, ncclSuccess, "the async error", comm);
+  // Still usable after the refusals.
+  dataMovement(comm, 3);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2 || !std::getenv("RANK") || !std::getenv("WORLD_SIZE")) {
+    std::fprintf(stderr, "usage: sdma-launch --nproc-per-node=N %s ID_FILE\n",
+                 argv[0]);
+    return 2;
+  }
+  rank = std::atoi(std::getenv("RANK"));
+  ranks = std::atoi(std::getenv("WORLD_SIZE"));
+  int version = 0;
+  check(ncclGetVersion(&version), ncclSuccess, "ncclGetVersion", nullptr);
+  if (version != 22809) {
+    std::fprintf(stderr, "rank %d: ncclGetVersion says %d\n", rank, version);
+    ++failures;
+  }
+  ncclUniqueId id = exchangeId(argv[1]);
+  ncclComm_t comm = nullptr;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  check(ncclCommInitRankConfig(&comm, ranks, id, rank, &config), ncclSuccess,
+        "ncclCommInitRankConfig", nullptr);
+  if (!comm)
+    return 1;
+  int count = 0, me = -1;
+  check(ncclCommCount(comm, &count), ncclSuccess, "ncclCommCount", comm);
+  check(ncclCommUserRank(comm, &me), ncclSuccess, "ncclCommUserRank", comm);
+  if (count != ranks || me != rank) {
+    std::fprintf(stderr, "rank %d: count %d rank %d\n", rank, count, me);
+    ++failures;
+  }
+  dataMovement(comm, 1);
+  dataMovement(comm, 1001);
+  reductions(comm, 5);
+  reductions(comm, 1000);
+  errors(comm);
+  check(ncclCommFinalize(comm), ncclSuccess, "ncclCommFinalize", comm);
+  check(ncclCommDestroy(comm), ncclSuccess, "ncclCommDestroy", nullptr);
+  int after = 0;
+  check(ncclCommCount(comm, &after), ncclInvalidArgument,
+        "ncclCommCount after destroy", nullptr, "not a live communicator");
+  if (failures)
+    return 1;
+  std::printf("rank %d of %d: every NCCL call as expected\n", rank, ranks);
+  return 0;
+}
