@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The NCCL drop-in on one NVIDIA GPU (it needs no MLIR): builds the runtime's
+# libsdma-nccl.so and runtime/test/nccl/NcclApiTest.cpp (a program written
+# against NCCL's API, compiled against the machine's nccl.h and linked to
+# the drop-in as libnccl.so.2), then runs it as 2, 4 and 8 processes
+# sharing the GPU (SDMA_DEVICE=cuda): every served call, every byte
+# checked, with pageable host buffers staged through the symmetric heap.
+# Every step runs under its own timeout and prints its exit status.
+#
+#   scripts/gpu-nccl.sh PRECOMPILED_DIR
+# PRECOMPILED_DIR: build/bin/sdma-precompile --ranks=2,4,8 DIR (compiler side).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+pre=$(realpath "$1")
+B=/tmp/sdma-nccl-build
+export SDMA_PROGRAM_DIR=$pre SDMA_CACHE_DIR=/tmp/sdma-cache
+export CUDA_DEVICE_MAX_CONNECTIONS=32
+source scripts/gpu-step.sh
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
+  scripts/build-runtime.sh $B sdma-nccl sdma-nccl-test sdma-launch || exit 1
+grep "NCCL drop-in" "$B.cmake.log"
+readelf -d $B/bin/sdma-nccl-test | grep NEEDED | head -1
+for n in 2 4 8; do
+  rm -f /tmp/sdma-nccl-id-$n
+  step 240 "NCCL API test, $n processes on one GPU" \
+    $B/bin/sdma-launch --timeout-s=220 --nproc-per-node=$n \
+    $B/bin/sdma-nccl-test /tmp/sdma-nccl-id-$n
+done
