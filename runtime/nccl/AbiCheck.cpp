@@ -98,5 +98,7 @@ SAME_FIELD(ncclConfig_t, nChannelsPerNetPeer);
 SAME_FIELD(ncclConfig_t, nvlinkCentricSched);
 SAME_FIELD(ncclSimInfo_t, estimatedTime);
 
+static_assert(NCCL_VERSION(2, 28, 9) == 22809 && NCCL_UNDEF_FLOAT < 0,
+              "NCCL_VERSION differs");
 static_assert(NCCL_VERSION_CODE == 22809,
               "the drop-in implements NCCL 2.28.9's ABI; nccl.h is another");

@@ -35,7 +35,27 @@ extern "C" {
 #define NCCL_VERSION_CODE 22809
 #define NCCL_UNIQUE_ID_BYTES 128
 #define NCCL_CONFIG_UNDEF_INT INT_MIN
+#define NCCL_CONFIG_UNDEF_PTR NULL
 #define NCCL_SPLIT_NOCOLOR -1
+#define NCCL_UNDEF_FLOAT -1.0f
+#ifndef NCCL_VERSION
+#define NCCL_VERSION(X, Y, Z)                                                  \
+  (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z)                           \
+                          : (X)*10000 + (Y)*100 + (Z))
+#endif
+#ifndef NCCL_CONFIG_INITIALIZER
+// size, magic, version, then every field undefined (the defaults).
+#define NCCL_CONFIG_INITIALIZER                                                \
+  {                                                                            \
+    sizeof(ncclConfig_t), 0xcafebeef,                                          \
+        NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),                      \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,   \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,   \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,   \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,   \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT                           \
+  }
+#endif
 
 typedef struct ncclComm *ncclComm_t;
 typedef struct ncclWindow_vidmem *ncclWindow_t;

@@ -104,11 +104,15 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
   if (ncclResult_t r = reserve(comm, aligned(sendBytes) + recvBytes))
     return r;
   char *in = comm->stage, *out = comm->stage + aligned(sendBytes);
-  if (copyIn && sendBytes)
+  // A null user buffer stays null for sdma, which refuses the call on
+  // every rank (every rank staged alike up to here: the sizes are the
+  // call's, not the rank's).
+  bool sendNull = copyIn && !send, recvNull = copyOut && !recv;
+  if (copyIn && sendBytes && !sendNull)
     if (sdmaResult_t r =
             sdmaMemcpyAsync(comm->sdma, in, send, sendBytes, stream))
       return fromSdma(comm, r);
-  if (sdmaResult_t r = run(in, out))
+  if (sdmaResult_t r = run(sendNull ? nullptr : in, recvNull ? nullptr : out))
     return fromSdma(comm, r);
   if (copyOut && recvBytes)
     if (sdmaResult_t r =
@@ -131,7 +135,7 @@ NCCL_API ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
   if (ncclResult_t r = checkComm(comm, "ncclAllGather"))
     return r;
   size_t in = 0, out = 0;
-  bool ok = sendbuff && recvbuff && bytesOf(sendcount, datatype, 1, in) &&
+  bool ok = bytesOf(sendcount, datatype, 1, in) &&
             bytesOf(sendcount, datatype, comm->nranks, out);
   return staged(comm, "AllGather", sendbuff, in, true, recvbuff, out, true, ok,
                 stream, [&](const void *s, void *r) {
@@ -146,8 +150,7 @@ NCCL_API ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff,
   if (ncclResult_t r = checkComm(comm, "ncclAlltoAll"))
     return r;
   size_t bytes = 0;
-  bool ok =
-      sendbuff && recvbuff && bytesOf(count, datatype, comm->nranks, bytes);
+  bool ok = bytesOf(count, datatype, comm->nranks, bytes);
   return staged(comm, "AlltoAll", sendbuff, bytes, true, recvbuff, bytes, true,
                 ok, stream, [&](const void *s, void *r) {
                   return sdmaAlltoAll(s, r, count, toSdma(datatype), comm->sdma,
@@ -163,8 +166,7 @@ NCCL_API ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff,
     return r;
   size_t bytes = 0;
   bool isRoot = comm->rank == root;
-  bool ok =
-      recvbuff && (!isRoot || sendbuff) && bytesOf(count, datatype, 1, bytes);
+  bool ok = bytesOf(count, datatype, 1, bytes);
   return staged(comm, "Broadcast", sendbuff, bytes, isRoot, recvbuff, bytes,
                 true, ok, stream, [&](const void *s, void *r) {
                   return sdmaBroadcast(s, r, count, toSdma(datatype), root,
@@ -188,8 +190,7 @@ NCCL_API ncclResult_t ncclGather(const void *sendbuff, void *recvbuff,
     return r;
   size_t in = 0, out = 0;
   bool isRoot = comm->rank == root;
-  bool ok = sendbuff && (!isRoot || recvbuff) &&
-            bytesOf(count, datatype, 1, in) &&
+  bool ok = bytesOf(count, datatype, 1, in) &&
             bytesOf(count, datatype, comm->nranks, out);
   return staged(comm, "Gather", sendbuff, in, true, recvbuff, out, isRoot, ok,
                 stream, [&](const void *s, void *r) {
@@ -206,8 +207,7 @@ NCCL_API ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff,
     return r;
   size_t in = 0, out = 0;
   bool isRoot = comm->rank == root;
-  bool ok = recvbuff && (!isRoot || sendbuff) &&
-            bytesOf(count, datatype, comm->nranks, in) &&
+  bool ok = bytesOf(count, datatype, comm->nranks, in) &&
             bytesOf(count, datatype, 1, out);
   return staged(comm, "Scatter", sendbuff, in, isRoot, recvbuff, out, true, ok,
                 stream, [&](const void *s, void *r) {
@@ -223,8 +223,7 @@ NCCL_API ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff,
   if (ncclResult_t r = checkComm(comm, "ncclAllReduce"))
     return r;
   size_t bytes = 0;
-  bool ok = sendbuff && recvbuff && op < ncclAvg &&
-            bytesOf(count, datatype, 1, bytes);
+  bool ok = op < ncclAvg && bytesOf(count, datatype, 1, bytes);
   return staged(comm, "AllReduce", sendbuff, bytes, true, recvbuff, bytes, true,
                 ok, stream, [&](const void *s, void *r) {
                   return sdmaAllReduce(s, r, count, toSdma(datatype),
@@ -239,8 +238,7 @@ NCCL_API ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
   if (ncclResult_t r = checkComm(comm, "ncclReduceScatter"))
     return r;
   size_t in = 0, out = 0;
-  bool ok = sendbuff && recvbuff && op < ncclAvg &&
-            bytesOf(recvcount, datatype, comm->nranks, in) &&
+  bool ok = op < ncclAvg && bytesOf(recvcount, datatype, comm->nranks, in) &&
             bytesOf(recvcount, datatype, 1, out);
   return staged(comm, "ReduceScatter", sendbuff, in, true, recvbuff, out, true,
                 ok, stream, [&](const void *s, void *r) {
@@ -257,8 +255,7 @@ NCCL_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff,
     return r;
   size_t bytes = 0;
   bool isRoot = comm->rank == root;
-  bool ok = sendbuff && (!isRoot || recvbuff) && op < ncclAvg &&
-            bytesOf(count, datatype, 1, bytes);
+  bool ok = op < ncclAvg && bytesOf(count, datatype, 1, bytes);
   return staged(comm, "Reduce", sendbuff, bytes, true, recvbuff, bytes, isRoot,
                 ok, stream, [&](const void *s, void *r) {
                   return sdmaReduce(s, r, count, toSdma(datatype), toSdma(op),

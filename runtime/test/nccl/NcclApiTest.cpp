@@ -4,8 +4,8 @@
 //
 // One rank of a job (sdma-launch sets RANK and WORLD_SIZE) that uses only
 // NCCL's API (compiled against CUDA's nccl.h where it exists) and is linked
-// to sdma's drop-in as libnccl.so.2. On the CPU device (SDMA_DEVICE=cpu)
-// its buffers are plain host memory (malloc and ncclMemAlloc): every
+// to sdma's drop-in as libnccl.so.2. Its buffers are plain host memory
+// (vectors; ncclMemAlloc's too on the CPU device, SDMA_DEVICE=cpu): every
 // served call runs on pointers sdma never allocated, and every byte is
 // checked against the collective's definition: AllGather (in and out of
 // place), AlltoAll, Broadcast and Bcast at every root, Gather and Scatter
@@ -117,12 +117,19 @@ void dataMovement(ncclComm_t comm, size_t n) {
   for (int r = 0; r < ranks; ++r)
     for (int x : input<int>(r, n))
       want.push_back(x);
+  // ncclMemAlloc's memory is the host's on the CPU device (checked here
+  // directly); on a GPU it is device memory, which this program (no CUDA
+  // of its own) allocates and frees but reads through host buffers.
+  const char *device = std::getenv("SDMA_DEVICE");
+  bool hostMemory = device && std::string(device) == "cpu";
   int *out = nullptr;
   check(ncclMemAlloc((void **)&out, ranks * n * sizeof(int)), ncclSuccess,
         "ncclMemAlloc", nullptr);
-  check(ncclAllGather(mine.data(), out, n, ncclInt32, comm, nullptr),
+  std::vector<int> hostOut(ranks * n);
+  int *target = hostMemory ? out : hostOut.data();
+  check(ncclAllGather(mine.data(), target, n, ncclInt32, comm, nullptr),
         ncclSuccess, "ncclAllGather", comm);
-  expect(std::vector<int>(out, out + ranks * n), want, "AllGather");
+  expect(std::vector<int>(target, target + ranks * n), want, "AllGather");
   std::vector<int> inPlace(ranks * n, -99);
   std::memcpy(inPlace.data() + rank * n, mine.data(), n * sizeof(int));
   check(ncclAllGather(inPlace.data() + rank * n, inPlace.data(), n, ncclInt32,
@@ -219,6 +226,13 @@ void errors(ncclComm_t comm) {
         ncclInvalidArgument, "ncclAllGather fp8", comm, "datatype 10");
   check(ncclBroadcast(a.data(), b.data(), 4, ncclFloat32, ranks, comm, nullptr),
         ncclInvalidArgument, "ncclBroadcast bad root", comm, "not a rank");
+  // A NULL receive buffer on the last rank only: refused on every rank,
+  // there as an invalid argument, elsewhere as the remote rank's refusal.
+  check(ncclAllGather(a.data(), rank == ranks - 1 ? nullptr : b.data(), 4,
+                      ncclFloat32, comm, nullptr),
+        rank == ranks - 1 ? ncclInvalidArgument : ncclRemoteError,
+        "ncclAllGather NULL recv on one rank", comm,
+        "the receive buffer must not be null");
   check(ncclSend(a.data(), 4, ncclFloat32, 0, comm, nullptr), ncclInvalidUsage,
         "ncclSend", comm, "not served");
   check(ncclGroupEnd(), ncclInvalidUsage, "ncclGroupEnd unopened", nullptr,
