@@ -55,6 +55,10 @@ void logPath(const char *op, const char *path);
 /// Fails (ncclInvalidArgument, naming `call`) unless `comm` is a live
 /// communicator of this process.
 ncclResult_t checkComm(ncclComm_t comm, const char *call);
+/// Makes `*out` rank `rank` of `nranks` of the job `id` (NCCL's
+/// ncclCommInitRankConfig; `config` may be null).
+ncclResult_t initRank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank,
+                      const ncclConfig_t *config);
 /// True inside ncclGroupStart/End on this thread.
 bool inGroup();
 

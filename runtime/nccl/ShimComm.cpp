@@ -83,10 +83,8 @@ ncclResult_t sdma::nccl::checkComm(ncclComm_t comm, const char *call) {
   return ncclSuccess;
 }
 
-namespace {
-
-ncclResult_t initRank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank,
-                      const ncclConfig_t *config) {
+ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
+                                  int rank, const ncclConfig_t *config) {
   if (!out)
     return fail(nullptr, ncclInvalidArgument, "ncclCommInitRank: comm is NULL");
   *out = nullptr;
@@ -123,6 +121,8 @@ ncclResult_t initRank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank,
   logPath("CommInitRank", "sdma");
   return ncclSuccess;
 }
+
+namespace {
 
 ncclResult_t destroy(ncclComm_t comm, const char *call) {
   if (ncclResult_t r = checkComm(comm, call))
@@ -271,13 +271,6 @@ NCCL_API ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 
 NCCL_API ncclResult_t ncclCommAbort(ncclComm_t comm) {
   return destroy(comm, "ncclCommAbort");
-}
-
-NCCL_API ncclResult_t ncclCommSplit(ncclComm_t comm, int, int, ncclComm_t *,
-                                    ncclConfig_t *) {
-  if (ncclResult_t r = checkComm(comm, "ncclCommSplit"))
-    return r;
-  return notServed(comm, "ncclCommSplit");
 }
 
 NCCL_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *, int, ncclComm_t *,

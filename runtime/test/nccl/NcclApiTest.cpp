@@ -13,7 +13,8 @@
 // ReduceScatter, Reduce at every root, some inside a group. Then NCCL's
 // error behaviour: ncclAvg, an fp8 type and a bad root refused on every
 // rank with ncclInvalidArgument and a message, the communicator still
-// usable; ncclSend refused; a destroyed communicator refused. Exit 0 and
+// usable; ncclSend refused; ncclCommSplit by parity (and NOCOLOR), an
+// all-gather on each part; a destroyed communicator refused. Exit 0 and
 // "rank R of N: every NCCL call as expected" when all held.
 //
 //   sdma-launch --nproc-per-node=3 sdma-nccl-test ID_FILE
@@ -245,6 +246,48 @@ void errors(ncclComm_t comm) {
   dataMovement(comm, 3);
 }
 
+/// ncclCommSplit: parity groups ordered by descending parent rank; at 3
+/// ranks or more the last takes NCCL_SPLIT_NOCOLOR and gets NULL.
+void split(ncclComm_t comm) {
+  bool none = ranks > 2 && rank == ranks - 1;
+  ncclComm_t sub = nullptr;
+  check(ncclCommSplit(comm, none ? NCCL_SPLIT_NOCOLOR : rank % 2, -rank, &sub,
+                      nullptr),
+        ncclSuccess, "ncclCommSplit", comm);
+  if (none) {
+    if (sub) {
+      std::fprintf(stderr, "rank %d: NCCL_SPLIT_NOCOLOR got a comm\n", rank);
+      ++failures;
+    }
+    return;
+  }
+  if (!sub)
+    return;
+  std::vector<int> members;
+  for (int q = ranks - 1; q >= 0; --q)
+    if (q % 2 == rank % 2 && !(ranks > 2 && q == ranks - 1))
+      members.push_back(q);
+  int count = 0, me = -1;
+  check(ncclCommCount(sub, &count), ncclSuccess, "split ncclCommCount", sub);
+  check(ncclCommUserRank(sub, &me), ncclSuccess, "split ncclCommUserRank", sub);
+  int position = 0;
+  while (members[position] != rank)
+    ++position;
+  if (count != int(members.size()) || me != position) {
+    std::fprintf(stderr, "rank %d: split comm: count %d rank %d\n", rank, count,
+                 me);
+    ++failures;
+  }
+  int mine = rank * 10 + 1;
+  std::vector<int> got(members.size(), -1), want;
+  for (int q : members)
+    want.push_back(q * 10 + 1);
+  check(ncclAllGather(&mine, got.data(), 1, ncclInt32, sub, nullptr),
+        ncclSuccess, "split ncclAllGather", sub);
+  expect(got, want, "AllGather on the split communicator");
+  check(ncclCommDestroy(sub), ncclSuccess, "split ncclCommDestroy", nullptr);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -281,6 +324,7 @@ int main(int argc, char **argv) {
   reductions(comm, 5);
   reductions(comm, 1000);
   errors(comm);
+  split(comm);
   check(ncclCommFinalize(comm), ncclSuccess, "ncclCommFinalize", comm);
   check(ncclCommDestroy(comm), ncclSuccess, "ncclCommDestroy", nullptr);
   int after = 0;
