@@ -4,7 +4,9 @@
 # against NCCL's API, compiled against the machine's nccl.h and linked to
 # the drop-in as libnccl.so.2), then runs it as 2, 4 and 8 processes
 # sharing the GPU (SDMA_DEVICE=cuda): every served call, every byte
-# checked, with pageable host buffers staged through the symmetric heap.
+# checked, with pageable host buffers staged through the symmetric heap;
+# then an unmodified torch.distributed program (test/gpu/nccl_torch.py)
+# under LD_PRELOAD at 2 and 4 processes.
 # Every step runs under its own timeout and prints its exit status.
 #
 #   scripts/gpu-nccl.sh PRECOMPILED_DIR
@@ -26,4 +28,13 @@ for n in 2 4 8; do
   step 240 "NCCL API test, $n processes on one GPU" \
     $B/bin/sdma-launch --timeout-s=220 --nproc-per-node=$n \
     $B/bin/sdma-nccl-test /tmp/sdma-nccl-id-$n
+done
+# An unmodified torch.distributed program (backend "nccl") under
+# LD_PRELOAD: every NCCL call torch makes goes to the drop-in.
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version())"
+for n in 2 4; do
+  step 240 "torch.distributed (nccl) under LD_PRELOAD, $n processes on one GPU" \
+    env LD_PRELOAD=$B/lib/libsdma-nccl.so SDMA_NCCL_DEBUG=1 \
+    $B/bin/sdma-launch --timeout-s=220 --nproc-per-node=$n \
+    python3 test/gpu/nccl_torch.py
 done
