@@ -4,7 +4,7 @@ sharing one GPU, which real NCCL 2.28 refuses). Every result is compared
 with the value computed locally from every rank's deterministic input.
 Covers: init_process_group(device_id=...) (ncclCommInitRankConfig),
 all_gather_into_tensor, reduce_scatter_tensor, all_reduce (SUM, MAX, MIN,
-PRODUCT), broadcast from every root, barrier, all_to_all_single with equal
+PRODUCT, AVG), broadcast from every root, barrier, all_to_all_single with equal
 splits (ncclAlltoAll), new_group (ncclCommSplit) and an all_reduce on it,
 a DDP step (gradients averaged across ranks), and an all_reduce captured
 in a CUDA graph and replayed. Prints "rank R of N: torch on sdma's NCCL
@@ -60,12 +60,16 @@ expect("reduce_scatter_tensor",
 for op, fold in ((dist.ReduceOp.SUM, lambda a, b: a + b),
                  (dist.ReduceOp.MAX, torch.maximum),
                  (dist.ReduceOp.MIN, torch.minimum),
-                 (dist.ReduceOp.PRODUCT, lambda a, b: a * b)):
+                 (dist.ReduceOp.PRODUCT, lambda a, b: a * b),
+                 (dist.ReduceOp.AVG, None)):
     t = data(rank, n).to(dev)
     dist.all_reduce(t, op=op)
-    want = data(0, n)
-    for r in range(1, world):
-        want = fold(want, data(r, n))
+    if fold is None:  # AVG: the sum divided once by the rank count
+        want = sum(data(r, n) for r in range(world)) / world
+    else:
+        want = data(0, n)
+        for r in range(1, world):
+            want = fold(want, data(r, n))
     expect("all_reduce %s" % op, t, want)
 
 # broadcast from every root

@@ -96,7 +96,8 @@ def check_rank(comm, device, schedule):
     # depth by comm-reduce.test and ldst-cpu/reductions.test); operators
     # as sdma's ReduceOp and as torch.distributed's.
     fold = {"SUM": lambda t: t.sum(0), "MAX": lambda t: t.max(0).values,
-            "MIN": lambda t: t.min(0).values, "PRODUCT": lambda t: t.prod(0)}
+            "MIN": lambda t: t.min(0).values, "PRODUCT": lambda t: t.prod(0),
+            "AVG": lambda t: t.sum(0) / R}
     try:
         import torch.distributed as dist
         torch_op = lambda name: getattr(dist.ReduceOp, name)
@@ -105,7 +106,8 @@ def check_rank(comm, device, schedule):
     cases = [(torch.float32, sdma.ReduceOp.SUM, "SUM"),
              (torch.bfloat16, torch_op("PRODUCT"), "PRODUCT"),
              (torch.float16, torch_op("MAX"), "MAX"),
-             (torch.int32, sdma.ReduceOp.MIN, "MIN")]
+             (torch.int32, sdma.ReduceOp.MIN, "MIN"),
+             (torch.float64, torch_op("AVG"), "AVG")]
 
     def small(rank, n, dtype, salt, prod):
         v = values(rank, n, torch.int64, salt)
@@ -143,7 +145,7 @@ def check_rank(comm, device, schedule):
             comm.free(big)
             comm.free(x)
     x = comm.empty((8,), torch.float32)
-    expect_error(lambda: comm.all_reduce(x, "AVG"), "not AVG")
+    expect_error(lambda: comm.all_reduce(x, "BAND"), "not BAND")
     expect_error(lambda: comm.reduce_scatter_tensor(x, x), "needs world_size")
     comm.free(x)
 

@@ -104,7 +104,8 @@ typedef enum {
   sdmaProd = 1,
   sdmaMax = 2,
   sdmaMin = 3,
-  sdmaNumOps = 4
+  sdmaAvg = 4, /* the sum divided by the rank count (integers truncate) */
+  sdmaNumOps = 5
 } sdmaRedOp_t;
 
 /* Communicator options (sdmaCommInitRankConfig). Initialise with

@@ -149,7 +149,7 @@ sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
   if (op < 0 || op >= sdmaNumOps)
     return fail(comm, sdmaInvalidArgument,
                 name + ": invalid reduction operator " + std::to_string(op) +
-                    " (sdmaSum, sdmaProd, sdmaMax or sdmaMin)");
+                    " (sdmaSum, sdmaProd, sdmaMax, sdmaMin or sdmaAvg)");
   return guarded(comm, [&] {
     Error error;
     if (comm->comm->reduce(kind, send, recv, count, static_cast<DataType>(type),

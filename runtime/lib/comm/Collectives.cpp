@@ -76,6 +76,8 @@ const char *sdma::rt::reduceOpName(ReduceOp op) {
     return "max";
   case ReduceOp::Min:
     return "min";
+  case ReduceOp::Avg:
+    return "avg";
   }
   return nullptr;
 }
@@ -223,7 +225,7 @@ bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
     return error.fail(ErrorKind::InvalidArgument,
                       "invalid reduction operator " +
                           std::to_string(static_cast<int>(op)) +
-                          " (sum 0, prod 1, max 2, min 3)");
+                          " (sum 0, prod 1, max 2, min 3, avg 4)");
   if (!checkRoot(rooted, root, shape.ranks, error))
     return false;
   plan.root = root;

@@ -8,6 +8,7 @@
 #include "format/JsonFields.h"
 #include "sdma/runtime/Limits.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 using namespace sdma::rt;
@@ -209,7 +210,7 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
   // LdstReduce.hip's SDMA_REDUCE_TYPE and SDMA_REDUCE_OP codes.
   static const char *const kTypes[] = {"f32",  "f16",  "bf16", "i32", "i64",
                                        "ui32", "ui64", "f64",  "i8",  "ui8"};
-  static const char *const kOps[] = {"sum", "max", "min", "prod"};
+  static const char *const kOps[] = {"sum", "max", "min", "prod", "avg"};
   auto code = [](const auto &names, const std::string &name) {
     for (size_t i = 0; i < std::size(names); ++i)
       if (name == names[i])
@@ -226,11 +227,28 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
   if (t < 0 || o < 0) {
     error = "cannot reduce " + type + " with " + op +
             " (types: f16, bf16, f32, f64, i8, ui8, i32, ui32, i64, ui64; "
-            "operators: sum, prod, max, min)";
+            "operators: sum, prod, max, min, avg)";
     return false;
   }
-  source = "#define SDMA_REDUCE_TYPE " + std::to_string(t) +
-           "\n#define SDMA_REDUCE_OP " + std::to_string(o) + "\n" + source;
+  // avg divides what a reduce row stores: right only where each output
+  // element is stored by one reduce, once (not a ring's partial sums).
+  static const char *const kOnce[] = {
+      "all_reduce_one_shot", "all_reduce_two_shot", "all_reduce_in_place",
+      "reduce_scatter_direct", "reduce"};
+  if (op == "avg" && std::find(std::begin(kOnce), std::end(kOnce), schedule) ==
+                         std::end(kOnce)) {
+    error = "avg needs a schedule that reduces each element once (one-shot, "
+            "two-shot or in-place all-reduce, direct reduce-scatter, "
+            "reduce); " +
+            schedule + " stores partial results";
+    return false;
+  }
+  source =
+      "#define SDMA_REDUCE_TYPE " + std::to_string(t) +
+      "\n#define SDMA_REDUCE_OP " + std::to_string(o) + "\n" +
+      (op == "avg" ? "#define SDMA_AVG_DIVISOR " + std::to_string(ranks) + "\n"
+                   : std::string()) +
+      source;
   for (Buffer &buffer : buffers)
     if (!buffer.type.empty())
       buffer.type = type;

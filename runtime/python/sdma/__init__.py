@@ -99,9 +99,10 @@ class ReduceOp:
     PRODUCT = 1
     MAX = 2
     MIN = 3
+    AVG = 4
 
 
-_REDUCE_OPS = {"SUM": 0, "PRODUCT": 1, "MAX": 2, "MIN": 3}
+_REDUCE_OPS = {"SUM": 0, "PRODUCT": 1, "MAX": 2, "MIN": 3, "AVG": 4}
 
 
 def _reduce_op(op):
@@ -121,7 +122,7 @@ def _reduce_op(op):
     if name in _REDUCE_OPS:
         return _REDUCE_OPS[name]
     name = name or str(op)
-    raise SdmaError("sdma reduces with SUM, PRODUCT, MAX or MIN, not %s"
+    raise SdmaError("sdma reduces with SUM, PRODUCT, MAX, MIN or AVG, not %s"
                     % (name,), 4)
 
 

@@ -8,7 +8,7 @@
 // products of +-1 and +-2 that wrap in the 8-bit types as the kernel's
 // must) and checks every byte of its buffers, including the bytes past the
 // end and the buffers a call must leave alone. Every element type, each
-// with one operator (the four take turns), every schedule the
+// with one operator (the five take turns), every schedule the
 // communicator picks: one-shot, two-shot and in place (staged) all-reduce,
 // reduce-scatter in and out of place, reduce at every root in and out of
 // place.
@@ -38,13 +38,30 @@ const TypeCase kTypes[] = {
     {sdmaInt64, "i64", 8},   {sdmaInt8, "i8", 1},       {sdmaUint32, "ui32", 4},
     {sdmaUint64, "ui64", 8},
 };
-const char *kOpNames[] = {"sum", "prod", "max", "min"};
+const char *kOpNames[] = {"sum", "prod", "max", "min", "avg"};
 
 bool isUnsigned(const TypeCase &t) { return t.name[0] == 'u'; }
+bool isFloat(const TypeCase &t) { return t.name[0] == 'f' || t.name[0] == 'b'; }
+
+int64_t value(const TypeCase &t, sdmaRedOp_t op, int R, int r, size_t i);
+
+/// avg of floating types: the last rank's value makes every element's sum
+/// a multiple of R, so the average is an exact integer in every type.
+int64_t avgValue(const TypeCase &t, int R, int r, size_t i) {
+  int64_t v = value(t, sdmaSum, R, r, i);
+  if (r != R - 1 || !isFloat(t))
+    return v;
+  int64_t sum = 0;
+  for (int q = 0; q < R; ++q)
+    sum += value(t, sdmaSum, R, q, i);
+  return v - ((sum % R) + R) % R;
+}
 
 /// Rank r's element i: products of +-1/+-2 (1/2 unsigned); otherwise
 /// integers small enough that every partial result is exact in bf16.
 int64_t value(const TypeCase &t, sdmaRedOp_t op, int R, int r, size_t i) {
+  if (op == sdmaAvg)
+    return avgValue(t, R, r, i);
   uint64_t x =
       (uint64_t(r) * 0x9E3779B97F4A7C15ull) ^ (i * 0xD6E8FEB86659FD93ull);
   x ^= x >> 31;
@@ -62,6 +79,22 @@ int64_t value(const TypeCase &t, sdmaRedOp_t op, int R, int r, size_t i) {
 /// The exact result of `op` over the ranks' element i, wrapped to the
 /// type's width (floats hold it exactly).
 int64_t reduced(const TypeCase &t, sdmaRedOp_t op, int R, size_t i) {
+  if (op == sdmaAvg) {
+    // The sum wrapped to the type's width (as integers wrap), then one
+    // division truncating toward zero.
+    int64_t sum = 0;
+    for (int r = 0; r < R; ++r)
+      sum += value(t, op, R, r, i);
+    if (!isFloat(t) && t.bytes < 8) {
+      int bits = int(t.bytes) * 8;
+      uint64_t low = uint64_t(sum) & ((uint64_t(1) << bits) - 1);
+      sum = !isUnsigned(t) && (low >> (bits - 1))
+                ? int64_t(low) - (int64_t(1) << bits)
+                : int64_t(low);
+    }
+    return isUnsigned(t) && t.bytes == 8 ? int64_t(uint64_t(sum) / uint64_t(R))
+                                         : sum / R;
+  }
   int64_t acc = value(t, op, R, 0, i);
   for (int r = 1; r < R; ++r) {
     int64_t v = value(t, op, R, r, i);
@@ -253,7 +286,7 @@ void sdma::commtest::reductions(Rank &k, const Args &args) {
         ("," + args.types + ",").find(std::string(",") + t.name + ",") ==
             std::string::npos)
       continue;
-    auto op = static_cast<sdmaRedOp_t>(n % 4);
+    auto op = static_cast<sdmaRedOp_t>(n % 5);
     for (size_t count : args.counts) {
       Case c{k, t, op,
              std::string(" ") + t.name + " " + kOpNames[op] + " count " +
@@ -313,7 +346,7 @@ int sdma::commtest::reductionVariants(Rank &k) {
   int R = k.ranks, n = 0;
   const size_t count = 7; // R does not divide it: one-shot and staged
   for (const TypeCase &t : kTypes)
-    for (int o = 0; o < 4; ++o) {
+    for (int o = 0; o < 5; ++o) {
       auto op = static_cast<sdmaRedOp_t>(o);
       Case c{k, t, op, std::string(" ") + t.name + " " + kOpNames[op]};
       c.allReduce(count, false);     // all_reduce_one_shot

@@ -9,10 +9,11 @@
 // served call runs on pointers sdma never allocated, and every byte is
 // checked against the collective's definition: AllGather (in and out of
 // place), AlltoAll, Broadcast and Bcast at every root, Gather and Scatter
-// at every root, AllReduce with each operator in int32, float and double,
+// at every root, AllReduce with each operator in int32, float and double
+// (and ncclAvg),
 // ReduceScatter, Reduce at every root, some inside a group. Then NCCL's
-// error behaviour: ncclAvg, an fp8 type and a bad root refused on every
-// rank with ncclInvalidArgument and a message, the communicator still
+// error behaviour: an unknown operator, an fp8 type and a bad root refused on
+// every rank with ncclInvalidArgument and a message, the communicator still
 // usable; ncclSend refused; ncclCommSplit by parity (and NOCOLOR), an
 // all-gather on each part; a destroyed communicator refused. Exit 0 and
 // "rank R of N: every NCCL call as expected" when all held.
@@ -205,6 +206,24 @@ void reductions(ncclComm_t comm, size_t n) {
     allReduce<double>(comm, ncclFloat64, ncclRedOp_t(op), n);
   }
   allReduce<float>(comm, ncclFloat32, ncclSum, n);
+  // ncclAvg: the sum divided once by the rank count (integers truncate).
+  std::vector<int> in32 = input<int>(rank, n), out32(n), want32(n);
+  std::vector<double> in64 = input<double>(rank, n), out64(n), want64(n);
+  for (size_t i = 0; i < n; ++i) {
+    int sum = 0;
+    for (int r = 0; r < ranks; ++r)
+      sum += value(r, i);
+    want32[i] = sum / ranks;
+    want64[i] = double(sum) / ranks;
+  }
+  check(ncclAllReduce(in32.data(), out32.data(), n, ncclInt32, ncclAvg, comm,
+                      nullptr),
+        ncclSuccess, "ncclAllReduce ncclAvg int32", comm);
+  expect(out32, want32, "AllReduce avg int32");
+  check(ncclAllReduce(in64.data(), out64.data(), n, ncclFloat64, ncclAvg, comm,
+                      nullptr),
+        ncclSuccess, "ncclAllReduce ncclAvg float64", comm);
+  expect(out64, want64, "AllReduce avg float64");
   // ReduceScatter: block `rank` of the sum.
   std::vector<float> in = input<float>(rank, ranks * n), out(n), want(n);
   for (size_t i = 0; i < n; ++i) {
@@ -220,9 +239,9 @@ void reductions(ncclComm_t comm, size_t n) {
 
 void errors(ncclComm_t comm) {
   std::vector<float> a(16, 1), b(16 * ranks, 0);
-  check(ncclAllReduce(a.data(), b.data(), 16, ncclFloat32, ncclAvg, comm,
+  check(ncclAllReduce(a.data(), b.data(), 16, ncclFloat32, ncclNumOps, comm,
                       nullptr),
-        ncclInvalidArgument, "ncclAllReduce ncclAvg", comm, "operator 4");
+        ncclInvalidArgument, "ncclAllReduce operator 5", comm, "operator 5");
   check(ncclAllGather(a.data(), b.data(), 4, ncclFloat8e4m3, comm, nullptr),
         ncclInvalidArgument, "ncclAllGather fp8", comm, "datatype 10");
   check(ncclBroadcast(a.data(), b.data(), 4, ncclFloat32, ranks, comm, nullptr),

@@ -91,8 +91,10 @@ struct CommOptions {
 };
 
 /// Reduction operators, numbered as ncclRedOp_t.
-enum class ReduceOp : int { Sum = 0, Prod = 1, Max = 2, Min = 3 };
-/// "sum", "prod", "max", "min"; nullptr outside the enum.
+/// Avg: the sum divided by the rank count once (NCCL's ncclAvg; integers
+/// truncate toward zero).
+enum class ReduceOp : int { Sum = 0, Prod = 1, Max = 2, Min = 3, Avg = 4 };
+/// "sum", "prod", "max", "min", "avg"; nullptr outside the enum.
 const char *reduceOpName(ReduceOp op);
 
 /// The reducing collectives, with NCCL's argument meanings.
