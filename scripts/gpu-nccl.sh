@@ -20,7 +20,14 @@ export CUDA_DEVICE_MAX_CONNECTIONS=32
 source scripts/gpu-step.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
-  scripts/build-runtime.sh $B sdma-nccl sdma-nccl-test sdma-launch || exit 1
+  scripts/build-runtime.sh $B sdma-nccl sdma-nccl-test sdma-launch \
+  sdma-comm-test || exit 1
+# The reductions the drop-in serves, through sdma's C API first (every
+# type, each with one of the five operators, avg included; replicas
+# bit-identical).
+SDMA_TWO_SHOT_BYTES=512 step 240 "reductions C API, 2 processes" \
+  $B/bin/sdma-launch --timeout-s=220 --nproc-per-node=2 \
+  $B/bin/sdma-comm-test --case=reductions --counts=7,300
 grep "NCCL drop-in" "$B.cmake.log"
 readelf -d $B/bin/sdma-nccl-test | grep NEEDED | head -1
 for n in 2 4 8; do
