@@ -24,6 +24,7 @@
 #include "NcclAbi.h"
 #include "sdma/sdma.h"
 
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -52,6 +53,9 @@ ncclResult_t fromSdma(ncclComm_t comm, sdmaResult_t result);
 /// True (once per op kind and process) where NCCL_DEBUG=INFO or
 /// SDMA_NCCL_DEBUG is set: says on stderr which path ran `op`.
 void logPath(const char *op, const char *path);
+/// A reference that keeps `comm` alive while a call uses it; null unless
+/// it is a live communicator of this process.
+std::shared_ptr<ncclComm> acquire(ncclComm_t comm);
 /// Fails (ncclInvalidArgument, naming `call`) unless `comm` is a live
 /// communicator of this process.
 ncclResult_t checkComm(ncclComm_t comm, const char *call);

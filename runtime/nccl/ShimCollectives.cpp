@@ -97,7 +97,12 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
        bool copyIn, void *recv, size_t recvBytes, bool copyOut, bool stageable,
        cudaStream_t stream,
        const std::function<sdmaResult_t(const void *, void *)> &run) {
+  std::shared_ptr<ncclComm> keep = acquire(comm);
+  if (!keep)
+    return checkComm(comm, op);
   std::lock_guard<std::mutex> lock(comm->mutex);
+  if (!acquire(comm)) // destroyed while this call waited for the lock
+    return checkComm(comm, op);
   comm->error.clear();
   if (!stageable)
     return fromSdma(comm, run(send, recv));

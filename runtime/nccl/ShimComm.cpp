@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <map>
+#include <memory>
 #include <new>
 #include <set>
 #include <strings.h>
@@ -23,8 +25,11 @@ namespace {
 thread_local std::string threadError;
 thread_local int groupDepth = 0;
 std::mutex registry;
-std::set<ncclComm_t> &liveComms() {
-  static std::set<ncclComm_t> comms;
+/// Every live communicator, owned here: a call holds its own reference
+/// (acquire) for as long as it runs, so ncclCommAbort from another thread
+/// (torch's watchdog) never frees one under a call.
+std::map<ncclComm_t, std::shared_ptr<ncclComm>> &liveComms() {
+  static std::map<ncclComm_t, std::shared_ptr<ncclComm>> comms;
   return comms;
 }
 
@@ -64,12 +69,15 @@ std::set<void *> &hostAllocations() {
   return allocations;
 }
 
-bool live(ncclComm_t comm) {
-  std::lock_guard<std::mutex> lock(registry);
-  return liveComms().count(comm) != 0;
-}
+bool live(ncclComm_t comm) { return sdma::nccl::acquire(comm) != nullptr; }
 
 } // namespace
+
+std::shared_ptr<ncclComm> sdma::nccl::acquire(ncclComm_t comm) {
+  std::lock_guard<std::mutex> lock(registry);
+  auto it = liveComms().find(comm);
+  return it == liveComms().end() ? nullptr : it->second;
+}
 
 ncclResult_t sdma::nccl::checkComm(ncclComm_t comm, const char *call) {
   if (!comm)
@@ -102,11 +110,12 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
   if (r != sdmaSuccess)
     return fail(nullptr, static_cast<ncclResult_t>(r),
                 std::string("ncclCommInitRank: ") + sdmaGetLastError(nullptr));
-  ncclComm_t comm = new (std::nothrow) ncclComm;
-  if (!comm) {
+  std::shared_ptr<ncclComm> owned(new (std::nothrow) ncclComm);
+  if (!owned) {
     sdmaCommDestroy(s);
     return fail(nullptr, ncclSystemError, "ncclCommInitRank: out of memory");
   }
+  ncclComm_t comm = owned.get();
   comm->sdma = s;
   comm->rank = rank;
   comm->nranks = nranks;
@@ -115,7 +124,7 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
       cuda->ctxGetDevice(&comm->device);
   {
     std::lock_guard<std::mutex> lock(registry);
-    liveComms().insert(comm);
+    liveComms()[comm] = std::move(owned);
   }
   *out = comm;
   logPath("CommInitRank", "sdma");
@@ -125,15 +134,22 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
 namespace {
 
 ncclResult_t destroy(ncclComm_t comm, const char *call) {
-  if (ncclResult_t r = checkComm(comm, call))
-    return r;
+  std::shared_ptr<ncclComm> owned;
   {
     std::lock_guard<std::mutex> lock(registry);
-    liveComms().erase(comm);
+    auto it = liveComms().find(comm);
+    if (it != liveComms().end()) {
+      owned = std::move(it->second);
+      liveComms().erase(it);
+    }
   }
-  sdmaResult_t r = sdmaCommDestroy(comm->sdma);
+  if (!owned)
+    return checkComm(comm, call);
+  // A call in flight on another thread finishes first (it holds the
+  // mutex); later calls find the communicator gone.
+  std::lock_guard<std::mutex> inFlight(owned->mutex);
+  sdmaResult_t r = sdmaCommDestroy(owned->sdma);
   std::string message = r ? sdmaGetLastError(nullptr) : "";
-  delete comm;
   if (r != sdmaSuccess)
     return fail(nullptr, static_cast<ncclResult_t>(r),
                 std::string(call) + ": " + message);
@@ -282,8 +298,9 @@ NCCL_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *, int, ncclComm_t *,
 
 NCCL_API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm,
                                             ncclResult_t *asyncError) {
-  if (ncclResult_t r = checkComm(comm, "ncclCommGetAsyncError"))
-    return r;
+  std::shared_ptr<ncclComm> keep = acquire(comm); // the watchdog's call
+  if (!keep)
+    return checkComm(comm, "ncclCommGetAsyncError");
   if (!asyncError)
     return fail(comm, ncclInvalidArgument,
                 "ncclCommGetAsyncError: asyncError is NULL");

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compile/KernelCache.h"
 #include "cuda/CudaCeExecutor.h"
 #include "cuda/CudaLdstExecutor.h"
-#include "compile/KernelCache.h"
 #include "sdma/runtime/LdstProgram.h"
 
 #include <cstdio>
@@ -196,7 +196,22 @@ TEST(LdstProgram, SetsAReductionsTypeAndOperator) {
   EXPECT_FALSE(reduce->setReduction("f80", "sum", error));
   EXPECT_EQ(error, "cannot reduce f80 with sum (types: f16, bf16, f32, f64, "
                    "i8, ui8, i32, ui32, i64, ui64; operators: sum, prod, "
-                   "max, min)");
+                   "max, min, avg)");
+  // avg divides what a reduce row stores: only schedules that store each
+  // reduced element once take it, with the rank count as the divisor.
+  std::optional<LdstProgram> averaged = reduce;
+  EXPECT_FALSE(averaged->setReduction("f32", "avg", error));
+  EXPECT_NE(error.find("avg needs a schedule that reduces each element once"),
+            std::string::npos)
+      << error;
+  averaged->schedule = "all_reduce_one_shot";
+  ASSERT_TRUE(averaged->setReduction("f32", "avg", error)) << error;
+  EXPECT_EQ(averaged->source.rfind(
+                "#define SDMA_REDUCE_TYPE 0\n#define SDMA_REDUCE_OP 4\n"
+                "#define SDMA_AVG_DIVISOR " +
+                    std::to_string(averaged->ranks) + "\n",
+                0),
+            0u);
   ASSERT_TRUE(reduce->setReduction("bf16", "max", error)) << error;
   EXPECT_EQ(reduce->source.rfind(
                 "#define SDMA_REDUCE_TYPE 2\n#define SDMA_REDUCE_OP 1\n", 0),

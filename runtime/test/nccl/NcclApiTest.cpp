@@ -15,7 +15,9 @@
 // error behaviour: an unknown operator, an fp8 type and a bad root refused on
 // every rank with ncclInvalidArgument and a message, the communicator still
 // usable; ncclSend refused; ncclCommSplit by parity (and NOCOLOR), an
-// all-gather on each part; a destroyed communicator refused. Exit 0 and
+// all-gather on each part; a watchdog thread polling the async error
+// throughout; an abort from another thread, after which the communicator
+// is refused. Exit 0 and
 // "rank R of N: every NCCL call as expected" when all held.
 //
 //   sdma-launch --nproc-per-node=3 sdma-nccl-test ID_FILE
@@ -24,6 +26,7 @@
 
 #include "NcclAbi.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -35,7 +38,8 @@
 
 namespace {
 
-int rank = 0, ranks = 1, failures = 0;
+int rank = 0, ranks = 1;
+std::atomic<int> failures{0};
 
 void check(ncclResult_t got, ncclResult_t want, const std::string &what,
            ncclComm_t comm, const char *words = nullptr) {
@@ -338,14 +342,43 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "rank %d: count %d rank %d\n", rank, count, me);
     ++failures;
   }
+  // A watchdog, as torch's: another thread polls the async error for as
+  // long as the calls run.
+  std::atomic<bool> done{false};
+  std::atomic<int> polls{0};
+  std::thread watchdog([&] {
+    while (!done) {
+      ncclResult_t async = ncclSuccess;
+      if (ncclCommGetAsyncError(comm, &async) != ncclSuccess ||
+          async != ncclSuccess) {
+        std::fprintf(stderr, "rank %d: the watchdog saw an error\n", rank);
+        ++failures;
+        return;
+      }
+      ++polls;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
   dataMovement(comm, 1);
   dataMovement(comm, 1001);
   reductions(comm, 5);
   reductions(comm, 1000);
   errors(comm);
   split(comm);
+  done = true;
+  watchdog.join();
+  if (polls == 0) {
+    std::fprintf(stderr, "rank %d: the watchdog never ran\n", rank);
+    ++failures;
+  }
   check(ncclCommFinalize(comm), ncclSuccess, "ncclCommFinalize", comm);
-  check(ncclCommDestroy(comm), ncclSuccess, "ncclCommDestroy", nullptr);
+  // Aborted from another thread (torch's watchdog does); then gone.
+  std::thread aborter([&] {
+    check(ncclCommAbort(comm), ncclSuccess, "ncclCommAbort", nullptr);
+  });
+  aborter.join();
+  check(ncclCommDestroy(comm), ncclInvalidArgument,
+        "ncclCommDestroy after abort", nullptr, "not a live communicator");
   int after = 0;
   check(ncclCommCount(comm, &after), ncclInvalidArgument,
         "ncclCommCount after destroy", nullptr, "not a live communicator");

@@ -415,7 +415,7 @@ typedef unsigned int sdma_acc;
 #define SDMA_LANES (16 / SDMA_ESIZE)
 
 static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
-#if SDMA_REDUCE_OP == 0
+#if SDMA_REDUCE_OP == 0 || SDMA_REDUCE_OP == 4
   return a + b;
 #elif SDMA_REDUCE_OP == 1
   return SDMA_KEY(a) > SDMA_KEY(b) ? a : b;
@@ -424,9 +424,23 @@ static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
 #elif SDMA_REDUCE_OP == 3
   return a * b;
 #else
-#error "SDMA_REDUCE_OP: 0 sum, 1 max, 2 min, 3 prod"
+#error "SDMA_REDUCE_OP: 0 sum, 1 max, 2 min, 3 prod, 4 avg"
 #endif
 }
+
+// What a reduce row stores: the combined value, divided by the rank count
+// for avg (NCCL's ncclAvg: the sum, then one division; integers truncate
+// toward zero as their type does). Only for schedules whose reduce rows
+// each produce their slice's final value once (the runtime checks).
+#if SDMA_REDUCE_OP == 4
+#ifndef SDMA_AVG_DIVISOR
+#error "SDMA_REDUCE_OP 4 (avg) needs SDMA_AVG_DIVISOR (the rank count)"
+#endif
+#define SDMA_FINISH(v)                                                         \
+  ((sdma_acc)(SDMA_KEY(v) / (long long)(SDMA_AVG_DIVISOR)))
+#else
+#define SDMA_FINISH(v) (v)
+#endif
 
 // One reduce row over the thread's 16-byte units: the destination's value,
 // then every source in order, stored once.
@@ -473,7 +487,7 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
         acc[i] = sdma_combine(acc[i], SDMA_LOAD(x.b + i * SDMA_ESIZE));
     }
     for (int i = 0; i < SDMA_LANES; ++i)
-      SDMA_STORE(x.b + i * SDMA_ESIZE, acc[i]);
+      SDMA_STORE(x.b + i * SDMA_ESIZE, SDMA_FINISH(acc[i]));
     for (int k = 0; k <= ndst; ++k)
       *(sdma_v16 *)(dsts[k] + off) = x.v;
   }
@@ -485,6 +499,7 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
       sdma_acc acc = SDMA_LOAD(init + j);
       for (int s = first; s < nsrc; ++s)
         acc = sdma_combine(acc, SDMA_LOAD(src[s] + j));
+      acc = SDMA_FINISH(acc);
       for (int k = 0; k <= ndst; ++k)
         SDMA_STORE(dsts[k] + j, acc);
     }
@@ -510,7 +525,7 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
       for (int l = 0; l < SDMA_LANES; ++l)                                     \
         acc[l] = sdma_combine(acc[l], SDMA_LOAD(x[s].b + l * SDMA_ESIZE));     \
     for (int l = 0; l < SDMA_LANES; ++l)                                       \
-      SDMA_STORE(x[0].b + l * SDMA_ESIZE, acc[l]);                             \
+      SDMA_STORE(x[0].b + l * SDMA_ESIZE, SDMA_FINISH(acc[l]));                \
     for (int k = 0; k <= NDST; ++k)                                            \
       *(sdma_v16 *)(DST(k) + off) = x[0].v;                                    \
   } while (0)
@@ -525,6 +540,7 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
       sdma_acc acc = SDMA_LOAD((init) + j);                                    \
       for (int s = FIRST; s < NSRC; ++s)                                       \
         acc = sdma_combine(acc, SDMA_LOAD(SRC(s) + j));                        \
+      acc = SDMA_FINISH(acc);                                                  \
       for (int k = 0; k <= NDST; ++k)                                          \
         SDMA_STORE(DST(k) + j, acc);                                           \
     }                                                                          \
