@@ -30,3 +30,12 @@ for d in half bfloat16 int32 double; do
     -c 1 -n 10 -w 3 -d $d
 done
 step 120 "reduce" "$bin/reduce_perf" -b 8 -e 64M -f 8 -g 1 -c 1 -n 20 -w 5
+# Point-to-point through the fallback: the real NCCL torch bundles, loaded
+# beside sdma (SDMA_NCCL_FALLBACK), serves ncclSend/ncclRecv.
+real=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))")
+echo "fallback: $real"
+SDMA_NCCL_FALLBACK=$real step 120 "sendrecv (fallback NCCL)" \
+  "$bin/sendrecv_perf" -b 8 -e 64M -f 8 -g 1 -c 1 -n 20 -w 5
+step 60 "sendrecv without a fallback (refused)" \
+  "$bin/sendrecv_perf" -b 8 -e 8 -g 1 -c 1 -n 1 -w 0
+

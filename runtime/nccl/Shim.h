@@ -38,6 +38,8 @@ struct ncclComm {
   std::mutex mutex;
   /// What its last failed call said (ncclGetLastError(comm)).
   std::string error;
+  /// The real NCCL's communicator beside it (ShimFallback.h), or null.
+  ncclComm_t real = nullptr;
 };
 
 namespace sdma::nccl {

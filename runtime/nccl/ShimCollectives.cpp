@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Shim.h"
+#include "ShimFallback.h"
 
 #include <functional>
 
@@ -268,20 +269,40 @@ NCCL_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff,
                 });
 }
 
-NCCL_API ncclResult_t ncclSend(const void *, size_t, ncclDataType_t, int,
-                               ncclComm_t comm, cudaStream_t) {
-  if (ncclResult_t r = checkComm(comm, "ncclSend"))
-    return r;
-  return fail(comm, ncclInvalidUsage,
-              "ncclSend is not served by sdma's NCCL drop-in yet "
-              "(docs/nccl.md)");
+// Point-to-point: the real NCCL where SDMA_NCCL_FALLBACK names it
+// (ShimFallback.h), else refused.
+NCCL_API ncclResult_t ncclSend(const void *sendbuff, size_t count,
+                               ncclDataType_t datatype, int peer,
+                               ncclComm_t comm, cudaStream_t stream) {
+  std::shared_ptr<ncclComm> keep = acquire(comm);
+  if (!keep)
+    return checkComm(comm, "ncclSend");
+  if (!comm->real)
+    return fail(comm, ncclInvalidUsage,
+                "ncclSend is not served by sdma's NCCL drop-in yet, and no "
+                "fallback NCCL is set (SDMA_NCCL_FALLBACK; docs/nccl.md)");
+  std::string ignored;
+  const RealNccl *real = realNccl(ignored);
+  logPath("Send", "the fallback NCCL (SDMA_NCCL_FALLBACK)");
+  ncclResult_t r =
+      real->send(sendbuff, count, datatype, peer, comm->real, stream);
+  return r ? fail(comm, r, real->getLastError(comm->real)) : r;
 }
 
-NCCL_API ncclResult_t ncclRecv(void *, size_t, ncclDataType_t, int,
-                               ncclComm_t comm, cudaStream_t) {
-  if (ncclResult_t r = checkComm(comm, "ncclRecv"))
-    return r;
-  return fail(comm, ncclInvalidUsage,
-              "ncclRecv is not served by sdma's NCCL drop-in yet "
-              "(docs/nccl.md)");
+NCCL_API ncclResult_t ncclRecv(void *recvbuff, size_t count,
+                               ncclDataType_t datatype, int peer,
+                               ncclComm_t comm, cudaStream_t stream) {
+  std::shared_ptr<ncclComm> keep = acquire(comm);
+  if (!keep)
+    return checkComm(comm, "ncclRecv");
+  if (!comm->real)
+    return fail(comm, ncclInvalidUsage,
+                "ncclRecv is not served by sdma's NCCL drop-in yet, and no "
+                "fallback NCCL is set (SDMA_NCCL_FALLBACK; docs/nccl.md)");
+  std::string ignored;
+  const RealNccl *real = realNccl(ignored);
+  logPath("Recv", "the fallback NCCL (SDMA_NCCL_FALLBACK)");
+  ncclResult_t r =
+      real->recv(recvbuff, count, datatype, peer, comm->real, stream);
+  return r ? fail(comm, r, real->getLastError(comm->real)) : r;
 }

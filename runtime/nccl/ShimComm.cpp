@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Shim.h"
+#include "ShimFallback.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -126,6 +127,11 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
     std::lock_guard<std::mutex> lock(registry);
     liveComms()[comm] = std::move(owned);
   }
+  if (ncclResult_t r = attachReal(comm, config)) {
+    std::string why = ncclGetLastError(nullptr);
+    ncclCommAbort(comm);
+    return fail(nullptr, r, "ncclCommInitRank: " + why);
+  }
   *out = comm;
   logPath("CommInitRank", "sdma");
   return ncclSuccess;
@@ -148,6 +154,13 @@ ncclResult_t destroy(ncclComm_t comm, const char *call) {
   // A call in flight on another thread finishes first (it holds the
   // mutex); later calls find the communicator gone.
   std::lock_guard<std::mutex> inFlight(owned->mutex);
+  if (owned->real) {
+    std::string ignored;
+    if (const RealNccl *real = realNccl(ignored))
+      (std::strcmp(call, "ncclCommAbort") == 0
+           ? real->commAbort
+           : real->commDestroy)(owned->real);
+  }
   sdmaResult_t r = sdmaCommDestroy(owned->sdma);
   std::string message = r ? sdmaGetLastError(nullptr) : "";
   if (r != sdmaSuccess)
@@ -310,6 +323,16 @@ NCCL_API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm,
   *asyncError = static_cast<ncclResult_t>(found);
   if (found != sdmaSuccess)
     comm->error = sdmaGetLastError(comm->sdma);
+  std::string ignored;
+  const RealNccl *real = comm->real ? realNccl(ignored) : nullptr;
+  ncclResult_t realError = ncclSuccess;
+  if (real && found == sdmaSuccess &&
+      real->commGetAsyncError(comm->real, &realError) == ncclSuccess &&
+      realError != ncclSuccess && realError != ncclInProgress) {
+    *asyncError = realError;
+    comm->error =
+        std::string("the fallback NCCL: ") + real->getLastError(comm->real);
+  }
   return ncclSuccess;
 }
 
@@ -456,6 +479,9 @@ NCCL_API ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
 
 NCCL_API ncclResult_t ncclGroupStart(void) {
   ++groupDepth;
+  std::string ignored;
+  if (const RealNccl *real = realNccl(ignored))
+    return real->groupStart();
   return ncclSuccess;
 }
 
@@ -464,6 +490,12 @@ NCCL_API ncclResult_t ncclGroupEnd(void) {
     return fail(nullptr, ncclInvalidUsage,
                 "ncclGroupEnd: no ncclGroupStart is open");
   --groupDepth;
+  std::string ignored;
+  if (const RealNccl *real = realNccl(ignored))
+    if (ncclResult_t r = real->groupEnd())
+      return fail(nullptr, r,
+                  std::string("the fallback NCCL's ncclGroupEnd: ") +
+                      real->getLastError(nullptr));
   return ncclSuccess;
 }
 
