@@ -257,8 +257,19 @@ void errors(ncclComm_t comm) {
         rank == ranks - 1 ? ncclInvalidArgument : ncclRemoteError,
         "ncclAllGather NULL recv on one rank", comm,
         "the receive buffer must not be null");
-  check(ncclSend(a.data(), 4, ncclFloat32, 0, comm, nullptr), ncclInvalidUsage,
-        "ncclSend", comm, "not served");
+  if (std::getenv("SDMA_NCCL_FALLBACK")) {
+    // Forwarded to the fallback NCCL, grouped: a ring exchange.
+    check(ncclGroupStart(), ncclSuccess, "ncclGroupStart", nullptr);
+    check(ncclSend(a.data(), 4, ncclFloat32, (rank + 1) % ranks, comm, nullptr),
+          ncclSuccess, "ncclSend (fallback)", comm);
+    check(ncclRecv(b.data(), 4, ncclFloat32, (rank + ranks - 1) % ranks, comm,
+                   nullptr),
+          ncclSuccess, "ncclRecv (fallback)", comm);
+    check(ncclGroupEnd(), ncclSuccess, "ncclGroupEnd", nullptr);
+  } else {
+    check(ncclSend(a.data(), 4, ncclFloat32, 0, comm, nullptr),
+          ncclInvalidUsage, "ncclSend", comm, "not served");
+  }
   check(ncclGroupEnd(), ncclInvalidUsage, "ncclGroupEnd unopened", nullptr,
         "no ncclGroupStart");
   ncclResult_t async = ncclInternalError;
