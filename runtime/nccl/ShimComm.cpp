@@ -7,6 +7,7 @@
 #include "Shim.h"
 #include "ShimFallback.h"
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -101,6 +102,17 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
     return fail(nullptr, ncclInvalidArgument,
                 "ncclCommInitRankConfig: config was not initialised with "
                 "NCCL_CONFIG_INITIALIZER");
+  // NCCL_CTA_POLICY_ZERO asks for collectives that hold no SM; sdma's
+  // load/store kernels hold them (copy engines are issue 39's), so it is
+  // refused rather than ignored. The other fields tune NCCL's own
+  // kernels and network and have no meaning here.
+  if (config &&
+      config->size >= offsetof(ncclConfig_t, CTAPolicy) + sizeof(int) &&
+      config->CTAPolicy != NCCL_CONFIG_UNDEF_INT && (config->CTAPolicy & 2))
+    return fail(nullptr, ncclInvalidArgument,
+                "ncclCommInitRankConfig: CTAPolicy NCCL_CTA_POLICY_ZERO "
+                "(collectives without SMs) is not served: sdma's collectives "
+                "run as load/store kernels");
   sdmaUniqueId sid;
   static_assert(sizeof(sid.internal) == sizeof(id.internal), "id sizes");
   std::memcpy(sid.internal, id.internal, sizeof(sid.internal));

@@ -340,6 +340,12 @@ int main(int argc, char **argv) {
   }
   ncclUniqueId id = exchangeId(argv[1]);
   ncclComm_t comm = nullptr;
+  // NCCL_CTA_POLICY_ZERO (no SMs) cannot be honoured: refused, named.
+  ncclConfig_t zero = NCCL_CONFIG_INITIALIZER;
+  zero.CTAPolicy = 2;
+  check(ncclCommInitRankConfig(&comm, ranks, id, rank, &zero),
+        ncclInvalidArgument, "ncclCommInitRankConfig CTAPolicy zero", nullptr,
+        "NCCL_CTA_POLICY_ZERO");
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   check(ncclCommInitRankConfig(&comm, ranks, id, rank, &config), ncclSuccess,
