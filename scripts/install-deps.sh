@@ -16,6 +16,8 @@ pkgs=(
   clang-22 libclang-rt-22-dev lld-22
   # runtime unit tests; the plan schema test on the compiler side
   libgtest-dev python3-jsonschema
+  # tests' tools: pgrep (compile-timeout.test), nm/readelf (binutils)
+  procps binutils
   # the C API's MPI adapter test (mpirun, sdma_mpi.h)
   libopenmpi-dev openmpi-bin
   # the Python package (pybind11) and its tests (torch CPU, mpi4py)
