@@ -13,8 +13,10 @@
 // (and ncclAvg),
 // ReduceScatter, Reduce at every root, some inside a group. Then NCCL's
 // error behaviour: an unknown operator, an fp8 type and a bad root refused on
-// every rank with ncclInvalidArgument and a message, the communicator still
-// usable; ncclSend refused; ncclCommSplit by parity (and NOCOLOR), an
+// every rank with ncclInvalidArgument and a message, ranks disagreeing on a
+// count (one of them growing the staging area) refused on every rank as
+// invalid usage, the communicator still usable after each; ncclSend
+// refused (or forwarded, with a fallback); ncclCommSplit by parity (and NOCOLOR), an
 // all-gather on each part; a watchdog thread polling the async error
 // throughout; an abort from another thread, after which the communicator
 // is refused. Exit 0 and
@@ -272,6 +274,21 @@ void errors(ncclComm_t comm) {
   }
   check(ncclGroupEnd(), ncclInvalidUsage, "ncclGroupEnd unopened", nullptr,
         "no ncclGroupStart");
+  // Ranks that disagree on a count (rank 0's call would grow the staging
+  // area, the others' would not): refused on every rank, not a hang.
+  {
+    size_t big = 1 << 20, count = rank == 0 ? big : 16;
+    std::vector<float> in(big), out(big * ranks);
+    ncclResult_t r =
+        ncclAllGather(in.data(), out.data(), count, ncclFloat32, comm, nullptr);
+    if (r != ncclInvalidUsage ||
+        !std::strstr(ncclGetLastError(comm), "differs between ranks")) {
+      std::fprintf(stderr,
+                   "rank %d: AllGather with disagreeing counts: %d (%s)\n",
+                   rank, int(r), ncclGetLastError(comm));
+      ++failures;
+    }
+  }
   ncclResult_t async = ncclInternalError;
   check(ncclCommGetAsyncError(comm, &async), ncclSuccess,
         "ncclCommGetAsyncError", comm);
