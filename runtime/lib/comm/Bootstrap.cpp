@@ -604,7 +604,8 @@ bool Bootstrap::allGather(const std::string &mine,
                           " bytes; the most is " +
                           std::to_string(kMaxBlobBytes));
   if (socket_ < 0)
-    return fail("the job has already failed");
+    return fail("the job has already failed" +
+                (failure_.empty() ? std::string() : ": " + failure_));
   std::string root = "the job's root at " + root_;
   if (!sendMessage(socket_, Gather, 0, 0, mine))
     return fail(root + " closed the connection");
@@ -620,10 +621,11 @@ bool Bootstrap::allGather(const std::string &mine,
   if (r != Received::Ok || h.type != Result) {
     ::close(socket_);
     socket_ = -1;
-    return fail(r == Received::Ok && h.type == Refused
-                    ? payload
-                    : notAMessage(r == Received::Ok ? Received::Malformed : r,
-                                  h, expected, root));
+    failure_ = r == Received::Ok && h.type == Refused
+                   ? payload
+                   : notAMessage(r == Received::Ok ? Received::Malformed : r, h,
+                                 expected, root);
+    return fail(failure_);
   }
   if (payload.size() != expected)
     return fail(root + " answered the all-gather with " +

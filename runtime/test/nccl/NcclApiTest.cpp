@@ -16,9 +16,9 @@
 // every rank with ncclInvalidArgument and a message, ranks disagreeing on a
 // count (one of them growing the staging area) refused on every rank as
 // invalid usage, the communicator still usable after each; ncclSend
-// refused (or forwarded, with a fallback); ncclCommSplit by parity (and NOCOLOR), an
-// all-gather on each part; a watchdog thread polling the async error
-// throughout; an abort from another thread, after which the communicator
+// refused (or forwarded, with a fallback); ncclCommSplit by parity (and
+// NOCOLOR), an all-gather on each part; a watchdog thread polling the async
+// error throughout; an abort from another thread, after which the communicator
 // is refused. Exit 0 and
 // "rank R of N: every NCCL call as expected" when all held.
 //
@@ -369,6 +369,26 @@ int main(int argc, char **argv) {
         "ncclCommInitRankConfig", nullptr);
   if (!comm)
     return 1;
+  if (std::getenv("NCCL_TEST_EXIT_EARLY")) {
+    // The last rank dies after init: every other rank's next call fails
+    // within the timeout naming it (ncclRemoteError), no hang, no crash.
+    if (rank == ranks - 1)
+      std::_Exit(0);
+    std::vector<int> in(4, rank), out(4 * ranks);
+    ncclResult_t r =
+        ncclAllGather(in.data(), out.data(), 4, ncclInt32, comm, nullptr);
+    ncclResult_t async = ncclSuccess;
+    if (r == ncclSuccess)
+      ncclCommGetAsyncError(comm, &async);
+    std::string why = ncclGetLastError(comm);
+    bool named =
+        why.find("rank " + std::to_string(ranks - 1)) != std::string::npos;
+    std::printf("rank %d after a peer died: %s (%s)\n", rank,
+                ncclGetErrorString(r ? r : async),
+                named ? "named" : why.c_str());
+    ncclCommAbort(comm);
+    return (r == ncclRemoteError || async == ncclRemoteError) && named ? 0 : 1;
+  }
   int count = 0, me = -1;
   check(ncclCommCount(comm, &count), ncclSuccess, "ncclCommCount", comm);
   check(ncclCommUserRank(comm, &me), ncclSuccess, "ncclCommUserRank", comm);

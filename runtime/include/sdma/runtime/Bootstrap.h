@@ -93,6 +93,9 @@ private:
   int socket_ = -1, rank_ = 0, ranks_ = 0;
   uint64_t timeoutMs_ = 0;
   std::string root_; // address:port, for errors
+  /// Why the job failed (the first failure closed the socket), repeated
+  /// by every later exchange.
+  std::string failure_;
 };
 
 } // namespace sdma::rt
