@@ -271,38 +271,38 @@ NCCL_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff,
 
 // Point-to-point: the real NCCL where SDMA_NCCL_FALLBACK names it
 // (ShimFallback.h), else refused.
+namespace {
+ncclResult_t
+forward(ncclComm_t comm, const char *op,
+        const std::function<ncclResult_t(const RealNccl &)> &call) {
+  std::shared_ptr<ncclComm> keep = acquire(comm);
+  if (!keep)
+    return checkComm(comm, (std::string("nccl") + op).c_str());
+  if (!comm->real)
+    return fail(comm, ncclInvalidUsage,
+                std::string("nccl") + op +
+                    " is not served by sdma's NCCL drop-in yet, and no "
+                    "fallback NCCL is set (SDMA_NCCL_FALLBACK; docs/nccl.md)");
+  std::string ignored;
+  const RealNccl *real = realNccl(ignored);
+  logPath(op, "the fallback NCCL (SDMA_NCCL_FALLBACK)");
+  ncclResult_t r = call(*real);
+  return r ? fail(comm, r, real->getLastError(comm->real)) : r;
+}
+} // namespace
+
 NCCL_API ncclResult_t ncclSend(const void *sendbuff, size_t count,
                                ncclDataType_t datatype, int peer,
                                ncclComm_t comm, cudaStream_t stream) {
-  std::shared_ptr<ncclComm> keep = acquire(comm);
-  if (!keep)
-    return checkComm(comm, "ncclSend");
-  if (!comm->real)
-    return fail(comm, ncclInvalidUsage,
-                "ncclSend is not served by sdma's NCCL drop-in yet, and no "
-                "fallback NCCL is set (SDMA_NCCL_FALLBACK; docs/nccl.md)");
-  std::string ignored;
-  const RealNccl *real = realNccl(ignored);
-  logPath("Send", "the fallback NCCL (SDMA_NCCL_FALLBACK)");
-  ncclResult_t r =
-      real->send(sendbuff, count, datatype, peer, comm->real, stream);
-  return r ? fail(comm, r, real->getLastError(comm->real)) : r;
+  return forward(comm, "Send", [&](const RealNccl &real) {
+    return real.send(sendbuff, count, datatype, peer, comm->real, stream);
+  });
 }
 
 NCCL_API ncclResult_t ncclRecv(void *recvbuff, size_t count,
                                ncclDataType_t datatype, int peer,
                                ncclComm_t comm, cudaStream_t stream) {
-  std::shared_ptr<ncclComm> keep = acquire(comm);
-  if (!keep)
-    return checkComm(comm, "ncclRecv");
-  if (!comm->real)
-    return fail(comm, ncclInvalidUsage,
-                "ncclRecv is not served by sdma's NCCL drop-in yet, and no "
-                "fallback NCCL is set (SDMA_NCCL_FALLBACK; docs/nccl.md)");
-  std::string ignored;
-  const RealNccl *real = realNccl(ignored);
-  logPath("Recv", "the fallback NCCL (SDMA_NCCL_FALLBACK)");
-  ncclResult_t r =
-      real->recv(recvbuff, count, datatype, peer, comm->real, stream);
-  return r ? fail(comm, r, real->getLastError(comm->real)) : r;
+  return forward(comm, "Recv", [&](const RealNccl &real) {
+    return real.recv(recvbuff, count, datatype, peer, comm->real, stream);
+  });
 }
