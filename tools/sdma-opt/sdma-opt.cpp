@@ -115,6 +115,6 @@ int main(int argc, char **argv) {
   // as in the other tools (LLVM's parser would exit 1).
   if (!sdma::parseCommandLine(argc, argv, helpHeader))
     return 2;
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, inputFilename, outputFilename, registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 }

@@ -1,4 +1,5 @@
-//===- FakeNccl.cpp - a stand-in "real NCCL" for the fallback's test -------===//
+//===- FakeNccl.cpp - a stand-in "real NCCL" for the fallback's test
+//-------===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
