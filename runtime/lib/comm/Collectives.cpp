@@ -82,12 +82,13 @@ const char *sdma::rt::reduceOpName(ReduceOp op) {
   return nullptr;
 }
 
-namespace {
-/// True if [a, a + aBytes) and [b, b + bBytes) share a byte.
-bool overlap(const void *a, uint64_t aBytes, const void *b, uint64_t bBytes) {
+bool sdma::rt::overlap(const void *a, uint64_t aBytes, const void *b,
+                       uint64_t bBytes) {
   auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
   return a && b && x < y + bBytes && y < x + aBytes;
 }
+
+namespace {
 
 const char *at(const void *base, uint64_t offset) {
   return static_cast<const char *>(base) + offset;

@@ -37,6 +37,9 @@ struct CommShape {
   size_t twoShotBytes = 0;
 };
 
+/// True if [a, a + aBytes) and [b, b + bBytes) share a byte (neither null).
+bool overlap(const void *a, uint64_t aBytes, const void *b, uint64_t bBytes);
+
 bool planCollective(CommOp op, const void *send, void *recv, size_t count,
                     DataType type, int root, const CommShape &shape,
                     CollectivePlan &plan, Error &error);

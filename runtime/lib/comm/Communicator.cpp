@@ -223,7 +223,7 @@ bool Communicator::copy(void *dst, const void *src, size_t bytes, void *stream,
     return error.fail(ErrorKind::InvalidArgument,
                       "the copy of " + std::to_string(bytes) +
                           " bytes wraps the address space");
-  if (d != s && d < s + bytes && s < d + bytes)
+  if (d != s && overlap(dst, bytes, src, bytes))
     return error.fail(ErrorKind::InvalidArgument,
                       "the copy's source and destination overlap");
   std::string why;
