@@ -67,6 +67,10 @@ ncclResult_t initRank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank,
                       const ncclConfig_t *config);
 /// True inside ncclGroupStart/End on this thread.
 bool inGroup();
+/// At the end of the thread's outermost group: runs the sends and
+/// receives it collected together (`run`), or drops them
+/// (ncclGroupSimulateEnd).
+ncclResult_t endGroupPeerOps(bool run);
 
 } // namespace sdma::nccl
 

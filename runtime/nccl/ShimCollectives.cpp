@@ -11,15 +11,17 @@
 // not fit) straight to sdma for its refusal.
 //
 // Inside ncclGroupStart/End a collective runs when it is called (the group
-// orders nothing more on one communicator). ncclSend/ncclRecv are not
-// served yet.
+// orders nothing more on one communicator); its ncclSend/ncclRecv run
+// together at ncclGroupEnd.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Shim.h"
 #include "ShimFallback.h"
 
+#include <cstdint>
 #include <functional>
+#include <vector>
 
 using namespace sdma::nccl;
 
@@ -269,40 +271,121 @@ NCCL_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff,
                 });
 }
 
-// Point-to-point: the real NCCL where SDMA_NCCL_FALLBACK names it
-// (ShimFallback.h), else refused.
+// Point-to-point: sdma's sendRecv on the caller's buffers as they are.
+// Only bytes move, so every NCCL type is served (the fp8 ones as bytes).
+// Inside a group the operations wait here and run together (sdma's
+// sdmaGroupStart/End around them) when the group ends.
 namespace {
-ncclResult_t
-forward(ncclComm_t comm, const char *op,
-        const std::function<ncclResult_t(const RealNccl &)> &call) {
-  std::shared_ptr<ncclComm> keep = acquire(comm);
-  if (!keep)
-    return checkComm(comm, (std::string("nccl") + op).c_str());
-  if (!comm->real)
-    return fail(comm, ncclInvalidUsage,
-                std::string("nccl") + op +
-                    " is not served by sdma's NCCL drop-in yet, and no "
-                    "fallback NCCL is set (SDMA_NCCL_FALLBACK; docs/nccl.md)");
-  std::string ignored;
-  const RealNccl *real = realNccl(ignored);
-  logPath(op, "the fallback NCCL (SDMA_NCCL_FALLBACK)");
-  ncclResult_t r = call(*real);
-  return r ? fail(comm, r, real->getLastError(comm->real)) : r;
+struct PendingOp {
+  std::shared_ptr<ncclComm> comm;
+  bool send;
+  void *buffer;
+  size_t bytes;
+  int peer;
+  cudaStream_t stream;
+};
+thread_local std::vector<PendingOp> pendingOps;
+/// The first send or receive refused inside the open group (NCCL's group
+/// error: the group's end runs none of it and returns it).
+thread_local ncclResult_t groupRefusal = ncclSuccess;
+thread_local std::string groupWhy;
+
+ncclResult_t issue(const PendingOp &op) {
+  std::lock_guard<std::mutex> lock(op.comm->mutex);
+  sdmaResult_t r = op.send ? sdmaSend(op.buffer, op.bytes, sdmaUint8, op.peer,
+                                      op.comm->sdma, op.stream)
+                           : sdmaRecv(op.buffer, op.bytes, sdmaUint8, op.peer,
+                                      op.comm->sdma, op.stream);
+  return fromSdma(op.comm.get(), r);
+}
+
+ncclResult_t checkPeerOp(bool send, size_t count, ncclDataType_t datatype,
+                         int peer, ncclComm_t comm);
+
+ncclResult_t peerOp(bool send, void *buffer, size_t count,
+                    ncclDataType_t datatype, int peer, ncclComm_t comm,
+                    cudaStream_t stream) {
+  ncclResult_t r = checkPeerOp(send, count, datatype, peer, comm);
+  if (r == ncclSuccess) {
+    std::shared_ptr<ncclComm> keep = acquire(comm);
+    if (!keep)
+      return checkComm(comm, send ? "ncclSend" : "ncclRecv");
+    bool fp8 = datatype == ncclFloat8e4m3 || datatype == ncclFloat8e5m2;
+    logPath(send ? "Send" : "Recv", "sdma");
+    PendingOp op{keep,   send,
+                 buffer, count * (fp8 ? 1 : elementBytes(datatype)),
+                 peer,   stream};
+    if (!inGroup())
+      return issue(op);
+    pendingOps.push_back(std::move(op));
+    return ncclSuccess;
+  }
+  if (inGroup() && groupRefusal == ncclSuccess) {
+    groupRefusal = r;
+    groupWhy = std::string(send ? "ncclSend" : "ncclRecv") +
+               " in the group was refused: " + ncclGetLastError(comm);
+  }
+  return r;
+}
+
+ncclResult_t checkPeerOp(bool send, size_t count, ncclDataType_t datatype,
+                         int peer, ncclComm_t comm) {
+  const char *name = send ? "ncclSend" : "ncclRecv";
+  if (ncclResult_t r = checkComm(comm, name))
+    return r;
+  bool fp8 = datatype == ncclFloat8e4m3 || datatype == ncclFloat8e5m2;
+  size_t e = fp8 ? 1 : elementBytes(datatype);
+  if (!e)
+    return fail(comm, ncclInvalidArgument,
+                std::string(name) + ": invalid datatype " +
+                    std::to_string(int(datatype)));
+  if (count > SIZE_MAX / e)
+    return fail(comm, ncclInvalidArgument,
+                std::string(name) + ": " + std::to_string(count) +
+                    " elements do not fit 64 bits of bytes");
+  if (peer < 0 || peer >= comm->nranks)
+    return fail(comm, ncclInvalidArgument,
+                std::string(name) + ": peer " + std::to_string(peer) +
+                    " is not a rank of the communicator (0.." +
+                    std::to_string(comm->nranks - 1) + ")");
+  return ncclSuccess;
 }
 } // namespace
+
+ncclResult_t sdma::nccl::endGroupPeerOps(bool run) {
+  std::vector<PendingOp> ops = std::move(pendingOps);
+  pendingOps.clear();
+  ncclResult_t refused = groupRefusal;
+  groupRefusal = ncclSuccess;
+  if (run && refused != ncclSuccess)
+    return fail(nullptr, refused,
+                "ncclGroupEnd: nothing of the group ran, since " + groupWhy);
+  if (!run || ops.empty())
+    return ncclSuccess;
+  sdmaGroupStart();
+  for (const PendingOp &op : ops)
+    if (ncclResult_t r = issue(op)) {
+      sdmaGroupEnd(); // refused inside the group: nothing of it runs
+      return r;
+    }
+  sdmaResult_t r = sdmaGroupEnd();
+  if (r == sdmaSuccess)
+    return ncclSuccess;
+  std::string why = sdmaGetLastError(nullptr);
+  for (const PendingOp &op : ops)
+    op.comm->error = why;
+  return fail(nullptr, static_cast<ncclResult_t>(r), why);
+}
 
 NCCL_API ncclResult_t ncclSend(const void *sendbuff, size_t count,
                                ncclDataType_t datatype, int peer,
                                ncclComm_t comm, cudaStream_t stream) {
-  return forward(comm, "Send", [&](const RealNccl &real) {
-    return real.send(sendbuff, count, datatype, peer, comm->real, stream);
-  });
+  return peerOp(true, const_cast<void *>(sendbuff), count, datatype, peer, comm,
+                stream);
 }
 
 NCCL_API ncclResult_t ncclRecv(void *recvbuff, size_t count,
                                ncclDataType_t datatype, int peer,
                                ncclComm_t comm, cudaStream_t stream) {
-  return forward(comm, "Recv", [&](const RealNccl &real) {
-    return real.recv(recvbuff, count, datatype, peer, comm->real, stream);
-  });
+  return peerOp(false, recvbuff, count, datatype, peer, comm, stream);
 }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace py = pybind11;
@@ -204,6 +205,33 @@ public:
       }
     }
     check(result, comm_);
+  }
+  /// Sends and receives, run together as one group: each (send, peer,
+  /// address, bytes).
+  void sendRecv(const std::vector<std::tuple<bool, int, uintptr_t, size_t>> &ops,
+                uintptr_t stream) {
+    auto st = reinterpret_cast<sdmaStream_t>(stream);
+    sdmaComm_t c = get();
+    sdmaResult_t result = sdmaSuccess;
+    bool inGroup = false;
+    {
+      py::gil_scoped_release release;
+      sdmaGroupStart();
+      for (const auto &[send, peer, address, bytes] : ops) {
+        void *buffer = reinterpret_cast<void *>(address);
+        result = send ? sdmaSend(buffer, bytes, sdmaUint8, peer, c, st)
+                      : sdmaRecv(buffer, bytes, sdmaUint8, peer, c, st);
+        if (result != sdmaSuccess)
+          break;
+      }
+      // A refusal inside the group: the group's end runs none of it.
+      sdmaResult_t ended = sdmaGroupEnd();
+      inGroup = result != sdmaSuccess;
+      if (result == sdmaSuccess)
+        result = ended;
+    }
+    // The group's error is the thread's (sdmaGroupEnd has no communicator).
+    check(result, inGroup ? comm_ : nullptr);
   }
   /// One reduction: kind 0 AllReduce, 1 ReduceScatter, 2 Reduce; op as
   /// sdmaRedOp_t.
@@ -398,6 +426,7 @@ PYBIND11_MODULE(_sdma, m) {
       .def("collective", &Comm::collective)
       .def("reduction", &Comm::reduction)
       .def("all_to_all_v", &Comm::allToAllv)
+      .def("send_recv", &Comm::sendRecv)
       .def("async_error", &Comm::asyncError)
       .def("dlpack", &Comm::dlpack);
   py::class_<Schedule>(m, "Schedule")

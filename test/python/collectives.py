@@ -2,7 +2,8 @@
 each a Communicator made from a unique id, a torch.distributed process
 group (gloo, through its store) or, under mpirun, mpi4py; every collective
 on torch tensors in symmetric memory, every element compared with torch's
-own computation; wrong arguments refused before launch.
+own computation; point-to-point (send, recv, batch_isend_irecv) on plain
+tensors; wrong arguments refused before launch.
 
 usage: collectives.py (id|group) NPROC DEVICE [SCHEDULE]
        mpirun -np N collectives.py mpi 0 DEVICE [SCHEDULE]
@@ -239,6 +240,58 @@ def check_rank(comm, device, schedule):
               flush=True)
 
 
+def check_point_to_point(comm, device, mode):
+    """send/recv and batch_isend_irecv on plain tensors (never registered),
+    every element checked; torch.distributed's P2POp where a process group
+    exists; refusals."""
+    import torch
+    import sdma
+
+    R, me = comm.world_size, comm.rank
+    dev = torch.device("cpu") if device == "cpu" else torch.device("cuda")
+    nxt, prv = (me + 1) % R, (me - 1) % R
+
+    def sync():
+        if device != "cpu":
+            torch.cuda.current_stream().synchronize()
+
+    for dtype in (torch.float32, torch.bfloat16):
+        for n in (1, 5000):
+            x = values(me, n, dtype, 5).to(dev)
+            y = torch.full((n,), -1, dtype=dtype, device=dev)
+            works = comm.batch_isend_irecv([sdma.P2POp(sdma.irecv, y, prv),
+                                            sdma.P2POp(sdma.isend, x, nxt)])
+            assert [w.wait() for w in works] == [True, True]
+            sync()
+            assert torch.equal(y.cpu(), values(prv, n, dtype, 5)), \
+                ("ring", dtype, n)
+    if mode == "group":
+        import torch.distributed as dist
+
+        x = values(me, 77, torch.int64, 6).to(dev)
+        y = torch.zeros(77, dtype=torch.int64, device=dev)
+        comm.batch_isend_irecv([dist.P2POp(dist.isend, x, nxt),
+                                dist.P2POp(dist.irecv, y, prv)])
+        sync()
+        assert torch.equal(y.cpu(), values(prv, 77, torch.int64, 6)), \
+            "torch.distributed.P2POp"
+    # Pipeline-parallel: rank 0 to the last rank only, several rings long.
+    big = 40000
+    if me == 0:
+        comm.send(values(0, big, torch.int64, 7).to(dev), dst=R - 1)
+    elif me == R - 1:
+        y = torch.zeros(big, dtype=torch.int64, device=dev)
+        assert comm.recv(y, src=0) == 0
+        sync()
+        assert torch.equal(y.cpu(), values(0, big, torch.int64, 7)), "send"
+    x = torch.zeros(4, dtype=torch.float32, device=dev)
+    expect_error(lambda: comm.send(x, dst=R), "is not a rank")
+    expect_error(lambda: comm.recv(torch.zeros(4, device="meta"), src=0),
+                 "meta")
+    expect_error(lambda: sdma.P2POp(print, x, 0), "sdma.isend or sdma.irecv")
+    comm.check_async_error()
+
+
 def run(rank, world, mode, device, unique_id, port, schedule, results):
     try:
         sys.path.insert(0, os.environ["SDMA_PYTHON"])
@@ -256,6 +309,7 @@ def run(rank, world, mode, device, unique_id, port, schedule, results):
         else:
             comm = sdma.Communicator.from_mpi(**options)
         check_rank(comm, device, schedule)
+        check_point_to_point(comm, device, mode)
         comm.destroy()
         results.put((rank, "ok"))
         print("rank %d of %d (%s): every element as torch computes it"

@@ -256,6 +256,27 @@ SDMA_API sdmaResult_t sdmaAlltoAllv(const void *sendbuff,
                                     sdmaAlltoAllvLayout_t layout,
                                     sdmaComm_t comm, sdmaStream_t stream);
 
+/* Point-to-point (NCCL's ncclSend/ncclRecv): only the two peers call, a
+ * send and its receive with the same count and type; a pair's messages
+ * match in the order each side issues them. Buffers are any memory of the
+ * rank's device (no registration). Between sdmaGroupStart and sdmaGroupEnd
+ * (per thread; they nest) sends and receives are collected and run at the
+ * outermost sdmaGroupEnd, every one at once, so a ring or an all-to-allv in
+ * one group cannot deadlock; outside a group each runs alone. A group's
+ * operations on one communicator use one stream; a call refused inside a
+ * group makes sdmaGroupEnd run none of the group and return its error.
+ * Collectives inside a group run when called. A send or receive that never
+ * finds its match fails after the communicator's timeout, naming the peer
+ * (sdmaCommGetAsyncError); so does a receive of another size. */
+SDMA_API sdmaResult_t sdmaSend(const void *sendbuff, size_t count,
+                               sdmaDataType_t datatype, int peer,
+                               sdmaComm_t comm, sdmaStream_t stream);
+SDMA_API sdmaResult_t sdmaRecv(void *recvbuff, size_t count,
+                               sdmaDataType_t datatype, int peer,
+                               sdmaComm_t comm, sdmaStream_t stream);
+SDMA_API sdmaResult_t sdmaGroupStart(void);
+SDMA_API sdmaResult_t sdmaGroupEnd(void);
+
 /* Any schedule: `textOrPath` is schedule text, a .mlir file or a compiled
  * load/store program (.hip). Collective; every rank the same schedule. */
 SDMA_API sdmaResult_t sdmaScheduleLoad(sdmaComm_t comm, const char *textOrPath,

@@ -9,10 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sdma/sdma.h"
+#include "capi/CApiCommon.h"
 
 #include "sdma/runtime/CheckedMath.h"
-#include "sdma/runtime/Communicator.h"
 
 #include <cstring>
 #include <exception>
@@ -22,41 +21,10 @@
 
 using namespace sdma::rt;
 
-struct sdmaComm {
-  std::unique_ptr<Communicator> comm;
-  std::string lastError;
-};
+namespace sdma::capi {
 
-struct sdmaSchedule {
-  sdmaComm *owner = nullptr;
-  Communicator::Schedule schedule;
-};
-
-namespace {
 thread_local std::string threadError;
 
-/// The communicators and schedules this library made and has not freed. A
-/// handle that is not among them (destroyed twice, freed, never made) is
-/// refused before it is dereferenced.
-class LiveHandles {
-public:
-  void add(const void *handle) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    live_.insert(handle);
-  }
-  bool remove(const void *handle) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return live_.erase(handle) != 0;
-  }
-  bool has(const void *handle) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return live_.count(handle) != 0;
-  }
-
-private:
-  std::mutex mutex_;
-  std::unordered_set<const void *> live_;
-};
 LiveHandles &liveHandles() {
   static LiveHandles *handles = new LiveHandles(); // never destroyed
   return *handles;
@@ -68,7 +36,6 @@ sdmaResult_t fail(sdmaComm *comm, sdmaResult_t result,
   return result;
 }
 
-/// Refuses a handle that is not live (`what`: "comm" or "schedule").
 sdmaResult_t deadHandle(const char *what) {
   return fail(nullptr, sdmaInvalidArgument,
               std::string(what) + " is not a live " +
@@ -78,7 +45,6 @@ sdmaResult_t deadHandle(const char *what) {
                        : "schedule (freed, or not made by sdmaScheduleLoad)"));
 }
 
-/// The result code of an error of `kind`: one to one.
 sdmaResult_t resultOf(ErrorKind kind) {
   switch (kind) {
   case ErrorKind::InvalidArgument:
@@ -97,22 +63,17 @@ sdmaResult_t resultOf(ErrorKind kind) {
   return sdmaInternalError;
 }
 
-/// Fails with `error`'s kind and message, after `where`.
 sdmaResult_t fail(sdmaComm *comm, const std::string &where,
                   const Error &error) {
   return fail(comm, resultOf(error.kind),
               where.empty() ? error.message : where + ": " + error.message);
 }
 
-template <typename F> sdmaResult_t guarded(sdmaComm *comm, F &&body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc &) {
-    return fail(comm, sdmaSystemError, "out of host memory");
-  } catch (const std::exception &e) {
-    return fail(comm, sdmaInternalError, e.what());
-  }
-}
+} // namespace sdma::capi
+
+using namespace sdma::capi;
+
+namespace {
 
 sdmaResult_t runOp(CommOp op, const void *send, void *recv, size_t count,
                    sdmaDataType_t type, int root, sdmaComm_t comm,

@@ -32,6 +32,10 @@ namespace sdma::rt {
 /// slot, value awaited, value seen).
 constexpr int kMaxPrograms = 1024;
 constexpr int kRecordWords = 8;
+/// The records a device keeps: one per program, then the point-to-point
+/// kernel's (PointToPoint.h).
+constexpr int kP2pRecord = kMaxPrograms;
+constexpr int kRecords = kMaxPrograms + 1;
 
 /// One launch of one rank's part of a program.
 struct KernelLaunch {
@@ -41,6 +45,8 @@ struct KernelLaunch {
   size_t chunkBytes = 0;
   /// The program rank this process runs.
   int programRank = 0;
+  /// The point-to-point kernel: its operations, a block each.
+  int blocks = 0;
   void *stream = nullptr;
 };
 
@@ -70,7 +76,7 @@ public:
   /// in `stream`'s order; the CPU device copies before it returns.
   virtual bool copy(void *dst, const void *src, size_t bytes, void *stream,
                     std::string &error) = 0;
-  /// The kernels' error records (kRecordWords per instance), which the host
+  /// The kernels' error records (kRecordWords each, kRecords), which the host
   /// reads without synchronising: the host address and the device's.
   virtual unsigned long long *errorRecord() = 0;
   virtual uint64_t errorRecordDevice() = 0;
@@ -86,6 +92,9 @@ public:
   virtual void setSharing(int ranksOnDevice) { (void)ranksOnDevice; }
   virtual std::unique_ptr<CommKernel> load(const LdstProgram &program,
                                            std::string &error) = 0;
+  /// The point-to-point kernel (P2pKernel.hip): a launch's table is its
+  /// SdmaP2pTable as words, `blocks` its operations.
+  virtual std::unique_ptr<CommKernel> loadPointToPoint(std::string &error) = 0;
 };
 
 /// The device `options.device` names (BackendRegistry.cpp), or nullptr

@@ -59,14 +59,23 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
     return error.fail(ErrorKind::InvalidArgument,
                       "unknown device '" + o.device + "' (cpu, cuda or hip)");
   // A day of waiting, a TiB of heap: past them a value is a typo.
-  uint64_t heap = o.heapBytes, twoShot = o.twoShotBytes;
+  uint64_t heap = o.heapBytes, twoShot = o.twoShotBytes,
+           p2pChunk = o.p2pChunkBytes;
   if (!envNumber("SDMA_TIMEOUT_MS", 30000, 86400000, o.timeoutMs, error) ||
       !envNumber("SDMA_HEAP_BYTES",
                  o.device == "cpu" ? 16ull << 20 : 256ull << 20, 1ull << 40,
                  heap, error) ||
       !envNumber("SDMA_TWO_SHOT_BYTES", 256 << 10,
-                 std::numeric_limits<uint32_t>::max(), twoShot, error))
+                 std::numeric_limits<uint32_t>::max(), twoShot, error) ||
+      !envNumber("SDMA_P2P_CHUNK_BYTES",
+                 o.device == "cpu" ? 16 << 10 : 256 << 10, 64ull << 20,
+                 p2pChunk, error))
     return false;
+  if (p2pChunk > (64ull << 20))
+    return error.fail(ErrorKind::InvalidArgument, "p2pChunkBytes " +
+                                                      std::to_string(p2pChunk) +
+                                                      " is more than 64 MiB");
+  o.p2pChunkBytes = (p2pChunk + 15) / 16 * 16;
   o.heapBytes = (heap + 255) / 256 * 256;
   o.twoShotBytes = twoShot;
   if (const char *check = std::getenv("SDMA_CHECK_CALLS")) {

@@ -21,6 +21,7 @@
 
 #include "comm/Collectives.h"
 #include "comm/CommDevice.h"
+#include "comm/PointToPoint.h"
 #include "compile/KernelCache.h"
 #include "exec/FileBytes.h"
 
@@ -45,6 +46,11 @@ public:
   /// and nothing is left half made.
   bool run(bool planned, const CollectivePlan &plan, const Error &refused,
            void *stream, Error &error);
+  /// False, with the failure, once a kernel of the communicator (a
+  /// schedule's or the point-to-point one) has failed: it stays failed.
+  bool healthy(Error &error) {
+    return launcher->healthy(error) && p2p->healthy(error);
+  }
   /// The staging buffer of at least `bytes` an in-place all-reduce needs.
   bool stage(size_t bytes, void *&ptr, Error &error);
   CommShape shape() const { return {rank, ranks, options.twoShotBytes}; }
@@ -60,6 +66,7 @@ public:
   std::unique_ptr<SymmetricHeap> heap;
   std::unique_ptr<ProgramCache> programs;
   std::unique_ptr<Launcher> launcher;
+  std::unique_ptr<PointToPoint> p2p;
   void *stage_ = nullptr;
   size_t stageBytes_ = 0;
   std::set<std::string> agreedCalls_;
@@ -99,10 +106,16 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
     sharing += theirs == mine;
   }
   device->setSharing(sharing);
-  heap = SymmetricHeap::create(*device, *agreement, deviceKind(), kControlBytes,
-                               options.heapBytes, error);
+  // After the control area, the point-to-point area (PointToPoint.h).
+  P2pArea area{ranks, options.p2pChunkBytes};
+  size_t areaBytes = (area.bytes() + 255) / 256 * 256;
+  heap = SymmetricHeap::create(*device, *agreement, deviceKind(),
+                               kControlBytes + areaBytes, options.heapBytes,
+                               error);
   if (!heap)
     return false;
+  p2p = std::make_unique<PointToPoint>(rank, ranks, options, *device, *heap,
+                                       kControlBytes, options.p2pChunkBytes);
   programs = std::make_unique<ProgramCache>(rank, ranks, options, *device,
                                             *agreement, kControlBytes);
   launcher = std::make_unique<Launcher>(rank, ranks, options, *device, *heap,
@@ -115,6 +128,7 @@ Communicator::Impl::~Impl() {
   // wait for them (bounded, errors ignored) before the device frees it.
   if (agreement && device)
     agreement->leave();
+  p2p.reset();
   launcher.reset();
   programs.reset();
   heap.reset();
@@ -167,6 +181,8 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
       return false;
     call.buffers[1] = staged;
   }
+  if (!p2p->healthy(error))
+    return error.context("the communicator has failed");
   return launcher->run(index, call, stream, error);
 }
 
@@ -198,6 +214,10 @@ std::string Communicator::deviceName() const { return impl_->device->name(); }
 const CommOptions &Communicator::options() const { return impl_->options; }
 
 bool Communicator::memAlloc(size_t bytes, void *&ptr, Error &error) {
+  // A failed communicator refuses new collective work, an allocation's
+  // exchange too (its failure is the one to report, not a peer's absence).
+  if (!impl_->healthy(error))
+    return error.context("the communicator has failed");
   return impl_->heap->allocate(bytes, ptr, error);
 }
 bool Communicator::memFree(void *ptr, Error &error) {
@@ -205,6 +225,8 @@ bool Communicator::memFree(void *ptr, Error &error) {
 }
 bool Communicator::registerMemory(void *ptr, size_t bytes, int &handle,
                                   Error &error) {
+  if (!impl_->healthy(error))
+    return error.context("the communicator has failed");
   return impl_->heap->registerMemory(ptr, bytes, handle, error);
 }
 bool Communicator::deregisterMemory(int handle, Error &error) {
@@ -304,6 +326,8 @@ bool Communicator::launch(const Schedule &schedule,
   call.chunkBytes = chunkBytes;
   call.signature =
       "launch " + schedule.name + " chunk " + std::to_string(chunkBytes);
+  if (!impl_->p2p->healthy(error))
+    return error.context("the communicator has failed");
   return impl_->launcher->run(schedule.instance, call, stream, error);
 }
 
@@ -317,6 +341,11 @@ std::string Communicator::programName(const std::string &path) {
   return ProgramCache::programName(path);
 }
 
-bool Communicator::asyncError(Error &error) {
-  return impl_->launcher->healthy(error);
+bool Communicator::sendRecv(const std::vector<PeerOp> &ops, void *stream,
+                            Error &error) {
+  if (!impl_->healthy(error))
+    return error.context("the communicator has failed");
+  return impl_->p2p->run(ops, stream, error);
 }
+
+bool Communicator::asyncError(Error &error) { return impl_->healthy(error); }

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/CommDevice.h"
+#include "comm/PointToPoint.h"
 #include "cuda/CudaDeviceSet.h"
 #include "cuda/CudaDriver.h"
 #include "cuda/CudaKernel.h"
@@ -50,6 +51,18 @@ private:
   LdstProgram program_;
   CudaKernel kernel_;
   int64_t largest_ = 1; // chunks of the largest buffer
+};
+
+/// The point-to-point kernel, launched for this process's rank.
+class CudaP2pKernel : public CommKernel {
+public:
+  explicit CudaP2pKernel(CudaCommDevice &device);
+  bool load(std::string &error);
+  bool launch(const KernelLaunch &launch, std::string &error) override;
+
+private:
+  CudaCommDevice &device_;
+  CudaKernel kernel_;
 };
 
 class CudaCommDevice : public CommDevice {
@@ -97,7 +110,7 @@ public:
     gethostname(host, sizeof(host) - 1);
     identity_ = std::string(host) + "/" + bus;
     void *record = nullptr;
-    if (!devices_.allocMapped(kMaxPrograms * kRecordWords * 8, record,
+    if (!devices_.allocMapped(kRecords * kRecordWords * 8, record,
                               recordDevice_, error))
       return false;
     record_ = static_cast<unsigned long long *>(record);
@@ -141,6 +154,13 @@ public:
   std::unique_ptr<CommKernel> load(const LdstProgram &program,
                                    std::string &error) override {
     auto kernel = std::make_unique<CudaCommKernel>(*this, program);
+    if (!kernel->load(error))
+      return nullptr;
+    return kernel;
+  }
+
+  std::unique_ptr<CommKernel> loadPointToPoint(std::string &error) override {
+    auto kernel = std::make_unique<CudaP2pKernel>(*this);
     if (!kernel->load(error))
       return nullptr;
     return kernel;
@@ -208,6 +228,51 @@ bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
   }
   return kernel_.launch(blocks, 1, static_cast<CUstream>(launch.stream), args,
                         error);
+}
+
+CudaP2pKernel::CudaP2pKernel(CudaCommDevice &device)
+    : device_(device), kernel_(device.driver()) {}
+
+bool CudaP2pKernel::load(std::string &error) {
+  const Driver &driver = device_.driver();
+  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
+    error = driver.describe("cuCtxSetCurrent", r);
+    return false;
+  }
+  CudaKernelSource source;
+  source.text = std::string(kCudaPrelude) + p2pKernelSource();
+  source.name = "sdma_p2p.cu";
+  CompileInfo compile;
+  std::string cubin;
+  if (!CudaKernel::build(driver, device_.device(), source,
+                         device_.options().cacheDirectory, compile, cubin,
+                         error))
+    return false;
+  if (!kernel_.load(device_.context(), cubin, "sdma_p2p", kLdstThreads,
+                    error)) {
+    error =
+        driver.describe("loading the point-to-point kernel", kernel_.failure());
+    return false;
+  }
+  return true;
+}
+
+bool CudaP2pKernel::launch(const KernelLaunch &launch, std::string &error) {
+  if (launch.table.size() != kP2pTableWords || launch.blocks < 1 ||
+      launch.blocks > kP2pMaxOps) {
+    error = "internal: a point-to-point table of " +
+            std::to_string(launch.table.size()) + " words for " +
+            std::to_string(launch.blocks) + " operations";
+    return false;
+  }
+  const Driver &driver = device_.driver();
+  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
+    error = driver.describe("cuCtxSetCurrent", r);
+    return false;
+  }
+  void *args[] = {const_cast<uint64_t *>(launch.table.data())};
+  return kernel_.launch(launch.blocks, 1, static_cast<CUstream>(launch.stream),
+                        args, error);
 }
 
 } // namespace

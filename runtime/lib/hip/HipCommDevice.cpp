@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/CommDevice.h"
+#include "comm/PointToPoint.h"
 #include "hip/HipApi.h"
 #include "hip/HipDeviceSet.h"
 #include "hip/HipKernel.h"
@@ -49,6 +50,18 @@ private:
   int64_t largest_ = 1;
 };
 
+/// The point-to-point kernel, launched for this process's rank.
+class HipP2pKernel : public CommKernel {
+public:
+  explicit HipP2pKernel(HipCommDevice &device);
+  bool load(std::string &error);
+  bool launch(const KernelLaunch &launch, std::string &error) override;
+
+private:
+  HipCommDevice &device_;
+  HipKernel kernel_;
+};
+
 class HipCommDevice : public CommDevice {
 public:
   HipCommDevice(const HipApi &api, const CommOptions &options)
@@ -82,7 +95,7 @@ public:
     gethostname(host, sizeof(host) - 1);
     identity_ = std::string(host) + "/" + bus;
     void *record = nullptr, *device = nullptr;
-    if (!devices_.allocMapped(kMaxPrograms * kRecordWords * 8, record, device,
+    if (!devices_.allocMapped(kRecords * kRecordWords * 8, record, device,
                               error))
       return false;
     record_ = static_cast<unsigned long long *>(record);
@@ -125,6 +138,13 @@ public:
   std::unique_ptr<CommKernel> load(const LdstProgram &program,
                                    std::string &error) override {
     auto kernel = std::make_unique<HipCommKernel>(*this, program);
+    if (!kernel->load(error))
+      return nullptr;
+    return kernel;
+  }
+
+  std::unique_ptr<CommKernel> loadPointToPoint(std::string &error) override {
+    auto kernel = std::make_unique<HipP2pKernel>(*this);
     if (!kernel->load(error))
       return nullptr;
     return kernel;
@@ -185,6 +205,42 @@ bool HipCommKernel::launch(const KernelLaunch &launch, std::string &error) {
   }
   return kernel_.launch(blocks, 1, static_cast<hipStream_t>(launch.stream),
                         args, error);
+}
+
+HipP2pKernel::HipP2pKernel(HipCommDevice &device)
+    : device_(device), kernel_(device.api()) {}
+
+bool HipP2pKernel::load(std::string &error) {
+  CompileInfo info;
+  info.arch = device_.arch();
+  std::string code;
+  if (!HipKernel::build(p2pKernelSource(), "sdma_p2p.hip",
+                        device_.options().cacheDirectory, info, code, error))
+    return false;
+  if (!kernel_.load(device_.ordinal(), code, "sdma_p2p", kLdstThreads, error)) {
+    error = device_.api().describe("loading the point-to-point kernel",
+                                   kernel_.failure());
+    return false;
+  }
+  return true;
+}
+
+bool HipP2pKernel::launch(const KernelLaunch &launch, std::string &error) {
+  if (launch.table.size() != kP2pTableWords || launch.blocks < 1 ||
+      launch.blocks > kP2pMaxOps) {
+    error = "internal: a point-to-point table of " +
+            std::to_string(launch.table.size()) + " words for " +
+            std::to_string(launch.blocks) + " operations";
+    return false;
+  }
+  const HipApi &api = device_.api();
+  if (hipError_t r = api.hipSetDevice(device_.ordinal()); r != hipSuccess) {
+    error = api.describe("hipSetDevice", r);
+    return false;
+  }
+  void *args[] = {const_cast<uint64_t *>(launch.table.data())};
+  return kernel_.launch(launch.blocks, 1,
+                        static_cast<hipStream_t>(launch.stream), args, error);
 }
 
 } // namespace

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/CommDevice.h"
+#include "comm/PointToPoint.h"
 #include "compile/KernelCache.h"
 #include "host/HostLdstKernel.h"
 #include "sdma/runtime/LdstCpuExecutor.h"
@@ -147,6 +148,55 @@ private:
   size_t buffers_;
   LdstCpuOptions options_;
   unsigned long long epoch_ = 0;
+};
+
+// Runs the point-to-point kernel's blocks on host threads, all at once.
+const char *kP2pCpuEntry = R"SDMA(
+static_assert(sizeof(SdmaP2pTable) == 8 * (SDMA_P2P_MAX_OPS * 8 + 6),
+              "the table PointToPoint.cpp writes");
+extern "C" int sdma_p2p_cpu(const unsigned long long *words, int blocks,
+                            int threads) {
+  SdmaP2pTable table;
+  __builtin_memcpy(&table, words, sizeof(table));
+  sdma_ntid = threads;
+  sdma_nbid = blocks;
+  return sdma_host_launch(blocks, threads, [&](int group, int thread) {
+    sdma_tid = thread;
+    sdma_bid = group;
+    sdma_bid_y = 0;
+    sdma_p2p(table);
+  });
+}
+)SDMA";
+using P2pRunFn = int (*)(const unsigned long long *, int, int);
+
+/// The point-to-point kernel on host threads, run before launch() returns.
+class CpuP2pKernel : public CommKernel {
+public:
+  CpuP2pKernel(std::unique_ptr<HostKernel> kernel, P2pRunFn run, int threads)
+      : kernel_(std::move(kernel)), run_(run), threads_(threads) {}
+  bool launch(const KernelLaunch &launch, std::string &error) override {
+    if (launch.table.size() != kP2pTableWords || launch.blocks < 1 ||
+        launch.blocks > kP2pMaxOps) {
+      error = "internal: a point-to-point table of " +
+              std::to_string(launch.table.size()) + " words for " +
+              std::to_string(launch.blocks) + " operations";
+      return false;
+    }
+    if (int status = run_(
+            reinterpret_cast<const unsigned long long *>(launch.table.data()),
+            launch.blocks, threads_)) {
+      error = "cannot start the point-to-point kernel's host threads: " +
+              std::string(std::strerror(status));
+      return false;
+    }
+    return true;
+  }
+
+private:
+  std::unique_ptr<HostKernel> kernel_;
+  P2pRunFn run_;
+  int threads_;
 };
 
 class CpuDevice : public CommDevice {
@@ -285,13 +335,29 @@ public:
     return std::make_unique<CpuKernel>(std::move(kernel), program, cpu);
   }
 
+  std::unique_ptr<CommKernel> loadPointToPoint(std::string &error) override {
+    std::unique_ptr<HostKernel> kernel = HostKernel::build(
+        std::string(p2pKernelSource()) + kP2pCpuEntry, "",
+        options_.cacheDirectory, "the point-to-point kernel", error);
+    if (!kernel)
+      return nullptr;
+    std::string why;
+    auto run = kernel->entry<P2pRunFn>("sdma_p2p_cpu", why);
+    if (!run) {
+      error = "loading the point-to-point kernel: " + why;
+      return nullptr;
+    }
+    return std::make_unique<CpuP2pKernel>(std::move(kernel), run,
+                                          options_.cpuThreads);
+  }
+
 private:
   int rank_;
   CommOptions options_;
   uint64_t idHash_ = 0;
   int counter_ = 0;
   std::vector<Mapping> mappings_;
-  unsigned long long record_[kMaxPrograms * kRecordWords] = {};
+  unsigned long long record_[kRecords * kRecordWords] = {};
 };
 
 } // namespace

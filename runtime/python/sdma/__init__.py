@@ -18,14 +18,15 @@ before it returns. Failures raise SdmaError with the C API's message.
 import os
 
 from . import _sdma
+from ._p2p import P2POp, PointToPoint, Work, irecv, isend
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 #: sdma's version (sdma.h's SDMA_MAJOR.MINOR.PATCH; the tools print it too).
 __version__ = _sdma.__version__
 
-__all__ = ["Communicator", "ReduceOp", "Schedule", "SdmaError",
-           "get_unique_id"]
+__all__ = ["Communicator", "P2POp", "ReduceOp", "Schedule", "SdmaError",
+           "Work", "get_unique_id", "irecv", "isend"]
 
 
 class SdmaError(RuntimeError):
@@ -130,7 +131,7 @@ _OPS = {"all_gather": 0, "all_to_all": 1, "broadcast": 2, "scatter": 3,
         "gather": 4}
 
 
-class Communicator:
+class Communicator(PointToPoint):
     """One rank of a job. Make it from a unique id, a torch.distributed
     process group (through its store) or an MPI communicator (mpi4py)."""
 

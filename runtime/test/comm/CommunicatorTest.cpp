@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "comm/ThreadJob.h"
+
 #include "sdma/runtime/Communicator.h"
 #include "sdma/runtime/LdstCpuExecutor.h"
 #include "sdma/runtime/Simulator.h"
@@ -22,56 +24,13 @@
 #include <unistd.h>
 
 using namespace sdma::rt;
+using namespace sdma::rt::test;
 
 namespace {
 std::string planPath(const char *name) {
   return std::string(SDMA_RUNTIME_TEST_DIR) + "/plans/" + name;
 }
 
-/// A temporary directory, removed at the end of the test.
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/sdma-cpucomm-test-XXXXXX";
-    path = mkdtemp(pattern) ? pattern : "";
-  }
-  ~TempDir() {
-    std::string command = "rm -rf '" + path + "'";
-    (void)std::system(command.c_str());
-  }
-  std::string path;
-};
-
-/// Runs `body(comm, rank)` on `ranks` threads, each a rank of one job on
-/// the CPU device; returns each rank's error ("" for none).
-std::vector<std::string>
-job(int ranks, size_t heapBytes,
-    const std::function<bool(Communicator &, int, Error &)> &body) {
-  std::vector<std::string> errors(ranks);
-  UniqueId id;
-  Error error;
-  if (!createUniqueId(id, error))
-    return std::vector<std::string>(ranks, error.message);
-  TempDir cache;
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
-      CommOptions options;
-      options.device = "cpu";
-      options.heapBytes = heapBytes;
-      options.timeoutMs = 20000;
-      options.cpuThreads = 2;
-      options.cacheDirectory = cache.path;
-      Error e;
-      auto comm = Communicator::create(id, r, ranks, options, e);
-      if (!comm)
-        errors[r] = "create: " + e.message;
-      else if (!body(*comm, r, e))
-        errors[r] = e.empty() ? "failed" : e.message;
-    });
-  for (std::thread &t : threads)
-    t.join();
-  return errors;
-}
 } // namespace
 
 TEST(LdstCpuCache, CompilesOnceThenLoads) {

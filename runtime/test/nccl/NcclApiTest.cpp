@@ -15,8 +15,8 @@
 // error behaviour: an unknown operator, an fp8 type and a bad root refused on
 // every rank with ncclInvalidArgument and a message, ranks disagreeing on a
 // count (one of them growing the staging area) refused on every rank as
-// invalid usage, the communicator still usable after each; ncclSend
-// refused (or forwarded, with a fallback); ncclCommSplit by parity (and
+// invalid usage, the communicator still usable after each; ncclSend and
+// ncclRecv (NcclP2pCases.cpp); ncclCommSplit by parity (and
 // NOCOLOR), an all-gather on each part; a watchdog thread polling the async
 // error throughout; an abort from another thread, after which the communicator
 // is refused. Exit 0 and
@@ -26,7 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "NcclAbi.h"
+#include "NcclTestSupport.h"
 
 #include <atomic>
 #include <chrono>
@@ -38,63 +38,9 @@
 #include <thread>
 #include <vector>
 
+using namespace sdma::nccltest;
+
 namespace {
-
-int rank = 0, ranks = 1;
-std::atomic<int> failures{0};
-
-void check(ncclResult_t got, ncclResult_t want, const std::string &what,
-           ncclComm_t comm, const char *words = nullptr) {
-  std::string message = ncclGetLastError(comm);
-  if (got == want && (!words || message.find(words) != std::string::npos))
-    return;
-  std::fprintf(stderr, "rank %d: %s: got %d (%s), want %d%s%s: %s\n", rank,
-               what.c_str(), int(got), ncclGetErrorString(got), int(want),
-               words ? " mentioning " : "", words ? words : "",
-               message.c_str());
-  ++failures;
-}
-
-template <typename T>
-void expect(const std::vector<T> &got, const std::vector<T> &want,
-            const std::string &what) {
-  for (size_t i = 0; i < want.size(); ++i)
-    if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0) {
-      std::fprintf(stderr, "rank %d: %s: element %zu differs\n", rank,
-                   what.c_str(), i);
-      ++failures;
-      return;
-    }
-}
-
-/// Rank r's element i (small integers: exact in every type and operator).
-int value(int r, size_t i) { return int((r * 7 + i * 3) % 11) - 5; }
-
-ncclUniqueId exchangeId(const char *path) {
-  ncclUniqueId id;
-  if (rank == 0) {
-    check(ncclGetUniqueId(&id), ncclSuccess, "ncclGetUniqueId", nullptr);
-    std::string tmp = std::string(path) + ".tmp";
-    std::ofstream(tmp, std::ios::binary).write(id.internal, sizeof(id));
-    std::rename(tmp.c_str(), path);
-    return id;
-  }
-  for (int i = 0; i < 3000; ++i) {
-    std::ifstream in(path, std::ios::binary);
-    if (in.read(id.internal, sizeof(id)))
-      return id;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::fprintf(stderr, "rank %d: no unique id in %s\n", rank, path);
-  std::exit(1);
-}
-
-template <typename T> std::vector<T> input(int r, size_t n, size_t from = 0) {
-  std::vector<T> v(n);
-  for (size_t i = 0; i < n; ++i)
-    v[i] = T(value(r, from + i));
-  return v;
-}
 
 template <typename T>
 void allReduce(ncclComm_t comm, ncclDataType_t type, ncclRedOp_t op, size_t n) {
@@ -259,19 +205,6 @@ void errors(ncclComm_t comm) {
         rank == ranks - 1 ? ncclInvalidArgument : ncclRemoteError,
         "ncclAllGather NULL recv on one rank", comm,
         "the receive buffer must not be null");
-  if (std::getenv("SDMA_NCCL_FALLBACK")) {
-    // Forwarded to the fallback NCCL, grouped: a ring exchange.
-    check(ncclGroupStart(), ncclSuccess, "ncclGroupStart", nullptr);
-    check(ncclSend(a.data(), 4, ncclFloat32, (rank + 1) % ranks, comm, nullptr),
-          ncclSuccess, "ncclSend (fallback)", comm);
-    check(ncclRecv(b.data(), 4, ncclFloat32, (rank + ranks - 1) % ranks, comm,
-                   nullptr),
-          ncclSuccess, "ncclRecv (fallback)", comm);
-    check(ncclGroupEnd(), ncclSuccess, "ncclGroupEnd", nullptr);
-  } else {
-    check(ncclSend(a.data(), 4, ncclFloat32, 0, comm, nullptr),
-          ncclInvalidUsage, "ncclSend", comm, "not served");
-  }
   check(ncclGroupEnd(), ncclInvalidUsage, "ncclGroupEnd unopened", nullptr,
         "no ncclGroupStart");
   // Ranks that disagree on a count (rank 0's call would grow the staging
@@ -374,6 +307,19 @@ int main(int argc, char **argv) {
     // within the timeout naming it (ncclRemoteError), no hang, no crash.
     if (rank == ranks - 1)
       std::_Exit(0);
+    // A send longer than the pair's ring to the dead rank: it times out
+    // naming the rank; the communicator has failed for every later call.
+    std::vector<int> big(100000, rank);
+    ncclResult_t sent =
+        ncclSend(big.data(), big.size(), ncclInt32, ranks - 1, comm, nullptr);
+    std::printf(
+        "rank %d sending to a dead peer: %s\n", rank,
+        sent == ncclRemoteError &&
+                std::strstr(
+                    ncclGetLastError(comm),
+                    ("sending to rank " + std::to_string(ranks - 1)).c_str())
+            ? "timed out, named"
+            : ncclGetLastError(comm));
     std::vector<int> in(4, rank), out(4 * ranks);
     ncclResult_t r =
         ncclAllGather(in.data(), out.data(), 4, ncclInt32, comm, nullptr);
@@ -417,6 +363,7 @@ int main(int argc, char **argv) {
   dataMovement(comm, 1001);
   reductions(comm, 5);
   reductions(comm, 1000);
+  pointToPoint(comm);
   errors(comm);
   split(comm);
   done = true;

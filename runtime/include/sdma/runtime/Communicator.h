@@ -88,6 +88,18 @@ struct CommOptions {
   /// the rank count divides run two-shot (reduce-scatter + all-gather),
   /// smaller ones one-shot (0: $SDMA_TWO_SHOT_BYTES, else 256 KiB).
   size_t twoShotBytes = 0;
+  /// Point-to-point: a sender's ring in each receiver's heap holds four
+  /// chunks of this many bytes (rounded up to 16; 0: $SDMA_P2P_CHUNK_BYTES,
+  /// else 256 KiB on a GPU and 16 KiB on the CPU device).
+  size_t p2pChunkBytes = 0;
+};
+
+/// One send or receive of a point-to-point group (Communicator::sendRecv).
+struct PeerOp {
+  bool send = false;
+  int peer = 0;
+  void *buffer = nullptr; // read by a send, written by a receive
+  uint64_t bytes = 0;
 };
 
 /// Reduction operators, numbered as ncclRedOp_t.
@@ -121,7 +133,8 @@ const char *commOpName(CommOp op);
 
 /// The value of each option left 0 or empty, from the environment
 /// (SDMA_DEVICE, SDMA_TIMEOUT_MS, SDMA_HEAP_BYTES, SDMA_TWO_SHOT_BYTES,
-/// SDMA_CHECK_CALLS, SDMA_PROGRAM_DIR, SDMA_CACHE_DIR) or the default. A
+/// SDMA_P2P_CHUNK_BYTES, SDMA_CHECK_CALLS, SDMA_PROGRAM_DIR,
+/// SDMA_CACHE_DIR) or the default. A
 /// variable set to a value it cannot take is an error naming it.
 bool resolveOptions(CommOptions &options, Error &error);
 
@@ -165,6 +178,18 @@ public:
   bool allToAllv(const void *send, const int64_t *sendCounts, void *recv,
                  int64_t *recvCounts, size_t capacity, size_t rowBytes,
                  AlltoAllvLayout layout, void *stream, Error &error);
+
+  /// Sends and receives between this rank and its peers (NCCL's
+  /// ncclSend/ncclRecv, a group of them as ncclGroupStart/End makes): only
+  /// the peers call, each with its half; a send and its receive must have
+  /// the same size, and a pair's messages match in the order each side
+  /// issues them. Every operation of `ops` runs at once, so a group that
+  /// exchanges with several peers cannot deadlock; enqueued on `stream`
+  /// (run before the call returns on the CPU device). Buffers are any
+  /// memory of this rank's device: no registration. A bad peer, a null
+  /// buffer or a receive overlapping another buffer of the group is
+  /// refused with nothing sent.
+  bool sendRecv(const std::vector<PeerOp> &ops, void *stream, Error &error);
 
   /// A schedule of the user's, loaded from its text or path (or a
   /// precompiled program's text) and run on buffers it names.

@@ -1,0 +1,91 @@
+//===- CApiCommon.h - what the C API's files share --------------*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The handles behind sdma.h's opaque types, the registry of live ones, and
+// the one way a call fails: the message kept for sdmaGetLastError (the
+// communicator's, or the thread's without one) and the result returned.
+// CApi.cpp holds the communicator and collective calls, CApiPeer.cpp the
+// point-to-point calls and groups.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_CAPI_CAPICOMMON_H
+#define SDMA_RUNTIME_LIB_CAPI_CAPICOMMON_H
+
+#include "sdma/sdma.h"
+
+#include "sdma/runtime/Communicator.h"
+
+#include <exception>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_set>
+
+struct sdmaComm {
+  std::unique_ptr<sdma::rt::Communicator> comm;
+  std::string lastError;
+};
+
+struct sdmaSchedule {
+  sdmaComm *owner = nullptr;
+  sdma::rt::Communicator::Schedule schedule;
+};
+
+namespace sdma::capi {
+
+/// The thread's last error without a communicator.
+extern thread_local std::string threadError;
+
+/// The communicators and schedules this library made and has not freed. A
+/// handle that is not among them (destroyed twice, freed, never made) is
+/// refused before it is dereferenced.
+class LiveHandles {
+public:
+  void add(const void *handle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.insert(handle);
+  }
+  bool remove(const void *handle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.erase(handle) != 0;
+  }
+  bool has(const void *handle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.count(handle) != 0;
+  }
+
+private:
+  std::mutex mutex_;
+  std::unordered_set<const void *> live_;
+};
+LiveHandles &liveHandles();
+
+/// Keeps `message` for sdmaGetLastError (comm may be null: the thread's)
+/// and returns `result`.
+sdmaResult_t fail(sdmaComm *comm, sdmaResult_t result,
+                  const std::string &message);
+/// Refuses a handle that is not live (`what`: "comm" or "schedule").
+sdmaResult_t deadHandle(const char *what);
+/// The result code of an error of `kind`: one to one.
+sdmaResult_t resultOf(rt::ErrorKind kind);
+/// Fails with `error`'s kind and message, after `where`.
+sdmaResult_t fail(sdmaComm *comm, const std::string &where,
+                  const rt::Error &error);
+
+/// Runs `body`; what it throws becomes an error code (nothing crosses the
+/// C boundary).
+template <typename F> sdmaResult_t guarded(sdmaComm *comm, F &&body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return fail(comm, sdmaSystemError, "out of host memory");
+  } catch (const std::exception &e) {
+    return fail(comm, sdmaInternalError, e.what());
+  }
+}
+
+} // namespace sdma::capi
+
+#endif // SDMA_RUNTIME_LIB_CAPI_CAPICOMMON_H

@@ -1,0 +1,153 @@
+//===- CApiPeer.cpp - sdmaSend, sdmaRecv and groups -----------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// NCCL's point-to-point calls and groups. Outside a group a send or a
+// receive runs alone; between sdmaGroupStart and sdmaGroupEnd (which nest,
+// per thread) they are collected per communicator and run together when
+// the outermost group ends (Communicator::sendRecv: every operation at
+// once). A call the C layer refuses inside a group fails the group: its
+// sdmaGroupEnd runs none of the group's operations and returns that
+// error, as NCCL's does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "capi/CApiCommon.h"
+
+#include "sdma/runtime/CheckedMath.h"
+
+#include <vector>
+
+using namespace sdma::capi;
+using namespace sdma::rt;
+
+namespace {
+
+/// One communicator's operations in the open group.
+struct Pending {
+  sdmaComm *comm = nullptr;
+  sdmaStream_t stream = nullptr;
+  std::vector<PeerOp> ops;
+};
+
+struct Group {
+  int depth = 0;
+  std::vector<Pending> pending; // in the order of first use
+  /// The first refusal inside the group.
+  sdmaResult_t failed = sdmaSuccess;
+  std::string why;
+};
+thread_local Group group;
+
+/// Runs `ops` on `comm` (its last error kept on failure).
+sdmaResult_t run(sdmaComm *comm, const std::vector<PeerOp> &ops,
+                 sdmaStream_t stream, const char *what) {
+  return guarded(comm, [&] {
+    Error error;
+    if (comm->comm->sendRecv(ops, stream, error))
+      return sdmaSuccess;
+    return fail(comm, what, error);
+  });
+}
+
+sdmaResult_t peerOp(bool send, void *buffer, size_t count, sdmaDataType_t type,
+                    int peer, sdmaComm_t comm, sdmaStream_t stream) {
+  const char *name = send ? "sdmaSend" : "sdmaRecv";
+  auto refuse = [&](sdmaComm *at, sdmaResult_t result) {
+    if (group.depth > 0 && group.failed == sdmaSuccess) {
+      group.failed = result;
+      group.why = std::string(name) +
+                  " in the group: " + (at ? at->lastError : threadError);
+    }
+    return result;
+  };
+  if (comm && !liveHandles().has(comm))
+    return refuse(nullptr, deadHandle("comm"));
+  if (!comm)
+    return refuse(nullptr, fail(nullptr, sdmaInvalidArgument,
+                                std::string(name) + ": comm is NULL"));
+  if (type < 0 || type >= sdmaNumTypes)
+    return refuse(comm, fail(comm, sdmaInvalidArgument,
+                             std::string(name) + ": invalid datatype " +
+                                 std::to_string(type)));
+  std::optional<uint64_t> bytes =
+      checkedMul(count, dataTypeBytes(static_cast<DataType>(type)));
+  if (!bytes)
+    return refuse(comm, fail(comm, sdmaInvalidArgument,
+                             std::string(name) + ": " + std::to_string(count) +
+                                 " elements do not fit 64 bits of bytes"));
+  int ranks = comm->comm->ranks();
+  if (peer < 0 || peer >= ranks)
+    return refuse(comm,
+                  fail(comm, sdmaInvalidArgument,
+                       std::string(name) + ": peer " + std::to_string(peer) +
+                           " is not a rank of the communicator (0.." +
+                           std::to_string(ranks - 1) + ")"));
+  PeerOp op;
+  op.send = send;
+  op.peer = peer;
+  op.buffer = buffer;
+  op.bytes = *bytes;
+  if (group.depth == 0)
+    return run(comm, {op}, stream, name);
+  for (Pending &p : group.pending) {
+    if (p.comm != comm)
+      continue;
+    if (p.stream != stream)
+      return refuse(comm, fail(comm, sdmaInvalidUsage,
+                               std::string(name) +
+                                   ": a group's operations on one "
+                                   "communicator must use one stream"));
+    p.ops.push_back(op);
+    return sdmaSuccess;
+  }
+  group.pending.push_back({comm, stream, {op}});
+  return sdmaSuccess;
+}
+
+} // namespace
+
+extern "C" {
+
+sdmaResult_t sdmaSend(const void *sendbuff, size_t count,
+                      sdmaDataType_t datatype, int peer, sdmaComm_t comm,
+                      sdmaStream_t stream) {
+  return peerOp(true, const_cast<void *>(sendbuff), count, datatype, peer, comm,
+                stream);
+}
+
+sdmaResult_t sdmaRecv(void *recvbuff, size_t count, sdmaDataType_t datatype,
+                      int peer, sdmaComm_t comm, sdmaStream_t stream) {
+  return peerOp(false, recvbuff, count, datatype, peer, comm, stream);
+}
+
+sdmaResult_t sdmaGroupStart(void) {
+  ++group.depth;
+  return sdmaSuccess;
+}
+
+sdmaResult_t sdmaGroupEnd(void) {
+  if (group.depth == 0)
+    return fail(nullptr, sdmaInvalidUsage,
+                "sdmaGroupEnd: no sdmaGroupStart is open on this thread");
+  if (--group.depth > 0)
+    return sdmaSuccess;
+  Group ended = std::move(group);
+  group = Group();
+  if (ended.failed != sdmaSuccess)
+    return fail(nullptr, ended.failed,
+                "sdmaGroupEnd: nothing of the group ran, since " + ended.why);
+  // A group spanning communicators runs them one after another, in the
+  // order the group first used them.
+  for (Pending &p : ended.pending) {
+    if (!liveHandles().has(p.comm))
+      return fail(nullptr, sdmaInvalidUsage,
+                  "sdmaGroupEnd: a communicator of the group was destroyed "
+                  "before the group ended");
+    if (sdmaResult_t r = run(p.comm, p.ops, p.stream, "sdmaGroupEnd"))
+      return fail(nullptr, r, p.comm->lastError);
+  }
+  return sdmaSuccess;
+}
+
+} // extern "C"

@@ -1,0 +1,194 @@
+//===- P2pKernel.hip - sends and receives between two ranks -----*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The communicator's point-to-point kernel (PointToPoint.h), embedded at
+// build time (EmbedKernel.cmake) and compiled after a prelude that defines
+// the SDMA_* device macros: NVRTC's (LdstPrelude.h), hipRTC's, or the CPU
+// device's host threads (HostKernel.cpp). One block per operation of a
+// launch; every operation of a launch runs at once, so a launch's sends
+// and receives cannot wait on each other.
+//
+// A message from rank s to rank r moves in chunks through s's slot in r's
+// point-to-point area, a ring of `depth` chunks. Chunk number c (counted
+// per ordered pair over the communicator's life) goes to ring entry
+// c % depth; the sender writes it once the receiver has consumed chunk
+// c - depth (`consumed`, a counter in the sender's area the receiver
+// writes), then tags the entry with the message's bytes + 1 and sets
+// `posted` (in the receiver's area) to c + 1; the receiver waits for
+// `posted`, checks the tag against the bytes it expects, copies the entry
+// out and sets `consumed` to c + 1. A message of 0 bytes is one chunk (its
+// tag alone), so a receive of the wrong size is seen even then.
+//
+//   sender s                       receiver r (area: slots, posted, tags)
+//   wait consumed[r] >= c+1-depth
+//   slot[c%depth] <- chunk c  ───>  wait posted[s] >= c+1; tag == bytes+1?
+//   tag, posted[s] = c+1            chunk c -> user buffer
+//                          <─────  consumed[r] (in s's area) = c+1
+//
+// Each wait is bounded by the communicator's timeout; a failure (a wait
+// that timed out, a message of another size) is recorded once per
+// communicator (error: status 1 timeout / 2 size, rank, peer, 1 if the
+// waiter sends, value awaited or bytes expected, value seen or bytes sent)
+// and every block of every later launch stops at its first wait.
+
+#ifndef SDMA_SPIN_PAUSE
+#define SDMA_SPIN_PAUSE()
+#endif
+// Operations per launch: the table is a kernel parameter (below 4 KiB).
+#define SDMA_P2P_MAX_OPS 32
+
+struct SdmaP2pOp {
+  char *user;                   // the caller's buffer (this rank's memory)
+  char *slot;                   // send: the peer's ring for this rank;
+                                // receive: this rank's ring for the peer
+  unsigned long long *posted;   // send: in the peer's area; receive: here
+  unsigned long long *consumed; // send: here; receive: in the peer's area
+  unsigned long long *tags;     // the ring's tags, beside the ring
+  unsigned long long bytes;
+  unsigned long long base;        // the pair's chunk number it starts at
+  unsigned long long peerAndSend; // peer * 2 + 1 for a send
+};
+
+struct SdmaP2pTable {
+  SdmaP2pOp op[SDMA_P2P_MAX_OPS];
+  unsigned long long rank;
+  unsigned long long chunkBytes; // a multiple of 16
+  unsigned long long depth;
+  unsigned long long timeoutNs;
+  unsigned long long *error; // polled (device memory on a GPU)
+  unsigned long long *errorMirror; // null, or host memory the host reads
+};
+
+struct __attribute__((aligned(16))) sdma_p2p_v16 {
+  unsigned long long x, y;
+};
+
+static __device__ bool sdma_p2p_failed(const SdmaP2pTable *T) {
+  return *(volatile unsigned long long *)T->error != 0;
+}
+
+static __device__ void sdma_p2p_report(const SdmaP2pTable *T,
+                                       unsigned long long status, int peer,
+                                       int send, unsigned long long awaited,
+                                       unsigned long long seen) {
+  if (SDMA_ATOMIC_CAS_U64(T->error, 0ull, status) != 0ull)
+    return;
+  unsigned long long words[5] = {T->rank, (unsigned long long)peer,
+                                 (unsigned long long)send, awaited, seen};
+  for (int i = 0; i < 5; ++i)
+    T->error[1 + i] = words[i];
+  if (T->errorMirror) {
+    for (int i = 0; i < 5; ++i)
+      T->errorMirror[1 + i] = words[i];
+    SDMA_FENCE_SYSTEM();
+    *(volatile unsigned long long *)T->errorMirror = status;
+  }
+  SDMA_FENCE_SYSTEM();
+}
+
+// Thread 0: waits until *counter >= value. False if the communicator has
+// failed or the wait timed out (then recorded).
+static __device__ bool sdma_p2p_wait(const SdmaP2pTable *T,
+                                     unsigned long long *counter,
+                                     unsigned long long value, int peer,
+                                     int send) {
+  volatile unsigned long long *c = counter;
+  unsigned long long start = SDMA_NOW_NS(), seen;
+  while ((seen = *c) < value) {
+    SDMA_SPIN_PAUSE();
+    if (sdma_p2p_failed(T))
+      return false;
+    if (SDMA_NOW_NS() - start > T->timeoutNs) {
+      sdma_p2p_report(T, 1, peer, send, value, seen);
+      return false;
+    }
+  }
+  SDMA_FENCE_SYSTEM();
+  return !sdma_p2p_failed(T);
+}
+
+// A ring entry written by another rank is read past the SM's L1 (which
+// may hold the entry's previous chunk).
+#if defined(__CUDACC__) && !defined(__HIP__)
+#define SDMA_P2P_LOAD(p) __ldcg(reinterpret_cast<const ulonglong2 *>(p))
+#define SDMA_P2P_UNIT ulonglong2
+#else
+#define SDMA_P2P_LOAD(p) (*(p))
+#define SDMA_P2P_UNIT sdma_p2p_v16
+#endif
+
+// The block copies n bytes: 16-byte units where both ends are aligned.
+static __device__ void sdma_p2p_copy(char *dst, const char *src,
+                                     unsigned long long n) {
+  unsigned long long done = 0;
+  if (((reinterpret_cast<unsigned long long>(dst) |
+        reinterpret_cast<unsigned long long>(src)) &
+       15) == 0) {
+    unsigned long long units = n / 16;
+    SDMA_P2P_UNIT *d = reinterpret_cast<SDMA_P2P_UNIT *>(dst);
+    const SDMA_P2P_UNIT *s = reinterpret_cast<const SDMA_P2P_UNIT *>(src);
+    for (unsigned long long u = SDMA_TID; u < units; u += SDMA_NTID)
+      d[u] = SDMA_P2P_LOAD(s + u);
+    done = units * 16;
+  }
+  for (unsigned long long b = done + SDMA_TID; b < n; b += SDMA_NTID)
+    dst[b] = *(volatile const char *)(src + b);
+}
+
+extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
+    sdma_p2p(const SDMA_GRID_CONSTANT SdmaP2pTable table) {
+  const SdmaP2pTable *T = &table;
+  const SdmaP2pOp *op = &T->op[SDMA_BID];
+  const int send = (int)(op->peerAndSend & 1);
+  const int peer = (int)(op->peerAndSend >> 1);
+  const unsigned long long chunk = T->chunkBytes, depth = T->depth;
+  const unsigned long long bytes = op->bytes;
+  const unsigned long long chunks = bytes ? (bytes + chunk - 1) / chunk : 1;
+  SDMA_BLOCK_SHARED(int, go, 1);
+  for (unsigned long long i = 0; i < chunks; ++i) {
+    const unsigned long long c = op->base + i;
+    const unsigned long long entry = c % depth;
+    char *slot = op->slot + entry * chunk;
+    const unsigned long long at = i * chunk;
+    const unsigned long long n = bytes - at < chunk ? bytes - at : chunk;
+    if (SDMA_TID == 0) {
+      bool ok;
+      if (send) {
+        ok = c + 1 <= depth
+                 ? !sdma_p2p_failed(T)
+                 : sdma_p2p_wait(T, op->consumed, c + 1 - depth, peer, 1);
+      } else {
+        ok = sdma_p2p_wait(T, op->posted, c + 1, peer, 0);
+        unsigned long long tag =
+            ok ? *(volatile unsigned long long *)(op->tags + entry) : 0;
+        if (ok && tag != bytes + 1) {
+          sdma_p2p_report(T, 2, peer, 0, bytes, tag - 1);
+          ok = false;
+        }
+      }
+      go[0] = ok;
+    }
+    SDMA_SYNC();
+    if (!go[0])
+      return; // the whole block, together
+    if (n) {
+      if (send)
+        sdma_p2p_copy(slot, op->user + at, n);
+      else
+        sdma_p2p_copy(op->user + at, slot, n);
+    }
+    SDMA_SYNC();
+    if (SDMA_TID == 0) {
+      SDMA_FENCE_SYSTEM();
+      if (send) {
+        *(volatile unsigned long long *)(op->tags + entry) = bytes + 1;
+        SDMA_FENCE_SYSTEM();
+        *(volatile unsigned long long *)op->posted = c + 1;
+      } else {
+        *(volatile unsigned long long *)op->consumed = c + 1;
+      }
+      SDMA_FENCE_SYSTEM();
+    }
+  }
+}
