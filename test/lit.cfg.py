@@ -6,7 +6,7 @@ from lit.llvm import llvm_config
 
 config.name = "SDMA"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test"]
+config.suffixes = [".mlir", ".test", ".xml"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.sdma_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "inputs"]

@@ -12,6 +12,7 @@
 #include "sdma/Support/InputGuard.h"
 #include "sdma/Target/HIP.h"
 #include "sdma/Target/JSON.h"
+#include "sdma/Target/MSCCL.h"
 #include "sdma/Target/Packets.h"
 #include "sdma/Target/Plan.h"
 
@@ -49,7 +50,9 @@ static const llvm::StringRef kShownOptions[] = {"sdma-to-plan",
                                                 "help",
                                                 "help-list",
                                                 "version",
-                                                "sdma-translate-unverified"};
+                                                "sdma-translate-unverified",
+                                                "msccl-type",
+                                                "msccl-reduce-op"};
 
 /// Runs `translation` on one buffer (the whole input or one chunk).
 static mlir::LogicalResult translate(const mlir::Translation &translation,
@@ -79,6 +82,7 @@ int main(int argc, char **argv) {
     return 1;
   sdma::registerToHIPTranslation();
   sdma::registerToJSONTranslation();
+  sdma::registerImportMscclXmlTranslation();
   sdma::registerToPlanTranslation();
   sdma::registerToPacketsTranslation();
   cl::opt<const mlir::Translation *, false, mlir::TranslationParser>

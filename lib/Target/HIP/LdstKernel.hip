@@ -5,7 +5,7 @@
 // The device code every file `sdma-translate --sdma-to-hip` writes ends
 // with: this file, LdstReduce.hip and LdstPhases.hip, in that order, each
 // after its banner (everything up to the first blank line), embedded at
-// build time as string literals (EmbedKernel.cmake), so they are copied out
+// build time as string literals (runtime/EmbedKernel.cmake), so they are copied out
 // byte for byte. This one: the table of addresses, errors, the rank sync,
 // waits, signals and barriers. It compiles after what comes before it there:
 //   - a prelude that defines the SDMA_* device macros (SDMA_TID, SDMA_SYNC,

@@ -265,10 +265,13 @@ TEST(PointToPoint, KernelCompilesForNvidiaAndAmd) {
     KernelBinary binary;
     std::string error;
     if (!compileKernel(program, compiler, arch, binary, error)) {
-      if (error.find("not") != std::string::npos &&
-          (error.find("NVRTC") != std::string::npos ||
-           error.find("hipRTC") != std::string::npos))
-        continue; // that compiler is not installed here
+      // That compiler is not installed here, or this runtime was built
+      // without HIP's headers.
+      if ((error.find("not") != std::string::npos &&
+           (error.find("NVRTC") != std::string::npos ||
+            error.find("hipRTC") != std::string::npos)) ||
+          error.find("built without HIP") != std::string::npos)
+        continue;
       ADD_FAILURE() << compiler << ": " << error;
       continue;
     }

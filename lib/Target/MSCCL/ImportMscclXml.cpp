@@ -1,0 +1,547 @@
+//===- ImportMscclXml.cpp - an MSCCL XML algorithm as an sdma schedule ----===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// `sdma-translate --import-msccl-xml` reads an algorithm (MscclAlgo.h), puts
+// its steps in one order every dependency allows (or reports the cycle that
+// makes it deadlock, step by step), and writes them as a flat schedule
+// whose ops carry the XML step's location, so that sdma-verify's races and
+// wrong chunks point at the algorithm's lines:
+//
+//   MSCCL                       sdma (gpu g, thread block t = engine t)
+//   s  (send src to P)          copy g.src -> P.landing {engine t};
+//                               signal g -> P tag chan
+//   r  (receive into dst)       wait g <- Q tag chan [; copy g.xfer -> g.dst]
+//   rcs                         receive, then send g.dst
+//   rrc / rrcs (dst = src op    wait; [copy g.src -> g.dst;]
+//       received [; send dst])  reduce op g.dst <- g.xfer [; send g.dst]
+//   rrs (send src op received)  wait; reduce op g.xfer <- g.src; send g.xfer
+//   cpy / re                    copy / reduce op g.dst <- g.src
+//   nop                         (ordering only)
+//   depid/deps on another tb    fence on g before the step
+//
+// A send is a put into the receiver's memory. It lands in the receiving
+// step's destination when nothing on the receiver touched those chunks
+// before the receive; otherwise (and for every receive that reduces) in a
+// landing buffer %xfer, a slot per message, copied or reduced at the
+// receive: a put then never overwrites what the receiver still uses, and
+// a send never waits for its receiver, as MSCCL's buffered connections do.
+// Every op is ordered after the steps before it in the order chosen, so the
+// added waits cannot deadlock a schedule MSCCL would complete.
+//
+// Buffers: i, o, s become %input, %output, %scratch (sizes the largest any
+// gpu declares); the collective (coll) becomes `implements`: allgather,
+// allreduce, alltoall, reduce_scatter. In place (inplace="1"): allreduce
+// and alltoall use one buffer; an allgather's input is the output's chunk
+// of its rank (copied there first); a reduce_scatter's output is the
+// input's chunk of its rank (copied out last).
+//
+//===----------------------------------------------------------------------===//
+
+#include "MscclAlgo.h"
+#include "XmlReader.h"
+
+#include "sdma/IR/SdmaOps.h"
+#include "sdma/InitAllDialects.h"
+#include "sdma/Target/MSCCL.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <map>
+#include <set>
+
+using namespace mlir;
+using namespace sdma;
+using namespace sdma::msccl;
+
+static llvm::cl::opt<std::string> elementType(
+    "msccl-type",
+    llvm::cl::desc("--import-msccl-xml: the element type of an algorithm "
+                   "that reduces (f16, bf16, f32, f64, i8, ui8, i32, ui32, "
+                   "i64, ui64; default f32)"),
+    llvm::cl::init("f32"));
+static llvm::cl::opt<std::string> reduceOp(
+    "msccl-reduce-op",
+    llvm::cl::desc("--import-msccl-xml: the operator of an algorithm's "
+                   "reductions (sum, prod, max, min; default sum)"),
+    llvm::cl::init("sum"));
+
+namespace {
+
+/// An MSCCL collective's sdma name, or "" for none.
+std::string collectiveKind(llvm::StringRef coll) {
+  if (coll == "allgather")
+    return "all_gather";
+  if (coll == "allreduce")
+    return "all_reduce";
+  if (coll == "alltoall")
+    return "all_to_all";
+  // msccl-tools writes reduce_scatter; the runtime reads reducescatter.
+  if (coll == "reduce_scatter" || coll == "reducescatter")
+    return "reduce_scatter";
+  return "";
+}
+
+class Importer {
+public:
+  Importer(const Algorithm &algo, std::string file, MLIRContext *context)
+      : algo_(algo), file_(std::move(file)), context_(context) {}
+
+  /// The schedule, or null after reporting why not.
+  OwningOpRef<Operation *> run();
+
+private:
+  Location loc(const xml::Element &e, const xml::Attribute *a = nullptr) {
+    xml::Position p = a ? a->at : e.at;
+    return FileLineColLoc::get(context_, file_, p.line, p.column);
+  }
+  std::string locText(const xml::Element &e) {
+    std::string escaped;
+    for (char c : file_) {
+      if (c == '"' || c == '\\')
+        escaped.push_back('\\');
+      escaped.push_back(c);
+    }
+    return " loc(\"" + escaped + "\":" + std::to_string(e.at.line) + ":" +
+           std::to_string(e.at.column) + ")";
+  }
+  bool checkShape();
+  bool linearize();
+  void chooseLandings();
+  /// A slot of `count` chunks in gpu `g`'s landing buffer.
+  int64_t xferChunksOf(int g, int64_t count) {
+    int64_t slot = xferUsed_[g];
+    xferUsed_[g] += count;
+    xferChunks_ = std::max(xferChunks_, xferUsed_[g]);
+    return slot;
+  }
+  /// The buffer and chunk offset slice `s` of gpu `g` names (in place
+  /// folded).
+  std::pair<std::string, int64_t> where(int g, msccl::Slice s) const;
+  std::string slice(int g, msccl::Slice s, int64_t count) const {
+    auto [name, offset] = where(g, s);
+    return name + "[" + std::to_string(offset) + ", " + std::to_string(count) +
+           "] on " + std::to_string(g);
+  }
+  std::string xferSlice(int g, int64_t slot, int64_t count) const {
+    return "%xfer[" + std::to_string(slot) + ", " + std::to_string(count) +
+           "] on " + std::to_string(g);
+  }
+  void emitStep(StepRef ref);
+  void emit(int g, const xml::Element &e, const std::string &op) {
+    body_ += "  " + op + locText(e) + "\n";
+    if (op == "sdma.fence")
+      for (int r = 0; r < algo_.gpus; ++r)
+        lastFence_[r] = ops_;
+    else if (op.rfind("sdma.fence", 0) == 0)
+      lastFence_[g] = ops_;
+    ++ops_;
+  }
+  std::string header() const;
+
+  const Algorithm &algo_;
+  std::string file_;
+  MLIRContext *context_;
+  std::string kind_;
+  bool typed_ = false, oneBuffer_ = false;
+  std::vector<StepRef> order_;
+  std::map<StepRef, const Message *> sentBy_, receivedBy_;
+  /// Per message (by index): its slot in the receiver's %xfer, or -1 when
+  /// it lands in the receiving step's destination.
+  std::map<const Message *, int64_t> landing_;
+  int64_t xferChunks_ = 0;
+  std::map<int, int64_t> xferUsed_;
+  /// Ops written so far; per step, how many preceded it; per gpu, how
+  /// many preceded its last fence (-1: none).
+  int64_t ops_ = 0;
+  std::map<StepRef, int64_t> emitted_;
+  std::map<int, int64_t> lastFence_;
+  std::string body_;
+};
+
+bool Importer::checkShape() {
+  kind_ = collectiveKind(algo_.collective);
+  bool reduces = false;
+  for (const Gpu &gpu : algo_.gpuList)
+    for (const ThreadBlock &tb : gpu.blocks)
+      for (const Step &s : tb.steps)
+        reduces |= s.type == StepType::Reduce || reducesReceived(s.type);
+  typed_ = reduces || kind_ == "all_reduce" || kind_ == "reduce_scatter";
+  oneBuffer_ = algo_.inplace && (kind_ == "all_reduce" ||
+                                 kind_ == "all_to_all" || kind_.empty());
+  int64_t R = algo_.gpus;
+  for (const Gpu &gpu : algo_.gpuList) {
+    int64_t in = gpu.inputChunks, out = gpu.outputChunks;
+    std::string what;
+    const char *attr = "o_chunks";
+    if (kind_ == "all_gather" && out != R * in)
+      what = "an allgather's output has ngpus x i_chunks chunks (" +
+             std::to_string(R * in) + ")";
+    if ((kind_ == "all_reduce" || oneBuffer_) && out != in)
+      what = "its output has as many chunks as its input (" +
+             std::to_string(in) + ")";
+    if (kind_ == "all_to_all" && (out != in || in % R)) {
+      what = "an alltoall's input and output have the same number of "
+             "chunks, a multiple of ngpus";
+      attr = in % R ? "i_chunks" : "o_chunks";
+    }
+    if (kind_ == "reduce_scatter" && in != R * out) {
+      what = "a reduce_scatter's input has ngpus x o_chunks chunks (" +
+             std::to_string(R * out) + ")";
+      attr = "i_chunks";
+    }
+    if (!what.empty()) {
+      emitError(loc(*gpu.element, gpu.element->find(attr)))
+          << "gpu " << gpu.id << " has " << in << " input and " << out
+          << " output chunks, but " << what;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Importer::linearize() {
+  std::map<StepRef, std::vector<StepRef>> succ, pred;
+  std::map<StepRef, int> indegree;
+  auto edge = [&](StepRef a, StepRef b) {
+    succ[a].push_back(b);
+    pred[b].push_back(a);
+    ++indegree[b];
+  };
+  std::vector<StepRef> all;
+  for (const Gpu &gpu : algo_.gpuList)
+    for (const ThreadBlock &tb : gpu.blocks)
+      for (size_t s = 0; s < tb.steps.size(); ++s) {
+        StepRef ref{gpu.id, tb.id, int(s)};
+        all.push_back(ref);
+        indegree[ref];
+        if (s > 0)
+          edge({gpu.id, tb.id, int(s) - 1}, ref);
+        for (auto [b, d] : tb.steps[s].deps)
+          edge({gpu.id, b, d}, ref);
+      }
+  for (const Message &m : algo_.messages) {
+    edge(m.from, m.to);
+    sentBy_[m.from] = &m;
+    receivedBy_[m.to] = &m;
+  }
+  // Ready steps, the earliest step index first (then gpu, thread block):
+  // the order reads like the algorithm's rounds.
+  auto key = [](StepRef r) { return std::tuple(r.step, r.gpu, r.block); };
+  std::set<std::tuple<int, int, int>> ready;
+  for (StepRef r : all)
+    if (!indegree[r])
+      ready.insert(key(r));
+  while (!ready.empty()) {
+    auto [s, g, b] = *ready.begin();
+    ready.erase(ready.begin());
+    StepRef r{g, b, s};
+    order_.push_back(r);
+    for (StepRef n : succ[r])
+      if (--indegree[n] == 0)
+        ready.insert(key(n));
+  }
+  if (order_.size() == all.size())
+    return true;
+  // A cycle: follow unfinished predecessors until one repeats.
+  StepRef at{};
+  for (StepRef r : all)
+    if (indegree[r] > 0) {
+      at = r;
+      break;
+    }
+  std::vector<StepRef> path;
+  std::map<StepRef, size_t> seenAt;
+  while (!seenAt.count(at)) {
+    seenAt[at] = path.size();
+    path.push_back(at);
+    for (StepRef p : pred[at])
+      if (indegree[p] > 0) {
+        at = p;
+        break;
+      }
+  }
+  std::vector<StepRef> cycle(path.begin() + seenAt[at], path.end());
+  auto name = [&](StepRef r) {
+    return "gpu " + std::to_string(r.gpu) + " thread block " +
+           std::to_string(r.block) + " step " + std::to_string(r.step) +
+           " (line " + std::to_string(algo_.step(r).element->at.line) + ")";
+  };
+  std::string chain;
+  for (size_t i = 0; i < cycle.size(); ++i) {
+    StepRef waiter = cycle[i], on = cycle[(i + 1) % cycle.size()];
+    auto m = receivedBy_.find(waiter);
+    bool message = m != receivedBy_.end() && m->second->from == on;
+    chain += "\n  " + name(waiter) + " waits for " + name(on) +
+             (message ? " (its message)"
+              : on.gpu == waiter.gpu && on.block == waiter.block
+                  ? " (the step before it)"
+                  : " (a dependency)");
+  }
+  const xml::Element &e = *algo_.step(cycle.front()).element;
+  emitError(loc(e)) << "the algorithm deadlocks: its steps wait on each "
+                       "other in a cycle:"
+                    << chain;
+  return false;
+}
+
+std::pair<std::string, int64_t> Importer::where(int g, msccl::Slice s) const {
+  int64_t R = algo_.gpus;
+  const Gpu &gpu = algo_.gpuList[g];
+  if (s.buffer == 's')
+    return {"%scratch", s.offset};
+  if (oneBuffer_)
+    return {"%buffer", s.offset};
+  if (algo_.inplace && kind_ == "all_gather" && s.buffer == 'i')
+    return {"%output", g * gpu.inputChunks + s.offset};
+  if (algo_.inplace && kind_ == "reduce_scatter" && s.buffer == 'o')
+    return {"%input", g * gpu.outputChunks + s.offset};
+  (void)R;
+  return {s.buffer == 'i' ? "%input" : "%output", s.offset};
+}
+
+void Importer::chooseLandings() {
+  // What each gpu's steps have touched so far, in the order chosen: a
+  // receive lands in place only where nothing touched its chunks before.
+  std::map<int, std::vector<std::tuple<std::string, int64_t, int64_t>>> touched;
+  auto overlaps = [&](int g, const std::string &b, int64_t lo, int64_t hi) {
+    for (auto &[tb, tlo, thi] : touched[g])
+      if (tb == b && tlo < hi && lo < thi)
+        return true;
+    return false;
+  };
+  for (StepRef r : order_) {
+    const Step &s = algo_.step(r);
+    auto [srcName, srcOff] = where(r.gpu, s.src);
+    auto [dstName, dstOff] = where(r.gpu, s.dst);
+    if (auto m = receivedBy_.find(r); m != receivedBy_.end()) {
+      bool inPlace = !reducesReceived(s.type) &&
+                     !overlaps(r.gpu, dstName, dstOff, dstOff + s.count);
+      landing_[m->second] = inPlace ? -1 : xferChunksOf(r.gpu, s.count);
+    }
+    bool readsSrc = s.type != StepType::Recv &&
+                    s.type != StepType::RecvCopySend && s.type != StepType::Nop;
+    bool writesDst = s.type == StepType::Recv ||
+                     s.type == StepType::RecvCopySend ||
+                     s.type == StepType::RecvReduceCopy ||
+                     s.type == StepType::RecvReduceCopySend ||
+                     s.type == StepType::Copy || s.type == StepType::Reduce;
+    if (readsSrc)
+      touched[r.gpu].push_back({srcName, srcOff, srcOff + s.count});
+    if (writesDst)
+      touched[r.gpu].push_back({dstName, dstOff, dstOff + s.count});
+  }
+}
+
+void Importer::emitStep(StepRef ref) {
+  const Step &s = algo_.step(ref);
+  const ThreadBlock &tb = algo_.block(ref);
+  const xml::Element &e = *s.element;
+  int g = ref.gpu;
+  std::string engine = " {engine = " + std::to_string(tb.id) + " : i64}";
+  std::string op = reduceOp;
+  // A dependency on another thread block: a fence on this gpu, unless one
+  // already follows that step.
+  bool unfenced = false;
+  for (auto [b, d] : s.deps)
+    unfenced |= b != tb.id && emitted_[{g, b, d}] >= lastFence_[g];
+  if (unfenced)
+    emit(g, e, "sdma.fence on " + std::to_string(g));
+  emitted_[ref] = ops_;
+  // What the step sends, once it has received and combined.
+  std::string sendFrom;
+  if (s.type == StepType::Send)
+    sendFrom = slice(g, s.src, s.count);
+  if (auto m = receivedBy_.find(ref); m != receivedBy_.end()) {
+    const Message &msg = *m->second;
+    emit(g, e,
+         "sdma.wait " + std::to_string(g) + " <- " +
+             std::to_string(msg.from.gpu) + " tag " +
+             std::to_string(msg.channel));
+    int64_t slot = landing_[&msg];
+    std::string landed = xferSlice(g, slot, s.count);
+    std::string dst = slice(g, s.dst, s.count);
+    switch (s.type) {
+    case StepType::Recv:
+    case StepType::RecvCopySend:
+      if (slot >= 0)
+        emit(g, e, "sdma.copy " + landed + " -> " + dst + engine);
+      sendFrom = dst;
+      break;
+    case StepType::RecvReduceSend:
+      emit(g, e,
+           "sdma.reduce " + op + " " + landed + " <- " +
+               slice(g, s.src, s.count) + engine);
+      sendFrom = landed;
+      break;
+    default: // rrc, rrcs: dst = src op received
+      if (where(g, s.src) != where(g, s.dst))
+        emit(g, e,
+             "sdma.copy " + slice(g, s.src, s.count) + " -> " + dst + engine);
+      emit(g, e, "sdma.reduce " + op + " " + dst + " <- " + landed + engine);
+      sendFrom = dst;
+      break;
+    }
+  }
+  if (s.type == StepType::Copy && where(g, s.src) != where(g, s.dst))
+    emit(g, e,
+         "sdma.copy " + slice(g, s.src, s.count) + " -> " +
+             slice(g, s.dst, s.count) + engine);
+  if (s.type == StepType::Reduce)
+    emit(g, e,
+         "sdma.reduce " + op + " " + slice(g, s.dst, s.count) + " <- " +
+             slice(g, s.src, s.count) + engine);
+  if (auto m = sentBy_.find(ref); m != sentBy_.end()) {
+    const Message &msg = *m->second;
+    const Step &to = algo_.step(msg.to);
+    int64_t slot = landing_[&msg];
+    std::string target = slot >= 0 ? xferSlice(msg.to.gpu, slot, s.count)
+                                   : slice(msg.to.gpu, to.dst, s.count);
+    emit(g, e, "sdma.copy " + sendFrom + " -> " + target + engine);
+    emit(g, e,
+         "sdma.signal " + std::to_string(g) + " -> " +
+             std::to_string(msg.to.gpu) + " tag " +
+             std::to_string(msg.channel));
+  }
+}
+
+std::string Importer::header() const {
+  auto size = [&](char b) {
+    int64_t n = 0;
+    for (const Gpu &gpu : algo_.gpuList)
+      n = std::max(n, gpu.chunks(b));
+    return n;
+  };
+  auto decl = [&](const std::string &name, int64_t chunks) {
+    return name + " : " +
+           (typed_ ? elementType + "[" + std::to_string(chunks) + "]"
+                   : std::to_string(chunks));
+  };
+  std::string name;
+  for (char c : algo_.name.empty() ? std::string("msccl") : algo_.name)
+    name.push_back(llvm::isAlnum(c) ? c : '_');
+  if (!llvm::isAlpha(name[0]))
+    name = "msccl_" + name;
+  std::vector<std::string> buffers;
+  if (oneBuffer_) {
+    buffers.push_back(decl("%buffer", size('i')));
+  } else {
+    buffers.push_back(decl("%input", size('i')));
+    buffers.push_back(decl("%output", size('o')));
+  }
+  if (size('s'))
+    buffers.push_back(decl("%scratch", size('s')));
+  if (xferChunks_)
+    buffers.push_back(decl("%xfer", xferChunks_));
+  std::string text = "sdma.schedule @" + name +
+                     " ranks(%R = " + std::to_string(algo_.gpus) + ") buffers(";
+  for (size_t i = 0; i < buffers.size(); ++i)
+    text += (i ? ", " : "") + buffers[i];
+  text += ")";
+  if (!kind_.empty())
+    text += " implements " + kind_ +
+            (oneBuffer_ ? "(%buffer -> %buffer)" : "(%input -> %output)");
+  return text + " {\n";
+}
+
+OwningOpRef<Operation *> Importer::run() {
+  if (!checkShape() || !linearize())
+    return nullptr;
+  chooseLandings();
+  int64_t R = algo_.gpus;
+  const xml::Element &root = *algo_.element;
+  // In place: an allgather's input first moves into its chunk of the
+  // output, where the algorithm reads it.
+  if (algo_.inplace && kind_ == "all_gather") {
+    for (int g = 0; g < R; ++g) {
+      int64_t c = algo_.gpuList[g].inputChunks;
+      emit(g, root,
+           "sdma.copy %input[0, " + std::to_string(c) + "] on " +
+               std::to_string(g) + " -> %output[" + std::to_string(g * c) +
+               ", " + std::to_string(c) + "] on " + std::to_string(g));
+    }
+    emit(0, root, "sdma.fence");
+  }
+  for (StepRef r : order_)
+    emitStep(r);
+  if (algo_.inplace && kind_ == "reduce_scatter") {
+    emit(0, root, "sdma.fence");
+    for (int g = 0; g < R; ++g) {
+      int64_t c = algo_.gpuList[g].outputChunks;
+      emit(g, root,
+           "sdma.copy %input[" + std::to_string(g * c) + ", " +
+               std::to_string(c) + "] on " + std::to_string(g) +
+               " -> %output[0, " + std::to_string(c) + "] on " +
+               std::to_string(g));
+    }
+  }
+  std::string text = header() + body_ + "}" + locText(root) + "\n";
+  ParserConfig config(context_);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
+  if (!module) {
+    emitError(loc(root)) << "internal: the schedule written for this "
+                            "algorithm does not parse";
+    return nullptr;
+  }
+  return OwningOpRef<Operation *>(module.release());
+}
+
+/// The algorithm in `sourceMgr`'s main buffer, imported.
+OwningOpRef<Operation *> importMscclXml(llvm::SourceMgr &sourceMgr,
+                                        MLIRContext *context) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  std::string file = buffer->getBufferIdentifier().str();
+  auto at = [&](xml::Position p) {
+    return FileLineColLoc::get(context, file, p.line, p.column);
+  };
+  if (elementType != "f16" && elementType != "bf16" && elementType != "f32" &&
+      elementType != "f64" && elementType != "i8" && elementType != "ui8" &&
+      elementType != "i32" && elementType != "ui32" && elementType != "i64" &&
+      elementType != "ui64") {
+    emitError(UnknownLoc::get(context))
+        << "--msccl-type=" << elementType
+        << " is not an element type (f16, bf16, f32, f64, i8, ui8, i32, "
+           "ui32, i64, ui64)";
+    return nullptr;
+  }
+  if (reduceOp != "sum" && reduceOp != "prod" && reduceOp != "max" &&
+      reduceOp != "min") {
+    emitError(UnknownLoc::get(context))
+        << "--msccl-reduce-op=" << reduceOp
+        << " is not an operator (sum, prod, max, min)";
+    return nullptr;
+  }
+  std::string why;
+  xml::Position where;
+  std::unique_ptr<xml::Element> root =
+      xml::parse(buffer->getBuffer(), why, where);
+  if (!root) {
+    emitError(at(where)) << why;
+    return nullptr;
+  }
+  std::optional<Algorithm> algo =
+      read(*root, [&](const xml::Element &e, const xml::Attribute *a,
+                      const std::string &message) {
+        emitError(at(a ? a->at : e.at)) << message;
+      });
+  if (!algo)
+    return nullptr;
+  return Importer(*algo, file, context).run();
+}
+
+} // namespace
+
+void sdma::registerImportMscclXmlTranslation() {
+  TranslateToMLIRRegistration registration(
+      "import-msccl-xml",
+      "read an MSCCL XML algorithm (msccl-tools, RCCL) as an sdma schedule",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *context) {
+        return importMscclXml(sourceMgr, context);
+      },
+      registerAllDialects);
+}
