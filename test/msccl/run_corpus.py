@@ -7,9 +7,12 @@ data), the packet simulator (checked against it) and the load/store kernel
 on the CPU (every algorithm; reductions checked by the exact evaluator),
 every output byte checked at three sizes. Then the wrong algorithms
 (schedules/msccl/wrong): each must be rejected, by the import (a deadlock)
-or by the proof (a race, a wrong chunk), with the XML line named.
+or by the proof (a race, a wrong chunk), with the XML line named. Round
+trips: each imported algorithm, and each sdma SCHEDULE unrolled at 3 and 4
+ranks, written back as MSCCL XML (--sdma-to-msccl-xml), imported again,
+proved and run on the load/store kernel (CPU), every byte checked.
 
-usage: run_corpus.py BIN_DIR CORPUS_DIR
+usage: run_corpus.py BIN_DIR CORPUS_DIR [SCHEDULE...]
 """
 import glob
 import os
@@ -17,10 +20,10 @@ import subprocess
 import sys
 import tempfile
 
-bin_dir, corpus = sys.argv[1], sys.argv[2]
+bin_dir, corpus, schedules = sys.argv[1], sys.argv[2], sys.argv[3:]
 failures = []
 counts = {"imported": 0, "proved": 0, "hip": 0, "sim": 0, "packets": 0,
-          "ldst-cpu": 0}
+          "ldst-cpu": 0, "round trips": 0}
 
 
 def tool(name, *args):
@@ -34,7 +37,42 @@ def all_zero(stdout):
     return rows and all(l.split()[-1] == "0" for l in rows)
 
 
+def round_trip(tmp, name, mlir):
+    """Writes `mlir` as MSCCL XML, imports it again, proves it and runs it
+    on the load/store kernel."""
+    xml = os.path.join(tmp, name + ".out.xml")
+    again = os.path.join(tmp, name + ".again.mlir")
+    r = tool("sdma-translate", "--sdma-to-msccl-xml", mlir, "-o", xml)
+    if r.returncode == 0:
+        r = tool("sdma-translate", "--import-msccl-xml", xml, "-o", again)
+    if r.returncode == 0:
+        r = tool("sdma-opt", again, "--sdma-verify")
+        if r.returncode == 0 and "remark: proved" not in r.stderr:
+            r.returncode = 1
+    if r.returncode == 0:
+        r = tool("sdma-run", again, "--backend=ldst-cpu", "-b", "1K", "-e",
+                 "16K", "-f", "16", "--iters=1")
+        if r.returncode == 0 and not all_zero(r.stdout):
+            r.returncode = 1
+    if r.returncode:
+        failures.append("%s round trip: %s %s" % (name, r.stdout[-300:],
+                                                  r.stderr[-300:]))
+    else:
+        counts["round trips"] += 1
+
+
 with tempfile.TemporaryDirectory() as tmp:
+    for schedule in schedules:
+        base = os.path.splitext(os.path.basename(schedule))[0]
+        for ranks in (3, 4):
+            name = "%s-%d" % (base, ranks)
+            flat = os.path.join(tmp, name + ".mlir")
+            r = tool("sdma-opt", schedule, "--sdma-unroll=ranks=%d" % ranks,
+                     "-o", flat)
+            if r.returncode:
+                failures.append("%s: unroll: %s" % (name, r.stderr[-300:]))
+                continue
+            round_trip(tmp, name, flat)
     for xml in sorted(glob.glob(os.path.join(corpus, "*.xml"))):
         name = os.path.splitext(os.path.basename(xml))[0]
         mlir = os.path.join(tmp, name + ".mlir")
@@ -68,6 +106,7 @@ with tempfile.TemporaryDirectory() as tmp:
                     name, backend, r.stdout[-300:], r.stderr[-300:]))
                 continue
             counts["packets" if backend == "sdma-packets" else backend] += 1
+        round_trip(tmp, name, mlir)
     rejected = 0
     for xml in sorted(glob.glob(os.path.join(corpus, "wrong", "*.xml"))):
         name = os.path.splitext(os.path.basename(xml))[0]
@@ -93,6 +132,8 @@ print("%(imported)d imported, %(proved)d proved, %(hip)d lowered to HIP; "
       "on the packet simulator, %(ldst-cpu)d on the load/store kernel (CPU)"
       % counts)
 print("%d wrong algorithms rejected" % rejected)
+print("%d round trips through MSCCL XML proved and run" %
+      counts["round trips"])
 for f in failures:
     print("FAIL: " + f)
 sys.exit(1 if failures else 0)

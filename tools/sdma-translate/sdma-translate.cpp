@@ -83,6 +83,7 @@ int main(int argc, char **argv) {
   sdma::registerToHIPTranslation();
   sdma::registerToJSONTranslation();
   sdma::registerImportMscclXmlTranslation();
+  sdma::registerToMscclXmlTranslation();
   sdma::registerToPlanTranslation();
   sdma::registerToPacketsTranslation();
   cl::opt<const mlir::Translation *, false, mlir::TranslationParser>

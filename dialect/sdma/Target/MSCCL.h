@@ -5,7 +5,8 @@
 //
 // `sdma-translate --import-msccl-xml`: an MSCCL XML algorithm (what
 // msccl-tools writes, what the MSCCL runtime and RCCL load) as a flat sdma
-// schedule; see docs/msccl.md.
+// schedule; `--sdma-to-msccl-xml`: a flat schedule as such an algorithm.
+// See docs/msccl.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 namespace sdma {
 
 void registerImportMscclXmlTranslation();
+void registerToMscclXmlTranslation();
 
 } // namespace sdma
 
