@@ -39,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MscclAlgo.h"
+#include "ScheduleWriter.h"
 #include "XmlReader.h"
 
 #include "sdma/IR/SdmaOps.h"
@@ -46,9 +47,7 @@
 #include "sdma/Target/MSCCL.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <map>
@@ -58,148 +57,70 @@ using namespace mlir;
 using namespace sdma;
 using namespace sdma::msccl;
 
-static llvm::cl::opt<std::string> elementType(
-    "msccl-type",
-    llvm::cl::desc("--import-msccl-xml: the element type of an algorithm "
-                   "that reduces (f16, bf16, f32, f64, i8, ui8, i32, ui32, "
-                   "i64, ui64; default f32)"),
-    llvm::cl::init("f32"));
-static llvm::cl::opt<std::string> reduceOp(
-    "msccl-reduce-op",
-    llvm::cl::desc("--import-msccl-xml: the operator of an algorithm's "
-                   "reductions (sum, prod, max, min; default sum)"),
-    llvm::cl::init("sum"));
-
 namespace {
-
-/// An MSCCL collective's sdma name, or "" for none.
-std::string collectiveKind(llvm::StringRef coll) {
-  if (coll == "allgather")
-    return "all_gather";
-  if (coll == "allreduce")
-    return "all_reduce";
-  if (coll == "alltoall")
-    return "all_to_all";
-  // msccl-tools writes reduce_scatter; the runtime reads reducescatter.
-  if (coll == "reduce_scatter" || coll == "reducescatter")
-    return "reduce_scatter";
-  return "";
-}
 
 class Importer {
 public:
   Importer(const Algorithm &algo, std::string file, MLIRContext *context)
-      : algo_(algo), file_(std::move(file)), context_(context) {}
+      : algo_(algo), writer_(context, std::move(file)) {}
 
   /// The schedule, or null after reporting why not.
   OwningOpRef<Operation *> run();
 
 private:
   Location loc(const xml::Element &e, const xml::Attribute *a = nullptr) {
-    xml::Position p = a ? a->at : e.at;
-    return FileLineColLoc::get(context_, file_, p.line, p.column);
-  }
-  std::string locText(const xml::Element &e) {
-    std::string escaped;
-    for (char c : file_) {
-      if (c == '"' || c == '\\')
-        escaped.push_back('\\');
-      escaped.push_back(c);
-    }
-    return " loc(\"" + escaped + "\":" + std::to_string(e.at.line) + ":" +
-           std::to_string(e.at.column) + ")";
+    return writer_.loc(a ? a->at : e.at);
   }
   bool checkShape();
   bool linearize();
   void chooseLandings();
-  /// A slot of `count` chunks in gpu `g`'s landing buffer.
-  int64_t xferChunksOf(int g, int64_t count) {
-    int64_t slot = xferUsed_[g];
-    xferUsed_[g] += count;
-    xferChunks_ = std::max(xferChunks_, xferUsed_[g]);
-    return slot;
+  std::pair<std::string, int64_t> where(int g, msccl::Slice s) const {
+    return writer_.where(g, s.buffer, s.offset);
   }
-  /// The buffer and chunk offset slice `s` of gpu `g` names (in place
-  /// folded).
-  std::pair<std::string, int64_t> where(int g, msccl::Slice s) const;
   std::string slice(int g, msccl::Slice s, int64_t count) const {
-    auto [name, offset] = where(g, s);
-    return name + "[" + std::to_string(offset) + ", " + std::to_string(count) +
-           "] on " + std::to_string(g);
-  }
-  std::string xferSlice(int g, int64_t slot, int64_t count) const {
-    return "%xfer[" + std::to_string(slot) + ", " + std::to_string(count) +
-           "] on " + std::to_string(g);
+    return writer_.slice(g, s.buffer, s.offset, count);
   }
   void emitStep(StepRef ref);
   void emit(int g, const xml::Element &e, const std::string &op) {
-    body_ += "  " + op + locText(e) + "\n";
-    if (op == "sdma.fence")
-      for (int r = 0; r < algo_.gpus; ++r)
-        lastFence_[r] = ops_;
-    else if (op.rfind("sdma.fence", 0) == 0)
-      lastFence_[g] = ops_;
-    ++ops_;
+    writer_.emit(g, e.at, op);
   }
-  std::string header() const;
 
   const Algorithm &algo_;
-  std::string file_;
-  MLIRContext *context_;
-  std::string kind_;
-  bool typed_ = false, oneBuffer_ = false;
+  ScheduleWriter writer_;
   std::vector<StepRef> order_;
   std::map<StepRef, const Message *> sentBy_, receivedBy_;
   /// Per message (by index): its slot in the receiver's %xfer, or -1 when
   /// it lands in the receiving step's destination.
   std::map<const Message *, int64_t> landing_;
-  int64_t xferChunks_ = 0;
-  std::map<int, int64_t> xferUsed_;
-  /// Ops written so far; per step, how many preceded it; per gpu, how
-  /// many preceded its last fence (-1: none).
-  int64_t ops_ = 0;
+  /// Per step, the ops written before it.
   std::map<StepRef, int64_t> emitted_;
-  std::map<int, int64_t> lastFence_;
-  std::string body_;
 };
 
 bool Importer::checkShape() {
-  kind_ = collectiveKind(algo_.collective);
   bool reduces = false;
   for (const Gpu &gpu : algo_.gpuList)
     for (const ThreadBlock &tb : gpu.blocks)
       for (const Step &s : tb.steps)
         reduces |= s.type == StepType::Reduce || reducesReceived(s.type);
-  typed_ = reduces || kind_ == "all_reduce" || kind_ == "reduce_scatter";
-  oneBuffer_ = algo_.inplace && (kind_ == "all_reduce" ||
-                                 kind_ == "all_to_all" || kind_.empty());
-  int64_t R = algo_.gpus;
+  std::vector<int64_t> in, out;
+  int64_t scratch = 0;
   for (const Gpu &gpu : algo_.gpuList) {
-    int64_t in = gpu.inputChunks, out = gpu.outputChunks;
-    std::string what;
-    const char *attr = "o_chunks";
-    if (kind_ == "all_gather" && out != R * in)
-      what = "an allgather's output has ngpus x i_chunks chunks (" +
-             std::to_string(R * in) + ")";
-    if ((kind_ == "all_reduce" || oneBuffer_) && out != in)
-      what = "its output has as many chunks as its input (" +
-             std::to_string(in) + ")";
-    if (kind_ == "all_to_all" && (out != in || in % R)) {
-      what = "an alltoall's input and output have the same number of "
-             "chunks, a multiple of ngpus";
-      attr = in % R ? "i_chunks" : "o_chunks";
-    }
-    if (kind_ == "reduce_scatter" && in != R * out) {
-      what = "a reduce_scatter's input has ngpus x o_chunks chunks (" +
-             std::to_string(R * out) + ")";
-      attr = "i_chunks";
-    }
-    if (!what.empty()) {
-      emitError(loc(*gpu.element, gpu.element->find(attr)))
-          << "gpu " << gpu.id << " has " << in << " input and " << out
-          << " output chunks, but " << what;
-      return false;
-    }
+    in.push_back(gpu.inputChunks);
+    out.push_back(gpu.outputChunks);
+    scratch = std::max(scratch, gpu.scratchChunks);
+  }
+  writer_.setShape(algo_.collective, algo_.inplace, reduces, in, out,
+                   scratch);
+  for (const Gpu &gpu : algo_.gpuList) {
+    bool blameInput = false;
+    std::string what = writer_.misfit(gpu.id, blameInput);
+    if (what.empty())
+      continue;
+    emitError(loc(*gpu.element,
+                  gpu.element->find(blameInput ? "i_chunks" : "o_chunks")))
+        << "gpu " << gpu.id << " has " << gpu.inputChunks << " input and "
+        << gpu.outputChunks << " output chunks, but " << what;
+    return false;
   }
   return true;
 }
@@ -289,21 +210,6 @@ bool Importer::linearize() {
   return false;
 }
 
-std::pair<std::string, int64_t> Importer::where(int g, msccl::Slice s) const {
-  int64_t R = algo_.gpus;
-  const Gpu &gpu = algo_.gpuList[g];
-  if (s.buffer == 's')
-    return {"%scratch", s.offset};
-  if (oneBuffer_)
-    return {"%buffer", s.offset};
-  if (algo_.inplace && kind_ == "all_gather" && s.buffer == 'i')
-    return {"%output", g * gpu.inputChunks + s.offset};
-  if (algo_.inplace && kind_ == "reduce_scatter" && s.buffer == 'o')
-    return {"%input", g * gpu.outputChunks + s.offset};
-  (void)R;
-  return {s.buffer == 'i' ? "%input" : "%output", s.offset};
-}
-
 void Importer::chooseLandings() {
   // What each gpu's steps have touched so far, in the order chosen: a
   // receive lands in place only where nothing touched its chunks before.
@@ -321,7 +227,7 @@ void Importer::chooseLandings() {
     if (auto m = receivedBy_.find(r); m != receivedBy_.end()) {
       bool inPlace = !reducesReceived(s.type) &&
                      !overlaps(r.gpu, dstName, dstOff, dstOff + s.count);
-      landing_[m->second] = inPlace ? -1 : xferChunksOf(r.gpu, s.count);
+      landing_[m->second] = inPlace ? -1 : writer_.xferSlot(r.gpu, s.count);
     }
     bool readsSrc = s.type != StepType::Recv &&
                     s.type != StepType::RecvCopySend && s.type != StepType::Nop;
@@ -343,15 +249,15 @@ void Importer::emitStep(StepRef ref) {
   const xml::Element &e = *s.element;
   int g = ref.gpu;
   std::string engine = " {engine = " + std::to_string(tb.id) + " : i64}";
-  std::string op = reduceOp;
+  const std::string &op = reduceOpOption();
   // A dependency on another thread block: a fence on this gpu, unless one
   // already follows that step.
   bool unfenced = false;
   for (auto [b, d] : s.deps)
-    unfenced |= b != tb.id && emitted_[{g, b, d}] >= lastFence_[g];
+    unfenced |= b != tb.id && !writer_.fencedSince(g, emitted_[{g, b, d}] + 1);
   if (unfenced)
     emit(g, e, "sdma.fence on " + std::to_string(g));
-  emitted_[ref] = ops_;
+  emitted_[ref] = writer_.mark();
   // What the step sends, once it has received and combined.
   std::string sendFrom;
   if (s.type == StepType::Send)
@@ -363,7 +269,7 @@ void Importer::emitStep(StepRef ref) {
              std::to_string(msg.from.gpu) + " tag " +
              std::to_string(msg.channel));
     int64_t slot = landing_[&msg];
-    std::string landed = xferSlice(g, slot, s.count);
+    std::string landed = writer_.xferSlice(g, slot, s.count);
     std::string dst = slice(g, s.dst, s.count);
     switch (s.type) {
     case StepType::Recv:
@@ -399,7 +305,7 @@ void Importer::emitStep(StepRef ref) {
     const Message &msg = *m->second;
     const Step &to = algo_.step(msg.to);
     int64_t slot = landing_[&msg];
-    std::string target = slot >= 0 ? xferSlice(msg.to.gpu, slot, s.count)
+    std::string target = slot >= 0 ? writer_.xferSlice(msg.to.gpu, slot, s.count)
                                    : slice(msg.to.gpu, to.dst, s.count);
     emit(g, e, "sdma.copy " + sendFrom + " -> " + target + engine);
     emit(g, e,
@@ -409,85 +315,16 @@ void Importer::emitStep(StepRef ref) {
   }
 }
 
-std::string Importer::header() const {
-  auto size = [&](char b) {
-    int64_t n = 0;
-    for (const Gpu &gpu : algo_.gpuList)
-      n = std::max(n, gpu.chunks(b));
-    return n;
-  };
-  auto decl = [&](const std::string &name, int64_t chunks) {
-    return name + " : " +
-           (typed_ ? elementType + "[" + std::to_string(chunks) + "]"
-                   : std::to_string(chunks));
-  };
-  std::string name;
-  for (char c : algo_.name.empty() ? std::string("msccl") : algo_.name)
-    name.push_back(llvm::isAlnum(c) ? c : '_');
-  if (!llvm::isAlpha(name[0]))
-    name = "msccl_" + name;
-  std::vector<std::string> buffers;
-  if (oneBuffer_) {
-    buffers.push_back(decl("%buffer", size('i')));
-  } else {
-    buffers.push_back(decl("%input", size('i')));
-    buffers.push_back(decl("%output", size('o')));
-  }
-  if (size('s'))
-    buffers.push_back(decl("%scratch", size('s')));
-  if (xferChunks_)
-    buffers.push_back(decl("%xfer", xferChunks_));
-  std::string text = "sdma.schedule @" + name +
-                     " ranks(%R = " + std::to_string(algo_.gpus) + ") buffers(";
-  for (size_t i = 0; i < buffers.size(); ++i)
-    text += (i ? ", " : "") + buffers[i];
-  text += ")";
-  if (!kind_.empty())
-    text += " implements " + kind_ +
-            (oneBuffer_ ? "(%buffer -> %buffer)" : "(%input -> %output)");
-  return text + " {\n";
-}
-
 OwningOpRef<Operation *> Importer::run() {
   if (!checkShape() || !linearize())
     return nullptr;
   chooseLandings();
-  int64_t R = algo_.gpus;
   const xml::Element &root = *algo_.element;
-  // In place: an allgather's input first moves into its chunk of the
-  // output, where the algorithm reads it.
-  if (algo_.inplace && kind_ == "all_gather") {
-    for (int g = 0; g < R; ++g) {
-      int64_t c = algo_.gpuList[g].inputChunks;
-      emit(g, root,
-           "sdma.copy %input[0, " + std::to_string(c) + "] on " +
-               std::to_string(g) + " -> %output[" + std::to_string(g * c) +
-               ", " + std::to_string(c) + "] on " + std::to_string(g));
-    }
-    emit(0, root, "sdma.fence");
-  }
+  writer_.prologue(root.at);
   for (StepRef r : order_)
     emitStep(r);
-  if (algo_.inplace && kind_ == "reduce_scatter") {
-    emit(0, root, "sdma.fence");
-    for (int g = 0; g < R; ++g) {
-      int64_t c = algo_.gpuList[g].outputChunks;
-      emit(g, root,
-           "sdma.copy %input[" + std::to_string(g * c) + ", " +
-               std::to_string(c) + "] on " + std::to_string(g) +
-               " -> %output[0, " + std::to_string(c) + "] on " +
-               std::to_string(g));
-    }
-  }
-  std::string text = header() + body_ + "}" + locText(root) + "\n";
-  ParserConfig config(context_);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
-  if (!module) {
-    emitError(loc(root)) << "internal: the schedule written for this "
-                            "algorithm does not parse";
-    return nullptr;
-  }
-  return OwningOpRef<Operation *>(module.release());
+  writer_.epilogue(root.at);
+  return writer_.finish(algo_.name, root.at);
 }
 
 /// The algorithm in `sourceMgr`'s main buffer, imported.
@@ -499,23 +336,8 @@ OwningOpRef<Operation *> importMscclXml(llvm::SourceMgr &sourceMgr,
   auto at = [&](xml::Position p) {
     return FileLineColLoc::get(context, file, p.line, p.column);
   };
-  if (elementType != "f16" && elementType != "bf16" && elementType != "f32" &&
-      elementType != "f64" && elementType != "i8" && elementType != "ui8" &&
-      elementType != "i32" && elementType != "ui32" && elementType != "i64" &&
-      elementType != "ui64") {
-    emitError(UnknownLoc::get(context))
-        << "--msccl-type=" << elementType
-        << " is not an element type (f16, bf16, f32, f64, i8, ui8, i32, "
-           "ui32, i64, ui64)";
+  if (!checkOptions(context))
     return nullptr;
-  }
-  if (reduceOp != "sum" && reduceOp != "prod" && reduceOp != "max" &&
-      reduceOp != "min") {
-    emitError(UnknownLoc::get(context))
-        << "--msccl-reduce-op=" << reduceOp
-        << " is not an operator (sum, prod, max, min)";
-    return nullptr;
-  }
   std::string why;
   xml::Position where;
   std::unique_ptr<xml::Element> root =
