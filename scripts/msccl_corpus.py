@@ -12,8 +12,15 @@ Also three wrong ones under schedules/msccl/wrong/, which the import or the
 proof must reject: a ring all-gather forwarding the wrong chunk, a
 deadlocking exchange, a race between two thread blocks.
 
+And MSCCL++ execution plans (the JSON its DSL writes) in OUT_DIR + "pp"
+(schedules/mscclpp): all-gather and all-to-all by puts and signal/wait,
+all-reduce and reduce-scatter by read-reduce (rre) with a barrier of
+thread blocks; wrong ones: a put into the wrong slot, a missing barrier (a
+race), waits before signals (a deadlock).
+
 usage: msccl_corpus.py [OUT_DIR]   (default: schedules/msccl)
 """
+import json
 import os
 import sys
 
@@ -291,6 +298,171 @@ def wrong_race():
     return a
 
 
+# -- MSCCL++ execution plans ------------------------------------------------
+
+
+class Plan:
+    """An MSCCL++ execution plan (the JSON its DSL writes): per gpu its
+    memory channels to every peer (channel k of the list goes to peers[k]),
+    the peers' buffers it writes or reads, and thread blocks of ops."""
+
+    def __init__(self, name, collective, R, i, o, s=0, inplace=False):
+        self.name, self.collective, self.R = name, collective, R
+        self.inplace = inplace
+        self.gpus = []
+        for g in range(R):
+            peers = [p for p in range(R) if p != g]
+            self.gpus.append(dict(
+                id=g, input_chunks=i, output_chunks=o, scratch_chunks=s,
+                threadblocks=[], peers=peers,
+                channels=[dict(channel_type="memory", connected_to=peers)],
+                remote_buffers=[]))
+
+    def remote(self, g, rank, kind):
+        """The index of (rank, kind) among gpu g's remote buffers."""
+        bufs = self.gpus[g]["remote_buffers"]
+        for k, b in enumerate(bufs):
+            if b["rank"] == rank and b["type"] == kind:
+                return k
+        bufs.append(dict(rank=rank, type=kind,
+                         access_channel_types=["memory"]))
+        return len(bufs) - 1
+
+    def tb(self, g, peers=(), remotes=()):
+        """A thread block of gpu g using the channels to `peers` and the
+        remote buffers `remotes` ((rank, type) pairs, in order)."""
+        gpu = self.gpus[g]
+        t = dict(id=len(gpu["threadblocks"]), ops=[], channels=[],
+                 remote_buffer_refs=[])
+        if peers:
+            t["channels"].append(dict(
+                channel_type="memory",
+                channel_ids=[gpu["peers"].index(p) for p in peers]))
+        if remotes:
+            t["remote_buffer_refs"].append(dict(
+                access_channel_type="memory",
+                remote_buffer_ids=[self.remote(g, r, k) for r, k in remotes]))
+        gpu["threadblocks"].append(t)
+        return t
+
+    def json(self):
+        gpus = [{k: v for k, v in g.items() if k != "peers"}
+                for g in self.gpus]
+        return json.dumps(dict(name=self.name, collective=self.collective,
+                               protocol="Simple", inplace=self.inplace,
+                               gpus=gpus, num_threads_per_block=1024,
+                               reuse_resources=False,
+                               use_double_scratch_buffer=False,
+                               min_message_size=0,
+                               max_message_size=2**64 - 1), indent=1) + "\n"
+
+
+def local(kind, index, size=1):
+    return dict(type=kind, index=index, size=size)
+
+
+def far(buffer_id, index, size=1):
+    return dict(buffer_id=buffer_id, index=index, size=size)
+
+
+def pp_allgather(R, wrong=False):
+    """Each gpu puts its input into every peer's output, signals, and waits
+    for every peer's signal; a local copy for its own chunk."""
+    p = Plan("%sallgather_put_%d" % ("wrong_" if wrong else "", R),
+             "allgather", R, 1, R)
+    for g in range(R):
+        peers = p.gpus[g]["peers"]
+        t = p.tb(g, peers, [(q, "o") for q in peers])
+        for k, q in enumerate(peers):
+            slot = q if wrong and g == 0 else g  # the wrong one: rank 0
+            t["ops"].append(dict(name="put", src_buff=[local("i", 0)],
+                                 dst_buff=[far(k, slot)],
+                                 channel_type="memory"))
+        t["ops"].append(dict(name="signal", channel_ids=list(range(len(peers))),
+                             channel_type="memory"))
+        t["ops"].append(dict(name="wait", channel_ids=list(range(len(peers))),
+                             channel_type="memory"))
+        own = p.tb(g)
+        own["ops"].append(dict(name="copy", src_buff=[local("i", 0)],
+                               dst_buff=[local("o", g)]))
+    return p
+
+
+def pp_alltoall(R):
+    p = Plan("alltoall_put_%d" % R, "alltoall", R, R, R)
+    for g in range(R):
+        for q in p.gpus[g]["peers"]:
+            t = p.tb(g, [q], [(q, "o")])
+            t["ops"] += [dict(name="put", src_buff=[local("i", q)],
+                              dst_buff=[far(0, g)], channel_type="memory"),
+                         dict(name="signal", channel_ids=[0],
+                              channel_type="memory"),
+                         dict(name="wait", channel_ids=[0],
+                              channel_type="memory")]
+        p.tb(g)["ops"].append(dict(name="copy", src_buff=[local("i", g)],
+                                   dst_buff=[local("o", g)]))
+    return p
+
+
+def pp_allreduce(R, barrier=True):
+    """Read-reduce then put: gpu g sums chunk g of every input (rre reads
+    the peers' inputs, which nobody writes), then, after a barrier of its
+    thread blocks, puts the sum into every peer's output and signals; waits
+    for every peer's sum. Without the barrier the puts race with the
+    reduction."""
+    p = Plan("%sallreduce_rre_%d" % ("" if barrier else "wrong_", R),
+             "allreduce", R, R, R)
+    for g in range(R):
+        peers = p.gpus[g]["peers"]
+        red = p.tb(g, (), [(q, "i") for q in peers])
+        red["ops"].append(dict(
+            name="rre", src_buff=[local("i", g)] +
+            [far(k, g) for k in range(len(peers))],
+            dst_buff=[local("o", g)], channel_type="memory",
+            reduce_op="sum"))
+        ts = [p.tb(g, [q], [(q, "o")]) for q in peers]
+        if barrier:
+            for t in [red] + ts:
+                t["ops"].append(dict(name="barrier", barrier_id=0,
+                                     num_threadblocks=R))
+        for t in ts:
+            t["ops"] += [dict(name="put", src_buff=[local("o", g)],
+                              dst_buff=[far(0, g)], channel_type="memory"),
+                         dict(name="signal", channel_ids=[0],
+                              channel_type="memory"),
+                         dict(name="wait", channel_ids=[0],
+                              channel_type="memory")]
+    return p
+
+
+def pp_reducescatter(R):
+    p = Plan("reducescatter_rre_%d" % R, "reducescatter", R, R, 1)
+    for g in range(R):
+        peers = p.gpus[g]["peers"]
+        t = p.tb(g, (), [(q, "i") for q in peers])
+        t["ops"].append(dict(
+            name="rre", src_buff=[local("i", g)] +
+            [far(k, g) for k in range(len(peers))],
+            dst_buff=[local("o", 0)], channel_type="memory",
+            reduce_op="sum"))
+    return p
+
+
+def pp_deadlock():
+    """Each gpu waits for the other before it signals."""
+    p = Plan("wrong_deadlock_plan", "allgather", 2, 1, 2)
+    for g in range(2):
+        t = p.tb(g, [1 - g], [(1 - g, "o")])
+        t["ops"] += [dict(name="wait", channel_ids=[0], channel_type="memory"),
+                     dict(name="put", src_buff=[local("i", 0)],
+                          dst_buff=[far(0, g)], channel_type="memory"),
+                     dict(name="signal", channel_ids=[0],
+                          channel_type="memory")]
+        p.tb(g)["ops"].append(dict(name="copy", src_buff=[local("i", 0)],
+                                   dst_buff=[local("o", g)]))
+    return p
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "schedules/msccl"
     good = [allgather_ring(4), allgather_ring(8), allgather_ring(4, 2),
@@ -307,8 +479,19 @@ def main():
             f.write("<!-- %s: written by scripts/msccl_corpus.py -->\n"
                     % a.name)
             f.write(a.xml())
-    print("%d algorithms, %d wrong ones, in %s" % (len(good), len(wrong),
-                                                    out))
+    plans = [pp_allgather(4), pp_allgather(8), pp_alltoall(4),
+             pp_allreduce(4), pp_allreduce(8), pp_reducescatter(4)]
+    bad_plans = [pp_allgather(4, wrong=True), pp_allreduce(4, barrier=False),
+                 pp_deadlock()]
+    pp = out.rstrip("/") + "pp"
+    os.makedirs(os.path.join(pp, "wrong"), exist_ok=True)
+    for plan, sub in [(p, "") for p in plans] + [(p, "wrong")
+                                                 for p in bad_plans]:
+        with open(os.path.join(pp, sub, plan.name + ".json"), "w") as f:
+            f.write(plan.json())
+    print("%d algorithms, %d wrong ones, in %s; %d plans, %d wrong ones, "
+          "in %s" % (len(good), len(wrong), out, len(plans), len(bad_plans),
+                     pp))
 
 
 if __name__ == "__main__":

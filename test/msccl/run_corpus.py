@@ -12,7 +12,10 @@ trips: each imported algorithm, and each sdma SCHEDULE unrolled at 3 and 4
 ranks, written back as MSCCL XML (--sdma-to-msccl-xml), imported again,
 proved and run on the load/store kernel (CPU), every byte checked.
 
-usage: run_corpus.py BIN_DIR CORPUS_DIR [SCHEDULE...]
+The same for the MSCCL++ execution plans of PLANS_DIR
+(--import-mscclpp-json; their round trip is through MSCCL XML too).
+
+usage: run_corpus.py BIN_DIR CORPUS_DIR PLANS_DIR [SCHEDULE...]
 """
 import glob
 import os
@@ -20,7 +23,8 @@ import subprocess
 import sys
 import tempfile
 
-bin_dir, corpus, schedules = sys.argv[1], sys.argv[2], sys.argv[3:]
+bin_dir, corpus, plans, schedules = (sys.argv[1], sys.argv[2], sys.argv[3],
+                                     sys.argv[4:])
 failures = []
 counts = {"imported": 0, "proved": 0, "hip": 0, "sim": 0, "packets": 0,
           "ldst-cpu": 0, "round trips": 0}
@@ -73,10 +77,14 @@ with tempfile.TemporaryDirectory() as tmp:
                 failures.append("%s: unroll: %s" % (name, r.stderr[-300:]))
                 continue
             round_trip(tmp, name, flat)
-    for xml in sorted(glob.glob(os.path.join(corpus, "*.xml"))):
+    inputs = [(f, "--import-msccl-xml")
+              for f in sorted(glob.glob(os.path.join(corpus, "*.xml")))]
+    inputs += [(f, "--import-mscclpp-json")
+               for f in sorted(glob.glob(os.path.join(plans, "*.json")))]
+    for xml, importer in inputs:
         name = os.path.splitext(os.path.basename(xml))[0]
         mlir = os.path.join(tmp, name + ".mlir")
-        r = tool("sdma-translate", "--import-msccl-xml", xml, "-o", mlir)
+        r = tool("sdma-translate", importer, xml, "-o", mlir)
         if r.returncode:
             failures.append("%s: import: %s" % (name, r.stderr[-400:]))
             continue
@@ -108,10 +116,14 @@ with tempfile.TemporaryDirectory() as tmp:
             counts["packets" if backend == "sdma-packets" else backend] += 1
         round_trip(tmp, name, mlir)
     rejected = 0
-    for xml in sorted(glob.glob(os.path.join(corpus, "wrong", "*.xml"))):
+    wrong = [(f, "--import-msccl-xml")
+             for f in sorted(glob.glob(os.path.join(corpus, "wrong", "*.xml")))]
+    wrong += [(f, "--import-mscclpp-json") for f in
+              sorted(glob.glob(os.path.join(plans, "wrong", "*.json")))]
+    for xml, importer in wrong:
         name = os.path.splitext(os.path.basename(xml))[0]
         mlir = os.path.join(tmp, name + ".mlir")
-        r = tool("sdma-translate", "--import-msccl-xml",
+        r = tool("sdma-translate", importer,
                  "--mlir-print-debuginfo", xml, "-o", mlir)
         why = r.stderr
         if r.returncode == 0:
@@ -131,7 +143,7 @@ print("%(imported)d imported, %(proved)d proved, %(hip)d lowered to HIP; "
       "runs with every byte checked: %(sim)d on the simulator, %(packets)d "
       "on the packet simulator, %(ldst-cpu)d on the load/store kernel (CPU)"
       % counts)
-print("%d wrong algorithms rejected" % rejected)
+print("%d wrong algorithms and plans rejected" % rejected)
 print("%d round trips through MSCCL XML proved and run" %
       counts["round trips"])
 for f in failures:

@@ -84,6 +84,7 @@ int main(int argc, char **argv) {
   sdma::registerToJSONTranslation();
   sdma::registerImportMscclXmlTranslation();
   sdma::registerToMscclXmlTranslation();
+  sdma::registerImportMscclppJsonTranslation();
   sdma::registerToPlanTranslation();
   sdma::registerToPacketsTranslation();
   cl::opt<const mlir::Translation *, false, mlir::TranslationParser>

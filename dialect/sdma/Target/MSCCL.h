@@ -5,7 +5,8 @@
 //
 // `sdma-translate --import-msccl-xml`: an MSCCL XML algorithm (what
 // msccl-tools writes, what the MSCCL runtime and RCCL load) as a flat sdma
-// schedule; `--sdma-to-msccl-xml`: a flat schedule as such an algorithm.
+// schedule; `--sdma-to-msccl-xml`: a flat schedule as such an algorithm;
+// `--import-mscclpp-json`: an MSCCL++ execution plan as a flat schedule.
 // See docs/msccl.md.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +18,7 @@ namespace sdma {
 
 void registerImportMscclXmlTranslation();
 void registerToMscclXmlTranslation();
+void registerImportMscclppJsonTranslation();
 
 } // namespace sdma
 

@@ -109,8 +109,7 @@ bool Importer::checkShape() {
     out.push_back(gpu.outputChunks);
     scratch = std::max(scratch, gpu.scratchChunks);
   }
-  writer_.setShape(algo_.collective, algo_.inplace, reduces, in, out,
-                   scratch);
+  writer_.setShape(algo_.collective, algo_.inplace, reduces, in, out, scratch);
   for (const Gpu &gpu : algo_.gpuList) {
     bool blameInput = false;
     std::string what = writer_.misfit(gpu.id, blameInput);
@@ -305,8 +304,9 @@ void Importer::emitStep(StepRef ref) {
     const Message &msg = *m->second;
     const Step &to = algo_.step(msg.to);
     int64_t slot = landing_[&msg];
-    std::string target = slot >= 0 ? writer_.xferSlice(msg.to.gpu, slot, s.count)
-                                   : slice(msg.to.gpu, to.dst, s.count);
+    std::string target = slot >= 0
+                             ? writer_.xferSlice(msg.to.gpu, slot, s.count)
+                             : slice(msg.to.gpu, to.dst, s.count);
     emit(g, e, "sdma.copy " + sendFrom + " -> " + target + engine);
     emit(g, e,
          "sdma.signal " + std::to_string(g) + " -> " +

@@ -222,8 +222,8 @@ private:
     if (c == '-' || llvm::isDigit(c)) {
       v.kind = Value::Number;
       size_t start = pos_;
-      while (pos_ < text_.size() &&
-             (llvm::isDigit(peek()) || llvm::StringRef("+-.eE").contains(peek())))
+      while (pos_ < text_.size() && (llvm::isDigit(peek()) ||
+                                     llvm::StringRef("+-.eE").contains(peek())))
         advance();
       v.text = text_.slice(start, pos_).str();
       return v;
@@ -239,8 +239,8 @@ private:
 
 } // namespace
 
-std::optional<Value> sdma::json::parse(llvm::StringRef text,
-                                       std::string &error, Position &where) {
+std::optional<Value> sdma::json::parse(llvm::StringRef text, std::string &error,
+                                       Position &where) {
   Reader reader(text);
   std::optional<Value> v = reader.document();
   if (!v) {

@@ -24,7 +24,7 @@ struct Value {
   enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
   Position at;
   bool boolean = false;
-  std::string text; // a string's value, a number as written
+  std::string text;         // a string's value, a number as written
   std::vector<Value> items; // an array's elements, an object's values
   std::vector<std::pair<std::string, Position>> keys; // an object's keys
 

@@ -77,8 +77,8 @@ std::string ScheduleWriter::misfit(int g, bool &blameInput) const {
     return "an allgather's output has ngpus x input chunks (" +
            std::to_string(R * in) + ")";
   if ((kind_ == "all_reduce" || oneBuffer_) && out != in)
-    return "its output has as many chunks as its input (" +
-           std::to_string(in) + ")";
+    return "its output has as many chunks as its input (" + std::to_string(in) +
+           ")";
   if (kind_ == "all_to_all" && (out != in || in % R)) {
     blameInput = in % R != 0;
     return "an alltoall's input and output have the same number of chunks, "
@@ -92,8 +92,8 @@ std::string ScheduleWriter::misfit(int g, bool &blameInput) const {
   return "";
 }
 
-std::pair<std::string, int64_t>
-ScheduleWriter::where(int g, char buffer, int64_t offset) const {
+std::pair<std::string, int64_t> ScheduleWriter::where(int g, char buffer,
+                                                      int64_t offset) const {
   if (buffer == 's')
     return {"%scratch", offset};
   if (oneBuffer_)
@@ -209,8 +209,9 @@ std::string ScheduleWriter::header(llvm::StringRef given) const {
     buffers.push_back(decl("%scratch", scratch_));
   if (xferChunks_)
     buffers.push_back(decl("%xfer", xferChunks_));
-  std::string text = "sdma.schedule @" + name + " ranks(%R = " +
-                     std::to_string(input_.size()) + ") buffers(";
+  std::string text = "sdma.schedule @" + name +
+                     " ranks(%R = " + std::to_string(input_.size()) +
+                     ") buffers(";
   for (size_t i = 0; i < buffers.size(); ++i)
     text += (i ? ", " : "") + buffers[i];
   text += ")";
