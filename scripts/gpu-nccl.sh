@@ -5,7 +5,9 @@
 # the drop-in as libnccl.so.2), then runs it as 2, 4 and 8 processes
 # sharing the GPU (SDMA_DEVICE=cuda): every served call, every byte
 # checked, with pageable host buffers staged through the symmetric heap;
-# then an unmodified torch.distributed program (test/gpu/nccl_torch.py)
+# then point-to-point through the C API (sdma-comm-test --case=p2p) at 2, 4
+# and 8, then an unmodified torch.distributed program
+# (test/gpu/nccl_torch.py, uneven all_to_all_single and send/recv included)
 # under LD_PRELOAD at 2 and 4 processes.
 # Every step runs under its own timeout and prints its exit status.
 #
@@ -28,6 +30,13 @@ SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
 SDMA_TWO_SHOT_BYTES=512 step 240 "reductions C API, 2 processes" \
   $B/bin/sdma-launch --timeout-s=220 --nproc-per-node=2 \
   $B/bin/sdma-comm-test --case=reductions --counts=7,300
+# Point-to-point through the C API on cuMemAlloc'd buffers (the NCCL API
+# test's own point-to-point cases use host memory: CPU device only).
+for n in 2 4 8; do
+  step 240 "point-to-point C API, $n processes" \
+    $B/bin/sdma-launch --timeout-s=220 --nproc-per-node=$n \
+    $B/bin/sdma-comm-test --case=p2p
+done
 grep "NCCL drop-in" "$B.cmake.log"
 readelf -d $B/bin/sdma-nccl-test | grep NEEDED | head -1
 for n in 2 4 8; do

@@ -5,7 +5,8 @@ with the value computed locally from every rank's deterministic input.
 Covers: init_process_group(device_id=...) (ncclCommInitRankConfig),
 all_gather_into_tensor, reduce_scatter_tensor, all_reduce (SUM, MAX, MIN,
 PRODUCT, AVG), broadcast from every root, barrier, all_to_all_single with equal
-splits (ncclAlltoAll), new_group (ncclCommSplit) and an all_reduce on it,
+splits (ncclAlltoAll) and with split sizes (ncclSend/ncclRecv in a group),
+batch_isend_irecv in a ring and a send/recv pair, new_group (ncclCommSplit) and an all_reduce on it,
 a DDP step (gradients averaged across ranks), and an all_reduce captured
 in a CUDA graph and replayed. Prints "rank R of N: torch on sdma's NCCL
 drop-in as expected" or the first difference (exit 1).
@@ -86,6 +87,38 @@ out = torch.empty(world * n, device=dev)
 dist.all_to_all_single(out, x)
 expect("all_to_all_single", out,
        torch.cat([data(r, world * n)[rank * n:(rank + 1) * n] for r in range(world)]))
+
+# all_to_all_single with split sizes (ncclSend/ncclRecv per peer with a
+# non-zero split, in one group): rank r sends (r + p) % 3 + 1 rows to p.
+rows = 3
+send_splits = [(rank + p) % 3 + 1 for p in range(world)]
+recv_splits = [(p + rank) % 3 + 1 for p in range(world)]
+x = data(rank, sum(send_splits) * rows).to(dev).view(-1, rows)
+out = torch.empty(sum(recv_splits), rows, device=dev)
+dist.all_to_all_single(out, x, output_split_sizes=recv_splits,
+                       input_split_sizes=send_splits)
+parts = []
+for p in range(world):
+    theirs = data(p, sum((p + q) % 3 + 1 for q in range(world)) * rows).view(-1, rows)
+    start = sum((p + q) % 3 + 1 for q in range(rank))
+    parts.append(theirs[start:start + (p + rank) % 3 + 1])
+expect("all_to_all_single with split sizes", out, torch.cat(parts))
+
+# send/recv in a ring (batch_isend_irecv: one group), and a lone pair.
+x = data(rank, 4 * n).to(dev)
+y = torch.empty(4 * n, device=dev)
+works = dist.batch_isend_irecv([
+    dist.P2POp(dist.isend, x, (rank + 1) % world),
+    dist.P2POp(dist.irecv, y, (rank - 1) % world)])
+for w in works:
+    w.wait()
+expect("batch_isend_irecv ring", y, data((rank - 1) % world, 4 * n))
+if rank == 0:
+    dist.send(data(0, 1 << 20).to(dev), dst=world - 1)
+elif rank == world - 1:
+    y = torch.empty(1 << 20, device=dev)
+    dist.recv(y, src=0)
+    expect("send/recv pair", y, data(0, 1 << 20))
 
 # new_group of the even ranks, and an all_reduce on it
 evens = list(range(0, world, 2))

@@ -339,6 +339,13 @@ int runCase(Rank &k, const Args &args) {
     allToAllv(k);
     return k.failures ? 1 : 0;
   }
+  if (c == "p2p") {
+    pointToPoint(k);
+    if (!k.failures)
+      std::printf("rank %d of %d: every point-to-point byte as expected\n",
+                  k.rank, k.ranks);
+    return k.failures ? 1 : 0;
+  }
   if (c == "reductions") {
     reductions(k, args);
     if (!k.failures)

@@ -146,6 +146,8 @@ inline int expectFailure(Rank &k, sdmaResult_t result, const char *needle) {
 
 /// sdmaAlltoAllv against its definition (CommAlltoAllv.cpp).
 void allToAllv(Rank &k);
+/// CommP2p.cpp: sdmaSend/sdmaRecv, grouped and alone.
+void pointToPoint(Rank &k);
 /// A bad count (args.bad, args.layout): reported, never an overwrite.
 int allToAllvOverflow(Rank &k, const Args &args);
 
