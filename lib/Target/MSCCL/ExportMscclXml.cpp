@@ -88,6 +88,13 @@ private:
     return int64_t(p.size());
   }
   Place placeOf(Value buffer) const { return place_.at(buffer); }
+  /// Adds an MSCCL step to `gpu`'s (Action's fields in order).
+  void step(int gpu, const char *type, int peer, int channel, Place src,
+            Place dst, int64_t srcOff, int64_t dstOff, int64_t count,
+            std::tuple<int64_t, int, int64_t> key) {
+    steps_[gpu].push_back(
+        {type, peer, channel, src, dst, srcOff, dstOff, count, key});
+  }
 
   ScheduleOp schedule_;
   raw_ostream &os_;
@@ -235,35 +242,14 @@ LogicalResult Exporter::actions() {
     int64_t at = index_[op], tie = order * 2 + sub;
     Place src = placeOf(from.buffer), dst = placeOf(to.buffer);
     if (g == b) {
-      steps_[g].push_back({"cpy",
-                           -1,
-                           0,
-                           src,
-                           dst,
-                           src.base + from.offset,
-                           dst.base + to.offset,
-                           from.count,
-                           {at, 1, tie}});
+      step(g, "cpy", -1, 0, src, dst, src.base + from.offset,
+           dst.base + to.offset, from.count, {at, 1, tie});
       return;
     }
-    steps_[g].push_back({"s",
-                         b,
-                         0,
-                         src,
-                         dst,
-                         src.base + from.offset,
-                         dst.base + to.offset,
-                         from.count,
-                         {at, 1, tie}});
-    steps_[b].push_back({"r",
-                         g,
-                         0,
-                         src,
-                         dst,
-                         -1,
-                         dst.base + to.offset,
-                         from.count,
-                         {firstAfter(b, g, at), 0, tie}});
+    step(g, "s", b, 0, src, dst, src.base + from.offset, dst.base + to.offset,
+         from.count, {at, 1, tie});
+    step(b, "r", g, 0, src, dst, -1, dst.base + to.offset, from.count,
+         {firstAfter(b, g, at), 0, tie});
   };
   for (Operation &op : schedule_.getBody().getOps()) {
     ++order;
@@ -281,21 +267,12 @@ LogicalResult Exporter::actions() {
       int64_t at = index_[&op], tie = order * 2;
       Place a = placeOf(mine.buffer), b = placeOf(theirs.buffer);
       int64_t aOff = a.base + mine.offset, bOff = b.base + theirs.offset;
-      steps_[g].push_back(
-          {"s", p, 0, a, b, aOff, bOff, mine.count, {at, 1, tie}});
-      steps_[g].push_back(
-          {"r", p, 1, b, a, -1, aOff, mine.count, {at, 1, tie + 1}});
-      steps_[p].push_back(
-          {"s", g, 1, b, a, bOff, aOff, mine.count, {clock_[&op][p], 0, tie}});
-      steps_[p].push_back({"r",
-                           g,
-                           0,
-                           a,
-                           b,
-                           -1,
-                           bOff,
-                           mine.count,
-                           {firstAfter(p, g, at), 0, tie + 1}});
+      step(g, "s", p, 0, a, b, aOff, bOff, mine.count, {at, 1, tie});
+      step(g, "r", p, 1, b, a, -1, aOff, mine.count, {at, 1, tie + 1});
+      step(p, "s", g, 1, b, a, bOff, aOff, mine.count,
+           {clock_[&op][p], 0, tie});
+      step(p, "r", g, 0, a, b, -1, bOff, mine.count,
+           {firstAfter(p, g, at), 0, tie + 1});
     } else if (auto reduce = dyn_cast<ReduceOp>(&op)) {
       StaticSlice to = *getStaticSlice(reduce, 0),
                   from = *getStaticSlice(reduce, 1);
@@ -304,29 +281,14 @@ LogicalResult Exporter::actions() {
       Place src = placeOf(from.buffer), dst = placeOf(to.buffer);
       int64_t dstOff = dst.base + to.offset;
       if (g == p) {
-        steps_[g].push_back({"re",
-                             -1,
-                             0,
-                             src,
-                             dst,
-                             src.base + from.offset,
-                             dstOff,
-                             to.count,
-                             {at, 1, tie}});
+        step(g, "re", -1, 0, src, dst, src.base + from.offset, dstOff, to.count,
+             {at, 1, tie});
         continue;
       }
       // A get: the peer sends once the ops the reduce follows are done.
-      steps_[p].push_back({"s",
-                           g,
-                           1,
-                           src,
-                           dst,
-                           src.base + from.offset,
-                           dstOff,
-                           to.count,
-                           {clock_[&op][p], 0, tie}});
-      steps_[g].push_back(
-          {"rrc", p, 1, dst, dst, dstOff, dstOff, to.count, {at, 1, tie}});
+      step(p, "s", g, 1, src, dst, src.base + from.offset, dstOff, to.count,
+           {clock_[&op][p], 0, tie});
+      step(g, "rrc", p, 1, dst, dst, dstOff, dstOff, to.count, {at, 1, tie});
     }
   }
   for (std::vector<Action> &gpu : steps_)

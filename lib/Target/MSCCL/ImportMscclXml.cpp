@@ -167,25 +167,8 @@ bool Importer::linearize() {
   }
   if (order_.size() == all.size())
     return true;
-  // A cycle: follow unfinished predecessors until one repeats.
-  StepRef at{};
-  for (StepRef r : all)
-    if (indegree[r] > 0) {
-      at = r;
-      break;
-    }
-  std::vector<StepRef> path;
-  std::map<StepRef, size_t> seenAt;
-  while (!seenAt.count(at)) {
-    seenAt[at] = path.size();
-    path.push_back(at);
-    for (StepRef p : pred[at])
-      if (indegree[p] > 0) {
-        at = p;
-        break;
-      }
-  }
-  std::vector<StepRef> cycle(path.begin() + seenAt[at], path.end());
+  std::vector<StepRef> cycle =
+      leftoverCycle(all, indegree, pred, [](StepRef) { return true; });
   auto name = [&](StepRef r) {
     return "gpu " + std::to_string(r.gpu) + " thread block " +
            std::to_string(r.block) + " step " + std::to_string(r.step) +

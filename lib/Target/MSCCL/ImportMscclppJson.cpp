@@ -570,26 +570,10 @@ bool PlanImporter::linearize() {
   }
   if (order_.size() == nodes_.size())
     return true;
-  Node at{};
-  for (Node n : nodes_)
-    if (indegree_[n] > 0 && n.block >= 0) {
-      at = n;
-      break;
-    }
-  std::vector<Node> path;
-  std::map<Node, size_t> seenAt;
-  while (!seenAt.count(at)) {
-    seenAt[at] = path.size();
-    path.push_back(at);
-    for (Node p : pred_[at])
-      if (indegree_[p] > 0) {
-        at = p;
-        break;
-      }
-  }
+  std::vector<Node> cycle = leftoverCycle(nodes_, indegree_, pred_,
+                                          [](Node n) { return n.block >= 0; });
   std::string chain;
-  for (size_t i = seenAt[at]; i < path.size(); ++i) {
-    Node n = path[i];
+  for (Node n : cycle) {
     if (n.block < 0) {
       chain += "\n  a barrier of gpu " + std::to_string(n.gpu);
       continue;
@@ -598,7 +582,14 @@ bool PlanImporter::linearize() {
              std::to_string(n.block) + " op " + std::to_string(n.op) + " (" +
              op(n).name + ", line " + std::to_string(op(n).at.line) + ")";
   }
-  emitError(writer_.loc(op(path[seenAt[at]]).at))
+  // A barrier's node is never alone in a cycle: name the first op's place.
+  Node first = cycle.front();
+  for (Node n : cycle)
+    if (n.block >= 0) {
+      first = n;
+      break;
+    }
+  emitError(writer_.loc(op(first).at))
       << "the plan deadlocks: its ops wait on each other in a cycle "
          "(each waits for the next):"
       << chain;

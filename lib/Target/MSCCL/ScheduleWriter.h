@@ -21,12 +21,41 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <map>
+#include <vector>
 
 namespace sdma::msccl {
 
 /// --msccl-type and --msccl-reduce-op; false after reporting a bad one.
 bool checkOptions(mlir::MLIRContext *context);
 const std::string &reduceOpOption();
+
+/// After a topological sort stopped with nodes left (indegree > 0): a
+/// cycle among them, followed from the first left node `start` accepts
+/// through unfinished predecessors until one repeats (every left node has
+/// one), in the order each waits for the next.
+template <typename Node, typename Accept>
+std::vector<Node>
+leftoverCycle(const std::vector<Node> &all, std::map<Node, int> &indegree,
+              std::map<Node, std::vector<Node>> &pred, Accept start) {
+  Node at{};
+  for (const Node &n : all)
+    if (indegree[n] > 0 && start(n)) {
+      at = n;
+      break;
+    }
+  std::vector<Node> path;
+  std::map<Node, size_t> seenAt;
+  while (!seenAt.count(at)) {
+    seenAt[at] = path.size();
+    path.push_back(at);
+    for (const Node &p : pred[at])
+      if (indegree[p] > 0) {
+        at = p;
+        break;
+      }
+  }
+  return std::vector<Node>(path.begin() + seenAt[at], path.end());
+}
 
 class ScheduleWriter {
 public:

@@ -20,6 +20,16 @@ const char *sdma::rt::p2pKernelSource() {
   return text;
 }
 
+bool sdma::rt::checkP2pLaunch(const KernelLaunch &launch, std::string &error) {
+  if (launch.table.size() == kP2pTableWords && launch.blocks >= 1 &&
+      launch.blocks <= kP2pMaxOps)
+    return true;
+  error = "internal: a point-to-point table of " +
+          std::to_string(launch.table.size()) + " words for " +
+          std::to_string(launch.blocks) + " operations";
+  return false;
+}
+
 uint64_t sdma::rt::p2pChunks(uint64_t bytes, uint64_t chunkBytes) {
   return bytes ? (bytes - 1) / chunkBytes + 1 : 1;
 }

@@ -48,6 +48,11 @@ constexpr uint64_t kP2pDepth = 4;
 constexpr size_t kP2pOpWords = 8;
 constexpr size_t kP2pTableWords = kP2pMaxOps * kP2pOpWords + 6;
 
+/// False, with why, unless `launch` is one of the point-to-point kernel's:
+/// a table of kP2pTableWords words for 1 to kP2pMaxOps operations (what
+/// every device checks before it launches).
+bool checkP2pLaunch(const KernelLaunch &launch, std::string &error);
+
 /// The point-to-point kernel's source (P2pKernel.hip), for every device.
 const char *p2pKernelSource();
 

@@ -258,13 +258,8 @@ bool CudaP2pKernel::load(std::string &error) {
 }
 
 bool CudaP2pKernel::launch(const KernelLaunch &launch, std::string &error) {
-  if (launch.table.size() != kP2pTableWords || launch.blocks < 1 ||
-      launch.blocks > kP2pMaxOps) {
-    error = "internal: a point-to-point table of " +
-            std::to_string(launch.table.size()) + " words for " +
-            std::to_string(launch.blocks) + " operations";
+  if (!checkP2pLaunch(launch, error))
     return false;
-  }
   const Driver &driver = device_.driver();
   if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
     error = driver.describe("cuCtxSetCurrent", r);

@@ -226,13 +226,8 @@ bool HipP2pKernel::load(std::string &error) {
 }
 
 bool HipP2pKernel::launch(const KernelLaunch &launch, std::string &error) {
-  if (launch.table.size() != kP2pTableWords || launch.blocks < 1 ||
-      launch.blocks > kP2pMaxOps) {
-    error = "internal: a point-to-point table of " +
-            std::to_string(launch.table.size()) + " words for " +
-            std::to_string(launch.blocks) + " operations";
+  if (!checkP2pLaunch(launch, error))
     return false;
-  }
   const HipApi &api = device_.api();
   if (hipError_t r = api.hipSetDevice(device_.ordinal()); r != hipSuccess) {
     error = api.describe("hipSetDevice", r);

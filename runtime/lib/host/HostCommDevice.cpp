@@ -176,13 +176,8 @@ public:
   CpuP2pKernel(std::unique_ptr<HostKernel> kernel, P2pRunFn run, int threads)
       : kernel_(std::move(kernel)), run_(run), threads_(threads) {}
   bool launch(const KernelLaunch &launch, std::string &error) override {
-    if (launch.table.size() != kP2pTableWords || launch.blocks < 1 ||
-        launch.blocks > kP2pMaxOps) {
-      error = "internal: a point-to-point table of " +
-              std::to_string(launch.table.size()) + " words for " +
-              std::to_string(launch.blocks) + " operations";
+    if (!checkP2pLaunch(launch, error))
       return false;
-    }
     if (int status = run_(
             reinterpret_cast<const unsigned long long *>(launch.table.data()),
             launch.blocks, threads_)) {
