@@ -80,6 +80,12 @@ static cl::list<int> devicesOpt(
 static cl::opt<unsigned> timeoutMs("timeout-ms", cl::cat(runCategory),
                                    cl::desc("GPU waits fail after this long"),
                                    cl::init(5000));
+static cl::opt<std::string> countsOpt(
+    "counts", cl::cat(runCategory),
+    cl::desc(
+        "an all-to-allv's run-time counts: uniform (every pair at its "
+        "bound), zeros, skewed (every rank to rank 0 only), random[:SEED]"),
+    cl::init("uniform"));
 static cl::opt<std::string> emitHip("emit-hip", cl::cat(runCategory),
                                     cl::desc("also write the kernel here"));
 static cl::opt<std::string> minBytes("b", cl::cat(runCategory),
@@ -179,6 +185,14 @@ static std::string checkOptions(uint64_t &lo, uint64_t &hi) {
            targets.back() + ")";
   if (!parseBytes(minBytes, lo) || !parseBytes(maxBytes, hi) || lo > hi)
     return "bad size range -b " + minBytes + " -e " + maxBytes;
+  llvm::StringRef shape = llvm::StringRef(countsOpt).split(':').first;
+  llvm::StringRef seed = llvm::StringRef(countsOpt).split(':').second;
+  uint64_t seedValue = 0;
+  if (!sdma::rt::CountPattern::known(shape.str()) ||
+      (shape != "random" && !seed.empty()) ||
+      (!seed.empty() && seed.getAsInteger(10, seedValue)))
+    return "unknown --counts '" + countsOpt +
+           "' (uniform, zeros, skewed or random[:SEED])";
   if (factor < 2)
     return "-f must be at least 2";
   if (iters < 1)
@@ -198,9 +212,9 @@ int sdma::run::parseOptions(int argc, char **argv, RunOptions &options) {
   sdma::addShortHelpAlias();
   sdma::describeDefaults(variantOpt, prelaunchOpt, enginesOpt, backendOpt,
                          dmaProfile, nvProfilePath, ceMode, ceLocalKernel,
-                         timeoutMs, emitHip, minBytes, maxBytes, factor, iters,
-                         emitPlan, emitPackets, packetCompletion, sdmaTarget,
-                         maxChunkBytes, compileOnly, outputDir);
+                         timeoutMs, countsOpt, emitHip, minBytes, maxBytes,
+                         factor, iters, emitPlan, emitPackets, packetCompletion,
+                         sdmaTarget, maxChunkBytes, compileOnly, outputDir);
   sdma::installVersionPrinter("sdma-run");
   if (!sdma::parseCommandLine(argc, argv,
                               "sdma-run: compile, run and check a "
@@ -228,6 +242,10 @@ int sdma::run::parseOptions(int argc, char **argv, RunOptions &options) {
   options.ceLocalKernel = ceLocalKernel;
   options.devices.assign(devicesOpt.begin(), devicesOpt.end());
   options.timeoutMs = timeoutMs;
+  auto [shape, seed] = llvm::StringRef(countsOpt).split(':');
+  options.counts.shape = shape.str();
+  if (!seed.empty())
+    seed.getAsInteger(10, options.counts.seed);
   options.factor = factor;
   options.iters = iters;
   options.emitHip = emitHip;

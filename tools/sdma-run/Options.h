@@ -7,6 +7,8 @@
 #ifndef SDMA_TOOLS_SDMARUN_OPTIONS_H
 #define SDMA_TOOLS_SDMARUN_OPTIONS_H
 
+#include "sdma/runtime/HostMemory.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +27,8 @@ struct RunOptions {
   std::string backend, dmaProfile, nvProfile, ceMode;
   std::vector<int> devices;
   unsigned timeoutMs = 5000;
+  /// An all-to-allv's run-time counts.
+  rt::CountPattern counts;
   uint64_t minBytes = 0, maxBytes = 0;
   unsigned factor = 4, iters = 5;
   std::string emitHip, emitPlan, emitPackets;

@@ -128,6 +128,7 @@ int sdma::run::sweep(ExecutorChoice &choice, const rt::Plan &plan,
   // with itself.
   const rt::BackendInfo &backend = *options.backend;
   rt::RunCheckOptions run;
+  run.counts = options.counts;
   run.checkedRuns = backend.checkEveryRun ? options.iters : 1;
   run.timeCheckedRuns = !backend.gpu && !backend.modelTimed;
   run.timedRuns = run.timeCheckedRuns  ? 0

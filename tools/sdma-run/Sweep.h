@@ -13,6 +13,7 @@
 
 #include "Progress.h"
 #include "sdma/runtime/BackendRegistry.h"
+#include "sdma/runtime/HostMemory.h"
 #include "sdma/runtime/NvTimingModel.h"
 
 #include <memory>
@@ -52,6 +53,8 @@ struct SweepOptions {
   const rt::BackendInfo *backend = nullptr;
   /// Chunk sizes are rounded down to a multiple of this.
   size_t chunkAlign = 1;
+  /// An all-to-allv's run-time counts.
+  rt::CountPattern counts;
 };
 
 /// Prints the column header and one row per size; returns the exit status

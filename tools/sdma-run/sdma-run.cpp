@@ -184,14 +184,9 @@ int main(int argc, char **argv) {
     return 1;
   if (run.compileOnly)
     return writeCompiled(run, out);
-  if (out.variants.empty() && !out.needsCompute)
-    return fail("'" + run.input +
-                "' reads counts at run time (sdma.copyv): it has a "
-                "load/store program (--emit-hip) but no DMA plan for "
-                "sdma-run's reference; run it through the communicator "
-                "(sdma-comm-test --case=alltoallv)");
-  // A schedule that reduces has no DMA plan: its load/store program runs
-  // alone, checked against the collective's definition.
+  // A schedule that reduces or reads counts at run time (sdma.copyv) has
+  // no DMA plan: its load/store program runs alone, checked against the
+  // collective's definition (an all-to-allv's against its --counts).
   if (out.variants.empty())
     out.variants.push_back({"ldst", "", "", 0, 0});
   const VariantArtifacts &primary = out.variants.front();
@@ -262,6 +257,7 @@ int main(int argc, char **argv) {
   sweep.factor = run.factor;
   sweep.iters = run.iters;
   sweep.backend = rt::findBackend(backend);
+  sweep.counts = run.counts;
   sweep.chunkAlign = compiled.packets && backend == "sdma-packets"
                          ? compiled.packets->chunkAlign
                          : 1;

@@ -59,9 +59,9 @@ bool HostMemory::matches(const Plan &plan, std::string &error,
   for (size_t r = 0; same && r < data_.size(); ++r) {
     same = data_[r].size() == plan.buffers.size() &&
            (!withFlags || flags_[r].size() == size_t(plan.flags));
+    // A count table's entries are 8 bytes, whatever the chunk.
     for (size_t b = 0; same && b < plan.buffers.size(); ++b)
-      same = data_[r][b].size() ==
-             uint64_t(plan.buffers[b].chunks) * uint64_t(chunkBytes_);
+      same = data_[r][b].size() == plan.buffers[b].bytes(chunkBytes_);
   }
   if (!same)
     error = "the host memory was made for another plan (its ranks, buffer "
@@ -98,14 +98,24 @@ uint8_t sdma::rt::patternByte(int rank, int buffer, uint64_t index) {
   return static_cast<uint8_t>(x ^ (x >> 31));
 }
 
-void sdma::rt::fillInputs(const Plan &plan, HostMemory &memory) {
+void sdma::rt::fillInputs(const Plan &plan, HostMemory &memory,
+                          const CountPattern &counts) {
   if (plan.collective && plan.collective->isReduction())
     return fillReductionInput(plan, memory);
   int input = plan.collective ? plan.collective->input : 0;
+  int sendCounts = plan.collective ? plan.collective->sendCounts : -1;
   for (int r = 0; r < plan.ranks; ++r)
     for (int b = 0; b < static_cast<int>(plan.buffers.size()); ++b) {
       uint8_t *bytes = memory.buffer(r, b);
       size_t n = memory.bufferBytes(r, b);
+      if (b == sendCounts) {
+        // One int64 per peer.
+        for (size_t p = 0; p * 8 + 8 <= n; ++p) {
+          int64_t c = counts.count(r, int(p));
+          std::memcpy(bytes + p * 8, &c, 8);
+        }
+        continue;
+      }
       for (size_t i = 0; i < n; ++i)
         bytes[i] = b == input ? patternByte(r, b, i) : kPoison;
     }
@@ -118,6 +128,8 @@ CheckResult sdma::rt::checkOutputs(const Plan &plan, const HostMemory &memory) {
   const Collective &c = *plan.collective;
   if (c.isReduction())
     return checkReduction(plan, memory);
+  if (c.kind == "all_to_allv" || c.kind == "all_to_allv_packed")
+    return checkAlltoAllv(plan, memory);
   size_t chunk = memory.chunkBytes();
   int64_t outChunks = plan.buffers[c.output].chunks;
   int64_t R = plan.ranks;

@@ -62,11 +62,11 @@ bool sdma::rt::runAndCheck(Executor &executor, const Plan &plan,
     reference = allocate();
     if (!reference)
       return false;
-    fillInputs(plan, *reference);
+    fillInputs(plan, *reference, options.counts);
     if (!simulate(plan, *reference, {}, error)) {
       // Still run the executor: it must fail cleanly too.
       result.referenceError = error;
-      fillInputs(plan, *actual);
+      fillInputs(plan, *actual, options.counts);
       std::string executorError;
       bool ran = executor.prepare(chunkBytes, executorError) &&
                  executor.upload(*actual, executorError) &&
@@ -83,7 +83,7 @@ bool sdma::rt::runAndCheck(Executor &executor, const Plan &plan,
   // Host executors run over `actual` itself: no copies in or out.
   bool inPlace = executor.runsInPlace();
   for (int i = 0; i < std::max(1, options.checkedRuns); ++i) {
-    fillInputs(plan, *actual);
+    fillInputs(plan, *actual, options.counts);
     if (!inPlace && !executor.upload(*actual, error))
       return false;
     auto start = std::chrono::steady_clock::now();

@@ -7,6 +7,7 @@
 #include "sdma/runtime/LdstCpuExecutor.h"
 #include "host/HostLdstKernel.h"
 #include "sdma/runtime/CheckedMath.h"
+#include "sdma/runtime/Limits.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -108,7 +109,8 @@ bool LdstCpuExecutor::run(HostMemory &memory, std::string &error, int blocks) {
   HostLdstKernel::RankPointers pointers;
   for (int r = 0; r < ranks; ++r) {
     for (size_t b = 0; b < B; ++b) {
-      uint64_t want = uint64_t(program_.buffers[b].chunks) * chunk;
+      // A count table's entries are 8 bytes, whatever the chunk.
+      uint64_t want = program_.buffers[b].bytes(chunk);
       if (memory.bufferBytes(r, b) != want) {
         error = "rank " + std::to_string(r) + " buffer '" +
                 program_.buffers[b].name + "' has " +
@@ -131,7 +133,9 @@ bool LdstCpuExecutor::run(HostMemory &memory, std::string &error, int blocks) {
     pointers.flags.push_back(flags_[r].data());
     pointers.sync.push_back(sync_[r].data());
   }
-  unsigned long long record[5] = {0, 0, 0, 0, 0};
+  // The kernel's whole record: status, rank, slot, awaited, seen, then
+  // sdma.copyv's count error (kind, rank * kMaxRanks + peer, count).
+  unsigned long long record[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   pointers.errorRecord = record;
   if (!kernel_->run(pointers, chunk, epoch_++, options_.timeoutNs,
                     blocks ? blocks : options_.blocks, options_.threads, 0,
@@ -155,5 +159,12 @@ bool LdstCpuExecutor::run(HostMemory &memory, std::string &error, int blocks) {
       }
       std::copy(v.begin() + lead, v.begin() + lead + n, memory.buffer(r, b));
     }
+  if (record[5]) {
+    error = "rank " + std::to_string(record[6] / sdma::kMaxRanks) +
+            " was to send " + std::to_string(int64_t(record[7])) +
+            " rows to rank " + std::to_string(record[6] % sdma::kMaxRanks) +
+            ": a count out of range (nothing was sent for it)";
+    return false;
+  }
   return HostLdstKernel::readErrorRecord(record, error);
 }

@@ -74,9 +74,25 @@ inline constexpr uint8_t kPoison = 0xEE;
 /// The byte a pattern-filled input holds at `index` of `buffer` on `rank`.
 uint8_t patternByte(int rank, int buffer, uint64_t index);
 
+/// The run-time counts an all-to-allv's send-count tables get (rows; a row
+/// is a chunk in the executors sdma-run drives, and every builtin bound is
+/// one chunk per pair): "uniform" (every pair at the bound), "zeros",
+/// "skewed" (every rank sends to rank 0 only: one hot receiver), "random"
+/// (0 or 1 per pair, from `seed`).
+struct CountPattern {
+  std::string shape = "uniform";
+  uint64_t seed = 1;
+  /// The count rank `from` sends rank `to`.
+  int64_t count(int from, int to) const;
+  /// True for a shape this knows.
+  static bool known(const std::string &shape);
+};
+
 /// Fills the collective's input on every rank with the pattern and every
-/// other buffer with a poison byte, so unwritten output shows up.
-void fillInputs(const Plan &plan, HostMemory &memory);
+/// other buffer with a poison byte, so unwritten output shows up; an
+/// all-to-allv's send-count tables with `counts`.
+void fillInputs(const Plan &plan, HostMemory &memory,
+                const CountPattern &counts = {});
 
 /// Compares every output byte with what the plan's collective requires.
 struct CheckResult {
@@ -101,6 +117,14 @@ void fillReductionInput(const Plan &plan, HostMemory &memory);
 /// Every output element against the operator applied, in exact integer
 /// arithmetic, to every rank's input element (wrapping for i32 and i64).
 CheckResult checkReduction(const Plan &plan, const HostMemory &memory);
+
+/// all_to_allv and all_to_allv_packed: every output row and receive count
+/// against the send counts in memory (AlltoAllvCheck.cpp): slots, slot p
+/// of rank r's output holds rank p's first counts[p][r] rows of its slot r,
+/// the rest untouched; packed, rank r's output holds every rank p's rows
+/// for r (taken at p's prefix sum) in rank order, the rest untouched; the
+/// receive table holds what arrived from each rank.
+CheckResult checkAlltoAllv(const Plan &plan, const HostMemory &memory);
 
 /// How many bytes of the plan's buffers (every rank's) differ between `a`
 /// and `b` (same plan and chunk size); the bytes compared go to `compared`.

@@ -38,6 +38,8 @@ struct RunCheckOptions {
   int launches = 0;
   /// Host memory for the executor's bytes and the reference together.
   MemoryBudget budget;
+  /// An all-to-allv's run-time counts.
+  CountPattern counts;
 };
 
 struct RunCheckResult {
