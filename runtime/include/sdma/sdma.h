@@ -259,14 +259,16 @@ SDMA_API sdmaResult_t sdmaAlltoAllv(const void *sendbuff,
 /* Point-to-point (NCCL's ncclSend/ncclRecv): only the two peers call, a
  * send and its receive with the same count and type; a pair's messages
  * match in the order each side issues them. Buffers are any memory of the
- * rank's device (no registration). Between sdmaGroupStart and sdmaGroupEnd
- * (per thread; they nest) sends and receives are collected and run at the
- * outermost sdmaGroupEnd, every one at once, so a ring or an all-to-allv in
- * one group cannot deadlock; outside a group each runs alone. A group's
- * operations on one communicator use one stream; a call refused inside a
- * group makes sdmaGroupEnd run none of the group and return its error.
- * Collectives inside a group run when called. A send or receive that never
- * finds its match fails after the communicator's timeout, naming the peer
+ * rank's device (device memory on a GPU; no registration). Between
+ * sdmaGroupStart and sdmaGroupEnd (per thread; they nest) sends and
+ * receives are collected and run at the outermost sdmaGroupEnd as one
+ * launch, every operation at once (as NCCL's group: a ring or an
+ * all-to-allv in one group completes); outside a group each runs alone. A
+ * group holds at most 128 operations, on one communicator and one stream;
+ * a call refused inside a group makes sdmaGroupEnd run none of the group
+ * and return its error. Collectives inside a group run when called. Not
+ * capturable in a CUDA graph yet. A send or receive that never finds its
+ * match fails after the communicator's timeout, naming the peer
  * (sdmaCommGetAsyncError); so does a receive of another size. */
 SDMA_API sdmaResult_t sdmaSend(const void *sendbuff, size_t count,
                                sdmaDataType_t datatype, int peer,

@@ -4,9 +4,9 @@
 //
 // NCCL's point-to-point calls and groups. Outside a group a send or a
 // receive runs alone; between sdmaGroupStart and sdmaGroupEnd (which nest,
-// per thread) they are collected per communicator and run together when
-// the outermost group ends (Communicator::sendRecv: every operation at
-// once). A call the C layer refuses inside a group fails the group: its
+// per thread) they are collected and run together when the outermost group
+// ends (Communicator::sendRecv: one launch, every operation at once); a
+// group spans one communicator. A call the C layer refuses inside a group fails the group: its
 // sdmaGroupEnd runs none of the group's operations and returns that
 // error, as NCCL's does.
 //
@@ -137,8 +137,16 @@ sdmaResult_t sdmaGroupEnd(void) {
   if (ended.failed != sdmaSuccess)
     return fail(nullptr, ended.failed,
                 "sdmaGroupEnd: nothing of the group ran, since " + ended.why);
-  // A group spanning communicators runs them one after another, in the
-  // order the group first used them.
+  // One launch runs a communicator's group; several communicators' would
+  // run one after another, and could wait on each other where NCCL's fused
+  // group does not.
+  if (ended.pending.size() > 1)
+    return fail(nullptr, sdmaInvalidUsage,
+                "sdmaGroupEnd: nothing of the group ran: its sends and "
+                "receives use " +
+                    std::to_string(ended.pending.size()) +
+                    " communicators; sdma runs a group on one (a group per "
+                    "communicator)");
   for (Pending &p : ended.pending) {
     if (!liveHandles().has(p.comm))
       return fail(nullptr, sdmaInvalidUsage,

@@ -92,6 +92,15 @@ public:
   virtual void setSharing(int ranksOnDevice) { (void)ranksOnDevice; }
   virtual std::unique_ptr<CommKernel> load(const LdstProgram &program,
                                            std::string &error) = 0;
+  /// True in `capturing` while `stream` is being captured into a graph
+  /// (the CPU device has no graphs).
+  virtual bool streamCapturing(void *stream, bool &capturing,
+                               std::string &error) {
+    (void)stream;
+    (void)error;
+    capturing = false;
+    return true;
+  }
   /// The point-to-point kernel (P2pKernel.hip): a launch's table is its
   /// SdmaP2pTable as words, `blocks` its operations.
   virtual std::unique_ptr<CommKernel> loadPointToPoint(std::string &error) = 0;

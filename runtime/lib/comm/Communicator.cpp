@@ -106,6 +106,23 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
     sharing += theirs == mine;
   }
   device->setSharing(sharing);
+  // Every rank lays out the point-to-point area alike (a sender writes
+  // into the receiver's by its own layout).
+  std::vector<std::string> chunks;
+  if (!agreement->allGather(std::to_string(options.p2pChunkBytes), chunks,
+                            error))
+    return false;
+  for (int r = 0; r < ranks; ++r)
+    if (chunks[r].substr(0, chunks[r].find('\0')) !=
+        std::to_string(options.p2pChunkBytes))
+      return error.fail(ErrorKind::InvalidUsage,
+                        "rank " + std::to_string(r) +
+                            " has point-to-point chunks of " +
+                            chunks[r].substr(0, chunks[r].find('\0')) +
+                            " bytes and rank " + std::to_string(rank) +
+                            " of " + std::to_string(options.p2pChunkBytes) +
+                            ": every rank must set SDMA_P2P_CHUNK_BYTES "
+                            "alike");
   // After the control area, the point-to-point area (PointToPoint.h).
   P2pArea area{ranks, options.p2pChunkBytes};
   size_t areaBytes = (area.bytes() + 255) / 256 * 256;

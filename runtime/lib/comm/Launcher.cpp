@@ -12,6 +12,7 @@
 using namespace sdma::rt;
 
 bool Launcher::healthy(Error &error) {
+  std::lock_guard<std::mutex> lock(failedMutex_);
   if (failed_.empty())
     failed_ = kernelError();
   if (failed_.empty())
@@ -223,6 +224,7 @@ bool Launcher::run(int index, const Call &call, void *stream, Error &error) {
   if (instance.kernel->launch(launch, why))
     return true;
   // A CPU run reports a timeout itself; the record names the missing rank.
+  std::lock_guard<std::mutex> lock(failedMutex_);
   failed_ = kernelError();
   if (!failed_.empty()) {
     error = failed_;

@@ -21,6 +21,7 @@
 #include "comm/ProgramCache.h"
 #include "comm/SymmetricHeap.h"
 
+#include <mutex>
 #include <set>
 
 namespace sdma::rt {
@@ -71,6 +72,8 @@ private:
   ProgramCache &programs_;
   Agreement &agreement_;
   std::set<std::string> checked_;
+  /// The first failure, once seen (the watchdog's thread reads it too).
+  std::mutex failedMutex_;
   Error failed_;
 };
 

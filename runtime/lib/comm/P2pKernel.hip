@@ -9,42 +9,48 @@
 // launch; every operation of a launch runs at once, so a launch's sends
 // and receives cannot wait on each other.
 //
-// A message from rank s to rank r moves in chunks through s's slot in r's
-// point-to-point area, a ring of `depth` chunks. Chunk number c (counted
-// per ordered pair over the communicator's life) goes to ring entry
-// c % depth; the sender writes it once the receiver has consumed chunk
-// c - depth (`consumed`, a counter in the sender's area the receiver
-// writes), then tags the entry with the message's bytes + 1 and sets
-// `posted` (in the receiver's area) to c + 1; the receiver waits for
-// `posted`, checks the tag against the bytes it expects, copies the entry
-// out and sets `consumed` to c + 1. A message of 0 bytes is one chunk (its
-// tag alone), so a receive of the wrong size is seen even then.
+// A message from rank s to rank r moves in chunks through s's ring in r's
+// point-to-point area, `depth` entries. Chunk number c (counted per ordered
+// pair over the communicator's life) uses entry e = c % depth, and each
+// entry carries its own handshake: `full[e]` (in the receiver's area,
+// written by the sender) holds the number + 1 of the chunk in it, `size[e]`
+// the bytes + 1 of its message, and `free[e]` (in the sender's area,
+// written by the receiver) the number + 1 of the last chunk consumed from
+// it. The sender of chunk c waits for free[e] >= c + 1 - depth (chunk
+// c - depth is gone), writes the entry, its size, then full[e] = c + 1; the
+// receiver waits for full[e] >= c + 1, checks the size against its own,
+// copies the entry out, then sets free[e] = c + 1. Each entry's chunks
+// follow one another, so its words only grow and a chunk never meets a
+// stale entry, whatever order operations of one pair run in (one launch
+// holds a whole group, every operation at once). A message of 0 bytes is
+// one chunk (its size word alone), so a receive of the wrong size is seen
+// even then.
 //
-//   sender s                       receiver r (area: slots, posted, tags)
-//   wait consumed[r] >= c+1-depth
-//   slot[c%depth] <- chunk c  ───>  wait posted[s] >= c+1; tag == bytes+1?
-//   tag, posted[s] = c+1            chunk c -> user buffer
-//                          <─────  consumed[r] (in s's area) = c+1
+//   sender s                           receiver r
+//   wait free[e] >= c+1-depth
+//   ring[e] <- chunk c; size[e];  ──>  wait full[e] >= c+1; size[e] ok?
+//   full[e] = c+1                      ring[e] -> user buffer
+//                                <──   free[e] (in s's area) = c+1
 //
 // Each wait is bounded by the communicator's timeout; a failure (a wait
 // that timed out, a message of another size) is recorded once per
 // communicator (error: status 1 timeout / 2 size, rank, peer, 1 if the
-// waiter sends, value awaited or bytes expected, value seen or bytes sent)
-// and every block of every later launch stops at its first wait.
+// waiter sends, value awaited or bytes expected, value seen or bytes sent;
+// word 7 claims the record, the status is written last) and every block of
+// every later launch stops at its first wait.
 
 #ifndef SDMA_SPIN_PAUSE
 #define SDMA_SPIN_PAUSE()
 #endif
-// Operations per launch: the table is a kernel parameter (below 4 KiB).
-#define SDMA_P2P_MAX_OPS 32
+// Operations per launch (a group): the table is a kernel parameter.
+#define SDMA_P2P_MAX_OPS 128
 
 struct SdmaP2pOp {
-  char *user;                   // the caller's buffer (this rank's memory)
-  char *slot;                   // send: the peer's ring for this rank;
-                                // receive: this rank's ring for the peer
-  unsigned long long *posted;   // send: in the peer's area; receive: here
-  unsigned long long *consumed; // send: here; receive: in the peer's area
-  unsigned long long *tags;     // the ring's tags, beside the ring
+  char *user;                 // the caller's buffer (this rank's memory)
+  char *ring;                 // the receiver's ring for the sender
+  unsigned long long *full;   // the ring's full words (receiver's area)
+  unsigned long long *size;   // the ring's size words (receiver's area)
+  unsigned long long *free;   // the ring's free words (sender's area)
   unsigned long long bytes;
   unsigned long long base;        // the pair's chunk number it starts at
   unsigned long long peerAndSend; // peer * 2 + 1 for a send
@@ -72,7 +78,9 @@ static __device__ void sdma_p2p_report(const SdmaP2pTable *T,
                                        unsigned long long status, int peer,
                                        int send, unsigned long long awaited,
                                        unsigned long long seen) {
-  if (SDMA_ATOMIC_CAS_U64(T->error, 0ull, status) != 0ull)
+  // Claim the record (word 7), fill it, then publish the status: a reader
+  // that sees a status sees its words.
+  if (SDMA_ATOMIC_CAS_U64(T->error + 7, 0ull, 1ull) != 0ull)
     return;
   unsigned long long words[5] = {T->rank, (unsigned long long)peer,
                                  (unsigned long long)send, awaited, seen};
@@ -84,6 +92,8 @@ static __device__ void sdma_p2p_report(const SdmaP2pTable *T,
     SDMA_FENCE_SYSTEM();
     *(volatile unsigned long long *)T->errorMirror = status;
   }
+  SDMA_FENCE_SYSTEM();
+  *(volatile unsigned long long *)T->error = status;
   SDMA_FENCE_SYSTEM();
 }
 
@@ -148,8 +158,8 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
   SDMA_BLOCK_SHARED(int, go, 1);
   for (unsigned long long i = 0; i < chunks; ++i) {
     const unsigned long long c = op->base + i;
-    const unsigned long long entry = c % depth;
-    char *slot = op->slot + entry * chunk;
+    const unsigned long long e = c % depth;
+    char *slot = op->ring + e * chunk;
     const unsigned long long at = i * chunk;
     const unsigned long long n = bytes - at < chunk ? bytes - at : chunk;
     if (SDMA_TID == 0) {
@@ -157,13 +167,13 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
       if (send) {
         ok = c + 1 <= depth
                  ? !sdma_p2p_failed(T)
-                 : sdma_p2p_wait(T, op->consumed, c + 1 - depth, peer, 1);
+                 : sdma_p2p_wait(T, op->free + e, c + 1 - depth, peer, 1);
       } else {
-        ok = sdma_p2p_wait(T, op->posted, c + 1, peer, 0);
-        unsigned long long tag =
-            ok ? *(volatile unsigned long long *)(op->tags + entry) : 0;
-        if (ok && tag != bytes + 1) {
-          sdma_p2p_report(T, 2, peer, 0, bytes, tag - 1);
+        ok = sdma_p2p_wait(T, op->full + e, c + 1, peer, 0);
+        unsigned long long size =
+            ok ? *(volatile unsigned long long *)(op->size + e) : 0;
+        if (ok && size != bytes + 1) {
+          sdma_p2p_report(T, 2, peer, 0, bytes, size - 1);
           ok = false;
         }
       }
@@ -182,11 +192,11 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
     if (SDMA_TID == 0) {
       SDMA_FENCE_SYSTEM();
       if (send) {
-        *(volatile unsigned long long *)(op->tags + entry) = bytes + 1;
+        *(volatile unsigned long long *)(op->size + e) = bytes + 1;
         SDMA_FENCE_SYSTEM();
-        *(volatile unsigned long long *)op->posted = c + 1;
+        *(volatile unsigned long long *)(op->full + e) = c + 1;
       } else {
-        *(volatile unsigned long long *)op->consumed = c + 1;
+        *(volatile unsigned long long *)(op->free + e) = c + 1;
       }
       SDMA_FENCE_SYSTEM();
     }

@@ -34,26 +34,18 @@ uint64_t sdma::rt::p2pChunks(uint64_t bytes, uint64_t chunkBytes) {
   return bytes ? (bytes - 1) / chunkBytes + 1 : 1;
 }
 
-P2pLaunchPlan sdma::rt::planPointToPoint(const std::vector<P2pOp> &ops,
-                                         uint64_t chunkBytes,
-                                         std::vector<uint64_t> &sent,
-                                         std::vector<uint64_t> &received) {
-  P2pLaunchPlan plan;
-  plan.base.resize(ops.size());
-  // (k, peer block) -> the level's operations, in the group's order.
-  std::map<std::pair<size_t, int>, std::vector<int>> levels;
-  std::map<std::pair<int, bool>, size_t> seen; // (peer, send) -> k
+std::vector<uint64_t> sdma::rt::numberChunks(const std::vector<P2pOp> &ops,
+                                             uint64_t chunkBytes,
+                                             std::vector<uint64_t> &sent,
+                                             std::vector<uint64_t> &received) {
+  std::vector<uint64_t> base(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
-    const P2pOp &op = ops[i];
-    size_t k = seen[{op.peer, op.send}]++;
-    levels[{k, op.peer / kP2pPeersPerLevel}].push_back(int(i));
-    uint64_t &counter = op.send ? sent[op.peer] : received[op.peer];
-    plan.base[i] = counter;
-    counter += p2pChunks(op.bytes, chunkBytes);
+    uint64_t &counter =
+        ops[i].send ? sent[ops[i].peer] : received[ops[i].peer];
+    base[i] = counter;
+    counter += p2pChunks(ops[i].bytes, chunkBytes);
   }
-  for (auto &level : levels)
-    plan.launches.push_back(std::move(level.second));
-  return plan;
+  return base;
 }
 
 PointToPoint::PointToPoint(int rank, int ranks, const CommOptions &options,
@@ -67,6 +59,12 @@ PointToPoint::PointToPoint(int rank, int ranks, const CommOptions &options,
 }
 
 bool PointToPoint::check(const std::vector<P2pOp> &ops, Error &error) const {
+  if (ops.size() > size_t(kP2pMaxOps))
+    return error.fail(ErrorKind::InvalidUsage,
+                      "a group of " + std::to_string(ops.size()) +
+                          " sends and receives; at most " +
+                          std::to_string(kP2pMaxOps) +
+                          " run together on one communicator");
   for (size_t i = 0; i < ops.size(); ++i) {
     const P2pOp &op = ops[i];
     std::string what =
@@ -105,7 +103,6 @@ bool PointToPoint::check(const std::vector<P2pOp> &ops, Error &error) const {
 }
 
 void PointToPoint::table(const std::vector<P2pOp> &ops,
-                         const std::vector<int> &launch,
                          const std::vector<uint64_t> &base,
                          std::vector<uint64_t> &t) const {
   const Region &heap = heap_.region(0);
@@ -113,20 +110,19 @@ void PointToPoint::table(const std::vector<P2pOp> &ops,
     return reinterpret_cast<uint64_t>(heap.peer[rank] + areaOffset_ + offset);
   };
   t.assign(kP2pTableWords, 0);
-  for (size_t slot = 0; slot < launch.size(); ++slot) {
-    const P2pOp &op = ops[launch[slot]];
-    // The ring, its tags and `posted` are the receiver's; `consumed` is
-    // the sender's.
-    int sender = op.send ? rank_ : op.peer,
-        receiver = op.send ? op.peer : rank_;
-    uint64_t *w = t.data() + slot * kP2pOpWords;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const P2pOp &op = ops[i];
+    // The ring, its full and size words are the receiver's; its free
+    // words the sender's.
+    int sender = op.send ? rank_ : op.peer, receiver = op.send ? op.peer : rank_;
+    uint64_t *w = t.data() + i * kP2pOpWords;
     w[0] = reinterpret_cast<uint64_t>(op.buffer);
     w[1] = at(receiver, area_.ring(sender));
-    w[2] = at(receiver, area_.posted(sender));
-    w[3] = at(sender, area_.consumed(receiver));
-    w[4] = at(receiver, area_.tags(sender));
+    w[2] = at(receiver, area_.full(sender));
+    w[3] = at(receiver, area_.size(sender));
+    w[4] = at(sender, area_.free(receiver));
     w[5] = op.bytes;
-    w[6] = base[launch[slot]];
+    w[6] = base[i];
     w[7] = uint64_t(op.peer) * 2 + (op.send ? 1 : 0);
   }
   uint64_t *tail = t.data() + kP2pMaxOps * kP2pOpWords;
@@ -147,7 +143,8 @@ Error PointToPoint::recorded() const {
   Error error;
   const volatile unsigned long long *r =
       device_.errorRecord() + size_t(kP2pRecord) * kRecordWords;
-  uint64_t status = r[0];
+  // The kernel writes the status last (P2pKernel.hip): read it first.
+  uint64_t status = __atomic_load_n(&r[0], __ATOMIC_ACQUIRE);
   if (!status)
     return error;
   std::string rank = "rank " + std::to_string(r[1]);
@@ -173,6 +170,7 @@ Error PointToPoint::recorded() const {
 }
 
 bool PointToPoint::healthy(Error &error) {
+  std::lock_guard<std::mutex> lock(failedMutex_);
   if (failed_.empty())
     failed_ = recorded();
   if (failed_.empty())
@@ -195,26 +193,34 @@ bool PointToPoint::run(const std::vector<P2pOp> &ops, void *stream,
                                                  : ErrorKind::Device,
                         "loading the point-to-point kernel: " + why);
   }
-  P2pLaunchPlan plan =
-      planPointToPoint(ops, area_.chunkBytes, sent_, received_);
-  for (const std::vector<int> &launchOps : plan.launches) {
-    KernelLaunch launch;
-    table(ops, launchOps, plan.base, launch.table);
-    launch.blocks = int(launchOps.size());
-    launch.programRank = rank_;
-    launch.stream = stream;
-    std::string why;
-    if (!kernel_->launch(launch, why)) {
-      // The pair counters moved past operations that did not all run: the
-      // communicator cannot go on.
-      failed_ = recorded();
-      if (failed_.empty())
-        failed_.fail(options_.device == "cpu" ? ErrorKind::System
-                                              : ErrorKind::Device,
-                     "a point-to-point launch failed: " + why);
-      error = failed_;
-      return false;
-    }
+  // A replayed graph would repeat the chunk numbers baked into the launch.
+  bool capturing = false;
+  std::string why;
+  if (!device_.streamCapturing(stream, capturing, why))
+    return error.fail(ErrorKind::Device, why);
+  if (capturing)
+    return error.fail(ErrorKind::InvalidUsage,
+                      "sends and receives cannot be captured in a CUDA "
+                      "graph yet (a replay would repeat their chunk "
+                      "numbers): issue them outside the capture");
+  std::vector<uint64_t> base =
+      numberChunks(ops, area_.chunkBytes, sent_, received_);
+  KernelLaunch launch;
+  table(ops, base, launch.table);
+  launch.blocks = int(ops.size());
+  launch.programRank = rank_;
+  launch.stream = stream;
+  if (!kernel_->launch(launch, why)) {
+    // The pair counters moved past operations that did not run: the
+    // communicator cannot go on.
+    std::lock_guard<std::mutex> lock(failedMutex_);
+    failed_ = recorded();
+    if (failed_.empty())
+      failed_.fail(options_.device == "cpu" ? ErrorKind::System
+                                            : ErrorKind::Device,
+                   "a point-to-point launch failed: " + why);
+    error = failed_;
+    return false;
   }
   // The CPU device ran them: a failure is known now.
   return options_.device != "cpu" || healthy(error);

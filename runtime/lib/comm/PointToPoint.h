@@ -5,24 +5,18 @@
 // NCCL's ncclSend/ncclRecv on the communicator. Unlike a schedule, which
 // every rank runs, a send involves its two peers only: no agreement, no
 // job barrier. Each rank's heap holds, after the control area, a
-// point-to-point area: per sender a ring of kP2pDepth chunks with their
-// tags and a `posted` counter, and per receiver a `consumed` counter
-// (P2pKernel.hip draws the protocol). The counters only grow: each rank
-// keeps, per peer, the chunks it has sent and received over the
-// communicator's life, so a message starts where the pair's last ended
-// and no call resets anything.
+// point-to-point area: per sender a ring of kP2pDepth chunks with a full
+// and a size word per entry, and per receiver the entries' free words
+// (P2pKernel.hip draws the protocol). Chunks are numbered per ordered pair
+// over the communicator's life (each rank counts, per peer, the chunks it
+// has sent and received), and every entry's words only grow, so a message
+// starts where the pair's last ended and no call resets anything.
 //
-// A group's operations (ncclGroupStart/End) run as few launches of one
-// kernel, an operation per block; every operation of a launch runs at
-// once. Launch order makes any group that NCCL completes complete here:
-// the k-th operation of a rank with a given peer and direction goes to
-// level (k, peer / 16), which is where its match on the peer is too (the
-// peer's k-th operation with this rank in the other direction, at
-// (k, rank / 16)), and levels run in order, 32 operations at most each.
-// Were some rank stuck, take the stuck rank X at the least level (k, b):
-// it waits on a peer Y (b = Y / 16) that has not reached (k, X / 16), so Y
-// is stuck at some (k, j), j >= b; Y waits on a rank Z that has not reached
-// (k, Y / 16) <= (k, b): stuck below X's level, a contradiction.
+// A group's operations (ncclGroupStart/End, or one alone) run as one
+// launch of one kernel, an operation per block, every operation at once:
+// what NCCL promises of a group. Operations of one pair in one group (or
+// in launches on several streams) may run in any order: each chunk waits
+// for exactly the entry state its predecessor leaves.
 //
 //   rank 0: send 1 | recv 2        rank 1: recv 0 | send 2
 //   rank 2: send 0 | recv 1        one launch each: a ring completes
@@ -35,12 +29,13 @@
 #include "comm/CommDevice.h"
 #include "comm/SymmetricHeap.h"
 
+#include <mutex>
+
 namespace sdma::rt {
 
-/// Operations per launch (P2pKernel.hip's SDMA_P2P_MAX_OPS) and the peers
-/// a level spans (a send and a receive each).
-constexpr int kP2pMaxOps = 32;
-constexpr int kP2pPeersPerLevel = kP2pMaxOps / 2;
+/// Operations per launch, a group's at most (P2pKernel.hip's
+/// SDMA_P2P_MAX_OPS).
+constexpr int kP2pMaxOps = 128;
 /// Chunks in each sender's ring.
 constexpr uint64_t kP2pDepth = 4;
 /// The kernel's table: kP2pMaxOps operations of 8 words, then rank, chunk
@@ -59,34 +54,30 @@ const char *p2pKernelSource();
 /// One send or receive (Communicator.h).
 using P2pOp = PeerOp;
 
-/// A group's launches: operation indices per launch, in order, and where
-/// each operation starts in its pair's chunk numbering.
-struct P2pLaunchPlan {
-  std::vector<std::vector<int>> launches;
-  std::vector<uint64_t> base;
-};
-
 /// Chunks a message of `bytes` takes (one for an empty message).
 uint64_t p2pChunks(uint64_t bytes, uint64_t chunkBytes);
 
-/// Plans `ops` (already checked) and advances the per-peer chunk counters
-/// `sent` and `received` past them. Pure.
-P2pLaunchPlan planPointToPoint(const std::vector<P2pOp> &ops,
-                               uint64_t chunkBytes, std::vector<uint64_t> &sent,
-                               std::vector<uint64_t> &received);
+/// Where each of `ops` starts in its pair's chunk numbering, advancing the
+/// per-peer chunk counters `sent` and `received` past them (in the group's
+/// order, which is how a pair's messages match). Pure.
+std::vector<uint64_t> numberChunks(const std::vector<P2pOp> &ops,
+                                   uint64_t chunkBytes,
+                                   std::vector<uint64_t> &sent,
+                                   std::vector<uint64_t> &received);
 
 /// Where each part of a rank's point-to-point area is, from its start.
 struct P2pArea {
   int ranks = 1;
   uint64_t chunkBytes = 0;
-  size_t posted(int sender) const { return size_t(sender) * 64; }
-  size_t consumed(int receiver) const { return size_t(ranks + receiver) * 64; }
-  size_t tags(int sender) const {
-    return size_t(2 * ranks) * 64 + size_t(sender) * kP2pDepth * 8;
+  static_assert(kP2pDepth * 8 <= 64, "a peer's words fit one cache line");
+  /// A ring's full and size words (the receiver's, per sender), the free
+  /// words of the rings this rank sends into (per receiver).
+  size_t full(int sender) const { return size_t(sender) * 64; }
+  size_t size(int sender) const { return size_t(ranks + sender) * 64; }
+  size_t free(int receiver) const {
+    return size_t(2 * ranks + receiver) * 64;
   }
-  size_t error() const {
-    return (tags(ranks) + 63) / 64 * 64; // kRecordWords words
-  }
+  size_t error() const { return size_t(3 * ranks) * 64; } // kRecordWords
   size_t ring(int sender) const {
     return (error() + 64 + 255) / 256 * 256 +
            size_t(sender) * kP2pDepth * chunkBytes;
@@ -102,16 +93,15 @@ public:
                uint64_t chunkBytes);
 
   /// Checks `ops` (a peer out of range, a null buffer, a receive that
-  /// overlaps another operation's buffer: refused, nothing changed), then
-  /// enqueues them on `stream`.
+  /// overlaps another operation's buffer, more than kP2pMaxOps: refused,
+  /// nothing changed), then enqueues them on `stream` as one launch.
   bool run(const std::vector<P2pOp> &ops, void *stream, Error &error);
   /// False, with the first failure a launch recorded, once one has.
   bool healthy(Error &error);
 
 private:
   bool check(const std::vector<P2pOp> &ops, Error &error) const;
-  void table(const std::vector<P2pOp> &ops, const std::vector<int> &launch,
-             const std::vector<uint64_t> &base,
+  void table(const std::vector<P2pOp> &ops, const std::vector<uint64_t> &base,
              std::vector<uint64_t> &words) const;
   Error recorded() const;
 
@@ -123,6 +113,8 @@ private:
   P2pArea area_;
   std::unique_ptr<CommKernel> kernel_;
   std::vector<uint64_t> sent_, received_;
+  /// The first failure, once seen (the watchdog's thread reads it too).
+  std::mutex failedMutex_;
   Error failed_;
 };
 

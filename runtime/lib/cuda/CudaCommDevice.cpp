@@ -159,6 +159,18 @@ public:
     return kernel;
   }
 
+  bool streamCapturing(void *stream, bool &capturing,
+                       std::string &error) override {
+    int status = 0;
+    capturing = false;
+    if (!driver_.cuStreamIsCapturing)
+      return true; // a driver without graphs captures nothing
+    SDMA_TRY(cuCtxSetCurrent, context());
+    SDMA_TRY(cuStreamIsCapturing, static_cast<CUstream>(stream), &status);
+    capturing = status != 0;
+    return true;
+  }
+
   std::unique_ptr<CommKernel> loadPointToPoint(std::string &error) override {
     auto kernel = std::make_unique<CudaP2pKernel>(*this);
     if (!kernel->load(error))

@@ -52,6 +52,7 @@ const Driver *Driver::get(std::string &error) {
           dlsym(handle, name));
     };
     optional(driver.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+    optional(driver.cuStreamIsCapturing, "cuStreamIsCapturing");
     optional(driver.cuStreamEndCapture, "cuStreamEndCapture");
     optional(driver.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
     optional(driver.cuGraphLaunch, "cuGraphLaunch");

@@ -129,6 +129,8 @@ struct Driver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
   CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
   CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
+  /// *status: 0 none, 1 active, 2 invalidated (CUstreamCaptureStatus).
+  CUresult (*cuStreamIsCapturing)(CUstream, int *) = nullptr;
   CUresult (*cuMemcpyBatchAsync)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
                                  MemcpyAttributes *, size_t *, size_t,
                                  CUstream) = nullptr;

@@ -158,9 +158,9 @@ extern "C" int sdma_p2p_cpu(const unsigned long long *words, int blocks,
                             int threads) {
   SdmaP2pTable table;
   __builtin_memcpy(&table, words, sizeof(table));
-  sdma_ntid = threads;
-  sdma_nbid = blocks;
   return sdma_host_launch(blocks, threads, [&](int group, int thread) {
+    sdma_ntid = threads;
+    sdma_nbid = blocks;
     sdma_tid = thread;
     sdma_bid = group;
     sdma_bid_y = 0;

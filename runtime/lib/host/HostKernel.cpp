@@ -34,7 +34,9 @@ const char *const kHostPrelude = R"SDMA(
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
-static unsigned sdma_ntid, sdma_nbid;
+// Each host thread's own (set inside its body): launches of two kernels of
+// one object (two communicators of one process) may run at once.
+static thread_local unsigned sdma_ntid, sdma_nbid;
 static thread_local unsigned sdma_tid, sdma_bid, sdma_bid_y;
 static thread_local pthread_barrier_t *sdma_barrier;
 #define SDMA_MAX_THREADS 512

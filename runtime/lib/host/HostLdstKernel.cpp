@@ -45,10 +45,10 @@ extern "C" int sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
     table.countsIn[i] = counts ? counts[i] : nullptr;
     table.countsOut[i] = counts ? counts[2 + i] : nullptr;
   }
-  sdma_ntid = threads;
-  sdma_nbid = blocks;
   return sdma_host_launch(
       (rankEnd - rankBegin) * blocks, threads, [&](int group, int thread) {
+        sdma_ntid = threads;
+        sdma_nbid = blocks;
         sdma_tid = thread;
         sdma_bid = group % blocks;
         sdma_bid_y = group / blocks;

@@ -11,7 +11,8 @@
 // takes, pipeline-parallel traffic between two ranks outside any group
 // (the others idle), fp8 moved as bytes. Then the refusals: a peer out of
 // range, an unknown type, a null buffer, a receive overlapping a send of
-// its group, a group with a refused call (nothing of it runs), each leaving
+// its group, a group with a refused call (nothing of it runs), a group over
+// two communicators, each leaving
 // the communicator usable; and a receive of the wrong size, on a
 // communicator split off for it, failing with NCCL's invalid usage.
 //
@@ -162,6 +163,19 @@ void refusals(ncclComm_t comm) {
         "not a rank");
   check(ncclGroupEnd(), ncclInvalidArgument, "a group with a refusal", nullptr,
         "nothing of the group ran");
+  // A group over two communicators (sdma runs a group on one): refused at
+  // its end, nothing run.
+  ncclComm_t other = nullptr;
+  check(ncclCommSplit(comm, 0, rank, &other, nullptr), ncclSuccess,
+        "ncclCommSplit for a second communicator", comm);
+  check(ncclGroupStart(), ncclSuccess, "ncclGroupStart", nullptr);
+  check(ncclSend(a.data(), 4, ncclInt32, rank, comm, nullptr), ncclSuccess,
+        "ncclSend on the first communicator", comm);
+  check(ncclRecv(a.data() + 100, 4, ncclInt32, rank, other, nullptr),
+        ncclSuccess, "ncclRecv on the second", other);
+  check(ncclGroupEnd(), ncclInvalidUsage, "a group over two communicators",
+        nullptr, "use 2 communicators");
+  check(ncclCommDestroy(other), ncclSuccess, "ncclCommDestroy", nullptr);
   // Still usable, and nothing was left behind: a send to itself matches
   // the receive issued with it.
   std::vector<int> self = message(rank, 3000, 9), back(3000, -1);
