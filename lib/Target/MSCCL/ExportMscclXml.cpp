@@ -169,6 +169,10 @@ LogicalResult Exporter::programs() {
     if (fields && !fields.hasStaticFields())
       return op.emitOpError("is not flat: run sdma-unroll before "
                             "--sdma-to-msccl-xml");
+    if (!isa<CopyOp, BcastOp, SwapOp, ReduceOp, FenceOp, SignalOp, WaitOp,
+             BarrierOp, CopyvOp, NotifyOp, PollOp>(&op))
+      return op.emitOpError("is not part of a flat schedule: run sdma-unroll "
+                            "before --sdma-to-msccl-xml");
     if (isa<BarrierOp, CopyvOp, NotifyOp, PollOp>(&op))
       return op.emitOpError("has no MSCCL counterpart (--sdma-to-msccl-xml "
                             "writes copies, broadcasts, swaps between two "

@@ -429,6 +429,26 @@ bool PlanReader::readOp(const JValue &v, Gpu &gpu, const JValue &tb, Op &op) {
     return fail(op.at, "op \"" + op.name + "\" has " +
                            std::to_string(op.src.size()) + " sources and " +
                            std::to_string(op.dst.size()) + " destinations");
+  bool moves = puts || reduces || op.name == "copy";
+  if (!moves && (!op.src.empty() || !op.dst.empty()))
+    return fail(op.at, "op \"" + op.name +
+                           "\" moves no data; it takes no "
+                           "src_buff or dst_buff");
+  // What each op reads and writes locally: a put's and a copy's source, a
+  // copy's and a reduction's destination, a reduction's first operand.
+  auto local = [&](const std::vector<Ref> &side, size_t upTo) {
+    for (size_t i = 0; i < side.size() && i < upTo; ++i)
+      if (side[i].rank != gpu.id)
+        return false;
+    return true;
+  };
+  if ((puts && !local(op.src, op.src.size())) ||
+      (op.name == "copy" && (!local(op.src, 1) || !local(op.dst, 1))) ||
+      (reduces && (!local(op.src, 1) || !local(op.dst, 1))) ||
+      ((op.name == "re" || op.name == "res") && !local(op.src, op.src.size())))
+    return fail(op.at, "op \"" + op.name +
+                           "\" names another rank's buffer "
+                           "where it reads or writes its own");
   for (const std::vector<Ref> *side : {&op.src, &op.dst})
     for (const Ref &r : *side)
       if (r.size != op.src.front().size)
@@ -617,15 +637,25 @@ void PlanImporter::emit(Node n) {
                        engine);
   if (o.name == "re" || o.name == "res" || o.name == "rre" ||
       o.name == "rres") {
-    const Ref &dst = o.dst.front(), &first = o.src.front();
-    if (writer_.where(g, dst.buffer, dst.index) !=
-        writer_.where(g, first.buffer, first.index))
+    // dst = src0 op src1 op ...: reduce into dst the operands it is not
+    // (copying src0 first where dst is none of them).
+    const Ref &dst = o.dst.front();
+    auto same = [](const Ref &a, const Ref &b) {
+      return a.rank == b.rank && a.buffer == b.buffer && a.index == b.index;
+    };
+    size_t in = o.src.size();
+    for (size_t i = 0; i < o.src.size(); ++i)
+      if (same(o.src[i], dst))
+        in = i;
+    if (in == o.src.size())
       writer_.emit(g, o.at,
-                   "sdma.copy " + slice(first) + " -> " + slice(dst) + engine);
-    for (size_t i = 1; i < o.src.size(); ++i)
-      writer_.emit(g, o.at,
-                   "sdma.reduce " + kind + " " + slice(dst) + " <- " +
-                       slice(o.src[i]) + engine);
+                   "sdma.copy " + slice(o.src.front()) + " -> " + slice(dst) +
+                       engine);
+    for (size_t i = 0; i < o.src.size(); ++i)
+      if (i != in && (in != o.src.size() || i > 0))
+        writer_.emit(g, o.at,
+                     "sdma.reduce " + kind + " " + slice(dst) + " <- " +
+                         slice(o.src[i]) + engine);
     for (size_t i = 1; i < o.dst.size(); ++i)
       writer_.emit(g, o.at,
                    "sdma.copy " + slice(dst) + " -> " + slice(o.dst[i]) +

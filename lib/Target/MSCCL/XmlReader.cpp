@@ -79,14 +79,14 @@ public:
     return false;
   }
 
-  std::unique_ptr<Element> element();
+  std::unique_ptr<Element> element(int depth = 0);
 
   std::string error;
   Position where;
 
 private:
   bool attributeValue(Attribute &a);
-  bool content(Element &e);
+  bool content(Element &e, int depth);
 
   llvm::StringRef text_;
   size_t pos_ = 0;
@@ -146,7 +146,7 @@ bool Reader::attributeValue(Attribute &a) {
 }
 
 /// Children up to the closing tag of `e`.
-bool Reader::content(Element &e) {
+bool Reader::content(Element &e, int depth) {
   for (;;) {
     if (!skipMisc())
       return false;
@@ -169,16 +169,20 @@ bool Reader::content(Element &e) {
     if (peek() != '<')
       return fail(position(), "text inside <" + e.name +
                                   "> (an algorithm file holds elements only)");
-    std::unique_ptr<Element> child = element();
+    std::unique_ptr<Element> child = element(depth + 1);
     if (!child)
       return false;
     e.children.push_back(std::move(child));
   }
 }
 
-std::unique_ptr<Element> Reader::element() {
+std::unique_ptr<Element> Reader::element(int depth) {
   auto e = std::make_unique<Element>();
   e->at = position();
+  if (depth > 64) {
+    fail(position(), "elements nested more than 64 deep");
+    return nullptr;
+  }
   if (peek() != '<') {
     fail(position(), "expected an element ('<')");
     return nullptr;
@@ -198,7 +202,7 @@ std::unique_ptr<Element> Reader::element() {
     }
     if (peek() == '>') {
       advance();
-      return content(*e) ? std::move(e) : nullptr;
+      return content(*e, depth) ? std::move(e) : nullptr;
     }
     if (atEnd()) {
       fail(e->at, "<" + e->name + " is not closed ('>')");

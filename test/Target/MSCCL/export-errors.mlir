@@ -49,3 +49,13 @@ sdma.schedule @stuck ranks(%R = 2) buffers(%a : 1) {
   sdma.signal 0 -> 1
   sdma.signal 1 -> 0
 }
+
+// -----
+
+// A fixed rank count is not flat: a loop left would be dropped silently.
+sdma.schedule @loop ranks(%R = 2) buffers(%input : 1, %output : 2) implements all_gather(%input -> %output) {
+  // expected-error@+1 {{is not part of a flat schedule: run sdma-unroll before --sdma-to-msccl-xml}}
+  affine.for %r = 0 to 2 {
+    sdma.copy %input[0, 1] on %r -> %output[%r, 1] on %r
+  }
+}
