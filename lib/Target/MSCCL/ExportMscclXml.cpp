@@ -63,6 +63,10 @@ struct Action {
   /// Sorts the gpu's steps: before op `position` of its program (own ops
   /// after what is inserted before them), ties by the op's order.
   std::tuple<int64_t, int, int64_t> key;
+  /// A put's receive: the rank that put and the put's place in its
+  /// program (-1 otherwise).
+  int from = -1;
+  int64_t fromIndex = -1;
 };
 
 class Exporter {
@@ -254,10 +258,36 @@ LogicalResult Exporter::actions() {
          from.count, {at, 1, tie});
     step(b, "r", g, 0, src, dst, -1, dst.base + to.offset, from.count,
          {firstAfter(b, g, at), 0, tie});
+    steps_[b].back().from = g;
+    steps_[b].back().fromIndex = at;
   };
+  // Where rank p sends data op `op` reads there (a get or a swap's other
+  // side): after p's ops the op follows, and after every put into p that
+  // happens before the op has landed (a put lands at its receive).
+  auto sendKey = [&](Operation *op, int p, int64_t tie) {
+    std::tuple<int64_t, int, int64_t> key{clock_[op][p], 0, tie};
+    for (const Action &a : steps_[p])
+      if (a.from >= 0 && clock_[op][a.from] > a.fromIndex)
+        key = std::max(key, a.key);
+    return key;
+  };
+  // Puts first: a get's send must follow the puts into its rank that
+  // happen before it (sendKey).
   for (Operation &op : schedule_.getBody().getOps()) {
     ++order;
     if (auto copy = dyn_cast<CopyOp>(&op)) {
+      put(&op, *getStaticSlice(copy, 0), *getStaticSlice(copy, 1), 0);
+    } else if (auto bcast = dyn_cast<BcastOp>(&op)) {
+      put(&op, *getStaticSlice(bcast, 0), *getStaticSlice(bcast, 1), 0);
+      put(&op, *getStaticSlice(bcast, 0), *getStaticSlice(bcast, 2), 1);
+    }
+  }
+  order = 0;
+  for (Operation &op : schedule_.getBody().getOps()) {
+    ++order;
+    if (isa<CopyOp, BcastOp>(&op)) {
+      continue;
+    } else if (auto copy = dyn_cast<CopyOp>(&op)) {
       put(&op, *getStaticSlice(copy, 0), *getStaticSlice(copy, 1), 0);
     } else if (auto bcast = dyn_cast<BcastOp>(&op)) {
       put(&op, *getStaticSlice(bcast, 0), *getStaticSlice(bcast, 1), 0);
@@ -273,8 +303,7 @@ LogicalResult Exporter::actions() {
       int64_t aOff = a.base + mine.offset, bOff = b.base + theirs.offset;
       step(g, "s", p, 0, a, b, aOff, bOff, mine.count, {at, 1, tie});
       step(g, "r", p, 1, b, a, -1, aOff, mine.count, {at, 1, tie + 1});
-      step(p, "s", g, 1, b, a, bOff, aOff, mine.count,
-           {clock_[&op][p], 0, tie});
+      step(p, "s", g, 1, b, a, bOff, aOff, mine.count, sendKey(&op, p, tie));
       step(p, "r", g, 0, a, b, -1, bOff, mine.count,
            {firstAfter(p, g, at), 0, tie + 1});
     } else if (auto reduce = dyn_cast<ReduceOp>(&op)) {
@@ -291,7 +320,7 @@ LogicalResult Exporter::actions() {
       }
       // A get: the peer sends once the ops the reduce follows are done.
       step(p, "s", g, 1, src, dst, src.base + from.offset, dstOff, to.count,
-           {clock_[&op][p], 0, tie});
+           sendKey(&op, p, tie));
       step(g, "rrc", p, 1, dst, dst, dstOff, dstOff, to.count, {at, 1, tie});
     }
   }

@@ -39,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MscclAlgo.h"
+#include "RaceCheck.h"
 #include "ScheduleWriter.h"
 #include "XmlReader.h"
 
@@ -74,6 +75,10 @@ private:
   bool checkShape();
   bool linearize();
   void chooseLandings();
+  /// What step `r` reads and writes of its gpu's buffers.
+  std::vector<Access<StepRef>> accesses(StepRef r) const;
+  /// Races in the algorithm's own order (RaceCheck.h), reported.
+  bool raceFree();
   std::pair<std::string, int64_t> where(int g, msccl::Slice s) const {
     return writer_.where(g, s.buffer, s.offset);
   }
@@ -92,6 +97,8 @@ private:
   /// Per message (by index): its slot in the receiver's %xfer, or -1 when
   /// it lands in the receiving step's destination.
   std::map<const Message *, int64_t> landing_;
+  /// Each step's predecessors in the algorithm's order.
+  std::map<StepRef, std::vector<StepRef>> pred_;
   /// Per step, the ops written before it.
   std::map<StepRef, int64_t> emitted_;
 };
@@ -125,7 +132,8 @@ bool Importer::checkShape() {
 }
 
 bool Importer::linearize() {
-  std::map<StepRef, std::vector<StepRef>> succ, pred;
+  std::map<StepRef, std::vector<StepRef>> succ;
+  std::map<StepRef, std::vector<StepRef>> &pred = pred_;
   std::map<StepRef, int> indegree;
   auto edge = [&](StepRef a, StepRef b) {
     succ[a].push_back(b);
@@ -189,6 +197,54 @@ bool Importer::linearize() {
   emitError(loc(e)) << "the algorithm deadlocks: its steps wait on each "
                        "other in a cycle:"
                     << chain;
+  return false;
+}
+
+std::vector<Access<StepRef>> Importer::accesses(StepRef r) const {
+  const Step &s = algo_.step(r);
+  std::vector<Access<StepRef>> out;
+  bool readsSrc = s.type != StepType::Recv &&
+                  s.type != StepType::RecvCopySend && s.type != StepType::Nop;
+  bool writesDst = s.type == StepType::Recv ||
+                   s.type == StepType::RecvCopySend ||
+                   s.type == StepType::RecvReduceCopy ||
+                   s.type == StepType::RecvReduceCopySend ||
+                   s.type == StepType::Copy || s.type == StepType::Reduce;
+  auto add = [&](msccl::Slice slice, bool write) {
+    auto [name, offset] = where(r.gpu, slice);
+    out.push_back({r, r.gpu, name, offset, offset + s.count, write});
+  };
+  if (readsSrc)
+    add(s.src, false);
+  if (writesDst)
+    add(s.dst, true);
+  return out;
+}
+
+bool Importer::raceFree() {
+  std::vector<Access<StepRef>> all;
+  for (StepRef r : order_)
+    for (Access<StepRef> &a : accesses(r))
+      all.push_back(a);
+  auto race = findRace(order_, pred_, all);
+  if (!race)
+    return true;
+  auto [a, b] = *race;
+  auto name = [&](StepRef r) {
+    return "step " + std::to_string(r.step) + " of thread block " +
+           std::to_string(r.block) + " of gpu " + std::to_string(r.gpu);
+  };
+  auto what = [&](const Access<StepRef> &x) {
+    return std::string(x.write ? "writes" : "reads") + " " +
+           x.buffer.substr(1) + "[" + std::to_string(x.lo) + ", " +
+           std::to_string(x.hi) + ")";
+  };
+  InFlightDiagnostic d = emitError(loc(*algo_.step(a.node).element))
+                         << name(a.node) << " " << what(a) << " while "
+                         << name(b.node) << " " << what(b)
+                         << ", and nothing orders the two (thread-block "
+                            "order, a dependency or a message): a race";
+  d.attachNote(loc(*algo_.step(b.node).element)) << "the other step";
   return false;
 }
 
@@ -299,7 +355,7 @@ void Importer::emitStep(StepRef ref) {
 }
 
 OwningOpRef<Operation *> Importer::run() {
-  if (!checkShape() || !linearize())
+  if (!checkShape() || !linearize() || !raceFree())
     return nullptr;
   chooseLandings();
   const xml::Element &root = *algo_.element;

@@ -27,22 +27,26 @@
 //   re / rre             dst = src0 op src1...: [copy src0 -> dst;]
 //                        sdma.reduce op dst <- src_i (rre: src_i remote)
 //   res / rres           then copy dst to each remote dst
-//   signal / rlxsignal   sdma.signal g -> peer tag 2k (+1 on a port channel)
-//   wait / rlxwait       sdma.wait g <- peer tag 2k (+1)
+//   signal               sdma.signal g -> peer tag 2k (+1 on a port channel)
+//   wait                 sdma.wait g <- peer tag 2k (+1)
 //   barrier              sdma.fence on g, once every thread block of the
 //                        barrier has reached it
 //   nop, flush           (nothing: a thread block's ops are in order)
 //
 // The ops are written in one order every thread block, signal/wait pair
 // and barrier allows (or the cycle that deadlocks the plan is reported);
-// each op carries the position of its JSON object. Not imported, with the
-// op named: get (a copy a peer reads, which sdma writes as the owner's
-// put), the LL packet ops, NVLS switch channels and their ops, semaphores,
-// pipelines.
+// each op carries the position of its JSON object. First the plan is
+// checked for races in its own order (RaceCheck.h): sdma's signals, waits
+// and fences order a whole rank, more than MSCCL++'s order one thread
+// block. Not imported, with the op named: get (a copy a peer reads, which
+// sdma writes as the owner's put), relaxed signals and waits (they order no
+// data), the LL packet ops, NVLS switch channels and their ops,
+// semaphores, pipelines.
 //
 //===----------------------------------------------------------------------===//
 
 #include "JsonReader.h"
+#include "RaceCheck.h"
 #include "ScheduleWriter.h"
 
 #include "sdma/InitAllDialects.h"
@@ -347,11 +351,11 @@ bool PlanReader::readOp(const JValue &v, Gpu &gpu, const JValue &tb, Op &op) {
     return false;
   op.name = name->text;
   static const std::set<std::string> known = {
-      "nop",  "barrier", "signal", "wait", "rlxsignal", "rlxwait", "put", "pws",
-      "pwsf", "flush",   "copy",   "re",   "res",       "rre",     "rres"};
+      "nop",   "barrier", "signal", "wait", "put", "pws", "pwsf",
+      "flush", "copy",    "re",     "res",  "rre", "rres"};
   static const std::set<std::string> refused = {
-      "get",    "ppkt",      "rppkt",       "cpkt",        "upkt",
-      "repkt",  "respkt",    "recpkt",      "recspkt",     "glres",
+      "get",    "rlxsignal", "rlxwait",     "ppkt",        "rppkt",   "cpkt",
+      "upkt",   "repkt",     "respkt",      "recpkt",      "recspkt", "glres",
       "gstore", "gstorepkt", "sem_acquire", "sem_release", "pipeline"};
   if (refused.count(op.name))
     return fail(name->at,
@@ -359,6 +363,9 @@ bool PlanReader::readOp(const JValue &v, Gpu &gpu, const JValue &tb, Op &op) {
                     (op.name == "get"
                          ? std::string("a copy that reads a peer (sdma "
                                        "writes copies as their owner's put)")
+                     : op.name.rfind("rlx", 0) == 0
+                         ? std::string("a relaxed signal orders no data, "
+                                       "and sdma's signals do")
                      : op.name.find("pkt") != std::string::npos
                          ? std::string("LL packets carry data and flags "
                                        "together")
@@ -481,6 +488,8 @@ private:
   }
   bool graph();
   bool linearize();
+  /// Races in the plan's own order (RaceCheck.h), reported.
+  bool raceFree();
   void emit(Node n);
   std::string slice(const Ref &r) const {
     return writer_.slice(r.rank, r.buffer, r.index, r.size);
@@ -515,9 +524,9 @@ bool PlanImporter::graph() {
         if (i > 0)
           edge({gpu.id, b.id, int(i) - 1}, n);
         const Op &o = b.ops[i];
-        bool signals_ = o.name == "signal" || o.name == "rlxsignal" ||
-                        o.name == "pws" || o.name == "pwsf";
-        bool waits_ = o.name == "wait" || o.name == "rlxwait";
+        bool signals_ =
+            o.name == "signal" || o.name == "pws" || o.name == "pwsf";
+        bool waits_ = o.name == "wait";
         for (auto [peer, tag] : o.channels) {
           if (signals_)
             signals[{gpu.id, peer, tag}].push_back(n);
@@ -661,9 +670,8 @@ void PlanImporter::emit(Node n) {
                    "sdma.copy " + slice(dst) + " -> " + slice(o.dst[i]) +
                        engine);
   }
-  bool signal = o.name == "signal" || o.name == "rlxsignal" ||
-                o.name == "pws" || o.name == "pwsf";
-  bool wait = o.name == "wait" || o.name == "rlxwait";
+  bool signal = o.name == "signal" || o.name == "pws" || o.name == "pwsf";
+  bool wait = o.name == "wait";
   for (auto [peer, tag] : o.channels) {
     if (signal)
       writer_.emit(g, o.at,
@@ -674,6 +682,50 @@ void PlanImporter::emit(Node n) {
                    "sdma.wait " + std::to_string(g) + " <- " +
                        std::to_string(peer) + " tag " + std::to_string(tag));
   }
+}
+
+bool PlanImporter::raceFree() {
+  std::vector<Access<Node>> all;
+  for (Node n : order_) {
+    if (n.block < 0)
+      continue;
+    const Op &o = op(n);
+    bool moves = o.name == "put" || o.name == "pws" || o.name == "pwsf" ||
+                 o.name == "copy" || o.name == "re" || o.name == "res" ||
+                 o.name == "rre" || o.name == "rres";
+    if (!moves)
+      continue;
+    auto add = [&](const Ref &r, bool write) {
+      auto [name, offset] = writer_.where(r.rank, r.buffer, r.index);
+      all.push_back({n, r.rank, name, offset, offset + r.size, write});
+    };
+    for (const Ref &r : o.src)
+      add(r, false);
+    for (const Ref &r : o.dst)
+      add(r, true);
+  }
+  auto race = findRace(order_, pred_, all);
+  if (!race)
+    return true;
+  auto [a, b] = *race;
+  auto name = [&](Node n) {
+    return "op " + std::to_string(n.op) + " (" + op(n).name +
+           ") of thread block " + std::to_string(n.block) + " of gpu " +
+           std::to_string(n.gpu);
+  };
+  auto what = [&](const Access<Node> &x) {
+    return std::string(x.write ? "writes" : "reads") + " " +
+           x.buffer.substr(1) + "[" + std::to_string(x.lo) + ", " +
+           std::to_string(x.hi) + ") of rank " + std::to_string(x.rank);
+  };
+  InFlightDiagnostic d = emitError(writer_.loc(op(a.node).at))
+                         << name(a.node) << " " << what(a) << " while "
+                         << name(b.node) << " " << what(b)
+                         << ", and nothing orders the two (thread-block "
+                            "order, a signal and its wait, or a barrier): a "
+                            "race";
+  d.attachNote(writer_.loc(op(b.node).at)) << "the other op";
+  return false;
 }
 
 OwningOpRef<Operation *> PlanImporter::run(Position at) {
@@ -700,7 +752,7 @@ OwningOpRef<Operation *> PlanImporter::run(Position at) {
       return nullptr;
     }
   }
-  if (!graph() || !linearize())
+  if (!graph() || !linearize() || !raceFree())
     return nullptr;
   writer_.prologue(at);
   for (Node n : order_)

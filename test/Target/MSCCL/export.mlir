@@ -63,3 +63,22 @@ sdma.schedule @forward ranks(%R = 3) buffers(%input : 1, %output : 3, %tmp : 1) 
   sdma.copy %output[1, 1] on 2 -> %output[1, 1] on 0
   sdma.copy %output[2, 1] on 0 -> %output[2, 1] on 1
 }
+
+// -----
+
+// A get from rank 2 after rank 0 put what it reads there: rank 2 sends only
+// once that put has landed (its receive), not at its program's start.
+// CHECK-LABEL: <algo name="get_after_put"
+// CHECK:        <gpu id="2"
+// CHECK:          <tb id="1" send="0" recv="0" chan="0">
+// CHECK-NEXT:       <step s="0" type="r" srcbuf="i" srcoff="-1" dstbuf="s" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="1"/>
+// CHECK:          <tb id="2" send="1" recv="1" chan="1">
+// CHECK-NEXT:       <step s="0" type="s" srcbuf="s" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="1" deps="0" hasdep="0"/>
+sdma.schedule @get_after_put ranks(%R = 3) buffers(%input : f32[1], %output : f32[1], %src : f32[1]) {
+  sdma.copy %input[0, 1] on 0 -> %src[0, 1] on 2
+  sdma.signal 0 -> 1
+  sdma.wait 1 <- 0
+  sdma.copy %input[0, 1] on 1 -> %output[0, 1] on 1
+  sdma.fence on 1
+  sdma.reduce sum %output[0, 1] on 1 <- %src[0, 1] on 2
+}
