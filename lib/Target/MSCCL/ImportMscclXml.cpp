@@ -117,6 +117,22 @@ bool Importer::checkShape() {
     scratch = std::max(scratch, gpu.scratchChunks);
   }
   writer_.setShape(algo_.collective, algo_.inplace, reduces, in, out, scratch);
+  // The runtime cuts a call into nchunksperloop chunks of the larger of
+  // the collective's buffers (an allgather's output, the others' input):
+  // another value would chunk the buffers otherwise than they say.
+  int64_t largest = 0;
+  for (const Gpu &gpu : algo_.gpuList)
+    largest = std::max({largest, gpu.inputChunks, gpu.outputChunks});
+  if (!writer_.kind().empty() && algo_.chunksPerLoop &&
+      algo_.chunksPerLoop != largest) {
+    const xml::Element &root = *algo_.element;
+    emitError(loc(root, root.find("nchunksperloop")))
+        << "nchunksperloop is " << algo_.chunksPerLoop
+        << ", but the buffers of this " << algo_.collective << " have "
+        << largest
+        << " chunks: the MSCCL runtime would cut them into other chunks";
+    return false;
+  }
   for (const Gpu &gpu : algo_.gpuList) {
     bool blameInput = false;
     std::string what = writer_.misfit(gpu.id, blameInput);

@@ -69,6 +69,8 @@ public:
   void setShape(llvm::StringRef collective, bool inplace, bool reduces,
                 std::vector<int64_t> input, std::vector<int64_t> output,
                 int64_t scratch);
+  /// sdma's name of the collective ("" for none).
+  const std::string &kind() const { return kind_; }
   /// Why gpu `g`'s sizes do not fit the collective ("" if they do), and
   /// whether the input's size is the one to blame.
   std::string misfit(int g, bool &blameInput) const;
