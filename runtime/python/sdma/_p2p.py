@@ -25,20 +25,25 @@ def _package():
 
 class Work:
     """What isend, irecv and batch_isend_irecv return (torch's Work): the
-    operation is on the stream already; wait() raises the communicator's
-    failure if one was recorded (a peer that never came, a receive of the
-    wrong size) and otherwise returns True."""
+    operations are enqueued on the stream that was current (on the CPU
+    device they have run). wait() makes the current stream wait for them
+    and raises the communicator's failure if one was recorded (a peer that
+    never came, a receive of the wrong size); is_completed() says whether
+    they have run."""
 
-    def __init__(self, comm):
-        self._comm = comm
+    def __init__(self, comm, event=None):
+        self._comm, self._event = comm, event
 
     def wait(self, timeout=None):
+        if self._event is not None:
+            import torch
+            torch.cuda.current_stream().wait_event(self._event)
         self._comm.check_async_error()
         return True
 
     def is_completed(self):
         self._comm.check_async_error()
-        return self._comm.device == "cpu"
+        return self._event is None or self._event.query()
 
 
 class P2POp:
@@ -86,20 +91,35 @@ class PointToPoint:
 
     def isend(self, tensor, dst):
         self.send(tensor, dst)
-        return Work(self)
+        return Work(self, self._p2p_event())
 
     def irecv(self, tensor, src):
         self.recv(tensor, src)
-        return Work(self)
+        return Work(self, self._p2p_event())
 
     def batch_isend_irecv(self, p2p_ops):
         """Runs every operation of the list together (one group); returns
         a Work per operation."""
-        ops = [op if isinstance(op, P2POp) else P2POp(op.op, op.tensor,
-                                                       op.peer)
+        # torch.distributed.P2POp: its peer is a global rank; newer torch
+        # also carries group_peer, the rank in the op's group.
+        ops = [op if isinstance(op, P2POp) else P2POp(
+            op.op, op.tensor,
+            op.group_peer if getattr(op, "group_peer", None) is not None
+            else op.peer)
                for op in p2p_ops]
         self._send_recv([(op.send, op.peer, op.tensor) for op in ops])
-        return [Work(self) for _ in ops]
+        event = self._p2p_event()
+        return [Work(self, event) for _ in ops]
+
+    def _p2p_event(self):
+        """An event on the current stream after what was just enqueued
+        (None on the CPU device, where it has run)."""
+        if self._kind == "cpu":
+            return None
+        import torch
+        event = torch.cuda.Event()
+        event.record(torch.cuda.current_stream())
+        return event
 
     def _send_recv(self, ops):
         sdma = _package()
