@@ -208,8 +208,9 @@ public:
   }
   /// Sends and receives, run together as one group: each (send, peer,
   /// address, bytes).
-  void sendRecv(const std::vector<std::tuple<bool, int, uintptr_t, size_t>> &ops,
-                uintptr_t stream) {
+  void
+  sendRecv(const std::vector<std::tuple<bool, int, uintptr_t, size_t>> &ops,
+           uintptr_t stream) {
     auto st = reinterpret_cast<sdmaStream_t>(stream);
     sdmaComm_t c = get();
     sdmaResult_t result = sdmaSuccess;

@@ -50,8 +50,10 @@ root = socket.create_connection((address, port))
 root.sendall(HEADER.pack(MAGIC, HELLO, 1, 2, 24) + secret +
              struct.pack("<Q", 30000))
 message(root, WELCOME)
-# The device exchange: every rank says which device it has.
-root.sendall(HEADER.pack(MAGIC, GATHER, 0, 0, 256) + b"cpu".ljust(256, b"\0"))
+# The device exchange: every rank says which device it has, and its
+# point-to-point chunk ("device\x1fchunk"; 16 KiB on the CPU device).
+root.sendall(HEADER.pack(MAGIC, GATHER, 0, 0, 256) +
+             b"cpu\x1f16384".ljust(256, b"\0"))
 message(root, RESULT)
 
 

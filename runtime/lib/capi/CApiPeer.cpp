@@ -6,9 +6,9 @@
 // receive runs alone; between sdmaGroupStart and sdmaGroupEnd (which nest,
 // per thread) they are collected and run together when the outermost group
 // ends (Communicator::sendRecv: one launch, every operation at once); a
-// group spans one communicator. A call the C layer refuses inside a group fails the group: its
-// sdmaGroupEnd runs none of the group's operations and returns that
-// error, as NCCL's does.
+// group spans one communicator. A call the C layer refuses inside a group fails
+// the group: its sdmaGroupEnd runs none of the group's operations and returns
+// that error, as NCCL's does.
 //
 //===----------------------------------------------------------------------===//
 

@@ -82,16 +82,24 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   agreement = std::make_unique<Agreement>(*bootstrap);
   std::string why;
   device = createCommDevice(id, rank, options, why);
-  // Every rank learns whether every rank has a device, and which.
+  // Every rank learns whether every rank has a device, and which, and the
+  // point-to-point chunk it lays its area out by (a sender writes into the
+  // receiver's area by its own layout): "device\x1fchunk".
   std::string mine = device ? device->identity() : "!" + why;
+  std::string chunk = std::to_string(options.p2pChunkBytes);
   std::vector<std::string> all;
-  if (!agreement->allGather(mine, all, error))
+  if (!agreement->allGather(mine + '\x1f' + chunk, all, error))
     return false;
   int sharing = 0;
   // This rank's own failure first, then the first peer's.
   for (int i = 0; i < ranks; ++i) {
     int r = (rank + i) % ranks;
     std::string theirs = all[r].substr(0, all[r].find('\0'));
+    std::string theirChunk;
+    if (size_t sep = theirs.rfind('\x1f'); sep != std::string::npos) {
+      theirChunk = theirs.substr(sep + 1);
+      theirs.resize(sep);
+    }
     if (theirs[0] == '!') {
       std::string hint =
           options.device == "cpu"
@@ -103,26 +111,17 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
                             options.device + " device: " + theirs.substr(1) +
                             hint);
     }
+    if (theirChunk != chunk)
+      return error.fail(ErrorKind::InvalidUsage,
+                        "rank " + std::to_string(r) +
+                            " has point-to-point chunks of " + theirChunk +
+                            " bytes and rank " + std::to_string(rank) + " of " +
+                            chunk +
+                            ": every rank must set SDMA_P2P_CHUNK_BYTES "
+                            "alike");
     sharing += theirs == mine;
   }
   device->setSharing(sharing);
-  // Every rank lays out the point-to-point area alike (a sender writes
-  // into the receiver's by its own layout).
-  std::vector<std::string> chunks;
-  if (!agreement->allGather(std::to_string(options.p2pChunkBytes), chunks,
-                            error))
-    return false;
-  for (int r = 0; r < ranks; ++r)
-    if (chunks[r].substr(0, chunks[r].find('\0')) !=
-        std::to_string(options.p2pChunkBytes))
-      return error.fail(ErrorKind::InvalidUsage,
-                        "rank " + std::to_string(r) +
-                            " has point-to-point chunks of " +
-                            chunks[r].substr(0, chunks[r].find('\0')) +
-                            " bytes and rank " + std::to_string(rank) +
-                            " of " + std::to_string(options.p2pChunkBytes) +
-                            ": every rank must set SDMA_P2P_CHUNK_BYTES "
-                            "alike");
   // After the control area, the point-to-point area (PointToPoint.h).
   P2pArea area{ranks, options.p2pChunkBytes};
   size_t areaBytes = (area.bytes() + 255) / 256 * 256;

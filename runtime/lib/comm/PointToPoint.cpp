@@ -40,8 +40,7 @@ std::vector<uint64_t> sdma::rt::numberChunks(const std::vector<P2pOp> &ops,
                                              std::vector<uint64_t> &received) {
   std::vector<uint64_t> base(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
-    uint64_t &counter =
-        ops[i].send ? sent[ops[i].peer] : received[ops[i].peer];
+    uint64_t &counter = ops[i].send ? sent[ops[i].peer] : received[ops[i].peer];
     base[i] = counter;
     counter += p2pChunks(ops[i].bytes, chunkBytes);
   }
@@ -114,7 +113,8 @@ void PointToPoint::table(const std::vector<P2pOp> &ops,
     const P2pOp &op = ops[i];
     // The ring, its full and size words are the receiver's; its free
     // words the sender's.
-    int sender = op.send ? rank_ : op.peer, receiver = op.send ? op.peer : rank_;
+    int sender = op.send ? rank_ : op.peer,
+        receiver = op.send ? op.peer : rank_;
     uint64_t *w = t.data() + i * kP2pOpWords;
     w[0] = reinterpret_cast<uint64_t>(op.buffer);
     w[1] = at(receiver, area_.ring(sender));

@@ -74,9 +74,7 @@ struct P2pArea {
   /// words of the rings this rank sends into (per receiver).
   size_t full(int sender) const { return size_t(sender) * 64; }
   size_t size(int sender) const { return size_t(ranks + sender) * 64; }
-  size_t free(int receiver) const {
-    return size_t(2 * ranks + receiver) * 64;
-  }
+  size_t free(int receiver) const { return size_t(2 * ranks + receiver) * 64; }
   size_t error() const { return size_t(3 * ranks) * 64; } // kRecordWords
   size_t ring(int sender) const {
     return (error() + 64 + 255) / 256 * 256 +

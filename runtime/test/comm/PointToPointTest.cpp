@@ -36,9 +36,8 @@ P2pOp op(bool send, int peer, uint64_t bytes) {
 TEST(PointToPoint, ChunksAreNumberedPerPairAndDirection) {
   std::vector<uint64_t> sent(4, 0), received(4, 0);
   sent[1] = 10; // earlier calls moved 10 chunks to rank 1
-  std::vector<P2pOp> ops = {op(true, 1, 100), op(false, 2, 0),
-                            op(true, 1, 1), op(false, 1, 64),
-                            op(true, 3, 65)};
+  std::vector<P2pOp> ops = {op(true, 1, 100), op(false, 2, 0), op(true, 1, 1),
+                            op(false, 1, 64), op(true, 3, 65)};
   EXPECT_EQ(numberChunks(ops, 64, sent, received),
             (std::vector<uint64_t>{10, 0, 12, 0, 0}));
   EXPECT_EQ(sent, (std::vector<uint64_t>{0, 13, 0, 2}));
