@@ -128,22 +128,56 @@ static __device__ bool sdma_p2p_wait(const SdmaP2pTable *T,
 #define SDMA_P2P_UNIT sdma_p2p_v16
 #endif
 
-// The block copies n bytes: 16-byte units where both ends are aligned.
+// The block copies bytes [from, to) one at a time (a ring entry's bytes
+// read past the L1 as volatile loads).
+static __device__ void sdma_p2p_bytes(char *dst, const char *src,
+                                      unsigned long long from,
+                                      unsigned long long to) {
+  for (unsigned long long b = from + SDMA_TID; b < to; b += SDMA_NTID)
+    dst[b] = *(volatile const char *)(src + b);
+}
+
+// The block copies n bytes in the widest units both ends allow: when they
+// share their alignment modulo 16, a byte head up to the boundary, 16-byte
+// units, a byte tail; else 8- or 4-byte units where the ends agree modulo
+// 8 or 4 (a torch split of 12-byte rows), else bytes.
 static __device__ void sdma_p2p_copy(char *dst, const char *src,
                                      unsigned long long n) {
-  unsigned long long done = 0;
-  if (((reinterpret_cast<unsigned long long>(dst) |
-        reinterpret_cast<unsigned long long>(src)) &
-       15) == 0) {
-    unsigned long long units = n / 16;
-    SDMA_P2P_UNIT *d = reinterpret_cast<SDMA_P2P_UNIT *>(dst);
-    const SDMA_P2P_UNIT *s = reinterpret_cast<const SDMA_P2P_UNIT *>(src);
+  const unsigned long long d = reinterpret_cast<unsigned long long>(dst);
+  const unsigned long long s = reinterpret_cast<unsigned long long>(src);
+  const unsigned long long skew = d ^ s;
+  const unsigned long long unit = (skew & 15) == 0  ? 16
+                                  : (skew & 7) == 0 ? 8
+                                  : (skew & 3) == 0 ? 4
+                                                    : 1;
+  unsigned long long head = (unit - (d & (unit - 1))) & (unit - 1);
+  if (head > n)
+    head = n;
+  sdma_p2p_bytes(dst, src, 0, head);
+  const unsigned long long units = (n - head) / unit;
+  char *db = dst + head;
+  const char *sb = src + head;
+  if (unit == 16) {
+    SDMA_P2P_UNIT *du = reinterpret_cast<SDMA_P2P_UNIT *>(db);
+    const SDMA_P2P_UNIT *su = reinterpret_cast<const SDMA_P2P_UNIT *>(sb);
     for (unsigned long long u = SDMA_TID; u < units; u += SDMA_NTID)
-      d[u] = SDMA_P2P_LOAD(s + u);
-    done = units * 16;
+      du[u] = SDMA_P2P_LOAD(su + u);
+  } else if (unit == 8) {
+    unsigned long long *du = reinterpret_cast<unsigned long long *>(db);
+    const volatile unsigned long long *su =
+        reinterpret_cast<const volatile unsigned long long *>(sb);
+    for (unsigned long long u = SDMA_TID; u < units; u += SDMA_NTID)
+      du[u] = su[u];
+  } else if (unit == 4) {
+    unsigned int *du = reinterpret_cast<unsigned int *>(db);
+    const volatile unsigned int *su =
+        reinterpret_cast<const volatile unsigned int *>(sb);
+    for (unsigned long long u = SDMA_TID; u < units; u += SDMA_NTID)
+      du[u] = su[u];
   }
-  for (unsigned long long b = done + SDMA_TID; b < n; b += SDMA_NTID)
-    dst[b] = *(volatile const char *)(src + b);
+  // Bytes alone when the ends agree on nothing (unit 1): units is n here.
+  const unsigned long long done = unit == 1 ? head : head + units * unit;
+  sdma_p2p_bytes(dst, src, done, n);
 }
 
 extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)

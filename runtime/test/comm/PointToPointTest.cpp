@@ -161,6 +161,45 @@ TEST(PointToPoint, MessagesCrossLaunchesCallsAndRings) {
     EXPECT_EQ(errors[r], "") << "rank " << r;
 }
 
+// Buffers at every alignment the copy distinguishes (16-, 8-, 4-byte units
+// after a byte head, or bytes), sizes across chunk boundaries; the bytes
+// around each receive buffer stay untouched.
+TEST(PointToPoint, MisalignedBuffersAndTheirNeighbours) {
+  auto errors = job(
+      2, 1 << 20,
+      [](Communicator &comm, int rank, Error &e) {
+        int peer = 1 - rank;
+        for (size_t from : {0, 1, 4, 8, 12})
+          for (size_t to : {0, 3, 4, 8, 12})
+            for (size_t n : {size_t(5), size_t(255), size_t(1000)}) {
+              std::vector<uint8_t> out(n + 32), in(n + 64, 0x5A);
+              for (size_t i = 0; i < out.size(); ++i)
+                out[i] = uint8_t(rank * 101 + i * 13 + from);
+              if (!comm.sendRecv({{true, peer, out.data() + from, n},
+                                  {false, peer, in.data() + 16 + to, n}},
+                                 nullptr, e))
+                return false;
+              for (size_t i = 0; i < in.size(); ++i) {
+                bool inside = i >= 16 + to && i < 16 + to + n;
+                uint8_t want =
+                    inside
+                        ? uint8_t(peer * 101 + (i - 16 - to + from) * 13 + from)
+                        : 0x5A;
+                if (in[i] != want)
+                  return e.message = "from " + std::to_string(from) + " to " +
+                                     std::to_string(to) + " n " +
+                                     std::to_string(n) + ": byte " +
+                                     std::to_string(i),
+                         false;
+              }
+            }
+        return true;
+      },
+      [](CommOptions &o) { o.p2pChunkBytes = 64; });
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+}
+
 TEST(PointToPoint, AnUnmatchedReceiveTimesOutNamingThePeer) {
   auto errors = job(
       2, 1 << 20,
