@@ -32,8 +32,11 @@
 //   full[e] = c+1                      ring[e] -> user buffer
 //                                <──   free[e] (in s's area) = c+1
 //
-// Each wait is bounded by the communicator's timeout; a failure (a wait
-// that timed out, a message of another size) is recorded once per
+// Each wait is bounded by the communicator's timeout; a receiver that
+// refuses a message of another size also poisons the pair's free words, so
+// that its sender fails at its next wait there instead of timing out. A
+// failure (a wait that timed out, a message of another size) is recorded
+// once per
 // communicator (error: status 1 timeout / 2 size, rank, peer, 1 if the
 // waiter sends, value awaited or bytes expected, value seen or bytes sent;
 // word 7 claims the record, the status is written last) and every block of
@@ -99,6 +102,10 @@ static __device__ void sdma_p2p_report(const SdmaP2pTable *T,
 
 // Thread 0: waits until *counter >= value. False if the communicator has
 // failed or the wait timed out (then recorded).
+// A free word a receiver poisoned: it refused the pair's message (another
+// size); the low bits hold the bytes + 1 its receive expected.
+#define SDMA_P2P_REFUSED (1ull << 63)
+
 static __device__ bool sdma_p2p_wait(const SdmaP2pTable *T,
                                      unsigned long long *counter,
                                      unsigned long long value, int peer,
@@ -115,6 +122,10 @@ static __device__ bool sdma_p2p_wait(const SdmaP2pTable *T,
     }
   }
   SDMA_FENCE_SYSTEM();
+  if (send && (seen & SDMA_P2P_REFUSED)) {
+    sdma_p2p_report(T, 2, peer, 1, 0, (seen & ~SDMA_P2P_REFUSED) - 1);
+    return false;
+  }
   return !sdma_p2p_failed(T);
 }
 
@@ -208,6 +219,11 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
             ok ? *(volatile unsigned long long *)(op->size + e) : 0;
         if (ok && size != bytes + 1) {
           sdma_p2p_report(T, 2, peer, 0, bytes, size - 1);
+          // The sender learns of it at its next wait on this pair.
+          for (unsigned long long k = 0; k < depth; ++k)
+            *(volatile unsigned long long *)(op->free + k) =
+                SDMA_P2P_REFUSED | (bytes + 1);
+          SDMA_FENCE_SYSTEM();
           ok = false;
         }
       }

@@ -149,6 +149,14 @@ Error PointToPoint::recorded() const {
     return error;
   std::string rank = "rank " + std::to_string(r[1]);
   std::string peer = std::to_string(r[2]);
+  if (status == 2 && r[3]) {
+    error.fail(ErrorKind::InvalidUsage,
+               rank + "'s send to rank " + peer + " failed: rank " + peer +
+                   " refused a message of it, its receive being of " +
+                   std::to_string(r[5]) +
+                   " bytes (ncclSend and ncclRecv must agree on the size)");
+    return error;
+  }
   if (status == 2) {
     error.fail(ErrorKind::InvalidUsage,
                rank + " received a message of " + std::to_string(r[5]) +

@@ -198,10 +198,16 @@ void wrongSize(ncclComm_t comm) {
         ncclSuccess, "ncclCommSplit for a pair", comm);
   if (!pair)
     return;
-  std::vector<int> a(12, 3);
+  std::vector<int> a(12, 3), big(30000, 1);
   if (rank == 0) {
     check(ncclSend(a.data(), 10, ncclInt32, 1, pair, nullptr), ncclSuccess,
           "ncclSend of 10", pair);
+    // Its next send to rank 1, longer than the ring, waits on the pair and
+    // learns that rank 1 refused the first.
+    check(ncclSend(big.data(), big.size(), ncclInt32, 1, pair, nullptr),
+          ncclInvalidUsage, "ncclSend after a refused one", pair,
+          "rank 0's send to rank 1 failed: rank 1 refused a message of it, "
+          "its receive being of 48 bytes");
   } else {
     check(ncclRecv(a.data(), 12, ncclInt32, 0, pair, nullptr), ncclInvalidUsage,
           "ncclRecv of 12 for a send of 10", pair,
