@@ -165,6 +165,12 @@ SDMA_API sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
                                              sdmaConfig_t *config);
 /* Waits for the device, meets the other ranks (bounded) and frees. */
 SDMA_API sdmaResult_t sdmaCommDestroy(sdmaComm_t comm);
+/* Makes every wait of the communicator's kernels fail now, those in flight
+ * included (their calls return sdmaInvalidUsage, "aborted"), and the
+ * communicator failed for good; from any thread, while another is inside
+ * a call of it. It stays allocated: sdmaCommDestroy it once its calls have
+ * returned (ncclCommAbort is the two together). */
+SDMA_API sdmaResult_t sdmaCommAbort(sdmaComm_t comm);
 SDMA_API sdmaResult_t sdmaCommCount(const sdmaComm_t comm, int *count);
 SDMA_API sdmaResult_t sdmaCommUserRank(const sdmaComm_t comm, int *rank);
 /* sdmaSuccess in *asyncError while every kernel has been fine; else the

@@ -265,6 +265,19 @@ sdmaResult_t sdmaCommDestroy(sdmaComm_t comm) {
   });
 }
 
+sdmaResult_t sdmaCommAbort(sdmaComm_t comm) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
+  if (!comm)
+    return fail(nullptr, sdmaInvalidArgument, "sdmaCommAbort: comm is NULL");
+  // Not through guarded(): a call in flight on another thread owns the
+  // communicator's last error; this one reports only its own failure.
+  Error error;
+  if (comm->comm->abort(error))
+    return sdmaSuccess;
+  return fail(nullptr, resultOf(error.kind), "sdmaCommAbort: " + error.message);
+}
+
 sdmaResult_t sdmaCommCount(const sdmaComm_t comm, int *count) {
   if (comm && !liveHandles().has(comm))
     return deadHandle("comm");

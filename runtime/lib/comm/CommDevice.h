@@ -36,6 +36,9 @@ constexpr int kRecordWords = 8;
 /// kernel's (PointToPoint.h).
 constexpr int kP2pRecord = kMaxPrograms;
 constexpr int kRecords = kMaxPrograms + 1;
+/// A record's status once the communicator was aborted: every byte 0xAB
+/// (what a device's byte fill writes into a polled word).
+constexpr uint64_t kAbortedStatus = 0xABABABABABABABABull;
 
 /// One launch of one rank's part of a program.
 struct KernelLaunch {
@@ -92,6 +95,16 @@ public:
   virtual void setSharing(int ranksOnDevice) { (void)ranksOnDevice; }
   virtual std::unique_ptr<CommKernel> load(const LdstProgram &program,
                                            std::string &error) = 0;
+  /// Fills `bytes` bytes at `ptr` (this device's memory) with 0xAB now,
+  /// while its kernels may be running (on a stream of its own that nothing
+  /// orders): how an abort reaches the words a GPU's kernels poll. Devices
+  /// whose kernels poll host memory (errorMirrored() false) never need it.
+  virtual bool markAborted(char *ptr, size_t bytes, std::string &error) {
+    (void)ptr;
+    (void)bytes;
+    error = "this device's kernels poll host memory";
+    return false;
+  }
   /// True in `capturing` while `stream` is being captured into a graph
   /// (the CPU device has no graphs).
   virtual bool streamCapturing(void *stream, bool &capturing,

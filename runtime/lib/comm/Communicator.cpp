@@ -365,3 +365,35 @@ bool Communicator::sendRecv(const std::vector<PeerOp> &ops, void *stream,
 }
 
 bool Communicator::asyncError(Error &error) { return impl_->healthy(error); }
+
+bool Communicator::abort(Error &error) {
+  Impl &c = *impl_;
+  // A record claimed for the abort: a kernel's later failure cannot
+  // replace it (word 7 claims a point-to-point record).
+  auto claim = [](unsigned long long *record) {
+    unsigned long long zero = 0;
+    __atomic_compare_exchange_n(record, &zero, kAbortedStatus, false,
+                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  };
+  unsigned long long *records = c.device->errorRecord();
+  std::vector<size_t> offsets = c.programs->errorOffsets();
+  __atomic_store_n(records + size_t(kP2pRecord) * kRecordWords + 7, 1ull,
+                   __ATOMIC_SEQ_CST);
+  // The host records: what kernels poll on the CPU device, and what the
+  // host reads of a GPU's.
+  for (size_t i = 0; i < offsets.size(); ++i)
+    claim(records + i * kRecordWords);
+  claim(records + size_t(kP2pRecord) * kRecordWords);
+  if (!c.device->errorMirrored())
+    return true;
+  // A GPU's kernels poll words in its own memory: filled behind them.
+  std::string why;
+  char *local = c.heap->region(0).local;
+  P2pArea area{c.ranks, c.options.p2pChunkBytes};
+  for (size_t offset : offsets)
+    if (!c.device->markAborted(local + offset, 8, why))
+      return error.fail(ErrorKind::Device, "abort: " + why);
+  if (!c.device->markAborted(local + kControlBytes + area.error(), 8, why))
+    return error.fail(ErrorKind::Device, "abort: " + why);
+  return true;
+}

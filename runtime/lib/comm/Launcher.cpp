@@ -56,8 +56,12 @@ Error Launcher::kernelError() {
                        : ": nothing was sent for it (its receive count "
                          "is 0)"));
     }
-    if (!*(volatile const unsigned long long *)r)
+    uint64_t status = *(volatile const unsigned long long *)r;
+    if (!status)
       continue;
+    if (status == kAbortedStatus)
+      return usage("the communicator was aborted (ncclCommAbort / "
+                   "sdmaCommAbort); its calls in flight stopped");
     int programRank = static_cast<int>(r[1]);
     std::string where =
         "rank " + std::to_string(programRank) + " (" + program.schedule + ")";

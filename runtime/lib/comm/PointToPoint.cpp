@@ -147,6 +147,12 @@ Error PointToPoint::recorded() const {
   uint64_t status = __atomic_load_n(&r[0], __ATOMIC_ACQUIRE);
   if (!status)
     return error;
+  if (status == kAbortedStatus) {
+    error.fail(ErrorKind::InvalidUsage,
+               "the communicator was aborted (ncclCommAbort / "
+               "sdmaCommAbort); its calls in flight stopped");
+    return error;
+  }
   std::string rank = "rank " + std::to_string(r[1]);
   std::string peer = std::to_string(r[2]);
   if (status == 2 && r[3]) {

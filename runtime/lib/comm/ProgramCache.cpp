@@ -265,6 +265,7 @@ bool ProgramCache::add(std::optional<LdstProgram> program, const Error &refused,
         instance.remote[pair.second] = 1;
     }
   instance.program = std::move(*program);
+  std::lock_guard<std::mutex> lock(recordsMutex_);
   index = static_cast<int>(instances_.size());
   if (size_t(instance.record) == recordOwner_.size()) {
     recordOwner_.push_back(index);
@@ -272,6 +273,14 @@ bool ProgramCache::add(std::optional<LdstProgram> program, const Error &refused,
   }
   instances_.push_back(std::move(instance));
   return true;
+}
+
+std::vector<size_t> ProgramCache::errorOffsets() const {
+  std::lock_guard<std::mutex> lock(recordsMutex_);
+  std::vector<size_t> offsets;
+  for (int owner : recordOwner_)
+    offsets.push_back(instances_[owner].errorOffset);
+  return offsets;
 }
 
 bool ProgramCache::addBuiltin(const std::string &schedule, int root,

@@ -94,6 +94,9 @@ public:
   size_t size() const { return instances_.size(); }
   /// The programs (error records) in use, and an instance of record `r`.
   size_t records() const { return recordOwner_.size(); }
+  /// The control-area offset of every program's polled error words (a
+  /// copy, safe while another thread adds programs: an abort's).
+  std::vector<size_t> errorOffsets() const;
   const Instance &recordOwner(size_t r) const {
     return instances_[recordOwner_[r]];
   }
@@ -136,6 +139,8 @@ private:
   std::vector<int> recordOwner_;
   std::map<std::string, int> programRecord_;
   std::mutex compilerMutex_;
+  /// Guards instances_ and recordOwner_ against errorOffsets().
+  mutable std::mutex recordsMutex_;
   std::unique_ptr<ScheduleCompiler> compiler_;
   std::string compilerError_;
   bool compilerTried_ = false;

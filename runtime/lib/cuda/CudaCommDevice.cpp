@@ -23,6 +23,7 @@
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
+#include <mutex>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -159,6 +160,17 @@ public:
     return kernel;
   }
 
+  bool markAborted(char *ptr, size_t bytes, std::string &error) override {
+    std::lock_guard<std::mutex> lock(abortMutex_);
+    SDMA_TRY(cuCtxSetCurrent, context());
+    if (!abortStream_)
+      SDMA_TRY(cuStreamCreate, &abortStream_, 1u); // CU_STREAM_NON_BLOCKING
+    SDMA_TRY(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(ptr), 0xAB, bytes,
+             abortStream_);
+    SDMA_TRY(cuStreamSynchronize, abortStream_);
+    return true;
+  }
+
   bool streamCapturing(void *stream, bool &capturing,
                        std::string &error) override {
     int status = 0;
@@ -193,6 +205,9 @@ private:
   std::string identity_;
   unsigned long long *record_ = nullptr;
   CUdeviceptr recordDevice_ = 0;
+  /// An abort's own stream (markAborted), made on first use.
+  std::mutex abortMutex_;
+  CUstream abortStream_ = nullptr;
 };
 
 CudaCommKernel::CudaCommKernel(CudaCommDevice &device,

@@ -20,6 +20,7 @@
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
+#include <mutex>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -143,6 +144,17 @@ public:
     return kernel;
   }
 
+  bool markAborted(char *ptr, size_t bytes, std::string &error) override {
+    std::lock_guard<std::mutex> lock(abortMutex_);
+    SDMA_TRY(hipSetDevice, ordinal());
+    if (!abortStream_)
+      SDMA_TRY(hipStreamCreateWithFlags, &abortStream_,
+               1u); // hipStreamNonBlocking
+    SDMA_TRY(hipMemsetAsync, ptr, 0xAB, bytes, abortStream_);
+    SDMA_TRY(hipStreamSynchronize, abortStream_);
+    return true;
+  }
+
   std::unique_ptr<CommKernel> loadPointToPoint(std::string &error) override {
     auto kernel = std::make_unique<HipP2pKernel>(*this);
     if (!kernel->load(error))
@@ -167,6 +179,9 @@ private:
   std::string identity_;
   unsigned long long *record_ = nullptr;
   uint64_t recordDevice_ = 0;
+  /// An abort's own stream (markAborted), made on first use.
+  std::mutex abortMutex_;
+  hipStream_t abortStream_ = nullptr;
 };
 
 HipCommKernel::HipCommKernel(HipCommDevice &device, const LdstProgram &program)

@@ -302,6 +302,32 @@ int main(int argc, char **argv) {
         "ncclCommInitRankConfig", nullptr);
   if (!comm)
     return 1;
+  if (std::getenv("NCCL_TEST_ABORT_INFLIGHT")) {
+    // Rank 0 receives from rank 1, which never sends; another thread
+    // aborts the communicator (torch's watchdog does): the receive returns
+    // at once with an error, not after the timeout.
+    if (rank != 0) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      ncclCommAbort(comm);
+      return 0;
+    }
+    std::vector<int> in(100000);
+    ncclResult_t got = ncclSuccess;
+    auto start = std::chrono::steady_clock::now();
+    std::thread receiver([&] {
+      got = ncclRecv(in.data(), in.size(), ncclInt32, 1, comm, nullptr);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ncclResult_t aborted = ncclCommAbort(comm);
+    receiver.join();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             start)
+                   .count();
+    bool ok = aborted == ncclSuccess && got != ncclSuccess && s < 10;
+    std::printf("rank 0: abort stopped an in-flight receive: %s\n",
+                ok ? "yes" : ncclGetErrorString(got));
+    return ok ? 0 : 1;
+  }
   if (std::getenv("NCCL_TEST_EXIT_EARLY")) {
     // The last rank dies after init: every other rank's next call fails
     // within the timeout naming it (ncclRemoteError), no hang, no crash.

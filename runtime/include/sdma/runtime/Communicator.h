@@ -212,8 +212,15 @@ public:
   static std::string programName(const std::string &path);
 
   /// False, with the error, once a kernel of this communicator failed (a
-  /// wait timed out, a count was out of range): it stays failed.
+  /// wait timed out, a count was out of range) or it was aborted: it stays
+  /// failed.
   bool asyncError(Error &error);
+  /// Makes every wait of this communicator's kernels fail now, those in
+  /// flight included (their calls return "aborted"), and the communicator
+  /// failed for good. From any thread, while another is inside a call of
+  /// it (NCCL's ncclCommAbort, before it frees). False with why where the
+  /// device could not be reached (a GPU error).
+  bool abort(Error &error);
 
   class Impl;
 
