@@ -285,6 +285,17 @@ public:
     check(sdmaCommGetAsyncError(get(), &async), comm_);
     check(async, comm_);
   }
+  /// sdmaCommAbort: safe while another thread is inside a call (the GIL is
+  /// released there), so it takes no lock of its own.
+  void abort() {
+    sdmaComm_t c = get();
+    sdmaResult_t result;
+    {
+      py::gil_scoped_release release;
+      result = sdmaCommAbort(c);
+    }
+    check(result, nullptr);
+  }
   /// A DLPack capsule over [ptr, ptr + shape's bytes) that keeps `owner`
   /// alive.
   py::capsule dlpack(uintptr_t ptr, std::vector<int64_t> shape, int code,
@@ -429,6 +440,7 @@ PYBIND11_MODULE(_sdma, m) {
       .def("all_to_all_v", &Comm::allToAllv)
       .def("send_recv", &Comm::sendRecv)
       .def("async_error", &Comm::asyncError)
+      .def("abort", &Comm::abort)
       .def("dlpack", &Comm::dlpack);
   py::class_<Schedule>(m, "Schedule")
       .def(py::init<Comm &, const std::string &>(), py::keep_alive<1, 2>())

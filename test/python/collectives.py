@@ -310,6 +310,9 @@ def run(rank, world, mode, device, unique_id, port, schedule, results):
             comm = sdma.Communicator.from_mpi(**options)
         check_rank(comm, device, schedule)
         check_point_to_point(comm, device, mode)
+        # Aborted, the communicator refuses what comes after, naming it.
+        comm.abort()
+        expect_error(lambda: comm.check_async_error(), "was aborted")
         comm.destroy()
         results.put((rank, "ok"))
         print("rank %d of %d (%s): every element as torch computes it"

@@ -490,6 +490,15 @@ class Communicator(PointToPoint):
         compiled for world_size ranks (collective)."""
         return Schedule(self, text_or_path)
 
+    def abort(self):
+        """Makes every wait of this communicator's kernels fail now, those
+        of a call in flight on another thread included (a watchdog's way
+        out); the communicator stays failed: destroy() it afterwards."""
+        try:
+            self._comm.abort()
+        except _sdma.SdmaError as e:
+            _raise(e)
+
     def check_async_error(self):
         """Raises if a launched kernel failed (a rank that never signalled
         is named). Reads host memory: no synchronisation."""
