@@ -105,6 +105,14 @@ public:
     error = "this device's kernels poll host memory";
     return false;
   }
+  /// False, with why, where `ptr` is memory this device's kernels cannot
+  /// address (pageable host memory on a GPU); true where it can, or where
+  /// the device cannot tell.
+  virtual bool addressable(const void *ptr, std::string &why) {
+    (void)ptr;
+    (void)why;
+    return true;
+  }
   /// True in `capturing` while `stream` is being captured into a graph
   /// (the CPU device has no graphs).
   virtual bool streamCapturing(void *stream, bool &capturing,

@@ -160,6 +160,23 @@ public:
     return kernel;
   }
 
+  bool addressable(const void *ptr, std::string &why) override {
+    if (!driver_.cuPointerGetAttribute || !ptr)
+      return true;
+    int type = 0;
+    driver_.cuCtxSetCurrent(context());
+    // Device, managed or pinned host memory is known to the driver;
+    // pageable host memory is not, and a kernel reading it faults.
+    if (driver_.cuPointerGetAttribute(&type, 2,
+                                      reinterpret_cast<CUdeviceptr>(ptr)) ==
+        0)
+      return true;
+    why = "is not memory the GPU can address (pageable host memory?): "
+          "point-to-point reads and writes the caller's buffer in place, "
+          "so it must be device memory (cudaMalloc, torch's allocator)";
+    return false;
+  }
+
   bool markAborted(char *ptr, size_t bytes, std::string &error) override {
     std::lock_guard<std::mutex> lock(abortMutex_);
     SDMA_TRY(cuCtxSetCurrent, context());

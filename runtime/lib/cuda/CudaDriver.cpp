@@ -53,6 +53,7 @@ const Driver *Driver::get(std::string &error) {
     };
     optional(driver.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
     optional(driver.cuStreamIsCapturing, "cuStreamIsCapturing");
+    optional(driver.cuPointerGetAttribute, "cuPointerGetAttribute");
     optional(driver.cuStreamEndCapture, "cuStreamEndCapture");
     optional(driver.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
     optional(driver.cuGraphLaunch, "cuGraphLaunch");

@@ -131,6 +131,8 @@ struct Driver {
   CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
   /// *status: 0 none, 1 active, 2 invalidated (CUstreamCaptureStatus).
   CUresult (*cuStreamIsCapturing)(CUstream, int *) = nullptr;
+  /// (data, attribute, pointer); attribute 2: CU_POINTER_ATTRIBUTE_MEMORY_TYPE.
+  CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr) = nullptr;
   CUresult (*cuMemcpyBatchAsync)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
                                  MemcpyAttributes *, size_t *, size_t,
                                  CUstream) = nullptr;
