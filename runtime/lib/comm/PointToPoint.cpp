@@ -80,8 +80,8 @@ bool PointToPoint::check(const std::vector<P2pOp> &ops, Error &error) const {
                             std::to_string(op.bytes) + " bytes");
     std::string why;
     if (op.bytes && !device_.addressable(op.buffer, why))
-      return error.fail(ErrorKind::InvalidArgument, what + ": its buffer " +
-                                                        why);
+      return error.fail(ErrorKind::InvalidArgument,
+                        what + ": its buffer " + why);
     if (op.bytes &&
         reinterpret_cast<uintptr_t>(op.buffer) > UINTPTR_MAX - op.bytes)
       return error.fail(ErrorKind::InvalidArgument,

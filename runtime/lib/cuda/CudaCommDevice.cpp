@@ -23,8 +23,8 @@
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
-#include <mutex>
 #include <cstdlib>
+#include <mutex>
 #include <unistd.h>
 
 using namespace sdma::rt;
@@ -168,8 +168,7 @@ public:
     // Device, managed or pinned host memory is known to the driver;
     // pageable host memory is not, and a kernel reading it faults.
     if (driver_.cuPointerGetAttribute(&type, 2,
-                                      reinterpret_cast<CUdeviceptr>(ptr)) ==
-        0)
+                                      reinterpret_cast<CUdeviceptr>(ptr)) == 0)
       return true;
     why = "is not memory the GPU can address (pageable host memory?): "
           "point-to-point reads and writes the caller's buffer in place, "

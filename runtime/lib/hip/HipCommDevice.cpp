@@ -20,8 +20,8 @@
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
-#include <mutex>
 #include <cstdlib>
+#include <mutex>
 #include <unistd.h>
 
 using namespace sdma::rt;

@@ -320,9 +320,9 @@ int main(int argc, char **argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     ncclResult_t aborted = ncclCommAbort(comm);
     receiver.join();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             start)
-                   .count();
+    double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     bool ok = aborted == ncclSuccess && got != ncclSuccess && s < 10;
     std::printf("rank 0: abort stopped an in-flight receive: %s\n",
                 ok ? "yes" : ncclGetErrorString(got));
