@@ -45,16 +45,14 @@ const RealNccl *sdma::nccl::realNccl(std::string &error) {
                  !find(lib, "ncclCommDestroy", real.commDestroy) ||
                  !find(lib, "ncclCommAbort", real.commAbort) ||
                  !find(lib, "ncclCommGetAsyncError", real.commGetAsyncError) ||
-                 !find(lib, "ncclSend", real.send) ||
-                 !find(lib, "ncclRecv", real.recv) ||
                  !find(lib, "ncclGroupStart", real.groupStart) ||
                  !find(lib, "ncclGroupEnd", real.groupEnd) ||
                  !find(lib, "ncclGetLastError", real.getLastError)) {
         why = std::string("SDMA_NCCL_FALLBACK=") + path +
-              " is not an NCCL library (no ncclSend, ncclCommInitRankConfig, "
-              "...)";
-      } else if (reinterpret_cast<void *>(real.send) ==
-                 dlsym(RTLD_DEFAULT, "ncclSend")) {
+              " is not an NCCL library (no ncclGetUniqueId, "
+              "ncclCommInitRankConfig, ...)";
+      } else if (reinterpret_cast<void *>(real.getUniqueId) ==
+                 dlsym(RTLD_DEFAULT, "ncclGetUniqueId")) {
         why = std::string("SDMA_NCCL_FALLBACK=") + path +
               " is sdma's drop-in itself, not the real NCCL";
       } else {

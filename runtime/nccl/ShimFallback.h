@@ -7,9 +7,10 @@
 // bundles), the drop-in loads it with RTLD_DEEPBIND (its calls to its own
 // exported names stay inside it), makes a real communicator beside each of
 // its own (rank 0's real unique id broadcast through sdma's communicator)
-// and forwards what sdma does not serve to it: ncclSend/ncclRecv, grouped
-// with the real ncclGroupStart/End. Without the variable nothing is
-// forwarded: an unserved call is refused (so a test proves what sdma ran).
+// for what sdma does not serve, grouped with the real ncclGroupStart/End
+// (today nothing torch or nccl-tests calls: the collectives and
+// point-to-point are sdma's). Without the variable nothing is forwarded: an
+// unserved call is refused (so a test proves what sdma ran).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,10 +29,6 @@ struct RealNccl {
   ncclResult_t (*commDestroy)(ncclComm_t) = nullptr;
   ncclResult_t (*commAbort)(ncclComm_t) = nullptr;
   ncclResult_t (*commGetAsyncError)(ncclComm_t, ncclResult_t *) = nullptr;
-  ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t,
-                       cudaStream_t) = nullptr;
-  ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t,
-                       cudaStream_t) = nullptr;
   ncclResult_t (*groupStart)() = nullptr;
   ncclResult_t (*groupEnd)() = nullptr;
   const char *(*getLastError)(ncclComm_t) = nullptr;

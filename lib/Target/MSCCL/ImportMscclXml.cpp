@@ -219,20 +219,13 @@ bool Importer::linearize() {
 std::vector<Access<StepRef>> Importer::accesses(StepRef r) const {
   const Step &s = algo_.step(r);
   std::vector<Access<StepRef>> out;
-  bool readsSrc = s.type != StepType::Recv &&
-                  s.type != StepType::RecvCopySend && s.type != StepType::Nop;
-  bool writesDst = s.type == StepType::Recv ||
-                   s.type == StepType::RecvCopySend ||
-                   s.type == StepType::RecvReduceCopy ||
-                   s.type == StepType::RecvReduceCopySend ||
-                   s.type == StepType::Copy || s.type == StepType::Reduce;
   auto add = [&](msccl::Slice slice, bool write) {
     auto [name, offset] = where(r.gpu, slice);
     out.push_back({r, r.gpu, name, offset, offset + s.count, write});
   };
-  if (readsSrc)
+  if (readsSource(s.type))
     add(s.src, false);
-  if (writesDst)
+  if (writesDestination(s.type))
     add(s.dst, true);
   return out;
 }
@@ -267,33 +260,23 @@ bool Importer::raceFree() {
 void Importer::chooseLandings() {
   // What each gpu's steps have touched so far, in the order chosen: a
   // receive lands in place only where nothing touched its chunks before.
-  std::map<int, std::vector<std::tuple<std::string, int64_t, int64_t>>> touched;
+  std::map<int, std::vector<Access<StepRef>>> touched;
   auto overlaps = [&](int g, const std::string &b, int64_t lo, int64_t hi) {
-    for (auto &[tb, tlo, thi] : touched[g])
-      if (tb == b && tlo < hi && lo < thi)
+    for (const Access<StepRef> &t : touched[g])
+      if (t.buffer == b && t.lo < hi && lo < t.hi)
         return true;
     return false;
   };
   for (StepRef r : order_) {
     const Step &s = algo_.step(r);
-    auto [srcName, srcOff] = where(r.gpu, s.src);
-    auto [dstName, dstOff] = where(r.gpu, s.dst);
     if (auto m = receivedBy_.find(r); m != receivedBy_.end()) {
+      auto [dstName, dstOff] = where(r.gpu, s.dst);
       bool inPlace = !reducesReceived(s.type) &&
                      !overlaps(r.gpu, dstName, dstOff, dstOff + s.count);
       landing_[m->second] = inPlace ? -1 : writer_.xferSlot(r.gpu, s.count);
     }
-    bool readsSrc = s.type != StepType::Recv &&
-                    s.type != StepType::RecvCopySend && s.type != StepType::Nop;
-    bool writesDst = s.type == StepType::Recv ||
-                     s.type == StepType::RecvCopySend ||
-                     s.type == StepType::RecvReduceCopy ||
-                     s.type == StepType::RecvReduceCopySend ||
-                     s.type == StepType::Copy || s.type == StepType::Reduce;
-    if (readsSrc)
-      touched[r.gpu].push_back({srcName, srcOff, srcOff + s.count});
-    if (writesDst)
-      touched[r.gpu].push_back({dstName, dstOff, dstOff + s.count});
+    for (Access<StepRef> &a : accesses(r))
+      touched[r.gpu].push_back(a);
   }
 }
 

@@ -141,16 +141,8 @@ std::optional<Step> readStep(const xml::Element &e, int index, const Gpu &gpu,
   }
   std::optional<int64_t> count = f.integer("cnt", 1, INT32_MAX);
   step.count = count.value_or(1);
-  // Which slices the step touches on its own gpu (a send's destination
-  // and a receive-reduce-send's are the peer's, informational).
-  bool readsSrc = step.type != StepType::Recv &&
-                  step.type != StepType::RecvCopySend &&
-                  step.type != StepType::Nop;
-  bool writesDst = step.type == StepType::Recv ||
-                   step.type == StepType::RecvCopySend ||
-                   step.type == StepType::RecvReduceCopy ||
-                   step.type == StepType::RecvReduceCopySend ||
-                   step.type == StepType::Copy || step.type == StepType::Reduce;
+  bool readsSrc = readsSource(step.type);
+  bool writesDst = writesDestination(step.type);
   auto slice = [&](const char *bufName, const char *offName, bool used,
                    Slice &out) {
     const xml::Attribute *b = f.need(bufName);
@@ -218,6 +210,17 @@ bool sdma::msccl::receives(StepType t) {
   return t == StepType::Recv || t == StepType::RecvCopySend ||
          t == StepType::RecvReduceSend || t == StepType::RecvReduceCopy ||
          t == StepType::RecvReduceCopySend;
+}
+
+bool sdma::msccl::readsSource(StepType t) {
+  return t != StepType::Recv && t != StepType::RecvCopySend &&
+         t != StepType::Nop;
+}
+
+bool sdma::msccl::writesDestination(StepType t) {
+  return t == StepType::Recv || t == StepType::RecvCopySend ||
+         t == StepType::RecvReduceCopy || t == StepType::RecvReduceCopySend ||
+         t == StepType::Copy || t == StepType::Reduce;
 }
 
 bool sdma::msccl::reducesReceived(StepType t) {

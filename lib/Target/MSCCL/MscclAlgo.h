@@ -52,6 +52,10 @@ bool sends(StepType type);
 bool receives(StepType type);
 /// rrs, rrc, rrcs: the received data is combined with local data.
 bool reducesReceived(StepType type);
+/// Whether a step reads its gpu's src slice, writes its dst slice (a
+/// send's dst and a receive-reduce-send's are the peer's, informational).
+bool readsSource(StepType type);
+bool writesDestination(StepType type);
 
 /// A run of chunks of one of a gpu's buffers: 'i', 'o' or 's'.
 struct Slice {
