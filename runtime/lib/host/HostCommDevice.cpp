@@ -158,14 +158,7 @@ extern "C" int sdma_p2p_cpu(const unsigned long long *words, int blocks,
                             int threads) {
   SdmaP2pTable table;
   __builtin_memcpy(&table, words, sizeof(table));
-  return sdma_host_launch(blocks, threads, [&](int group, int thread) {
-    sdma_ntid = threads;
-    sdma_nbid = blocks;
-    sdma_tid = thread;
-    sdma_bid = group;
-    sdma_bid_y = 0;
-    sdma_p2p(table);
-  });
+  return sdma_host_launch(blocks, 1, threads, [&] { sdma_p2p(table); });
 }
 )SDMA";
 using P2pRunFn = int (*)(const unsigned long long *, int, int);

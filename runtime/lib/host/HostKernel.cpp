@@ -82,8 +82,10 @@ static inline unsigned long long SDMA_NOW_NS() {
   clock_gettime(CLOCK_MONOTONIC, &now);
   return now.tv_sec * 1000000000ull + now.tv_nsec;
 }
-// Runs body(group, thread) on groups x threads host threads; a group's
-// threads share a barrier and a 16-byte aligned scratch area. No body runs
+// Runs body() on a grid of blocksX x blocksY groups of `threads` host
+// threads, each thread's sdma_tid/sdma_bid/sdma_bid_y/sdma_ntid/sdma_nbid set
+// as a GPU sets them (x varies fastest); a group's threads share a barrier
+// and a 16-byte aligned scratch area. No body runs
 // until every thread has started: if one cannot be started, none runs and
 // the error number comes back (0: all ran).
 struct SdmaHostGroup {
@@ -98,7 +100,7 @@ template <class Body> struct SdmaHostThread {
   Body *body;
   SdmaHostGroup *group;
   SdmaHostGate *gate;
-  int g, t;
+  int g, t, blocksX, threads;
   pthread_t id;
 };
 template <class Body> static void *sdma_host_thread(void *arg) {
@@ -108,12 +110,19 @@ template <class Body> static void *sdma_host_thread(void *arg) {
   if (w->gate->go) {
     sdma_barrier = &w->group->barrier;
     sdma_scratch = w->group->scratch;
-    (*w->body)(w->g, w->t);
+    sdma_ntid = w->threads;
+    sdma_nbid = w->blocksX;
+    sdma_tid = w->t;
+    sdma_bid = w->g % w->blocksX;
+    sdma_bid_y = w->g / w->blocksX;
+    (*w->body)();
   }
   return nullptr;
 }
 template <class Body>
-static int sdma_host_launch(int groups, int threads, Body body) {
+static int sdma_host_launch(int blocksX, int blocksY, int threads,
+                            Body body) {
+  const int groups = blocksX * blocksY;
   const size_t n = size_t(groups) * threads;
   SdmaHostGroup *group =
       static_cast<SdmaHostGroup *>(calloc(groups, sizeof(SdmaHostGroup)));
@@ -145,6 +154,8 @@ static int sdma_host_launch(int groups, int threads, Body body) {
     w.gate = &gate;
     w.g = int(started / threads);
     w.t = int(started % threads);
+    w.blocksX = blocksX;
+    w.threads = threads;
     status = pthread_create(&w.id, nullptr, sdma_host_thread<Body>, &w);
     if (status)
       break;

@@ -45,15 +45,8 @@ extern "C" int sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
     table.countsIn[i] = counts ? counts[i] : nullptr;
     table.countsOut[i] = counts ? counts[2 + i] : nullptr;
   }
-  return sdma_host_launch(
-      (rankEnd - rankBegin) * blocks, threads, [&](int group, int thread) {
-        sdma_ntid = threads;
-        sdma_nbid = blocks;
-        sdma_tid = thread;
-        sdma_bid = group % blocks;
-        sdma_bid_y = group / blocks;
-        sdma_ldst(table, chunk, epoch, rankBegin);
-      });
+  return sdma_host_launch(blocks, rankEnd - rankBegin, threads,
+                          [&] { sdma_ldst(table, chunk, epoch, rankBegin); });
 }
 extern "C" int sdma_cpu_run(char **bufs, unsigned long long **flags,
                             unsigned int **sync, unsigned long long *error,

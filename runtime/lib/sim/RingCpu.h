@@ -42,14 +42,7 @@ constexpr const char *kRingCpuEntry = R"SDMA(
 extern "C" int sdma_ring_cpu_run(SdmaRingArgs a, int queues, int writers,
                                  SdmaRingHooks hooks) {
   sdma_ring_hooks = hooks;
-  return sdma_host_launch(queues, writers, [&](int queue, int thread) {
-    sdma_ntid = writers;
-    sdma_nbid = queues;
-    sdma_tid = thread;
-    sdma_bid = queue;
-    sdma_bid_y = 0;
-    sdma_ring_write(a);
-  });
+  return sdma_host_launch(queues, 1, writers, [&] { sdma_ring_write(a); });
 }
 )SDMA";
 
