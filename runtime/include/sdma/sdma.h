@@ -133,13 +133,19 @@ typedef struct {
   const char *cacheDirectory;
   const char *compilerLibrary;
   const char *programDirectory;
+  /* Load/store or DMA: "auto", "ldst" or "dma" (NULL: $SDMA_PATH, else
+   * "auto"); the DMA plans' variant: "pcpy", "b2b", "bcst" or "swap" (NULL:
+   * $SDMA_DMA_VARIANT, else "pcpy"). Added after 0.3.0: a config of the
+   * earlier size (without them) is still accepted. */
+  const char *path;
+  const char *dmaVariant;
 } sdmaConfig_t;
 
 #define SDMA_CONFIG_MAGIC 0x53444d41u
 #define SDMA_CONFIG_INITIALIZER                                                \
   {                                                                            \
     sizeof(sdmaConfig_t), SDMA_CONFIG_MAGIC, SDMA_VERSION_CODE, NULL, -1, 0,   \
-        0, -1, NULL, NULL, NULL                                                \
+        0, -1, NULL, NULL, NULL, NULL, NULL                                    \
   }
 
 /* Version and errors. */
@@ -178,6 +184,10 @@ SDMA_API sdmaResult_t sdmaCommUserRank(const sdmaComm_t comm, int *rank);
  * rank that did not signal). Reads host memory: no synchronisation. */
 SDMA_API sdmaResult_t sdmaCommGetAsyncError(sdmaComm_t comm,
                                             sdmaResult_t *asyncError);
+/* The path this rank's last collective on `comm` took, and why: "ldst
+ * (...)" or "dma VARIANT (...)" ("" before the first). Valid until the next
+ * call of this function on `comm`. */
+SDMA_API sdmaResult_t sdmaCommGetLastPath(sdmaComm_t comm, const char **path);
 
 /* Symmetric memory; all collective. */
 SDMA_API sdmaResult_t sdmaMemAlloc(sdmaComm_t comm, void **ptr, size_t size);

@@ -13,6 +13,7 @@
 
 #include "sdma/runtime/CheckedMath.h"
 
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -217,8 +218,11 @@ sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
     return fail(nullptr, sdmaInvalidArgument,
                 "rank " + std::to_string(rank) + " of " +
                     std::to_string(nranks) + " is not a rank");
-  if (config && (config->magic != SDMA_CONFIG_MAGIC ||
-                 config->size != sizeof(sdmaConfig_t)))
+  // 0.3's config ends before `path`: its fields mean the same.
+  bool withPath = config && config->size == sizeof(sdmaConfig_t);
+  if (config &&
+      (config->magic != SDMA_CONFIG_MAGIC ||
+       (!withPath && config->size != offsetof(sdmaConfig_t, path))))
     return fail(nullptr, sdmaInvalidArgument,
                 "config was not initialised with SDMA_CONFIG_INITIALIZER");
   return guarded(nullptr, [&] {
@@ -236,6 +240,10 @@ sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
           config->compilerLibrary ? config->compilerLibrary : "";
       options.programDirectory =
           config->programDirectory ? config->programDirectory : "";
+      if (withPath) {
+        options.path = config->path ? config->path : "";
+        options.dmaVariant = config->dmaVariant ? config->dmaVariant : "";
+      }
     }
     UniqueId id;
     std::memcpy(&id, &commId, sizeof(id));
@@ -308,6 +316,16 @@ sdmaResult_t sdmaCommGetAsyncError(sdmaComm_t comm, sdmaResult_t *asyncError) {
     comm->lastError = error.message;
     *asyncError = resultOf(error.kind);
   }
+  return sdmaSuccess;
+}
+
+sdmaResult_t sdmaCommGetLastPath(sdmaComm_t comm, const char **path) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
+  if (!comm || !path)
+    return fail(comm, sdmaInvalidArgument, "comm or path is NULL");
+  comm->lastPath = comm->comm->lastPath();
+  *path = comm->lastPath.c_str();
   return sdmaSuccess;
 }
 

@@ -26,6 +26,7 @@
 struct sdmaComm {
   std::unique_ptr<sdma::rt::Communicator> comm;
   std::string lastError;
+  std::string lastPath; // sdmaCommGetLastPath's answer
 };
 
 struct sdmaSchedule {

@@ -27,6 +27,8 @@
 
 namespace sdma::rt {
 
+struct DmaProgram;
+
 /// Programs per communicator (their variants share one: ProgramCache.h),
 /// and the words of each one's kernel error record (status, rank, flag
 /// slot, value awaited, value seen).
@@ -125,6 +127,20 @@ public:
   /// The point-to-point kernel (P2pKernel.hip): a launch's table is its
   /// SdmaP2pTable as words, `blocks` its operations.
   virtual std::unique_ptr<CommKernel> loadPointToPoint(std::string &error) = 0;
+  /// The DMA path of a program (DmaProgram.h): a launch takes the same
+  /// table as the load/store kernel's, with the program's DMA flags. Null,
+  /// with why, on a device that has none.
+  virtual std::unique_ptr<CommKernel>
+  loadDma(std::shared_ptr<const DmaProgram> program, std::string &error) {
+    (void)program;
+    error = "the " + name() + " device has no DMA path";
+    return nullptr;
+  }
+  virtual bool hasDmaPath() const { return false; }
+  /// Whether the DMA path carries a dependency between two queues of one
+  /// rank as a flag wait too (a device without events between its
+  /// engines), rather than as an event.
+  virtual bool dmaValueWaits() const { return true; }
 };
 
 /// The device `options.device` names (BackendRegistry.cpp), or nullptr

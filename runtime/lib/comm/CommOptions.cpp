@@ -85,6 +85,29 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
                         "SDMA_CHECK_CALLS='" + value + "' must be 0 or 1");
     o.checkCalls = value == "1";
   }
+  auto choose = [&](std::string &value, const char *variable,
+                    const char *fallback,
+                    std::initializer_list<const char *> allowed,
+                    const char *what) {
+    const char *env = std::getenv(variable);
+    bool fromEnv = value.empty() && env && *env;
+    if (value.empty())
+      value = fromEnv ? env : fallback;
+    std::string list;
+    for (const char *a : allowed) {
+      if (value == a)
+        return true;
+      list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    return error.fail(ErrorKind::InvalidArgument,
+                      (fromEnv ? std::string(variable) + "='" + value + "'"
+                               : std::string(what) + " '" + value + "'") +
+                          " is not one of " + list);
+  };
+  if (!choose(o.path, "SDMA_PATH", "auto", {"auto", "ldst", "dma"}, "path") ||
+      !choose(o.dmaVariant, "SDMA_DMA_VARIANT", "pcpy",
+              {"pcpy", "b2b", "bcst", "swap"}, "DMA variant"))
+    return false;
   if (o.programDirectory.empty() && std::getenv("SDMA_PROGRAM_DIR"))
     o.programDirectory = std::getenv("SDMA_PROGRAM_DIR");
   o.cacheDirectory = KernelCache(o.cacheDirectory).directory();

@@ -21,6 +21,7 @@
 
 #include "comm/Collectives.h"
 #include "comm/CommDevice.h"
+#include "comm/PathChoice.h"
 #include "comm/PointToPoint.h"
 #include "compile/KernelCache.h"
 #include "exec/FileBytes.h"
@@ -46,6 +47,8 @@ public:
   /// and nothing is left half made.
   bool run(bool planned, const CollectivePlan &plan, const Error &refused,
            void *stream, Error &error);
+  /// Launches `call` of instance `index` on the path chosen for it.
+  bool launch(int index, const Call &call, void *stream, Error &error);
   /// False, with the failure, once a kernel of the communicator (a
   /// schedule's or the point-to-point one) has failed: it stays failed.
   bool healthy(Error &error) {
@@ -67,6 +70,12 @@ public:
   std::unique_ptr<ProgramCache> programs;
   std::unique_ptr<Launcher> launcher;
   std::unique_ptr<PointToPoint> p2p;
+  std::unique_ptr<PathChooser> paths;
+  /// The GPUs (devices) the ranks are on.
+  int devices = 1;
+  /// The last call's path (Communicator::lastPath).
+  std::mutex lastPathMutex;
+  std::string lastPath;
   void *stage_ = nullptr;
   size_t stageBytes_ = 0;
   std::set<std::string> agreedCalls_;
@@ -121,6 +130,10 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
                             "alike");
     sharing += theirs == mine;
   }
+  std::set<std::string> identities;
+  for (const std::string &one : all)
+    identities.insert(one.substr(0, one.find('\x1f')));
+  devices = int(identities.size());
   device->setSharing(sharing);
   // After the control area, the point-to-point area (PointToPoint.h).
   P2pArea area{ranks, options.p2pChunkBytes};
@@ -136,6 +149,7 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
                                             *agreement, kControlBytes);
   launcher = std::make_unique<Launcher>(rank, ranks, options, *device, *heap,
                                         *programs, *agreement);
+  paths = std::make_unique<PathChooser>(options, *device, *programs, devices);
   return true;
 }
 
@@ -146,6 +160,7 @@ Communicator::Impl::~Impl() {
     agreement->leave();
   p2p.reset();
   launcher.reset();
+  paths.reset();
   programs.reset();
   heap.reset();
   device.reset();
@@ -199,7 +214,19 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
   }
   if (!p2p->healthy(error))
     return error.context("the communicator has failed");
-  return launcher->run(index, call, stream, error);
+  return launch(index, call, stream, error);
+}
+
+bool Communicator::Impl::launch(int index, const Call &call, void *stream,
+                                Error &error) {
+  PathChoice path;
+  if (!paths->choose(index, call.chunkBytes, path, error))
+    return false;
+  {
+    std::lock_guard<std::mutex> lock(lastPathMutex);
+    lastPath = path.why;
+  }
+  return launcher->run(index, call, path.dma, stream, error);
 }
 
 Communicator::Communicator(std::unique_ptr<Impl> impl)
@@ -344,7 +371,7 @@ bool Communicator::launch(const Schedule &schedule,
       "launch " + schedule.name + " chunk " + std::to_string(chunkBytes);
   if (!impl_->p2p->healthy(error))
     return error.context("the communicator has failed");
-  return impl_->launcher->run(schedule.instance, call, stream, error);
+  return impl_->launch(schedule.instance, call, stream, error);
 }
 
 bool Communicator::precompile(const std::string &directory, int ranks,
@@ -365,6 +392,11 @@ bool Communicator::sendRecv(const std::vector<PeerOp> &ops, void *stream,
 }
 
 bool Communicator::asyncError(Error &error) { return impl_->healthy(error); }
+
+std::string Communicator::lastPath() const {
+  std::lock_guard<std::mutex> lock(impl_->lastPathMutex);
+  return impl_->lastPath;
+}
 
 bool Communicator::abort(Error &error) {
   Impl &c = *impl_;

@@ -73,6 +73,23 @@ Error Launcher::kernelError() {
           where + after + " waiting for rank " + std::to_string(r[3]) +
           (slot == -2 ? " to start the call" : " to finish the call") +
           ": it did not arrive, exited, or made a different call");
+    const Instance &owner = programs_.recordOwner(i);
+    if (slot == kDmaStoppedSlot) {
+      error.fail(ErrorKind::System,
+                 where + ": its DMA engines' host threads did not start");
+      return error;
+    }
+    if (slot <= kDmaFlagSlotBase && owner.dma) {
+      int flag = int(kDmaFlagSlotBase - slot);
+      std::string peers;
+      for (int q : owner.dma->notifiers(programRank, flag))
+        peers += (peers.empty() ? "" : ", ") + std::to_string(q);
+      return remote(where + "'s DMA path" + after + " waiting for rank " +
+                    (peers.empty() ? "?" : peers) + " (flag " +
+                    std::to_string(flag) + " reached " + std::to_string(r[4]) +
+                    " of " + std::to_string(r[3]) +
+                    "): it did not arrive, exited, or made a different call");
+    }
     if (slot < 0)
       return remote(where +
                     ": its blocks did not all reach a rank barrier within " +
@@ -91,7 +108,7 @@ Error Launcher::kernelError() {
 
 bool Launcher::table(const Instance &instance, const Call &call,
                      const std::vector<int> &region,
-                     const std::vector<size_t> &offset,
+                     const std::vector<size_t> &offset, size_t flagsOffset,
                      std::vector<uint64_t> &t, Error &error) {
   const LdstProgram &program = instance.program;
   size_t B = program.buffers.size();
@@ -120,8 +137,7 @@ bool Launcher::table(const Instance &instance, const Call &call,
   }
   const Region &heap = heap_.region(0);
   for (int q = 0; q < ranks_; ++q)
-    t.push_back(
-        reinterpret_cast<uint64_t>(heap.peer[q] + instance.flagsOffset));
+    t.push_back(reinterpret_cast<uint64_t>(heap.peer[q] + flagsOffset));
   for (int q = 0; q < ranks_; ++q)
     t.push_back(reinterpret_cast<uint64_t>(heap.peer[q] + instance.syncOffset));
   uint64_t record =
@@ -151,7 +167,8 @@ bool Launcher::table(const Instance &instance, const Call &call,
   return true;
 }
 
-bool Launcher::run(int index, const Call &call, void *stream, Error &error) {
+bool Launcher::run(int index, const Call &call, bool dma, void *stream,
+                   Error &error) {
   if (!healthy(error)) {
     error.context("the communicator has failed");
     return false;
@@ -202,9 +219,13 @@ bool Launcher::run(int index, const Call &call, void *stream, Error &error) {
                            std::to_string(region[b] < 0 ? 0 : offset[b]) +
                            (stride ? "/" + std::to_string(stride) : "");
   }
+  if (dma)
+    signature += " dma " + instance.dma->variant;
   std::vector<uint64_t> words;
   if (problem.empty())
-    table(instance, call, region, offset, words, problem);
+    table(instance, call, region, offset,
+          dma ? instance.dmaFlagsOffset : instance.flagsOffset, words,
+          problem);
   // The first call of a signature: every rank makes the same one, or every
   // rank refuses it (the refusing rank with its own reason).
   bool fresh = options_.checkCalls && !checked_.count(signature);
@@ -225,7 +246,8 @@ bool Launcher::run(int index, const Call &call, void *stream, Error &error) {
   launch.programRank = rank_;
   launch.stream = stream;
   std::string why;
-  if (instance.kernel->launch(launch, why))
+  CommKernel &kernel = dma ? *instance.dmaKernel : *instance.kernel;
+  if (kernel.launch(launch, why))
     return true;
   // A CPU run reports a timeout itself; the record names the missing rank.
   std::lock_guard<std::mutex> lock(failedMutex_);

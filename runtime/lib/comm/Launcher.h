@@ -51,17 +51,20 @@ public:
       : rank_(rank), ranks_(ranks), options_(options), device_(device),
         heap_(heap), programs_(programs), agreement_(agreement) {}
 
-  /// Runs `call` on instance `index` on `stream`.
-  bool run(int index, const Call &call, void *stream, Error &error);
+  /// Runs `call` on instance `index` on `stream`: its load/store kernel,
+  /// or with `dma` its DMA path (ProgramCache::addDma added it). The path
+  /// is part of the signature the ranks agree on.
+  bool run(int index, const Call &call, bool dma, void *stream, Error &error);
   /// False, with the first failure a kernel of this communicator
   /// recorded, once one has.
   bool healthy(Error &error);
 
 private:
-  /// Builds the SdmaTable words of `call` (after the buffer pointers).
+  /// Builds the SdmaTable words of `call`, with the flags at
+  /// `flagsOffset` of every rank's control area.
   bool table(const Instance &instance, const Call &call,
              const std::vector<int> &region, const std::vector<size_t> &offset,
-             std::vector<uint64_t> &words, Error &error);
+             size_t flagsOffset, std::vector<uint64_t> &words, Error &error);
   /// The failure any kernel recorded, decoded; empty if none.
   Error kernelError();
 

@@ -76,6 +76,32 @@ bool writeProgram(const std::string &directory, const std::string &name,
   return true;
 }
 
+/// Writes NAME-R.VARIANT.plan.json, the DMA plan of `text`, where it has
+/// one (a schedule that reduces or reads counts at run time has none).
+bool writePlan(ScheduleCompiler &compiler, const std::string &directory,
+               const std::string &text, const std::string &name, int ranks,
+               std::optional<int> root, const std::string &variant,
+               Error &error) {
+  ScheduleCompileOptions options;
+  options.ranks = ranks;
+  options.root = root;
+  options.variants = {variant};
+  options.name = name;
+  ScheduleCompileResult result;
+  std::string why;
+  if (!compiler.compile(text, options, result, why))
+    return error.fail(ErrorKind::System, why);
+  if (!result.ok || result.variants.empty())
+    return true;
+  std::string path = directory + "/" + ProgramCache::programName(name) + "-" +
+                     std::to_string(ranks) + "." + variant + ".plan.json";
+  std::ofstream out(path, std::ios::binary);
+  out << result.variants[0].plan;
+  if (!out.flush())
+    return error.fail(ErrorKind::System, "cannot write " + path);
+  return true;
+}
+
 const char *typeName(DataType type) {
   switch (type) {
   case DataType::Float32:
@@ -141,9 +167,7 @@ std::string ProgramCache::programName(const std::string &path) {
   return stem;
 }
 
-bool ProgramCache::compile(const std::string &text, const std::string &name,
-                           std::optional<int> root, LdstProgram &program,
-                           Error &error) {
+ScheduleCompiler *ProgramCache::compiler() {
   // Two threads may call one communicator: the library loads once.
   std::lock_guard<std::mutex> lock(compilerMutex_);
   if (!compilerTried_) {
@@ -151,9 +175,15 @@ bool ProgramCache::compile(const std::string &text, const std::string &name,
     compiler_ = ScheduleCompiler::load(compilerError_, options_.compilerLibrary,
                                        options_.cacheDirectory);
   }
-  if (compiler_) {
+  return compiler_.get();
+}
+
+bool ProgramCache::compile(const std::string &text, const std::string &name,
+                           std::optional<int> root, LdstProgram &program,
+                           Error &error) {
+  if (ScheduleCompiler *compiler = this->compiler()) {
     std::string ldst, why;
-    if (!compileToLdst(*compiler_, text, name, ranks_, root, ldst, error))
+    if (!compileToLdst(*compiler, text, name, ranks_, root, ldst, error))
       return false;
     std::optional<LdstProgram> parsed = LdstProgram::parse(ldst, why);
     if (!parsed)
@@ -305,6 +335,11 @@ bool ProgramCache::addBuiltin(const std::string &schedule, int root,
            index, error))
     return false;
   index_[name] = index;
+  Instance &added = instances_[index];
+  added.text = builtin;
+  added.name = rootedName(schedule, root);
+  if (isRooted(schedule))
+    added.root = root;
   return true;
 }
 
@@ -323,7 +358,124 @@ bool ProgramCache::addSchedule(const std::string &text, const std::string &name,
       program = std::move(compiled);
   }
   std::string what = "schedule " + std::to_string(hashBytes(text));
-  return add(std::move(program), refused, what, what, index, error);
+  if (!add(std::move(program), refused, what, what, index, error))
+    return false;
+  if (text.rfind("// sdma-ldst: ", 0) != 0) {
+    instances_[index].text = text;
+    instances_[index].name = name;
+  }
+  return true;
+}
+
+std::string ProgramCache::dmaInapplicable(int index) const {
+  const Instance &instance = instances_[index];
+  const LdstProgram &program = instance.program;
+  if (program.collective && program.collective->isReduction())
+    return program.schedule + " reduces, and DMA engines cannot add";
+  if (instance.countsOffset)
+    return program.schedule +
+           " reads its counts at run time, and a DMA plan needs every size "
+           "when it is built";
+  if (instance.text.empty())
+    return program.schedule +
+           " was loaded as a load/store program: there is no schedule to "
+           "build a DMA plan from";
+  return "";
+}
+
+bool ProgramCache::compilePlan(const Instance &instance, Plan &plan,
+                               Error &error) {
+  const std::string &variant = options_.dmaVariant;
+  std::string why;
+  if (ScheduleCompiler *compiler = this->compiler()) {
+    ScheduleCompileOptions options;
+    options.ranks = ranks_;
+    options.root = instance.root;
+    options.variants = {variant};
+    options.name = instance.name;
+    ScheduleCompileResult result;
+    if (!compiler->compile(instance.text, options, result, why))
+      return error.fail(ErrorKind::System, why);
+    if (!result.ok || result.variants.empty())
+      return error.fail(
+          ErrorKind::InvalidArgument,
+          instance.name + " has no " + variant + " DMA plan for " +
+              std::to_string(ranks_) + " ranks: " +
+              (!result.skipped.empty() ? result.skipped[0].second
+               : result.diagnostics.empty() ? result.error
+                                            : result.diagnostics));
+    std::optional<Plan> parsed = Plan::parse(result.variants[0].plan, why);
+    if (!parsed)
+      return error.fail(ErrorKind::Internal, why);
+    plan = std::move(*parsed);
+    return true;
+  }
+  std::string path = options_.programDirectory + "/" +
+                     programName(instance.name) + "-" +
+                     std::to_string(ranks_) + "." + variant + ".plan.json";
+  std::optional<Plan> loaded;
+  if (options_.programDirectory.empty())
+    why = "no program directory (SDMA_PROGRAM_DIR) is set";
+  else if (!(loaded = Plan::load(path, why)))
+    why = "no precompiled DMA plan: " + why;
+  if (!loaded)
+    return error.fail(ErrorKind::System, "cannot compile the DMA plan of " +
+                                             instance.name + ": " +
+                                             compilerError_ + "; and " + why);
+  plan = std::move(*loaded);
+  return true;
+}
+
+bool ProgramCache::addDma(int index, Error &error) {
+  Instance &instance = instances_[index];
+  if (instance.dma)
+    return true;
+  if (instance.dmaTried) {
+    error = instance.dmaRefused;
+    return false;
+  }
+  size_t usedBefore = controlUsed_;
+  Error local;
+  Plan plan;
+  std::shared_ptr<const DmaProgram> program;
+  std::unique_ptr<CommKernel> kernel;
+  size_t flagsOffset = 0;
+  if (std::string no = dmaInapplicable(index); !no.empty()) {
+    local.fail(ErrorKind::InvalidUsage, no);
+  } else if (compilePlan(instance, plan, local)) {
+    std::string why;
+    std::optional<DmaProgram> made =
+        DmaProgram::create(std::move(plan), options_.dmaVariant,
+                           instance.program, rank_, device_.dmaValueWaits(),
+                           why);
+    if (!made)
+      local.fail(ErrorKind::Internal, why);
+    else if (!reserve(std::max(1, made->plan.flags) * 8, flagsOffset))
+      local.fail(ErrorKind::InvalidUsage,
+                 "the control area is full (" + std::to_string(controlBytes_) +
+                     " bytes of flags): no room for the DMA flags of " +
+                     instance.program.schedule);
+    else if (program = std::make_shared<const DmaProgram>(std::move(*made)),
+             !(kernel = device_.loadDma(program, why)))
+      local.fail(options_.device == "cpu" ? ErrorKind::System
+                                          : ErrorKind::Device,
+                 why);
+  }
+  std::string what = "the DMA path of " + instance.program.schedule;
+  bool agreed = options_.checkCalls
+                    ? agreement_.agreeUnless(local, "dma " + instance.name,
+                                             "adding " + what, error)
+                    : local.empty() || (error = local, false);
+  instance.dmaTried = true;
+  if (!agreed) {
+    controlUsed_ = usedBefore;
+    instance.dmaRefused = error;
+    return false;
+  }
+  instance.dma = std::move(program);
+  instance.dmaKernel = std::move(kernel);
+  instance.dmaFlagsOffset = flagsOffset;
+  return true;
 }
 
 bool ProgramCache::precompile(const std::string &directory, int ranks,
@@ -334,16 +486,20 @@ bool ProgramCache::precompile(const std::string &directory, int ranks,
       why, options.compilerLibrary, options.cacheDirectory);
   if (!compiler)
     return error.fail(ErrorKind::System, why);
+  std::string variant =
+      options.dmaVariant.empty() ? std::string("pcpy") : options.dmaVariant;
   for (const BuiltinSchedule &builtin : kBuiltinSchedules) {
     std::string schedule = builtin.name;
     for (int root = 0; root < (isRooted(schedule) ? ranks : 1); ++root) {
       std::string name = rootedName(schedule, root);
       std::string ldst;
-      if (!compileToLdst(*compiler, builtin.text, name, ranks,
-                         isRooted(schedule) ? std::optional<int>(root)
-                                            : std::nullopt,
+      std::optional<int> rootOption =
+          isRooted(schedule) ? std::optional<int>(root) : std::nullopt;
+      if (!compileToLdst(*compiler, builtin.text, name, ranks, rootOption,
                          ldst, error) ||
-          !writeProgram(directory, name, ranks, ldst, error))
+          !writeProgram(directory, name, ranks, ldst, error) ||
+          !writePlan(*compiler, directory, builtin.text, name, ranks,
+                     rootOption, variant, error))
         return false;
     }
   }
@@ -354,7 +510,9 @@ bool ProgramCache::precompile(const std::string &directory, int ranks,
                         "cannot read schedule " + path);
     if (!compileToLdst(*compiler, text, path, ranks, std::nullopt, ldst,
                        error) ||
-        !writeProgram(directory, programName(path), ranks, ldst, error))
+        !writeProgram(directory, programName(path), ranks, ldst, error) ||
+        !writePlan(*compiler, directory, text, path, ranks, std::nullopt,
+                   variant, error))
       return false;
   }
   return true;

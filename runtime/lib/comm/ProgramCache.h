@@ -32,6 +32,7 @@
 
 #include "comm/Agreement.h"
 #include "comm/CommDevice.h"
+#include "comm/DmaProgram.h"
 #include "sdma/runtime/Communicator.h"
 
 #include <map>
@@ -65,6 +66,18 @@ struct Instance {
   std::vector<std::set<std::pair<int, int>>> touched;
   /// [buffer]: 1 if some rank touches it on another rank.
   std::vector<char> remote;
+  /// What the DMA plan is compiled from: the schedule's text (empty for a
+  /// program loaded as a program), its name and root.
+  std::string text, name;
+  std::optional<int> root;
+  /// The DMA path (DmaProgram.h), added on the first call that takes it
+  /// (ProgramCache::addDma): the program, its kernel and its flags (plan
+  /// .flags words of the control area). Once tried and refused, why.
+  std::shared_ptr<const DmaProgram> dma;
+  std::unique_ptr<CommKernel> dmaKernel;
+  size_t dmaFlagsOffset = 0;
+  bool dmaTried = false;
+  Error dmaRefused;
 };
 
 class ProgramCache {
@@ -91,6 +104,16 @@ public:
                    Error &error);
 
   const Instance &instance(int index) const { return instances_[index]; }
+
+  /// Why instance `index` can never take the DMA path (it reduces, reads
+  /// counts at run time, or was loaded as a load/store program), or "".
+  std::string dmaInapplicable(int index) const;
+  /// Adds the DMA path of instance `index` (its plan compiled as
+  /// options.dmaVariant, or read from the program directory as
+  /// NAME-R.VARIANT.plan.json), once. Collective: every rank adds it or
+  /// none does, and a refusal is remembered everywhere (Instance::
+  /// dmaRefused; false with it in `error` now and at every later call).
+  bool addDma(int index, Error &error);
   size_t size() const { return instances_.size(); }
   /// The programs (error records) in use, and an instance of record `r`.
   size_t records() const { return recordOwner_.size(); }
@@ -115,6 +138,11 @@ private:
   /// given): compiled, or precompiled by `name` where there is no compiler.
   bool compile(const std::string &text, const std::string &name,
                std::optional<int> root, LdstProgram &program, Error &error);
+  /// The compiler library, loaded on first use (null: compilerError_).
+  ScheduleCompiler *compiler();
+  /// The DMA plan of instance `instance`'s schedule: compiled, or read
+  /// from the program directory where there is no compiler.
+  bool compilePlan(const Instance &instance, Plan &plan, Error &error);
   /// Reserves the control area (or shares that of program `programKey`'s
   /// earlier variant) and loads the kernel of `program` (or takes
   /// `refused`, this rank's reason it has none), then agrees with every

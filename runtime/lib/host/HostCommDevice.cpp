@@ -15,12 +15,14 @@
 // namespace sharing /dev/shm may look dead from here). The kernel is the
 // generated load/store kernel on host threads (HostLdstKernel, as the CPU
 // executor runs it), run for this process's rank in place before launch
-// returns.
+// returns; the DMA path's engines are host threads (CpuDmaKernel.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "comm/CommDevice.h"
+#include "comm/DmaProgram.h"
 #include "comm/PointToPoint.h"
+#include "host/CpuDmaKernel.h"
 #include "compile/KernelCache.h"
 #include "host/HostLdstKernel.h"
 #include "sdma/runtime/LdstCpuExecutor.h"
@@ -106,13 +108,9 @@ public:
       : kernel_(std::move(kernel)), ranks_(p.ranks), buffers_(p.buffers.size()),
         options_(options) {}
   bool launch(const KernelLaunch &launch, std::string &error) override {
-    size_t RB = ranks_ * buffers_;
-    const std::vector<uint64_t> &t = launch.table;
-    if (t.size() != RB + 3 * ranks_ + 9) {
-      error =
-          "internal: a kernel table of " + std::to_string(t.size()) + " words";
+    LaunchTable t;
+    if (!LaunchTable::decode(launch.table, ranks_, buffers_, t, error))
       return false;
-    }
     int begin = launch.programRank, end = launch.programRank + 1;
     if (begin < 0 || end > ranks_) {
       error = "internal: a launch of program rank " + std::to_string(begin) +
@@ -120,23 +118,18 @@ public:
       return false;
     }
     HostLdstKernel::RankPointers p;
-    for (size_t i = 0; i < RB; ++i)
-      p.buffers.push_back(reinterpret_cast<char *>(t[i]));
-    for (int r = 0; r < ranks_; ++r) {
-      p.flags.push_back(reinterpret_cast<unsigned long long *>(t[RB + r]));
-      p.sync.push_back(reinterpret_cast<unsigned int *>(t[RB + ranks_ + r]));
-    }
-    p.epochs = reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_ + 2]);
-    for (int r = 0; r < ranks_; ++r)
-      p.arrive.push_back(
-          reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_ + 3 + r]));
-    p.errorRecord = reinterpret_cast<unsigned long long *>(t[RB + 2 * ranks_]);
+    p.buffers = t.buffers;
+    p.flags = t.flags;
+    p.sync = t.sync;
+    p.epochs = t.epochs;
+    p.arrive = t.arrive;
+    p.errorRecord = t.error;
     unsigned long long own[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (!p.errorRecord)
       p.errorRecord = own;
-    p.rowBytes = t[RB + 3 * ranks_ + 4];
+    p.rowBytes = t.rowBytes;
     for (int i = 0; i < 4; ++i)
-      p.counts[i] = reinterpret_cast<long long *>(t[RB + 3 * ranks_ + 5 + i]);
+      p.counts[i] = t.counts[i];
     return kernel_->run(p, launch.chunkBytes, epoch_++, options_.timeoutNs,
                         options_.blocks, options_.threads, begin, end, error) &&
            HostLdstKernel::readErrorRecord(p.errorRecord, error);
@@ -337,6 +330,14 @@ public:
     }
     return std::make_unique<CpuP2pKernel>(std::move(kernel), run,
                                           options_.cpuThreads);
+  }
+
+  bool hasDmaPath() const override { return true; }
+  std::unique_ptr<CommKernel>
+  loadDma(std::shared_ptr<const DmaProgram> program,
+          std::string &error) override {
+    (void)error;
+    return createCpuDmaKernel(std::move(program));
   }
 
 private:

@@ -99,6 +99,7 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
         want[r * c + i] = pattern(r, 1, i);
     k.expect(all, want,
              "AllGather" + std::string(inPlace ? " in place" : "") + tagline);
+    k.expectPath("AllGather" + tagline);
   }
   // AlltoAll, then in place.
   for (int inPlace = 0; inPlace < 2; ++inPlace) {
@@ -115,6 +116,7 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
         want[p * c + i] = pattern(p, 2, me * c + i);
     k.expect(recv, want,
              "AlltoAll" + std::string(inPlace ? " in place" : "") + tagline);
+    k.expectPath("AlltoAll" + tagline);
   }
   // Broadcast from `root` of the pattern `tag`; with `nullOffRoot`, the
   // non-roots pass a NULL sendbuff (NCCL's convention: only the root reads
@@ -131,6 +133,7 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
     for (size_t i = 0; i < c; ++i)
       want[i] = pattern(root, tag, i);
     k.expect(all, want, label);
+    k.expectPath(label);
   };
   for (int root = 0; root < R; ++root) {
     std::string at = " root " + std::to_string(root) + tagline;
@@ -145,6 +148,7 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
     for (size_t i = 0; i < c; ++i)
       want[i] = pattern(root, 4, me * c + i);
     k.expect(one, want, "Scatter" + at);
+    k.expectPath("Scatter" + at);
     // Gather: only the root's buffer changes.
     k.fill(one, c, me, 5);
     k.fill(all, R * c, me, -1);
@@ -157,6 +161,7 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
         for (size_t i = 0; i < c; ++i)
           gathered[r * c + i] = pattern(r, 5, i);
     k.expect(all, gathered, "Gather" + at);
+    k.expectPath("Gather" + at);
   }
   broadcast(R - 1, 6, true, "sdmaBroadcast (send NULL off the root)",
             "Broadcast, send NULL off the root" + tagline);
@@ -198,6 +203,7 @@ void userSchedule(Rank &k, const std::string &path) {
         for (size_t i = 0; i < c; ++i)
           want[r * c + i] = pattern(r, 6 + round, i);
       k.expect(out, want, "schedule " + path + " " + std::to_string(c));
+      k.expectPath("schedule " + path + " " + std::to_string(c));
     }
     sdmaMemFree(k.comm, out);
     sdmaMemFree(k.comm, in);

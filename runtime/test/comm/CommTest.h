@@ -115,6 +115,23 @@ struct Rank {
       v[i] = tag < 0 ? kUntouched : pattern(r, tag, i);
     memory.write(p, v.data(), n);
   }
+  /// With $SDMA_EXPECT_PATH set ("dma", "ldst"), the last collective's
+  /// path (sdmaCommGetLastPath) must start with `want` (default: it).
+  void expectPath(const std::string &what, const char *want = nullptr) {
+    const char *expected = std::getenv("SDMA_EXPECT_PATH");
+    if (!expected || !*expected)
+      return;
+    if (!want)
+      want = expected;
+    const char *path = nullptr;
+    if (!check(sdmaCommGetLastPath(comm, &path), "sdmaCommGetLastPath"))
+      return;
+    if (std::strncmp(path, want, std::strlen(want)) != 0) {
+      std::fprintf(stderr, "rank %d: %s took path '%s', expected '%s'\n",
+                   rank, what.c_str(), path, want);
+      ++failures;
+    }
+  }
   /// Compares buffer `p` with `expect`; reports the first wrong byte.
   void expect(const void *p, const std::vector<unsigned char> &expect,
               const std::string &what) {

@@ -92,6 +92,15 @@ struct CommOptions {
   /// chunks of this many bytes (rounded up to 16; 0: $SDMA_P2P_CHUNK_BYTES,
   /// else 256 KiB on a GPU and 16 KiB on the CPU device).
   size_t p2pChunkBytes = 0;
+  /// The path a collective takes (docs/c-api.md, "Load/store or DMA"):
+  /// "auto" (the CUDA device: the cost model per call; the CPU and HIP
+  /// devices: load/store), "ldst" or "dma" (DMA wherever the collective
+  /// has a DMA plan: not reductions or all-to-allv). "": $SDMA_PATH, else
+  /// "auto".
+  std::string path;
+  /// The DMA plans' variant: pcpy, b2b, bcst or swap ("":
+  /// $SDMA_DMA_VARIANT, else pcpy).
+  std::string dmaVariant;
 };
 
 /// One send or receive of a point-to-point group (Communicator::sendRecv).
@@ -215,6 +224,9 @@ public:
   /// wait timed out, a count was out of range) or it was aborted: it stays
   /// failed.
   bool asyncError(Error &error);
+  /// The path the last collective call of this rank took and why: "ldst
+  /// (...)" or "dma VARIANT (...)" (CommOptions::path); "" before any.
+  std::string lastPath() const;
   /// Makes every wait of this communicator's kernels fail now, those in
   /// flight included (their calls return "aborted"), and the communicator
   /// failed for good. From any thread, while another is inside a call of

@@ -1,0 +1,108 @@
+//===- DmaProgram.h - a schedule's DMA plan in a communicator --*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The DMA path of a communicator: the schedule's DMA plan (its engine
+// queues: copies, broadcasts, swaps, notifies and polls) run by this
+// process for its own rank, over the same buffers the load/store kernel
+// would use. A launch takes the load/store kernel's table (Launcher.h), so
+// the two paths share everything a call sets up, and its words mean the
+// same: buf[R*B] every rank's buffers, flags[R] the DMA flags of every
+// rank (the program's own words, not the kernel's), error the record,
+// timeoutNs, epochs the program's run counter, arrive[R] the job-barrier
+// words.
+//
+// The call protocol (the same job barriers as the load/store kernel, so a
+// program's calls may alternate between the paths; epoch e = epochs[0]):
+//   1. entry: arrive[q][0 * R + r] += 1 for every rank q, then wait until
+//      arrive[r][0 * R + q] >= e + 1 for every q (every rank's buffers may
+//      be written: the previous call is over everywhere);
+//   2. this rank's queues run side by side, each in order; a notify of a
+//      flag another queue polls writes its ordinal k (every flag has one
+//      writer: DmaQueueSchedule.h) and a poll waits until the flag >= its
+//      value; each wait is bounded by the timeout and stops at an abort;
+//   3. exit: once every queue of the rank is done, arrive[q][1 * R + r] +=
+//      1 for every q, then wait for every rank's;
+//   4. the rank zeroes its own DMA flags and sets epochs[0] = e + 1.
+// Step 4 is safe: every notify into rank r's flags in this call was issued
+// by a queue that finished before its rank arrived at the exit barrier, so
+// before r passed it; the next call's notifies come after r arrives at the
+// next entry barrier, after its reset. So the values a plan polls for are
+// its own constants in every call (no per-call arithmetic: what a captured
+// CUDA graph needs).
+//
+// A wait that times out writes the error record as the kernel does
+// (status 1, rank, slot, value, seen): slot -2 / -3 for the entry / exit
+// barrier (the rank awaited as the value), kDmaFlagSlot(f) for DMA flag f.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_COMM_DMAPROGRAM_H
+#define SDMA_RUNTIME_LIB_COMM_DMAPROGRAM_H
+
+#include "exec/DmaQueueSchedule.h"
+#include "sdma/runtime/LdstProgram.h"
+#include "sdma/runtime/Plan.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sdma::rt {
+
+/// The error record's slot for a timed-out poll of DMA flag `flag`.
+constexpr int64_t kDmaFlagSlotBase = -16;
+inline int64_t dmaFlagSlot(int flag) { return kDmaFlagSlotBase - flag; }
+/// The error record's slot for a rank whose DMA engines stopped before
+/// they ran (a host thread that could not start).
+constexpr int64_t kDmaStoppedSlot = -15;
+
+struct DmaProgram {
+  Plan plan;
+  /// The DMA variant the plan was compiled with (pcpy, b2b, ...).
+  std::string variant;
+  /// The rank this process runs, and its queues (indices into
+  /// plan.streams), in the plan's order.
+  int rank = 0;
+  std::vector<size_t> queues;
+  /// How this rank's queues are enqueued (DmaQueueSchedule.h), with the
+  /// other ranks' queues as other processes.
+  DmaSchedule schedule;
+
+  /// The program of `plan` (compiled as `variant`) for `rank`: refused,
+  /// naming why, where it is not the same collective over the same buffers
+  /// as `ldst` (names, sizes, count tables), where this rank's queues touch
+  /// a buffer of a rank that the load/store program's rank does not (the
+  /// launch table has only those), or where its queues cannot be
+  /// scheduled. `valueWaits`: every dependency of the rank's own queues a
+  /// flag wait too (devices without events).
+  static std::optional<DmaProgram> create(Plan plan, std::string variant,
+                                          const LdstProgram &ldst, int rank,
+                                          bool valueWaits, std::string &error);
+
+  /// The ranks whose queues notify DMA flag `flag` of `rank`.
+  std::vector<int> notifiers(int rank, int flag) const;
+};
+
+/// The load/store kernel's table (Launcher::table) decoded.
+struct LaunchTable {
+  std::vector<char *> buffers;             // [rank * B + buffer]
+  std::vector<unsigned long long *> flags; // [rank]
+  std::vector<unsigned int *> sync;        // [rank]
+  unsigned long long *error = nullptr;
+  uint64_t timeoutNs = 0;
+  unsigned long long *epochs = nullptr;
+  std::vector<unsigned long long *> arrive; // [rank]
+  unsigned long long *errorMirror = nullptr;
+  uint64_t rowBytes = 0;
+  long long *counts[4] = {nullptr, nullptr, nullptr, nullptr};
+
+  /// The words of a table for `ranks` ranks and `buffers` buffers; false
+  /// (an internal error) if it has another size.
+  static bool decode(const std::vector<uint64_t> &words, int ranks,
+                     size_t buffers, LaunchTable &table, std::string &error);
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LIB_COMM_DMAPROGRAM_H

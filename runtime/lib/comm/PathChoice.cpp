@@ -1,0 +1,100 @@
+//===- PathChoice.cpp - load/store or DMA, per call -----------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/PathChoice.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace sdma::rt;
+
+namespace {
+struct EmbeddedProfile {
+  const char *name, *text;
+};
+// runtime/profiles/h200-nvidia.json, built in (EmbedSchedules.cmake).
+const EmbeddedProfile kNvProfiles[] = {
+#include "NvProfile.inc"
+};
+
+std::string microseconds(double us) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f us", us);
+  return text;
+}
+} // namespace
+
+PathChoice PathChooser::predict(const Instance &instance, size_t chunkBytes) {
+  if (!profileTried_) {
+    profileTried_ = true;
+    profile_ = NvTimingProfile::parse(kNvProfiles[0].text, profileError_);
+  }
+  auto ldst = [](std::string why) { return PathChoice{false, "ldst (auto: " + why + ")"}; };
+  if (!profile_)
+    return ldst("the cost model does not load: " + profileError_);
+  const Plan &plan = instance.dma->plan;
+  std::string why;
+  std::optional<double> kernel =
+      profile_->predict(plan, chunkBytes, NvExecutor::Ldst, devices_, &why);
+  if (!kernel)
+    return ldst("no load/store prediction: " + why);
+  std::optional<double> engines;
+  for (NvExecutor e : {NvExecutor::Ce, NvExecutor::CeBatch})
+    if (std::optional<double> t = profile_->predict(plan, chunkBytes, e,
+                                                    devices_))
+      engines = engines ? std::min(*engines, *t) : *t;
+  if (!engines)
+    return ldst("no copy-engine prediction");
+  std::string both = "predicted " + microseconds(*kernel) + " load/store, " +
+                     microseconds(*engines) + " copy engines";
+  if (*engines < *kernel)
+    return {true, "dma " + instance.dma->variant + " (auto: " + both + ")"};
+  return ldst(both);
+}
+
+bool PathChooser::choose(int index, size_t chunkBytes, PathChoice &choice,
+                         Error &error) {
+  auto known = decided_.find({index, chunkBytes});
+  if (known != decided_.end()) {
+    choice = known->second;
+    return true;
+  }
+  const Instance &instance = programs_.instance(index);
+  bool forced = options_.path != "auto";
+  if (std::string no = programs_.dmaInapplicable(index); !no.empty()) {
+    choice = {false, "ldst (" + no + ")"};
+  } else if (options_.path == "ldst") {
+    choice = {false, "ldst (SDMA_PATH=ldst)"};
+  } else if (!forced && !device_.hasDmaPath()) {
+    choice = {false, "ldst (auto: the " + device_.name() +
+                         " device has no DMA path)"};
+  } else if (!forced && device_.name() != "cuda") {
+    choice = {false, "ldst (auto: the " + device_.name() +
+                         " device's DMA path is not measured; SDMA_PATH=dma "
+                         "forces it)"};
+  } else {
+    Error refused;
+    if (!programs_.addDma(index, refused)) {
+      if (forced) {
+        error = refused;
+        return error.context("SDMA_PATH=dma");
+      }
+      choice = {false, "ldst (auto: no DMA path: " + refused.message + ")"};
+    } else if (forced) {
+      choice = {true, "dma " + instance.dma->variant + " (SDMA_PATH=dma)"};
+    } else {
+      choice = predict(instance, chunkBytes);
+    }
+  }
+  if (const char *log = std::getenv("SDMA_PATH_LOG"); log && *log == '1')
+    std::fprintf(stderr, "sdma: %s chunk %zu: %s\n",
+                 instance.program.schedule.c_str(), chunkBytes,
+                 choice.why.c_str());
+  if (decided_.size() >= 4096) // a job of ever new sizes: decide afresh
+    decided_.clear();
+  decided_[{index, chunkBytes}] = choice;
+  return true;
+}

@@ -1,0 +1,70 @@
+//===- PathChoice.h - load/store or DMA, per call ---------------*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Which path a collective call takes, and why (Communicator::lastPath
+// reports it; SDMA_PATH_LOG=1 prints each new decision):
+//   - a collective without a DMA plan (a reduction, an all-to-allv, a
+//     program loaded as a program) runs on the load/store kernel, whatever
+//     was asked;
+//   - CommOptions::path "ldst" or "dma" (SDMA_PATH) forces the path; a
+//     forced DMA path that cannot be built fails the call, naming why;
+//   - "auto" on a device whose DMA path is measured (CUDA, once it has
+//     one) predicts both with the NVIDIA cost model (NvTimingModel.h, the
+//     profile built in) at the call's chunk and GPU count and takes the
+//     faster; on the CPU device (its DMA engines are host threads, there
+//     to test the path) and the HIP device (no AMD measurements yet) it
+//     takes load/store.
+// The decision depends only on what every rank shares (the schedule, the
+// chunk, the options), and the launcher agrees on it across ranks with the
+// call's signature, so a rank configured otherwise is refused by name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_COMM_PATHCHOICE_H
+#define SDMA_RUNTIME_LIB_COMM_PATHCHOICE_H
+
+#include "comm/ProgramCache.h"
+#include "sdma/runtime/NvTimingModel.h"
+
+#include <map>
+#include <optional>
+
+namespace sdma::rt {
+
+struct PathChoice {
+  bool dma = false;
+  /// "dma pcpy (SDMA_PATH=dma)", "ldst (auto: ...)".
+  std::string why;
+};
+
+class PathChooser {
+public:
+  PathChooser(const CommOptions &options, CommDevice &device,
+              ProgramCache &programs, int devices)
+      : options_(options), device_(device), programs_(programs),
+        devices_(devices) {}
+
+  /// The path of a call of instance `index` at `chunkBytes` bytes per
+  /// chunk. Collective where it adds the DMA path (the first call of an
+  /// instance that may take it). False only where the call must fail: a
+  /// forced DMA path that cannot be added.
+  bool choose(int index, size_t chunkBytes, PathChoice &choice, Error &error);
+
+private:
+  /// Auto on a measured device: the cost model's pick.
+  PathChoice predict(const Instance &instance, size_t chunkBytes);
+
+  const CommOptions &options_;
+  CommDevice &device_;
+  ProgramCache &programs_;
+  int devices_;
+  std::map<std::pair<int, size_t>, PathChoice> decided_;
+  std::optional<NvTimingProfile> profile_;
+  std::string profileError_;
+  bool profileTried_ = false;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LIB_COMM_PATHCHOICE_H
