@@ -220,9 +220,8 @@ sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
                     std::to_string(nranks) + " is not a rank");
   // 0.3's config ends before `path`: its fields mean the same.
   bool withPath = config && config->size == sizeof(sdmaConfig_t);
-  if (config &&
-      (config->magic != SDMA_CONFIG_MAGIC ||
-       (!withPath && config->size != offsetof(sdmaConfig_t, path))))
+  if (config && (config->magic != SDMA_CONFIG_MAGIC ||
+                 (!withPath && config->size != offsetof(sdmaConfig_t, path))))
     return fail(nullptr, sdmaInvalidArgument,
                 "config was not initialised with SDMA_CONFIG_INITIALIZER");
   return guarded(nullptr, [&] {

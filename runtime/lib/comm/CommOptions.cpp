@@ -60,7 +60,7 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
                       "unknown device '" + o.device + "' (cpu, cuda or hip)");
   // A day of waiting, a TiB of heap: past them a value is a typo.
   uint64_t heap = o.heapBytes, twoShot = o.twoShotBytes,
-           p2pChunk = o.p2pChunkBytes;
+           p2pChunk = o.p2pChunkBytes, dmaMin = o.dmaMinBytes;
   if (!envNumber("SDMA_TIMEOUT_MS", 30000, 86400000, o.timeoutMs, error) ||
       !envNumber("SDMA_HEAP_BYTES",
                  o.device == "cpu" ? 16ull << 20 : 256ull << 20, 1ull << 40,
@@ -69,8 +69,10 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
                  std::numeric_limits<uint32_t>::max(), twoShot, error) ||
       !envNumber("SDMA_P2P_CHUNK_BYTES",
                  o.device == "cpu" ? 16 << 10 : 256 << 10, 64ull << 20,
-                 p2pChunk, error))
+                 p2pChunk, error) ||
+      !envNumber("SDMA_DMA_MIN_BYTES", 0, 1ull << 50, dmaMin, error))
     return false;
+  o.dmaMinBytes = dmaMin;
   if (p2pChunk > (64ull << 20))
     return error.fail(ErrorKind::InvalidArgument, "p2pChunkBytes " +
                                                       std::to_string(p2pChunk) +
@@ -85,25 +87,24 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
                         "SDMA_CHECK_CALLS='" + value + "' must be 0 or 1");
     o.checkCalls = value == "1";
   }
-  auto choose = [&](std::string &value, const char *variable,
-                    const char *fallback,
-                    std::initializer_list<const char *> allowed,
-                    const char *what) {
-    const char *env = std::getenv(variable);
-    bool fromEnv = value.empty() && env && *env;
-    if (value.empty())
-      value = fromEnv ? env : fallback;
-    std::string list;
-    for (const char *a : allowed) {
-      if (value == a)
-        return true;
-      list += (list.empty() ? "" : ", ") + std::string(a);
-    }
-    return error.fail(ErrorKind::InvalidArgument,
-                      (fromEnv ? std::string(variable) + "='" + value + "'"
-                               : std::string(what) + " '" + value + "'") +
-                          " is not one of " + list);
-  };
+  auto choose =
+      [&](std::string &value, const char *variable, const char *fallback,
+          std::initializer_list<const char *> allowed, const char *what) {
+        const char *env = std::getenv(variable);
+        bool fromEnv = value.empty() && env && *env;
+        if (value.empty())
+          value = fromEnv ? env : fallback;
+        std::string list;
+        for (const char *a : allowed) {
+          if (value == a)
+            return true;
+          list += (list.empty() ? "" : ", ") + std::string(a);
+        }
+        return error.fail(ErrorKind::InvalidArgument,
+                          (fromEnv ? std::string(variable) + "='" + value + "'"
+                                   : std::string(what) + " '" + value + "'") +
+                              " is not one of " + list);
+      };
   if (!choose(o.path, "SDMA_PATH", "auto", {"auto", "ldst", "dma"}, "path") ||
       !choose(o.dmaVariant, "SDMA_DMA_VARIANT", "pcpy",
               {"pcpy", "b2b", "bcst", "swap"}, "DMA variant"))

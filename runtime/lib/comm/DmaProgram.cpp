@@ -75,10 +75,10 @@ std::optional<DmaProgram> DmaProgram::create(Plan plan, std::string variant,
       continue;
     program.queues.push_back(q);
     for (const Command &c : stream.commands) {
-      int slices = c.kind == Command::Kind::Bcast                        ? 3
-                   : c.kind == Command::Kind::Copy ||
-                           c.kind == Command::Kind::Swap                 ? 2
-                                                                         : 0;
+      int slices =
+          c.kind == Command::Kind::Bcast                                   ? 3
+          : c.kind == Command::Kind::Copy || c.kind == Command::Kind::Swap ? 2
+                                                                           : 0;
       for (int s = 0; s < slices; ++s)
         if (!allowed.count({c.slices[s].rank, c.slices[s].buffer})) {
           error = ldst.schedule + ": rank " + std::to_string(rank) +
@@ -90,8 +90,7 @@ std::optional<DmaProgram> DmaProgram::create(Plan plan, std::string variant,
         }
     }
   }
-  std::optional<DmaSchedule> schedule =
-      scheduleDmaQueues(plan, why, options);
+  std::optional<DmaSchedule> schedule = scheduleDmaQueues(plan, why, options);
   if (!schedule) {
     error = ldst.schedule + "'s DMA plan: " + why;
     return std::nullopt;
@@ -105,8 +104,7 @@ std::vector<int> DmaProgram::notifiers(int rank, int flag) const {
   std::set<int> ranks;
   for (const Stream &stream : plan.streams)
     for (const Command &c : stream.commands)
-      if (c.kind == Command::Kind::Notify && c.target == rank &&
-          c.flag == flag)
+      if (c.kind == Command::Kind::Notify && c.target == rank && c.flag == flag)
         ranks.insert(stream.rank);
   return {ranks.begin(), ranks.end()};
 }
@@ -137,8 +135,7 @@ bool LaunchTable::decode(const std::vector<uint64_t> &t, int ranks,
   table.timeoutNs = t[at + 1];
   table.epochs = static_cast<unsigned long long *>(word(at + 2));
   for (int r = 0; r < ranks; ++r)
-    table.arrive.push_back(
-        static_cast<unsigned long long *>(word(at + 3 + r)));
+    table.arrive.push_back(static_cast<unsigned long long *>(word(at + 3 + r)));
   at += 3 + ranks;
   table.errorMirror = static_cast<unsigned long long *>(word(at));
   table.rowBytes = t[at + 1];

@@ -224,8 +224,7 @@ bool Launcher::run(int index, const Call &call, bool dma, void *stream,
   std::vector<uint64_t> words;
   if (problem.empty())
     table(instance, call, region, offset,
-          dma ? instance.dmaFlagsOffset : instance.flagsOffset, words,
-          problem);
+          dma ? instance.dmaFlagsOffset : instance.flagsOffset, words, problem);
   // The first call of a signature: every rank makes the same one, or every
   // rank refuses it (the refusing rank with its own reason).
   bool fresh = options_.checkCalls && !checked_.count(signature);

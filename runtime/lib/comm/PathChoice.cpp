@@ -32,7 +32,9 @@ PathChoice PathChooser::predict(const Instance &instance, size_t chunkBytes) {
     profileTried_ = true;
     profile_ = NvTimingProfile::parse(kNvProfiles[0].text, profileError_);
   }
-  auto ldst = [](std::string why) { return PathChoice{false, "ldst (auto: " + why + ")"}; };
+  auto ldst = [](std::string why) {
+    return PathChoice{false, "ldst (auto: " + why + ")"};
+  };
   if (!profile_)
     return ldst("the cost model does not load: " + profileError_);
   const Plan &plan = instance.dma->plan;
@@ -43,8 +45,8 @@ PathChoice PathChooser::predict(const Instance &instance, size_t chunkBytes) {
     return ldst("no load/store prediction: " + why);
   std::optional<double> engines;
   for (NvExecutor e : {NvExecutor::Ce, NvExecutor::CeBatch})
-    if (std::optional<double> t = profile_->predict(plan, chunkBytes, e,
-                                                    devices_))
+    if (std::optional<double> t =
+            profile_->predict(plan, chunkBytes, e, devices_))
       engines = engines ? std::min(*engines, *t) : *t;
   if (!engines)
     return ldst("no copy-engine prediction");
@@ -68,9 +70,12 @@ bool PathChooser::choose(int index, size_t chunkBytes, PathChoice &choice,
     choice = {false, "ldst (" + no + ")"};
   } else if (options_.path == "ldst") {
     choice = {false, "ldst (SDMA_PATH=ldst)"};
+  } else if (forced && chunkBytes < options_.dmaMinBytes) {
+    choice = {false, "ldst (SDMA_PATH=dma, below SDMA_DMA_MIN_BYTES=" +
+                         std::to_string(options_.dmaMinBytes) + ")"};
   } else if (!forced && !device_.hasDmaPath()) {
-    choice = {false, "ldst (auto: the " + device_.name() +
-                         " device has no DMA path)"};
+    choice = {false,
+              "ldst (auto: the " + device_.name() + " device has no DMA path)"};
   } else if (!forced && device_.name() != "cuda") {
     choice = {false, "ldst (auto: the " + device_.name() +
                          " device's DMA path is not measured; SDMA_PATH=dma "

@@ -7,8 +7,10 @@
 //   - a collective without a DMA plan (a reduction, an all-to-allv, a
 //     program loaded as a program) runs on the load/store kernel, whatever
 //     was asked;
-//   - CommOptions::path "ldst" or "dma" (SDMA_PATH) forces the path; a
-//     forced DMA path that cannot be built fails the call, naming why;
+//   - CommOptions::path "ldst" or "dma" (SDMA_PATH) forces the path (with
+//     "dma", calls of chunks below dmaMinBytes, SDMA_DMA_MIN_BYTES, take
+//     load/store); a forced DMA path that cannot be built fails the call,
+//     naming why;
 //   - "auto" on a device whose DMA path is measured (CUDA, once it has
 //     one) predicts both with the NVIDIA cost model (NvTimingModel.h, the
 //     profile built in) at the call's chunk and GPU count and takes the

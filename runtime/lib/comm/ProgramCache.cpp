@@ -401,7 +401,7 @@ bool ProgramCache::compilePlan(const Instance &instance, Plan &plan,
           ErrorKind::InvalidArgument,
           instance.name + " has no " + variant + " DMA plan for " +
               std::to_string(ranks_) + " ranks: " +
-              (!result.skipped.empty() ? result.skipped[0].second
+              (!result.skipped.empty()      ? result.skipped[0].second
                : result.diagnostics.empty() ? result.error
                                             : result.diagnostics));
     std::optional<Plan> parsed = Plan::parse(result.variants[0].plan, why);
@@ -411,8 +411,8 @@ bool ProgramCache::compilePlan(const Instance &instance, Plan &plan,
     return true;
   }
   std::string path = options_.programDirectory + "/" +
-                     programName(instance.name) + "-" +
-                     std::to_string(ranks_) + "." + variant + ".plan.json";
+                     programName(instance.name) + "-" + std::to_string(ranks_) +
+                     "." + variant + ".plan.json";
   std::optional<Plan> loaded;
   if (options_.programDirectory.empty())
     why = "no program directory (SDMA_PROGRAM_DIR) is set";
@@ -444,10 +444,9 @@ bool ProgramCache::addDma(int index, Error &error) {
     local.fail(ErrorKind::InvalidUsage, no);
   } else if (compilePlan(instance, plan, local)) {
     std::string why;
-    std::optional<DmaProgram> made =
-        DmaProgram::create(std::move(plan), options_.dmaVariant,
-                           instance.program, rank_, device_.dmaValueWaits(),
-                           why);
+    std::optional<DmaProgram> made = DmaProgram::create(
+        std::move(plan), options_.dmaVariant, instance.program, rank_,
+        device_.dmaValueWaits(), why);
     if (!made)
       local.fail(ErrorKind::Internal, why);
     else if (!reserve(std::max(1, made->plan.flags) * 8, flagsOffset))
@@ -495,8 +494,8 @@ bool ProgramCache::precompile(const std::string &directory, int ranks,
       std::string ldst;
       std::optional<int> rootOption =
           isRooted(schedule) ? std::optional<int>(root) : std::nullopt;
-      if (!compileToLdst(*compiler, builtin.text, name, ranks, rootOption,
-                         ldst, error) ||
+      if (!compileToLdst(*compiler, builtin.text, name, ranks, rootOption, ldst,
+                         error) ||
           !writeProgram(directory, name, ranks, ldst, error) ||
           !writePlan(*compiler, directory, builtin.text, name, ranks,
                      rootOption, variant, error))

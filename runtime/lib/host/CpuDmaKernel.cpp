@@ -33,8 +33,7 @@ uint64_t load(const unsigned long long *word) {
 class Run {
 public:
   Run(const DmaProgram &program, const LaunchTable &table, size_t chunk)
-      : P(program), T(table), chunk_(chunk),
-        B(program.plan.buffers.size()) {}
+      : P(program), T(table), chunk_(chunk), B(program.plan.buffers.size()) {}
 
   /// Nonzero once any wait of this communicator's program failed, or the
   /// communicator was aborted (the kernel's sdma_aborted).
@@ -138,8 +137,8 @@ public:
 
   /// Runs queue `q` (plan.streams[q]) to its end.
   void queue(size_t q) {
-    walkCommands(P.plan, P.schedule, q, 0, P.plan.streams[q].commands.size(),
-                 0, perRun(), *this);
+    walkCommands(P.plan, P.schedule, q, 0, P.plan.streams[q].commands.size(), 0,
+                 perRun(), *this);
   }
 
 private:
@@ -164,8 +163,8 @@ public:
   bool launch(const KernelLaunch &launch, std::string &error) override {
     const DmaProgram &P = *program_;
     LaunchTable T;
-    if (!LaunchTable::decode(launch.table, P.plan.ranks,
-                             P.plan.buffers.size(), T, error))
+    if (!LaunchTable::decode(launch.table, P.plan.ranks, P.plan.buffers.size(),
+                             T, error))
       return false;
     if (launch.programRank != P.rank) {
       error = "internal: rank " + std::to_string(P.rank) +

@@ -22,8 +22,8 @@
 #include "comm/CommDevice.h"
 #include "comm/DmaProgram.h"
 #include "comm/PointToPoint.h"
-#include "host/CpuDmaKernel.h"
 #include "compile/KernelCache.h"
+#include "host/CpuDmaKernel.h"
 #include "host/HostLdstKernel.h"
 #include "sdma/runtime/LdstCpuExecutor.h"
 
@@ -333,9 +333,8 @@ public:
   }
 
   bool hasDmaPath() const override { return true; }
-  std::unique_ptr<CommKernel>
-  loadDma(std::shared_ptr<const DmaProgram> program,
-          std::string &error) override {
+  std::unique_ptr<CommKernel> loadDma(std::shared_ptr<const DmaProgram> program,
+                                      std::string &error) override {
     (void)error;
     return createCpuDmaKernel(std::move(program));
   }

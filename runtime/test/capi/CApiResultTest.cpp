@@ -13,6 +13,7 @@
 
 #include "sdma/sdma.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -341,5 +342,55 @@ TEST(CApiResult, DeadHandlesAreRefusedNotDereferenced) {
   void *ptr = nullptr;
   EXPECT_EQ(sdmaMemAlloc(comm, &ptr, 64), sdmaInvalidArgument);
   EXPECT_EQ(sdmaAllGather(ptr, ptr, 1, sdmaInt8, comm, nullptr),
+            sdmaInvalidArgument);
+}
+
+TEST(CApiResult, PathIsChosenReportedAndConfigurable) {
+  sdmaUniqueId id;
+  ASSERT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.device = "cpu";
+  config.heapBytes = 1 << 20;
+  config.path = "fast";
+  sdmaComm_t comm = nullptr;
+  EXPECT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config),
+            sdmaInvalidArgument);
+  EXPECT_NE(std::string(sdmaGetLastError(nullptr)).find("path 'fast'"),
+            std::string::npos)
+      << sdmaGetLastError(nullptr);
+  config.path = "dma";
+  ASSERT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config), sdmaSuccess)
+      << sdmaGetLastError(nullptr);
+  const char *path = nullptr;
+  ASSERT_EQ(sdmaCommGetLastPath(comm, &path), sdmaSuccess);
+  EXPECT_STREQ(path, "");
+  EXPECT_EQ(sdmaCommGetLastPath(comm, nullptr), sdmaInvalidArgument);
+  char *a = nullptr, *b = nullptr;
+  ASSERT_EQ(sdmaMemAlloc(comm, (void **)&a, 64), sdmaSuccess);
+  ASSERT_EQ(sdmaMemAlloc(comm, (void **)&b, 64), sdmaSuccess);
+  std::memset(a, 7, 64);
+  ASSERT_EQ(sdmaAllGather(a, b, 64, sdmaUint8, comm, nullptr), sdmaSuccess)
+      << sdmaGetLastError(comm);
+  EXPECT_EQ(b[63], 7);
+  ASSERT_EQ(sdmaCommGetLastPath(comm, &path), sdmaSuccess);
+  EXPECT_STREQ(path, "dma pcpy (SDMA_PATH=dma)");
+  EXPECT_EQ(sdmaCommDestroy(comm), sdmaSuccess);
+}
+
+TEST(CApiResult, AConfigWithoutThePathFieldsIsAccepted) {
+  // 0.3.0's sdmaConfig_t ended at programDirectory.
+  sdmaUniqueId id;
+  ASSERT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.size = offsetof(sdmaConfig_t, path);
+  config.device = "cpu";
+  config.heapBytes = 1 << 20;
+  config.path = "garbage that must not be read";
+  sdmaComm_t comm = nullptr;
+  ASSERT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config), sdmaSuccess)
+      << sdmaGetLastError(nullptr);
+  EXPECT_EQ(sdmaCommDestroy(comm), sdmaSuccess);
+  config.size = offsetof(sdmaConfig_t, path) - 1;
+  EXPECT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config),
             sdmaInvalidArgument);
 }

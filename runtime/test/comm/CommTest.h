@@ -127,8 +127,8 @@ struct Rank {
     if (!check(sdmaCommGetLastPath(comm, &path), "sdmaCommGetLastPath"))
       return;
     if (std::strncmp(path, want, std::strlen(want)) != 0) {
-      std::fprintf(stderr, "rank %d: %s took path '%s', expected '%s'\n",
-                   rank, what.c_str(), path, want);
+      std::fprintf(stderr, "rank %d: %s took path '%s', expected '%s'\n", rank,
+                   what.c_str(), path, want);
       ++failures;
     }
   }

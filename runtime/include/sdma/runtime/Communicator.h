@@ -101,6 +101,9 @@ struct CommOptions {
   /// The DMA plans' variant: pcpy, b2b, bcst or swap ("":
   /// $SDMA_DMA_VARIANT, else pcpy).
   std::string dmaVariant;
+  /// With path "dma": calls whose chunk (bytes per rank) is below this
+  /// take the load/store kernel (0: $SDMA_DMA_MIN_BYTES, else none).
+  size_t dmaMinBytes = 0;
 };
 
 /// One send or receive of a point-to-point group (Communicator::sendRecv).

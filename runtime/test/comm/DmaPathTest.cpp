@@ -1,0 +1,234 @@
+//===- DmaPathTest.cpp - the communicator's DMA path on the CPU device ----===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The CPU device's DMA engines (CpuDmaKernel.h) under the call protocol of
+// DmaProgram.h, on a hand-made two-rank plan (rank 0 copies its chunk into
+// rank 1 and notifies it; rank 1 waits, then copies it on): ranks as
+// threads over plain memory run three calls back to back with random
+// delays, every byte checked, flags back at 0 and the run counter advanced
+// after each; a poll nobody notifies times out naming the flag (and the
+// notifier rank); an abort stops a wait at once; the launch table decodes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/DmaProgram.h"
+#include "host/CpuDmaKernel.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+
+using namespace sdma::rt;
+
+namespace {
+
+constexpr int kRanks = 2;
+constexpr size_t kChunk = 100;
+
+Slice slice(int rank, int buffer) {
+  Slice s;
+  s.rank = rank;
+  s.buffer = buffer;
+  s.offset = 0;
+  s.count = 1;
+  return s;
+}
+
+/// Rank 0: copy a@0 -> b@1, notify rank 1's flag 2. Rank 1: poll flag 2
+/// >= 1, copy b@1 -> a@1.
+Plan twoRankPlan() {
+  Plan plan;
+  plan.schedule = "relay";
+  plan.ranks = kRanks;
+  plan.engines = 1;
+  plan.flags = 3;
+  plan.buffers = {Buffer{"a", 1}, Buffer{"b", 1}};
+  plan.done = {0, 0};
+  Stream first, second;
+  first.rank = 0;
+  second.rank = 1;
+  Command copy;
+  copy.kind = Command::Kind::Copy;
+  copy.slices[0] = slice(0, 0);
+  copy.slices[1] = slice(1, 1);
+  Command notify;
+  notify.kind = Command::Kind::Notify;
+  notify.target = 1;
+  notify.flag = 2;
+  first.commands = {copy, notify};
+  Command poll;
+  poll.kind = Command::Kind::Poll;
+  poll.flag = 2;
+  poll.value = 1;
+  Command relay;
+  relay.kind = Command::Kind::Copy;
+  relay.slices[0] = slice(1, 1);
+  relay.slices[1] = slice(1, 0);
+  second.commands = {poll, relay};
+  plan.streams = {first, second};
+  return plan;
+}
+
+std::shared_ptr<const DmaProgram> programFor(int rank) {
+  DmaProgram program;
+  program.plan = twoRankPlan();
+  program.variant = "pcpy";
+  program.rank = rank;
+  program.queues = {size_t(rank)};
+  DmaScheduleOptions options;
+  options.process = {0, 1};
+  options.self = rank;
+  options.valueWaits = true;
+  std::string error;
+  std::optional<DmaSchedule> schedule =
+      scheduleDmaQueues(program.plan, error, options);
+  EXPECT_TRUE(schedule) << error;
+  if (schedule)
+    program.schedule = std::move(*schedule);
+  return std::make_shared<const DmaProgram>(std::move(program));
+}
+
+/// Every rank's memory and control words, as a heap would hold them.
+struct Job {
+  std::vector<std::vector<char>> a, b;
+  unsigned long long flags[kRanks][3] = {};
+  unsigned int sync[kRanks][2] = {};
+  unsigned long long epochs[kRanks][2] = {};
+  unsigned long long arrive[kRanks][2 * kRanks] = {};
+  unsigned long long record[kRanks][8] = {};
+
+  Job() : a(kRanks, std::vector<char>(kChunk)), b(a) {}
+
+  /// The launch table rank `rank` passes (Launcher::table's layout).
+  std::vector<uint64_t> table(int rank, uint64_t timeoutMs) {
+    auto w = [](const void *p) { return reinterpret_cast<uint64_t>(p); };
+    std::vector<uint64_t> t;
+    for (int r = 0; r < kRanks; ++r) {
+      t.push_back(w(a[r].data()));
+      t.push_back(w(b[r].data()));
+    }
+    for (int r = 0; r < kRanks; ++r)
+      t.push_back(w(flags[r]));
+    for (int r = 0; r < kRanks; ++r)
+      t.push_back(w(sync[r]));
+    t.push_back(w(record[rank]));
+    t.push_back(timeoutMs * 1000000ull);
+    t.push_back(w(epochs[rank]));
+    for (int r = 0; r < kRanks; ++r)
+      t.push_back(w(arrive[r]));
+    for (int i = 0; i < 6; ++i)
+      t.push_back(0); // errorMirror, rowBytes, counts
+    return t;
+  }
+
+  KernelLaunch launch(int rank, uint64_t timeoutMs) {
+    KernelLaunch l;
+    l.table = table(rank, timeoutMs);
+    l.chunkBytes = kChunk;
+    l.programRank = rank;
+    return l;
+  }
+};
+
+} // namespace
+
+TEST(DmaPath, TableDecodes) {
+  Job job;
+  LaunchTable t;
+  std::string error;
+  ASSERT_TRUE(LaunchTable::decode(job.table(1, 7), kRanks, 2, t, error))
+      << error;
+  EXPECT_EQ(t.buffers[3], job.b[1].data());
+  EXPECT_EQ(t.flags[1], job.flags[1]);
+  EXPECT_EQ(t.error, job.record[1]);
+  EXPECT_EQ(t.timeoutNs, 7000000u);
+  EXPECT_EQ(t.epochs, job.epochs[1]);
+  EXPECT_EQ(t.arrive[0], job.arrive[0]);
+  EXPECT_EQ(t.errorMirror, nullptr);
+  std::vector<uint64_t> short_ = job.table(1, 7);
+  short_.pop_back();
+  EXPECT_FALSE(LaunchTable::decode(short_, kRanks, 2, t, error));
+  EXPECT_NE(error.find("a kernel table of 18 words"), std::string::npos)
+      << error;
+}
+
+TEST(DmaPath, BackToBackCallsWithDelaysMoveEveryByte) {
+  Job job;
+  std::unique_ptr<CommKernel> kernels[kRanks] = {
+      createCpuDmaKernel(programFor(0)), createCpuDmaKernel(programFor(1))};
+  std::mt19937 random(7);
+  for (int call = 0; call < 3; ++call) {
+    for (size_t i = 0; i < kChunk; ++i)
+      job.a[0][i] = char(call * 31 + i);
+    job.a[1].assign(kChunk, 0);
+    int delays[kRanks] = {int(random() % 20), int(random() % 20)};
+    std::string errors[kRanks];
+    bool ok[kRanks] = {false, false};
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < kRanks; ++r)
+      ranks.emplace_back([&, r] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(delays[r]));
+        ok[r] = kernels[r]->launch(job.launch(r, 10000), errors[r]);
+      });
+    for (std::thread &t : ranks)
+      t.join();
+    for (int r = 0; r < kRanks; ++r) {
+      ASSERT_TRUE(ok[r]) << "rank " << r << " call " << call << ": "
+                         << errors[r];
+      EXPECT_EQ(job.epochs[r][0], uint64_t(call + 1));
+      EXPECT_EQ(job.record[r][0], 0u);
+    }
+    EXPECT_EQ(job.a[1], job.a[0]) << "call " << call;
+    EXPECT_EQ(job.b[1], job.a[0]) << "call " << call;
+    // Reset by their owner after the exit barrier.
+    EXPECT_EQ(job.flags[1][2], 0u);
+  }
+}
+
+TEST(DmaPath, APollNobodyNotifiesTimesOutNamingTheFlag) {
+  Job job;
+  std::shared_ptr<const DmaProgram> program = programFor(1);
+  EXPECT_EQ(program->notifiers(1, 2), std::vector<int>{0});
+  // Rank 0 "arrived" at the entry barrier, then never notified.
+  job.arrive[1][0] = 1;
+  std::string error;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(createCpuDmaKernel(program)->launch(job.launch(1, 100), error));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(job.record[1][0], 1u);
+  EXPECT_EQ(job.record[1][1], 1u);
+  EXPECT_EQ(int64_t(job.record[1][2]), dmaFlagSlot(2));
+  EXPECT_EQ(job.record[1][3], 1u);
+  EXPECT_EQ(job.record[1][4], 0u);
+  EXPECT_EQ(job.a[1], std::vector<char>(kChunk, 0)) << "nothing relayed";
+}
+
+TEST(DmaPath, AnEntryBarrierNobodyReachesNamesTheRank) {
+  Job job;
+  std::string error;
+  EXPECT_FALSE(
+      createCpuDmaKernel(programFor(0))->launch(job.launch(0, 100), error));
+  EXPECT_EQ(int64_t(job.record[0][2]), -2);
+  EXPECT_EQ(job.record[0][3], 1u) << "rank 1 did not start the call";
+  EXPECT_EQ(job.b[1], std::vector<char>(kChunk, 0)) << "nothing written";
+}
+
+TEST(DmaPath, AnAbortStopsAWaitAtOnce) {
+  Job job;
+  job.arrive[1][0] = 1;
+  std::thread abort([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    __atomic_store_n(&job.record[1][0], kAbortedStatus, __ATOMIC_SEQ_CST);
+  });
+  std::string error;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(
+      createCpuDmaKernel(programFor(1))->launch(job.launch(1, 60000), error));
+  abort.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(job.record[1][0], kAbortedStatus) << "the abort's record stays";
+}
