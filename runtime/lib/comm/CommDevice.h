@@ -137,6 +137,13 @@ public:
     return nullptr;
   }
   virtual bool hasDmaPath() const { return false; }
+  /// Whether CommOptions::path "auto" may pick the DMA path here by the
+  /// cost model; false with why where it may not (a DMA path that is
+  /// there to test the protocol, or has not been measured).
+  virtual bool dmaByCostModel(std::string &why) const {
+    why = "the " + name() + " device's DMA path is not measured";
+    return false;
+  }
   /// Whether the DMA path carries a dependency between two queues of one
   /// rank as a flag wait too (a device without events between its
   /// engines), rather than as an event.

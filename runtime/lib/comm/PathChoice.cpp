@@ -76,10 +76,8 @@ bool PathChooser::choose(int index, size_t chunkBytes, PathChoice &choice,
   } else if (!forced && !device_.hasDmaPath()) {
     choice = {false,
               "ldst (auto: the " + device_.name() + " device has no DMA path)"};
-  } else if (!forced && device_.name() != "cuda") {
-    choice = {false, "ldst (auto: the " + device_.name() +
-                         " device's DMA path is not measured; SDMA_PATH=dma "
-                         "forces it)"};
+  } else if (std::string why; !forced && !device_.dmaByCostModel(why)) {
+    choice = {false, "ldst (auto: " + why + "; SDMA_PATH=dma forces it)"};
   } else {
     Error refused;
     if (!programs_.addDma(index, refused)) {

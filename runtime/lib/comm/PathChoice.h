@@ -11,12 +11,14 @@
 //     "dma", calls of chunks below dmaMinBytes, SDMA_DMA_MIN_BYTES, take
 //     load/store); a forced DMA path that cannot be built fails the call,
 //     naming why;
-//   - "auto" on a device whose DMA path is measured (CUDA, once it has
-//     one) predicts both with the NVIDIA cost model (NvTimingModel.h, the
-//     profile built in) at the call's chunk and GPU count and takes the
-//     faster; on the CPU device (its DMA engines are host threads, there
-//     to test the path) and the HIP device (no AMD measurements yet) it
-//     takes load/store.
+//   - "auto" on a device whose DMA path may be picked by the cost model
+//     (CommDevice::dmaByCostModel) predicts both with the NVIDIA cost
+//     model (NvTimingModel.h, the profile built in) at the call's chunk
+//     and GPU count and takes the faster; elsewhere it takes load/store:
+//     the CPU device (its DMA engines are host threads, there to test the
+//     path), the HIP device (no DMA path in the communicator yet), and
+//     the CUDA device until its copy-engine path has run and been measured
+//     on GPUs (CudaDmaKernel.h).
 // The decision depends only on what every rank shares (the schedule, the
 // chunk, the options), and the launcher agrees on it across ranks with the
 // call's signature, so a rank configured otherwise is refused by name.

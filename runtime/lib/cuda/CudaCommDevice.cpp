@@ -11,13 +11,14 @@
 // allocators, torch's, hand out pieces of larger cudaMalloc blocks). The
 // kernels' error record is pinned host memory mapped into the device, so
 // the host reads it without synchronising. Launches go on the caller's
-// stream.
+// stream; the DMA path is CudaDmaKernel.h's copy-engine copies.
 //
 //===----------------------------------------------------------------------===//
 
 #include "comm/CommDevice.h"
 #include "comm/PointToPoint.h"
 #include "cuda/CudaDeviceSet.h"
+#include "cuda/CudaDmaKernel.h"
 #include "cuda/CudaDriver.h"
 #include "cuda/CudaKernel.h"
 #include "sdma/runtime/LdstPrelude.h"
@@ -204,6 +205,18 @@ public:
     if (!kernel->load(error))
       return nullptr;
     return kernel;
+  }
+
+  bool hasDmaPath() const override { return true; }
+  bool dmaByCostModel(std::string &why) const override {
+    why = "the cuda device's copy-engine path has not run on a GPU yet";
+    return false;
+  }
+  std::unique_ptr<CommKernel>
+  loadDma(std::shared_ptr<const DmaProgram> program,
+          std::string &error) override {
+    return createCudaDmaKernel(driver_, device(), context(), std::move(program),
+                               options_.cacheDirectory, error);
   }
 
   const Driver &driver() const { return driver_; }

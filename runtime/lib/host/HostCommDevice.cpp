@@ -333,6 +333,11 @@ public:
   }
 
   bool hasDmaPath() const override { return true; }
+  bool dmaByCostModel(std::string &why) const override {
+    why = "the cpu device's DMA engines are host threads, there to test the "
+          "path";
+    return false;
+  }
   std::unique_ptr<CommKernel> loadDma(std::shared_ptr<const DmaProgram> program,
                                       std::string &error) override {
     (void)error;

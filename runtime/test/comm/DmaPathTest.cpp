@@ -8,12 +8,15 @@
 // threads over plain memory run three calls back to back with random
 // delays, every byte checked, flags back at 0 and the run counter advanced
 // after each; a poll nobody notifies times out naming the flag (and the
-// notifier rank); an abort stops a wait at once; the launch table decodes.
+// notifier rank); an abort stops a wait at once; the launch table decodes;
+// the GPUs' sync kernel compiles for sm_90 and gfx90a.
 //
 //===----------------------------------------------------------------------===//
 
 #include "comm/DmaProgram.h"
+#include "comm/DmaSyncKernel.h"
 #include "host/CpuDmaKernel.h"
+#include "sdma/runtime/KernelCompiler.h"
 
 #include <gtest/gtest.h>
 
@@ -231,4 +234,33 @@ TEST(DmaPath, AnAbortStopsAWaitAtOnce) {
   abort.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(job.record[1][0], kAbortedStatus) << "the abort's record stays";
+}
+
+// The GPU DMA path's sync kernel (DmaSyncKernel.h), compiled as the GPUs
+// compile it (no GPU needed): NVRTC for an H100/H200 and hipRTC for an
+// MI200, where each is installed.
+TEST(DmaPath, SyncKernelCompilesForNvidiaAndAmd) {
+  LdstProgram program;
+  program.source = kDmaSyncKernelSource;
+  program.entry = program.schedule = "sdma_dma_sync";
+  int compiled = 0;
+  for (auto [compiler, arch] :
+       {std::pair<const char *, const char *>{"nvrtc", "sm_90"},
+        {"hiprtc", "gfx90a"}}) {
+    KernelBinary binary;
+    std::string error;
+    if (!compileKernel(program, compiler, arch, binary, error)) {
+      if ((error.find("not") != std::string::npos &&
+           (error.find("NVRTC") != std::string::npos ||
+            error.find("hipRTC") != std::string::npos)) ||
+          error.find("built without HIP") != std::string::npos)
+        continue;
+      ADD_FAILURE() << compiler << ": " << error;
+      continue;
+    }
+    EXPECT_GT(binary.code.size(), 0u) << compiler;
+    ++compiled;
+  }
+  if (!compiled)
+    GTEST_SKIP() << "neither NVRTC nor hipRTC is installed";
 }
