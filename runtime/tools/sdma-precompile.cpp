@@ -2,12 +2,15 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// Usage: sdma-precompile --ranks=N[,N...] DIR [SCHEDULE.mlir...]
+// Usage: sdma-precompile --ranks=N[,N...] [--dma-variants=V[,V...]] DIR
+//                        [SCHEDULE.mlir...]
 //
 // Compiles every built-in collective's load/store program (every root of
 // the rooted ones) and each SCHEDULE given for each rank count through the
 // compiler library and writes them as DIR/<name>-<ranks>.hip (a schedule's
-// name: its file name without ".mlir"): what a communicator loads where
+// name: its file name without ".mlir"), and, where the schedule has one,
+// its DMA plan in each variant (default pcpy) as
+// DIR/<name>-<ranks>.<variant>.plan.json: what a communicator loads where
 // the compiler library is not installed (SDMA_PROGRAM_DIR=DIR), e.g. a GPU
 // node without LLVM; sdmaScheduleLoad of a schedule's path finds its
 // program by that name.
@@ -29,10 +32,25 @@ using namespace sdma::rt;
 int main(int argc, char **argv) {
   std::vector<int> ranks;
   std::string dir;
-  std::vector<std::string> schedules;
+  std::vector<std::string> schedules, variants;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a.rfind("--ranks=", 0) == 0) {
+    if (a.rfind("--dma-variants=", 0) == 0) {
+      std::string list = a.substr(15) + ",";
+      for (size_t at = 0, comma; (comma = list.find(',', at)) !=
+                                 std::string::npos;
+           at = comma + 1) {
+        std::string v = list.substr(at, comma - at);
+        if (v != "pcpy" && v != "b2b" && v != "bcst" && v != "swap") {
+          std::fprintf(stderr,
+                       "sdma-precompile: unknown DMA variant '%s' in %s "
+                       "(pcpy, b2b, bcst or swap)\n",
+                       v.c_str(), a.c_str());
+          return 2;
+        }
+        variants.push_back(v);
+      }
+    } else if (a.rfind("--ranks=", 0) == 0) {
       for (const char *p = a.c_str() + 8; *p;) {
         char *end = nullptr;
         long n = std::strtol(p, &end, 10);
@@ -45,10 +63,12 @@ int main(int argc, char **argv) {
         p = *end == ',' ? end + 1 : end;
       }
     } else if (a == "--help" || a == "-h") {
-      std::puts("usage: sdma-precompile --ranks=N[,N...] DIR "
-                "[SCHEDULE.mlir...]\n"
+      std::puts("usage: sdma-precompile --ranks=N[,N...] "
+                "[--dma-variants=V[,V...]] DIR [SCHEDULE.mlir...]\n"
                 "Writes the communicator's built-in programs and each "
-                "SCHEDULE's as DIR/<name>-<ranks>.hip.");
+                "SCHEDULE's as DIR/<name>-<ranks>.hip, and their DMA plans\n"
+                "(variants pcpy, b2b, bcst, swap; default pcpy) as "
+                "DIR/<name>-<ranks>.<variant>.plan.json.");
       return 0;
     } else if (dir.empty() && a[0] != '-') {
       dir = a;
@@ -70,13 +90,18 @@ int main(int argc, char **argv) {
                  std::strerror(errno));
     return 1;
   }
-  for (int r : ranks) {
-    Error error;
-    if (!Communicator::precompile(dir, r, schedules, CommOptions(), error)) {
-      std::fprintf(stderr, "sdma-precompile: error: %s\n",
-                   error.message.c_str());
-      return 1;
+  if (variants.empty())
+    variants.push_back("pcpy");
+  for (int r : ranks)
+    for (const std::string &variant : variants) {
+      CommOptions options;
+      options.dmaVariant = variant;
+      Error error;
+      if (!Communicator::precompile(dir, r, schedules, options, error)) {
+        std::fprintf(stderr, "sdma-precompile: error: %s\n",
+                     error.message.c_str());
+        return 1;
+      }
     }
-  }
   return 0;
 }
