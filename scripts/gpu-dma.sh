@@ -22,8 +22,8 @@ export SDMA_PROGRAM_DIR=$pre SDMA_CACHE_DIR=/tmp/sdma-cache SDMA_PATH_LOG=1
 export CUDA_DEVICE_MAX_CONNECTIONS=32
 source scripts/gpu-step.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
-  scripts/build-runtime.sh $B sdma-comm-test sdma-launch sdmart || exit 1
+SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF -DPython3_EXECUTABLE=$(command -v python3)" \
+  scripts/build-runtime.sh $B sdma-comm-test sdma-launch sdmart _sdma || exit 1
 launch="$B/bin/sdma-launch --timeout-s=200 --nproc-per-node"
 test_bin=$B/bin/sdma-comm-test
 dma="env SDMA_PATH=dma SDMA_EXPECT_PATH=dma"
@@ -45,3 +45,16 @@ step 120 "DMA path: a rank leaves, 3 processes" \
   env SDMA_PATH=dma SDMA_CHECK_CALLS=0 SDMA_TIMEOUT_MS=3000 $launch=3 \
   "$test_bin" --case=exit-early
 step 200 "auto (logged), 4 processes" $launch=4 "$test_bin" --counts=1,1000
+
+# The overlap benchmark's harness (bench/overlap.py) on the shared GPU, small:
+# it validates the harness; one GPU cannot show what copy engines free.
+mkdir -p bench/results/gpu-runs
+# (NCCL refuses two ranks on one GPU: its row is one process.)
+for impl in sdma-ldst:2 sdma-dma:2 nccl:1; do
+  n=${impl#*:} impl=${impl%:*}
+  step 400 "overlap harness, $impl, $n processes" \
+    env SDMA_PYTHON=$B/python torchrun --nproc-per-node=$n bench/overlap.py \
+    --impl=$impl --gemm=moe,decode --collective=all_gather,all_to_all \
+    --sizes=64K,8M --iters=50 --csv=/tmp/overlap-$impl.csv
+  cat /tmp/overlap-$impl.csv
+done

@@ -85,7 +85,8 @@ class Comm {
 public:
   Comm(int nranks, py::bytes id, int rank, const std::string &device,
        size_t heapBytes, unsigned long long timeoutMs, int checkCalls,
-       const std::string &programDirectory) {
+       const std::string &programDirectory, const std::string &path,
+       const std::string &dmaVariant) {
     std::string bytes = id;
     if (bytes.size() != SDMA_UNIQUE_ID_BYTES)
       throw SdmaError(sdmaInvalidArgument,
@@ -100,6 +101,8 @@ public:
     config.checkCalls = checkCalls;
     config.programDirectory =
         programDirectory.empty() ? nullptr : programDirectory.c_str();
+    config.path = path.empty() ? nullptr : path.c_str();
+    config.dmaVariant = dmaVariant.empty() ? nullptr : dmaVariant.c_str();
     sdmaResult_t result;
     {
       py::gil_scoped_release release;
@@ -280,6 +283,12 @@ public:
     check(result, comm_);
   }
   /// 0 while every kernel has been fine; else raises with the failure.
+  /// sdmaCommGetLastPath: the last collective's path and why.
+  std::string lastPath() {
+    const char *path = nullptr;
+    check(sdmaCommGetLastPath(get(), &path), comm_);
+    return path;
+  }
   void asyncError() {
     sdmaResult_t async = sdmaSuccess;
     check(sdmaCommGetAsyncError(get(), &async), comm_);
@@ -423,11 +432,14 @@ PYBIND11_MODULE(_sdma, m) {
   m.attr("__version__") = SDMA_VERSION_STRING;
   py::class_<Comm>(m, "Comm")
       .def(py::init<int, py::bytes, int, const std::string &, size_t,
-                    unsigned long long, int, const std::string &>(),
+                    unsigned long long, int, const std::string &,
+                    const std::string &, const std::string &>(),
            py::arg("nranks"), py::arg("unique_id"), py::arg("rank"),
            py::arg("device") = "", py::arg("heap_bytes") = 0,
            py::arg("timeout_ms") = 0, py::arg("check_calls") = -1,
-           py::arg("program_dir") = "")
+           py::arg("program_dir") = "", py::arg("path") = "",
+           py::arg("dma_variant") = "")
+      .def("last_path", &Comm::lastPath)
       .def("destroy", &Comm::destroy)
       .def_property_readonly("rank", &Comm::rank)
       .def_property_readonly("size", &Comm::size)

@@ -37,9 +37,8 @@ int main(int argc, char **argv) {
     std::string a = argv[i];
     if (a.rfind("--dma-variants=", 0) == 0) {
       std::string list = a.substr(15) + ",";
-      for (size_t at = 0, comma; (comma = list.find(',', at)) !=
-                                 std::string::npos;
-           at = comma + 1) {
+      for (size_t at = 0, comma;
+           (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
         std::string v = list.substr(at, comma - at);
         if (v != "pcpy" && v != "b2b" && v != "bcst" && v != "swap") {
           std::fprintf(stderr,

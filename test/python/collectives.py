@@ -296,8 +296,14 @@ def run(rank, world, mode, device, unique_id, port, schedule, results):
     try:
         sys.path.insert(0, os.environ["SDMA_PYTHON"])
         import sdma
+        import torch
 
         options = dict(device=device, heap_bytes=8 << 20)
+        # The path option ("dma": the data-movement collectives on the DMA
+        # plan); every collective must then say it took it.
+        path = os.environ.get("SDMA_TEST_PATH")
+        if path:
+            options["path"] = path
         if mode == "id":
             comm = sdma.Communicator(rank, world, unique_id, **options)
         elif mode == "group":
@@ -309,6 +315,17 @@ def run(rank, world, mode, device, unique_id, port, schedule, results):
         else:
             comm = sdma.Communicator.from_mpi(**options)
         check_rank(comm, device, schedule)
+        if path:
+            x = comm.empty((5,), torch.float32)
+            out = comm.empty((world, 5), torch.float32)
+            x.fill_(rank)
+            comm.all_gather_into_tensor(out, x)
+            if device != "cpu":
+                torch.cuda.synchronize()
+            assert out[:, 0].tolist() == list(range(world)), out
+            assert comm.last_path.startswith(path), comm.last_path
+            comm.free(out)
+            comm.free(x)
         check_point_to_point(comm, device, mode)
         # Aborted, the communicator refuses what comes after, naming it.
         comm.abort()

@@ -23,6 +23,19 @@ namespace sdma::rt {
 /// per rank).
 constexpr int kDmaSyncMaxRanks = 64;
 
+/// SdmaDmaSync as the host fills it: the kernel's argument (by value).
+struct DmaSyncArgs {
+  unsigned long long *arrive[kDmaSyncMaxRanks]; // [rank]: 2 * ranks words
+  unsigned long long *flags;                    // this rank's DMA flags
+  unsigned long long *epochs;                   // the run counter
+  unsigned long long *error, *errorMirror;
+  unsigned long long timeoutNs;
+  int rank, ranks, flagCount, pad;
+};
+
+/// The sync kernel's operations (its `op` argument).
+enum class DmaSyncOp : int { Enter = 0, Exit = 1, Poll = 2 };
+
 /// The kernel's source (after a prelude); entry "sdma_dma_sync".
 constexpr const char *kDmaSyncKernelSource = R"SDMA(
 #ifndef SDMA_SPIN_PAUSE

@@ -16,9 +16,8 @@
 //     model (NvTimingModel.h, the profile built in) at the call's chunk
 //     and GPU count and takes the faster; elsewhere it takes load/store:
 //     the CPU device (its DMA engines are host threads, there to test the
-//     path), the HIP device (no DMA path in the communicator yet), and
-//     the CUDA device until its copy-engine path has run and been measured
-//     on GPUs (CudaDmaKernel.h).
+//     path), and the HIP and CUDA devices until their DMA paths have run
+//     and been measured on GPUs (GpuDmaKernel.h).
 // The decision depends only on what every rank shares (the schedule, the
 // chunk, the options), and the launcher agrees on it across ranks with the
 // call's signature, so a rank configured otherwise is refused by name.

@@ -212,9 +212,8 @@ public:
     why = "the cuda device's copy-engine path has not run on a GPU yet";
     return false;
   }
-  std::unique_ptr<CommKernel>
-  loadDma(std::shared_ptr<const DmaProgram> program,
-          std::string &error) override {
+  std::unique_ptr<CommKernel> loadDma(std::shared_ptr<const DmaProgram> program,
+                                      std::string &error) override {
     return createCudaDmaKernel(driver_, device(), context(), std::move(program),
                                options_.cacheDirectory, error);
   }

@@ -2,25 +2,13 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// The DMA path (DmaProgram.h) on an NVIDIA GPU: on the caller's stream the
-// entry barrier (DmaSyncKernel.h, one thread), then this rank's queues,
-// each on a stream of its own forked from the caller's (one queue: the
-// caller's stream itself): copies as cuMemcpyDtoDAsync between the
-// IPC-mapped buffers (a copy to or from a peer GPU runs on a copy engine;
-// within one GPU CUDA copies with SMs), a bcast as two copies, a swap as
-// three through a staging buffer of the queue's; a notify as
-// cuStreamWriteValue64 of its constant into the peer's flag (it orders
-// after the queue's copies); a poll as the sync kernel's bounded wait;
-// then the queues joined and the exit barrier, which resets the rank's
-// flags and advances the run counter on the device. Nothing is host-
-// synchronised; the values are constants and the run number lives on the
-// device, so the sequence is capturable into a CUDA graph (a swap's stage
-// is allocated on the first eager call that needs it: capture before any
-// is refused).
-//
-// Built and compiled in CI (NVRTC, sm_90); it has not run on a GPU yet.
-// Known limit: an entry barrier that times out fails the communicator but
-// does not withdraw the copies already enqueued behind it.
+// The DMA path (DmaProgram.h, GpuDmaKernel.h) on an NVIDIA GPU: GpuDmaOps
+// on the driver API in the rank's primary context. A copy is
+// cuMemcpyDtoDAsync between the IPC-mapped buffers (to or from a peer GPU
+// it runs on a copy engine; within one GPU CUDA copies with SMs), a notify
+// cuStreamWriteValue64, the sync kernel NVRTC-compiled through the kernel
+// cache. Built and compiled in CI (the sync kernel for sm_90); it has not
+// run on a GPU yet (scripts/gpu-dma.sh).
 //
 //===----------------------------------------------------------------------===//
 

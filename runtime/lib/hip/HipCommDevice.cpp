@@ -7,8 +7,9 @@
 // memory and the IPC sharing of heap and registered memory (each peer
 // block opened once per process; threads of one process use the pointer);
 // its programs are HipKernels (hipRTC through the kernel cache), launched
-// on the caller's hipStream_t. No AMD GPU was available: this is compiled
-// and its failure path ("no GPU") tested, never run on a device.
+// on the caller's hipStream_t; the DMA path is HipDmaKernel.h's. No AMD
+// GPU was available: this is compiled and its failure path ("no GPU")
+// tested, never run on a device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "comm/PointToPoint.h"
 #include "hip/HipApi.h"
 #include "hip/HipDeviceSet.h"
+#include "hip/HipDmaKernel.h"
 #include "hip/HipKernel.h"
 #include "sdma/runtime/LdstPrelude.h"
 
@@ -160,6 +162,18 @@ public:
     if (!kernel->load(error))
       return nullptr;
     return kernel;
+  }
+
+  bool hasDmaPath() const override { return true; }
+  bool dmaByCostModel(std::string &why) const override {
+    why = "the hip device's DMA path has not run on an AMD GPU and has no "
+          "cost model";
+    return false;
+  }
+  std::unique_ptr<CommKernel> loadDma(std::shared_ptr<const DmaProgram> program,
+                                      std::string &error) override {
+    return createHipDmaKernel(api_, ordinal(), arch(), std::move(program),
+                              options_.cacheDirectory, error);
   }
 
   const HipApi &api() const { return api_; }

@@ -139,7 +139,7 @@ class Communicator(PointToPoint):
 
     def __init__(self, rank, world_size, unique_id, *, device=None,
                  heap_bytes=0, timeout_ms=0, check_calls=None,
-                 program_dir=None):
+                 program_dir=None, path=None, dma_variant=None):
         if isinstance(unique_id, str):
             unique_id = bytes.fromhex(unique_id)
         check = -1 if check_calls is None else int(bool(check_calls))
@@ -155,7 +155,8 @@ class Communicator(PointToPoint):
         try:
             self._comm = _sdma.Comm(world_size, unique_id, rank, device or "",
                                     heap_bytes, timeout_ms, check,
-                                    program_dir or "")
+                                    program_dir or "", path or "",
+                                    dma_variant or "")
         except _sdma.SdmaError as e:
             _raise(e)
         self.rank = rank
@@ -165,6 +166,15 @@ class Communicator(PointToPoint):
         self._registrations = {}  # data_ptr -> handle
         self._kind = "cpu" if self.device == "cpu" else "cuda"
         self._raw_stream = None
+
+    @property
+    def last_path(self):
+        """The path this rank's last collective took, and why: "ldst (...)"
+        or "dma VARIANT (...)" (the `path` option, SDMA_PATH)."""
+        try:
+            return self._comm.last_path()
+        except _sdma.SdmaError as e:
+            _raise(e)
 
     # -- making one -------------------------------------------------------
 

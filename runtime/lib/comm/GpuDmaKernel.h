@@ -1,0 +1,72 @@
+//===- GpuDmaKernel.h - the DMA path on a GPU's streams ---------*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The DMA path (DmaProgram.h) on a GPU, over what a vendor layer provides
+// (GpuDmaOps: CUDA's driver API in cuda/CudaDmaKernel.cpp, HIP's in
+// hip/HipDmaKernel.cpp). On the caller's stream the entry barrier (the
+// sync kernel of DmaSyncKernel.h, one thread), then this rank's queues,
+// each on a stream of its own forked from the caller's (one queue: the
+// caller's stream itself): a copy as one asynchronous device copy between
+// the IPC-mapped buffers (between GPUs the driver runs it on a copy engine
+// or SDMA engine), a bcast as two, a swap as three through a staging buffer
+// of the queue's; a notify as a stream memory write of its constant into
+// the peer's flag (ordered after the queue's copies); a poll as the sync
+// kernel's bounded wait; then the queues joined and the exit barrier, which
+// resets the rank's flags and advances the run counter on the device.
+// Nothing is host-synchronised, the values are constants and the run
+// number lives on the device, so the sequence can be captured into a graph
+// once a call has sized the swaps' staging.
+//
+// Known limit: an entry barrier that times out fails the communicator but
+// does not withdraw the copies already enqueued behind it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_COMM_GPUDMAKERNEL_H
+#define SDMA_RUNTIME_LIB_COMM_GPUDMAKERNEL_H
+
+#include "comm/CommDevice.h"
+#include "comm/DmaProgram.h"
+#include "comm/DmaSyncKernel.h"
+
+#include <memory>
+
+namespace sdma::rt {
+
+/// A vendor layer's streams, events, copies and the sync kernel, each call
+/// false with the failed call named in `error`. Streams and events are the
+/// vendor's handles.
+class GpuDmaOps {
+public:
+  virtual ~GpuDmaOps() = default;
+  /// Makes the device current for this thread.
+  virtual bool activate(std::string &error) = 0;
+  virtual bool createStream(void *&stream, std::string &error) = 0;
+  virtual void destroyStream(void *stream) = 0;
+  virtual bool createEvent(void *&event, std::string &error) = 0;
+  virtual void destroyEvent(void *event) = 0;
+  virtual bool record(void *event, void *stream, std::string &error) = 0;
+  virtual bool waitEvent(void *stream, void *event, std::string &error) = 0;
+  virtual bool copy(char *dst, const char *src, size_t bytes, void *stream,
+                    std::string &error) = 0;
+  /// Writes `value` to `word` (any rank's mapped memory) in stream order,
+  /// after the stream's earlier work is visible.
+  virtual bool writeValue(void *stream, unsigned long long *word,
+                          uint64_t value, std::string &error) = 0;
+  virtual bool allocate(size_t bytes, char *&ptr, std::string &error) = 0;
+  virtual void release(char *ptr) = 0;
+  /// Launches the sync kernel (one thread) with `args` by value.
+  virtual bool sync(void *stream, const DmaSyncArgs &args, DmaSyncOp op,
+                    int flag, uint64_t value, std::string &error) = 0;
+};
+
+/// The DMA path of `program` on the GPU `ops` drives; null with why.
+std::unique_ptr<CommKernel>
+createGpuDmaKernel(std::unique_ptr<GpuDmaOps> ops,
+                   std::shared_ptr<const DmaProgram> program,
+                   std::string &error);
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LIB_COMM_GPUDMAKERNEL_H
