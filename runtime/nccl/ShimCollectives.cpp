@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 using namespace sdma::nccl;
@@ -91,10 +92,22 @@ ncclResult_t reserve(ncclComm_t comm, size_t bytes) {
   return ncclSuccess;
 }
 
+/// The path a call took, for NCCL_DEBUG=INFO: sdma's own account of it.
+std::string pathOf(sdmaComm_t comm, const char *how) {
+  const char *path = nullptr;
+  sdmaCommGetLastPath(comm, &path);
+  return std::string("sdma (") + (path && *path ? path : "?") + ", " + how +
+         ")";
+}
+
 /// One staged call: the user's `send` (`sendBytes`, copied in where
 /// `copyIn`) and `recv` (`recvBytes`, copied out where `copyOut`) become
 /// the staging area's two parts, and `run(send, recv)` is sdma's call on
 /// them. What cannot be staged runs on the user's pointers: sdma refuses.
+/// (Buffers in windows are staged too: passing them directly needs every
+/// rank to make the same choice in every call, and a rank whose buffer is
+/// not in a window while a peer's is would go unnoticed by the call checks,
+/// which compare a signature once; see docs/nccl.md.)
 ncclResult_t
 staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
        bool copyIn, void *recv, size_t recvBytes, bool copyOut, bool stageable,
@@ -126,7 +139,7 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
     if (sdmaResult_t r =
             sdmaMemcpyAsync(comm->sdma, recv, out, recvBytes, stream))
       return fromSdma(comm, r);
-  logPath(op, "sdma (load/store kernel, staged through symmetric memory)");
+  logPath(op, pathOf(comm->sdma, "staged through symmetric memory").c_str());
   return ncclSuccess;
 }
 

@@ -7,16 +7,20 @@
 #include "Shim.h"
 #include "ShimFallback.h"
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <map>
 #include <memory>
 #include <new>
 #include <set>
 #include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 using namespace sdma::nccl;
 
@@ -66,9 +70,37 @@ struct Cuda {
   }
 };
 
-std::set<void *> &hostAllocations() {
-  static std::set<void *> allocations;
+/// The CPU device's ncclMemAlloc: POSIX shared memory, named as the CPU
+/// device names its own segments (sdma-<16 hex>-<pid>-<rank>-<n>, so a
+/// dead process's are found stale and removed), mapped and kept named
+/// until ncclMemFree, so that a window over it can be shared with peers
+/// (the CPU device shares any mapping of such a segment).
+struct HostAllocation {
+  std::string name;
+  size_t bytes = 0;
+};
+std::map<void *, HostAllocation> &hostAllocations() {
+  static std::map<void *, HostAllocation> allocations;
   return allocations;
+}
+
+void *allocateShared(size_t bytes, std::string &name) {
+  static int counter = 0;
+  name = "/sdma-6e63636c00000000-" + std::to_string(getpid()) + "-0-" +
+         std::to_string(counter++);
+  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0)
+    return nullptr;
+  void *p =
+      ftruncate(fd, off_t(bytes)) != 0
+          ? MAP_FAILED
+          : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    shm_unlink(name.c_str());
+    return nullptr;
+  }
+  return p;
 }
 
 bool live(ncclComm_t comm) { return sdma::nccl::acquire(comm) != nullptr; }
@@ -221,7 +253,7 @@ void sdma::nccl::logPath(const char *op, const char *path) {
   static std::mutex m;
   static std::set<std::string> said;
   std::lock_guard<std::mutex> lock(m);
-  if (said.insert(op).second)
+  if (said.insert(std::string(op) + '\0' + path).second)
     std::fprintf(stderr, "sdma-nccl: %s: %s\n", op, path);
 }
 
@@ -384,13 +416,17 @@ NCCL_API ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
     return fail(nullptr, ncclInvalidArgument, "ncclMemAlloc: ptr is NULL");
   *ptr = nullptr;
   if (deviceIsCpu()) {
-    void *p = nullptr;
-    if (posix_memalign(&p, 4096, size ? size : 1) != 0)
+    HostAllocation a;
+    a.bytes = size ? size : 1;
+    void *p = allocateShared(a.bytes, a.name);
+    if (!p)
       return fail(nullptr, ncclSystemError,
                   "ncclMemAlloc: " + std::to_string(size) +
-                      " bytes of host memory (SDMA_DEVICE=cpu) not available");
+                      " bytes of shared host memory (SDMA_DEVICE=cpu) not "
+                      "available: " +
+                      std::strerror(errno));
     std::lock_guard<std::mutex> lock(registry);
-    hostAllocations().insert(p);
+    hostAllocations()[p] = a;
     *ptr = p;
     return ncclSuccess;
   }
@@ -413,8 +449,11 @@ NCCL_API ncclResult_t ncclMemFree(void *ptr) {
     return ncclSuccess;
   {
     std::lock_guard<std::mutex> lock(registry);
-    if (hostAllocations().erase(ptr)) {
-      std::free(ptr);
+    auto it = hostAllocations().find(ptr);
+    if (it != hostAllocations().end()) {
+      munmap(ptr, it->second.bytes);
+      shm_unlink(it->second.name.c_str());
+      hostAllocations().erase(it);
       return ncclSuccess;
     }
   }
@@ -447,19 +486,37 @@ NCCL_API ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *) {
   return checkComm(comm, "ncclCommDeregister");
 }
 
-NCCL_API ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *, size_t,
-                                             ncclWindow_t *win, int) {
-  if (ncclResult_t r = checkComm(comm, "ncclCommWindowRegister"))
-    return r;
-  if (win)
-    *win = nullptr;
-  return notServed(comm, "ncclCommWindowRegister (symmetric windows)");
+// A window is sdma's registration of the buffer (collective, as NCCL's):
+// every rank's window is then symmetric memory (sdmaMemRegister; the
+// window is its handle). Collectives on windows are still staged
+// (ShimCollectives.cpp says why).
+NCCL_API ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff,
+                                             size_t size, ncclWindow_t *win,
+                                             int) {
+  std::shared_ptr<ncclComm> keep = acquire(comm);
+  if (!keep)
+    return checkComm(comm, "ncclCommWindowRegister");
+  if (!win)
+    return fail(comm, ncclInvalidArgument,
+                "ncclCommWindowRegister: win is NULL");
+  *win = nullptr;
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  void *handle = nullptr;
+  if (sdmaResult_t r = sdmaMemRegister(comm->sdma, buff, size, &handle))
+    return fromSdma(comm, r);
+  *win = static_cast<ncclWindow_t>(handle);
+  logPath("CommWindowRegister",
+          "sdma (registered; collectives on it are still staged)");
+  return ncclSuccess;
 }
 
-NCCL_API ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t) {
-  if (ncclResult_t r = checkComm(comm, "ncclCommWindowDeregister"))
-    return r;
-  return notServed(comm, "ncclCommWindowDeregister (symmetric windows)");
+NCCL_API ncclResult_t ncclCommWindowDeregister(ncclComm_t comm,
+                                               ncclWindow_t win) {
+  std::shared_ptr<ncclComm> keep = acquire(comm);
+  if (!keep)
+    return checkComm(comm, "ncclCommWindowDeregister");
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  return fromSdma(comm, sdmaMemDeregister(comm->sdma, win));
 }
 
 // The device API (nccl_device.h): its requirements and device communicator

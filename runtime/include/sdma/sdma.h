@@ -197,6 +197,11 @@ SDMA_API sdmaResult_t sdmaMemFree(sdmaComm_t comm, void *ptr);
 SDMA_API sdmaResult_t sdmaMemRegister(sdmaComm_t comm, void *buff, size_t size,
                                       void **handle);
 SDMA_API sdmaResult_t sdmaMemDeregister(sdmaComm_t comm, void *handle);
+/* *symmetric = 1 where [ptr, ptr + size) lies in one live sdmaMemAlloc
+ * allocation or sdmaMemRegister registration of this rank, else 0 (local:
+ * no other rank is asked). */
+SDMA_API sdmaResult_t sdmaMemQuery(sdmaComm_t comm, const void *ptr,
+                                   size_t size, int *symmetric);
 /* Copies `bytes` from `src` to `dst` on the communicator's device in
  * `stream`'s order (any memory the device addresses, symmetric or not; not
  * collective). The CPU device copies before it returns. Overlapping or

@@ -318,6 +318,16 @@ sdmaResult_t sdmaCommGetAsyncError(sdmaComm_t comm, sdmaResult_t *asyncError) {
   return sdmaSuccess;
 }
 
+sdmaResult_t sdmaMemQuery(sdmaComm_t comm, const void *ptr, size_t size,
+                          int *symmetric) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
+  if (!comm || !symmetric)
+    return fail(comm, sdmaInvalidArgument, "comm or symmetric is NULL");
+  *symmetric = comm->comm->isSymmetric(ptr, size) ? 1 : 0;
+  return sdmaSuccess;
+}
+
 sdmaResult_t sdmaCommGetLastPath(sdmaComm_t comm, const char **path) {
   if (comm && !liveHandles().has(comm))
     return deadHandle("comm");

@@ -272,6 +272,9 @@ bool Communicator::registerMemory(void *ptr, size_t bytes, int &handle,
     return error.context("the communicator has failed");
   return impl_->heap->registerMemory(ptr, bytes, handle, error);
 }
+bool Communicator::isSymmetric(const void *ptr, size_t bytes) const {
+  return ptr && impl_->heap->contains(ptr, bytes);
+}
 bool Communicator::deregisterMemory(int handle, Error &error) {
   return impl_->heap->deregisterMemory(handle, error);
 }

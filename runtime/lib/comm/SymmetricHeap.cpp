@@ -267,13 +267,44 @@ bool SymmetricHeap::deregisterMemory(int handle, Error &error) {
 bool SymmetricHeap::locate(const void *ptr, size_t bytes,
                            const std::string &what, int &region, size_t &offset,
                            Error &error) const {
-  auto p = reinterpret_cast<uintptr_t>(ptr);
+  Miss miss = find(ptr, bytes, region, offset);
+  if (miss == Miss::None)
+    return true;
+  // The message is built only for a refusal: a call's lookups are on the
+  // path of every collective.
   std::string where = what + " (" + std::to_string(bytes) + " bytes at " +
                       hex(ptr) + ") on rank " +
                       std::to_string(agreement_.rank());
-  if (p + bytes < p)
+  switch (miss) {
+  case Miss::Wraps:
     return error.fail(ErrorKind::InvalidArgument,
                       where + " wraps the address space");
+  case Miss::Control:
+    return error.fail(ErrorKind::InvalidArgument,
+                      where + " is in the communicator's control area, not in "
+                              "an allocation of its heap");
+  case Miss::PastEnd:
+    return error.fail(ErrorKind::InvalidArgument,
+                      where + " runs past the end of its " +
+                          std::to_string(offset) +
+                          "-byte symmetric allocation");
+  case Miss::Freed:
+    return error.fail(ErrorKind::InvalidArgument,
+                      where + " is in the symmetric heap but in no live "
+                              "allocation (freed, or never allocated)");
+  default:
+    return error.fail(ErrorKind::InvalidArgument,
+                      where + " is not symmetric memory: allocate it with "
+                              "sdmaMemAlloc or register it with "
+                              "sdmaMemRegister");
+  }
+}
+
+SymmetricHeap::Miss SymmetricHeap::find(const void *ptr, size_t bytes,
+                                        int &region, size_t &offset) const {
+  auto p = reinterpret_cast<uintptr_t>(ptr);
+  if (p + bytes < p)
+    return Miss::Wraps;
   // Registrations first (the newest wins), then the heap's allocations.
   for (size_t i = regions_.size(); i-- > 1;) {
     const Region &r = regions_[i];
@@ -281,38 +312,31 @@ bool SymmetricHeap::locate(const void *ptr, size_t bytes,
     if (r.live && p >= base && p + bytes <= base + r.bytes) {
       region = static_cast<int>(i);
       offset = p - base;
-      return true;
+      return Miss::None;
     }
   }
   const Region &heap = regions_[0];
   auto base = reinterpret_cast<uintptr_t>(heap.local);
-  if (p >= base && p < base + heap.bytes) {
-    size_t at = p - base;
-    if (at < controlBytes_)
-      return error.fail(ErrorKind::InvalidArgument,
-                        where +
-                            " is in the communicator's control area, not in "
-                            "an allocation of its heap");
-    auto it = live_.upper_bound(at);
-    if (it != live_.begin()) {
-      --it;
-      if (at < it->first + it->second) {
-        if (bytes > it->first + it->second - at)
-          return error.fail(ErrorKind::InvalidArgument,
-                            where + " runs past the end of its " +
-                                std::to_string(it->second) +
-                                "-byte symmetric allocation");
-        region = 0;
-        offset = at;
-        return true;
-      }
-    }
-    return error.fail(ErrorKind::InvalidArgument,
-                      where + " is in the symmetric heap but in no live "
-                              "allocation (freed, or never allocated)");
+  if (p < base || p >= base + heap.bytes)
+    return Miss::Elsewhere;
+  size_t at = p - base;
+  if (at < controlBytes_)
+    return Miss::Control;
+  auto it = live_.upper_bound(at);
+  if (it == live_.begin() || at >= std::prev(it)->first + std::prev(it)->second)
+    return Miss::Freed;
+  --it;
+  if (bytes > it->first + it->second - at) {
+    offset = it->second; // the allocation's size, for the message
+    return Miss::PastEnd;
   }
-  return error.fail(ErrorKind::InvalidArgument,
-                    where + " is not symmetric memory: allocate it with "
-                            "sdmaMemAlloc or register it with "
-                            "sdmaMemRegister");
+  region = 0;
+  offset = at;
+  return Miss::None;
+}
+
+bool SymmetricHeap::contains(const void *ptr, size_t bytes) const {
+  int region = -1;
+  size_t offset = 0;
+  return find(ptr, bytes, region, offset) == Miss::None;
 }

@@ -64,10 +64,17 @@ public:
   /// control area. Not collective.
   bool locate(const void *ptr, size_t bytes, const std::string &what,
               int &region, size_t &offset, Error &error) const;
+  /// Whether [ptr, ptr + bytes) lies in one live allocation of the heap or
+  /// one live registration (no exchange: this rank's view only).
+  bool contains(const void *ptr, size_t bytes) const;
 
   struct Share;
 
 private:
+  /// Why a range is not one live allocation or registration.
+  enum class Miss { None, Wraps, Control, PastEnd, Freed, Elsewhere };
+  /// locate()'s lookup; on PastEnd, `offset` is the allocation's size.
+  Miss find(const void *ptr, size_t bytes, int &region, size_t &offset) const;
   SymmetricHeap(CommDevice &device, Agreement &agreement, ErrorKind deviceKind)
       : device_(device), agreement_(agreement), deviceKind_(deviceKind) {}
   /// Shares `mine` (memory at `local`) and maps every rank's; a failure

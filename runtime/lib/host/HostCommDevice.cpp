@@ -29,10 +29,13 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <fstream>
+#include <map>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -238,9 +241,40 @@ public:
                std::to_string(ptr - m.base);
         return true;
       }
+    if (exportSegment(ptr, bytes, blob))
+      return true;
     error = "the CPU device shares only memory from sdmaMemAlloc (the "
-            "communicator's heap): " +
-            std::to_string(bytes) + " bytes at " + hex(ptr) + " are not in it";
+            "communicator's heap) or a mapping of a named sdma shared-memory "
+            "segment (the NCCL drop-in's ncclMemAlloc): " +
+            std::to_string(bytes) + " bytes at " + hex(ptr) + " are neither";
+    return false;
+  }
+
+  /// The blob of [ptr, ptr + bytes) where it lies in one mapping of a
+  /// still-named /dev/shm/sdma-* segment another part of this process
+  /// made (the NCCL drop-in's ncclMemAlloc): found in /proc/self/maps.
+  bool exportSegment(char *ptr, size_t bytes, std::string &blob) {
+    std::ifstream maps("/proc/self/maps");
+    auto p = reinterpret_cast<uintptr_t>(ptr);
+    for (std::string line; std::getline(maps, line);) {
+      unsigned long long start = 0, end = 0, offset = 0;
+      char path[512] = {0};
+      if (std::sscanf(line.c_str(), "%llx-%llx %*s %llx %*s %*s %511[^\n]",
+                      &start, &end, &offset, path) != 4 ||
+          p < start || p + bytes > end)
+        continue;
+      std::string file = path;
+      struct stat st;
+      if (file.rfind("/dev/shm/sdma-", 0) != 0 ||
+          file.find(' ') != std::string::npos || // "(deleted)"
+          stat(file.c_str(), &st) != 0)
+        return false;
+      std::string name = file.substr(8);
+      blob = name + '\n' + std::to_string(st.st_size) + '\n' +
+             std::to_string(offset + (p - start));
+      foreign_[name] = reinterpret_cast<char *>(start - offset);
+      return true;
+    }
     return false;
   }
 
@@ -264,6 +298,10 @@ public:
           ptr = m.base + offset;
           return true;
         }
+      if (auto it = foreign_.find(name); it != foreign_.end()) {
+        ptr = it->second + offset;
+        return true;
+      }
     }
     int fd = shm_open(name.c_str(), O_RDWR, 0);
     void *base = fd < 0 ? MAP_FAILED
@@ -350,6 +388,9 @@ private:
   uint64_t idHash_ = 0;
   int counter_ = 0;
   std::vector<Mapping> mappings_;
+  /// Segments this process mapped itself and exported (exportSegment):
+  /// where their first byte is here.
+  std::map<std::string, char *> foreign_;
   unsigned long long record_[kRecords * kRecordWords] = {};
 };
 

@@ -368,6 +368,15 @@ TEST(CApiResult, PathIsChosenReportedAndConfigurable) {
   char *a = nullptr, *b = nullptr;
   ASSERT_EQ(sdmaMemAlloc(comm, (void **)&a, 64), sdmaSuccess);
   ASSERT_EQ(sdmaMemAlloc(comm, (void **)&b, 64), sdmaSuccess);
+  // What is symmetric memory (a local query).
+  int symmetric = -1, local = 0;
+  EXPECT_EQ(sdmaMemQuery(comm, a, 64, &symmetric), sdmaSuccess);
+  EXPECT_EQ(symmetric, 1);
+  EXPECT_EQ(sdmaMemQuery(comm, a + 32, 64, &symmetric), sdmaSuccess);
+  EXPECT_EQ(symmetric, 0) << "past the end of its allocation";
+  EXPECT_EQ(sdmaMemQuery(comm, &local, 4, &symmetric), sdmaSuccess);
+  EXPECT_EQ(symmetric, 0);
+  EXPECT_EQ(sdmaMemQuery(comm, a, 64, nullptr), sdmaInvalidArgument);
   std::memset(a, 7, 64);
   ASSERT_EQ(sdmaAllGather(a, b, 64, sdmaUint8, comm, nullptr), sdmaSuccess)
       << sdmaGetLastError(comm);

@@ -33,9 +33,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fstream>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace sdma::nccltest;
@@ -149,6 +151,69 @@ void dataMovement(ncclComm_t comm, size_t n) {
         ncclScatter(sc.data(), scOut.data(), n, ncclInt32, root, comm, nullptr),
         ncclSuccess, "ncclScatter" + at, comm);
     expect(scOut, input<int>(root, n, rank * n), "Scatter" + at);
+  }
+}
+
+/// Windows (ncclCommWindowRegister, collective, over ncclMemAlloc'd
+/// memory, shared between the processes): an AllGather and an AlltoAll
+/// whose buffers lie in windows, then with windows on rank 0 only; both
+/// deregistered. The CPU device only (this program reads the buffers from
+/// the host).
+void windows(ncclComm_t comm, size_t n) {
+  std::vector<int> mine = input<int>(rank, n), want;
+  for (int r = 0; r < ranks; ++r)
+    for (int x : input<int>(r, n))
+      want.push_back(x);
+  int *in = nullptr, *out = nullptr;
+  check(ncclMemAlloc((void **)&in, ranks * n * sizeof(int)), ncclSuccess,
+        "ncclMemAlloc", nullptr);
+  check(ncclMemAlloc((void **)&out, ranks * n * sizeof(int)), ncclSuccess,
+        "ncclMemAlloc", nullptr);
+  if (!in || !out)
+    return;
+  ncclWindow_t winIn = nullptr, winOut = nullptr;
+  check(ncclCommWindowRegister(comm, in, ranks * n * sizeof(int), &winIn, 0),
+        ncclSuccess, "ncclCommWindowRegister", comm);
+  check(ncclCommWindowRegister(comm, out, ranks * n * sizeof(int), &winOut, 0),
+        ncclSuccess, "ncclCommWindowRegister", comm);
+  std::vector<int> hostIn(ranks * n), hostOut(ranks * n);
+  for (int mixed = 0; mixed < 2; ++mixed) {
+    bool windowed = !mixed || rank == 0;
+    int *src = windowed ? in : hostIn.data();
+    int *dst = windowed ? out : hostOut.data();
+    std::string how = mixed ? " (windows on rank 0 only)" : " (windows)";
+    std::memcpy(src, mine.data(), n * sizeof(int));
+    std::fill(dst, dst + ranks * n, -1);
+    check(ncclAllGather(src, dst, n, ncclInt32, comm, nullptr), ncclSuccess,
+          "ncclAllGather" + how, comm);
+    expect(std::vector<int>(dst, dst + ranks * n), want, "AllGather" + how);
+    // AlltoAll: block p of rank r's input goes to rank p.
+    std::vector<int> a2a = input<int>(rank, ranks * n), a2aWant;
+    for (int r = 0; r < ranks; ++r)
+      for (int x : input<int>(r, n, rank * n))
+        a2aWant.push_back(x);
+    std::memcpy(src, a2a.data(), ranks * n * sizeof(int));
+    check(ncclAlltoAll(src, dst, n, ncclInt32, comm, nullptr), ncclSuccess,
+          "ncclAlltoAll" + how, comm);
+    expect(std::vector<int>(dst, dst + ranks * n), a2aWant, "AlltoAll" + how);
+  }
+  check(ncclCommWindowDeregister(comm, winOut), ncclSuccess,
+        "ncclCommWindowDeregister", comm);
+  check(ncclCommWindowDeregister(comm, winIn), ncclSuccess,
+        "ncclCommWindowDeregister", comm);
+  check(ncclMemFree(out), ncclSuccess, "ncclMemFree", nullptr);
+  check(ncclMemFree(in), ncclSuccess, "ncclMemFree", nullptr);
+  // ncclMemAlloc's shared segments (sdma-6e63636c00000000-PID-0-N) are
+  // gone once freed.
+  std::string ours = "sdma-6e63636c00000000-" + std::to_string(getpid()) + "-";
+  if (DIR *shm = opendir("/dev/shm")) {
+    while (dirent *entry = readdir(shm))
+      if (std::string(entry->d_name).rfind(ours, 0) == 0) {
+        std::fprintf(stderr, "rank %d: /dev/shm/%s left after ncclMemFree\n",
+                     rank, entry->d_name);
+        ++failures;
+      }
+    closedir(shm);
   }
 }
 
@@ -387,6 +452,11 @@ int main(int argc, char **argv) {
   });
   dataMovement(comm, 1);
   dataMovement(comm, 1001);
+  if (const char *device = std::getenv("SDMA_DEVICE");
+      device && std::string(device) == "cpu") {
+    windows(comm, 1);
+    windows(comm, 777);
+  }
   reductions(comm, 5);
   reductions(comm, 1000);
   pointToPoint(comm);

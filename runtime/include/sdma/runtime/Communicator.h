@@ -173,6 +173,9 @@ public:
   bool memAlloc(size_t bytes, void *&ptr, Error &error);
   bool memFree(void *ptr, Error &error);
   bool registerMemory(void *ptr, size_t bytes, int &handle, Error &error);
+  /// Whether [ptr, ptr + bytes) is symmetric memory on this rank: in one
+  /// live heap allocation or registration (local; no exchange).
+  bool isSymmetric(const void *ptr, size_t bytes) const;
   bool deregisterMemory(int handle, Error &error);
   /// Copies `bytes` on the device in `stream`'s order (any memory it
   /// addresses; not collective). The CPU device copies before it returns.
