@@ -372,7 +372,7 @@ TEST(CApiResult, PathIsChosenReportedAndConfigurable) {
   int symmetric = -1, local = 0;
   EXPECT_EQ(sdmaMemQuery(comm, a, 64, &symmetric), sdmaSuccess);
   EXPECT_EQ(symmetric, 1);
-  EXPECT_EQ(sdmaMemQuery(comm, a + 32, 64, &symmetric), sdmaSuccess);
+  EXPECT_EQ(sdmaMemQuery(comm, a + 32, 1 << 20, &symmetric), sdmaSuccess);
   EXPECT_EQ(symmetric, 0) << "past the end of its allocation";
   EXPECT_EQ(sdmaMemQuery(comm, &local, 4, &symmetric), sdmaSuccess);
   EXPECT_EQ(symmetric, 0);
