@@ -113,7 +113,7 @@ bool LaunchTable::decode(const std::vector<uint64_t> &t, int ranks,
                          size_t buffers, LaunchTable &table,
                          std::string &error) {
   size_t RB = size_t(ranks) * buffers;
-  if (t.size() != RB + 3 * size_t(ranks) + 9) {
+  if (t.size() != RB + 4 * size_t(ranks) + 10) {
     error = "internal: a kernel table of " + std::to_string(t.size()) +
             " words for " + std::to_string(ranks) + " ranks and " +
             std::to_string(buffers) + " buffers";
@@ -124,6 +124,7 @@ bool LaunchTable::decode(const std::vector<uint64_t> &t, int ranks,
   table.flags.clear();
   table.sync.clear();
   table.arrive.clear();
+  table.tags.clear();
   for (size_t i = 0; i < RB; ++i)
     table.buffers.push_back(static_cast<char *>(word(i)));
   for (int r = 0; r < ranks; ++r) {
@@ -141,5 +142,8 @@ bool LaunchTable::decode(const std::vector<uint64_t> &t, int ranks,
   table.rowBytes = t[at + 1];
   for (int i = 0; i < 4; ++i)
     table.counts[i] = static_cast<long long *>(word(at + 2 + i));
+  table.callTag = t[at + 6];
+  for (int r = 0; r < ranks; ++r)
+    table.tags.push_back(static_cast<unsigned long long *>(word(at + 7 + r)));
   return true;
 }

@@ -96,6 +96,8 @@ struct LaunchTable {
   unsigned long long *errorMirror = nullptr;
   uint64_t rowBytes = 0;
   long long *counts[4] = {nullptr, nullptr, nullptr, nullptr};
+  uint64_t callTag = 0;
+  std::vector<unsigned long long *> tags; // [rank]
 
   /// The words of a table for `ranks` ranks and `buffers` buffers; false
   /// (an internal error) if it has another size.

@@ -31,6 +31,8 @@ struct DmaSyncArgs {
   unsigned long long *error, *errorMirror;
   unsigned long long timeoutNs;
   int rank, ranks, flagCount, pad;
+  unsigned long long callTag;                 // LdstKernel.hip's SdmaTable
+  unsigned long long *tags[kDmaSyncMaxRanks]; // callTag / tags
 };
 
 /// The sync kernel's operations (its `op` argument).
@@ -49,6 +51,8 @@ struct SdmaDmaSync {
   unsigned long long *errorMirror; // its host copy (null: none)
   unsigned long long timeoutNs;
   int rank, ranks, flagCount, pad;
+  unsigned long long callTag;
+  unsigned long long *tags[64]; // null: unchecked
 };
 
 static __device__ void sdma_dma_report(const SdmaDmaSync *S, long long slot,
@@ -92,8 +96,13 @@ static __device__ bool sdma_dma_wait(const SdmaDmaSync *S,
   return true;
 }
 
+// Phase 0 also checks the call's tag (LdstKernel.hip's sdma_job_barrier).
 static __device__ bool sdma_dma_barrier(const SdmaDmaSync *S, int phase,
                                         unsigned long long epoch) {
+  const bool tagged = phase == 0 && S->tags[0];
+  if (tagged)
+    for (int r = 0; r < S->ranks; ++r)
+      ((volatile unsigned long long *)S->tags[r])[S->rank] = S->callTag;
   SDMA_FENCE_SYSTEM();
   for (int r = 0; r < S->ranks; ++r)
     SDMA_ATOMIC_ADD_SYSTEM_U64(S->arrive[r] + phase * S->ranks + S->rank, 1ull);
@@ -101,6 +110,14 @@ static __device__ bool sdma_dma_barrier(const SdmaDmaSync *S, int phase,
     if (!sdma_dma_wait(S, S->arrive[S->rank] + phase * S->ranks + r, epoch + 1,
                        -2 - phase, (unsigned long long)r))
       return false;
+  for (int r = 0; tagged && r < S->ranks; ++r) {
+    unsigned long long theirs =
+        ((volatile const unsigned long long *)S->tags[S->rank])[r];
+    if (theirs != S->callTag) {
+      sdma_dma_report(S, -4, (unsigned long long)r, theirs);
+      return false;
+    }
+  }
   return true;
 }
 

@@ -147,6 +147,9 @@ private:
     args_.rank = P.rank;
     args_.ranks = P.plan.ranks;
     args_.flagCount = P.plan.flags;
+    args_.callTag = T_.callTag;
+    for (int r = 0; r < P.plan.ranks && r < int(T_.tags.size()); ++r)
+      args_.tags[r] = T_.tags[r];
   }
 
   char *address(const Slice &s) const {

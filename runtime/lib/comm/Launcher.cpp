@@ -11,6 +11,16 @@
 
 using namespace sdma::rt;
 
+namespace {
+/// FNV-1a, never 0 (0 is no tag).
+uint64_t tagOf(const std::string &text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text)
+    h = (h ^ c) * 1099511628211ull;
+  return h ? h : 1;
+}
+} // namespace
+
 bool Launcher::healthy(Error &error) {
   std::lock_guard<std::mutex> lock(failedMutex_);
   if (failed_.empty())
@@ -68,6 +78,12 @@ Error Launcher::kernelError() {
     std::string after =
         " timed out after " + std::to_string(options_.timeoutMs) + " ms";
     int64_t slot = static_cast<int64_t>(r[2]);
+    if (slot == -4)
+      return usage(where + " and rank " + std::to_string(r[3]) +
+                   " made different calls (the call, where a shared buffer "
+                   "is, or the path differs; the host checks a call's "
+                   "signature the first time only, the launch every time): "
+                   "nothing moved");
     if (slot == -2 || slot == -3)
       return remote(
           where + after + " waiting for rank " + std::to_string(r[3]) +
@@ -164,6 +180,11 @@ bool Launcher::table(const Instance &instance, const Call &call,
                                              ? tables + ranks_ * sizeof(int64_t)
                                              : nullptr));
   t.push_back(reinterpret_cast<uint64_t>(counted ? call.recvCounts : nullptr));
+  // SdmaTable::callTag and tags: the launch checks on the device that
+  // every rank makes this same call (run() sets the tag).
+  t.push_back(0);
+  for (int q = 0; q < ranks_; ++q)
+    t.push_back(reinterpret_cast<uint64_t>(heap.peer[q] + instance.tagsOffset));
   return true;
 }
 
@@ -239,6 +260,10 @@ bool Launcher::run(int index, const Call &call, bool dma, void *stream,
     error = problem;
     return false;
   }
+  // The call's tag: what every rank must pass alike (the signature with
+  // the shared buffers' positions and the path). The host compares it only
+  // the first time; the launch compares it every time (LdstKernel.hip).
+  words[words.size() - ranks_ - 1] = tagOf(signature);
   KernelLaunch launch;
   launch.table = std::move(words);
   launch.chunkBytes = call.chunkBytes;

@@ -232,6 +232,7 @@ bool ProgramCache::placeControl(const LdstProgram &program,
       instance.epochsOffset = first.epochsOffset;
       instance.arriveOffset = first.arriveOffset;
       instance.errorOffset = first.errorOffset;
+      instance.tagsOffset = first.tagsOffset;
       instance.countsOffset = first.countsOffset;
       return true;
     }
@@ -246,6 +247,7 @@ bool ProgramCache::placeControl(const LdstProgram &program,
       !reserve(8, instance.syncOffset) || !reserve(16, instance.epochsOffset) ||
       !reserve(2 * ranks_ * 8, instance.arriveOffset) ||
       !reserve(kRecordWords * 8, instance.errorOffset) ||
+      !reserve(ranks_ * 8, instance.tagsOffset) ||
       (counted && !reserve(2 * ranks_ * 8, instance.countsOffset)))
     return error.fail(ErrorKind::InvalidUsage,
                       "the control area is full (" +

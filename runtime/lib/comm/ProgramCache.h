@@ -60,7 +60,7 @@ struct Instance {
   /// The program's error record (kRecordWords words at this index).
   int record = 0;
   size_t flagsOffset = 0, syncOffset = 0, epochsOffset = 0, arriveOffset = 0,
-         errorOffset = 0;
+         errorOffset = 0, tagsOffset = 0;
   size_t countsOffset = 0; // 0: no count tables (not an all-to-allv)
   /// [rank]: the (rank, buffer) pairs that rank's ops touch.
   std::vector<std::set<std::pair<int, int>>> touched;

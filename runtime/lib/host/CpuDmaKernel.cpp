@@ -71,8 +71,14 @@ public:
   }
 
   /// Job barrier `phase` of run `epoch` (LdstKernel.hip's sdma_job_barrier).
+  /// With phase 0, the call's tag is written to every rank before the
+  /// arrival and every rank's compared after it (slot -4 on a difference).
   bool barrier(int phase, uint64_t epoch) {
     int R = P.plan.ranks;
+    bool tagged = phase == 0 && !T.tags.empty() && T.tags[0];
+    if (tagged)
+      for (int r = 0; r < R; ++r)
+        __atomic_store_n(T.tags[r] + P.rank, T.callTag, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     for (int r = 0; r < R; ++r)
       __atomic_fetch_add(T.arrive[r] + phase * R + P.rank, 1ull,
@@ -81,6 +87,11 @@ public:
       if (!wait(T.arrive[P.rank] + phase * R + r, epoch + 1, -2 - phase,
                 uint64_t(r)))
         return false;
+    for (int r = 0; tagged && r < R; ++r)
+      if (uint64_t theirs = load(T.tags[P.rank] + r); theirs != T.callTag) {
+        report(-4, uint64_t(r), theirs);
+        return false;
+      }
     return true;
   }
 

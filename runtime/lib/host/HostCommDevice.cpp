@@ -133,6 +133,8 @@ public:
     p.rowBytes = t.rowBytes;
     for (int i = 0; i < 4; ++i)
       p.counts[i] = t.counts[i];
+    p.callTag = t.callTag;
+    p.tags = t.tags;
     return kernel_->run(p, launch.chunkBytes, epoch_++, options_.timeoutNs,
                         options_.blocks, options_.threads, begin, end, error) &&
            HostLdstKernel::readErrorRecord(p.errorRecord, error);

@@ -26,7 +26,9 @@ extern "C" int sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
                                   unsigned long long **arrive, int blocks,
                                   int threads, int rankBegin, int rankEnd,
                                   unsigned long long rowBytes,
-                                  long long **counts) {
+                                  long long **counts,
+                                  unsigned long long callTag,
+                                  unsigned long long **tags) {
   SdmaTable table;
   for (int i = 0; i < SDMA_RANKS * SDMA_BUFFERS; ++i)
     table.buf[i] = bufs[i];
@@ -45,6 +47,9 @@ extern "C" int sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
     table.countsIn[i] = counts ? counts[i] : nullptr;
     table.countsOut[i] = counts ? counts[2 + i] : nullptr;
   }
+  table.callTag = callTag;
+  for (int r = 0; r < SDMA_RANKS; ++r)
+    table.tags[r] = tags ? tags[r] : nullptr;
   return sdma_host_launch(blocks, rankEnd - rankBegin, threads,
                           [&] { sdma_ldst(table, chunk, epoch, rankBegin); });
 }
@@ -55,7 +60,7 @@ extern "C" int sdma_cpu_run(char **bufs, unsigned long long **flags,
                             int blocks, int threads) {
   return sdma_cpu_run_ranks(bufs, flags, sync, error, timeoutNs, chunk, epoch,
                             nullptr, nullptr, blocks, threads, 0, SDMA_RANKS,
-                            0, nullptr);
+                            0, nullptr, 0, nullptr);
 }
 )SDMA";
 
@@ -107,7 +112,10 @@ bool HostLdstKernel::run(const RankPointers &pointers,
               ? nullptr
               : const_cast<unsigned long long **>(pointers.arrive.data()),
           blocks, threads, begin, end, pointers.rowBytes,
-          const_cast<long long **>(pointers.counts))) {
+          const_cast<long long **>(pointers.counts), pointers.callTag,
+          pointers.tags.empty()
+              ? nullptr
+              : const_cast<unsigned long long **>(pointers.tags.data()))) {
     error = threadError(status);
     return false;
   }

@@ -51,6 +51,9 @@ public:
     unsigned long long rowBytes = 0;
     /// SdmaTable::countsIn then countsOut (sdmaAlltoAllv's); null: none.
     long long *counts[4] = {nullptr, nullptr, nullptr, nullptr};
+    /// SdmaTable::callTag and tags (a communicator's); empty: unchecked.
+    unsigned long long callTag = 0;
+    std::vector<unsigned long long *> tags;
   };
 
   /// Builds `program` (with SDMA_STAGED_OPS and SDMA_STAGE_CAP as
@@ -80,7 +83,8 @@ private:
                         unsigned long long *, unsigned long long,
                         unsigned long long, unsigned long long,
                         unsigned long long *, unsigned long long **, int, int,
-                        int, int, unsigned long long, long long **);
+                        int, int, unsigned long long, long long **,
+                        unsigned long long, unsigned long long **);
   HostLdstKernel(std::unique_ptr<HostKernel> kernel, RunFn run)
       : kernel_(std::move(kernel)), run_(run) {}
 

@@ -14,6 +14,8 @@
 //   graph        (cuda) AllGather captured in a CUDA graph, replayed with new
 //                data each time, mixed with direct calls;
 //   mismatch     rank 1 passes a different count: every rank must fail;
+//   other-buffer rank 1 passes another (agreed before) output buffer: the
+//                launch's call tag makes every rank fail, nothing written;
 //   unregistered a malloc'd buffer: refused before launch;
 //   too-small    rank 1 registers a smaller buffer (SDMA_CHECK_CALLS=0):
 //                every rank fails, rank 0 naming rank 1's buffer;
@@ -394,6 +396,31 @@ int runCase(Rank &k, const Args &args) {
                          sdmaAllGather(in, out, k.rank == 1 ? 64 : 32,
                                        sdmaFloat32, k.comm, k.stream),
                          "differs between ranks");
+  if (c == "other-buffer") {
+    // Two output buffers, each used by every rank first (each signature
+    // then agreed once), then rank 1 alone gathers into the other one: the
+    // host does not compare signatures it has seen, the launch does (its
+    // call tag), and every rank refuses before any byte moves.
+    char *other = static_cast<char *>(k.alloc(4096 * k.ranks));
+    for (char *o : {out, other}) {
+      k.fill(in, 64, k.rank, 1);
+      if (!k.check(sdmaAllGather(in, o, 64, sdmaUint8, k.comm, k.stream),
+                   "sdmaAllGather"))
+        return 1;
+      k.memory.sync(k.stream);
+    }
+    k.fill(out, 64 * k.ranks, k.rank, -1);
+    k.fill(other, 64 * k.ranks, k.rank, -1);
+    sdmaResult_t result = sdmaAllGather(in, k.rank == 1 ? other : out, 64,
+                                        sdmaUint8, k.comm, k.stream);
+    k.memory.sync(k.stream);
+    if (result == sdmaSuccess)
+      sdmaCommGetAsyncError(k.comm, &result);
+    std::vector<unsigned char> untouched(64 * k.ranks, kUntouched);
+    k.expect(out, untouched, "the output after a refused call");
+    k.expect(other, untouched, "the other output after a refused call");
+    return expectFailure(k, result, "made different calls") + k.failures;
+  }
   if (c == "unregistered") {
     std::vector<char> host(4096);
     return expectFailure(

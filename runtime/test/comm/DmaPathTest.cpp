@@ -8,7 +8,8 @@
 // threads over plain memory run three calls back to back with random
 // delays, every byte checked, flags back at 0 and the run counter advanced
 // after each; a poll nobody notifies times out naming the flag (and the
-// notifier rank); an abort stops a wait at once; the launch table decodes;
+// notifier rank); ranks whose call tags differ stop before a byte moves;
+// an abort stops a wait at once; the launch table decodes;
 // the GPUs' sync kernel compiles for sm_90 and gfx90a.
 //
 //===----------------------------------------------------------------------===//
@@ -103,6 +104,8 @@ struct Job {
   unsigned long long epochs[kRanks][2] = {};
   unsigned long long arrive[kRanks][2 * kRanks] = {};
   unsigned long long record[kRanks][8] = {};
+  unsigned long long tags[kRanks][kRanks] = {};
+  uint64_t callTag[kRanks] = {7, 7};
 
   Job() : a(kRanks, std::vector<char>(kChunk)), b(a) {}
 
@@ -125,6 +128,9 @@ struct Job {
       t.push_back(w(arrive[r]));
     for (int i = 0; i < 6; ++i)
       t.push_back(0); // errorMirror, rowBytes, counts
+    t.push_back(callTag[rank]);
+    for (int r = 0; r < kRanks; ++r)
+      t.push_back(w(tags[r]));
     return t;
   }
 
@@ -154,8 +160,11 @@ TEST(DmaPath, TableDecodes) {
   EXPECT_EQ(t.errorMirror, nullptr);
   std::vector<uint64_t> short_ = job.table(1, 7);
   short_.pop_back();
-  EXPECT_FALSE(LaunchTable::decode(short_, kRanks, 2, t, error));
-  EXPECT_NE(error.find("a kernel table of 18 words"), std::string::npos)
+  LaunchTable bad;
+  EXPECT_FALSE(LaunchTable::decode(short_, kRanks, 2, bad, error));
+  EXPECT_EQ(t.callTag, 7u);
+  EXPECT_EQ(t.tags[1], job.tags[1]);
+  EXPECT_NE(error.find("a kernel table of 21 words"), std::string::npos)
       << error;
 }
 
@@ -196,8 +205,10 @@ TEST(DmaPath, APollNobodyNotifiesTimesOutNamingTheFlag) {
   Job job;
   std::shared_ptr<const DmaProgram> program = programFor(1);
   EXPECT_EQ(program->notifiers(1, 2), std::vector<int>{0});
-  // Rank 0 "arrived" at the entry barrier, then never notified.
+  // Rank 0 "arrived" at the entry barrier (its tag written), then never
+  // notified.
   job.arrive[1][0] = 1;
+  job.tags[1][0] = job.callTag[0];
   std::string error;
   auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(createCpuDmaKernel(program)->launch(job.launch(1, 100), error));
@@ -220,9 +231,35 @@ TEST(DmaPath, AnEntryBarrierNobodyReachesNamesTheRank) {
   EXPECT_EQ(job.b[1], std::vector<char>(kChunk, 0)) << "nothing written";
 }
 
+TEST(DmaPath, RanksMakingDifferentCallsStopBeforeAnyByteMoves) {
+  // Each rank's launch tags its call; rank 1's differs (another buffer
+  // than the one agreed, say): both fail at the entry barrier, nothing
+  // copied, each naming the other.
+  Job job;
+  job.callTag[1] = 8;
+  std::unique_ptr<CommKernel> kernels[kRanks] = {
+      createCpuDmaKernel(programFor(0)), createCpuDmaKernel(programFor(1))};
+  std::string errors[kRanks];
+  bool ok[kRanks] = {true, true};
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < kRanks; ++r)
+    ranks.emplace_back([&, r] {
+      ok[r] = kernels[r]->launch(job.launch(r, 10000), errors[r]);
+    });
+  for (std::thread &t : ranks)
+    t.join();
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_FALSE(ok[r]) << "rank " << r;
+    EXPECT_EQ(int64_t(job.record[r][2]), -4) << "rank " << r;
+    EXPECT_EQ(job.record[r][3], uint64_t(1 - r)) << "the other rank";
+  }
+  EXPECT_EQ(job.b[1], std::vector<char>(kChunk, 0)) << "nothing written";
+}
+
 TEST(DmaPath, AnAbortStopsAWaitAtOnce) {
   Job job;
   job.arrive[1][0] = 1;
+  job.tags[1][0] = job.callTag[0];
   std::thread abort([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     __atomic_store_n(&job.record[1][0], kAbortedStatus, __ATOMIC_SEQ_CST);

@@ -127,6 +127,15 @@ struct SdmaTable {
   // countsOut[1] (the caller's). Null: none.
   long long *countsIn[2];
   long long *countsOut[2];
+  // A communicator's launch: the call's tag (a hash of what every rank
+  // must pass alike: the call, where its shared buffers are, the path),
+  // and every rank's tag words, tags[r][s] rank s's tag as rank r sees it.
+  // Written before the entry barrier's arrival and compared after it, so a
+  // rank whose call differs from a peer's (the host compares a signature
+  // only the first time it is seen) fails every rank before any byte
+  // moves. Null tags: not checked (in-process runs).
+  unsigned long long callTag;
+  unsigned long long *tags[SDMA_RANKS];
 };
 
 struct __attribute__((aligned(16))) sdma_v16 {
@@ -214,7 +223,11 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
 // reported as flag slot -2 - phase with the rank awaited as the value.
 static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
                                         int phase, unsigned long long epoch) {
+  const bool tagged = phase == 0 && T->tags[0];
   if (SDMA_BID == 0 && SDMA_TID == 0) {
+    if (tagged)
+      for (int r = 0; r < SDMA_RANKS; ++r)
+        ((volatile unsigned long long *)T->tags[r])[rank] = T->callTag;
     SDMA_FENCE_SYSTEM();
     for (int r = 0; r < SDMA_RANKS; ++r)
       SDMA_ATOMIC_ADD_SYSTEM_U64(T->arrive[r] + phase * SDMA_RANKS + rank,
@@ -237,6 +250,14 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
       }
     }
     SDMA_FENCE_SYSTEM();
+    // Every rank arrived, its tag written before: the same call, or every
+    // rank stops here (slot -4, the first differing rank as the value).
+    for (int r = 0; tagged && r < SDMA_RANKS && !sdma_aborted(T); ++r) {
+      unsigned long long theirs =
+          ((volatile const unsigned long long *)T->tags[rank])[r];
+      if (theirs != T->callTag)
+        sdma_report(T, rank, -4, (unsigned long long)r, theirs);
+    }
   }
   SDMA_SYNC();
   return !sdma_aborted(T);
