@@ -14,7 +14,8 @@
 // staging area (symmetric, grown collectively as calls need it), runs
 // sdma's collective there and copies the result out, all in the caller's
 // stream order (sdmaMemcpyAsync): any pointer works, at the cost of the
-// two copies.
+// two copies. Buffers in windows (ncclCommWindowRegister: sdma
+// registrations) need neither: the call runs on them in place.
 //
 //===----------------------------------------------------------------------===//
 

@@ -3,8 +3,9 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// Each call stages its buffers through the communicator's symmetric area
-// (Shim.h) and runs sdma's collective of the same name and meaning; the
+// Each call runs sdma's collective of the same name and meaning, on the
+// caller's buffers where they are windows (ncclCommWindowRegister), else
+// staged through the communicator's symmetric area (Shim.h); the
 // checks are sdma's (a bad type, operator, root, size or buffer is refused
 // on every rank, the communicator still usable), so the drop-in passes
 // what it cannot stage (an unknown type, a null buffer, a size that does
@@ -100,14 +101,30 @@ std::string pathOf(sdmaComm_t comm, const char *how) {
          ")";
 }
 
-/// One staged call: the user's `send` (`sendBytes`, copied in where
-/// `copyIn`) and `recv` (`recvBytes`, copied out where `copyOut`) become
-/// the staging area's two parts, and `run(send, recv)` is sdma's call on
-/// them. What cannot be staged runs on the user's pointers: sdma refuses.
-/// (Buffers in windows are staged too: passing them directly needs every
-/// rank to make the same choice in every call, and a rank whose buffer is
-/// not in a window while a peer's is would go unnoticed by the call checks,
-/// which compare a signature once; see docs/nccl.md.)
+/// Whether the rank's buffers of a call go to sdma as they are: each one
+/// the call reads (`copyIn`) or writes (`copyOut`) lies in a window
+/// (ncclCommWindowRegister) or other symmetric memory. Every rank must
+/// choose alike, as NCCL asks of windows: a rank whose buffers are windows
+/// while a peer's are not makes a different call, which sdma refuses on
+/// every rank before anything moves (the first time by the host's call
+/// check; after that by the launch's call tag, an asynchronous error that
+/// fails the communicator, as NCCL's do), never a wrong result.
+bool direct(ncclComm_t comm, const void *send, size_t sendBytes, bool copyIn,
+            const void *recv, size_t recvBytes, bool copyOut) {
+  auto symmetric = [&](const void *p, size_t bytes) {
+    int yes = 0;
+    return !p ||
+           (sdmaMemQuery(comm->sdma, p, bytes, &yes) == sdmaSuccess && yes);
+  };
+  return (!copyIn || symmetric(send, sendBytes)) &&
+         (!copyOut || symmetric(recv, recvBytes)) && (send || recv);
+}
+
+/// One call: where the user's buffers are windows (direct()),
+/// `run(send, recv)` is sdma's call on them, nothing copied; else `send`
+/// (`sendBytes`, copied in where `copyIn`) and `recv` (`recvBytes`, copied
+/// out where `copyOut`) become the staging area's two parts. What cannot be
+/// staged runs on the user's pointers: sdma refuses.
 ncclResult_t
 staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
        bool copyIn, void *recv, size_t recvBytes, bool copyOut, bool stageable,
@@ -122,6 +139,12 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
   comm->error.clear();
   if (!stageable)
     return fromSdma(comm, run(send, recv));
+  if (direct(comm, send, sendBytes, copyIn, recv, recvBytes, copyOut)) {
+    if (sdmaResult_t r = run(send, recv))
+      return fromSdma(comm, r);
+    logPath(op, pathOf(comm->sdma, "in place in the caller's windows").c_str());
+    return ncclSuccess;
+  }
   if (ncclResult_t r = reserve(comm, aligned(sendBytes) + recvBytes))
     return r;
   char *in = comm->stage, *out = comm->stage + aligned(sendBytes);

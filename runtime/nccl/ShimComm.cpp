@@ -488,8 +488,8 @@ NCCL_API ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *) {
 
 // A window is sdma's registration of the buffer (collective, as NCCL's):
 // every rank's window is then symmetric memory (sdmaMemRegister; the
-// window is its handle). Collectives on windows are still staged
-// (ShimCollectives.cpp says why).
+// window is its handle), and a collective whose buffers lie in windows runs
+// on them without staging (ShimCollectives.cpp).
 NCCL_API ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff,
                                              size_t size, ncclWindow_t *win,
                                              int) {
@@ -506,7 +506,7 @@ NCCL_API ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff,
     return fromSdma(comm, r);
   *win = static_cast<ncclWindow_t>(handle);
   logPath("CommWindowRegister",
-          "sdma (registered; collectives on it are still staged)");
+          "sdma (registered: collectives on it run in place)");
   return ncclSuccess;
 }
 

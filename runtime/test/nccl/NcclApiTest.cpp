@@ -28,6 +28,7 @@
 
 #include "NcclTestSupport.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -156,9 +157,9 @@ void dataMovement(ncclComm_t comm, size_t n) {
 
 /// Windows (ncclCommWindowRegister, collective, over ncclMemAlloc'd
 /// memory, shared between the processes): an AllGather and an AlltoAll
-/// whose buffers lie in windows, then with windows on rank 0 only; both
-/// deregistered. The CPU device only (this program reads the buffers from
-/// the host).
+/// whose buffers lie in windows run on them in place; the same on plain
+/// buffers (staged). The CPU device only (this program reads the buffers
+/// from the host). NCCL_TEST_MIXED_WINDOWS: rank 0 alone passes windows.
 void windows(ncclComm_t comm, size_t n) {
   std::vector<int> mine = input<int>(rank, n), want;
   for (int r = 0; r < ranks; ++r)
@@ -177,11 +178,10 @@ void windows(ncclComm_t comm, size_t n) {
   check(ncclCommWindowRegister(comm, out, ranks * n * sizeof(int), &winOut, 0),
         ncclSuccess, "ncclCommWindowRegister", comm);
   std::vector<int> hostIn(ranks * n), hostOut(ranks * n);
-  for (int mixed = 0; mixed < 2; ++mixed) {
-    bool windowed = !mixed || rank == 0;
-    int *src = windowed ? in : hostIn.data();
-    int *dst = windowed ? out : hostOut.data();
-    std::string how = mixed ? " (windows on rank 0 only)" : " (windows)";
+  for (int plain = 0; plain < 2; ++plain) {
+    int *src = plain ? hostIn.data() : in;
+    int *dst = plain ? hostOut.data() : out;
+    std::string how = plain ? " (plain buffers)" : " (windows)";
     std::memcpy(src, mine.data(), n * sizeof(int));
     std::fill(dst, dst + ranks * n, -1);
     check(ncclAllGather(src, dst, n, ncclInt32, comm, nullptr), ncclSuccess,
@@ -392,6 +392,43 @@ int main(int argc, char **argv) {
     std::printf("rank 0: abort stopped an in-flight receive: %s\n",
                 ok ? "yes" : ncclGetErrorString(got));
     return ok ? 0 : 1;
+  }
+  if (std::getenv("NCCL_TEST_MIXED_WINDOWS")) {
+    // Rank 0 alone passes windows, twice (each signature seen before, so
+    // the second time only the launch's call tag can tell): every rank's
+    // call is refused, nothing written.
+    size_t n = 16;
+    int *in = nullptr, *out = nullptr;
+    ncclMemAlloc((void **)&in, n * sizeof(int));
+    ncclMemAlloc((void **)&out, ranks * n * sizeof(int));
+    ncclWindow_t wi = nullptr, wo = nullptr;
+    check(ncclCommWindowRegister(comm, in, n * sizeof(int), &wi, 0),
+          ncclSuccess, "ncclCommWindowRegister", comm);
+    check(ncclCommWindowRegister(comm, out, ranks * n * sizeof(int), &wo, 0),
+          ncclSuccess, "ncclCommWindowRegister", comm);
+    std::vector<int> hostIn(n, rank), hostOut(ranks * n, -1);
+    std::fill(out, out + ranks * n, -1);
+    for (bool windows : {true, false}) // both signatures, agreed once each
+      check(ncclAllGather(windows ? in : hostIn.data(),
+                          windows ? out : hostOut.data(), n, ncclInt32, comm,
+                          nullptr),
+            ncclSuccess, "ncclAllGather", comm);
+    std::fill(out, out + ranks * n, -1);
+    std::fill(hostOut.begin(), hostOut.end(), -1);
+    ncclResult_t r = ncclAllGather(rank == 0 ? in : hostIn.data(),
+                                   rank == 0 ? out : hostOut.data(), n,
+                                   ncclInt32, comm, nullptr);
+    bool untouched = *std::max_element(out, out + ranks * n) == -1 &&
+                     *std::max_element(hostOut.begin(), hostOut.end()) == -1;
+    std::printf(
+        "rank %d, windows on rank 0 only: %s\n", rank,
+        r != ncclSuccess &&
+                std::strstr(ncclGetLastError(comm), "made different calls") &&
+                untouched
+            ? "refused, nothing written"
+            : ncclGetLastError(comm));
+    ncclCommAbort(comm);
+    return 0;
   }
   if (std::getenv("NCCL_TEST_EXIT_EARLY")) {
     // The last rank dies after init: every other rank's next call fails
