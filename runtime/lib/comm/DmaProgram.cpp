@@ -109,6 +109,19 @@ std::vector<int> DmaProgram::notifiers(int rank, int flag) const {
   return {ranks.begin(), ranks.end()};
 }
 
+bool DmaProgram::decode(const KernelLaunch &launch, LaunchTable &table,
+                        std::string &error) const {
+  if (!LaunchTable::decode(launch.table, plan.ranks, plan.buffers.size(), table,
+                           error))
+    return false;
+  if (launch.programRank == rank)
+    return true;
+  error = "internal: rank " + std::to_string(rank) +
+          "'s DMA program launched for rank " +
+          std::to_string(launch.programRank);
+  return false;
+}
+
 bool LaunchTable::decode(const std::vector<uint64_t> &t, int ranks,
                          size_t buffers, LaunchTable &table,
                          std::string &error) {

@@ -40,6 +40,7 @@
 #ifndef SDMA_RUNTIME_LIB_COMM_DMAPROGRAM_H
 #define SDMA_RUNTIME_LIB_COMM_DMAPROGRAM_H
 
+#include "comm/CommDevice.h"
 #include "exec/DmaQueueSchedule.h"
 #include "sdma/runtime/LdstProgram.h"
 #include "sdma/runtime/Plan.h"
@@ -82,6 +83,10 @@ struct DmaProgram {
 
   /// The ranks whose queues notify DMA flag `flag` of `rank`.
   std::vector<int> notifiers(int rank, int flag) const;
+  /// `launch`'s table for this program (LaunchTable::decode); false (an
+  /// internal error) where its size is wrong or it is not for this rank.
+  bool decode(const KernelLaunch &launch, struct LaunchTable &table,
+              std::string &error) const;
 };
 
 /// The load/store kernel's table (Launcher::table) decoded.

@@ -70,15 +70,8 @@ public:
 
   bool launch(const KernelLaunch &launch, std::string &error) override {
     const DmaProgram &P = *program_;
-    if (!LaunchTable::decode(launch.table, P.plan.ranks, P.plan.buffers.size(),
-                             T_, error))
+    if (!P.decode(launch, T_, error))
       return false;
-    if (launch.programRank != P.rank) {
-      error = "internal: rank " + std::to_string(P.rank) +
-              "'s DMA program launched for rank " +
-              std::to_string(launch.programRank);
-      return false;
-    }
     chunk_ = launch.chunkBytes;
     void *caller = launch.stream;
     if (!ops_->activate(error) || !ensureStage(error))

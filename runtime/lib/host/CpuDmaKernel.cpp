@@ -174,15 +174,8 @@ public:
   bool launch(const KernelLaunch &launch, std::string &error) override {
     const DmaProgram &P = *program_;
     LaunchTable T;
-    if (!LaunchTable::decode(launch.table, P.plan.ranks, P.plan.buffers.size(),
-                             T, error))
+    if (!P.decode(launch, T, error))
       return false;
-    if (launch.programRank != P.rank) {
-      error = "internal: rank " + std::to_string(P.rank) +
-              "'s DMA program launched for rank " +
-              std::to_string(launch.programRank);
-      return false;
-    }
     Run run(P, T, launch.chunkBytes);
     if (std::string why = run.missing(); !why.empty()) {
       error = why;

@@ -13,8 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/PointToPoint.h"
+#include "comm/KernelBuilds.h"
 #include "comm/ThreadJob.h"
-#include "sdma/runtime/KernelCompiler.h"
 
 #include <gtest/gtest.h>
 
@@ -231,29 +231,5 @@ TEST(PointToPoint, AnUnmatchedReceiveTimesOutNamingThePeer) {
 // NVRTC for an H100/H200 and hipRTC (HIP 5.2) for an MI200, where each is
 // installed.
 TEST(PointToPoint, KernelCompilesForNvidiaAndAmd) {
-  LdstProgram program;
-  program.source = p2pKernelSource();
-  program.entry = program.schedule = "sdma_p2p";
-  int compiled = 0;
-  for (auto [compiler, arch] :
-       {std::pair<const char *, const char *>{"nvrtc", "sm_90"},
-        {"hiprtc", "gfx90a"}}) {
-    KernelBinary binary;
-    std::string error;
-    if (!compileKernel(program, compiler, arch, binary, error)) {
-      // That compiler is not installed here, or this runtime was built
-      // without HIP's headers.
-      if ((error.find("not") != std::string::npos &&
-           (error.find("NVRTC") != std::string::npos ||
-            error.find("hipRTC") != std::string::npos)) ||
-          error.find("built without HIP") != std::string::npos)
-        continue;
-      ADD_FAILURE() << compiler << ": " << error;
-      continue;
-    }
-    EXPECT_GT(binary.code.size(), 0u) << compiler;
-    ++compiled;
-  }
-  if (!compiled)
-    GTEST_SKIP() << "neither NVRTC nor hipRTC is installed";
+  expectKernelBuilds(p2pKernelSource(), "sdma_p2p");
 }
