@@ -5,7 +5,7 @@
 // Usage (under sdma-launch, which sets RANK, WORLD_SIZE, SDMA_UNIQUE_ID):
 //   sdma-comm-test --case=CASE [--schedule=PATH] [--counts=N,...]
 //                  [--iters=N] [--threads-as-ranks=N] [--layout=L] [--bad=B]
-//                  [--tokens=N] [--routing=R]
+//                  [--tokens=N] [--routing=R] [--jitter-us=N]
 // Cases:
 //   collectives  every collective, every root, in place and not, several
 //                counts and types, twice (later runs are later epochs), a
@@ -92,6 +92,7 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
     k.fill(all, R * c, me, -1);
     char *send = inPlace ? all + me * c : one;
     k.fill(send, c, me, 1);
+    k.jitter();
     k.check(sdmaAllGather(send, all, count, type, k.comm, k.stream),
             "sdmaAllGather");
     k.memory.sync(k.stream);
@@ -109,6 +110,7 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
     char *recv = inPlace ? all : all2;
     if (!inPlace)
       k.fill(all2, R * c, me, -1);
+    k.jitter();
     k.check(sdmaAlltoAll(all, recv, count, type, k.comm, k.stream),
             "sdmaAlltoAll");
     k.memory.sync(k.stream);
@@ -127,6 +129,7 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
                        const std::string &label) {
     k.fill(one, c, me, me == root ? tag : -1);
     k.fill(all, c, me, -1);
+    k.jitter();
     k.check(sdmaBroadcast(nullOffRoot && me != root ? nullptr : one, all, count,
                           type, root, k.comm, k.stream),
             what);
@@ -144,6 +147,7 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
     // Scatter.
     k.fill(all, R * c, me, me == root ? 4 : -1);
     k.fill(one, c, me, -1);
+    k.jitter();
     k.check(sdmaScatter(all, one, count, type, root, k.comm, k.stream),
             "sdmaScatter");
     k.memory.sync(k.stream);
@@ -154,6 +158,7 @@ void collectives(Rank &k, size_t count, sdmaDataType_t type, size_t s,
     // Gather: only the root's buffer changes.
     k.fill(one, c, me, 5);
     k.fill(all, R * c, me, -1);
+    k.jitter();
     k.check(sdmaGather(one, all, count, type, root, k.comm, k.stream),
             "sdmaGather");
     k.memory.sync(k.stream);
@@ -566,6 +571,8 @@ int runRank(int rank, int ranks, const sdmaUniqueId &id, const Args &args) {
         reinterpret_cast<cuda::CUstream *>(&k.stream), 1);
   if (!k.check(sdmaCommInitRank(&k.comm, ranks, id, rank), "sdmaCommInitRank"))
     return 1;
+  k.jitterUs = args.jitterUs;
+  k.seed = 7919u * unsigned(rank + 1);
   int status = runCase(k, args);
   if (args.kase != "exit-early" || status)
     sdmaCommDestroy(k.comm);
@@ -594,6 +601,8 @@ int main(int argc, char **argv) {
       args.types = a.substr(8);
     else if (a.rfind("--bad=", 0) == 0)
       args.bad = a.substr(6);
+    else if (a.rfind("--jitter-us=", 0) == 0)
+      args.jitterUs = std::atoi(a.c_str() + 12);
     else if (a.rfind("--threads-as-ranks=", 0) == 0)
       args.threadsAsRanks = std::atoi(a.c_str() + 19);
     else if (a.rfind("--counts=", 0) == 0) {

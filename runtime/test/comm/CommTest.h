@@ -15,12 +15,14 @@
 
 #include "cuda/CudaDriver.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sdma::commtest {
@@ -34,6 +36,9 @@ struct Args {
   std::string types;
   std::vector<size_t> counts{1, 7, 1000, 4099};
   int iters = 50, threadsAsRanks = 0, tokens = 128;
+  /// Before each collective a rank sleeps a random 0..jitterUs us (its own
+  /// seed): the ranks reach every call at different times.
+  int jitterUs = 0;
 };
 
 /// Host <-> buffer copies for the device in use (the CPU device's memory is
@@ -95,6 +100,17 @@ struct Rank {
   sdmaStream_t stream = nullptr;
   Memory memory;
   int failures = 0;
+  int jitterUs = 0;
+  unsigned seed = 1;
+
+  /// Args::jitterUs's random delay.
+  void jitter() {
+    if (!jitterUs)
+      return;
+    seed = seed * 1103515245u + 12345u + unsigned(rank);
+    std::this_thread::sleep_for(
+        std::chrono::microseconds((seed >> 8) % unsigned(jitterUs + 1)));
+  }
 
   bool check(sdmaResult_t result, const char *what) {
     if (result == sdmaSuccess)
