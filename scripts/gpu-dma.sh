@@ -58,3 +58,11 @@ for impl in sdma-ldst:2 sdma-dma:2 nccl:1; do
     --sizes=64K,8M --iters=50 --csv=/tmp/overlap-$impl.csv
   cat /tmp/overlap-$impl.csv
 done
+
+# Per-call latency, load/store against DMA, same run (2 processes sharing
+# the GPU: DMA's same-GPU copies are SM copies here; what copy engines cost
+# and free needs several GPUs). CSV on rank 0.
+for p in ldst dma; do
+  step 300 "per-call latency, path $p, 2 processes" env SDMA_PATH=$p \
+    $launch=2 "$test_bin" --case=bench --iters=50
+done
