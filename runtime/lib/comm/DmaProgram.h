@@ -8,12 +8,15 @@
 // would use. A launch takes the load/store kernel's table (Launcher.h), so
 // the two paths share everything a call sets up, and its words mean the
 // same: buf[R*B] every rank's buffers, flags[R] the DMA flags of every
-// rank (the program's own words, not the kernel's), error the record,
-// timeoutNs, epochs the program's run counter, arrive[R] the job-barrier
-// words.
+// rank, error the record, timeoutNs, epochs the DMA path's run counter,
+// arrive[R] its job-barrier words, callTag/tags the call check.
 //
-// The call protocol (the same job barriers as the load/store kernel, so a
-// program's calls may alternate between the paths; epoch e = epochs[0]):
+// The call protocol (the load/store kernel's job barriers, on words of the
+// DMA path's own -- flags, run counter, arrival words -- so that the
+// kernel's run-counted flags stay in step; a program's calls may alternate
+// between the paths, each call bracketed by its path's two barriers, which
+// is what makes the next call's writes safe whatever path it takes;
+// epoch e = epochs[0]):
 //   1. entry: arrive[q][0 * R + r] += 1 for every rank q, then wait until
 //      arrive[r][0 * R + q] >= e + 1 for every q (every rank's buffers may
 //      be written: the previous call is over everywhere);

@@ -124,8 +124,14 @@ Error Launcher::kernelError() {
 
 bool Launcher::table(const Instance &instance, const Call &call,
                      const std::vector<int> &region,
-                     const std::vector<size_t> &offset, size_t flagsOffset,
+                     const std::vector<size_t> &offset, bool dma,
                      std::vector<uint64_t> &t, Error &error) {
+  // The DMA path keeps words of its own: the load/store kernel's flags
+  // count its runs (a wait is for epoch x per-run + k), which a DMA call
+  // must not advance.
+  size_t flagsOffset = dma ? instance.dmaFlagsOffset : instance.flagsOffset;
+  size_t epochsOffset = dma ? instance.dmaEpochsOffset : instance.epochsOffset;
+  size_t arriveOffset = dma ? instance.dmaArriveOffset : instance.arriveOffset;
   const LdstProgram &program = instance.program;
   size_t B = program.buffers.size();
   t.assign(ranks_ * B, 0);
@@ -163,10 +169,10 @@ bool Launcher::table(const Instance &instance, const Call &call,
       mirrored ? reinterpret_cast<uint64_t>(heap.local + instance.errorOffset)
                : record);
   t.push_back(options_.timeoutMs * 1000000ull);
-  t.push_back(reinterpret_cast<uint64_t>(heap.local + instance.epochsOffset));
+  t.push_back(reinterpret_cast<uint64_t>(heap.local + epochsOffset));
   for (int q = 0; q < ranks_; ++q)
     t.push_back(
-        reinterpret_cast<uint64_t>(heap.peer[q] + instance.arriveOffset));
+        reinterpret_cast<uint64_t>(heap.peer[q] + arriveOffset));
   t.push_back(mirrored ? record : 0);
   t.push_back(call.rowBytes);
   // SdmaTable::countsIn, countsOut: the kernel copies the send counts into
@@ -245,7 +251,7 @@ bool Launcher::run(int index, const Call &call, bool dma, void *stream,
   std::vector<uint64_t> words;
   if (problem.empty())
     table(instance, call, region, offset,
-          dma ? instance.dmaFlagsOffset : instance.flagsOffset, words, problem);
+          dma, words, problem);
   // The first call of a signature: every rank makes the same one, or every
   // rank refuses it (the refusing rank with its own reason).
   bool fresh = options_.checkCalls && !checked_.count(signature);

@@ -60,11 +60,11 @@ public:
   bool healthy(Error &error);
 
 private:
-  /// Builds the SdmaTable words of `call`, with the flags at
-  /// `flagsOffset` of every rank's control area.
+  /// Builds the SdmaTable words of `call`: with `dma`, the DMA path's own
+  /// flags, run counter and barrier words (Instance::dma*Offset).
   bool table(const Instance &instance, const Call &call,
              const std::vector<int> &region, const std::vector<size_t> &offset,
-             size_t flagsOffset, std::vector<uint64_t> &words, Error &error);
+             bool dma, std::vector<uint64_t> &words, Error &error);
   /// The failure any kernel recorded, decoded; empty if none.
   Error kernelError();
 

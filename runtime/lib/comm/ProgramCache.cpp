@@ -441,7 +441,7 @@ bool ProgramCache::addDma(int index, Error &error) {
   Plan plan;
   std::shared_ptr<const DmaProgram> program;
   std::unique_ptr<CommKernel> kernel;
-  size_t flagsOffset = 0;
+  size_t flagsOffset = 0, epochsOffset = 0, arriveOffset = 0;
   if (std::string no = dmaInapplicable(index); !no.empty()) {
     local.fail(ErrorKind::InvalidUsage, no);
   } else if (compilePlan(instance, plan, local)) {
@@ -451,7 +451,9 @@ bool ProgramCache::addDma(int index, Error &error) {
         device_.dmaValueWaits(), why);
     if (!made)
       local.fail(ErrorKind::Internal, why);
-    else if (!reserve(std::max(1, made->plan.flags) * 8, flagsOffset))
+    else if (!reserve(std::max(1, made->plan.flags) * 8, flagsOffset) ||
+             !reserve(16, epochsOffset) ||
+             !reserve(2 * ranks_ * 8, arriveOffset))
       local.fail(ErrorKind::InvalidUsage,
                  "the control area is full (" + std::to_string(controlBytes_) +
                      " bytes of flags): no room for the DMA flags of " +
@@ -476,6 +478,8 @@ bool ProgramCache::addDma(int index, Error &error) {
   instance.dma = std::move(program);
   instance.dmaKernel = std::move(kernel);
   instance.dmaFlagsOffset = flagsOffset;
+  instance.dmaEpochsOffset = epochsOffset;
+  instance.dmaArriveOffset = arriveOffset;
   return true;
 }
 

@@ -71,11 +71,13 @@ struct Instance {
   std::string text, name;
   std::optional<int> root;
   /// The DMA path (DmaProgram.h), added on the first call that takes it
-  /// (ProgramCache::addDma): the program, its kernel and its flags (plan
-  /// .flags words of the control area). Once tried and refused, why.
+  /// (ProgramCache::addDma): the program, its kernel and its control words
+  /// (plan.flags flags, a run counter, the job-barrier words: its own, so
+  /// the load/store kernel's run-counted flags stay in step when one
+  /// program's calls alternate paths). Once tried and refused, why.
   std::shared_ptr<const DmaProgram> dma;
   std::unique_ptr<CommKernel> dmaKernel;
-  size_t dmaFlagsOffset = 0;
+  size_t dmaFlagsOffset = 0, dmaEpochsOffset = 0, dmaArriveOffset = 0;
   bool dmaTried = false;
   Error dmaRefused;
 };
