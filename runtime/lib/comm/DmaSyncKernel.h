@@ -7,7 +7,11 @@
 // bound. This one-thread kernel is every wait of the protocol in
 // DmaProgram.h, with the load/store kernel's timeout and error record (and
 // its host mirror): op 0 the entry barrier, op 1 the exit barrier and the
-// rank's flag reset and run-counter advance, op 2 a poll of one DMA flag.
+// rank's flag reset and run-counter advance, op 2 a poll of one DMA flag,
+// op 3 a notify (a peer's flag written). A rank whose call has failed (its
+// record set: a wait timed out, the ranks' calls differ, an abort) neither
+// arrives at a barrier nor notifies any more, so its peers fail too rather
+// than finish on its stale bytes.
 // It reads the run number on the device, so a launch replayed from a CUDA
 // graph is the next call. Written over the SDMA_* prelude macros
 // (LdstPrelude.h): NVRTC and hipRTC compile it alike.
@@ -31,12 +35,14 @@ struct DmaSyncArgs {
   unsigned long long *error, *errorMirror;
   unsigned long long timeoutNs;
   int rank, ranks, flagCount, pad;
-  unsigned long long callTag;                 // LdstKernel.hip's SdmaTable
-  unsigned long long *tags[kDmaSyncMaxRanks]; // callTag / tags
+  unsigned long long callTag;                      // LdstKernel.hip's SdmaTable
+  unsigned long long *tags[kDmaSyncMaxRanks];      // callTag / tags
+  unsigned long long *peerFlags[kDmaSyncMaxRanks]; // every rank's DMA flags
 };
 
 /// The sync kernel's operations (its `op` argument).
-enum class DmaSyncOp : int { Enter = 0, Exit = 1, Poll = 2 };
+/// Notify's `flag` argument is (rank << 16) | flag.
+enum class DmaSyncOp : int { Enter = 0, Exit = 1, Poll = 2, Notify = 3 };
 
 /// The kernel's source (after a prelude); entry "sdma_dma_sync".
 constexpr const char *kDmaSyncKernelSource = R"SDMA(
@@ -53,6 +59,7 @@ struct SdmaDmaSync {
   int rank, ranks, flagCount, pad;
   unsigned long long callTag;
   unsigned long long *tags[64]; // null: unchecked
+  unsigned long long *peerFlags[64];
 };
 
 static __device__ void sdma_dma_report(const SdmaDmaSync *S, long long slot,
@@ -127,9 +134,16 @@ extern "C" __global__ void sdma_dma_sync(const SDMA_GRID_CONSTANT SdmaDmaSync sy
   const SdmaDmaSync *S = &sync;
   if (SDMA_TID != 0 || SDMA_BID != 0)
     return;
+  if (*(volatile unsigned long long *)S->error)
+    return; // the call failed here: no arrival, no notify
   unsigned long long epoch = *(volatile unsigned long long *)S->epochs;
   if (op == 0) {
     sdma_dma_barrier(S, 0, epoch);
+  } else if (op == 3) {
+    SDMA_FENCE_SYSTEM();
+    ((volatile unsigned long long *)S->peerFlags[flag >> 16])[flag & 0xffff] =
+        value;
+    SDMA_FENCE_SYSTEM();
   } else if (op == 1) {
     if (!sdma_dma_barrier(S, 1, epoch))
       return;

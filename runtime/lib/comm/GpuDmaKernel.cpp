@@ -34,9 +34,9 @@ public:
 
   bool load(std::string &error) {
     const DmaProgram &P = *program_;
-    if (P.plan.ranks > kDmaSyncMaxRanks) {
+    if (P.plan.ranks > kDmaSyncMaxRanks || P.plan.flags > 0xffff) {
       error = "the DMA path runs at most " + std::to_string(kDmaSyncMaxRanks) +
-              " ranks";
+              " ranks and 65535 flags";
       return false;
     }
     if (!ops_->activate(error))
@@ -120,7 +120,8 @@ private:
              k.ops_->copy(k.address(b), stage, n, stream, error);
     }
     bool notify(int rank, int flag, uint64_t value) {
-      return k.ops_->writeValue(stream, k.T_.flags[rank] + flag, value, error);
+      return k.ops_->sync(stream, k.args_, DmaSyncOp::Notify,
+                          (rank << 16) | flag, value, error);
     }
     bool poll(int flag, uint64_t value) {
       return k.ops_->sync(stream, k.args_, DmaSyncOp::Poll, flag, value, error);
@@ -143,6 +144,8 @@ private:
     args_.callTag = T_.callTag;
     for (int r = 0; r < P.plan.ranks && r < int(T_.tags.size()); ++r)
       args_.tags[r] = T_.tags[r];
+    for (int r = 0; r < P.plan.ranks; ++r)
+      args_.peerFlags[r] = T_.flags[r];
   }
 
   char *address(const Slice &s) const {

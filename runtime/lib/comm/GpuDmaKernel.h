@@ -10,16 +10,19 @@
 // caller's stream itself): a copy as one asynchronous device copy between
 // the IPC-mapped buffers (between GPUs the driver runs it on a copy engine
 // or SDMA engine), a bcast as two, a swap as three through a staging buffer
-// of the queue's; a notify as a stream memory write of its constant into
-// the peer's flag (ordered after the queue's copies); a poll as the sync
-// kernel's bounded wait; then the queues joined and the exit barrier, which
-// resets the rank's flags and advances the run counter on the device.
+// of the queue's; a notify as the sync kernel writing its constant into the
+// peer's flag (after the queue's copies; not once the call has failed
+// here); a poll as the sync kernel's bounded wait; then the queues joined
+// and the exit barrier, which resets the rank's flags and advances the run
+// counter on the device.
 // Nothing is host-synchronised, the values are constants and the run
 // number lives on the device, so the sequence can be captured into a graph
 // once a call has sized the swaps' staging.
 //
-// Known limit: an entry barrier that times out fails the communicator but
-// does not withdraw the copies already enqueued behind it.
+// Known limit: a call that fails at its entry barrier (a timeout, ranks
+// whose calls differ) stops its rank's notifies and arrivals, so every
+// rank fails, but the copies enqueued behind it still run: engines cannot
+// be told to skip them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,10 +53,6 @@ public:
   virtual bool waitEvent(void *stream, void *event, std::string &error) = 0;
   virtual bool copy(char *dst, const char *src, size_t bytes, void *stream,
                     std::string &error) = 0;
-  /// Writes `value` to `word` (any rank's mapped memory) in stream order,
-  /// after the stream's earlier work is visible.
-  virtual bool writeValue(void *stream, unsigned long long *word,
-                          uint64_t value, std::string &error) = 0;
   virtual bool allocate(size_t bytes, char *&ptr, std::string &error) = 0;
   virtual void release(char *ptr) = 0;
   /// Launches the sync kernel (one thread) with `args` by value.

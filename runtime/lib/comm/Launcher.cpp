@@ -83,7 +83,7 @@ Error Launcher::kernelError() {
                    " made different calls (the call, where a shared buffer "
                    "is, or the path differs; the host checks a call's "
                    "signature the first time only, the launch every time): "
-                   "nothing moved");
+                   "refused on every rank");
     if (slot == -2 || slot == -3)
       return remote(
           where + after + " waiting for rank " + std::to_string(r[3]) +
@@ -171,8 +171,7 @@ bool Launcher::table(const Instance &instance, const Call &call,
   t.push_back(options_.timeoutMs * 1000000ull);
   t.push_back(reinterpret_cast<uint64_t>(heap.local + epochsOffset));
   for (int q = 0; q < ranks_; ++q)
-    t.push_back(
-        reinterpret_cast<uint64_t>(heap.peer[q] + arriveOffset));
+    t.push_back(reinterpret_cast<uint64_t>(heap.peer[q] + arriveOffset));
   t.push_back(mirrored ? record : 0);
   t.push_back(call.rowBytes);
   // SdmaTable::countsIn, countsOut: the kernel copies the send counts into
@@ -250,8 +249,7 @@ bool Launcher::run(int index, const Call &call, bool dma, void *stream,
     signature += " dma " + instance.dma->variant;
   std::vector<uint64_t> words;
   if (problem.empty())
-    table(instance, call, region, offset,
-          dma, words, problem);
+    table(instance, call, region, offset, dma, words, problem);
   // The first call of a signature: every rank makes the same one, or every
   // rank refuses it (the refusing rank with its own reason).
   bool fresh = options_.checkCalls && !checked_.count(signature);
@@ -286,6 +284,12 @@ bool Launcher::run(int index, const Call &call, bool dma, void *stream,
     error = failed_;
     return false;
   }
-  return error.fail(
-      options_.device == "cpu" ? ErrorKind::System : ErrorKind::Device, why);
+  error.fail(options_.device == "cpu" ? ErrorKind::System : ErrorKind::Device,
+             why);
+  // A DMA launch that failed part way may have enqueued its entry barrier
+  // and not its exit: the barrier words are out of step with the run
+  // counter, so no later call may run (the communicator has failed).
+  if (dma)
+    failed_ = error;
+  return false;
 }

@@ -23,11 +23,6 @@ public:
 
   bool load(CUdevice device, const std::string &cacheDirectory,
             std::string &error) {
-    if (!driver_.cuStreamWriteValue64) {
-      error = "the CUDA driver has no stream memory operations "
-              "(cuStreamWriteValue64): the DMA path notifies with them";
-      return false;
-    }
     if (!activate(error))
       return false;
     CudaKernelSource source;
@@ -92,15 +87,6 @@ public:
                                      reinterpret_cast<CUdeviceptr>(src), bytes,
                                      static_cast<CUstream>(stream)),
         error);
-  }
-  bool writeValue(void *stream, unsigned long long *word, uint64_t value,
-                  std::string &error) override {
-    // Flags 0: CU_STREAM_WRITE_VALUE_DEFAULT, with a memory barrier.
-    return check("cuStreamWriteValue64",
-                 driver_.cuStreamWriteValue64(
-                     static_cast<CUstream>(stream),
-                     reinterpret_cast<CUdeviceptr>(word), value, 0),
-                 error);
   }
   bool allocate(size_t bytes, char *&ptr, std::string &error) override {
     CUdeviceptr p = 0;

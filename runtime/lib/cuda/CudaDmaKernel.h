@@ -5,10 +5,10 @@
 // The DMA path (DmaProgram.h, GpuDmaKernel.h) on an NVIDIA GPU: GpuDmaOps
 // on the driver API in the rank's primary context. A copy is
 // cuMemcpyDtoDAsync between the IPC-mapped buffers (to or from a peer GPU
-// it runs on a copy engine; within one GPU CUDA copies with SMs), a notify
-// cuStreamWriteValue64, the sync kernel NVRTC-compiled through the kernel
-// cache. Built and compiled in CI (the sync kernel for sm_90); it has not
-// run on a GPU yet (scripts/gpu-dma.sh).
+// it runs on a copy engine; within one GPU CUDA copies with SMs); the sync
+// kernel (waits and notifies) NVRTC-compiled through the kernel cache. Built
+// and compiled in CI (the sync kernel for sm_90); it has not run on a GPU yet
+// (scripts/gpu-dma.sh).
 //
 //===----------------------------------------------------------------------===//
 

@@ -81,13 +81,6 @@ public:
                                      static_cast<hipStream_t>(stream)),
                  error);
   }
-  bool writeValue(void *stream, unsigned long long *word, uint64_t value,
-                  std::string &error) override {
-    return check("hipStreamWriteValue64",
-                 api_.hipStreamWriteValue64(static_cast<hipStream_t>(stream),
-                                            word, value, 0),
-                 error);
-  }
   bool allocate(size_t bytes, char *&ptr, std::string &error) override {
     void *p = nullptr;
     if (!check("hipMalloc (the DMA path's swap staging)",

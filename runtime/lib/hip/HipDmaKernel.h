@@ -4,9 +4,9 @@
 //
 // The DMA path (DmaProgram.h, GpuDmaKernel.h) on an AMD GPU: GpuDmaOps on
 // HIP. A copy is hipMemcpyAsync between the IPC-mapped buffers (between
-// GPUs ROCm runs it on an SDMA engine, HSA_ENABLE_SDMA's default), a
-// notify hipStreamWriteValue64, the sync kernel hipRTC-compiled through the
-// kernel cache. This is the host-submitted path; the GPU-initiated one
+// GPUs ROCm runs it on an SDMA engine, HSA_ENABLE_SDMA's default); the
+// sync kernel (waits and notifies) hipRTC-compiled through the kernel
+// cache. This is the host-submitted path; the GPU-initiated one
 // (a kernel writing SDMA packets into engine rings, runtime/lib/amd/) is
 // not behind this switch yet. No AMD GPU was available: compiled (the
 // sync kernel for gfx90a in CI), never run.

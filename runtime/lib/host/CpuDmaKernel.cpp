@@ -138,7 +138,10 @@ public:
     }
     return !aborted();
   }
+  /// Not once the call has failed: peers then fail too rather than finish.
   bool notify(int rank, int flag, uint64_t value) {
+    if (aborted())
+      return false;
     __atomic_store_n(T.flags[rank] + flag, value, __ATOMIC_RELEASE);
     return true;
   }
