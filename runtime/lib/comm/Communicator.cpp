@@ -92,10 +92,16 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   std::string why;
   device = createCommDevice(id, rank, options, why);
   // Every rank learns whether every rank has a device, and which, and the
-  // point-to-point chunk it lays its area out by (a sender writes into the
-  // receiver's area by its own layout): "device\x1fchunk".
+  // settings below: "device\x1fsettings".
   std::string mine = device ? device->identity() : "!" + why;
-  std::string chunk = std::to_string(options.p2pChunkBytes);
+  // The settings every rank must share: the point-to-point layout (a
+  // sender writes into the receiver's area by its own) and how calls pick
+  // their path (the ranks of a call must take the same one, and add the
+  // same DMA programs to their control areas).
+  std::string chunk =
+      "SDMA_P2P_CHUNK_BYTES=" + std::to_string(options.p2pChunkBytes) +
+      " SDMA_PATH=" + options.path + " SDMA_DMA_VARIANT=" + options.dmaVariant +
+      " SDMA_DMA_MIN_BYTES=" + std::to_string(options.dmaMinBytes);
   std::vector<std::string> all;
   if (!agreement->allGather(mine + '\x1f' + chunk, all, error))
     return false;
@@ -122,12 +128,9 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
     }
     if (theirChunk != chunk)
       return error.fail(ErrorKind::InvalidUsage,
-                        "rank " + std::to_string(r) +
-                            " has point-to-point chunks of " + theirChunk +
-                            " bytes and rank " + std::to_string(rank) + " of " +
-                            chunk +
-                            ": every rank must set SDMA_P2P_CHUNK_BYTES "
-                            "alike");
+                        "rank " + std::to_string(r) + " has " + theirChunk +
+                            " and rank " + std::to_string(rank) + " " + chunk +
+                            ": every rank must make these settings alike");
     sharing += theirs == mine;
   }
   std::set<std::string> identities;

@@ -466,7 +466,9 @@ bool ProgramCache::addDma(int index, Error &error) {
   }
   std::string what = "the DMA path of " + instance.program.schedule;
   bool agreed = options_.checkCalls
-                    ? agreement_.agreeUnless(local, "dma " + instance.name,
+                    ? agreement_.agreeUnless(local,
+                                             "dma " + instance.name + " " +
+                                                 options_.dmaVariant,
                                              "adding " + what, error)
                     : local.empty() || (error = local, false);
   instance.dmaTried = true;

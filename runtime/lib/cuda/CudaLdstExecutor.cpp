@@ -156,6 +156,8 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
     group.table.push_back(0);                    // errorMirror: none
     group.table.push_back(0);                    // rowBytes: rows are chunks
     group.table.insert(group.table.end(), 4, 0); // countsIn/Out: none
+    group.table.push_back(0); // callTag, tags: in-process, unchecked
+    group.table.insert(group.table.end(), program_.ranks, 0);
     // A small chunk's size class, when it has one.
     if (!classes_.get(group.device, group.context, chunkBytes,
                       group.classKernel, error))
