@@ -139,14 +139,16 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
   comm->error.clear();
   if (!stageable)
     return fromSdma(comm, run(send, recv));
+  // Growing the staging area is collective: every rank grows it by the
+  // call's sizes, whichever way this rank then runs the call.
+  if (ncclResult_t r = reserve(comm, aligned(sendBytes) + recvBytes))
+    return r;
   if (direct(comm, send, sendBytes, copyIn, recv, recvBytes, copyOut)) {
     if (sdmaResult_t r = run(send, recv))
       return fromSdma(comm, r);
     logPath(op, pathOf(comm->sdma, "in place in the caller's windows").c_str());
     return ncclSuccess;
   }
-  if (ncclResult_t r = reserve(comm, aligned(sendBytes) + recvBytes))
-    return r;
   char *in = comm->stage, *out = comm->stage + aligned(sendBytes);
   // A null user buffer stays null for sdma, which refuses the call on
   // every rank (every rank staged alike up to here: the sizes are the

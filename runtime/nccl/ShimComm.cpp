@@ -7,6 +7,7 @@
 #include "Shim.h"
 #include "ShimFallback.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
@@ -85,7 +86,7 @@ std::map<void *, HostAllocation> &hostAllocations() {
 }
 
 void *allocateShared(size_t bytes, std::string &name) {
-  static int counter = 0;
+  static std::atomic<int> counter{0};
   name = "/sdma-6e63636c00000000-" + std::to_string(getpid()) + "-0-" +
          std::to_string(counter++);
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);

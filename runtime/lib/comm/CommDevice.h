@@ -45,7 +45,8 @@ constexpr uint64_t kAbortedStatus = 0xABABABABABABABABull;
 /// One launch of one rank's part of a program.
 struct KernelLaunch {
   /// The SdmaTable, as 64-bit words: buf[R*B], flags[R], sync[R], error,
-  /// timeoutNs, epochs, arrive[R], errorMirror.
+  /// timeoutNs, epochs, arrive[R], errorMirror, rowBytes, countsIn[2],
+  /// countsOut[2], callTag, tags[R] (LaunchTable decodes it).
   std::vector<uint64_t> table;
   size_t chunkBytes = 0;
   /// The program rank this process runs.

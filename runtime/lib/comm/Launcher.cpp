@@ -89,16 +89,18 @@ Error Launcher::kernelError() {
           where + after + " waiting for rank " + std::to_string(r[3]) +
           (slot == -2 ? " to start the call" : " to finish the call") +
           ": it did not arrive, exited, or made a different call");
-    const Instance &owner = programs_.recordOwner(i);
+
     if (slot == kDmaStoppedSlot) {
       error.fail(ErrorKind::System,
                  where + ": its DMA engines' host threads did not start");
       return error;
     }
-    if (slot <= kDmaFlagSlotBase && owner.dma) {
+    std::shared_ptr<const DmaProgram> dma =
+        slot <= kDmaFlagSlotBase ? programs_.dmaOf(i) : nullptr;
+    if (dma) {
       int flag = int(kDmaFlagSlotBase - slot);
       std::string peers;
-      for (int q : owner.dma->notifiers(programRank, flag))
+      for (int q : dma->notifiers(programRank, flag))
         peers += (peers.empty() ? "" : ", ") + std::to_string(q);
       return remote(where + "'s DMA path" + after + " waiting for rank " +
                     (peers.empty() ? "?" : peers) + " (flag " +

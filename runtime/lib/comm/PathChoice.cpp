@@ -59,6 +59,7 @@ PathChoice PathChooser::predict(const Instance &instance, size_t chunkBytes) {
 
 bool PathChooser::choose(int index, size_t chunkBytes, PathChoice &choice,
                          Error &error) {
+  std::lock_guard<std::mutex> lock(mutex_);
   auto known = decided_.find({index, chunkBytes});
   if (known != decided_.end()) {
     choice = known->second;

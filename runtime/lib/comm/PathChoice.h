@@ -31,6 +31,7 @@
 #include "sdma/runtime/NvTimingModel.h"
 
 #include <map>
+#include <mutex>
 #include <optional>
 
 namespace sdma::rt {
@@ -62,6 +63,7 @@ private:
   CommDevice &device_;
   ProgramCache &programs_;
   int devices_;
+  std::mutex mutex_; // decided_ and the profile: calls from any thread
   std::map<std::pair<int, size_t>, PathChoice> decided_;
   std::optional<NvTimingProfile> profile_;
   std::string profileError_;

@@ -477,6 +477,7 @@ bool ProgramCache::addDma(int index, Error &error) {
     instance.dmaRefused = error;
     return false;
   }
+  std::lock_guard<std::mutex> lock(recordsMutex_);
   instance.dma = std::move(program);
   instance.dmaKernel = std::move(kernel);
   instance.dmaFlagsOffset = flagsOffset;

@@ -35,6 +35,7 @@
 #include "comm/DmaProgram.h"
 #include "sdma/runtime/Communicator.h"
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -118,12 +119,24 @@ public:
   bool addDma(int index, Error &error);
   size_t size() const { return instances_.size(); }
   /// The programs (error records) in use, and an instance of record `r`.
-  size_t records() const { return recordOwner_.size(); }
+  /// (Safe while another thread adds programs: the watchdog's reads. An
+  /// instance stays where it is: instances_ is a deque.)
+  size_t records() const {
+    std::lock_guard<std::mutex> lock(recordsMutex_);
+    return recordOwner_.size();
+  }
   /// The control-area offset of every program's polled error words (a
   /// copy, safe while another thread adds programs: an abort's).
   std::vector<size_t> errorOffsets() const;
   const Instance &recordOwner(size_t r) const {
+    std::lock_guard<std::mutex> lock(recordsMutex_);
     return instances_[recordOwner_[r]];
+  }
+  /// The DMA program of record `r`'s instance, or null (a copy of the
+  /// pointer, safe while another thread adds it).
+  std::shared_ptr<const DmaProgram> dmaOf(size_t r) const {
+    std::lock_guard<std::mutex> lock(recordsMutex_);
+    return instances_[recordOwner_[r]].dma;
   }
 
   /// Compiles every built-in (each root of the rooted ones) and each of
@@ -163,7 +176,7 @@ private:
   CommDevice &device_;
   Agreement &agreement_;
   size_t controlBytes_, controlUsed_ = 0;
-  std::vector<Instance> instances_;
+  std::deque<Instance> instances_;
   std::map<std::string, int> index_;
   /// [record]: the first instance of that program; program key -> record.
   std::vector<int> recordOwner_;

@@ -309,7 +309,8 @@ SymmetricHeap::Miss SymmetricHeap::find(const void *ptr, size_t bytes,
   for (size_t i = regions_.size(); i-- > 1;) {
     const Region &r = regions_[i];
     auto base = reinterpret_cast<uintptr_t>(r.local);
-    if (r.live && p >= base && p + bytes <= base + r.bytes) {
+    if (r.live && p >= base && p < base + r.bytes &&
+        p + bytes <= base + r.bytes) {
       region = static_cast<int>(i);
       offset = p - base;
       return Miss::None;
