@@ -486,7 +486,7 @@ TEST(Profiles, TypedFieldsAreRejectedWithTheirPath) {
 
 TEST(LdstCpuExecutor, RefusesFlagsBeyondTheBudgetBeforeCompiling) {
   std::string text =
-      "// sdma-ldst: {\"format\":\"sdma.ldst\",\"version\":1,\"schedule\":"
+      "// sdma-ldst: {\"format\":\"sdma.ldst\",\"version\":2,\"schedule\":"
       "\"ag\",\"ranks\":65536,\"entry\":\"sdma_ldst\",\"flag_slots\":1048576,"
       "\"buffers\":[{\"name\":\"in\",\"chunks\":1}],\"collective\":null}\n";
   std::string error;

@@ -13,8 +13,10 @@
 namespace sdma {
 
 /// The version of the load/store program metadata (the `// sdma-ldst:`
-/// header line) written here and read by runtime/lib/format/LdstProgram.cpp.
-constexpr int kLdstVersion = 1;
+/// header line) written here and read by runtime/lib/format/LdstProgram.cpp
+/// (runtime/include/sdma/runtime/Version.h's, which must be the same).
+/// Version 2: the kernel's table carries the call tag (LdstKernel.hip).
+constexpr int kLdstVersion = 2;
 
 /// Writes the one flat, verified schedule in `module` as HIP kernel source
 /// (CUDA-compatible): one kernel, `sdma_ldst`, that runs the program of rank

@@ -18,7 +18,7 @@
 using namespace sdma::rt;
 
 static const char *kProgram =
-    "// sdma-ldst: {\"format\":\"sdma.ldst\",\"version\":1,\"schedule\":"
+    "// sdma-ldst: {\"format\":\"sdma.ldst\",\"version\":2,\"schedule\":"
     "\"ag\",\"ranks\":2,\"entry\":\"sdma_ldst\",\"flag_slots\":2,"
     "\"op_stride\":12,\"buffers\":[{\"name\":\"in\",\"chunks\":1},{\"name\":"
     "\"out\",\"chunks\":2}],\"collective\":{\"kind\":\"all_gather\","
@@ -50,11 +50,18 @@ TEST(LdstProgram, RejectsWhatIsNotOne) {
   EXPECT_FALSE(LdstProgram::parse("// sdma-ldst: {broken\n", error));
   EXPECT_EQ(error, "load/store program metadata is not valid JSON");
   std::string newer = kProgram;
-  newer.replace(newer.find("\"version\":1"), 11, "\"version\":9");
+  newer.replace(newer.find("\"version\":2"), 11, "\"version\":9");
   EXPECT_FALSE(LdstProgram::parse(newer, error));
   EXPECT_EQ(error, "invalid load/store program metadata: $.version: load/store "
-                   "program version 9 but this runtime reads version 1: "
+                   "program version 9 but this runtime reads version 2: "
                    "recompile the schedule with a matching sdma");
+  // Version 1 (before the call tag) is refused the same way.
+  std::string older = kProgram;
+  older.replace(older.find("\"version\":2"), 11, "\"version\":1");
+  EXPECT_FALSE(LdstProgram::parse(older, error));
+  EXPECT_NE(error.find("program version 1 but this runtime reads version 2"),
+            std::string::npos)
+      << error;
   std::string noRanks = kProgram;
   noRanks.replace(noRanks.find("\"ranks\":2"), 9, "\"ranks\":0");
   EXPECT_FALSE(LdstProgram::parse(noRanks, error));
@@ -156,7 +163,7 @@ TEST(CudaCeExecutor, SaysNoGpuCleanly) {
 }
 
 static const char *kReduceProgram =
-    R"(// sdma-ldst: {"format":"sdma.ldst","version":1,"schedule":"ar","ranks":3,"entry":"sdma_ldst","flag_slots":1,"op_stride":12,"buffers":[{"name":"input","chunks":1,"type":"f32"},{"name":"output","chunks":1,"type":"f32"}],"collective":{"kind":"all_reduce","input":"input","output":"output","op":"sum"},"phases_per_rank":[1,0,0]}
+    R"(// sdma-ldst: {"format":"sdma.ldst","version":2,"schedule":"ar","ranks":3,"entry":"sdma_ldst","flag_slots":1,"op_stride":12,"buffers":[{"name":"input","chunks":1,"type":"f32"},{"name":"output","chunks":1,"type":"f32"}],"collective":{"kind":"all_reduce","input":"input","output":"output","op":"sum"},"phases_per_rank":[1,0,0]}
 #define SDMA_OP_STRIDE 12
 static __constant__ const long long sdma_ops[] = {
     4, 0, 1, 0, 1, 0, 0, 0, 2, 0, 0, 0,};

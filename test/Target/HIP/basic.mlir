@@ -6,7 +6,7 @@
 // 2, value 2 = two ranks). Rank 1: a wait for the first signal of slot 0, a
 // swap phase, a sync and the barrier. Per epoch, slot 0 of rank 1 gets one
 // signal and slot 2 of each rank two barrier arrivals.
-// CHECK: // sdma-ldst: {"format":"sdma.ldst","version":1,"schedule":"s","ranks":2,"entry":"sdma_ldst","flag_slots":3,"op_stride":12,"kernel":"specialised","buffers":[{"name":"a","chunks":2},{"name":"b","chunks":4}],"collective":null,"phases_per_rank":[1,1]}
+// CHECK: // sdma-ldst: {"format":"sdma.ldst","version":2,"schedule":"s","ranks":2,"entry":"sdma_ldst","flag_slots":3,"op_stride":12,"kernel":"specialised","buffers":[{"name":"a","chunks":2},{"name":"b","chunks":4}],"collective":null,"phases_per_rank":[1,1]}
 // CHECK: #define SDMA_RANKS 2
 // CHECK: #define SDMA_BUFFERS 2
 // CHECK: #define SDMA_FLAG_SLOTS 3

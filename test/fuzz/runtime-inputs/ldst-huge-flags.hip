@@ -1,1 +1,1 @@
-// sdma-ldst: {"format": "sdma.ldst", "version": 1, "schedule": "ag", "ranks": 65536, "entry": "sdma_ldst", "flag_slots": 1048576, "op_stride": 12, "buffers": [{"name": "in", "chunks": 1}, {"name": "out", "chunks": 2}], "collective": null, "phases_per_rank": [1, 1]}
+// sdma-ldst: {"format": "sdma.ldst", "version": 2, "schedule": "ag", "ranks": 65536, "entry": "sdma_ldst", "flag_slots": 1048576, "op_stride": 12, "buffers": [{"name": "in", "chunks": 1}, {"name": "out", "chunks": 2}], "collective": null, "phases_per_rank": [1, 1]}

@@ -30,7 +30,9 @@ constexpr int kPlanVersion = 1;
 /// (which assumed gfx942's limits) are refused: recompile them.
 constexpr int kPacketPlanVersion = 2;
 /// The load/store program header (`// sdma-ldst: {"format": "sdma.ldst"}`).
-constexpr int kLdstVersion = 1;
+/// Version 2: the kernel's table carries the call tag (LdstKernel.hip);
+/// version 1 programs are refused: recompile them (sdma-precompile).
+constexpr int kLdstVersion = 2;
 /// The NVIDIA cost-model profile (runtime/profiles/h200-nvidia.json; the
 /// file carries no version field: this is the layout this runtime reads).
 constexpr int kNvProfileVersion = 1;
@@ -40,7 +42,7 @@ constexpr int kDmaProfileVersion = 1;
 
 /// What `TOOL --version` prints (two lines, newline-terminated):
 ///   sdma-sim (sdma 0.3.0)
-///   formats: plan 1, packet plan 2, ld/st program 1, nvidia profile 1, dma
+///   formats: plan 1, packet plan 2, ld/st program 2, nvidia profile 1, dma
 ///   profile 1
 inline std::string versionText(const std::string &tool) {
   return tool + " (sdma " + kSdmaVersion + ")\nformats: plan " +
