@@ -51,9 +51,11 @@ root.sendall(HEADER.pack(MAGIC, HELLO, 1, 2, 24) + secret +
              struct.pack("<Q", 30000))
 message(root, WELCOME)
 # The device exchange: every rank says which device it has, and its
-# point-to-point chunk ("device\x1fchunk"; 16 KiB on the CPU device).
+# settings every rank must share ("device\x1fsettings": the point-to-point
+# chunk, 16 KiB on the CPU device, and the path settings, the defaults).
 root.sendall(HEADER.pack(MAGIC, GATHER, 0, 0, 256) +
-             b"cpu\x1f16384".ljust(256, b"\0"))
+             b"cpu\x1fSDMA_P2P_CHUNK_BYTES=16384 SDMA_PATH=auto "
+             b"SDMA_DMA_VARIANT=pcpy SDMA_DMA_MIN_BYTES=0".ljust(256, b"\0"))
 message(root, RESULT)
 
 
