@@ -305,6 +305,12 @@ public:
         return true;
       }
     }
+    // A segment mapped before (a window registered again) is mapped once.
+    for (const Mapping &m : mappings_)
+      if (m.name == name && !m.linked && m.bytes == bytes) {
+        ptr = m.base + offset;
+        return true;
+      }
     int fd = shm_open(name.c_str(), O_RDWR, 0);
     void *base = fd < 0 ? MAP_FAILED
                         : mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
