@@ -105,10 +105,11 @@ std::string pathOf(sdmaComm_t comm, const char *how) {
 /// the call reads (`copyIn`) or writes (`copyOut`) lies in a window
 /// (ncclCommWindowRegister) or other symmetric memory. Every rank must
 /// choose alike, as NCCL asks of windows: a rank whose buffers are windows
-/// while a peer's are not makes a different call, which sdma refuses on
-/// every rank before anything moves (the first time by the host's call
-/// check; after that by the launch's call tag, an asynchronous error that
-/// fails the communicator, as NCCL's do), never a wrong result.
+/// while a peer's are not makes a different call, which fails on every
+/// rank, never with a wrong result: refused by the host's call check where
+/// the call is new to every rank, by the launch's call tag where it is new
+/// to none (an asynchronous error that fails the communicator, as NCCL's
+/// do), and after the timeout where it is new to some ranks only.
 bool direct(ncclComm_t comm, const void *send, size_t sendBytes, bool copyIn,
             const void *recv, size_t recvBytes, bool copyOut) {
   auto symmetric = [&](const void *p, size_t bytes) {
@@ -140,15 +141,18 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
   if (!stageable)
     return fromSdma(comm, run(send, recv));
   // Growing the staging area is collective: every rank grows it by the
-  // call's sizes, whichever way this rank then runs the call.
-  if (ncclResult_t r = reserve(comm, aligned(sendBytes) + recvBytes))
-    return r;
+  // call's sizes, whichever way this rank then runs the call (the heap is
+  // alike everywhere, so it fails everywhere alike; a call on windows does
+  // not need it).
+  ncclResult_t grown = reserve(comm, aligned(sendBytes) + recvBytes);
   if (direct(comm, send, sendBytes, copyIn, recv, recvBytes, copyOut)) {
     if (sdmaResult_t r = run(send, recv))
       return fromSdma(comm, r);
     logPath(op, pathOf(comm->sdma, "in place in the caller's windows").c_str());
     return ncclSuccess;
   }
+  if (grown != ncclSuccess)
+    return grown;
   char *in = comm->stage, *out = comm->stage + aligned(sendBytes);
   // A null user buffer stays null for sdma, which refuses the call on
   // every rank (every rank staged alike up to here: the sizes are the

@@ -2,9 +2,10 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// A GPU's DMA path moves bytes with copy-engine copies and notifies with
-// stream memory writes; what it cannot do without a kernel is wait with a
-// bound. This one-thread kernel is every wait of the protocol in
+// A GPU's DMA path moves bytes with copy-engine copies; what it cannot do
+// without a kernel is wait with a bound, or signal only while the call is
+// still good. This one-thread kernel is every wait and notify of the
+// protocol in
 // DmaProgram.h, with the load/store kernel's timeout and error record (and
 // its host mirror): op 0 the entry barrier, op 1 the exit barrier and the
 // rank's flag reset and run-counter advance, op 2 a poll of one DMA flag,
@@ -39,6 +40,9 @@ struct DmaSyncArgs {
   unsigned long long *tags[kDmaSyncMaxRanks];      // callTag / tags
   unsigned long long *peerFlags[kDmaSyncMaxRanks]; // every rank's DMA flags
 };
+
+static_assert(kDmaSyncMaxRanks == 64,
+              "kDmaSyncKernelSource's arrays hold 64 ranks");
 
 /// The sync kernel's operations (its `op` argument).
 /// Notify's `flag` argument is (rank << 16) | flag.

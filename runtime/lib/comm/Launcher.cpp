@@ -80,10 +80,10 @@ Error Launcher::kernelError() {
     int64_t slot = static_cast<int64_t>(r[2]);
     if (slot == -4)
       return usage(where + " and rank " + std::to_string(r[3]) +
-                   " made different calls (the call, where a shared buffer "
-                   "is, or the path differs; the host checks a call's "
-                   "signature the first time only, the launch every time): "
-                   "refused on every rank");
+                   " made different calls (the call or where a shared "
+                   "buffer is differs; the host checks a call's signature "
+                   "the first time only, the launch every time): refused on "
+                   "every rank");
     if (slot == -2 || slot == -3)
       return remote(
           where + after + " waiting for rank " + std::to_string(r[3]) +

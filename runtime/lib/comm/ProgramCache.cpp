@@ -465,10 +465,15 @@ bool ProgramCache::addDma(int index, Error &error) {
                  why);
   }
   std::string what = "the DMA path of " + instance.program.schedule;
+  // What the ranks reserve must be alike: the plan's flag count with it.
+  std::string shape =
+      program ? " flags " + std::to_string(program->plan.flags) + " commands " +
+                    std::to_string(program->plan.commandCount())
+              : std::string();
   bool agreed = options_.checkCalls
                     ? agreement_.agreeUnless(local,
                                              "dma " + instance.name + " " +
-                                                 options_.dmaVariant,
+                                                 options_.dmaVariant + shape,
                                              "adding " + what, error)
                     : local.empty() || (error = local, false);
   instance.dmaTried = true;
