@@ -10,13 +10,13 @@
 #   DMA path; a rank that leaves (bounded, named); the auto choice logged.
 # Every step runs under its own timeout and prints its exit status.
 #
-#   scripts/gpu-dma.sh PRECOMPILED_DIR
+#   scripts/gpu-dma.sh PRECOMPILED_DIR [checks,bench]
 # PRECOMPILED_DIR: build/bin/sdma-precompile --ranks=1,2,3,4,5,6,7,8
 # --dma-variants=pcpy,b2b,swap DIR on the compiler side (programs, and the
 # plans NAME-R.VARIANT.plan.json beside them).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-pre=$(realpath "$1")
+pre=$(realpath "$1") what=${2:-checks,bench}
 B=/tmp/sdma-dma-build
 export SDMA_PROGRAM_DIR=$pre SDMA_CACHE_DIR=/tmp/sdma-cache SDMA_PATH_LOG=1
 export CUDA_DEVICE_MAX_CONNECTIONS=32
@@ -28,6 +28,19 @@ launch="$B/bin/sdma-launch --timeout-s=200 --nproc-per-node"
 test_bin=$B/bin/sdma-comm-test
 dma="env SDMA_PATH=dma SDMA_EXPECT_PATH=dma"
 
+if [[ $what == *checks* ]]; then
+# The load/store kernel changed (its call tag): it again, first.
+for n in 2 4; do
+  step 300 "load/store: every collective, $n processes" \
+    env SDMA_PATH=ldst SDMA_EXPECT_PATH=ldst $launch=$n "$test_bin" \
+    --counts=1,1000,300000 --schedule=schedules/all_gather_ring.mlir
+done
+step 200 "load/store in a CUDA graph, 2 processes" $launch=2 "$test_bin" \
+  --case=graph
+for p in ldst dma; do
+  step 120 "ranks making different calls ($p), 3 processes" \
+    env SDMA_PATH=$p $launch=3 "$test_bin" --case=other-buffer
+done
 for n in 2 4 8; do
   step 300 "DMA path: every collective, $n processes" $dma $launch=$n \
     "$test_bin" --counts=1,1000,300000 --schedule=schedules/all_gather_ring.mlir
@@ -45,6 +58,8 @@ step 120 "DMA path: a rank leaves, 3 processes" \
   env SDMA_PATH=dma SDMA_CHECK_CALLS=0 SDMA_TIMEOUT_MS=3000 $launch=3 \
   "$test_bin" --case=exit-early
 step 200 "auto (logged), 4 processes" $launch=4 "$test_bin" --counts=1,1000
+fi
+[[ $what == *bench* ]] || exit 0
 
 # The overlap benchmark's harness (bench/overlap.py) on the shared GPU, small:
 # it validates the harness; one GPU cannot show what copy engines free.
