@@ -209,7 +209,8 @@ public:
 
   bool hasDmaPath() const override { return true; }
   bool dmaByCostModel(std::string &why) const override {
-    why = "the cuda device's copy-engine path has not run on a GPU yet";
+    why = "the cuda device's copy-engine path is not measured across GPUs "
+          "yet";
     return false;
   }
   std::unique_ptr<CommKernel> loadDma(std::shared_ptr<const DmaProgram> program,
