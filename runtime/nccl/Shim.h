@@ -53,8 +53,10 @@ ncclResult_t fail(ncclComm_t comm, ncclResult_t result,
                   const std::string &message);
 /// An sdma result as NCCL's (the numbering is NCCL's), the message kept.
 ncclResult_t fromSdma(ncclComm_t comm, sdmaResult_t result);
-/// True (once per op kind and process) where NCCL_DEBUG=INFO or
-/// SDMA_NCCL_DEBUG is set: says on stderr which path ran `op`.
+/// True where NCCL_DEBUG=INFO (or TRACE) or SDMA_NCCL_DEBUG is set.
+bool logging();
+/// Where logging(): says on stderr (once per op kind, path and process)
+/// which path ran `op`.
 void logPath(const char *op, const char *path);
 /// A reference that keeps `comm` alive while a call uses it; null unless
 /// it is a live communicator of this process.

@@ -93,12 +93,17 @@ ncclResult_t reserve(ncclComm_t comm, size_t bytes) {
   return ncclSuccess;
 }
 
-/// The path a call took, for NCCL_DEBUG=INFO: sdma's own account of it.
-std::string pathOf(sdmaComm_t comm, const char *how) {
+/// Logs the path call `op` took (logPath): sdma's own account of it and
+/// `how` the buffers went. Nothing is asked of sdma unless logging is on:
+/// this is on every call's way.
+void logCallPath(const char *op, sdmaComm_t comm, const char *how) {
+  if (!logging())
+    return;
   const char *path = nullptr;
   sdmaCommGetLastPath(comm, &path);
-  return std::string("sdma (") + (path && *path ? path : "?") + ", " + how +
-         ")";
+  logPath(op, (std::string("sdma (") + (path && *path ? path : "?") + ", " +
+               how + ")")
+                  .c_str());
 }
 
 /// Whether the rank's buffers of a call go to sdma as they are: each one
@@ -148,7 +153,7 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
   if (direct(comm, send, sendBytes, copyIn, recv, recvBytes, copyOut)) {
     if (sdmaResult_t r = run(send, recv))
       return fromSdma(comm, r);
-    logPath(op, pathOf(comm->sdma, "in place in the caller's windows").c_str());
+    logCallPath(op, comm->sdma, "in place in the caller's windows");
     return ncclSuccess;
   }
   if (grown != ncclSuccess)
@@ -168,7 +173,7 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
     if (sdmaResult_t r =
             sdmaMemcpyAsync(comm->sdma, recv, out, recvBytes, stream))
       return fromSdma(comm, r);
-  logPath(op, pathOf(comm->sdma, "staged through symmetric memory").c_str());
+  logCallPath(op, comm->sdma, "staged through symmetric memory");
   return ncclSuccess;
 }
 

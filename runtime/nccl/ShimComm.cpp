@@ -242,14 +242,18 @@ ncclResult_t sdma::nccl::fromSdma(ncclComm_t comm, sdmaResult_t result) {
               sdmaGetLastError(comm ? comm->sdma : nullptr));
 }
 
-void sdma::nccl::logPath(const char *op, const char *path) {
+bool sdma::nccl::logging() {
   static const bool on = [] {
     const char *debug = std::getenv("NCCL_DEBUG");
     return std::getenv("SDMA_NCCL_DEBUG") ||
            (debug &&
             (!strcasecmp(debug, "INFO") || !strcasecmp(debug, "TRACE")));
   }();
-  if (!on)
+  return on;
+}
+
+void sdma::nccl::logPath(const char *op, const char *path) {
+  if (!logging())
     return;
   static std::mutex m;
   static std::set<std::string> said;

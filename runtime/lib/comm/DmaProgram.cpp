@@ -75,11 +75,7 @@ std::optional<DmaProgram> DmaProgram::create(Plan plan, std::string variant,
       continue;
     program.queues.push_back(q);
     for (const Command &c : stream.commands) {
-      int slices =
-          c.kind == Command::Kind::Bcast                                   ? 3
-          : c.kind == Command::Kind::Copy || c.kind == Command::Kind::Swap ? 2
-                                                                           : 0;
-      for (int s = 0; s < slices; ++s)
+      for (int s = 0; s < c.sliceCount(); ++s)
         if (!allowed.count({c.slices[s].rank, c.slices[s].buffer})) {
           error = ldst.schedule + ": rank " + std::to_string(rank) +
                   "'s DMA queue " + std::to_string(q) + " touches buffer '" +

@@ -6,17 +6,16 @@
 
 #include "comm/Launcher.h"
 
+#include "compile/KernelCache.h"
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/Limits.h"
 
 using namespace sdma::rt;
 
 namespace {
-/// FNV-1a, never 0 (0 is no tag).
-uint64_t tagOf(const std::string &text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text)
-    h = (h ^ c) * 1099511628211ull;
+/// The call's tag: its signature's hash, never 0 (0 is no tag).
+uint64_t tagOf(const std::string &signature) {
+  uint64_t h = hashBytes(signature);
   return h ? h : 1;
 }
 } // namespace

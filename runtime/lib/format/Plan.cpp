@@ -223,7 +223,7 @@ bool Plan::check(std::string &error) const {
       default:
         break;
       }
-      int n = c.kind == Command::Kind::Bcast ? 3 : 2;
+      int n = c.sliceCount();
       for (int k = 0; k < n; ++k) {
         if (!sliceOk(c.slices[k]))
           return bad(where, "a slice out of range");

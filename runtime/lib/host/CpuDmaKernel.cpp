@@ -107,10 +107,7 @@ public:
   std::string missing() const {
     for (size_t q : P.queues)
       for (const Command &c : P.plan.streams[q].commands) {
-        int n = c.kind == Command::Kind::Bcast ? 3
-                : c.kind == Command::Kind::Copy || c.kind == Command::Kind::Swap
-                    ? 2
-                    : 0;
+        int n = c.sliceCount();
         for (int i = 0; i < n; ++i)
           if (!address(c.slices[i]))
             return "internal: the launch table has no address for buffer '" +

@@ -63,6 +63,14 @@ struct Command {
   /// Poll: the value to wait for (flag >= value).
   int64_t value = 0;
 
+  /// How many of `slices` the command uses: 3 for a bcast, 2 for a copy
+  /// or swap, 0 for a notify or poll.
+  int sliceCount() const {
+    return kind == Kind::Bcast                        ? 3
+           : kind == Kind::Copy || kind == Kind::Swap ? 2
+                                                      : 0;
+  }
+
   /// A copy or swap whose two slices are the same (moves no byte), or a
   /// bcast whose destinations are both its source.
   bool isNoOp() const {
