@@ -439,6 +439,15 @@ LogicalResult ScheduleOp::verifyRegions() {
   if (ranks && (*ranks < 1 || *ranks > kMaxRanks))
     return emitOpError("rank count ")
            << *ranks << " is out of range [1, " << kMaxRanks << "]";
+  if (std::optional<int64_t> local = getLocalRanks()) {
+    if (*local < 1 || *local > kMaxRanks)
+      return emitOpError("local rank count ")
+             << *local << " is out of range [1, " << kMaxRanks << "]";
+    if (ranks && *ranks % *local != 0)
+      return emitOpError("local rank count ")
+             << *local << " does not divide the rank count " << *ranks
+             << " (every node holds the same number of ranks)";
+  }
 
   Block &block = getBody().front();
   if (block.getNumArguments() == 0 || !block.getArgument(0).getType().isIndex())

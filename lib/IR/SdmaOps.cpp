@@ -142,5 +142,19 @@ LogicalResult RootOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// LocalRanksOp
+//===----------------------------------------------------------------------===//
+
+void LocalRanksOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), "local_ranks");
+}
+
+LogicalResult LocalRanksOp::verify() {
+  if (!(*this)->getParentOfType<ScheduleOp>())
+    return emitOpError("expects to be inside an 'sdma.schedule'");
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "sdma/IR/SdmaOps.cpp.inc"

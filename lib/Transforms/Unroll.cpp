@@ -151,6 +151,14 @@ LogicalResult ScheduleExpander::expandOp(Operation *op) {
     env[root.getResult()] = static_cast<int64_t>(*schedule.getRoot());
     return success();
   }
+  if (auto local = dyn_cast<LocalRanksOp>(op)) {
+    std::optional<int64_t> bound = schedule.getLocalRanks();
+    if (!bound)
+      return op->emitOpError("reads the ranks per node, but none is bound: "
+                             "pass sdma-unroll local-ranks=G");
+    env[local.getResult()] = *bound;
+    return success();
+  }
   if (auto rankAdd = dyn_cast<RankAddOp>(op)) {
     FieldsOpInterface fields = rankAdd;
     SmallVector<int64_t> values;
@@ -336,6 +344,24 @@ struct SdmaUnrollPass : public sdma::impl::SdmaUnrollBase<SdmaUnrollPass> {
           return signalPassFailure();
         }
         schedule.setRoot(static_cast<uint64_t>(root));
+      }
+      if (localRanks != 0) {
+        std::optional<int64_t> fixed = schedule.getLocalRanks();
+        if (fixed && *fixed != localRanks) {
+          schedule.emitOpError("fixes ")
+              << *fixed << " ranks per node but sdma-unroll was given "
+              << "local-ranks=" << static_cast<int64_t>(localRanks);
+          return signalPassFailure();
+        }
+        if (localRanks < 1 || localRanks > count || count % localRanks != 0) {
+          schedule.emitOpError("cannot have ")
+              << static_cast<int64_t>(localRanks)
+              << " ranks per node: " << count
+              << " ranks are not a whole number of such nodes "
+              << "(sdma-unroll's local-ranks option)";
+          return signalPassFailure();
+        }
+        schedule.setLocalRanks(static_cast<uint64_t>(localRanks));
       }
       // Fix the rank count first so that the emitted ops verify against it.
       schedule.setNumRanks(count);

@@ -14,6 +14,7 @@
 #include "sdma/Target/JSON.h"
 #include "sdma/Target/MSCCL.h"
 #include "sdma/Target/Packets.h"
+#include "sdma/Target/NodePlan.h"
 #include "sdma/Target/Plan.h"
 
 #include "mlir/IR/AsmState.h"
@@ -86,6 +87,7 @@ int main(int argc, char **argv) {
   sdma::registerToMscclXmlTranslation();
   sdma::registerImportMscclppJsonTranslation();
   sdma::registerToPlanTranslation();
+  sdma::registerToNodePlanTranslation();
   sdma::registerToPacketsTranslation();
   cl::opt<const mlir::Translation *, false, mlir::TranslationParser>
       translation("", cl::desc("Translation to perform"));

@@ -122,7 +122,8 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
                        OptionalAttr<DenseI64ArrayAttr>:$collective_buffers,
                        OptionalAttr<I64Attr>:$root,
                        OptionalAttr<DenseI64ArrayAttr>:$count_buffers,
-                       OptionalAttr<TypeArrayAttr>:$buffer_types);
+                       OptionalAttr<TypeArrayAttr>:$buffer_types,
+                       OptionalAttr<I64Attr>:$local_ranks);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasRegionVerifier = 1;
@@ -572,6 +573,49 @@ def Sdma_RootOp : Sdma_Op<"root", [Pure,
                  rank 0     rank 1     rank 2
     before in:   [ ]        [x]        [ ]
     after  out:  [x]        [x]        [x]
+    ```
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Sdma_LocalRanksOp : Sdma_Op<"local_ranks", [Pure,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "the ranks per node of a hierarchical schedule";
+  let description = [{
+    G, the ranks each node holds: rank r is local rank `r mod G` of node
+    `r floordiv G`, and there are `R / G` nodes. `sdma-unroll local-ranks=G`
+    binds it (the schedule then carries `local_ranks = G`); one text serves
+    every shape, as `sdma.root` serves every root. An op whose two sides are
+    on different nodes is a *network op*: the verifier proves it like any
+    copy, and the node split (`sdma-translate --sdma-to-node-plan`) sends it
+    through the job's transport (MPI, NCCL) instead of the node's kernels.
+
+    ```mlir
+    sdma.schedule @all_gather_hier ranks(%R) buffers(%in : 1, %out : ranks)
+        implements all_gather(%in -> %out) {
+      %G = sdma.local_ranks
+      %N = arith.divui %R, %G : index
+      // phase 1, across nodes: each rank to its peer of every other node
+      affine.for %r = 0 to %R {
+        affine.for %m = 0 to %N {
+          ...
+        }
+      }
+      sdma.barrier
+      // phase 2, within each node ...
+    }
+    ```
+
+    Buffers before and after (`--sdma-unroll="ranks=4 local-ranks=2"`,
+    nodes {0, 1} and {2, 3}):
+
+    ```
+                 rank 0        rank 1        rank 2        rank 3
+    before in:   [x0]          [x1]          [x2]          [x3]
+    phase 1 out: [x0][ ][x2][ ] [ ][x1][ ][x3] [x0][ ][x2][ ] [ ][x1][ ][x3]
+    after   out: [x0 x1 x2 x3] on every rank
     ```
   }];
   let results = (outs Index:$result);

@@ -46,12 +46,19 @@ def SdmaUnroll : Pass<"sdma-unroll", "::mlir::ModuleOp"> {
     schedule that declares no root, is an error. Without it, `sdma.root` is
     the declared N. This is how one schedule text serves every root (the
     communicator compiles its rooted built-ins so), never by editing it.
+
+    `local-ranks=G` binds the ranks per node (`sdma.local_ranks`) the same
+    way: G must divide R; the flat schedule carries `local_ranks = G`. A
+    schedule that fixes a different G is an error, and so is one that reads
+    `sdma.local_ranks` with none bound.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", "0",
            "rank count for schedules that do not fix one">,
     Option<"root", "root", "int64_t", "-1",
            "root of a rooted schedule (-1: the one it declares)">,
+    Option<"localRanks", "local-ranks", "int64_t", "0",
+           "ranks per node of a hierarchical schedule (0: its own)">,
     Option<"maxOps", "max-ops", "int64_t", "1000000",
            "refuse to create more than this many ops per schedule">,
   ];
