@@ -110,6 +110,7 @@ private:
 bool readCommonOptions(OptionReader &reader, sdma::ProgramOptions &options) {
   return reader.integer("ranks", options.ranks) &&
          reader.integer("root", options.root) &&
+         reader.integer("local_ranks", options.localRanks) &&
          reader.integer("max_ops", options.maxOps) &&
          reader.string("name", options.bufferName, {});
 }
@@ -175,9 +176,9 @@ bool readProgramOptions(const char *text, sdma::ProgramOptions &options,
                         std::string &error) {
   OptionReader reader(error);
   return reader.parse(text) &&
-         reader.onlyKnown({"ranks", "root", "max_ops", "name"},
-                          "of a program compile (ranks, root, max_ops, "
-                          "name)") &&
+         reader.onlyKnown({"ranks", "root", "local_ranks", "max_ops", "name"},
+                          "of a program compile (ranks, root, local_ranks, "
+                          "max_ops, name)") &&
          readCommonOptions(reader, options);
 }
 
@@ -201,6 +202,7 @@ json toJson(const sdma::Artifacts &out) {
           {"proof", out.proof},
           {"declares_collective", out.declaresCollective},
           {"ldst", out.ldstProgram},
+          {"node_plan", out.nodePlan},
           {"variants", variants},
           {"skipped", skipped}};
 }

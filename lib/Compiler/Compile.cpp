@@ -13,6 +13,7 @@
 #include "sdma/InitAllDialects.h"
 #include "sdma/Support/InputGuard.h"
 #include "sdma/Target/HIP.h"
+#include "sdma/Target/NodePlan.h"
 #include "sdma/Target/Packets.h"
 #include "sdma/Target/Plan.h"
 #include "sdma/Transforms/Passes.h"
@@ -201,6 +202,7 @@ bool Compilation::front(std::string_view text, bool ldst) {
   SdmaUnrollOptions unroll;
   unroll.ranks = options.ranks.value_or(0);
   unroll.root = options.root.value_or(-1);
+  unroll.localRanks = options.localRanks.value_or(0);
   if (options.maxOps)
     unroll.maxOps = options.maxOps;
   pm.addPass(createSdmaUnroll(unroll));
@@ -219,6 +221,15 @@ bool Compilation::front(std::string_view text, bool ldst) {
   out.needsCompute = !flatSchedule.getBody().getOps<sdma::ReduceOp>().empty();
   out.reduction = proved->reduction.value_or("");
   out.declaresCollective = proved->collective.has_value();
+  if (options.localRanks) {
+    llvm::raw_string_ostream plan(out.nodePlan);
+    if (failed(translateToNodePlan(*flat, plan)))
+      return fail("'" + options.bufferName +
+                      "' cannot be split across nodes of " +
+                      std::to_string(*options.localRanks) + " ranks",
+                  true);
+    return true;
+  }
   if (ldst) {
     llvm::raw_string_ostream hip(out.ldstProgram);
     if (failed(translateToHIP(*flat, hip)))

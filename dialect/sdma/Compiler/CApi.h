@@ -48,8 +48,9 @@ extern "C" {
 #endif
 
 /* Bumped when the functions or the JSON change incompatibly (2: the
- * program entry, which the runtime requires). */
-#define SDMA_COMPILER_ABI_VERSION 2
+ * program entry, which the runtime requires; 3: the program entry's
+ * "local_ranks" and the result's "node_plan"). */
+#define SDMA_COMPILER_ABI_VERSION 3
 
 SDMA_COMPILER_EXPORT int sdmaCompilerAbiVersion(void);
 

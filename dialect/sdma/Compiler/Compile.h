@@ -60,6 +60,11 @@ struct ProgramOptions {
   /// the declared N. Outside [0, ranks), or for a schedule that declares
   /// no root, the compile fails with a diagnostic saying so.
   std::optional<int64_t> root;
+  /// The ranks per node of a hierarchical schedule (sdma.local_ranks),
+  /// bound by sdma-unroll local-ranks=G. Set, the output is the node plan
+  /// (Artifacts::nodePlan) instead of the load/store program: each node's
+  /// local phases are schedules of G ranks, compiled on their own.
+  std::optional<int64_t> localRanks;
   /// sdma-unroll's op budget; 0: the pipeline's default.
   int64_t maxOps = 0;
   /// The name diagnostics give the input ("schedule.mlir").
@@ -150,6 +155,8 @@ struct Artifacts {
   std::string reduction;
   /// The load/store program (CompileOptions::ldst).
   std::string ldstProgram;
+  /// The node plan (sdma.node-plan JSON), with ProgramOptions::localRanks.
+  std::string nodePlan;
   std::vector<VariantArtifacts> variants;
   std::vector<SkippedVariant> skipped;
 };

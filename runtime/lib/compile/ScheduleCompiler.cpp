@@ -19,7 +19,7 @@ using json = nlohmann::ordered_json;
 
 namespace {
 /// The C entry's ABI version this runtime speaks (CApi.h).
-constexpr int kCompilerAbiVersion = 2;
+constexpr int kCompilerAbiVersion = 3;
 
 /// The directory of the running executable ("" if unknown).
 std::string executableDirectory() {
@@ -61,6 +61,7 @@ bool readResult(const std::string &text, ScheduleCompileResult &result,
     result.ranks = j.at("ranks").get<int64_t>();
     result.declaresCollective = j.at("declares_collective").get<bool>();
     result.ldst = j.at("ldst").get<std::string>();
+    result.nodePlan = j.at("node_plan").get<std::string>();
     result.variants.clear();
     for (const json &v : j.at("variants"))
       result.variants.push_back({v.at("variant").get<std::string>(),
@@ -102,6 +103,8 @@ std::string ProgramCompileOptions::toJson() const {
     j["ranks"] = *ranks;
   if (root)
     j["root"] = *root;
+  if (localRanks)
+    j["local_ranks"] = *localRanks;
   return j.dump();
 }
 

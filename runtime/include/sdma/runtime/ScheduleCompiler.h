@@ -62,6 +62,9 @@ struct ProgramCompileOptions {
   /// Outside [0, ranks), or for a schedule without a root, the result is
   /// ok = false with a diagnostic saying so.
   std::optional<int64_t> root;
+  /// The ranks per node of a hierarchical schedule: the result is then its
+  /// node plan (ScheduleCompileResult::nodePlan), not a program.
+  std::optional<int64_t> localRanks;
   /// The name diagnostics give the schedule.
   std::string name = "<schedule>";
 
@@ -78,6 +81,8 @@ struct ScheduleCompileResult {
   int64_t ranks = 0;
   bool declaresCollective = false;
   std::string ldst;
+  /// The node plan (ProgramCompileOptions::localRanks), else empty.
+  std::string nodePlan;
   struct Variant {
     std::string variant, plan, packets;
   };

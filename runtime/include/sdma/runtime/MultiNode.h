@@ -1,0 +1,91 @@
+//===- MultiNode.h - a communicator across nodes ----------------*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// A job over N nodes of G ranks: within a node, a Communicator (shared
+// memory, IPC, the node's kernels and copy engines); between nodes, the
+// job's Transport (MPI, NCCL). A hierarchical schedule (sdma.local_ranks)
+// is compiled into its node plan (NodePlan.h); a launch runs its phases in
+// order on the caller's buffers: a local phase as the node's part, launched
+// on the node's communicator, a network phase as one group of the
+// transport's sends and receives. Ranks are node-major: job rank r is local
+// rank r mod G of node r / G, as torchrun and mpirun number them.
+//
+// What every rank must agree on is checked over the transport, an error on
+// every rank naming the rank that differs: the node shape at create, the
+// schedule's text at load, and each (schedule, chunk size) at its first
+// launch. Once a launch fails, the communicator stays failed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_MULTINODE_H
+#define SDMA_RUNTIME_MULTINODE_H
+
+#include "sdma/runtime/Communicator.h"
+#include "sdma/runtime/NodePlan.h"
+#include "sdma/runtime/Transport.h"
+
+#include <memory>
+#include <set>
+
+namespace sdma::rt {
+
+class ScheduleCompiler;
+
+class MultiNodeComm {
+public:
+  /// Joins the job: `node` is this rank's node's communicator (ranks: the
+  /// node's G; rank: the local one), `transport` spans the job and outlives
+  /// the result. Collective over the job.
+  static std::unique_ptr<MultiNodeComm>
+  create(std::unique_ptr<Communicator> node, Transport &transport,
+         Error &error);
+  ~MultiNodeComm();
+
+  int rank() const { return transport_.rank(); }
+  int ranks() const { return transport_.ranks(); }
+  int localRanks() const { return node_->ranks(); }
+  int node() const { return rank() / localRanks(); }
+  Communicator &nodeComm() { return *node_; }
+
+  /// A hierarchical schedule, split for this job's shape.
+  struct Schedule {
+    NodePlan plan;
+    /// [phase]: this node's part of a local phase (instance -1 where the
+    /// phase is a network one or the node has nothing to do in it).
+    std::vector<Communicator::Schedule> local;
+  };
+  /// Compiles the schedule (text, or a path) into its node plan for this
+  /// job's shape and loads this node's parts into the node's communicator.
+  /// Collective over the job.
+  bool loadSchedule(const std::string &textOrPath, Schedule &schedule,
+                    Error &error);
+  /// Runs `schedule` on `buffers` (the plan's order; symmetric memory of
+  /// the node's communicator where a local phase reaches a peer) with
+  /// chunks of `chunkBytes`, on `stream`. Collective over the job.
+  bool launch(const Schedule &schedule, const std::vector<void *> &buffers,
+              size_t chunkBytes, void *stream, Error &error);
+
+private:
+  MultiNodeComm(std::unique_ptr<Communicator> node, Transport &transport);
+  /// Exchanges `value` with every rank; false on every rank, naming the
+  /// first that differs from rank 0, unless all are equal.
+  bool agree(const std::string &what, uint64_t value, Error &error);
+  /// Agrees on whether every rank succeeded: false everywhere if one did
+  /// not, with `local` where this rank is the one.
+  bool agreeUnless(const Error &local, const std::string &what, Error &error);
+  bool network(const NodePhase &phase, const NodePlan &plan,
+               const std::vector<void *> &buffers, size_t chunkBytes,
+               void *stream, Error &error);
+
+  std::unique_ptr<Communicator> node_;
+  Transport &transport_;
+  std::unique_ptr<ScheduleCompiler> compiler_;
+  std::set<std::pair<std::string, size_t>> checked_;
+  Error failed_;
+  bool hasFailed_ = false;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_MULTINODE_H

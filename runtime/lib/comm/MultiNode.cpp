@@ -1,0 +1,216 @@
+//===- MultiNode.cpp - a communicator across nodes ------------------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/MultiNode.h"
+#include "compile/KernelCache.h"
+#include "exec/FileBytes.h"
+#include "sdma/runtime/CheckedMath.h"
+#include "sdma/runtime/ScheduleCompiler.h"
+
+using namespace sdma::rt;
+
+std::unique_ptr<MultiNodeComm>
+MultiNodeComm::create(std::unique_ptr<Communicator> node, Transport &transport,
+                      Error &error) {
+  if (!node)
+    return error.fail(ErrorKind::InvalidArgument, "no node communicator"),
+           nullptr;
+  std::unique_ptr<MultiNodeComm> comm(
+      new MultiNodeComm(std::move(node), transport));
+  int local = comm->localRanks(), rank = transport.rank();
+  // Node-major numbering: this rank's local index is its node
+  // communicator's rank, and every node holds the same G ranks.
+  uint64_t shape = (static_cast<uint64_t>(local) << 32) |
+                   static_cast<uint32_t>(transport.ranks());
+  if (!comm->agree("the ranks per node and job size", shape, error))
+    return nullptr;
+  Error numbering;
+  if (transport.ranks() % local != 0 || rank % local != comm->node_->rank())
+    numbering.fail(
+        ErrorKind::InvalidUsage,
+        "rank " + std::to_string(rank) + " of the " + transport.name() +
+            " transport is local rank " + std::to_string(comm->node_->rank()) +
+            " of its node's communicator of " + std::to_string(local) +
+            ": ranks must be node-major (rank = node x " +
+            std::to_string(local) + " + local rank) over " +
+            std::to_string(transport.ranks()) + " ranks");
+  if (!comm->agreeUnless(numbering, "whether ranks are node-major", error))
+    return nullptr;
+  return comm;
+}
+
+MultiNodeComm::MultiNodeComm(std::unique_ptr<Communicator> node,
+                             Transport &transport)
+    : node_(std::move(node)), transport_(transport) {}
+
+MultiNodeComm::~MultiNodeComm() = default;
+
+bool MultiNodeComm::agree(const std::string &what, uint64_t value,
+                          Error &error) {
+  int ranks = transport_.ranks(), me = transport_.rank();
+  std::vector<uint64_t> values(ranks, 0);
+  values[me] = value;
+  std::vector<TransportOp> ops;
+  for (int peer = 0; peer < ranks; ++peer) {
+    if (peer == me)
+      continue;
+    ops.push_back({true, peer, &values[me], sizeof(uint64_t)});
+    ops.push_back({false, peer, &values[peer], sizeof(uint64_t)});
+  }
+  Error exchanged;
+  if (!transport_.exchange(ops, nullptr, exchanged))
+    return error.fail(exchanged.kind,
+                      "agreeing on " + what + ": " + exchanged.message);
+  for (int r = 1; r < ranks; ++r)
+    if (values[r] != values[0])
+      return error.fail(ErrorKind::InvalidUsage,
+                        "ranks disagree on " + what + ": rank " +
+                            std::to_string(r) + " differs from rank 0");
+  return true;
+}
+
+bool MultiNodeComm::agreeUnless(const Error &local, const std::string &what,
+                                Error &error) {
+  bool agreed = agree(what, local.message.empty() ? 0 : 1, error);
+  if (!local.message.empty()) { // this rank's own cause says more
+    error = local;
+    return false;
+  }
+  return agreed;
+}
+
+bool MultiNodeComm::loadSchedule(const std::string &textOrPath,
+                                 Schedule &schedule, Error &error) {
+  std::string text = textOrPath;
+  Error local;
+  if (textOrPath.find("sdma.schedule") == std::string::npos &&
+      !readFileBytes(textOrPath, text))
+    local.fail(ErrorKind::InvalidArgument,
+               "cannot read schedule " + textOrPath);
+  if (!agreeUnless(local, "whether the schedule could be read", error) ||
+      !agree("the loaded schedule", hashBytes(text), error))
+    return false;
+  std::string why;
+  if (!compiler_) {
+    const CommOptions &options = node_->options();
+    compiler_ = ScheduleCompiler::load(why, options.compilerLibrary,
+                                       options.cacheDirectory);
+  }
+  ScheduleCompileResult result;
+  if (compiler_) {
+    ProgramCompileOptions options;
+    options.ranks = ranks();
+    options.localRanks = localRanks();
+    options.name = textOrPath.size() < 256 ? textOrPath : "<schedule>";
+    if (compiler_->compileProgram(text, options, result, why) && !result.ok)
+      why = result.error +
+            (result.diagnostics.empty() ? "" : "\n" + result.diagnostics);
+  }
+  std::optional<NodePlan> plan;
+  if (result.ok && !(plan = NodePlan::parse(result.nodePlan, why)))
+    result.ok = false;
+  if (!result.ok)
+    local.fail(ErrorKind::InvalidArgument, "multi-node schedule: " + why);
+  // The same text compiles the same everywhere; agree anyway, so that a
+  // rank whose compiler is missing fails every rank, not a hang.
+  if (!agreeUnless(local, "whether the schedule compiled", error))
+    return false;
+  schedule.plan = std::move(*plan);
+  schedule.local.assign(schedule.plan.phases.size(), {});
+  for (size_t k = 0; k < schedule.plan.phases.size(); ++k) {
+    const NodePhase &phase = schedule.plan.phases[k];
+    if (phase.network || phase.schedules[node()].empty())
+      continue;
+    if (!node_->loadSchedule(phase.schedules[node()], schedule.local[k],
+                             local)) {
+      local.message = "phase " + std::to_string(k) + " on node " +
+                      std::to_string(node()) + ": " + local.message;
+      break;
+    }
+  }
+  // A node that could not load its part fails every node.
+  return agreeUnless(local, "whether every node loaded its parts", error);
+}
+
+bool MultiNodeComm::network(const NodePhase &phase, const NodePlan &plan,
+                            const std::vector<void *> &buffers,
+                            size_t chunkBytes, void *stream, Error &error) {
+  int me = rank();
+  std::vector<TransportOp> ops;
+  for (const NodeTransfer &transfer : phase.transfers) {
+    bool send = transfer.src.rank == me;
+    if (!send && transfer.dst.rank != me)
+      continue;
+    const Slice &slice = send ? transfer.src : transfer.dst;
+    auto at = checkedMul(static_cast<uint64_t>(slice.offset), chunkBytes);
+    auto bytes = checkedMul(static_cast<uint64_t>(slice.count), chunkBytes);
+    if (!at || !bytes)
+      return error.fail(ErrorKind::InvalidArgument,
+                        "chunks of " + std::to_string(chunkBytes) +
+                            " bytes overflow buffer " +
+                            plan.buffers[slice.buffer].name);
+    char *base = static_cast<char *>(buffers[slice.buffer]);
+    if (!base)
+      return error.fail(ErrorKind::InvalidArgument,
+                        "buffer " + plan.buffers[slice.buffer].name +
+                            " is null on rank " + std::to_string(me));
+    ops.push_back({send, send ? transfer.dst.rank : transfer.src.rank,
+                   base + *at, *bytes});
+  }
+  return transport_.exchange(ops, stream, error);
+}
+
+bool MultiNodeComm::launch(const Schedule &schedule,
+                           const std::vector<void *> &buffers,
+                           size_t chunkBytes, void *stream, Error &error) {
+  if (hasFailed_)
+    return error.fail(failed_.kind, "the multi-node communicator failed "
+                                    "earlier: " +
+                                        failed_.message);
+  const NodePlan &plan = schedule.plan;
+  if (plan.ranks != ranks() || plan.localRanks != localRanks())
+    return error.fail(ErrorKind::InvalidArgument, "schedule " + plan.schedule +
+                                                      " was not loaded by this "
+                                                      "communicator");
+  if (buffers.size() != plan.buffers.size())
+    return error.fail(ErrorKind::InvalidArgument,
+                      "schedule " + plan.schedule + " takes " +
+                          std::to_string(plan.buffers.size()) +
+                          " buffers, given " + std::to_string(buffers.size()));
+  if (chunkBytes == 0)
+    return error.fail(ErrorKind::InvalidArgument, "a chunk of 0 bytes");
+  if (!transport_.deviceMemory() && node_->deviceName() != "cpu")
+    return error.fail(ErrorKind::InvalidUsage,
+                      "the " + transport_.name() +
+                          " transport takes host memory only, and staging "
+                          "GPU buffers through the host is not built yet: "
+                          "use a CUDA-aware transport");
+  std::pair<std::string, size_t> signature{plan.schedule, chunkBytes};
+  if (!checked_.count(signature)) {
+    if (!agree("the call (schedule " + plan.schedule + ", chunk bytes)",
+               hashBytes(plan.schedule + "/" + std::to_string(chunkBytes)),
+               error))
+      return false;
+    checked_.insert(signature);
+  }
+  for (size_t k = 0; k < plan.phases.size(); ++k) {
+    const NodePhase &phase = plan.phases[k];
+    bool ok = true;
+    if (phase.network)
+      ok = network(phase, plan, buffers, chunkBytes, stream, error);
+    else if (schedule.local[k].instance >= 0)
+      ok = node_->launch(schedule.local[k], buffers, chunkBytes, stream, error);
+    if (!ok) {
+      error.message = plan.schedule + " phase " + std::to_string(k) + " (" +
+                      (phase.network ? "network" : "node") + ") on rank " +
+                      std::to_string(rank()) + ": " + error.message;
+      failed_ = error;
+      hasFailed_ = true;
+      return false;
+    }
+  }
+  return true;
+}

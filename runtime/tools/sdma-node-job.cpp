@@ -1,0 +1,258 @@
+//===- sdma-node-job.cpp - a multi-node job under mpirun, nodes simulated -===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Usage: mpirun -np R sdma-node-job --local-ranks=G [options] SCHEDULE.mlir
+//
+// Each MPI process is one rank of a job of R / G nodes: ranks node-major
+// (rank r on node r / G), each node's ranks one Communicator (shared memory
+// on the CPU device, as on one host), MPI_COMM_WORLD the transport between
+// nodes (MpiTransport.h). The hierarchical schedule is compiled into its
+// node plan and run on every chunk size; every rank fills the collective's
+// input with a pattern of (rank, byte) and checks every byte of its output
+// against what the collective it declares must leave there. On one machine
+// the nodes are simulated: only the transport crosses between them, as
+// between hosts.
+//
+// Failure cases (every rank must report, none may hang):
+//   --exit-before-launch=K  rank K leaves after loading the schedule
+//   --other-local-ranks=K:G rank K's node communicator has G ranks
+//   --other-schedule=K:PATH rank K loads PATH
+// Exit status: 0 all correct, 1 an error, 2 a bad command line, 3 wrong
+// bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sdma/runtime/MemoryBudget.h"
+#include "sdma/runtime/MpiTransport.h"
+#include "sdma/runtime/MultiNode.h"
+
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+using namespace sdma::rt;
+
+namespace {
+const char *kUsage =
+    "usage: mpirun -np R sdma-node-job --local-ranks=G [options] SCHEDULE\n"
+    "Runs a hierarchical schedule over R / G simulated nodes of G ranks (MPI\n"
+    "between nodes, shared memory within) and checks every byte.\n"
+    "  --local-ranks=G         ranks per node (dividing R)\n"
+    "  --sizes=N,...           chunk bytes, K/M suffixes (default 64,4K)\n"
+    "  --runs=N                runs per size (default 2)\n"
+    "  --timeout-ms=N          every wait (default 10000)\n"
+    "  --exit-before-launch=K  rank K leaves after loading (a failure test)\n"
+    "  --other-local-ranks=K:G rank K's node has G ranks (a failure test)\n"
+    "  --other-schedule=K:PATH rank K loads PATH (a failure test)\n";
+
+struct Args {
+  int localRanks = 0, runs = 2, exitBeforeLaunch = -1;
+  uint64_t timeoutMs = 10000;
+  std::vector<uint64_t> sizes{64, 4096};
+  std::string schedule, otherLocal, otherSchedule;
+};
+
+bool parseArgs(int argc, char **argv, Args &args) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *name) -> const char * {
+      size_t n = std::strlen(name);
+      return arg.compare(0, n, name) == 0 ? arg.c_str() + n : nullptr;
+    };
+    if (const char *v = value("--local-ranks="))
+      args.localRanks = std::atoi(v);
+    else if (const char *v = value("--runs="))
+      args.runs = std::atoi(v);
+    else if (const char *v = value("--timeout-ms="))
+      args.timeoutMs = std::strtoull(v, nullptr, 10);
+    else if (const char *v = value("--exit-before-launch="))
+      args.exitBeforeLaunch = std::atoi(v);
+    else if (const char *v = value("--other-local-ranks="))
+      args.otherLocal = v;
+    else if (const char *v = value("--other-schedule="))
+      args.otherSchedule = v;
+    else if (const char *v = value("--sizes=")) {
+      args.sizes.clear();
+      std::string list = v;
+      for (size_t at = 0; at <= list.size();) {
+        size_t end = list.find(',', at);
+        std::string item = list.substr(at, end - at);
+        std::optional<uint64_t> size = MemoryBudget::parseBytes(item);
+        if (!size || *size == 0)
+          return false;
+        args.sizes.push_back(*size);
+        if (end == std::string::npos)
+          break;
+        at = end + 1;
+      }
+    } else if (arg.size() > 1 && arg[0] == '-')
+      return false;
+    else
+      args.schedule = arg;
+  }
+  return args.localRanks > 0 && args.runs > 0 && !args.schedule.empty();
+}
+
+/// "K:VALUE" -> VALUE when K is `rank`.
+std::optional<std::string> forRank(const std::string &spec, int rank) {
+  size_t colon = spec.find(':');
+  if (colon == std::string::npos || std::atoi(spec.c_str()) != rank)
+    return std::nullopt;
+  return spec.substr(colon + 1);
+}
+
+uint8_t pattern(int rank, uint64_t byte) {
+  return static_cast<uint8_t>(rank * 131 + byte * 7 + 1);
+}
+
+/// The byte the collective leaves at `byte` of rank `rank`'s output.
+std::optional<uint8_t> expected(const Collective &c, const NodePlan &plan,
+                                int rank, uint64_t byte, uint64_t chunkBytes) {
+  const Buffer &in = plan.buffers[c.input], &out = plan.buffers[c.output];
+  if (c.kind == "all_gather") {
+    uint64_t part = in.chunks * chunkBytes;
+    return pattern(static_cast<int>(byte / part), byte % part);
+  }
+  if (c.kind == "all_to_all") {
+    uint64_t part = out.chunks / plan.ranks * chunkBytes;
+    return pattern(static_cast<int>(byte / part), rank * part + byte % part);
+  }
+  return std::nullopt;
+}
+
+/// Runs every size; the number of wrong bytes, or -1 on an error.
+int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
+               const Args &args, Error &error) {
+  const NodePlan &plan = schedule.plan;
+  if (!plan.collective)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "the schedule declares no collective to check"),
+           -1;
+  const Collective &c = *plan.collective;
+  int64_t wrong = 0;
+  for (uint64_t chunk : args.sizes) {
+    std::vector<void *> buffers;
+    for (const Buffer &buffer : plan.buffers) {
+      void *ptr = nullptr;
+      if (!job.nodeComm().memAlloc(buffer.bytes(chunk), ptr, error))
+        return -1;
+      buffers.push_back(ptr);
+    }
+    for (int run = 0; run < args.runs; ++run) {
+      for (size_t b = 0; b < buffers.size(); ++b) {
+        auto *bytes = static_cast<uint8_t *>(buffers[b]);
+        for (uint64_t i = 0; i < plan.buffers[b].bytes(chunk); ++i)
+          bytes[i] = b == static_cast<size_t>(c.input)
+                         ? pattern(job.rank(), i)
+                         : static_cast<uint8_t>(0xEE + run);
+      }
+      if (!job.launch(schedule, buffers, chunk, nullptr, error))
+        return -1;
+      auto *out = static_cast<uint8_t *>(buffers[c.output]);
+      int64_t here = 0;
+      for (uint64_t i = 0; i < plan.buffers[c.output].bytes(chunk); ++i) {
+        std::optional<uint8_t> want = expected(c, plan, job.rank(), i, chunk);
+        if (!want)
+          return error.fail(ErrorKind::InvalidArgument,
+                            "no check for collective " + c.kind),
+                 -1;
+        here += out[i] != *want;
+      }
+      std::printf("rank %d (node %d): %s chunk %llu run %d: %lld wrong bytes\n",
+                  job.rank(), job.node(), plan.schedule.c_str(),
+                  static_cast<unsigned long long>(chunk), run,
+                  static_cast<long long>(here));
+      wrong += here;
+    }
+    for (void *ptr : buffers)
+      if (!job.nodeComm().memFree(ptr, error))
+        return -1;
+  }
+  return wrong;
+}
+
+int fail(int rank, const Error &error) {
+  std::printf("rank %d: error (%s): %s\n", rank, errorKindName(error.kind),
+              error.message.c_str());
+  std::fflush(stdout);
+  return 1;
+}
+
+int runRank(const Args &args, int rank, int ranks) {
+  int local = args.localRanks;
+  if (std::optional<std::string> g = forRank(args.otherLocal, rank))
+    local = std::atoi(g->c_str());
+  if (local < 1 || local > ranks) {
+    std::fprintf(stderr, "sdma-node-job: --local-ranks out of range\n");
+    return 2;
+  }
+  // The node's communicator: its ranks meet through a unique id that the
+  // node's first rank makes and MPI hands to the others.
+  MPI_Comm nodeMpi;
+  MPI_Comm_split(MPI_COMM_WORLD, rank / local, rank, &nodeMpi);
+  int nodeRank = 0, nodeRanks = 0;
+  MPI_Comm_rank(nodeMpi, &nodeRank);
+  MPI_Comm_size(nodeMpi, &nodeRanks);
+  Error error;
+  UniqueId id{};
+  int made = 1;
+  if (nodeRank == 0)
+    made = createUniqueId(id, error) ? 1 : 0;
+  MPI_Bcast(&made, 1, MPI_INT, 0, nodeMpi);
+  MPI_Bcast(id.bytes, sizeof(id.bytes), MPI_BYTE, 0, nodeMpi);
+  if (!made)
+    return fail(rank, error.message.empty()
+                          ? Error{ErrorKind::Remote, "no unique id"}
+                          : error);
+  CommOptions options;
+  options.timeoutMs = args.timeoutMs;
+  std::unique_ptr<Communicator> node =
+      Communicator::create(id, nodeRank, nodeRanks, options, error);
+  if (!node)
+    return fail(rank, error);
+  MpiTransport transport(MPI_COMM_WORLD, args.timeoutMs);
+  std::unique_ptr<MultiNodeComm> job =
+      MultiNodeComm::create(std::move(node), transport, error);
+  if (!job)
+    return fail(rank, error);
+  std::string path = args.schedule;
+  if (std::optional<std::string> other = forRank(args.otherSchedule, rank))
+    path = *other;
+  MultiNodeComm::Schedule schedule;
+  if (!job->loadSchedule(path, schedule, error))
+    return fail(rank, error);
+  if (rank == 0)
+    std::printf("%s: %d nodes x %d ranks, %zu phases\n",
+                schedule.plan.schedule.c_str(), schedule.plan.nodes,
+                schedule.plan.localRanks, schedule.plan.phases.size());
+  if (rank == args.exitBeforeLaunch) {
+    std::printf("rank %d: leaving before the launch\n", rank);
+    std::fflush(stdout);
+    _exit(0); // as a crashed process: no MPI_Finalize, no goodbye
+  }
+  int64_t wrong = runJob(*job, schedule, args, error);
+  if (wrong < 0)
+    return fail(rank, error);
+  std::printf("rank %d: %s\n", rank, wrong ? "WRONG BYTES" : "all correct");
+  return wrong ? 3 : 0;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  Args args;
+  if (!parseArgs(argc, argv, args)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  int status = runRank(args, rank, ranks);
+  std::fflush(stdout);
+  if (status == 1 || status == 2)
+    _exit(status); // peers may be gone: MPI_Finalize could wait for them
+  MPI_Finalize();
+  return status;
+}
