@@ -15,7 +15,9 @@
 // between hosts.
 //
 // Failure cases (every rank must report, none may hang):
-//   --exit-before-launch=K  rank K leaves after loading the schedule
+//   --stall=K               rank K stops before its last launch (as a rank
+//                           that died: mpirun would end the whole job at a
+//                           real exit, before its peers could report)
 //   --other-local-ranks=K:G rank K's node communicator has G ranks
 //   --other-schedule=K:PATH rank K loads PATH
 // Exit status: 0 all correct, 1 an error, 2 a bad command line, 3 wrong
@@ -42,12 +44,13 @@ const char *kUsage =
     "  --sizes=N,...           chunk bytes, K/M suffixes (default 64,4K)\n"
     "  --runs=N                runs per size (default 2)\n"
     "  --timeout-ms=N          every wait (default 10000)\n"
-    "  --exit-before-launch=K  rank K leaves after loading (a failure test)\n"
+    "  --stall=K               rank K stops before its last launch and\n"
+    "                          never returns (a failure test)\n"
     "  --other-local-ranks=K:G rank K's node has G ranks (a failure test)\n"
     "  --other-schedule=K:PATH rank K loads PATH (a failure test)\n";
 
 struct Args {
-  int localRanks = 0, runs = 2, exitBeforeLaunch = -1;
+  int localRanks = 0, runs = 2, stall = -1;
   uint64_t timeoutMs = 10000;
   std::vector<uint64_t> sizes{64, 4096};
   std::string schedule, otherLocal, otherSchedule;
@@ -66,8 +69,8 @@ bool parseArgs(int argc, char **argv, Args &args) {
       args.runs = std::atoi(v);
     else if (const char *v = value("--timeout-ms="))
       args.timeoutMs = std::strtoull(v, nullptr, 10);
-    else if (const char *v = value("--exit-before-launch="))
-      args.exitBeforeLaunch = std::atoi(v);
+    else if (const char *v = value("--stall="))
+      args.stall = std::atoi(v);
     else if (const char *v = value("--other-local-ranks="))
       args.otherLocal = v;
     else if (const char *v = value("--other-schedule="))
@@ -147,6 +150,13 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
                          ? pattern(job.rank(), i)
                          : static_cast<uint8_t>(0xEE + run);
       }
+      if (job.rank() == args.stall && chunk == args.sizes.back() &&
+          run == args.runs - 1) {
+        std::printf("rank %d: stalling before its last launch\n", job.rank());
+        std::fflush(stdout);
+        for (;;) // until mpirun ends the job
+          pause();
+      }
       if (!job.launch(schedule, buffers, chunk, nullptr, error))
         return -1;
       auto *out = static_cast<uint8_t *>(buffers[c.output]);
@@ -172,10 +182,15 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
   return wrong;
 }
 
+uint64_t lingerMs = 0;
+
+/// Reports `error`, then stays a while: mpirun ends the whole job when a
+/// rank leaves with an error, and the peers have theirs to report too.
 int fail(int rank, const Error &error) {
   std::printf("rank %d: error (%s): %s\n", rank, errorKindName(error.kind),
               error.message.c_str());
   std::fflush(stdout);
+  usleep(static_cast<useconds_t>(lingerMs * 1000));
   return 1;
 }
 
@@ -226,11 +241,6 @@ int runRank(const Args &args, int rank, int ranks) {
     std::printf("%s: %d nodes x %d ranks, %zu phases\n",
                 schedule.plan.schedule.c_str(), schedule.plan.nodes,
                 schedule.plan.localRanks, schedule.plan.phases.size());
-  if (rank == args.exitBeforeLaunch) {
-    std::printf("rank %d: leaving before the launch\n", rank);
-    std::fflush(stdout);
-    _exit(0); // as a crashed process: no MPI_Finalize, no goodbye
-  }
   int64_t wrong = runJob(*job, schedule, args, error);
   if (wrong < 0)
     return fail(rank, error);
@@ -245,6 +255,7 @@ int main(int argc, char **argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  lingerMs = args.timeoutMs * 2;
   MPI_Init(&argc, &argv);
   int rank = 0, ranks = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

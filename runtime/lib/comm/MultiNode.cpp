@@ -204,9 +204,15 @@ bool MultiNodeComm::launch(const Schedule &schedule,
     else if (schedule.local[k].instance >= 0)
       ok = node_->launch(schedule.local[k], buffers, chunkBytes, stream, error);
     if (!ok) {
+      // The node's kernels number ranks within the node: say how.
+      std::string where =
+          phase.network ? "network"
+                        : "node " + std::to_string(node()) +
+                              ", whose local rank k is job rank " +
+                              std::to_string(node() * localRanks()) + " + k";
       error.message = plan.schedule + " phase " + std::to_string(k) + " (" +
-                      (phase.network ? "network" : "node") + ") on rank " +
-                      std::to_string(rank()) + ": " + error.message;
+                      where + ") on rank " + std::to_string(rank()) + ": " +
+                      error.message;
       failed_ = error;
       hasFailed_ = true;
       return false;
