@@ -109,19 +109,65 @@ uint8_t pattern(int rank, uint64_t byte) {
   return static_cast<uint8_t>(rank * 131 + byte * 7 + 1);
 }
 
-/// The byte the collective leaves at `byte` of rank `rank`'s output.
-std::optional<uint8_t> expected(const Collective &c, const NodePlan &plan,
-                                int rank, uint64_t byte, uint64_t chunkBytes) {
+/// A reduction's f32 input element: small integers, so every sum is exact.
+float value(int rank, uint64_t element) {
+  return static_cast<float>(static_cast<int>((rank * 7 + element * 3) % 17) -
+                            8);
+}
+
+bool reduces(const Collective &c) {
+  return c.kind == "reduce_scatter" || c.kind == "all_reduce";
+}
+
+/// Fills `rank`'s collective input (bytes, or f32 values for a reduction).
+void fillInput(const Collective &c, void *input, uint64_t bytes, int rank) {
+  if (reduces(c)) {
+    auto *elements = static_cast<float *>(input);
+    for (uint64_t i = 0; i < bytes / sizeof(float); ++i)
+      elements[i] = value(rank, i);
+    return;
+  }
+  auto *data = static_cast<uint8_t *>(input);
+  for (uint64_t i = 0; i < bytes; ++i)
+    data[i] = pattern(rank, i);
+}
+
+/// The wrong bytes (elements, for a reduction) of `rank`'s output; -1 for
+/// a collective this tool cannot check.
+int64_t countWrong(const Collective &c, const NodePlan &plan, int rank,
+                   const void *output, uint64_t chunkBytes) {
   const Buffer &in = plan.buffers[c.input], &out = plan.buffers[c.output];
-  if (c.kind == "all_gather") {
-    uint64_t part = in.chunks * chunkBytes;
-    return pattern(static_cast<int>(byte / part), byte % part);
+  uint64_t outBytes = out.bytes(chunkBytes);
+  int64_t wrong = 0;
+  if (reduces(c)) {
+    if (in.type != "f32" || out.type != "f32")
+      return -1;
+    const auto *elements = static_cast<const float *>(output);
+    uint64_t count = outBytes / sizeof(float);
+    uint64_t first = c.kind == "reduce_scatter" ? rank * count : 0;
+    for (uint64_t i = 0; i < count; ++i) {
+      float want = 0;
+      for (int p = 0; p < plan.ranks; ++p)
+        want += value(p, first + i);
+      wrong += elements[i] != want;
+    }
+    return wrong;
   }
-  if (c.kind == "all_to_all") {
-    uint64_t part = out.chunks / plan.ranks * chunkBytes;
-    return pattern(static_cast<int>(byte / part), rank * part + byte % part);
+  const auto *data = static_cast<const uint8_t *>(output);
+  for (uint64_t i = 0; i < outBytes; ++i) {
+    uint8_t want;
+    if (c.kind == "all_gather") {
+      uint64_t part = in.bytes(chunkBytes);
+      want = pattern(static_cast<int>(i / part), i % part);
+    } else if (c.kind == "all_to_all") {
+      uint64_t part = outBytes / plan.ranks;
+      want = pattern(static_cast<int>(i / part), rank * part + i % part);
+    } else {
+      return -1;
+    }
+    wrong += data[i] != want;
   }
-  return std::nullopt;
+  return wrong;
 }
 
 /// Runs every size; the number of wrong bytes, or -1 on an error.
@@ -144,11 +190,11 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
     }
     for (int run = 0; run < args.runs; ++run) {
       for (size_t b = 0; b < buffers.size(); ++b) {
-        auto *bytes = static_cast<uint8_t *>(buffers[b]);
-        for (uint64_t i = 0; i < plan.buffers[b].bytes(chunk); ++i)
-          bytes[i] = b == static_cast<size_t>(c.input)
-                         ? pattern(job.rank(), i)
-                         : static_cast<uint8_t>(0xEE + run);
+        uint64_t bytes = plan.buffers[b].bytes(chunk);
+        if (b == static_cast<size_t>(c.input))
+          fillInput(c, buffers[b], bytes, job.rank());
+        else
+          std::memset(buffers[b], 0xEE + run, bytes);
       }
       if (job.rank() == args.stall && chunk == args.sizes.back() &&
           run == args.runs - 1) {
@@ -159,20 +205,17 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
       }
       if (!job.launch(schedule, buffers, chunk, nullptr, error))
         return -1;
-      auto *out = static_cast<uint8_t *>(buffers[c.output]);
-      int64_t here = 0;
-      for (uint64_t i = 0; i < plan.buffers[c.output].bytes(chunk); ++i) {
-        std::optional<uint8_t> want = expected(c, plan, job.rank(), i, chunk);
-        if (!want)
-          return error.fail(ErrorKind::InvalidArgument,
-                            "no check for collective " + c.kind),
-                 -1;
-        here += out[i] != *want;
-      }
-      std::printf("rank %d (node %d): %s chunk %llu run %d: %lld wrong bytes\n",
+      int64_t here = countWrong(c, plan, job.rank(), buffers[c.output], chunk);
+      if (here < 0)
+        return error.fail(ErrorKind::InvalidArgument,
+                          "no check for collective " + c.kind +
+                              " (f32 reductions, all-gather, all-to-all)"),
+               -1;
+      std::printf("rank %d (node %d): %s chunk %llu run %d: %lld wrong %s\n",
                   job.rank(), job.node(), plan.schedule.c_str(),
                   static_cast<unsigned long long>(chunk), run,
-                  static_cast<long long>(here));
+                  static_cast<long long>(here),
+                  reduces(c) ? "elements" : "bytes");
       wrong += here;
     }
     for (void *ptr : buffers)

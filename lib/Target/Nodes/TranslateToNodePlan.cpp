@@ -234,13 +234,18 @@ LogicalResult sdma::translateToNodePlan(ModuleOp module, raw_ostream &os) {
     }
     out.push_back({{"kind", "local"}, {"schedules", std::move(parts)}});
   }
+  json collective = collectiveToJSON(schedule);
+  // A reduction's operator: its first sdma.reduce's (one per schedule).
+  auto reduces = schedule.getBody().getOps<sdma::ReduceOp>();
+  if (!reduces.empty() && collective.is_object())
+    collective["op"] = (*reduces.begin()).getKind().str();
   json plan{{"format", "sdma.node-plan"},
             {"version", kNodePlanVersion},
             {"schedule", schedule.getSymName().str()},
             {"ranks", ranks},
             {"local_ranks", local},
             {"nodes", ranks / local},
-            {"collective", collectiveToJSON(schedule)},
+            {"collective", std::move(collective)},
             {"buffers", buffersToJSON(schedule)},
             {"phases", std::move(out)}};
   os << plan.dump(1, ' ', false, json::error_handler_t::replace) << "\n";

@@ -1,6 +1,8 @@
 // RUN: sdma-opt %schedules/hier/all_gather.mlir --sdma-unroll="ranks=4 local-ranks=2" | sdma-translate --sdma-to-node-plan | FileCheck %s
 // Proved at 2-9 ranks, at every local rank count that divides them.
 // RUN: for rg in 2:1 2:2 4:2 6:2 6:3 8:2 8:4 9:3; do sdma-opt %schedules/hier/all_gather.mlir --sdma-unroll="ranks=${rg%%:*} local-ranks=${rg##*:}" --sdma-verify 2>&1 >/dev/null; done | FileCheck %s --check-prefix=PROVED
+// RUN: for rg in 2:1 2:2 4:2 6:2 6:3 8:2 8:4 9:3; do sdma-opt %schedules/hier/reduce_scatter.mlir --sdma-unroll="ranks=${rg%%:*} local-ranks=${rg##*:}" --sdma-verify 2>&1 >/dev/null; done | FileCheck %s --check-prefix=PROVED-RS
+// RUN: for rg in 2:1 2:2 4:2 6:2 6:3 8:2 8:4 9:3; do sdma-opt %schedules/hier/all_reduce.mlir --sdma-unroll="ranks=${rg%%:*} local-ranks=${rg##*:}" --sdma-verify 2>&1 >/dev/null; done | FileCheck %s --check-prefix=PROVED-AR
 // RUN: for rg in 2:1 2:2 4:2 6:2 6:3 8:2 8:4 9:3; do sdma-opt %schedules/hier/all_to_all.mlir --sdma-unroll="ranks=${rg%%:*} local-ranks=${rg##*:}" --sdma-verify 2>&1 >/dev/null; done | FileCheck %s --check-prefix=PROVED-A2A
 
 // Two phases: the rails across nodes, then each node's copies (node 1's
@@ -27,3 +29,5 @@
 
 // PROVED-COUNT-8: implements all_gather(input -> output)
 // PROVED-A2A-COUNT-8: implements all_to_all(input -> output)
+// PROVED-RS-COUNT-8: implements reduce_scatter(input -> output) with sum
+// PROVED-AR-COUNT-8: implements all_reduce(input -> output) with sum

@@ -4,8 +4,9 @@ ranks) shapes and runs the split program symbolically, as the runtime runs
 it: phase by phase, a local phase as each node's part (a schedule of G
 ranks, re-proved by sdma-verify, its ranks shifted back by node * G), a
 network phase as every transfer at once (all read before any writes). Each
-chunk is a token naming where it started; the collective the schedule
-declares is then checked on every rank, token by token.
+chunk is the sorted tuple of the input chunks summed into it (one, until a
+reduce adds another's); the collective the schedule declares is then
+checked on every rank, chunk by chunk.
 
 usage: run_node_plans.py BIN_DIR SCHEDULE...
 """
@@ -31,10 +32,17 @@ def expected(kind, rank, ranks, sizes, inp, out):
     """The output tokens a collective leaves on `rank`."""
     if kind == "all_gather":
         c = sizes[inp]
-        return [(p, inp, i) for p in range(ranks) for i in range(c)]
+        return [((p, inp, i),) for p in range(ranks) for i in range(c)]
     if kind == "all_to_all":
         c = sizes[out] // ranks
-        return [(p, inp, rank * c + i) for p in range(ranks) for i in range(c)]
+        return [((p, inp, rank * c + i),) for p in range(ranks) for i in range(c)]
+    if kind == "reduce_scatter":
+        c = sizes[out]
+        return [tuple((p, inp, rank * c + i) for p in range(ranks))
+                for i in range(c)]
+    if kind == "all_reduce":
+        return [tuple((p, inp, i) for p in range(ranks))
+                for i in range(sizes[out])]
     raise ValueError("unchecked collective " + kind)
 
 
@@ -46,7 +54,7 @@ def check(bin_dir, schedule, nodes, local):
                            "--sdma-to-node-plan"], flat))
     assert plan["nodes"] == nodes and plan["local_ranks"] == local
     sizes = {b["name"]: b["chunks"] for b in plan["buffers"]}
-    mem = {(r, b): [(r, b, i) for i in range(n)]
+    mem = {(r, b): [((r, b, i),) for i in range(n)]
            for r in range(ranks) for b, n in sizes.items()}
     network = 0
     for phase in plan["phases"]:
@@ -68,12 +76,17 @@ def check(bin_dir, schedule, nodes, local):
             run([os.path.join(bin_dir, "sdma-opt"), "--sdma-verify", "-"], text)
             head, ops = sdmair.parse_flat(text)
             assert head["ranks"] == local
+            base = node * local
             for op in ops:
-                if op["op"] != "copy":
+                if op["op"] not in ("copy", "reduce"):
                     continue
                 s, d = op["src"], op["dst"]
-                data = mem[(s[0] + node * local, s[1])][s[2]:s[2] + s[3]]
-                mem[(d[0] + node * local, d[1])][d[2]:d[2] + d[3]] = data
+                data = mem[(s[0] + base, s[1])][s[2]:s[2] + s[3]]
+                dst = mem[(d[0] + base, d[1])]
+                if op["op"] == "reduce":
+                    data = [tuple(sorted(a + b))
+                            for a, b in zip(dst[d[2]:d[2] + d[3]], data)]
+                dst[d[2]:d[2] + d[3]] = data
     coll = plan["collective"]
     wrong = 0
     for r in range(ranks):
