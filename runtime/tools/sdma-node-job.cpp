@@ -2,16 +2,18 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// Usage: mpirun -np R sdma-node-job --local-ranks=G [options] SCHEDULE.mlir
+// Usage: mpirun -np R sdma-node-job [--local-ranks=G] [options] SCHEDULE.mlir
 //
 // Each MPI process is one rank of a job of R / G nodes: ranks node-major
-// (rank r on node r / G), each node's ranks one Communicator (shared memory
-// on the CPU device, as on one host), MPI_COMM_WORLD the transport between
-// nodes (MpiTransport.h). The hierarchical schedule is compiled into its
-// node plan and run on every chunk size; every rank fills the collective's
-// input with a pattern of (rank, byte) and checks every byte of its output
-// against what the collective it declares must leave there. On one machine
-// the nodes are simulated: only the transport crosses between them, as
+// (rank r on node r / G), MPI_COMM_WORLD the transport between nodes
+// (MpiTransport.h), each node's ranks one Communicator (shared memory on
+// the CPU device, as on one host; a GPU's IPC with SDMA_DEVICE=cuda, the
+// network phases then staged through host memory) made by
+// MultiNodeComm::create from the transport alone. The hierarchical schedule is
+// compiled into its node plan and run on every chunk size; every rank fills the
+// collective's input with a pattern of (rank, byte) and checks every byte of
+// its output against what the collective it declares must leave there. On one
+// machine the nodes are simulated: only the transport crosses between them, as
 // between hosts.
 //
 // Failure cases (every rank must report, none may hang):
@@ -40,7 +42,8 @@ const char *kUsage =
     "usage: mpirun -np R sdma-node-job --local-ranks=G [options] SCHEDULE\n"
     "Runs a hierarchical schedule over R / G simulated nodes of G ranks (MPI\n"
     "between nodes, shared memory within) and checks every byte.\n"
-    "  --local-ranks=G         ranks per node (dividing R)\n"
+    "  --local-ranks=G         ranks per node (dividing R; default: the\n"
+    "                          launcher's, as mpirun's one node)\n"
     "  --sizes=N,...           chunk bytes, K/M suffixes (default 64,4K)\n"
     "  --runs=N                runs per size (default 2)\n"
     "  --timeout-ms=N          every wait (default 10000)\n"
@@ -94,7 +97,7 @@ bool parseArgs(int argc, char **argv, Args &args) {
     else
       args.schedule = arg;
   }
-  return args.localRanks > 0 && args.runs > 0 && !args.schedule.empty();
+  return args.localRanks >= 0 && args.runs > 0 && !args.schedule.empty();
 }
 
 /// "K:VALUE" -> VALUE when K is `rank`.
@@ -241,37 +244,12 @@ int runRank(const Args &args, int rank, int ranks) {
   int local = args.localRanks;
   if (std::optional<std::string> g = forRank(args.otherLocal, rank))
     local = std::atoi(g->c_str());
-  if (local < 1 || local > ranks) {
-    std::fprintf(stderr, "sdma-node-job: --local-ranks out of range\n");
-    return 2;
-  }
-  // The node's communicator: its ranks meet through a unique id that the
-  // node's first rank makes and MPI hands to the others.
-  MPI_Comm nodeMpi;
-  MPI_Comm_split(MPI_COMM_WORLD, rank / local, rank, &nodeMpi);
-  int nodeRank = 0, nodeRanks = 0;
-  MPI_Comm_rank(nodeMpi, &nodeRank);
-  MPI_Comm_size(nodeMpi, &nodeRanks);
-  Error error;
-  UniqueId id{};
-  int made = 1;
-  if (nodeRank == 0)
-    made = createUniqueId(id, error) ? 1 : 0;
-  MPI_Bcast(&made, 1, MPI_INT, 0, nodeMpi);
-  MPI_Bcast(id.bytes, sizeof(id.bytes), MPI_BYTE, 0, nodeMpi);
-  if (!made)
-    return fail(rank, error.message.empty()
-                          ? Error{ErrorKind::Remote, "no unique id"}
-                          : error);
   CommOptions options;
   options.timeoutMs = args.timeoutMs;
-  std::unique_ptr<Communicator> node =
-      Communicator::create(id, nodeRank, nodeRanks, options, error);
-  if (!node)
-    return fail(rank, error);
   MpiTransport transport(MPI_COMM_WORLD, args.timeoutMs);
+  Error error;
   std::unique_ptr<MultiNodeComm> job =
-      MultiNodeComm::create(std::move(node), transport, error);
+      MultiNodeComm::create(transport, local, options, error);
   if (!job)
     return fail(rank, error);
   std::string path = args.schedule;

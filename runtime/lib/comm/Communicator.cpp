@@ -305,6 +305,20 @@ bool Communicator::copy(void *dst, const void *src, size_t bytes, void *stream,
                     why);
 }
 
+bool Communicator::synchronize(void *stream, Error &error) {
+  std::string why;
+  bool capturing = false;
+  if (!impl_->device->streamCapturing(stream, capturing, why))
+    return error.fail(ErrorKind::Device, why);
+  if (capturing)
+    return error.fail(ErrorKind::InvalidUsage,
+                      "the stream is being captured into a graph: waiting "
+                      "on it from the host is not possible");
+  if (!impl_->device->synchronize(stream, why))
+    return error.fail(ErrorKind::Device, "synchronising the stream: " + why);
+  return true;
+}
+
 bool Communicator::collective(CommOp op, const void *send, void *recv,
                               size_t count, DataType type, int root,
                               void *stream, Error &error) {

@@ -10,6 +10,9 @@
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/ScheduleCompiler.h"
 
+#include <climits>
+#include <cstdlib>
+
 using namespace sdma::rt;
 
 std::unique_ptr<MultiNodeComm>
@@ -42,15 +45,89 @@ MultiNodeComm::create(std::unique_ptr<Communicator> node, Transport &transport,
   return comm;
 }
 
+/// $name as a positive int, or 0.
+static int positiveEnv(const char *name) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return 0;
+  char *end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  return *end == 0 && value > 0 && value <= INT32_MAX ? static_cast<int>(value)
+                                                      : 0;
+}
+
+std::unique_ptr<MultiNodeComm> MultiNodeComm::create(Transport &transport,
+                                                     int localRanks,
+                                                     const CommOptions &options,
+                                                     Error &error) {
+  if (localRanks == 0)
+    localRanks = positiveEnv("LOCAL_WORLD_SIZE");
+  if (localRanks == 0)
+    localRanks = positiveEnv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  Error local;
+  int rank = transport.rank(), ranks = transport.ranks();
+  if (localRanks <= 0 || localRanks > ranks || ranks % localRanks != 0)
+    local.fail(ErrorKind::InvalidArgument,
+               localRanks == 0
+                   ? std::string("no ranks per node: pass them, or launch "
+                                 "with torchrun (LOCAL_WORLD_SIZE) or "
+                                 "mpirun (OMPI_COMM_WORLD_LOCAL_SIZE)")
+                   : std::to_string(localRanks) +
+                         " ranks per node do not "
+                         "divide the job's " +
+                         std::to_string(ranks));
+  uint64_t shape =
+      (static_cast<uint64_t>(localRanks) << 32) | static_cast<uint32_t>(ranks);
+  if (!agreeOver(transport, "the ranks per node and job size",
+                 local.message.empty() ? shape : ~0ull, error)) {
+    if (!local.message.empty())
+      error = local;
+    return nullptr;
+  }
+  if (!local.message.empty())
+    return error = local, nullptr;
+  // The node's first rank makes its id; the others receive it. A failure
+  // to make one travels as an id of zeros (and fails the agreement below).
+  int first = rank - rank % localRanks;
+  UniqueId id{};
+  std::vector<TransportOp> ops;
+  if (rank == first) {
+    if (!createUniqueId(id, local))
+      id = UniqueId{};
+    for (int peer = first + 1; peer < first + localRanks; ++peer)
+      ops.push_back({true, peer, id.bytes, sizeof(id.bytes)});
+  } else {
+    ops.push_back({false, first, id.bytes, sizeof(id.bytes)});
+  }
+  if (!transport.exchange(ops, nullptr, error))
+    return error.fail(error.kind,
+                      "handing out the node's unique id: " + error.message),
+           nullptr;
+  std::unique_ptr<Communicator> node;
+  if (local.message.empty() && id.bytes[0] == 0 && id.bytes[4] == 0 &&
+      id.bytes[8] == 0)
+    local.fail(ErrorKind::Remote, "rank " + std::to_string(first) +
+                                      " could not make the node's unique id");
+  if (local.message.empty())
+    node = Communicator::create(id, rank - first, localRanks, options, local);
+  if (!agreeOver(transport, "whether every node communicator was created",
+                 node ? 0 : 1, error)) {
+    if (!local.message.empty())
+      error = local;
+    return nullptr;
+  }
+  return create(std::move(node), transport, error);
+}
+
 MultiNodeComm::MultiNodeComm(std::unique_ptr<Communicator> node,
                              Transport &transport)
     : node_(std::move(node)), transport_(transport) {}
 
 MultiNodeComm::~MultiNodeComm() = default;
 
-bool MultiNodeComm::agree(const std::string &what, uint64_t value,
-                          Error &error) {
-  int ranks = transport_.ranks(), me = transport_.rank();
+bool MultiNodeComm::agreeOver(Transport &transport, const std::string &what,
+                              uint64_t value, Error &error) {
+  int ranks = transport.ranks(), me = transport.rank();
   std::vector<uint64_t> values(ranks, 0);
   values[me] = value;
   std::vector<TransportOp> ops;
@@ -61,7 +138,7 @@ bool MultiNodeComm::agree(const std::string &what, uint64_t value,
     ops.push_back({false, peer, &values[peer], sizeof(uint64_t)});
   }
   Error exchanged;
-  if (!transport_.exchange(ops, nullptr, exchanged))
+  if (!transport.exchange(ops, nullptr, exchanged))
     return error.fail(exchanged.kind,
                       "agreeing on " + what + ": " + exchanged.message);
   for (int r = 1; r < ranks; ++r)
@@ -160,7 +237,35 @@ bool MultiNodeComm::network(const NodePhase &phase, const NodePlan &plan,
     ops.push_back({send, send ? transfer.dst.rank : transfer.src.rank,
                    base + *at, *bytes});
   }
+  if (!transport_.deviceMemory() && node_->deviceName() != "cpu")
+    return staged(std::move(ops), stream, error);
   return transport_.exchange(ops, stream, error);
+}
+
+bool MultiNodeComm::staged(std::vector<TransportOp> ops, void *stream,
+                           Error &error) {
+  staging_.resize(std::max(staging_.size(), ops.size()));
+  std::vector<void *> device(ops.size());
+  // The phase before wrote what the sends read: drain the stream first.
+  if (!node_->synchronize(stream, error))
+    return false;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    staging_[i].resize(ops[i].bytes);
+    device[i] = ops[i].buffer;
+    ops[i].buffer = staging_[i].data();
+    if (ops[i].send &&
+        !node_->copy(ops[i].buffer, device[i], ops[i].bytes, stream, error))
+      return false;
+  }
+  if (!node_->synchronize(stream, error) ||
+      !transport_.exchange(ops, stream, error))
+    return false;
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (!ops[i].send &&
+        !node_->copy(device[i], ops[i].buffer, ops[i].bytes, stream, error))
+      return false;
+  // The host copies are reused by the next phase: let these finish.
+  return node_->synchronize(stream, error);
 }
 
 bool MultiNodeComm::launch(const Schedule &schedule,
@@ -182,12 +287,6 @@ bool MultiNodeComm::launch(const Schedule &schedule,
                           " buffers, given " + std::to_string(buffers.size()));
   if (chunkBytes == 0)
     return error.fail(ErrorKind::InvalidArgument, "a chunk of 0 bytes");
-  if (!transport_.deviceMemory() && node_->deviceName() != "cpu")
-    return error.fail(ErrorKind::InvalidUsage,
-                      "the " + transport_.name() +
-                          " transport takes host memory only, and staging "
-                          "GPU buffers through the host is not built yet: "
-                          "use a CUDA-aware transport");
   std::pair<std::string, size_t> signature{plan.schedule, chunkBytes};
   if (!checked_.count(signature)) {
     if (!agree("the call (schedule " + plan.schedule + ", chunk bytes)",

@@ -140,6 +140,11 @@ public:
              static_cast<CUstream>(stream));
     return true;
   }
+  bool synchronize(void *stream, std::string &error) override {
+    SDMA_TRY(cuCtxSetCurrent, context());
+    SDMA_TRY(cuStreamSynchronize, static_cast<CUstream>(stream));
+    return true;
+  }
   bool exportMemory(char *ptr, size_t bytes, std::string &blob,
                     std::string &error) override {
     return devices_.exportMemory(0, ptr, bytes, blob, error);

@@ -125,6 +125,11 @@ public:
              static_cast<hipStream_t>(stream));
     return true;
   }
+  bool synchronize(void *stream, std::string &error) override {
+    SDMA_TRY(hipSetDevice, ordinal());
+    SDMA_TRY(hipStreamSynchronize, static_cast<hipStream_t>(stream));
+    return true;
+  }
   bool exportMemory(char *ptr, size_t bytes, std::string &blob,
                     std::string &error) override {
     return devices_.exportMemory(0, ptr, bytes, blob, error);

@@ -181,6 +181,9 @@ public:
   /// addresses; not collective). The CPU device copies before it returns.
   bool copy(void *dst, const void *src, size_t bytes, void *stream,
             Error &error);
+  /// Waits on the host until everything enqueued on `stream` has run (a
+  /// GPU error there is returned; not while the stream is captured).
+  bool synchronize(void *stream, Error &error);
 
   /// NCCL's collectives on symmetric buffers, enqueued on `stream` (a
   /// CUstream/hipStream_t; ignored on the CPU device).

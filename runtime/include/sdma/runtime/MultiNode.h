@@ -40,6 +40,15 @@ public:
   static std::unique_ptr<MultiNodeComm>
   create(std::unique_ptr<Communicator> node, Transport &transport,
          Error &error);
+  /// Joins the job with a node communicator of its own: `localRanks` per
+  /// node (0: the launcher's, $LOCAL_WORLD_SIZE from torchrun or
+  /// $OMPI_COMM_WORLD_LOCAL_SIZE from OpenMPI's mpirun), the node's first
+  /// rank making the node's unique id and sending it over the transport.
+  /// Collective over the job.
+  static std::unique_ptr<MultiNodeComm> create(Transport &transport,
+                                               int localRanks,
+                                               const CommOptions &options,
+                                               Error &error);
   ~MultiNodeComm();
 
   int rank() const { return transport_.rank(); }
@@ -47,6 +56,8 @@ public:
   int localRanks() const { return node_->ranks(); }
   int node() const { return rank() / localRanks(); }
   Communicator &nodeComm() { return *node_; }
+  /// "mpi", "nccl".
+  std::string transportName() const { return transport_.name(); }
 
   /// A hierarchical schedule, split for this job's shape.
   struct Schedule {
@@ -70,18 +81,29 @@ private:
   MultiNodeComm(std::unique_ptr<Communicator> node, Transport &transport);
   /// Exchanges `value` with every rank; false on every rank, naming the
   /// first that differs from rank 0, unless all are equal.
-  bool agree(const std::string &what, uint64_t value, Error &error);
+  bool agree(const std::string &what, uint64_t value, Error &error) {
+    return agreeOver(transport_, what, value, error);
+  }
+  static bool agreeOver(Transport &transport, const std::string &what,
+                        uint64_t value, Error &error);
   /// Agrees on whether every rank succeeded: false everywhere if one did
   /// not, with `local` where this rank is the one.
   bool agreeUnless(const Error &local, const std::string &what, Error &error);
   bool network(const NodePhase &phase, const NodePlan &plan,
                const std::vector<void *> &buffers, size_t chunkBytes,
                void *stream, Error &error);
+  /// Runs `ops` through host copies of their buffers (a host transport and
+  /// a GPU's buffers): the stream drained, sends copied out, the exchange,
+  /// receives copied in.
+  bool staged(std::vector<TransportOp> ops, void *stream, Error &error);
 
   std::unique_ptr<Communicator> node_;
   Transport &transport_;
   std::unique_ptr<ScheduleCompiler> compiler_;
   std::set<std::pair<std::string, size_t>> checked_;
+  /// Host copies of a network phase's slices, where the transport takes
+  /// host memory and the buffers are a GPU's.
+  std::vector<std::vector<char>> staging_;
   Error failed_;
   bool hasFailed_ = false;
 };
