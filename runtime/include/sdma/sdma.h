@@ -170,6 +170,45 @@ SDMA_API sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
                                              sdmaUniqueId commId, int rank,
                                              sdmaConfig_t *config);
 /* Waits for the device, meets the other ranks (bounded) and frees. */
+/* Multi-node (docs/multi-node.md): a job of N nodes of G ranks, numbered
+ * node-major (rank r is local rank r % G of node r / G). sdma moves bytes
+ * within a node; between nodes, the job's own network library does, seen
+ * as a transport: one group of sends and receives at a time. sdma_mpi.h
+ * makes one from an MPI communicator. */
+typedef struct {
+  int send;     /* 1: send `bytes` at `buffer` to `peer`; 0: receive */
+  int peer;     /* a rank of the transport */
+  void *buffer; /* device memory only where deviceMemory is 1 */
+  size_t bytes;
+} sdmaTransportOp;
+
+typedef struct {
+  void *context; /* handed back to exchange; outlives the communicator */
+  int rank, nranks;
+  int deviceMemory; /* 1: exchange takes device memory (CUDA-aware) */
+  const char *name; /* "mpi", for messages */
+  /* Runs `count` ops as one group, ordered after the work enqueued on
+   * `stream`: a pair's messages match in the order each side lists them.
+   * sdmaSuccess, or a result with why in `message` (NUL-terminated, at most
+   * `messageBytes`). A wait that never completes must time out. */
+  sdmaResult_t (*exchange)(void *context, const sdmaTransportOp *ops,
+                           int count, sdmaStream_t stream, char *message,
+                           size_t messageBytes);
+} sdmaTransport_t;
+
+/* Joins a multi-node job: `localRanks` per node (0: the launcher's,
+ * $LOCAL_WORLD_SIZE or $OMPI_COMM_WORLD_LOCAL_SIZE), the node's ranks
+ * sharing memory as one communicator, `transport` between nodes (copied;
+ * its context must outlive the communicator). Collective over the job.
+ * On the result: sdmaCommCount/UserRank are the job's, sdmaMemAlloc the
+ * node's symmetric memory, sdmaAllGather, sdmaAlltoAll, sdmaAllReduce and
+ * sdmaReduceScatter (float32 sums) run the hierarchical schedules, and
+ * sdmaScheduleLoad/Launch take a hierarchical schedule (sdma.local_ranks);
+ * the other calls are refused with sdmaInvalidUsage. */
+SDMA_API sdmaResult_t sdmaCommInitMultiNode(sdmaComm_t *comm,
+                                            const sdmaTransport_t *transport,
+                                            int localRanks,
+                                            sdmaConfig_t *config);
 SDMA_API sdmaResult_t sdmaCommDestroy(sdmaComm_t comm);
 /* Makes every wait of the communicator's kernels fail now, those in flight
  * included (their calls return sdmaInvalidUsage, "aborted"), and the

@@ -70,6 +70,40 @@ sdmaResult_t fail(sdmaComm *comm, const std::string &where,
               where.empty() ? error.message : where + ": " + error.message);
 }
 
+bool readConfig(const sdmaConfig_t *config, CommOptions &options,
+                std::string &why) {
+  if (!config)
+    return true;
+  // 0.3's config ends before `path`: its fields mean the same.
+  bool withPath = config->size == sizeof(sdmaConfig_t);
+  if (config->magic != SDMA_CONFIG_MAGIC ||
+      (!withPath && config->size != offsetof(sdmaConfig_t, path))) {
+    why = "config was not initialised with SDMA_CONFIG_INITIALIZER";
+    return false;
+  }
+  options.device = config->device ? config->device : "";
+  options.deviceOrdinal = config->deviceOrdinal;
+  options.heapBytes = config->heapBytes;
+  options.timeoutMs = config->timeoutMs;
+  if (config->checkCalls >= 0)
+    options.checkCalls = config->checkCalls != 0;
+  options.cacheDirectory = config->cacheDirectory ? config->cacheDirectory : "";
+  options.compilerLibrary =
+      config->compilerLibrary ? config->compilerLibrary : "";
+  options.programDirectory =
+      config->programDirectory ? config->programDirectory : "";
+  if (withPath) {
+    options.path = config->path ? config->path : "";
+    options.dmaVariant = config->dmaVariant ? config->dmaVariant : "";
+  }
+  return true;
+}
+
+sdmaResult_t notMultiNode(sdmaComm *comm, const std::string &call) {
+  return fail(comm, sdmaInvalidUsage,
+              call + " is not built for a multi-node communicator yet");
+}
+
 } // namespace sdma::capi
 
 using namespace sdma::capi;
@@ -90,9 +124,12 @@ sdmaResult_t runOp(CommOp op, const void *send, void *recv, size_t count,
                     std::to_string(type));
   return guarded(comm, [&] {
     Error error;
-    if (comm->comm->collective(op, send, recv, count,
-                               static_cast<DataType>(type), root, stream,
-                               error))
+    if (comm->multi ? comm->multi->collective(op, send, recv, count,
+                                              static_cast<DataType>(type),
+                                              stream, error)
+                    : comm->node->collective(op, send, recv, count,
+                                             static_cast<DataType>(type), root,
+                                             stream, error))
       return sdmaSuccess;
     return fail(comm, commOpName(op), error);
   });
@@ -114,8 +151,14 @@ sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
                     " (sdmaSum, sdmaProd, sdmaMax, sdmaMin or sdmaAvg)");
   return guarded(comm, [&] {
     Error error;
-    if (comm->comm->reduce(kind, send, recv, count, static_cast<DataType>(type),
-                           static_cast<ReduceOp>(op), root, stream, error))
+    if (comm->multi
+            ? comm->multi->reduce(kind, send, recv, count,
+                                  static_cast<DataType>(type),
+                                  static_cast<ReduceOp>(op), stream, error)
+            : comm->node->reduce(kind, send, recv, count,
+                                 static_cast<DataType>(type),
+                                 static_cast<ReduceOp>(op), root, stream,
+                                 error))
       return sdmaSuccess;
     return fail(comm, name, error);
   });
@@ -218,39 +261,20 @@ sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
     return fail(nullptr, sdmaInvalidArgument,
                 "rank " + std::to_string(rank) + " of " +
                     std::to_string(nranks) + " is not a rank");
-  // 0.3's config ends before `path`: its fields mean the same.
-  bool withPath = config && config->size == sizeof(sdmaConfig_t);
-  if (config && (config->magic != SDMA_CONFIG_MAGIC ||
-                 (!withPath && config->size != offsetof(sdmaConfig_t, path))))
-    return fail(nullptr, sdmaInvalidArgument,
-                "config was not initialised with SDMA_CONFIG_INITIALIZER");
+  std::string why;
+  CommOptions options;
+  if (!readConfig(config, options, why))
+    return fail(nullptr, sdmaInvalidArgument, why);
   return guarded(nullptr, [&] {
-    CommOptions options;
-    if (config) {
-      options.device = config->device ? config->device : "";
-      options.deviceOrdinal = config->deviceOrdinal;
-      options.heapBytes = config->heapBytes;
-      options.timeoutMs = config->timeoutMs;
-      if (config->checkCalls >= 0)
-        options.checkCalls = config->checkCalls != 0;
-      options.cacheDirectory =
-          config->cacheDirectory ? config->cacheDirectory : "";
-      options.compilerLibrary =
-          config->compilerLibrary ? config->compilerLibrary : "";
-      options.programDirectory =
-          config->programDirectory ? config->programDirectory : "";
-      if (withPath) {
-        options.path = config->path ? config->path : "";
-        options.dmaVariant = config->dmaVariant ? config->dmaVariant : "";
-      }
-    }
     UniqueId id;
     std::memcpy(&id, &commId, sizeof(id));
     Error error;
     auto made = Communicator::create(id, rank, nranks, options, error);
     if (!made)
       return fail(nullptr, "rank " + std::to_string(rank), error);
-    *comm = new sdmaComm{std::move(made), ""};
+    *comm = new sdmaComm();
+    (*comm)->comm = std::move(made);
+    (*comm)->node = (*comm)->comm.get();
     liveHandles().add(*comm);
     return sdmaSuccess;
   });
@@ -280,7 +304,7 @@ sdmaResult_t sdmaCommAbort(sdmaComm_t comm) {
   // Not through guarded(): a call in flight on another thread owns the
   // communicator's last error; this one reports only its own failure.
   Error error;
-  if (comm->comm->abort(error))
+  if (comm->node->abort(error))
     return sdmaSuccess;
   return fail(nullptr, resultOf(error.kind), "sdmaCommAbort: " + error.message);
 }
@@ -290,7 +314,7 @@ sdmaResult_t sdmaCommCount(const sdmaComm_t comm, int *count) {
     return deadHandle("comm");
   if (!comm || !count)
     return fail(comm, sdmaInvalidArgument, "comm or count is NULL");
-  *count = comm->comm->ranks();
+  *count = comm->multi ? comm->multi->ranks() : comm->node->ranks();
   return sdmaSuccess;
 }
 
@@ -299,7 +323,7 @@ sdmaResult_t sdmaCommUserRank(const sdmaComm_t comm, int *rank) {
     return deadHandle("comm");
   if (!comm || !rank)
     return fail(comm, sdmaInvalidArgument, "comm or rank is NULL");
-  *rank = comm->comm->rank();
+  *rank = comm->multi ? comm->multi->rank() : comm->node->rank();
   return sdmaSuccess;
 }
 
@@ -309,7 +333,8 @@ sdmaResult_t sdmaCommGetAsyncError(sdmaComm_t comm, sdmaResult_t *asyncError) {
   if (!comm || !asyncError)
     return fail(comm, sdmaInvalidArgument, "comm or asyncError is NULL");
   Error error;
-  if (comm->comm->asyncError(error)) {
+  if (comm->multi ? comm->multi->asyncError(error)
+                  : comm->node->asyncError(error)) {
     *asyncError = sdmaSuccess;
   } else {
     comm->lastError = error.message;
@@ -324,7 +349,7 @@ sdmaResult_t sdmaMemQuery(sdmaComm_t comm, const void *ptr, size_t size,
     return deadHandle("comm");
   if (!comm || !symmetric)
     return fail(comm, sdmaInvalidArgument, "comm or symmetric is NULL");
-  *symmetric = comm->comm->isSymmetric(ptr, size) ? 1 : 0;
+  *symmetric = comm->node->isSymmetric(ptr, size) ? 1 : 0;
   return sdmaSuccess;
 }
 
@@ -333,7 +358,7 @@ sdmaResult_t sdmaCommGetLastPath(sdmaComm_t comm, const char **path) {
     return deadHandle("comm");
   if (!comm || !path)
     return fail(comm, sdmaInvalidArgument, "comm or path is NULL");
-  comm->lastPath = comm->comm->lastPath();
+  comm->lastPath = comm->node->lastPath();
   *path = comm->lastPath.c_str();
   return sdmaSuccess;
 }
@@ -345,7 +370,7 @@ sdmaResult_t sdmaMemAlloc(sdmaComm_t comm, void **ptr, size_t size) {
     return fail(comm, sdmaInvalidArgument, "comm or ptr is NULL");
   return guarded(comm, [&] {
     Error error;
-    if (comm->comm->memAlloc(size, *ptr, error))
+    if (comm->node->memAlloc(size, *ptr, error))
       return sdmaSuccess;
     return fail(comm, "sdmaMemAlloc", error);
   });
@@ -358,7 +383,7 @@ sdmaResult_t sdmaMemFree(sdmaComm_t comm, void *ptr) {
     return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
   return guarded(comm, [&] {
     Error error;
-    if (comm->comm->memFree(ptr, error))
+    if (comm->node->memFree(ptr, error))
       return sdmaSuccess;
     return fail(comm, "sdmaMemFree", error);
   });
@@ -373,7 +398,7 @@ sdmaResult_t sdmaMemRegister(sdmaComm_t comm, void *buff, size_t size,
   return guarded(comm, [&] {
     Error error;
     int index = 0;
-    if (!comm->comm->registerMemory(buff, size, index, error))
+    if (!comm->node->registerMemory(buff, size, index, error))
       return fail(comm, "sdmaMemRegister", error);
     *handle = reinterpret_cast<void *>(static_cast<intptr_t>(index));
     return sdmaSuccess;
@@ -388,7 +413,7 @@ sdmaResult_t sdmaMemcpyAsync(sdmaComm_t comm, void *dst, const void *src,
     return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
   return guarded(comm, [&] {
     Error error;
-    if (comm->comm->copy(dst, src, bytes, stream, error))
+    if (comm->node->copy(dst, src, bytes, stream, error))
       return sdmaSuccess;
     return fail(comm, "sdmaMemcpyAsync", error);
   });
@@ -401,7 +426,7 @@ sdmaResult_t sdmaMemDeregister(sdmaComm_t comm, void *handle) {
     return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
   return guarded(comm, [&] {
     Error error;
-    if (comm->comm->deregisterMemory(
+    if (comm->node->deregisterMemory(
             static_cast<int>(reinterpret_cast<intptr_t>(handle)), error))
       return sdmaSuccess;
     return fail(comm, "sdmaMemDeregister", error);
@@ -436,6 +461,8 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
     return fail(comm, sdmaInvalidArgument,
                 "AlltoAllv: invalid datatype " + std::to_string(datatype) +
                     " or layout " + std::to_string(layout));
+  if (comm->multi)
+    return notMultiNode(comm, "AlltoAllv");
   size_t element = dataTypeBytes(static_cast<DataType>(datatype));
   if (rowcount && element > SIZE_MAX / rowcount)
     return fail(comm, sdmaInvalidArgument,
@@ -443,7 +470,7 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
                     " elements overflows");
   return guarded(comm, [&] {
     Error error;
-    if (comm->comm->allToAllv(sendbuff, sendcounts, recvbuff, recvcounts,
+    if (comm->node->allToAllv(sendbuff, sendcounts, recvbuff, recvcounts,
                               capacity, rowcount * element,
                               layout == sdmaAlltoAllvPacked
                                   ? AlltoAllvLayout::Packed
@@ -509,7 +536,9 @@ sdmaResult_t sdmaScheduleLoad(sdmaComm_t comm, const char *textOrPath,
     auto made = std::make_unique<sdmaSchedule>();
     made->owner = comm;
     Error error;
-    if (!comm->comm->loadSchedule(textOrPath, made->schedule, error))
+    if (comm->multi
+            ? !comm->multi->loadSchedule(textOrPath, made->multiSchedule, error)
+            : !comm->node->loadSchedule(textOrPath, made->schedule, error))
       return fail(comm, "sdmaScheduleLoad", error);
     *schedule = made.release();
     liveHandles().add(*schedule);
@@ -522,7 +551,7 @@ sdmaResult_t sdmaScheduleGetBufferCount(sdmaSchedule_t schedule, int *count) {
     return deadHandle("schedule");
   if (!schedule || !count)
     return fail(nullptr, sdmaInvalidArgument, "schedule or count is NULL");
-  *count = static_cast<int>(schedule->schedule.buffers.size());
+  *count = static_cast<int>(schedule->buffers().size());
   return sdmaSuccess;
 }
 
@@ -530,11 +559,10 @@ sdmaResult_t sdmaScheduleGetBuffer(sdmaSchedule_t schedule, int index,
                                    const char **name, long long *chunks) {
   if (schedule && !liveHandles().has(schedule))
     return deadHandle("schedule");
-  if (!schedule || index < 0 ||
-      size_t(index) >= schedule->schedule.buffers.size())
+  if (!schedule || index < 0 || size_t(index) >= schedule->buffers().size())
     return fail(nullptr, sdmaInvalidArgument,
                 "no buffer " + std::to_string(index) + " in the schedule");
-  const Buffer &buffer = schedule->schedule.buffers[index];
+  const Buffer &buffer = schedule->buffers()[index];
   if (name)
     *name = buffer.name.c_str();
   if (chunks)
@@ -570,7 +598,10 @@ sdmaResult_t sdmaScheduleLaunch(sdmaSchedule_t schedule, void *const *buffers,
                       dataTypeName(static_cast<DataType>(datatype)) +
                       " do not fit 64 bits of bytes");
     Error error;
-    if (comm->comm->launch(schedule->schedule, list, *bytes, stream, error))
+    if (comm->multi ? comm->multi->launch(schedule->multiSchedule, list,
+                                          *bytes, stream, error)
+                    : comm->node->launch(schedule->schedule, list, *bytes,
+                                         stream, error))
       return sdmaSuccess;
     return fail(comm, "sdmaScheduleLaunch", error);
   });

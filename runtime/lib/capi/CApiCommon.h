@@ -16,6 +16,7 @@
 #include "sdma/sdma.h"
 
 #include "sdma/runtime/Communicator.h"
+#include "sdma/runtime/MultiNode.h"
 
 #include <exception>
 #include <mutex>
@@ -24,7 +25,14 @@
 #include <unordered_set>
 
 struct sdmaComm {
+  /// One node's communicator (sdmaCommInitRankConfig), else null.
   std::unique_ptr<sdma::rt::Communicator> comm;
+  /// A multi-node job's (sdmaCommInitMultiNode): its transport, then the
+  /// communicator that uses it (destroyed first), else null.
+  std::unique_ptr<sdma::rt::Transport> transport;
+  std::unique_ptr<sdma::rt::MultiNodeComm> multi;
+  /// The communicator of this rank's node: `comm`, or the multi-node one's.
+  sdma::rt::Communicator *node = nullptr;
   std::string lastError;
   std::string lastPath; // sdmaCommGetLastPath's answer
 };
@@ -32,6 +40,12 @@ struct sdmaComm {
 struct sdmaSchedule {
   sdmaComm *owner = nullptr;
   sdma::rt::Communicator::Schedule schedule;
+  /// On a multi-node communicator: the hierarchical schedule instead.
+  sdma::rt::MultiNodeComm::Schedule multiSchedule;
+  /// Its buffers, whichever it is.
+  const std::vector<sdma::rt::Buffer> &buffers() const {
+    return owner->multi ? multiSchedule.plan.buffers : schedule.buffers;
+  }
 };
 
 namespace sdma::capi {
@@ -74,6 +88,12 @@ sdmaResult_t resultOf(rt::ErrorKind kind);
 /// Fails with `error`'s kind and message, after `where`.
 sdmaResult_t fail(sdmaComm *comm, const std::string &where,
                   const rt::Error &error);
+/// The options of `config` (null: none); false with why if it was not
+/// made with SDMA_CONFIG_INITIALIZER.
+bool readConfig(const sdmaConfig_t *config, rt::CommOptions &options,
+                std::string &why);
+/// The refusal of a call a multi-node communicator does not serve.
+sdmaResult_t notMultiNode(sdmaComm *comm, const std::string &call);
 
 /// Runs `body`; what it throws becomes an error code (nothing crosses the
 /// C boundary).

@@ -44,7 +44,7 @@ sdmaResult_t run(sdmaComm *comm, const std::vector<PeerOp> &ops,
                  sdmaStream_t stream, const char *what) {
   return guarded(comm, [&] {
     Error error;
-    if (comm->comm->sendRecv(ops, stream, error))
+    if (comm->node->sendRecv(ops, stream, error))
       return sdmaSuccess;
     return fail(comm, what, error);
   });
@@ -70,13 +70,15 @@ sdmaResult_t peerOp(bool send, void *buffer, size_t count, sdmaDataType_t type,
     return refuse(comm, fail(comm, sdmaInvalidArgument,
                              std::string(name) + ": invalid datatype " +
                                  std::to_string(type)));
+  if (comm->multi)
+    return refuse(comm, notMultiNode(comm, name));
   std::optional<uint64_t> bytes =
       checkedMul(count, dataTypeBytes(static_cast<DataType>(type)));
   if (!bytes)
     return refuse(comm, fail(comm, sdmaInvalidArgument,
                              std::string(name) + ": " + std::to_string(count) +
                                  " elements do not fit 64 bits of bytes"));
-  int ranks = comm->comm->ranks();
+  int ranks = comm->node->ranks();
   if (peer < 0 || peer >= ranks)
     return refuse(comm,
                   fail(comm, sdmaInvalidArgument,

@@ -15,6 +15,15 @@
 
 using namespace sdma::rt;
 
+namespace {
+struct HierSchedule {
+  const char *name, *text;
+};
+const HierSchedule kHierSchedules[] = {
+#include "HierSchedules.inc"
+};
+} // namespace
+
 std::unique_ptr<MultiNodeComm>
 MultiNodeComm::create(std::unique_ptr<Communicator> node, Transport &transport,
                       Error &error) {
@@ -318,4 +327,98 @@ bool MultiNodeComm::launch(const Schedule &schedule,
     }
   }
   return true;
+}
+
+bool MultiNodeComm::builtin(const std::string &name, std::vector<void *> buffers,
+                            size_t chunkBytes, void *stream, Error &error) {
+  auto found = builtins_.find(name);
+  if (found == builtins_.end()) {
+    const char *text = nullptr;
+    for (const HierSchedule &s : kHierSchedules)
+      if (name == s.name)
+        text = s.text;
+    if (!text)
+      return error.fail(ErrorKind::Internal, "no built-in " + name);
+    Schedule schedule;
+    if (!loadSchedule(text, schedule, error))
+      return false;
+    found = builtins_.emplace(name, std::move(schedule)).first;
+  }
+  const NodePlan &plan = found->second.plan;
+  // Scratch: every buffer past the caller's, in the node's heap (memAlloc
+  // is collective within the node: its ranks make the same calls).
+  for (size_t b = buffers.size(), k = 0; b < plan.buffers.size(); ++b, ++k) {
+    auto bytes = checkedMul(plan.buffers[b].chunks, chunkBytes);
+    if (!bytes)
+      return error.fail(ErrorKind::InvalidArgument,
+                        "scratch of " + name + " overflows");
+    if (scratch_.size() <= k)
+      scratch_.push_back({nullptr, 0});
+    if (scratch_[k].second < *bytes) {
+      if (scratch_[k].first && !node_->memFree(scratch_[k].first, error))
+        return false;
+      scratch_[k] = {nullptr, 0};
+      if (!node_->memAlloc(*bytes, scratch_[k].first, error))
+        return false;
+      scratch_[k].second = *bytes;
+    }
+    buffers.push_back(scratch_[k].first);
+  }
+  return launch(found->second, buffers, chunkBytes, stream, error);
+}
+
+bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
+                               size_t count, DataType type, void *stream,
+                               Error &error) {
+  auto bytes = checkedMul(count, dataTypeBytes(type));
+  if (!bytes || dataTypeBytes(type) == 0)
+    return error.fail(ErrorKind::InvalidArgument,
+                      std::string(commOpName(op)) + ": a bad count or type");
+  if (*bytes == 0)
+    return true; // as NCCL: nothing to move
+  std::vector<void *> buffers{const_cast<void *>(send), recv};
+  if (op == CommOp::AllGather)
+    return builtin("all_gather", buffers, *bytes, stream, error);
+  if (op == CommOp::AlltoAll)
+    return builtin("all_to_all", buffers, *bytes, stream, error);
+  return error.fail(ErrorKind::InvalidUsage,
+                    std::string(commOpName(op)) +
+                        " is not built for a multi-node communicator yet "
+                        "(all-gather, all-to-all, all-reduce and "
+                        "reduce-scatter are)");
+}
+
+bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,
+                           size_t count, DataType type, ReduceOp op,
+                           void *stream, Error &error) {
+  std::string name = commReductionName(kind);
+  if (kind == CommReduction::Reduce)
+    return error.fail(ErrorKind::InvalidUsage,
+                      name + " is not built for a multi-node communicator "
+                             "yet (all-reduce and reduce-scatter are)");
+  if (type != DataType::Float32 || op != ReduceOp::Sum)
+    return error.fail(ErrorKind::InvalidUsage,
+                      name + " of " + dataTypeName(type) + " " +
+                          reduceOpName(op) +
+                          " on a multi-node communicator: only float32 sums "
+                          "are built (the hierarchical schedules' type)");
+  if (count == 0)
+    return true;
+  size_t chunk = count; // reduce-scatter: each rank's share
+  if (kind == CommReduction::AllReduce) {
+    if (count % ranks() != 0)
+      return error.fail(ErrorKind::InvalidArgument,
+                        name + " of " + std::to_string(count) +
+                            " elements on a multi-node communicator: the "
+                            "count must divide by the " +
+                            std::to_string(ranks()) + " ranks");
+    chunk = count / ranks();
+  }
+  auto bytes = checkedMul(chunk, sizeof(float));
+  if (!bytes)
+    return error.fail(ErrorKind::InvalidArgument, name + ": count overflows");
+  std::vector<void *> buffers{const_cast<void *>(send), recv};
+  return builtin(kind == CommReduction::AllReduce ? "all_reduce"
+                                                  : "reduce_scatter",
+                 buffers, *bytes, stream, error);
 }

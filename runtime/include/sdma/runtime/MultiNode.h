@@ -25,6 +25,7 @@
 #include "sdma/runtime/NodePlan.h"
 #include "sdma/runtime/Transport.h"
 
+#include <map>
 #include <memory>
 #include <set>
 
@@ -56,6 +57,13 @@ public:
   int localRanks() const { return node_->ranks(); }
   int node() const { return rank() / localRanks(); }
   Communicator &nodeComm() { return *node_; }
+  /// False, with the error, once a launch failed (it stays failed) or a
+  /// kernel of the node's communicator did.
+  bool asyncError(Error &error) {
+    if (hasFailed_)
+      return error = failed_, false;
+    return node_->asyncError(error);
+  }
   /// "mpi", "nccl".
   std::string transportName() const { return transport_.name(); }
 
@@ -76,6 +84,17 @@ public:
   /// chunks of `chunkBytes`, on `stream`. Collective over the job.
   bool launch(const Schedule &schedule, const std::vector<void *> &buffers,
               size_t chunkBytes, void *stream, Error &error);
+
+  /// NCCL's all-gather and all-to-all on symmetric buffers of the node's
+  /// communicator (memAlloc), run by the built-in hierarchical schedules
+  /// (schedules/hier). Other built-ins are refused, saying so.
+  bool collective(CommOp op, const void *send, void *recv, size_t count,
+                  DataType type, void *stream, Error &error);
+  /// All-reduce and reduce-scatter: float32 sums only (the hierarchical
+  /// schedules' arithmetic); the all-reduce's count must divide by the
+  /// rank count.
+  bool reduce(CommReduction kind, const void *send, void *recv, size_t count,
+              DataType type, ReduceOp op, void *stream, Error &error);
 
 private:
   MultiNodeComm(std::unique_ptr<Communicator> node, Transport &transport);
@@ -99,7 +118,16 @@ private:
 
   std::unique_ptr<Communicator> node_;
   Transport &transport_;
+  /// The built-in hierarchical schedule `name` (loaded on first use) run on
+  /// `buffers`, whose missing tail (scratch) the communicator provides.
+  bool builtin(const std::string &name, std::vector<void *> buffers,
+               size_t chunkBytes, void *stream, Error &error);
+
   std::unique_ptr<ScheduleCompiler> compiler_;
+  std::map<std::string, Schedule> builtins_;
+  /// Scratch buffers of the built-ins in the node's symmetric memory:
+  /// [index] -> (pointer, bytes), grown as calls need.
+  std::vector<std::pair<void *, size_t>> scratch_;
   std::set<std::pair<std::string, size_t>> checked_;
   /// Host copies of a network phase's slices, where the transport takes
   /// host memory and the buffers are a GPU's.
