@@ -31,6 +31,8 @@
 #include "sdma/runtime/MpiTransport.h"
 #include "sdma/runtime/MultiNode.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
@@ -47,13 +49,17 @@ const char *kUsage =
     "  --sizes=N,...           chunk bytes, K/M suffixes (default 64,4K)\n"
     "  --runs=N                runs per size (default 2)\n"
     "  --timeout-ms=N          every wait (default 10000)\n"
+    "  --bench=N               then time N calls per size: each phase's\n"
+    "                          median, the slowest rank's (#bench lines)\n"
+    "  --csv=PATH              append the timings there\n"
     "  --stall=K               rank K stops before its last launch and\n"
     "                          never returns (a failure test)\n"
     "  --other-local-ranks=K:G rank K's node has G ranks (a failure test)\n"
     "  --other-schedule=K:PATH rank K loads PATH (a failure test)\n";
 
 struct Args {
-  int localRanks = 0, runs = 2, stall = -1;
+  int localRanks = 0, runs = 2, stall = -1, bench = 0;
+  std::string csv;
   uint64_t timeoutMs = 10000;
   std::vector<uint64_t> sizes{64, 4096};
   std::string schedule, otherLocal, otherSchedule;
@@ -72,6 +78,10 @@ bool parseArgs(int argc, char **argv, Args &args) {
       args.runs = std::atoi(v);
     else if (const char *v = value("--timeout-ms="))
       args.timeoutMs = std::strtoull(v, nullptr, 10);
+    else if (const char *v = value("--bench="))
+      args.bench = std::atoi(v);
+    else if (const char *v = value("--csv="))
+      args.csv = v;
     else if (const char *v = value("--stall="))
       args.stall = std::atoi(v);
     else if (const char *v = value("--other-local-ranks="))
@@ -173,6 +183,91 @@ int64_t countWrong(const Collective &c, const NodePlan &plan, int rank,
   return wrong;
 }
 
+/// The messages and bytes `rank` sends in network phase `phase`.
+std::pair<int64_t, uint64_t> sent(const NodePhase &phase, int rank,
+                                  uint64_t chunkBytes) {
+  std::pair<int64_t, uint64_t> total{0, 0};
+  for (const NodeTransfer &t : phase.transfers)
+    if (t.src.rank == rank) {
+      total.first += 1;
+      total.second += static_cast<uint64_t>(t.src.count) * chunkBytes;
+    }
+  return total;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+/// Times `args.bench` launches (after two unmeasured ones): per phase, each
+/// rank's median, then the slowest rank's (a phase ends when its last rank
+/// does). Rank 0 prints them and appends them to --csv.
+bool bench(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
+           const std::vector<void *> &buffers, uint64_t chunk,
+           const Args &args, Error &error) {
+  const NodePlan &plan = schedule.plan;
+  size_t phases = plan.phases.size();
+  std::vector<std::vector<double>> samples(phases + 1);
+  std::vector<double> micros;
+  for (int i = -2; i < args.bench; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD); // every rank starts the call together
+    auto start = std::chrono::steady_clock::now();
+    if (!job.launch(schedule, buffers, chunk, nullptr, error, &micros))
+      return false;
+    double total = std::chrono::duration<double, std::micro>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+    if (i < 0)
+      continue;
+    for (size_t k = 0; k < phases; ++k)
+      samples[k].push_back(micros[k]);
+    samples[phases].push_back(total);
+  }
+  std::vector<double> mine(phases + 1), slowest(phases + 1);
+  for (size_t k = 0; k <= phases; ++k)
+    mine[k] = median(samples[k]);
+  MPI_Reduce(mine.data(), slowest.data(), static_cast<int>(phases + 1),
+             MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  // The network phases' busiest sender: messages and bytes.
+  std::vector<long long> load(2 * phases, 0), most(2 * phases, 0);
+  for (size_t k = 0; k < phases; ++k)
+    if (plan.phases[k].network) {
+      auto [messages, bytes] = sent(plan.phases[k], job.rank(), chunk);
+      load[2 * k] = messages;
+      load[2 * k + 1] = static_cast<long long>(bytes);
+    }
+  MPI_Reduce(load.data(), most.data(), static_cast<int>(2 * phases),
+             MPI_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (job.rank() != 0)
+    return true;
+  FILE *csv = args.csv.empty() ? nullptr : std::fopen(args.csv.c_str(), "a");
+  for (size_t k = 0; k <= phases; ++k) {
+    const char *kind = k == phases                ? "total"
+                       : plan.phases[k].network ? "network"
+                                                : "node";
+    std::printf("#bench %s %dx%d chunk %llu phase %s %s: %lld msgs %lld "
+                "bytes %.1f us\n",
+                plan.schedule.c_str(), plan.nodes, plan.localRanks,
+                static_cast<unsigned long long>(chunk),
+                k == phases ? "-" : std::to_string(k).c_str(), kind,
+                k < phases ? most[2 * k] : 0LL,
+                k < phases ? most[2 * k + 1] : 0LL, slowest[k]);
+    if (csv)
+      std::fprintf(csv, "%s,%d,%d,%s,%llu,%s,%s,%lld,%lld,%.2f\n",
+                   plan.schedule.c_str(), plan.nodes, plan.localRanks,
+                   job.transportName().c_str(),
+                   static_cast<unsigned long long>(chunk),
+                   k == phases ? "total" : std::to_string(k).c_str(), kind,
+                   k < phases ? most[2 * k] : 0LL,
+                   k < phases ? most[2 * k + 1] : 0LL, slowest[k]);
+  }
+  if (csv)
+    std::fclose(csv);
+  return true;
+}
+
 /// Runs every size; the number of wrong bytes, or -1 on an error.
 int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
                const Args &args, Error &error) {
@@ -221,6 +316,8 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
                   reduces(c) ? "elements" : "bytes");
       wrong += here;
     }
+    if (args.bench > 0 && !bench(job, schedule, buffers, chunk, args, error))
+      return -1;
     for (void *ptr : buffers)
       if (!job.nodeComm().memFree(ptr, error))
         return -1;

@@ -10,6 +10,7 @@
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/ScheduleCompiler.h"
 
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 
@@ -279,7 +280,8 @@ bool MultiNodeComm::staged(std::vector<TransportOp> ops, void *stream,
 
 bool MultiNodeComm::launch(const Schedule &schedule,
                            const std::vector<void *> &buffers,
-                           size_t chunkBytes, void *stream, Error &error) {
+                           size_t chunkBytes, void *stream, Error &error,
+                           std::vector<double> *phaseMicros) {
   if (hasFailed_)
     return error.fail(failed_.kind, "the multi-node communicator failed "
                                     "earlier: " +
@@ -304,8 +306,11 @@ bool MultiNodeComm::launch(const Schedule &schedule,
       return false;
     checked_.insert(signature);
   }
+  if (phaseMicros)
+    phaseMicros->assign(plan.phases.size(), 0.0);
   for (size_t k = 0; k < plan.phases.size(); ++k) {
     const NodePhase &phase = plan.phases[k];
+    auto start = std::chrono::steady_clock::now();
     bool ok = true;
     if (phase.network)
       ok = network(phase, plan, buffers, chunkBytes, stream, error);
@@ -325,6 +330,10 @@ bool MultiNodeComm::launch(const Schedule &schedule,
       hasFailed_ = true;
       return false;
     }
+    if (phaseMicros)
+      (*phaseMicros)[k] = std::chrono::duration<double, std::micro>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
   }
   return true;
 }

@@ -81,9 +81,13 @@ public:
                     Error &error);
   /// Runs `schedule` on `buffers` (the plan's order; symmetric memory of
   /// the node's communicator where a local phase reaches a peer) with
-  /// chunks of `chunkBytes`, on `stream`. Collective over the job.
+  /// chunks of `chunkBytes`, on `stream`. Collective over the job. With
+  /// `phaseMicros`, the host time each phase took on this rank (the work
+  /// itself on the CPU device and a host-staged transport; on a GPU, the
+  /// time to enqueue a phase the stream runs later).
   bool launch(const Schedule &schedule, const std::vector<void *> &buffers,
-              size_t chunkBytes, void *stream, Error &error);
+              size_t chunkBytes, void *stream, Error &error,
+              std::vector<double> *phaseMicros = nullptr);
 
   /// NCCL's all-gather and all-to-all on symmetric buffers of the node's
   /// communicator (memAlloc), run by the built-in hierarchical schedules
