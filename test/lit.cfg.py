@@ -49,6 +49,11 @@ except (OSError, subprocess.TimeoutExpired):
 if shutil.which("mpirun") and os.path.exists(
         os.path.join(config.sdma_tools_dir, "sdma-example-c-allgather-mpi")):
     config.available_features.add("mpi")
+    # The multi-node example with NCCL as its transport (built where CUDA's
+    # nccl.h is; linked to sdma's NCCL drop-in).
+    if os.path.exists(os.path.join(config.sdma_tools_dir,
+                                   "sdma-example-c-multinode-nccl")):
+        config.available_features.add("multinode-nccl")
 
 # The Python package's tests need torch (Debian's python3-torch) for the
 # interpreter lit runs, the package built, and for MPI mpi4py.

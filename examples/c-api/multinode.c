@@ -9,6 +9,9 @@
 |* (OMPI_COMM_WORLD_LOCAL_SIZE), or from SDMA_EXAMPLE_LOCAL_RANKS, which is   *|
 |* how one machine simulates several nodes:                                   *|
 |*   SDMA_DEVICE=cpu SDMA_EXAMPLE_LOCAL_RANKS=2 mpirun -np 6 ./...multinode   *|
+|* Built with -DSDMA_EXAMPLE_NCCL, NCCL is the transport instead (sdma_nccl.h;*|
+|* MPI then only hands out NCCL's unique id): a GPU job's usual choice. CI    *|
+|* runs that build against sdma's own NCCL drop-in on the CPU device.         *|
 |* Each rank all-gathers, all-to-alls, all-reduces and reduce-scatters, and   *|
 |* checks every element; then a call the multi-node communicator does not     *|
 |* serve is refused and the communicator still works. CPU device only (a      *|
@@ -21,6 +24,9 @@
 
 #include "sdma/sdma.h"
 #include "sdma/sdma_mpi.h"
+#ifdef SDMA_EXAMPLE_NCCL
+#include "sdma/sdma_nccl.h"
+#endif
 
 #define CHECK(call)                                                            \
   do {                                                                         \
@@ -41,9 +47,25 @@ int main(int argc, char **argv) {
   sdmaComm_t comm = NULL;
   int rank = 0, nranks = 0;
   MPI_Init(&argc, &argv);
-  sdmaMpiContext context = {MPI_COMM_WORLD, 10000};
   sdmaTransport_t transport;
+#ifdef SDMA_EXAMPLE_NCCL
+  ncclUniqueId id;
+  int world = 0, me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  if (me == 0 && ncclGetUniqueId(&id) != ncclSuccess)
+    return 1;
+  MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+  sdmaNcclContext context;
+  if (ncclCommInitRank(&context.comm, world, id, me) != ncclSuccess) {
+    fprintf(stderr, "ncclCommInitRank failed\n");
+    return 1;
+  }
+  CHECK(sdmaNcclTransport(&context, &transport));
+#else
+  sdmaMpiContext context = {MPI_COMM_WORLD, 10000};
   CHECK(sdmaMpiTransport(&context, &transport));
+#endif
   const char *local = getenv("SDMA_EXAMPLE_LOCAL_RANKS");
   CHECK(sdmaCommInitMultiNode(&comm, &transport, local ? atoi(local) : 0,
                               NULL));
@@ -103,12 +125,15 @@ int main(int argc, char **argv) {
   sdmaResult_t async;
   CHECK(sdmaCommGetAsyncError(comm, &async));
   CHECK(async);
-  printf("rank %d of %d: all-gather, all-to-all, all-reduce, reduce-scatter "
-         "%s\n",
-         rank, nranks, wrong ? "WRONG" : "correct");
+  printf("rank %d of %d (%s transport): all-gather, all-to-all, all-reduce, "
+         "reduce-scatter %s\n",
+         rank, nranks, transport.name, wrong ? "WRONG" : "correct");
   CHECK(sdmaMemFree(comm, out));
   CHECK(sdmaMemFree(comm, in));
   CHECK(sdmaCommDestroy(comm));
+#ifdef SDMA_EXAMPLE_NCCL
+  ncclCommDestroy(context.comm);
+#endif
   MPI_Finalize();
   return wrong ? 1 : 0;
 }
