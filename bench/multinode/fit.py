@@ -13,19 +13,27 @@ import csv
 import sys
 from collections import defaultdict
 
-import numpy as np
 
 rows = list(csv.DictReader(open(sys.argv[1])))
 net = [r for r in rows if r["kind"] == "network"]
-a = np.array([[float(r["messages"]), float(r["bytes"])] for r in net])
-t = np.array([float(r["median_us"]) for r in net])
-(alpha, inv_beta), *_ = np.linalg.lstsq(a, t, rcond=None)
-pred = a @ np.array([alpha, inv_beta])
-err = np.abs(pred - t) / t
+m = [float(r["messages"]) for r in net]
+b = [float(r["bytes"]) for r in net]
+t = [float(r["median_us"]) for r in net]
+# Least squares of t = alpha m + b / beta: the 2x2 normal equations.
+smm = sum(x * x for x in m)
+smb = sum(x * y for x, y in zip(m, b))
+sbb = sum(y * y for y in b)
+smt = sum(x * z for x, z in zip(m, t))
+sbt = sum(y * z for y, z in zip(b, t))
+det = smm * sbb - smb * smb
+alpha = (smt * sbb - sbt * smb) / det
+inv_beta = (sbt * smm - smt * smb) / det
+pred = [alpha * x + inv_beta * y for x, y in zip(m, b)]
+err = sorted(abs(p - z) / z for p, z in zip(pred, t))
 print("# Hierarchical collectives per phase: simulated nodes (CPU device + MPI)\n")
 print(f"Network phase model (busiest sender): alpha = {alpha:.2f} us per "
       f"message, beta = {1 / inv_beta / 1e3:.2f} GB/s "
-      f"(median error {100 * np.median(err):.0f}%, max {100 * err.max():.0f}% "
+      f"(median error {100 * err[len(err) // 2]:.0f}%, max {100 * err[-1]:.0f}% "
       f"over {len(net)} phases).\n")
 print("Medians of 30 calls, the slowest rank's per phase; host times on one "
       "2-core machine, MPI over shared memory: the structure, not a "

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}
 csv=$here/results-cpu.csv
 echo "schedule,nodes,local_ranks,transport,chunk_bytes,phase,kind,messages,bytes,median_us" > "$csv"
-export SDMA_DEVICE=cpu SDMA_CACHE_DIR=${SDMA_CACHE_DIR:-/tmp/sdma-bench-cache}
+export SDMA_HEAP_BYTES=${SDMA_HEAP_BYTES:-128M} SDMA_DEVICE=cpu SDMA_CACHE_DIR=${SDMA_CACHE_DIR:-/tmp/sdma-bench-cache}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 for s in all_gather all_to_all reduce_scatter all_reduce; do
   for shape in 4:2 6:3 6:2; do
@@ -19,6 +19,6 @@ for s in all_gather all_to_all reduce_scatter all_reduce; do
       "$here/../../schedules/hier/$s.mlir" | grep '^#bench' || { echo "FAILED: $s $shape"; exit 1; }
   done
 done
-python3 "$here/fit.py" "$csv" > "$here/results-cpu.md"
-python3 "$here/plot.py" "$csv" "$here/results-cpu.png"
+"${PYTHON:-python3}" "$here/fit.py" "$csv" > "$here/results-cpu.md"
+"${PYTHON:-python3}" "$here/plot.py" "$csv" "$here/results-cpu.png"
 cat "$here/results-cpu.md"
