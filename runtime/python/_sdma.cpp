@@ -17,7 +17,9 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -81,8 +83,88 @@ void deleteHolder(DLManagedTensor *managed);
 
 class Schedule;
 
+/// The options every communicator takes, as the C API's config (the
+/// strings must outlive it).
+sdmaConfig_t makeConfig(const std::string &device, size_t heapBytes,
+                        unsigned long long timeoutMs, int checkCalls,
+                        const std::string &programDirectory,
+                        const std::string &path,
+                        const std::string &dmaVariant) {
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.device = device.empty() ? nullptr : device.c_str();
+  config.heapBytes = heapBytes;
+  config.timeoutMs = timeoutMs;
+  config.checkCalls = checkCalls;
+  config.programDirectory =
+      programDirectory.empty() ? nullptr : programDirectory.c_str();
+  config.path = path.empty() ? nullptr : path.c_str();
+  config.dmaVariant = dmaVariant.empty() ? nullptr : dmaVariant.c_str();
+  return config;
+}
+
+/// A Python object as a multi-node communicator's transport: `rank`,
+/// `world_size`, `device_memory` and `exchange(ops)`, each op a tuple
+/// (send, peer, address, bytes); an exception from it fails the phase with
+/// its message (sdma.MpiTransport is one, over mpi4py).
+struct PythonTransport {
+  py::object object;
+  sdmaTransport_t transport{};
+  std::string name;
+
+  static sdmaResult_t exchange(void *context, const sdmaTransportOp *ops,
+                               int count, sdmaStream_t, char *message,
+                               size_t bytes) {
+    auto *self = static_cast<PythonTransport *>(context);
+    py::gil_scoped_acquire acquire;
+    try {
+      py::list list;
+      for (int i = 0; i < count; ++i)
+        list.append(py::make_tuple(ops[i].send != 0, ops[i].peer,
+                                   reinterpret_cast<uintptr_t>(ops[i].buffer),
+                                   ops[i].bytes));
+      self->object.attr("exchange")(list);
+      return sdmaSuccess;
+    } catch (py::error_already_set &e) {
+      std::snprintf(message, bytes, "%s", e.what());
+      return sdmaRemoteError;
+    }
+  }
+};
+
 class Comm {
 public:
+  /// A communicator across nodes over `transport` (a Python object, see
+  /// PythonTransport), `localRanks` per node (0: the launcher's).
+  static Comm *multiNode(py::object transport, int localRanks,
+                         const std::string &device, size_t heapBytes,
+                         unsigned long long timeoutMs, int checkCalls,
+                         const std::string &programDirectory,
+                         const std::string &path,
+                         const std::string &dmaVariant) {
+    auto made = std::unique_ptr<Comm>(new Comm());
+    auto python = std::make_unique<PythonTransport>();
+    python->object = transport;
+    python->name = py::str(py::getattr(transport, "name", py::str("python")));
+    python->transport.context = python.get();
+    python->transport.rank = transport.attr("rank").cast<int>();
+    python->transport.nranks = transport.attr("world_size").cast<int>();
+    python->transport.deviceMemory =
+        py::getattr(transport, "device_memory", py::bool_(false)).cast<bool>();
+    python->transport.name = python->name.c_str();
+    python->transport.exchange = &PythonTransport::exchange;
+    sdmaConfig_t config = makeConfig(device, heapBytes, timeoutMs, checkCalls,
+                                     programDirectory, path, dmaVariant);
+    sdmaResult_t result;
+    {
+      py::gil_scoped_release release;
+      result = sdmaCommInitMultiNode(&made->comm_, &python->transport,
+                                     localRanks, &config);
+    }
+    check(result, nullptr);
+    made->transport_ = std::move(python);
+    return made.release();
+  }
+
   Comm(int nranks, py::bytes id, int rank, const std::string &device,
        size_t heapBytes, unsigned long long timeoutMs, int checkCalls,
        const std::string &programDirectory, const std::string &path,
@@ -94,15 +176,8 @@ public:
                           " bytes");
     sdmaUniqueId uid;
     std::memcpy(uid.internal, bytes.data(), sizeof(uid.internal));
-    sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
-    config.device = device.empty() ? nullptr : device.c_str();
-    config.heapBytes = heapBytes;
-    config.timeoutMs = timeoutMs;
-    config.checkCalls = checkCalls;
-    config.programDirectory =
-        programDirectory.empty() ? nullptr : programDirectory.c_str();
-    config.path = path.empty() ? nullptr : path.c_str();
-    config.dmaVariant = dmaVariant.empty() ? nullptr : dmaVariant.c_str();
+    sdmaConfig_t config = makeConfig(device, heapBytes, timeoutMs, checkCalls,
+                                     programDirectory, path, dmaVariant);
     sdmaResult_t result;
     {
       py::gil_scoped_release release;
@@ -344,9 +419,13 @@ private:
     comm_ = nullptr;
   }
 
+  Comm() = default;
+
   sdmaComm_t comm_ = nullptr;
   bool destroyed_ = false;
   long tensors_ = 0;
+  /// A multi-node communicator's transport (destroyed after comm_).
+  std::unique_ptr<PythonTransport> transport_;
 };
 
 void deleteHolder(DLManagedTensor *managed) {
@@ -439,6 +518,12 @@ PYBIND11_MODULE(_sdma, m) {
            py::arg("timeout_ms") = 0, py::arg("check_calls") = -1,
            py::arg("program_dir") = "", py::arg("path") = "",
            py::arg("dma_variant") = "")
+      .def_static("multi_node", &Comm::multiNode, py::arg("transport"),
+                  py::arg("local_ranks") = 0, py::arg("device") = "",
+                  py::arg("heap_bytes") = 0, py::arg("timeout_ms") = 0,
+                  py::arg("check_calls") = -1, py::arg("program_dir") = "",
+                  py::arg("path") = "", py::arg("dma_variant") = "",
+                  py::return_value_policy::take_ownership)
       .def("last_path", &Comm::lastPath)
       .def("destroy", &Comm::destroy)
       .def_property_readonly("rank", &Comm::rank)

@@ -55,10 +55,12 @@ const char *kUsage =
     "  --stall=K               rank K stops before its last launch and\n"
     "                          never returns (a failure test)\n"
     "  --other-local-ranks=K:G rank K's node has G ranks (a failure test)\n"
-    "  --other-schedule=K:PATH rank K loads PATH (a failure test)\n";
+    "  --other-schedule=K:PATH rank K loads PATH (a failure test)\n"
+    "  --other-host=K          rank K says it runs on another host (a\n"
+    "                          failure test: SDMA_HOST_ID)\n";
 
 struct Args {
-  int localRanks = 0, runs = 2, stall = -1, bench = 0;
+  int localRanks = 0, runs = 2, stall = -1, bench = 0, otherHost = -1;
   std::string csv;
   uint64_t timeoutMs = 10000;
   std::vector<uint64_t> sizes{64, 4096};
@@ -86,6 +88,8 @@ bool parseArgs(int argc, char **argv, Args &args) {
       args.stall = std::atoi(v);
     else if (const char *v = value("--other-local-ranks="))
       args.otherLocal = v;
+    else if (const char *v = value("--other-host="))
+      args.otherHost = std::atoi(v);
     else if (const char *v = value("--other-schedule="))
       args.otherSchedule = v;
     else if (const char *v = value("--sizes=")) {
@@ -205,8 +209,8 @@ double median(std::vector<double> values) {
 /// rank's median, then the slowest rank's (a phase ends when its last rank
 /// does). Rank 0 prints them and appends them to --csv.
 bool bench(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
-           const std::vector<void *> &buffers, uint64_t chunk,
-           const Args &args, Error &error) {
+           const std::vector<void *> &buffers, uint64_t chunk, const Args &args,
+           Error &error) {
   const NodePlan &plan = schedule.plan;
   size_t phases = plan.phases.size();
   std::vector<std::vector<double>> samples(phases + 1);
@@ -244,7 +248,7 @@ bool bench(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
     return true;
   FILE *csv = args.csv.empty() ? nullptr : std::fopen(args.csv.c_str(), "a");
   for (size_t k = 0; k <= phases; ++k) {
-    const char *kind = k == phases                ? "total"
+    const char *kind = k == phases              ? "total"
                        : plan.phases[k].network ? "network"
                                                 : "node";
     std::printf("#bench %s %dx%d chunk %llu phase %s %s: %lld msgs %lld "
@@ -341,6 +345,8 @@ int runRank(const Args &args, int rank, int ranks) {
   int local = args.localRanks;
   if (std::optional<std::string> g = forRank(args.otherLocal, rank))
     local = std::atoi(g->c_str());
+  if (rank == args.otherHost)
+    setenv("SDMA_HOST_ID", "another-host", 1);
   CommOptions options;
   options.timeoutMs = args.timeoutMs;
   MpiTransport transport(MPI_COMM_WORLD, args.timeoutMs);

@@ -178,8 +178,10 @@ SDMA_API sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
 typedef struct {
   int send;     /* 1: send `bytes` at `buffer` to `peer`; 0: receive */
   int peer;     /* a rank of the transport */
-  void *buffer; /* device memory only where deviceMemory is 1 */
+  void *buffer; /* device memory where deviceMemory is 1, unless `host` */
   size_t bytes;
+  int host; /* 1: `buffer` is host memory (setup messages, staged phases):
+               a device-memory transport must stage it itself */
 } sdmaTransportOp;
 
 typedef struct {

@@ -20,8 +20,8 @@ namespace {
 class CallbackTransport : public Transport {
 public:
   explicit CallbackTransport(const sdmaTransport_t &transport)
-      : transport_(transport),
-        name_(transport.name ? transport.name : "user") {}
+      : transport_(transport), name_(transport.name ? transport.name : "user") {
+  }
 
   int rank() const override { return transport_.rank; }
   int ranks() const override { return transport_.nranks; }
@@ -34,12 +34,11 @@ public:
     list.reserve(ops.size());
     for (const TransportOp &op : ops)
       list.push_back({op.send ? 1 : 0, op.peer, op.buffer,
-                      static_cast<size_t>(op.bytes)});
+                      static_cast<size_t>(op.bytes), op.host ? 1 : 0});
     char message[1024] = {0};
-    sdmaResult_t result =
-        transport_.exchange(transport_.context, list.data(),
-                            static_cast<int>(list.size()), stream, message,
-                            sizeof(message));
+    sdmaResult_t result = transport_.exchange(transport_.context, list.data(),
+                                              static_cast<int>(list.size()),
+                                              stream, message, sizeof(message));
     if (result == sdmaSuccess)
       return true;
     message[sizeof(message) - 1] = 0;
@@ -47,9 +46,9 @@ public:
                      : result == sdmaInvalidUsage  ? ErrorKind::InvalidUsage
                      : result == sdmaSystemError   ? ErrorKind::System
                                                    : ErrorKind::Remote;
-    return error.fail(kind, name_ + " transport: " +
-                                (message[0] ? message : sdmaGetErrorString(
-                                                            result)));
+    return error.fail(kind,
+                      name_ + " transport: " +
+                          (message[0] ? message : sdmaGetErrorString(result)));
   }
 
 private:
@@ -75,8 +74,7 @@ extern "C" sdmaResult_t sdmaCommInitMultiNode(sdmaComm_t *comm,
                 "sdmaCommInitMultiNode: rank " +
                     std::to_string(transport->rank) + " of " +
                     std::to_string(transport->nranks) + ", " +
-                    std::to_string(localRanks) +
-                    " ranks per node: not a job");
+                    std::to_string(localRanks) + " ranks per node: not a job");
   std::string why;
   CommOptions options;
   if (!readConfig(config, options, why))

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <unistd.h>
 
 using namespace sdma::rt;
 
@@ -53,6 +54,16 @@ MultiNodeComm::create(std::unique_ptr<Communicator> node, Transport &transport,
   if (!comm->agreeUnless(numbering, "whether ranks are node-major", error))
     return nullptr;
   return comm;
+}
+
+/// This host's identity: $SDMA_HOST_ID, else the hostname.
+static std::string hostIdentity() {
+  if (const char *id = std::getenv("SDMA_HOST_ID"); id && *id)
+    return id;
+  char name[256] = {0};
+  if (gethostname(name, sizeof(name) - 1) != 0)
+    return "";
+  return name;
 }
 
 /// $name as a positive int, or 0.
@@ -96,6 +107,22 @@ std::unique_ptr<MultiNodeComm> MultiNodeComm::create(Transport &transport,
   }
   if (!local.message.empty())
     return error = local, nullptr;
+  // A node's ranks share memory: they must be on one host (nodes simulated
+  // on one host are fine the other way round).
+  std::vector<uint64_t> hosts;
+  if (!gatherOver(transport, "the hosts", hashBytes(hostIdentity()), hosts,
+                  error))
+    return nullptr;
+  for (int r = 0; r < ranks; ++r)
+    if (hosts[r] != hosts[r - r % localRanks])
+      return error.fail(ErrorKind::InvalidUsage,
+                        "ranks " + std::to_string(r - r % localRanks) +
+                            " and " + std::to_string(r) + " are one node's (" +
+                            std::to_string(localRanks) +
+                            " ranks per node) but run on different hosts: a "
+                            "node's ranks share memory, so the ranks per node "
+                            "must be what the launcher put on each host"),
+             nullptr;
   // The node's first rank makes its id; the others receive it. A failure
   // to make one travels as an id of zeros (and fails the agreement below).
   int first = rank - rank % localRanks;
@@ -105,9 +132,9 @@ std::unique_ptr<MultiNodeComm> MultiNodeComm::create(Transport &transport,
     if (!createUniqueId(id, local))
       id = UniqueId{};
     for (int peer = first + 1; peer < first + localRanks; ++peer)
-      ops.push_back({true, peer, id.bytes, sizeof(id.bytes)});
+      ops.push_back({true, peer, id.bytes, sizeof(id.bytes), true});
   } else {
-    ops.push_back({false, first, id.bytes, sizeof(id.bytes)});
+    ops.push_back({false, first, id.bytes, sizeof(id.bytes), true});
   }
   if (!transport.exchange(ops, nullptr, error))
     return error.fail(error.kind,
@@ -137,25 +164,34 @@ MultiNodeComm::~MultiNodeComm() = default;
 
 bool MultiNodeComm::agreeOver(Transport &transport, const std::string &what,
                               uint64_t value, Error &error) {
+  std::vector<uint64_t> values;
+  if (!gatherOver(transport, what, value, values, error))
+    return false;
+  for (size_t r = 1; r < values.size(); ++r)
+    if (values[r] != values[0])
+      return error.fail(ErrorKind::InvalidUsage,
+                        "ranks disagree on " + what + ": rank " +
+                            std::to_string(r) + " differs from rank 0");
+  return true;
+}
+
+bool MultiNodeComm::gatherOver(Transport &transport, const std::string &what,
+                               uint64_t value, std::vector<uint64_t> &values,
+                               Error &error) {
   int ranks = transport.ranks(), me = transport.rank();
-  std::vector<uint64_t> values(ranks, 0);
+  values.assign(ranks, 0);
   values[me] = value;
   std::vector<TransportOp> ops;
   for (int peer = 0; peer < ranks; ++peer) {
     if (peer == me)
       continue;
-    ops.push_back({true, peer, &values[me], sizeof(uint64_t)});
-    ops.push_back({false, peer, &values[peer], sizeof(uint64_t)});
+    ops.push_back({true, peer, &values[me], sizeof(uint64_t), true});
+    ops.push_back({false, peer, &values[peer], sizeof(uint64_t), true});
   }
   Error exchanged;
   if (!transport.exchange(ops, nullptr, exchanged))
     return error.fail(exchanged.kind,
                       "agreeing on " + what + ": " + exchanged.message);
-  for (int r = 1; r < ranks; ++r)
-    if (values[r] != values[0])
-      return error.fail(ErrorKind::InvalidUsage,
-                        "ranks disagree on " + what + ": rank " +
-                            std::to_string(r) + " differs from rank 0");
   return true;
 }
 
@@ -263,6 +299,7 @@ bool MultiNodeComm::staged(std::vector<TransportOp> ops, void *stream,
     staging_[i].resize(ops[i].bytes);
     device[i] = ops[i].buffer;
     ops[i].buffer = staging_[i].data();
+    ops[i].host = true;
     if (ops[i].send &&
         !node_->copy(ops[i].buffer, device[i], ops[i].bytes, stream, error))
       return false;
@@ -338,8 +375,9 @@ bool MultiNodeComm::launch(const Schedule &schedule,
   return true;
 }
 
-bool MultiNodeComm::builtin(const std::string &name, std::vector<void *> buffers,
-                            size_t chunkBytes, void *stream, Error &error) {
+bool MultiNodeComm::builtin(const std::string &name,
+                            std::vector<void *> buffers, size_t chunkBytes,
+                            void *stream, Error &error) {
   auto found = builtins_.find(name);
   if (found == builtins_.end()) {
     const char *text = nullptr;

@@ -25,7 +25,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 #: sdma's version (sdma.h's SDMA_MAJOR.MINOR.PATCH; the tools print it too).
 __version__ = _sdma.__version__
 
-__all__ = ["Communicator", "P2POp", "ReduceOp", "Schedule", "SdmaError",
+__all__ = ["Communicator", "MpiTransport", "P2POp", "ReduceOp", "Schedule", "SdmaError",
            "Work", "get_unique_id", "irecv", "isend"]
 
 
@@ -131,6 +131,56 @@ _OPS = {"all_gather": 0, "all_to_all": 1, "broadcast": 2, "scatter": 3,
         "gather": 4}
 
 
+class MpiTransport:
+    """MPI (mpi4py) as a multi-node communicator's transport: a group is
+    Irecv/Isend of every op, the k-th message of a pair tagged k, then a
+    wait that gives up after `timeout_ms`, naming the peer it waits for.
+    Host memory only (sdma stages a GPU's buffers)."""
+
+    name = "mpi"
+    device_memory = False
+
+    def __init__(self, comm=None, timeout_ms=30000):
+        if comm is None:
+            from mpi4py import MPI
+
+            comm = MPI.COMM_WORLD
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.world_size = comm.Get_size()
+        self.timeout_ms = timeout_ms
+
+    def exchange(self, ops):
+        import ctypes
+        import time
+
+        from mpi4py import MPI
+
+        requests, peers, seen = [], [], {}
+        # Receives first, so that a peer's send finds its match posted.
+        for send, peer, address, size in sorted(ops, key=lambda op: op[0]):
+            tag = seen.get((peer, send), 0)
+            seen[(peer, send)] = tag + 1
+            buffer = (ctypes.c_char * size).from_address(address) if size \
+                else bytearray()
+            post = self.comm.Isend if send else self.comm.Irecv
+            requests.append(post([buffer, MPI.BYTE], peer, tag))
+            peers.append((send, peer))
+        deadline = time.monotonic() + self.timeout_ms / 1000.0
+        done = [False] * len(requests)
+        while not all(done):
+            for i, request in enumerate(requests):
+                if not done[i]:
+                    done[i] = request.Test()
+            if not all(done) and time.monotonic() > deadline:
+                send, peer = peers[done.index(False)]
+                raise SdmaError("MPI transport: rank %d: timed out after %d "
+                                "ms; %s rank %d" % (
+                                    self.rank, self.timeout_ms,
+                                    "no receive posted by" if send else
+                                    "nothing arrived from", peer), 6)
+
+
 class Communicator(PointToPoint):
     """One rank of a job. Make it from a unique id, a torch.distributed
     process group (through its store) or an MPI communicator (mpi4py)."""
@@ -212,6 +262,37 @@ class Communicator(PointToPoint):
         unique_id = get_unique_id() if rank == 0 else None
         unique_id = mpi_comm.bcast(unique_id, root=0)
         return cls(rank, mpi_comm.Get_size(), unique_id, **options)
+
+    @classmethod
+    def multi_node(cls, transport=None, *, local_ranks=0, device=None,
+                   heap_bytes=0, timeout_ms=0, check_calls=None,
+                   program_dir=None, path=None, dma_variant=None):
+        """One rank of a job across nodes (docs/multi-node.md): sdma within
+        each node of `local_ranks` ranks (0: the launcher's, LOCAL_WORLD_SIZE
+        or OMPI_COMM_WORLD_LOCAL_SIZE), `transport` between nodes (default:
+        MpiTransport over mpi4py's COMM_WORLD). all_gather_into_tensor,
+        all_to_all_single, all_reduce and reduce_scatter_tensor (float32
+        sums) run the hierarchical schedules on tensors from empty(); the
+        other collectives raise SdmaError."""
+        if transport is None:
+            transport = MpiTransport()
+        check = -1 if check_calls is None else int(bool(check_calls))
+        self = cls.__new__(cls)
+        try:
+            self._comm = _sdma.Comm.multi_node(
+                transport, local_ranks, device or "", heap_bytes, timeout_ms,
+                check, program_dir or "", path or "", dma_variant or "")
+        except _sdma.SdmaError as e:
+            _raise(e)
+        self.rank = transport.rank
+        self.world_size = transport.world_size
+        self.device = device or os.environ.get("SDMA_DEVICE", "cuda")
+        self._allocations = {}
+        self._registrations = {}
+        self._kind = "cpu" if self.device == "cpu" else "cuda"
+        self._raw_stream = None
+        self._transport = transport
+        return self
 
     @property
     def handle(self):

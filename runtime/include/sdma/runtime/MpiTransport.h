@@ -51,7 +51,7 @@ public:
     list.reserve(ops.size());
     for (const TransportOp &op : ops)
       list.push_back({op.send ? 1 : 0, op.peer, op.buffer,
-                      static_cast<size_t>(op.bytes)});
+                      static_cast<size_t>(op.bytes), op.host ? 1 : 0});
     char message[512] = {0};
     sdmaResult_t result =
         sdmaMpiExchange(&context_, list.data(), static_cast<int>(list.size()),

@@ -12,8 +12,9 @@
 // rank r mod G of node r / G, as torchrun and mpirun number them.
 //
 // What every rank must agree on is checked over the transport, an error on
-// every rank naming the rank that differs: the node shape at create, the
-// schedule's text at load, and each (schedule, chunk size) at its first
+// every rank naming the rank that differs: the node shape and that each
+// node's ranks are on one host ($SDMA_HOST_ID, else the hostname) at create,
+// the schedule's text at load, and each (schedule, chunk size) at its first
 // launch. Once a launch fails, the communicator stays failed.
 //
 //===----------------------------------------------------------------------===//
@@ -109,6 +110,10 @@ private:
   }
   static bool agreeOver(Transport &transport, const std::string &what,
                         uint64_t value, Error &error);
+  /// Every rank's `value` into `values` (indexed by rank).
+  static bool gatherOver(Transport &transport, const std::string &what,
+                         uint64_t value, std::vector<uint64_t> &values,
+                         Error &error);
   /// Agrees on whether every rank succeeded: false everywhere if one did
   /// not, with `local` where this rank is the one.
   bool agreeUnless(const Error &local, const std::string &what, Error &error);

@@ -34,6 +34,9 @@ struct TransportOp {
   int peer = 0;
   void *buffer = nullptr;
   uint64_t bytes = 0;
+  /// `buffer` is host memory even where deviceMemory() is true: setup
+  /// messages (agreements, the node's unique id) and staged phases.
+  bool host = false;
 };
 
 class Transport {
@@ -46,6 +49,7 @@ public:
   virtual std::string name() const = 0;
   /// Whether `exchange` may be given device memory (CUDA-aware MPI, NCCL);
   /// false: host memory only (the CPU device's buffers are host memory).
+  /// Ops marked `host` are host memory either way.
   virtual bool deviceMemory() const = 0;
   /// Runs every op of `ops` as one group, ordered after the work enqueued
   /// on `stream` before it: a stream-ordered transport enqueues it there, a
