@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/Communicator.h"
+#include "sdma/runtime/MultiNode.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -33,6 +34,7 @@ int main(int argc, char **argv) {
   std::vector<int> ranks;
   std::string dir;
   std::vector<std::string> schedules, variants;
+  int localRanks = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--dma-variants=", 0) == 0) {
@@ -49,6 +51,15 @@ int main(int argc, char **argv) {
         }
         variants.push_back(v);
       }
+    } else if (a.rfind("--local-ranks=", 0) == 0) {
+      char *end = nullptr;
+      long g = std::strtol(a.c_str() + 14, &end, 10);
+      if (*end || g < 1 || g > 1024) {
+        std::fprintf(stderr, "sdma-precompile: bad ranks per node in %s\n",
+                     a.c_str());
+        return 2;
+      }
+      localRanks = static_cast<int>(g);
     } else if (a.rfind("--ranks=", 0) == 0) {
       for (const char *p = a.c_str() + 8; *p;) {
         char *end = nullptr;
@@ -64,10 +75,15 @@ int main(int argc, char **argv) {
     } else if (a == "--help" || a == "-h") {
       std::puts("usage: sdma-precompile --ranks=N[,N...] "
                 "[--dma-variants=V[,V...]] DIR [SCHEDULE.mlir...]\n"
+                "       sdma-precompile --ranks=N[,N...] --local-ranks=G DIR "
+                "[HIERARCHICAL.mlir...]\n"
                 "Writes the communicator's built-in programs and each "
                 "SCHEDULE's as DIR/<name>-<ranks>.hip, and their DMA plans\n"
                 "(variants pcpy, b2b, bcst, swap; default pcpy) as "
-                "DIR/<name>-<ranks>.<variant>.plan.json.");
+                "DIR/<name>-<ranks>.<variant>.plan.json. With --local-ranks,\n"
+                "the node plans of the built-in hierarchical schedules and of "
+                "each HIERARCHICAL one\nfor N ranks of G per node instead, "
+                "as DIR/<name>-<ranks>.<G>.node-plan.json (multi-node jobs).");
       return 0;
     } else if (dir.empty() && a[0] != '-') {
       dir = a;
@@ -91,6 +107,18 @@ int main(int argc, char **argv) {
   }
   if (variants.empty())
     variants.push_back("pcpy");
+  if (localRanks) {
+    for (int r : ranks) {
+      Error error;
+      if (!MultiNodeComm::precompile(dir, r, localRanks, schedules,
+                                     CommOptions(), error)) {
+        std::fprintf(stderr, "sdma-precompile: error: %s\n",
+                     error.message.c_str());
+        return 1;
+      }
+    }
+    return 0;
+  }
   for (int r : ranks)
     for (const std::string &variant : variants) {
       CommOptions options;

@@ -10,6 +10,9 @@
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/ScheduleCompiler.h"
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -205,37 +208,83 @@ bool MultiNodeComm::agreeUnless(const Error &local, const std::string &what,
   return agreed;
 }
 
+/// The file a precompiled node plan is read from.
+static std::string nodePlanPath(const std::string &directory,
+                                const std::string &name, int ranks,
+                                int localRanks) {
+  return directory + "/" + Communicator::programName(name) + "-" +
+         std::to_string(ranks) + "." + std::to_string(localRanks) +
+         ".node-plan.json";
+}
+
+/// Compiles `text` into its node plan for `ranks` of `localRanks` per node;
+/// false with why in `why`.
+static bool compileNodePlan(ScheduleCompiler &compiler, const std::string &text,
+                            const std::string &name, int ranks, int localRanks,
+                            std::string &plan, std::string &why) {
+  ProgramCompileOptions options;
+  options.ranks = ranks;
+  options.localRanks = localRanks;
+  options.name = name.size() < 256 ? name : "<schedule>";
+  ScheduleCompileResult result;
+  if (!compiler.compileProgram(text, options, result, why))
+    return false;
+  if (!result.ok) {
+    why = result.error +
+          (result.diagnostics.empty() ? "" : "\n" + result.diagnostics);
+    return false;
+  }
+  plan = std::move(result.nodePlan);
+  return true;
+}
+
 bool MultiNodeComm::loadSchedule(const std::string &textOrPath,
                                  Schedule &schedule, Error &error) {
+  bool inlineText = textOrPath.find("sdma.schedule") != std::string::npos;
+  return load(textOrPath, inlineText ? "<schedule>" : textOrPath, schedule,
+              error);
+}
+
+bool MultiNodeComm::load(const std::string &textOrPath, const std::string &name,
+                         Schedule &schedule, Error &error) {
   std::string text = textOrPath;
   Error local;
-  if (textOrPath.find("sdma.schedule") == std::string::npos &&
+  if (name != "<schedule>" && textOrPath == name &&
       !readFileBytes(textOrPath, text))
     local.fail(ErrorKind::InvalidArgument,
                "cannot read schedule " + textOrPath);
   if (!agreeUnless(local, "whether the schedule could be read", error) ||
       !agree("the loaded schedule", hashBytes(text), error))
     return false;
-  std::string why;
-  if (!compiler_) {
-    const CommOptions &options = node_->options();
-    compiler_ = ScheduleCompiler::load(why, options.compilerLibrary,
+  std::string why, planText;
+  const CommOptions &options = node_->options();
+  if (!compilerTried_) {
+    compilerTried_ = true;
+    compiler_ = ScheduleCompiler::load(compilerError_, options.compilerLibrary,
                                        options.cacheDirectory);
   }
-  ScheduleCompileResult result;
+  bool ok = false;
   if (compiler_) {
-    ProgramCompileOptions options;
-    options.ranks = ranks();
-    options.localRanks = localRanks();
-    options.name = textOrPath.size() < 256 ? textOrPath : "<schedule>";
-    if (compiler_->compileProgram(text, options, result, why) && !result.ok)
-      why = result.error +
-            (result.diagnostics.empty() ? "" : "\n" + result.diagnostics);
+    ok = compileNodePlan(*compiler_, text, name, ranks(), localRanks(),
+                         planText, why);
+  } else if (options.programDirectory.empty() || name == "<schedule>") {
+    why = compilerError_ + (name == "<schedule>"
+                                ? "; and a schedule given as text has no "
+                                  "precompiled node plan"
+                                : "; and no program directory "
+                                  "(SDMA_PROGRAM_DIR) is set");
+  } else {
+    // sdma-precompile --local-ranks: the plan, its node parts compiled.
+    std::string path =
+        nodePlanPath(options.programDirectory, name, ranks(), localRanks());
+    ok = readFileBytes(path, planText);
+    if (!ok)
+      why = compilerError_ + "; and no precompiled node plan " + path;
   }
   std::optional<NodePlan> plan;
-  if (result.ok && !(plan = NodePlan::parse(result.nodePlan, why)))
-    result.ok = false;
-  if (!result.ok)
+  if (ok && !(plan = NodePlan::parse(planText, why)))
+    ok = false;
+  if (!ok)
     local.fail(ErrorKind::InvalidArgument, "multi-node schedule: " + why);
   // The same text compiles the same everywhere; agree anyway, so that a
   // rank whose compiler is missing fails every rank, not a hang.
@@ -387,7 +436,7 @@ bool MultiNodeComm::builtin(const std::string &name,
     if (!text)
       return error.fail(ErrorKind::Internal, "no built-in " + name);
     Schedule schedule;
-    if (!loadSchedule(text, schedule, error))
+    if (!load(text, "hier_" + name, schedule, error))
       return false;
     found = builtins_.emplace(name, std::move(schedule)).first;
   }
@@ -468,4 +517,60 @@ bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,
   return builtin(kind == CommReduction::AllReduce ? "all_reduce"
                                                   : "reduce_scatter",
                  buffers, *bytes, stream, error);
+}
+
+bool MultiNodeComm::precompile(const std::string &directory, int ranks,
+                               int localRanks,
+                               const std::vector<std::string> &schedules,
+                               const CommOptions &options, Error &error) {
+  std::string why;
+  std::unique_ptr<ScheduleCompiler> compiler = ScheduleCompiler::load(
+      why, options.compilerLibrary, options.cacheDirectory);
+  if (!compiler)
+    return error.fail(ErrorKind::System, why);
+  std::vector<std::pair<std::string, std::string>> inputs; // name, text
+  for (const HierSchedule &s : kHierSchedules)
+    inputs.emplace_back(std::string("hier_") + s.name, s.text);
+  for (const std::string &path : schedules) {
+    std::string text;
+    if (!readFileBytes(path, text))
+      return error.fail(ErrorKind::InvalidArgument,
+                        "cannot read schedule " + path);
+    inputs.emplace_back(path, std::move(text));
+  }
+  for (const auto &[name, text] : inputs) {
+    std::string planText;
+    if (!compileNodePlan(*compiler, text, name, ranks, localRanks, planText,
+                         why))
+      return error.fail(ErrorKind::InvalidArgument,
+                        name + " for " + std::to_string(ranks) + " ranks of " +
+                            std::to_string(localRanks) + " per node: " + why);
+    // Each node's part of each local phase as its load/store program, which
+    // the node's communicator loads as it loads any precompiled program.
+    nlohmann::ordered_json plan = nlohmann::ordered_json::parse(planText);
+    for (nlohmann::ordered_json &phase : plan["phases"]) {
+      if (phase["kind"] != "local")
+        continue;
+      for (nlohmann::ordered_json &part : phase["schedules"]) {
+        if (part.get<std::string>().empty())
+          continue;
+        ProgramCompileOptions program;
+        program.name = name;
+        ScheduleCompileResult result;
+        if (!compiler->compileProgram(part.get<std::string>(), program, result,
+                                      why) ||
+            !result.ok)
+          return error.fail(ErrorKind::Internal,
+                            name + ": a node part does not compile: " +
+                                (why.empty() ? result.error : why));
+        part = result.ldst;
+      }
+    }
+    std::string path = nodePlanPath(directory, name, ranks, localRanks);
+    std::ofstream out(path, std::ios::binary);
+    out << plan.dump(1);
+    if (!out.flush())
+      return error.fail(ErrorKind::System, "cannot write " + path);
+  }
+  return true;
 }

@@ -76,8 +76,10 @@ public:
     std::vector<Communicator::Schedule> local;
   };
   /// Compiles the schedule (text, or a path) into its node plan for this
-  /// job's shape and loads this node's parts into the node's communicator.
-  /// Collective over the job.
+  /// job's shape and loads this node's parts into the node's communicator;
+  /// without the compiler library, a path's (or a built-in's) plan is read
+  /// from the program directory, as precompile() wrote it. Collective over
+  /// the job.
   bool loadSchedule(const std::string &textOrPath, Schedule &schedule,
                     Error &error);
   /// Runs `schedule` on `buffers` (the plan's order; symmetric memory of
@@ -89,6 +91,15 @@ public:
   bool launch(const Schedule &schedule, const std::vector<void *> &buffers,
               size_t chunkBytes, void *stream, Error &error,
               std::vector<double> *phaseMicros = nullptr);
+
+  /// Writes the node plans of the built-in hierarchical schedules and of
+  /// `schedules` (paths) for `ranks` of `localRanks` per node into
+  /// `directory` (NAME-R.G.node-plan.json, each node part compiled to its
+  /// load/store program), for jobs without the compiler library.
+  static bool precompile(const std::string &directory, int ranks,
+                         int localRanks,
+                         const std::vector<std::string> &schedules,
+                         const CommOptions &options, Error &error);
 
   /// NCCL's all-gather and all-to-all on symmetric buffers of the node's
   /// communicator (memAlloc), run by the built-in hierarchical schedules
@@ -132,7 +143,14 @@ private:
   bool builtin(const std::string &name, std::vector<void *> buffers,
                size_t chunkBytes, void *stream, Error &error);
 
+  /// loadSchedule of `textOrPath`, named `name` ("<schedule>" for text):
+  /// the name finds a precompiled plan.
+  bool load(const std::string &textOrPath, const std::string &name,
+            Schedule &schedule, Error &error);
+
   std::unique_ptr<ScheduleCompiler> compiler_;
+  bool compilerTried_ = false;
+  std::string compilerError_;
   std::map<std::string, Schedule> builtins_;
   /// Scratch buffers of the built-ins in the node's symmetric memory:
   /// [index] -> (pointer, bytes), grown as calls need.
