@@ -218,7 +218,8 @@ bool bench(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
   for (int i = -2; i < args.bench; ++i) {
     MPI_Barrier(MPI_COMM_WORLD); // every rank starts the call together
     auto start = std::chrono::steady_clock::now();
-    if (!job.launch(schedule, buffers, chunk, nullptr, error, &micros))
+    if (!job.launch(schedule, buffers, chunk, nullptr, error, &micros) ||
+        !job.nodeComm().synchronize(nullptr, error)) // a GPU's work, done
       return false;
     double total = std::chrono::duration<double, std::micro>(
                        std::chrono::steady_clock::now() - start)
@@ -291,12 +292,18 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
       buffers.push_back(ptr);
     }
     for (int run = 0; run < args.runs; ++run) {
+      // Filled and read through host copies: a GPU's buffers are device
+      // memory (the communicator's copy reaches both).
+      std::vector<char> host;
       for (size_t b = 0; b < buffers.size(); ++b) {
         uint64_t bytes = plan.buffers[b].bytes(chunk);
+        host.assign(bytes, static_cast<char>(0xEE + run));
         if (b == static_cast<size_t>(c.input))
-          fillInput(c, buffers[b], bytes, job.rank());
-        else
-          std::memset(buffers[b], 0xEE + run, bytes);
+          fillInput(c, host.data(), bytes, job.rank());
+        if (!job.nodeComm().copy(buffers[b], host.data(), bytes, nullptr,
+                                 error) ||
+            !job.nodeComm().synchronize(nullptr, error))
+          return -1;
       }
       if (job.rank() == args.stall && chunk == args.sizes.back() &&
           run == args.runs - 1) {
@@ -307,7 +314,13 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
       }
       if (!job.launch(schedule, buffers, chunk, nullptr, error))
         return -1;
-      int64_t here = countWrong(c, plan, job.rank(), buffers[c.output], chunk);
+      host.resize(plan.buffers[c.output].bytes(chunk));
+      if (!job.nodeComm().synchronize(nullptr, error) ||
+          !job.nodeComm().copy(host.data(), buffers[c.output], host.size(),
+                               nullptr, error) ||
+          !job.nodeComm().synchronize(nullptr, error))
+        return -1;
+      int64_t here = countWrong(c, plan, job.rank(), host.data(), chunk);
       if (here < 0)
         return error.fail(ErrorKind::InvalidArgument,
                           "no check for collective " + c.kind +
