@@ -63,12 +63,12 @@ int main(int argc, char **argv) {
   }
   CHECK(sdmaNcclTransport(&context, &transport));
 #else
-  sdmaMpiContext context = {MPI_COMM_WORLD, 10000};
-  CHECK(sdmaMpiTransport(&context, &transport));
+  sdmaMpiContext context = {MPI_COMM_WORLD, 10000, 0};
+  CHECK(sdmaMpiTransport(&context, &transport)); /* duplicates the comm */
 #endif
   const char *local = getenv("SDMA_EXAMPLE_LOCAL_RANKS");
-  CHECK(sdmaCommInitMultiNode(&comm, &transport, local ? atoi(local) : 0,
-                              NULL));
+  CHECK(
+      sdmaCommInitMultiNode(&comm, &transport, local ? atoi(local) : 0, NULL));
   CHECK(sdmaCommUserRank(comm, &rank));
   CHECK(sdmaCommCount(comm, &nranks));
 
@@ -109,14 +109,28 @@ int main(int argc, char **argv) {
   }
 
   /* Not served across nodes: refused, and the communicator still works. */
-  sdmaResult_t refused = sdmaBroadcast(in, out, count, sdmaFloat32, 0, comm,
-                                       NULL);
+  sdmaResult_t refused =
+      sdmaBroadcast(in, out, count, sdmaFloat32, 0, comm, NULL);
   if (refused != sdmaInvalidUsage) {
     fprintf(stderr, "rank %d: broadcast was not refused\n", rank);
     wrong++;
   } else if (rank == 0) {
     printf("refused: %s\n", sdmaGetLastError(comm));
   }
+  /* In place all-to-all, and memory that is not the node's symmetric
+   * memory: refused on every rank before anything moves. */
+  float *plain = malloc(total * sizeof(float));
+  if (sdmaAlltoAll(in, in, count, sdmaFloat32, comm, NULL) !=
+          sdmaInvalidArgument ||
+      sdmaAllGather(plain, out, count, sdmaFloat32, comm, NULL) !=
+          sdmaInvalidArgument) {
+    fprintf(stderr, "rank %d: a bad all-to-all or all-gather was not refused\n",
+            rank);
+    wrong++;
+  } else if (rank == 0) {
+    printf("refused: %s\n", sdmaGetLastError(comm));
+  }
+  free(plain);
   CHECK(sdmaAllGather(in, out, count, sdmaFloat32, comm, NULL));
   for (int p = 0; p < nranks; ++p)
     for (size_t i = 0; i < count; ++i)
@@ -133,6 +147,8 @@ int main(int argc, char **argv) {
   CHECK(sdmaCommDestroy(comm));
 #ifdef SDMA_EXAMPLE_NCCL
   ncclCommDestroy(context.comm);
+#else
+  MPI_Comm_free(&context.comm);
 #endif
   MPI_Finalize();
   return wrong ? 1 : 0;

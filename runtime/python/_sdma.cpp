@@ -103,9 +103,11 @@ sdmaConfig_t makeConfig(const std::string &device, size_t heapBytes,
 }
 
 /// A Python object as a multi-node communicator's transport: `rank`,
-/// `world_size`, `device_memory` and `exchange(ops)`, each op a tuple
-/// (send, peer, address, bytes); an exception from it fails the phase with
-/// its message (sdma.MpiTransport is one, over mpi4py).
+/// `world_size` and `exchange(ops)`, each op a tuple (send, peer, address,
+/// bytes, host), every address host memory (a Python transport runs when
+/// called, not in a stream's order, so sdma stages a GPU's buffers around
+/// it); an exception from it fails the phase with its message
+/// (sdma.MpiTransport is one, over mpi4py).
 struct PythonTransport {
   py::object object;
   sdmaTransport_t transport{};
@@ -121,7 +123,7 @@ struct PythonTransport {
       for (int i = 0; i < count; ++i)
         list.append(py::make_tuple(ops[i].send != 0, ops[i].peer,
                                    reinterpret_cast<uintptr_t>(ops[i].buffer),
-                                   ops[i].bytes));
+                                   ops[i].bytes, ops[i].host != 0));
       self->object.attr("exchange")(list);
       return sdmaSuccess;
     } catch (py::error_already_set &e) {
@@ -148,8 +150,9 @@ public:
     python->transport.context = python.get();
     python->transport.rank = transport.attr("rank").cast<int>();
     python->transport.nranks = transport.attr("world_size").cast<int>();
-    python->transport.deviceMemory =
-        py::getattr(transport, "device_memory", py::bool_(false)).cast<bool>();
+    // A Python transport runs when called, not in a stream's order: it
+    // takes host memory, and sdma stages a GPU's buffers around it.
+    python->transport.deviceMemory = 0;
     python->transport.name = python->name.c_str();
     python->transport.exchange = &PythonTransport::exchange;
     sdmaConfig_t config = makeConfig(device, heapBytes, timeoutMs, checkCalls,

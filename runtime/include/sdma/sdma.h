@@ -169,7 +169,6 @@ SDMA_API sdmaResult_t sdmaCommInitRank(sdmaComm_t *comm, int nranks,
 SDMA_API sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
                                              sdmaUniqueId commId, int rank,
                                              sdmaConfig_t *config);
-/* Waits for the device, meets the other ranks (bounded) and frees. */
 /* Multi-node (docs/multi-node.md): a job of N nodes of G ranks, numbered
  * node-major (rank r is local rank r % G of node r / G). sdma moves bytes
  * within a node; between nodes, the job's own network library does, seen
@@ -206,11 +205,14 @@ typedef struct {
  * node's symmetric memory, sdmaAllGather, sdmaAlltoAll, sdmaAllReduce and
  * sdmaReduceScatter (float32 sums) run the hierarchical schedules, and
  * sdmaScheduleLoad/Launch take a hierarchical schedule (sdma.local_ranks);
- * the other calls are refused with sdmaInvalidUsage. */
+ * memory registration, sdmaMemcpyAsync, sdmaMemQuery and sdmaCommAbort act
+ * on the node's communicator; the other calls (rooted collectives,
+ * all-to-allv, point-to-point) are refused with sdmaInvalidUsage. */
 SDMA_API sdmaResult_t sdmaCommInitMultiNode(sdmaComm_t *comm,
                                             const sdmaTransport_t *transport,
                                             int localRanks,
                                             sdmaConfig_t *config);
+/* Waits for the device, meets the other ranks (bounded) and frees. */
 SDMA_API sdmaResult_t sdmaCommDestroy(sdmaComm_t comm);
 /* Makes every wait of the communicator's kernels fail now, those in flight
  * included (their calls return sdmaInvalidUsage, "aborted"), and the

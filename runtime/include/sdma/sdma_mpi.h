@@ -15,10 +15,11 @@
 |* timeout that names the peers it still waits for. Host memory only (the     *|
 |* CPU device's buffers; a GPU's are staged by sdma).                         *|
 |*                                                                            *|
-|*   sdmaMpiContext context = {MPI_COMM_WORLD, 30000};                        *|
+|*   sdmaMpiContext context = {MPI_COMM_WORLD, 30000, 0};                     *|
 |*   sdmaTransport_t transport;                                               *|
-|*   sdmaMpiTransport(&context, &transport);                                  *|
+|*   sdmaMpiTransport(&context, &transport);  (duplicates the communicator)   *|
 |*   sdmaCommInitMultiNode(&comm, &transport, 0, NULL);                       *|
+|*   ... sdmaCommDestroy(comm); MPI_Comm_free(&context.comm);                 *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -53,16 +54,26 @@ static inline sdmaResult_t sdmaCommInitMpi(sdmaComm_t *comm, MPI_Comm mpiComm,
 }
 
 /* What sdmaMpiTransport's exchange needs; it must outlive the communicator.
- * The internal fields are the exchange's own. */
+ * sdmaMpiTransport replaces `comm` by a duplicate of it (MPI_Comm_dup), so
+ * sdma's messages never match the job's own: free it with MPI_Comm_free
+ * after sdmaCommDestroy. `epoch` is the exchange's own (start it at 0). */
 typedef struct {
   MPI_Comm comm;
   unsigned long long timeoutMs; /* 0: 30000 */
+  unsigned epoch;
 } sdmaMpiContext;
 
-static inline void sdmaMpiMessage_(char *message, size_t bytes,
-                                   const char *what, int a, int b) {
-  if (message && bytes)
-    snprintf(message, bytes, what, a, b);
+/* Withdraws what a failed group left posted: a receive must not land later
+ * in memory its caller has let go of, nor match a later group's message. */
+static inline void sdmaMpiWithdraw_(MPI_Request *requests, const int *done,
+                                    int count) {
+  int i;
+  for (i = 0; i < count; ++i) {
+    if (done[i] || requests[i] == MPI_REQUEST_NULL)
+      continue;
+    MPI_Cancel(&requests[i]);
+    MPI_Request_free(&requests[i]);
+  }
 }
 
 /* sdmaTransport_t::exchange over MPI (see above). */
@@ -71,63 +82,79 @@ static inline sdmaResult_t sdmaMpiExchange(void *context,
                                            int count, sdmaStream_t stream,
                                            char *message, size_t bytes) {
   sdmaMpiContext *mpi = (sdmaMpiContext *)context;
-  int rank = 0, nranks = 0, i, j, finished = 0;
+  int rank = 0, nranks = 0, i, j, finished = 0, pass;
   MPI_Request *requests;
   int *done;
-  double timeout, deadline;
+  double deadline;
+  unsigned epoch = mpi->epoch++ & 7u; /* every rank counts every group */
   (void)stream; /* host memory: run now */
   if (count <= 0)
     return sdmaSuccess;
   MPI_Comm_rank(mpi->comm, &rank);
   MPI_Comm_size(mpi->comm, &nranks);
+  /* Everything checked before anything is posted. */
+  for (i = 0; i < count; ++i)
+    if (ops[i].peer < 0 || ops[i].peer >= nranks || ops[i].peer == rank ||
+        ops[i].bytes > (size_t)INT_MAX || count > 4096) {
+      if (message && bytes)
+        snprintf(message, bytes,
+                 "peer %d of %d ranks, a message of %zu bytes (at most %d) "
+                 "or over 4096 messages in a group",
+                 ops[i].peer, nranks, ops[i].bytes, INT_MAX);
+      return sdmaInvalidArgument;
+    }
   requests = (MPI_Request *)calloc((size_t)count, sizeof(MPI_Request));
   done = (int *)calloc((size_t)count, sizeof(int));
   if (!requests || !done) {
     free(requests);
     free(done);
-    sdmaMpiMessage_(message, bytes, "out of host memory%.0d%.0d", 0, 0);
     return sdmaSystemError;
   }
-  /* Receives first, so that a peer's send finds its match posted. */
-  for (int pass = 0; pass < 2; ++pass)
+  for (i = 0; i < count; ++i)
+    requests[i] = MPI_REQUEST_NULL;
+  /* Receives first, so that a peer's send finds its match posted. The k-th
+   * message of a pair in this group is tagged epoch * 4096 + k. */
+  for (pass = 0; pass < 2; ++pass)
     for (i = 0; i < count; ++i) {
       const sdmaTransportOp *op = &ops[i];
-      int tag = 0, rc;
+      int tag = (int)(epoch * 4096u), rc;
       if ((op->send != 0) != (pass == 1))
         continue;
-      if (op->peer < 0 || op->peer >= nranks || op->peer == rank ||
-          op->bytes > (size_t)INT_MAX) {
-        sdmaMpiMessage_(message, bytes,
-                        "peer %d or a message of over %d bytes", op->peer,
-                        INT_MAX);
-        free(requests);
-        free(done);
-        return sdmaInvalidArgument;
-      }
-      for (j = 0; j < i; ++j) /* the k-th message of this pair: tag k */
+      for (j = 0; j < i; ++j)
         tag += ops[j].peer == op->peer && (ops[j].send != 0) == (op->send != 0);
       rc = op->send ? MPI_Isend(op->buffer, (int)op->bytes, MPI_BYTE, op->peer,
                                 tag, mpi->comm, &requests[i])
                     : MPI_Irecv(op->buffer, (int)op->bytes, MPI_BYTE,
                                 op->peer, tag, mpi->comm, &requests[i]);
       if (rc != MPI_SUCCESS) {
-        sdmaMpiMessage_(message, bytes, "posting a message with rank %d%.0d",
-                        op->peer, 0);
+        if (message && bytes)
+          snprintf(message, bytes, "posting a message with rank %d",
+                   op->peer);
+        sdmaMpiWithdraw_(requests, done, count);
         free(requests);
         free(done);
         return sdmaSystemError;
       }
     }
-  timeout = (mpi->timeoutMs ? (double)mpi->timeoutMs : 30000.0) / 1000.0;
-  deadline = MPI_Wtime() + timeout;
+  deadline = MPI_Wtime() +
+             (mpi->timeoutMs ? (double)mpi->timeoutMs : 30000.0) / 1000.0;
   while (finished < count) {
     for (i = 0; i < count; ++i) {
-      int flag = 0;
+      int flag = 0, got = 0;
+      MPI_Status status;
       if (done[i])
         continue;
-      if (MPI_Test(&requests[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-        sdmaMpiMessage_(message, bytes, "a message with rank %d failed%.0d",
-                        ops[i].peer, 0);
+      if (MPI_Test(&requests[i], &flag, &status) != MPI_SUCCESS ||
+          (flag && !ops[i].send &&
+           (MPI_Get_count(&status, MPI_BYTE, &got) != MPI_SUCCESS ||
+            (size_t)got != ops[i].bytes))) {
+        done[i] = 1; /* completed (or failed): nothing left to withdraw */
+        if (message && bytes)
+          snprintf(message, bytes,
+                   "rank %d: a message with rank %d failed or had %d bytes "
+                   "where %zu were expected",
+                   rank, ops[i].peer, got, ops[i].bytes);
+        sdmaMpiWithdraw_(requests, done, count);
         free(requests);
         free(done);
         return sdmaRemoteError;
@@ -138,8 +165,7 @@ static inline sdmaResult_t sdmaMpiExchange(void *context,
       }
     }
     if (finished < count && MPI_Wtime() > deadline) {
-      /* Name the first peer still owed something; the requests stay posted
-       * (MPI cannot withdraw a send): the communicator has failed. */
+      /* Name the first peer still owed something. */
       for (i = 0; i < count && done[i]; ++i)
         ;
       if (message && bytes)
@@ -149,6 +175,7 @@ static inline sdmaResult_t sdmaMpiExchange(void *context,
                  ops[i].send ? "no receive posted by" : "nothing arrived from",
                  ops[i].peer,
                  count - finished > 1 ? " (and more messages)" : "");
+      sdmaMpiWithdraw_(requests, done, count);
       free(requests);
       free(done);
       return sdmaRemoteError;
@@ -159,11 +186,17 @@ static inline sdmaResult_t sdmaMpiExchange(void *context,
   return sdmaSuccess;
 }
 
-/* Fills `transport` with MPI over `context->comm` (its ranks node-major). */
+/* Fills `transport` with MPI over a duplicate of `context->comm` (its ranks
+ * node-major), which replaces it in the context. Collective over it. */
 static inline sdmaResult_t sdmaMpiTransport(sdmaMpiContext *context,
                                             sdmaTransport_t *transport) {
+  MPI_Comm dup;
   if (!context || !transport)
     return sdmaInvalidArgument;
+  if (MPI_Comm_dup(context->comm, &dup) != MPI_SUCCESS)
+    return sdmaSystemError;
+  context->comm = dup;
+  context->epoch = 0;
   if (MPI_Comm_rank(context->comm, &transport->rank) != MPI_SUCCESS ||
       MPI_Comm_size(context->comm, &transport->nranks) != MPI_SUCCESS)
     return sdmaInvalidArgument;

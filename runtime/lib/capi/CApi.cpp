@@ -151,14 +151,12 @@ sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
                     " (sdmaSum, sdmaProd, sdmaMax, sdmaMin or sdmaAvg)");
   return guarded(comm, [&] {
     Error error;
-    if (comm->multi
-            ? comm->multi->reduce(kind, send, recv, count,
-                                  static_cast<DataType>(type),
-                                  static_cast<ReduceOp>(op), stream, error)
-            : comm->node->reduce(kind, send, recv, count,
-                                 static_cast<DataType>(type),
-                                 static_cast<ReduceOp>(op), root, stream,
-                                 error))
+    if (comm->multi ? comm->multi->reduce(
+                          kind, send, recv, count, static_cast<DataType>(type),
+                          static_cast<ReduceOp>(op), stream, error)
+                    : comm->node->reduce(
+                          kind, send, recv, count, static_cast<DataType>(type),
+                          static_cast<ReduceOp>(op), root, stream, error))
       return sdmaSuccess;
     return fail(comm, name, error);
   });
@@ -535,6 +533,7 @@ sdmaResult_t sdmaScheduleLoad(sdmaComm_t comm, const char *textOrPath,
   return guarded(comm, [&] {
     auto made = std::make_unique<sdmaSchedule>();
     made->owner = comm;
+    made->multi = comm->multi != nullptr;
     Error error;
     if (comm->multi
             ? !comm->multi->loadSchedule(textOrPath, made->multiSchedule, error)
@@ -598,8 +597,8 @@ sdmaResult_t sdmaScheduleLaunch(sdmaSchedule_t schedule, void *const *buffers,
                       dataTypeName(static_cast<DataType>(datatype)) +
                       " do not fit 64 bits of bytes");
     Error error;
-    if (comm->multi ? comm->multi->launch(schedule->multiSchedule, list,
-                                          *bytes, stream, error)
+    if (comm->multi ? comm->multi->launch(schedule->multiSchedule, list, *bytes,
+                                          stream, error)
                     : comm->node->launch(schedule->schedule, list, *bytes,
                                          stream, error))
       return sdmaSuccess;

@@ -42,9 +42,10 @@ struct sdmaSchedule {
   sdma::rt::Communicator::Schedule schedule;
   /// On a multi-node communicator: the hierarchical schedule instead.
   sdma::rt::MultiNodeComm::Schedule multiSchedule;
+  bool multi = false; // (the owner may be destroyed before the schedule)
   /// Its buffers, whichever it is.
   const std::vector<sdma::rt::Buffer> &buffers() const {
-    return owner->multi ? multiSchedule.plan.buffers : schedule.buffers;
+    return multi ? multiSchedule.plan.buffers : schedule.buffers;
   }
 };
 

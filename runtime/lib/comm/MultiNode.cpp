@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/MultiNode.h"
+#include "comm/Collectives.h"
 #include "compile/KernelCache.h"
 #include "exec/FileBytes.h"
 #include "sdma/runtime/CheckedMath.h"
@@ -284,6 +285,12 @@ bool MultiNodeComm::load(const std::string &textOrPath, const std::string &name,
   std::optional<NodePlan> plan;
   if (ok && !(plan = NodePlan::parse(planText, why)))
     ok = false;
+  if (ok && (plan->ranks != ranks() || plan->localRanks != localRanks())) {
+    why = "the node plan is for " + std::to_string(plan->ranks) + " ranks of " +
+          std::to_string(plan->localRanks) + " per node, the job has " +
+          std::to_string(ranks()) + " of " + std::to_string(localRanks());
+    ok = false;
+  }
   if (!ok)
     local.fail(ErrorKind::InvalidArgument, "multi-node schedule: " + why);
   // The same text compiles the same everywhere; agree anyway, so that a
@@ -384,13 +391,35 @@ bool MultiNodeComm::launch(const Schedule &schedule,
                           " buffers, given " + std::to_string(buffers.size()));
   if (chunkBytes == 0)
     return error.fail(ErrorKind::InvalidArgument, "a chunk of 0 bytes");
+  // Every buffer is the node's symmetric memory of the plan's size: the node
+  // phases reach peers' copies, and the transport writes whole slices
+  // before any kernel's bounds check runs.
+  Error local;
+  for (size_t b = 0; b < buffers.size() && local.message.empty(); ++b) {
+    auto bytes =
+        checkedMul(static_cast<uint64_t>(plan.buffers[b].chunks), chunkBytes);
+    if (!bytes || !buffers[b] || !node_->isSymmetric(buffers[b], *bytes))
+      local.fail(ErrorKind::InvalidArgument,
+                 "buffer " + plan.buffers[b].name + " of " + plan.schedule +
+                     " on rank " + std::to_string(rank()) +
+                     " is not symmetric memory of the node (memAlloc or "
+                     "registerMemory) holding " +
+                     std::to_string(plan.buffers[b].chunks) + " chunks of " +
+                     std::to_string(chunkBytes) + " bytes");
+  }
   std::pair<std::string, size_t> signature{plan.schedule, chunkBytes};
   if (!checked_.count(signature)) {
-    if (!agree("the call (schedule " + plan.schedule + ", chunk bytes)",
+    // The first call of a signature: every rank's, and every rank's
+    // buffers, agreed (later calls trust the signature; a rank whose
+    // buffers are wrong then fails alone and its peers time out on it).
+    if (!agreeUnless(local, "whether every rank's buffers are valid", error) ||
+        !agree("the call (schedule " + plan.schedule + ", chunk bytes)",
                hashBytes(plan.schedule + "/" + std::to_string(chunkBytes)),
                error))
       return false;
     checked_.insert(signature);
+  } else if (!local.message.empty()) {
+    return error = local, false;
   }
   if (phaseMicros)
     phaseMicros->assign(plan.phases.size(), 0.0);
@@ -451,7 +480,9 @@ bool MultiNodeComm::builtin(const std::string &name,
     if (scratch_.size() <= k)
       scratch_.push_back({nullptr, 0});
     if (scratch_[k].second < *bytes) {
-      if (scratch_[k].first && !node_->memFree(scratch_[k].first, error))
+      // An earlier call's kernel may still use the old buffer.
+      if (scratch_[k].first && (!node_->synchronize(stream, error) ||
+                                !node_->memFree(scratch_[k].first, error)))
         return false;
       scratch_[k] = {nullptr, 0};
       if (!node_->memAlloc(*bytes, scratch_[k].first, error))
@@ -475,6 +506,13 @@ bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
   std::vector<void *> buffers{const_cast<void *>(send), recv};
   if (op == CommOp::AllGather)
     return builtin("all_gather", buffers, *bytes, stream, error);
+  auto total = checkedMul(*bytes, static_cast<uint64_t>(ranks()));
+  if (op == CommOp::AlltoAll && total && overlap(send, *total, recv, *total))
+    // Within a node, a rank's chunk lands in its peer's output while the
+    // peer still reads that chunk of its input.
+    return error.fail(ErrorKind::InvalidArgument,
+                      "AlltoAll on a multi-node communicator: the send and "
+                      "receive buffers overlap (in place is not supported)");
   if (op == CommOp::AlltoAll)
     return builtin("all_to_all", buffers, *bytes, stream, error);
   return error.fail(ErrorKind::InvalidUsage,

@@ -132,10 +132,12 @@ _OPS = {"all_gather": 0, "all_to_all": 1, "broadcast": 2, "scatter": 3,
 
 
 class MpiTransport:
-    """MPI (mpi4py) as a multi-node communicator's transport: a group is
-    Irecv/Isend of every op, the k-th message of a pair tagged k, then a
-    wait that gives up after `timeout_ms`, naming the peer it waits for.
-    Host memory only (sdma stages a GPU's buffers)."""
+    """MPI (mpi4py) as a multi-node communicator's transport, on a duplicate
+    of `comm` (sdma's messages never match the job's): a group is
+    Irecv/Isend of every op, the k-th message of a pair tagged with the
+    group's epoch and k, then a wait that gives up after `timeout_ms`,
+    naming the peer it waits for, and withdraws what is left posted. Host
+    memory only (sdma stages a GPU's buffers)."""
 
     name = "mpi"
     device_memory = False
@@ -145,40 +147,63 @@ class MpiTransport:
             from mpi4py import MPI
 
             comm = MPI.COMM_WORLD
-        self.comm = comm
-        self.rank = comm.Get_rank()
-        self.world_size = comm.Get_size()
+        self.comm = comm.Dup()
+        self.rank = self.comm.Get_rank()
+        self.world_size = self.comm.Get_size()
         self.timeout_ms = timeout_ms
+        self._epoch = 0
 
     def exchange(self, ops):
+        """Runs `ops`, each (send, peer, address, nbytes, host), as one
+        group; raises SdmaError on a timeout or a message of a wrong size."""
         import ctypes
         import time
 
         from mpi4py import MPI
 
-        requests, peers, seen = [], [], {}
+        epoch = self._epoch % 8
+        self._epoch += 1
+        if len(ops) > 4096:
+            raise SdmaError("MPI transport: over 4096 messages in a group", 4)
+        posted, seen = [], {}
         # Receives first, so that a peer's send finds its match posted.
-        for send, peer, address, size in sorted(ops, key=lambda op: op[0]):
-            tag = seen.get((peer, send), 0)
-            seen[(peer, send)] = tag + 1
+        for op in sorted(ops, key=lambda op: op[0]):
+            send, peer, address, size = op[:4]
+            k = seen.get((peer, send), 0)
+            seen[(peer, send)] = k + 1
             buffer = (ctypes.c_char * size).from_address(address) if size \
                 else bytearray()
             post = self.comm.Isend if send else self.comm.Irecv
-            requests.append(post([buffer, MPI.BYTE], peer, tag))
-            peers.append((send, peer))
+            posted.append((post([buffer, MPI.BYTE], peer, epoch * 4096 + k),
+                           send, peer, size))
         deadline = time.monotonic() + self.timeout_ms / 1000.0
-        done = [False] * len(requests)
-        while not all(done):
-            for i, request in enumerate(requests):
-                if not done[i]:
-                    done[i] = request.Test()
-            if not all(done) and time.monotonic() > deadline:
-                send, peer = peers[done.index(False)]
-                raise SdmaError("MPI transport: rank %d: timed out after %d "
-                                "ms; %s rank %d" % (
-                                    self.rank, self.timeout_ms,
-                                    "no receive posted by" if send else
-                                    "nothing arrived from", peer), 6)
+        pending = list(posted)
+        try:
+            while pending:
+                left = []
+                for request, send, peer, size in pending:
+                    status = MPI.Status()
+                    if not request.Test(status):
+                        left.append((request, send, peer, size))
+                    elif not send and status.Get_count(MPI.BYTE) != size:
+                        raise SdmaError(
+                            "MPI transport: rank %d: %d bytes from rank %d "
+                            "where %d were expected" % (
+                                self.rank, status.Get_count(MPI.BYTE), peer,
+                                size), 6)
+                pending = left
+                if pending and time.monotonic() > deadline:
+                    _, send, peer, _ = pending[0]
+                    raise SdmaError(
+                        "MPI transport: rank %d: timed out after %d ms; %s "
+                        "rank %d" % (self.rank, self.timeout_ms,
+                                     "no receive posted by" if send else
+                                     "nothing arrived from", peer), 6)
+        except SdmaError:
+            for request, _, _, _ in pending:
+                request.Cancel()
+                request.Free()
+            raise
 
 
 class Communicator(PointToPoint):

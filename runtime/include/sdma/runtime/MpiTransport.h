@@ -35,10 +35,20 @@ class MpiTransport : public Transport {
 public:
   /// `comm`: the job's communicator (its ranks node-major); waits give up
   /// after `timeoutMs`.
-  MpiTransport(MPI_Comm comm, uint64_t timeoutMs) : context_{comm, timeoutMs} {
-    MPI_Comm_rank(comm, &rank_);
-    MPI_Comm_size(comm, &ranks_);
+  /// (Collective over `comm`: sdma's messages travel on a duplicate of it,
+  /// freed with the transport.)
+  MpiTransport(MPI_Comm comm, uint64_t timeoutMs)
+      : context_{MPI_COMM_NULL, timeoutMs, 0} {
+    MPI_Comm_dup(comm, &context_.comm);
+    MPI_Comm_rank(context_.comm, &rank_);
+    MPI_Comm_size(context_.comm, &ranks_);
   }
+  ~MpiTransport() override {
+    if (context_.comm != MPI_COMM_NULL)
+      MPI_Comm_free(&context_.comm);
+  }
+  MpiTransport(const MpiTransport &) = delete;
+  MpiTransport &operator=(const MpiTransport &) = delete;
 
   int rank() const override { return rank_; }
   int ranks() const override { return ranks_; }
