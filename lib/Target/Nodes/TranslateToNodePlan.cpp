@@ -122,6 +122,10 @@ LogicalResult NodeSplitter::place(Operation *op, Phase &phase) {
     return diag;
   }
   PhaseKind kind = network ? PhaseKind::Network : PhaseKind::Local;
+  if (onNodes.empty() && phase.kind == PhaseKind::Network)
+    return op->emitOpError("on every rank in a phase of network copies: "
+                           "they run as one group, unordered; separate "
+                           "phases with sdma.barrier");
   if (phase.kind != PhaseKind::Empty && phase.kind != kind) {
     InFlightDiagnostic diag =
         op->emitOpError()
@@ -153,7 +157,9 @@ LogicalResult NodeSplitter::place(Operation *op, Phase &phase) {
 
 FailureOr<std::string> NodeSplitter::nodeSchedule(ArrayRef<Operation *> ops,
                                                   int64_t node, size_t phase) {
-  if (ops.empty())
+  // Nothing to do (a fence on every rank alone orders nothing here): no
+  // kernel for this node in this phase.
+  if (llvm::all_of(ops, [](Operation *op) { return isa<FenceOp>(op); }))
     return std::string();
   MLIRContext *context = schedule.getContext();
   OpBuilder builder(context);

@@ -43,3 +43,13 @@ sdma.schedule @s ranks(%R = 4) buffers(%in : 1, %out : 1, %tmp : 1) attributes {
 sdma.schedule @s ranks(%R = 4) buffers(%in : 1, %out : 1) {
   sdma.copy %in[0, 1] on 1 -> %out[0, 1] on 0
 }
+
+// -----
+
+// A fence on every rank cannot order network copies (one unordered group).
+sdma.schedule @s ranks(%R = 4) buffers(%in : 1, %out : 1) attributes {local_ranks = 2} {
+  sdma.copy %in[0, 1] on 0 -> %out[0, 1] on 2
+  // expected-error @+1 {{on every rank in a phase of network copies: they run as one group, unordered; separate phases with sdma.barrier}}
+  sdma.fence
+  sdma.copy %in[0, 1] on 3 -> %out[0, 1] on 1
+}
