@@ -47,6 +47,10 @@ public:
   /// and nothing is left half made.
   bool run(bool planned, const CollectivePlan &plan, const Error &refused,
            void *stream, Error &error);
+  /// One rank: every built-in collective (not all-to-allv) is its input
+  /// chunk copied to its output, which the device copies at copy speed (no
+  /// kernel, no barrier; capturable), or nothing where they are one.
+  bool single(const Call &call, void *stream, Error &error);
   /// Launches `call` of instance `index` on the path chosen for it.
   bool launch(int index, const Call &call, void *stream, Error &error);
   /// False, with the failure, once a kernel of the communicator (a
@@ -202,6 +206,11 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
   }
   if (plan.nothing)
     return true; // as NCCL: a call with nothing to move succeeds
+  // One rank, the path left to sdma: a copy (an explicit ldst or dma is
+  // honoured: it names the mechanism).
+  if (ranks == 1 && options.path == "auto" &&
+      plan.schedule.rfind("all_to_allv", 0) != 0)
+    return single(plan.call, stream, error);
   const Arithmetic *arithmetic = plan.arithmetic ? &*plan.arithmetic : nullptr;
   std::string key = ProgramCache::key(plan.schedule, plan.root, arithmetic);
   int index = programs->find(key);
@@ -218,6 +227,35 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
   if (!p2p->healthy(error))
     return error.context("the communicator has failed");
   return launch(index, call, stream, error);
+}
+
+bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
+  {
+    std::lock_guard<std::mutex> lock(lastPathMutex);
+    lastPath = "copy (auto: one rank, the collective is its input, copied by "
+               "the device)";
+  }
+  // In place (one buffer, or the same one twice): already there.
+  if (call.buffers.size() < 2 || call.buffers[0] == call.buffers[1])
+    return true;
+  const void *from = call.buffers[0];
+  void *to = const_cast<void *>(call.buffers[1]);
+  // What the kernel's launch checks, the copy checks: both buffers are
+  // this rank's symmetric memory, whole.
+  for (const void *buffer : {from, static_cast<const void *>(to)})
+    if (!buffer || !heap->contains(buffer, call.chunkBytes))
+      return error.fail(
+          ErrorKind::InvalidArgument,
+          std::string(buffer == from ? "the send" : "the receive") +
+              " buffer is not symmetric memory of " +
+              std::to_string(call.chunkBytes) +
+              " bytes (memAlloc or registerMemory)");
+  if (!p2p->healthy(error))
+    return error.context("the communicator has failed");
+  std::string why;
+  if (!device->copy(to, from, call.chunkBytes, stream, why))
+    return error.fail(deviceKind(), why);
+  return true;
 }
 
 bool Communicator::Impl::launch(int index, const Call &call, void *stream,
