@@ -1,11 +1,13 @@
-"""The Python package across simulated nodes, under mpirun: a
-Communicator.multi_node over sdma.MpiTransport (mpi4py), LOCAL ranks per
-node; every collective it serves on tensors from comm.empty(), every
-element compared with torch's own computation; a collective it does not
-serve raises SdmaError and the communicator still works; a transport whose
-exchange raises fails the call with its message.
+"""The Python package across simulated nodes: a Communicator.multi_node
+over sdma.MpiTransport (mpi4py, under mpirun) or sdma.TorchTransport
+(torch.distributed's gloo, processes spawned here as torchrun would, with
+LOCAL_WORLD_SIZE giving the ranks per node); every collective it serves on
+tensors from comm.empty(), every element compared with torch's own
+computation; a collective it does not serve raises SdmaError and the
+communicator still works.
 
 usage: mpirun -np N multinode.py LOCAL
+       multinode.py LOCAL torch NPROC
 """
 import os
 import sys
@@ -14,15 +16,18 @@ import traceback
 sys.path.insert(0, os.environ["SDMA_PYTHON"])
 
 
-def main():
+def main(transport=None):
     import torch
     import sdma
-    from mpi4py import MPI
 
-    world = MPI.COMM_WORLD
+    if transport is None:
+        from mpi4py import MPI
+
+        transport = sdma.MpiTransport(MPI.COMM_WORLD, timeout_ms=10000)
+    # local_ranks 0: the launcher's (LOCAL_WORLD_SIZE with torch here).
     comm = sdma.Communicator.multi_node(
-        sdma.MpiTransport(world, timeout_ms=10000),
-        local_ranks=int(sys.argv[1]), device="cpu")
+        transport, local_ranks=0 if transport.name == "torch" else
+        int(sys.argv[1]), device="cpu")
     r, n = comm.rank, comm.world_size
     count = 40
 
@@ -56,12 +61,47 @@ def main():
     comm.all_gather_into_tensor(out, inp[:count])
     assert torch.equal(out, torch.cat([e[:count] for e in every])), \
         "all-gather after a refusal"
-    print("rank %d of %d (node %d): every element as torch computes it" %
-          (r, n, r // int(sys.argv[1])), flush=True)
+    print("rank %d of %d (node %d, %s transport): every element as torch "
+          "computes it" % (r, n, r // int(sys.argv[1]), transport.name),
+          flush=True)
     comm.destroy()
 
 
+def spawned(rank, world, local, port):
+    """One rank as torchrun starts it: its environment, gloo, then main()."""
+    try:
+        import torch.distributed as dist
+        import sdma
+
+        os.environ["LOCAL_WORLD_SIZE"] = str(local)
+        os.environ["LOCAL_RANK"] = str(rank % local)
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" %
+                                port, rank=rank, world_size=world)
+        main(sdma.TorchTransport())
+        dist.destroy_process_group()
+    except Exception:  # noqa: BLE001
+        traceback.print_exc()
+        sys.stdout.flush()
+        os._exit(1)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[2] == "torch":
+        import multiprocessing as mp
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        world, local = int(sys.argv[3]), int(sys.argv[1])
+        procs = [mp.get_context("spawn").Process(
+            target=spawned, args=(r, world, local, port))
+            for r in range(world)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(timeout=300)
+        sys.exit(max(p.exitcode or 0 for p in procs))
     try:
         main()
     except Exception:  # noqa: BLE001

@@ -25,7 +25,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 #: sdma's version (sdma.h's SDMA_MAJOR.MINOR.PATCH; the tools print it too).
 __version__ = _sdma.__version__
 
-__all__ = ["Communicator", "MpiTransport", "P2POp", "ReduceOp", "Schedule", "SdmaError",
+__all__ = ["Communicator", "MpiTransport", "TorchTransport", "P2POp", "ReduceOp", "Schedule", "SdmaError",
            "Work", "get_unique_id", "irecv", "isend"]
 
 
@@ -204,6 +204,56 @@ class MpiTransport:
                 request.Cancel()
                 request.Free()
             raise
+
+
+class TorchTransport:
+    """torch.distributed's point-to-point (a process group whose backend
+    sends CPU tensors: gloo, or MPI) as a multi-node communicator's
+    transport, for jobs torchrun starts: a group is irecv/isend of every op
+    on uint8 tensors over sdma's buffers, the k-th message of a pair tagged
+    with the group's epoch and k, then every request waited on (bounded by
+    the process group's own timeout). Host memory only (sdma stages a GPU's
+    buffers)."""
+
+    name = "torch"
+    device_memory = False
+
+    def __init__(self, group=None):
+        import torch.distributed as dist
+
+        self.group = group
+        self.rank = dist.get_rank(group)
+        self.world_size = dist.get_world_size(group)
+        self._epoch = 0
+
+    def exchange(self, ops):
+        """Runs `ops`, each (send, peer, address, nbytes, host), as one
+        group; raises SdmaError if torch.distributed fails."""
+        import ctypes
+
+        import torch
+        import torch.distributed as dist
+
+        epoch = self._epoch % 8
+        self._epoch += 1
+        requests, seen = [], {}
+        try:
+            for op in sorted(ops, key=lambda op: op[0]):
+                send, peer, address, size = op[:4]
+                k = seen.get((peer, send), 0)
+                seen[(peer, send)] = k + 1
+                if not size:
+                    continue
+                tensor = torch.frombuffer(
+                    (ctypes.c_char * size).from_address(address),
+                    dtype=torch.uint8)
+                post = dist.isend if send else dist.irecv
+                requests.append(post(tensor, peer, group=self.group,
+                                     tag=epoch * 4096 + k))
+            for request in requests:
+                request.wait()
+        except RuntimeError as e:
+            raise SdmaError("torch transport: rank %d: %s" % (self.rank, e), 6)
 
 
 class Communicator(PointToPoint):
