@@ -235,6 +235,8 @@ bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
     lastPath = "copy (auto: one rank, the collective is its input, copied by "
                "the device)";
   }
+  if (!p2p->healthy(error))
+    return error.context("the communicator has failed");
   // In place (one buffer, or the same one twice): already there.
   if (call.buffers.size() < 2 || call.buffers[0] == call.buffers[1])
     return true;
@@ -250,8 +252,6 @@ bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
               " buffer is not symmetric memory of " +
               std::to_string(call.chunkBytes) +
               " bytes (memAlloc or registerMemory)");
-  if (!p2p->healthy(error))
-    return error.context("the communicator has failed");
   std::string why;
   if (!device->copy(to, from, call.chunkBytes, stream, why))
     return error.fail(deviceKind(), why);
