@@ -13,8 +13,8 @@
 #include "sdma/Target/HIP.h"
 #include "sdma/Target/JSON.h"
 #include "sdma/Target/MSCCL.h"
-#include "sdma/Target/Packets.h"
 #include "sdma/Target/NodePlan.h"
+#include "sdma/Target/Packets.h"
 #include "sdma/Target/Plan.h"
 
 #include "mlir/IR/AsmState.h"

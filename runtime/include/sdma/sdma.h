@@ -192,8 +192,8 @@ typedef struct {
    * `stream`: a pair's messages match in the order each side lists them.
    * sdmaSuccess, or a result with why in `message` (NUL-terminated, at most
    * `messageBytes`). A wait that never completes must time out. */
-  sdmaResult_t (*exchange)(void *context, const sdmaTransportOp *ops,
-                           int count, sdmaStream_t stream, char *message,
+  sdmaResult_t (*exchange)(void *context, const sdmaTransportOp *ops, int count,
+                           sdmaStream_t stream, char *message,
                            size_t messageBytes);
 } sdmaTransport_t;
 

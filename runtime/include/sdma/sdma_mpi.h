@@ -87,7 +87,7 @@ static inline sdmaResult_t sdmaMpiExchange(void *context,
   int *done;
   double deadline;
   unsigned epoch = mpi->epoch++ & 7u; /* every rank counts every group */
-  (void)stream; /* host memory: run now */
+  (void)stream;                       /* host memory: run now */
   if (count <= 0)
     return sdmaSuccess;
   MPI_Comm_rank(mpi->comm, &rank);
@@ -124,12 +124,11 @@ static inline sdmaResult_t sdmaMpiExchange(void *context,
         tag += ops[j].peer == op->peer && (ops[j].send != 0) == (op->send != 0);
       rc = op->send ? MPI_Isend(op->buffer, (int)op->bytes, MPI_BYTE, op->peer,
                                 tag, mpi->comm, &requests[i])
-                    : MPI_Irecv(op->buffer, (int)op->bytes, MPI_BYTE,
-                                op->peer, tag, mpi->comm, &requests[i]);
+                    : MPI_Irecv(op->buffer, (int)op->bytes, MPI_BYTE, op->peer,
+                                tag, mpi->comm, &requests[i]);
       if (rc != MPI_SUCCESS) {
         if (message && bytes)
-          snprintf(message, bytes, "posting a message with rank %d",
-                   op->peer);
+          snprintf(message, bytes, "posting a message with rank %d", op->peer);
         sdmaMpiWithdraw_(requests, done, count);
         free(requests);
         free(done);
@@ -169,12 +168,11 @@ static inline sdmaResult_t sdmaMpiExchange(void *context,
       for (i = 0; i < count && done[i]; ++i)
         ;
       if (message && bytes)
-        snprintf(message, bytes,
-                 "rank %d: timed out after %llu ms; %s rank %d%s", rank,
-                 mpi->timeoutMs ? mpi->timeoutMs : 30000ull,
-                 ops[i].send ? "no receive posted by" : "nothing arrived from",
-                 ops[i].peer,
-                 count - finished > 1 ? " (and more messages)" : "");
+        snprintf(
+            message, bytes, "rank %d: timed out after %llu ms; %s rank %d%s",
+            rank, mpi->timeoutMs ? mpi->timeoutMs : 30000ull,
+            ops[i].send ? "no receive posted by" : "nothing arrived from",
+            ops[i].peer, count - finished > 1 ? " (and more messages)" : "");
       sdmaMpiWithdraw_(requests, done, count);
       free(requests);
       free(done);

@@ -1,4 +1,5 @@
-/*===- sdma_nccl.h - NCCL as a multi-node communicator's transport --*- C -*-===*\
+/*===- sdma_nccl.h - NCCL as a multi-node communicator's transport --*- C
+-*-===*\
 |*                                                                            *|
 |* Part of sdma, a compiler for GPU collective-communication schedules.       *|
 |*                                                                            *|
@@ -42,8 +43,8 @@ typedef struct {
  * "device memory" is host memory) the host buffers are handed over as
  * they are. */
 static inline sdmaResult_t sdmaNcclGroup_(sdmaNcclContext *nccl,
-                                          const sdmaTransportOp *ops,
-                                          int count, void *const *buffers,
+                                          const sdmaTransportOp *ops, int count,
+                                          void *const *buffers,
                                           cudaStream_t stream, char *message,
                                           size_t bytes) {
   ncclResult_t result = ncclGroupStart(), closed;

@@ -33,17 +33,15 @@ json validPlan() {
       {"nodes", 2},
       {"collective",
        {{"kind", "all_gather"}, {"input", "input"}, {"output", "output"}}},
-      {"buffers",
-       json::array({{{"name", "input"}, {"chunks", 1}},
-                    {{"name", "output"}, {"chunks", 4}}})},
+      {"buffers", json::array({{{"name", "input"}, {"chunks", 1}},
+                               {{"name", "output"}, {"chunks", 4}}})},
       {"phases",
        json::array(
            {{{"kind", "network"},
-             {"transfers",
-              json::array({{{"src", slice(0, "input", 0)},
-                            {"dst", slice(2, "output", 0)}},
-                           {{"src", slice(2, "input", 0)},
-                            {"dst", slice(0, "output", 2)}}})}},
+             {"transfers", json::array({{{"src", slice(0, "input", 0)},
+                                         {"dst", slice(2, "output", 0)}},
+                                        {{"src", slice(2, "input", 0)},
+                                         {"dst", slice(0, "output", 2)}}})}},
             {{"kind", "local"},
              {"schedules", json::array({"sdma.schedule @n0 ...", ""})}}})}};
 }
