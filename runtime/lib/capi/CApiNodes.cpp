@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "capi/CApiCommon.h"
+#include "sdma/runtime/CTransport.h"
 
 using namespace sdma::rt;
 using namespace sdma::capi;
@@ -30,25 +31,15 @@ public:
 
   bool exchange(const std::vector<TransportOp> &ops, void *stream,
                 Error &error) override {
-    std::vector<sdmaTransportOp> list;
-    list.reserve(ops.size());
-    for (const TransportOp &op : ops)
-      list.push_back({op.send ? 1 : 0, op.peer, op.buffer,
-                      static_cast<size_t>(op.bytes), op.host ? 1 : 0});
-    char message[1024] = {0};
-    sdmaResult_t result = transport_.exchange(transport_.context, list.data(),
-                                              static_cast<int>(list.size()),
-                                              stream, message, sizeof(message));
+    std::string message;
+    sdmaResult_t result = exchangeThroughC(
+        transport_.exchange, transport_.context, ops, stream, message);
     if (result == sdmaSuccess)
       return true;
-    message[sizeof(message) - 1] = 0;
-    ErrorKind kind = result == sdmaInvalidArgument ? ErrorKind::InvalidArgument
-                     : result == sdmaInvalidUsage  ? ErrorKind::InvalidUsage
-                     : result == sdmaSystemError   ? ErrorKind::System
-                                                   : ErrorKind::Remote;
-    return error.fail(kind,
-                      name_ + " transport: " +
-                          (message[0] ? message : sdmaGetErrorString(result)));
+    return error.fail(
+        transportErrorKind(result),
+        name_ + " transport: " +
+            (message.empty() ? sdmaGetErrorString(result) : message));
   }
 
 private:

@@ -131,6 +131,19 @@ _OPS = {"all_gather": 0, "all_to_all": 1, "broadcast": 2, "scatter": 3,
         "gather": 4}
 
 
+def _tagged(ops, epoch):
+    """A group's ops in posting order, receives first (a peer's send then
+    finds its match posted), each (send, peer, address, nbytes, tag): the
+    k-th message of a pair tagged epoch * 4096 + k, as sdma_mpi.h tags
+    them."""
+    seen = {}
+    for op in sorted(ops, key=lambda op: op[0]):
+        send, peer, address, size = op[:4]
+        k = seen.get((peer, send), 0)
+        seen[(peer, send)] = k + 1
+        yield send, peer, address, size, epoch * 4096 + k
+
+
 class MpiTransport:
     """MPI (mpi4py) as a multi-node communicator's transport, on a duplicate
     of `comm` (sdma's messages never match the job's): a group is
@@ -165,17 +178,13 @@ class MpiTransport:
         self._epoch += 1
         if len(ops) > 4096:
             raise SdmaError("MPI transport: over 4096 messages in a group", 4)
-        posted, seen = [], {}
-        # Receives first, so that a peer's send finds its match posted.
-        for op in sorted(ops, key=lambda op: op[0]):
-            send, peer, address, size = op[:4]
-            k = seen.get((peer, send), 0)
-            seen[(peer, send)] = k + 1
+        posted = []
+        for send, peer, address, size, tag in _tagged(ops, epoch):
             buffer = (ctypes.c_char * size).from_address(address) if size \
                 else bytearray()
             post = self.comm.Isend if send else self.comm.Irecv
-            posted.append((post([buffer, MPI.BYTE], peer, epoch * 4096 + k),
-                           send, peer, size))
+            posted.append((post([buffer, MPI.BYTE], peer, tag), send, peer,
+                           size))
         deadline = time.monotonic() + self.timeout_ms / 1000.0
         pending = list(posted)
         try:
@@ -236,20 +245,16 @@ class TorchTransport:
 
         epoch = self._epoch % 8
         self._epoch += 1
-        requests, seen = [], {}
+        requests = []
         try:
-            for op in sorted(ops, key=lambda op: op[0]):
-                send, peer, address, size = op[:4]
-                k = seen.get((peer, send), 0)
-                seen[(peer, send)] = k + 1
+            for send, peer, address, size, tag in _tagged(ops, epoch):
                 if not size:
                     continue
                 tensor = torch.frombuffer(
                     (ctypes.c_char * size).from_address(address),
                     dtype=torch.uint8)
                 post = dist.isend if send else dist.irecv
-                requests.append(post(tensor, peer, group=self.group,
-                                     tag=epoch * 4096 + k))
+                requests.append(post(tensor, peer, group=self.group, tag=tag))
             for request in requests:
                 request.wait()
         except RuntimeError as e:

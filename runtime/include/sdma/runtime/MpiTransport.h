@@ -17,6 +17,7 @@
 #ifndef SDMA_RUNTIME_MPITRANSPORT_H
 #define SDMA_RUNTIME_MPITRANSPORT_H
 
+#include "sdma/runtime/CTransport.h"
 #include "sdma/runtime/Transport.h"
 
 // MPI's C interface only (OpenMPI's and MPICH's C++ bindings are
@@ -57,21 +58,12 @@ public:
 
   bool exchange(const std::vector<TransportOp> &ops, void *stream,
                 Error &error) override {
-    std::vector<sdmaTransportOp> list;
-    list.reserve(ops.size());
-    for (const TransportOp &op : ops)
-      list.push_back({op.send ? 1 : 0, op.peer, op.buffer,
-                      static_cast<size_t>(op.bytes), op.host ? 1 : 0});
-    char message[512] = {0};
+    std::string message;
     sdmaResult_t result =
-        sdmaMpiExchange(&context_, list.data(), static_cast<int>(list.size()),
-                        stream, message, sizeof(message));
+        exchangeThroughC(sdmaMpiExchange, &context_, ops, stream, message);
     if (result == sdmaSuccess)
       return true;
-    return error.fail(result == sdmaInvalidArgument ? ErrorKind::InvalidArgument
-                      : result == sdmaSystemError   ? ErrorKind::System
-                                                    : ErrorKind::Remote,
-                      std::string("MPI transport: ") + message);
+    return error.fail(transportErrorKind(result), "MPI transport: " + message);
   }
 
 private:
