@@ -38,20 +38,22 @@ namespace {
 /// One access of a data op to a run of chunks. A packed segment of
 /// sdma.copyv (its offset a prefix sum known only at run time) spans the
 /// whole buffer here but is disjoint from the other segments of the same
-/// count-table row: `table` >= 0 names that row and `segment` the entry.
+/// count-table row laid out in the same form (packed or expert-major):
+/// `table` >= 0 names that row, `segment` the entry and `form` the layout.
+/// An offset read from one entry (`at`) may lie anywhere: no table.
 struct Access {
   unsigned node;
   int64_t rank;
   unsigned buffer;
   int64_t begin, end;
   bool write;
-  int64_t table = -1, tableRank = -1, segment = -1;
+  int64_t table = -1, tableRank = -1, segment = -1, form = -1;
   /// The destination of sdma.reduce: its operator's code, else -1.
   int accumulate = -1;
 
   bool disjointSegments(const Access &o) const {
     return table >= 0 && table == o.table && tableRank == o.tableRank &&
-           segment != o.segment;
+           form == o.form && segment != o.segment;
   }
   /// Two reduces into the same slice with the same operator accumulate:
   /// they commute, so they need no order.
@@ -131,13 +133,19 @@ void ScheduleVerifier::addCopyvAccesses(unsigned node, CopyvOp op,
           side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
       Value table = side ? op.getTargetPrefix() : op.getSourcePrefix();
       int64_t index = field(prefixRank + 1);
-      if (index > 0)
-        accesses.push_back(
-            {node, field(prefixRank), bufferIndex(table), 0, index, false});
+      // A prefix (plain or expert-major) reads the entries before j; `at`
+      // reads entry j.
+      bool at = op.getTableForm(side) == CopyvOp::kAt;
+      if (index > 0 || at)
+        accesses.push_back({node, field(prefixRank), bufferIndex(table),
+                            at ? index : 0, index + (at ? 1 : 0), false});
       data.end = *schedule.getBufferChunks(buffer, ranks);
-      data.table = bufferIndex(table);
-      data.tableRank = field(prefixRank);
-      data.segment = index;
+      if (!at) {
+        data.table = bufferIndex(table);
+        data.tableRank = field(prefixRank);
+        data.segment = index;
+        data.form = op.getTableForm(side);
+      }
     } else {
       data.begin =
           field(side ? CopyvOp::kTargetOffset : CopyvOp::kSourceOffset);

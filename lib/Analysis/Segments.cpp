@@ -11,6 +11,17 @@
 //                     = in[sum_{q<p} send[q] of r, +n) of r,
 // Where a receive-count table is named (required when packed), recv[r] of
 // p must hold send[p] of r at the end.
+// The MoE pair, E experts per rank, A the major alignment:
+//   all_to_allv_2d (dispatch, send rank-major, recv expert-major):
+//                   out[sum_{g<e} pad_A(sum_q send[p*E+g] of q)
+//                       + sum_{q<r} send[p*E+e] of q, +n) of p
+//                     = in[sum_{i<p*E+e} send[i] of r, +n) of r,
+//                   n = send[p*E+e] of r = recv[e*R+r] of p;
+//   all_to_allv_2d_offset (combine, from expert rank p to token rank r;
+//                   send on p holds splits[e*R+r] then offsets at E*R+..):
+//                   out[sum_{i<p*E+e} splits[(i%E)*R+r] of i/E, +n) of r
+//                     = in[offsets[e*R+r] of p, +n) of p,
+//                   n = splits[e*R+r] of p = recv[p*E+e] of r.
 // A copyv's offsets are read as expressions over the count-table symbols
 // its reads see, so a packed layout is proved when the exchange phase put
 // the right counts where the data phase reads them, in the right order.
@@ -42,9 +53,49 @@ std::string SegmentTracker::describe(const Symbol &symbol) {
 
 std::string SegmentTracker::describe(const SymbolicOffset &offset) {
   std::string text = std::to_string(offset.constant);
+  for (const std::vector<Symbol> &group : offset.groups) {
+    text += " + pad" + std::to_string(offset.align) + "(";
+    for (auto [i, term] : llvm::enumerate(group))
+      text += (i ? " + " : "") + describe(term);
+    text += ")";
+  }
   for (const Symbol &term : offset.terms)
     text += " + " + describe(term);
   return text;
+}
+
+SymbolicOffset SegmentTracker::tableOffset(CopyvOp op, unsigned side,
+                                           const SymbolicMemory &memory) {
+  auto field = [&](unsigned i) { return *op.getConstantField(i); };
+  SymbolicOffset offset;
+  if (!op.getPacked()[side]) {
+    offset.constant =
+        field(side ? CopyvOp::kTargetOffset : CopyvOp::kSourceOffset);
+    return offset;
+  }
+  unsigned rank = side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
+  const std::vector<Symbol> &row =
+      memory[field(rank)]
+            [bufferIndex(side ? op.getTargetPrefix() : op.getSourcePrefix())];
+  int64_t j = field(rank + 1);
+  switch (op.getTableForm(side)) {
+  case CopyvOp::kPrefix:
+    offset.terms.assign(row.begin(), row.begin() + j);
+    break;
+  case CopyvOp::kAt:
+    offset.terms.push_back(row[j]);
+    break;
+  case CopyvOp::kExpertMajor: {
+    int64_t group = j / ranks;
+    for (int64_t g = 0; g < group; ++g)
+      offset.groups.emplace_back(row.begin() + g * ranks,
+                                 row.begin() + (g + 1) * ranks);
+    offset.terms.assign(row.begin() + group * ranks, row.begin() + j);
+    offset.align = schedule.getMajorAlignment();
+    break;
+  }
+  }
+  return offset;
 }
 
 LogicalResult SegmentTracker::checkLayout() {
@@ -52,13 +103,26 @@ LogicalResult SegmentTracker::checkLayout() {
   unsigned out = *schedule.getCollectiveOutput();
   unsigned send = *schedule.getCollectiveSendCounts();
   std::optional<unsigned> recv = schedule.getCollectiveRecvCounts();
-  for (std::optional<unsigned> table : {std::optional<unsigned>(send), recv})
-    if (table && chunksOf(*table) < ranks)
-      return schedule.emitOpError("implements all_to_allv but count table '")
+  StringRef kind = *schedule.getCollective();
+  bool moe = kind.starts_with("all_to_allv_2d");
+  if (moe && !schedule.getExpertCount())
+    return schedule.emitOpError("implements ")
+           << kind << " but binds no expert count: pass sdma-unroll experts=E";
+  int64_t experts = schedule.getExpertCount().value_or(1);
+  // The combine's send table holds the splits, then their offsets.
+  int64_t sendEntries = (kind == "all_to_allv_2d_offset" ? 2 : 1) * experts;
+  for (auto [table, perRank] : {std::pair(std::optional<unsigned>(send),
+                                          sendEntries),
+                                std::pair(recv, experts)})
+    if (table && chunksOf(*table) < ranks * perRank)
+      return schedule.emitOpError("implements ")
+             << kind << " but count table '"
              << schedule.getBufferName(schedule.getBufferArgs()[*table])
              << "' has " << chunksOf(*table) << " entries, fewer than the "
-             << ranks << " ranks";
-  bool packed = schedule.getCollective() == "all_to_allv_packed";
+             << ranks * perRank << " it needs ("
+             << (perRank == 1 ? "" : std::to_string(perRank) + " x ")
+             << ranks << " ranks)";
+  bool packed = kind != "all_to_allv";
   if (!packed && (chunksOf(out) % ranks || chunksOf(in) != chunksOf(out)))
     return schedule.emitOpError("implements all_to_allv with capacity slots "
                                 "but its buffers have ")
@@ -83,21 +147,7 @@ LogicalResult SegmentTracker::checkLayout() {
 
 LogicalResult SegmentTracker::record(CopyvOp op, SymbolicMemory &memory) {
   auto field = [&](unsigned i) { return *op.getConstantField(i); };
-  auto offsetOf = [&](unsigned side) {
-    SymbolicOffset offset;
-    if (!op.getPacked()[side]) {
-      offset.constant =
-          field(side ? CopyvOp::kTargetOffset : CopyvOp::kSourceOffset);
-      return offset;
-    }
-    unsigned rank =
-        side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
-    const std::vector<Symbol> &row =
-        memory[field(rank)]
-              [bufferIndex(side ? op.getTargetPrefix() : op.getSourcePrefix())];
-    offset.terms.assign(row.begin(), row.begin() + field(rank + 1));
-    return offset;
-  };
+  auto offsetOf = [&](unsigned side) { return tableOffset(op, side, memory); };
   std::optional<StringRef> kind = schedule.getCollective();
   unsigned source = bufferIndex(op.getSource());
   unsigned target = bufferIndex(op.getTarget());
@@ -112,19 +162,27 @@ LogicalResult SegmentTracker::record(CopyvOp op, SymbolicMemory &memory) {
 
   int64_t targetRank = field(CopyvOp::kTargetRank);
   Written &w = written[{targetRank, target}];
-  int64_t table = -1, tableRank = -1;
+  int64_t table = -1, tableRank = -1, form = -1;
   if (op.isTargetPacked()) {
     table = bufferIndex(op.getTargetPrefix());
     tableRank = field(CopyvOp::kTargetPrefixRank);
+    form = op.getTableForm(1);
   }
-  if (!w.segments.empty() && (w.table != table || w.tableRank != tableRank))
+  if (!w.segments.empty() &&
+      (w.table != table || w.tableRank != tableRank || w.form != form))
     return op.emitOpError("lays out '")
            << schedule.getBufferName(op.getTarget()) << "' on rank "
            << targetRank
            << " differently from an earlier sdma.copyv (fixed slots and "
-              "packed segments, or segments of different count tables): "
-              "the verifier cannot tell that they do not overlap";
-  w.table = table, w.tableRank = tableRank;
+              "packed segments, segments of different count tables, or "
+              "of different forms): the verifier cannot tell that they do "
+              "not overlap";
+  if (form == CopyvOp::kAt)
+    return op.emitOpError("writes '")
+           << schedule.getBufferName(op.getTarget())
+           << "' at offsets read from a table ('at'): the verifier cannot "
+              "tell that such segments do not overlap; 'at' is for sources";
+  w.table = table, w.tableRank = tableRank, w.form = form;
   SymbolicOffset at = offsetOf(1);
   if (table < 0)
     for (auto &[offset, segment] : w.segments)
@@ -153,82 +211,125 @@ LogicalResult SegmentTracker::record(CopyvOp op, SymbolicMemory &memory) {
   return success();
 }
 
+std::vector<SegmentTracker::Expected>
+SegmentTracker::expectedAt(int64_t p, int64_t capacity) {
+  int64_t send = *schedule.getCollectiveSendCounts();
+  StringRef kind = *schedule.getCollective();
+  int64_t E = schedule.getExpertCount().value_or(1);
+  std::vector<Expected> expected;
+  if (kind == "all_to_allv_2d") {
+    for (int64_t e = 0; e < E; ++e)
+      for (int64_t r = 0; r < ranks; ++r) {
+        Expected x{r, e, Symbol{r, send, p * E + e}, e * ranks + r, {}, {}};
+        for (int64_t g = 0; g < e; ++g) {
+          x.at.groups.emplace_back();
+          for (int64_t q = 0; q < ranks; ++q)
+            x.at.groups.back().push_back(Symbol{q, send, p * E + g});
+        }
+        x.at.align = schedule.getMajorAlignment();
+        for (int64_t q = 0; q < r; ++q)
+          x.at.terms.push_back(Symbol{q, send, p * E + e});
+        for (int64_t i = 0; i < p * E + e; ++i)
+          x.from.terms.push_back(Symbol{r, send, i});
+        expected.push_back(std::move(x));
+      }
+    return expected;
+  }
+  if (kind == "all_to_allv_2d_offset") {
+    // p is the token rank here; its senders are the expert ranks q.
+    for (int64_t q = 0; q < ranks; ++q)
+      for (int64_t e = 0; e < E; ++e) {
+        Expected x{q, e, Symbol{q, send, e * ranks + p}, q * E + e, {}, {}};
+        for (int64_t i = 0; i < q * E + e; ++i)
+          x.at.terms.push_back(Symbol{i / E, send, (i % E) * ranks + p});
+        x.from.terms.push_back(Symbol{q, send, E * ranks + e * ranks + p});
+        expected.push_back(std::move(x));
+      }
+    return expected;
+  }
+  bool packed = kind == "all_to_allv_packed";
+  for (int64_t r = 0; r < ranks; ++r) {
+    Expected x{r, -1, Symbol{r, send, p}, r, {}, {}};
+    if (packed) {
+      for (int64_t q = 0; q < r; ++q)
+        x.at.terms.push_back(Symbol{q, send, p});
+      for (int64_t q = 0; q < p; ++q)
+        x.from.terms.push_back(Symbol{r, send, q});
+    } else {
+      x.at.constant = r * capacity;
+      x.from.constant = p * capacity;
+    }
+    expected.push_back(std::move(x));
+  }
+  return expected;
+}
+
 LogicalResult SegmentTracker::checkAllToAllv(const SymbolicMemory &memory) {
   unsigned in = *schedule.getCollectiveInput();
   unsigned out = *schedule.getCollectiveOutput();
-  int64_t send = *schedule.getCollectiveSendCounts();
   std::optional<unsigned> recv = schedule.getCollectiveRecvCounts();
-  bool packed = schedule.getCollective() == "all_to_allv_packed";
+  StringRef kind = *schedule.getCollective();
+  bool slots = kind == "all_to_allv";
   int64_t capacity = chunksOf(out) / ranks;
   StringRef outName = schedule.getBufferName(schedule.getBufferArgs()[out]);
-  auto fail = [&](int64_t r, int64_t p) {
-    InFlightDiagnostic diag =
-        schedule.emitOpError("does not implement all_to_allv: the rows rank ");
-    diag << r << " sends to rank " << p << " ";
-    return diag;
+  auto name = [&](unsigned buffer) {
+    return schedule.getBufferName(schedule.getBufferArgs()[buffer]);
   };
   for (int64_t p = 0; p < ranks; ++p) {
     auto it = written.find({p, out});
-    std::vector<SymbolicOffset> expected;
-    for (int64_t r = 0; r < ranks; ++r) {
-      Symbol count{r, send, p};
-      SymbolicOffset at, from;
-      if (recv && !(memory[p][*recv][r] == count))
-        return fail(r, p) << "are counted in "
-                          << schedule.getBufferName(
-                                 schedule.getBufferArgs()[*recv])
-                          << "[" << r << "] of rank " << p << ", which holds "
-                          << describe(memory[p][*recv][r])
-                          << " at the end, not " << describe(count);
-      if (packed) {
-        for (int64_t q = 0; q < r; ++q)
-          at.terms.push_back(Symbol{q, send, p});
-        for (int64_t q = 0; q < p; ++q)
-          from.terms.push_back(Symbol{r, send, q});
-      } else {
-        at.constant = r * capacity;
-        from.constant = p * capacity;
-      }
+    std::vector<SymbolicOffset> seen;
+    for (const Expected &x : expectedAt(p, capacity)) {
+      auto fail = [&]() {
+        InFlightDiagnostic diag = schedule.emitOpError("does not implement ")
+                                  << kind << ": the rows rank " << x.sender
+                                  << " sends to rank " << p << " ";
+        if (x.expert >= 0)
+          diag << "(expert " << x.expert << ") ";
+        return diag;
+      };
+      if (recv && !(memory[p][*recv][x.recvIndex] == x.count))
+        return fail() << "are counted in " << name(*recv) << "["
+                      << x.recvIndex << "] of rank " << p << ", which holds "
+                      << describe(memory[p][*recv][x.recvIndex])
+                      << " at the end, not " << describe(x.count);
       const Segment *segment = nullptr;
       if (it != written.end()) {
-        auto found = it->second.segments.find(at);
+        auto found = it->second.segments.find(x.at);
         if (found != it->second.segments.end())
           segment = &found->second;
       }
       if (!segment)
-        return fail(r, p) << "are never written to " << outName << "["
-                          << describe(at) << "] on rank " << p;
+        return fail() << "are never written to " << outName << "["
+                      << describe(x.at) << "] on rank " << p;
       std::string reason;
       llvm::raw_string_ostream os(reason);
-      if (segment->sourceRank != r || segment->sourceBuffer != in ||
-          !(segment->sourceOffset == from))
-        os << "should come from "
-           << schedule.getBufferName(schedule.getBufferArgs()[in]) << "["
-           << describe(from) << "] of rank " << r << ", but "
-           << schedule.getBufferName(
-                  schedule.getBufferArgs()[segment->sourceBuffer])
-           << "[" << describe(segment->sourceOffset) << "] of rank "
+      if (segment->sourceRank != x.sender || segment->sourceBuffer != in ||
+          !(segment->sourceOffset == x.from))
+        os << "should come from " << name(in) << "[" << describe(x.from)
+           << "] of rank " << x.sender << ", but "
+           << name(segment->sourceBuffer) << "["
+           << describe(segment->sourceOffset) << "] of rank "
            << segment->sourceRank << " is copied there";
-      else if (!(segment->count == count))
-        os << "number " << describe(count) << ", but "
+      else if (!(segment->count == x.count))
+        os << "number " << describe(x.count) << ", but "
            << describe(segment->count) << " are copied";
-      else if (!packed && segment->max != capacity)
+      else if (slots && segment->max != capacity)
         os << "may number up to the capacity " << capacity
            << ", but the sdma.copyv that moves them has max " << segment->max;
       if (!reason.empty()) {
-        InFlightDiagnostic diag = fail(r, p) << reason;
+        InFlightDiagnostic diag = fail() << reason;
         diag.attachNote(segment->op->getLoc()) << "the sdma.copyv";
         return diag;
       }
-      expected.push_back(at);
+      seen.push_back(x.at);
     }
     if (it == written.end())
       continue;
     for (auto &[offset, segment] : it->second.segments)
-      if (!llvm::is_contained(expected, offset))
+      if (!llvm::is_contained(seen, offset))
         return segment.op->emitOpError("writes ")
                << outName << "[" << describe(offset) << "] on rank " << p
-               << ", which is no sender's segment of all_to_allv";
+               << ", which is no sender's segment of " << kind;
   }
   return success();
 }

@@ -42,15 +42,21 @@ struct Symbol {
 /// contents[rank][buffer][chunk]
 using SymbolicMemory = std::vector<std::vector<std::vector<Symbol>>>;
 
-/// A chunk offset known at run time: a constant plus count-table entries.
+/// A chunk offset known at run time: a constant plus count-table entries,
+/// plus (expert-major) whole groups of entries, each group's sum rounded
+/// up to a multiple of `align` and to at least `align`.
 struct SymbolicOffset {
   int64_t constant = 0;
   std::vector<Symbol> terms;
+  std::vector<std::vector<Symbol>> groups;
+  int64_t align = 0;
   bool operator==(const SymbolicOffset &o) const {
-    return constant == o.constant && terms == o.terms;
+    return constant == o.constant && terms == o.terms && groups == o.groups &&
+           align == o.align;
   }
   bool operator<(const SymbolicOffset &o) const {
-    return std::tie(constant, terms) < std::tie(o.constant, o.terms);
+    return std::tie(constant, terms, groups, align) <
+           std::tie(o.constant, o.terms, o.groups, o.align);
   }
 };
 
@@ -82,6 +88,17 @@ public:
   mlir::LogicalResult checkAllToAllv(const SymbolicMemory &memory);
 
 private:
+  /// One segment the collective defines on a receiver.
+  struct Expected {
+    int64_t sender;
+    int64_t expert; // -1: a rank-level all-to-allv
+    Symbol count;
+    int64_t recvIndex; // where the receiver's table must hold `count`
+    SymbolicOffset at, from;
+  };
+  std::vector<Expected> expectedAt(int64_t receiver, int64_t capacity);
+  SymbolicOffset tableOffset(CopyvOp op, unsigned side,
+                             const SymbolicMemory &memory);
   unsigned bufferIndex(mlir::Value buffer) const {
     return mlir::cast<mlir::BlockArgument>(buffer).getArgNumber() - 1;
   }
@@ -94,7 +111,7 @@ private:
   /// Per (rank, buffer): how copyv ops lay it out (-1: fixed slots, else
   /// the prefix table and its rank) and the segments by offset.
   struct Written {
-    int64_t table = -1, tableRank = -1;
+    int64_t table = -1, tableRank = -1, form = -1;
     std::map<SymbolicOffset, Segment> segments;
   };
   std::map<std::pair<int64_t, unsigned>, Written> written;

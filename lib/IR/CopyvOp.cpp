@@ -6,7 +6,8 @@
 //
 //   sdma.copyv SIDE -> SIDE, count %table[INDEX] on RANK max N
 //   SIDE ::= %buffer[OFFSET] on RANK
-//   OFFSET ::= field | `packed` %table[INDEX] on RANK
+//   OFFSET ::= field | FORM %table[INDEX] on RANK
+//   FORM ::= `packed` | `expert_major` | `at`
 //
 // Fields are stored in CopyvOp::Field order, so sdma-unroll evaluates them
 // as it does every op's fields.
@@ -54,6 +55,7 @@ ParseResult CopyvOp::parse(OpAsmParser &parser, OperationState &result) {
   ParsedField fields[kNumFields];
   OpAsmParser::UnresolvedOperand source, target, counts;
   std::optional<OpAsmParser::UnresolvedOperand> prefix[2];
+  int64_t forms[2] = {CopyvOp::kPrefix, CopyvOp::kPrefix};
   auto parseSide = [&](OpAsmParser::UnresolvedOperand &buffer,
                        unsigned side) -> ParseResult {
     unsigned rank = side ? kTargetRank : kSourceRank;
@@ -61,7 +63,12 @@ ParseResult CopyvOp::parse(OpAsmParser &parser, OperationState &result) {
     unsigned prefixRank = side ? kTargetPrefixRank : kSourcePrefixRank;
     if (parser.parseOperand(buffer) || parser.parseLSquare())
       return failure();
-    if (succeeded(parser.parseOptionalKeyword("packed"))) {
+    StringRef form;
+    if (succeeded(parser.parseOptionalKeyword(
+            &form, {"packed", "expert_major", "at"}))) {
+      forms[side] = form == "packed"         ? CopyvOp::kPrefix
+                    : form == "expert_major" ? CopyvOp::kExpertMajor
+                                             : CopyvOp::kAt;
       prefix[side].emplace();
       if (parseTableEntry(parser, *prefix[side], fields[prefixRank + 1],
                           fields[prefixRank]))
@@ -103,6 +110,9 @@ ParseResult CopyvOp::parse(OpAsmParser &parser, OperationState &result) {
   result.addAttribute(getPackedAttrName(result.name),
                       builder.getDenseBoolArrayAttr(
                           {prefix[0].has_value(), prefix[1].has_value()}));
+  if (forms[0] != kPrefix || forms[1] != kPrefix)
+    result.addAttribute(getTableFormsAttrName(result.name),
+                        builder.getDenseI64ArrayAttr({forms[0], forms[1]}));
   return success();
 }
 
@@ -118,7 +128,10 @@ void CopyvOp::print(OpAsmPrinter &printer) {
     printer.printOperand(buffer);
     printer << "[";
     if (getPacked()[side]) {
-      printer << "packed ";
+      TableForm form = getTableForm(side);
+      printer << (form == kPrefix        ? "packed "
+                  : form == kExpertMajor ? "expert_major "
+                                         : "at ");
       printEntry(side ? getTargetPrefix() : getSourcePrefix(),
                  side ? kTargetPrefixIndex : kSourcePrefixIndex,
                  side ? kTargetPrefixRank : kSourcePrefixRank);
@@ -135,8 +148,9 @@ void CopyvOp::print(OpAsmPrinter &printer) {
   printer << ", count ";
   printEntry(getCounts(), kCountIndex, kCountRank);
   printer << " max " << getMaxCount();
-  sdma::detail::printAttributes(printer, *this,
-                                {getMaxAttrName(), getPackedAttrName()});
+  sdma::detail::printAttributes(
+      printer, *this,
+      {getMaxAttrName(), getPackedAttrName(), getTableFormsAttrName()});
 }
 
 /// A table entry `table[index] on rank`: a count table, index in range.
@@ -206,6 +220,12 @@ LogicalResult CopyvOp::verify() {
     return failure();
   if (getPacked().size() != 2)
     return emitOpError("expects 'packed' to hold two flags");
+  if (std::optional<ArrayRef<int64_t>> forms = getTableForms())
+    for (unsigned side = 0; side < 2; ++side)
+      if (forms->size() != 2 || (*forms)[side] < kPrefix ||
+          (*forms)[side] > kAt || ((*forms)[side] != kPrefix && !getPacked()[side]))
+        return emitOpError("expects 'table_forms' to hold two forms (0 "
+                           "packed, 1 expert_major, 2 at) of table sides");
   if (getMaxCount() < 1)
     return emitOpError("max ") << getMaxCount() << " must be positive";
   if (failed(verifySide(*this, *schedule, 0, "source")) ||

@@ -27,25 +27,34 @@ using namespace sdma;
 // Syntax
 //===----------------------------------------------------------------------===//
 
-/// size ::= integer | (integer `x`)? `ranks` (`+` integer)?
+/// size ::= integer | (integer `x`)? (`experts` `x`)? `ranks` (`+` integer)?
+/// `experts x ranks` is stored as a negative chunks-per-rank (-k for
+/// `k x experts x ranks`), which sdma-unroll experts=E resolves.
 static ParseResult parseBufferSize(OpAsmParser &parser, int64_t &perRank,
                                    int64_t &fixed) {
   perRank = 0;
   fixed = 0;
-  int64_t value;
-  if (succeeded(parser.parseOptionalKeyword("ranks"))) {
-    perRank = 1;
-  } else {
+  int64_t value = 1;
+  bool experts = false;
+  if (succeeded(parser.parseOptionalKeyword("experts"))) {
+    experts = true;
+    if (parser.parseKeyword("x") || parser.parseKeyword("ranks"))
+      return failure();
+  } else if (failed(parser.parseOptionalKeyword("ranks"))) {
     if (parser.parseInteger(value))
       return failure();
     if (failed(parser.parseOptionalKeyword("x"))) {
       fixed = value;
       return success();
     }
-    if (parser.parseKeyword("ranks"))
+    experts = succeeded(parser.parseOptionalKeyword("experts"));
+    if ((experts && parser.parseKeyword("x")) || parser.parseKeyword("ranks"))
       return failure();
-    perRank = value;
   }
+  if (experts && value < 1)
+    return parser.emitError(parser.getCurrentLocation(),
+                            "a size of K x experts x ranks needs K >= 1");
+  perRank = experts ? -value : value;
   if (succeeded(parser.parseOptionalPlus()))
     return parser.parseInteger(fixed);
   return success();
@@ -57,8 +66,11 @@ static void printBufferSize(OpAsmPrinter &printer, int64_t perRank,
     printer << fixed;
     return;
   }
-  if (perRank != 1)
-    printer << perRank << " x ";
+  int64_t k = perRank < 0 ? -perRank : perRank;
+  if (k != 1)
+    printer << k << " x ";
+  if (perRank < 0)
+    printer << "experts x ";
   printer << "ranks";
   if (fixed != 0)
     printer << " + " << fixed;
@@ -307,6 +319,11 @@ ScheduleOp::getBufferChunks(Value buffer, std::optional<int64_t> ranks) {
   auto [perRank, fixed] = getBufferSize(buffer);
   if (perRank == 0)
     return fixed;
+  if (perRank < 0) { // k x experts x ranks
+    std::optional<int64_t> experts = getExpertCount();
+    if (!experts || llvm::MulOverflow(-perRank, *experts, perRank))
+      return std::nullopt;
+  }
   if (!ranks)
     return std::nullopt;
   int64_t scaled, total;
@@ -318,9 +335,10 @@ ScheduleOp::getBufferChunks(Value buffer, std::optional<int64_t> ranks) {
 
 ArrayRef<StringRef> ScheduleOp::getCollectiveKinds() {
   static const StringRef kinds[] = {
-      "all_gather",     "all_to_all", "all_to_allv", "all_to_allv_packed",
-      "broadcast",      "scatter",    "gather",      "all_reduce",
-      "reduce_scatter", "reduce"};
+      "all_gather",     "all_to_all",     "all_to_allv",
+      "all_to_allv_packed", "all_to_allv_2d", "all_to_allv_2d_offset",
+      "broadcast",      "scatter",        "gather",
+      "all_reduce",     "reduce_scatter", "reduce"};
   return kinds;
 }
 
@@ -405,9 +423,9 @@ static LogicalResult verifyCountTables(ScheduleOp op, StringRef kind) {
     return op.emitOpError("'") << kind
                                << "' needs its count tables: counts(%send) or "
                                   "counts(%send -> %recv)";
-  if (kind == "all_to_allv_packed" && named < 4)
-    return op.emitOpError("'all_to_allv_packed' needs a receive-count "
-                          "table: counts(%send -> %recv)");
+  if (kind != "all_to_allv" && named < 4)
+    return op.emitOpError("'")
+           << kind << "' needs a receive-count table: counts(%send -> %recv)";
   if (!op.getCollectiveSendCounts() ||
       (named == 4 && !op.getCollectiveRecvCounts()))
     return op.emitOpError("expects 'collective_buffers' to name count tables");
@@ -448,6 +466,14 @@ LogicalResult ScheduleOp::verifyRegions() {
              << *local << " does not divide the rank count " << *ranks
              << " (every node holds the same number of ranks)";
   }
+
+  if (std::optional<int64_t> experts = getExpertCount())
+    if (*experts < 1 || *experts > kMaxExperts)
+      return emitOpError("expert count ")
+             << *experts << " is out of range [1, " << kMaxExperts << "]";
+  if (getMajorAlign() && (*getMajorAlign() < 1 || *getMajorAlign() > (1 << 20)))
+    return emitOpError("major alignment ")
+           << *getMajorAlign() << " is out of range [1, 1048576] rows";
 
   Block &block = getBody().front();
   if (block.getNumArguments() == 0 || !block.getArgument(0).getType().isIndex())
@@ -495,10 +521,15 @@ LogicalResult ScheduleOp::verifyRegions() {
       return emitOpError("buffer '")
              << name.getValue() << "' is declared twice";
     auto [perRank, fixed] = getBufferSize(arg);
-    if (perRank < 0 || fixed < 0 || (perRank == 0 && fixed == 0))
+    if (fixed < 0 || (perRank == 0 && fixed == 0))
       return emitOpError("buffer '")
              << name.getValue() << "' must have a positive size";
     int64_t scaled, largest;
+    // k x experts x ranks: as large as the bound E, or the most experts.
+    if (perRank < 0 &&
+        llvm::MulOverflow(-perRank, getExpertCount().value_or(kMaxExperts),
+                          perRank))
+      perRank = kMaxBufferChunks;
     if (llvm::MulOverflow(perRank, ranks.value_or(kMaxRanks), scaled) ||
         llvm::AddOverflow(scaled, fixed, largest) || largest > kMaxBufferChunks)
       return emitOpError("buffer '") << name.getValue() << "' is larger than "
@@ -509,7 +540,8 @@ LogicalResult ScheduleOp::verifyRegions() {
     if (!llvm::is_contained(getCollectiveKinds(), *kind))
       return emitOpError("implements unknown collective '")
              << *kind << "' (expected all_gather, all_to_all, all_to_allv, "
-             << "all_to_allv_packed, broadcast, scatter, gather, "
+             << "all_to_allv_packed, all_to_allv_2d, all_to_allv_2d_offset, "
+             << "broadcast, scatter, gather, "
              << "all_reduce, reduce_scatter or reduce)";
     if (!getCollectiveInput() || !getCollectiveOutput())
       return emitOpError("expects 'collective_buffers' to name an input and "

@@ -143,6 +143,20 @@ LogicalResult RootOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// ExpertsOp
+//===----------------------------------------------------------------------===//
+
+void ExpertsOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), "experts");
+}
+
+LogicalResult ExpertsOp::verify() {
+  if (!(*this)->getParentOfType<ScheduleOp>())
+    return emitOpError("expects to be inside an 'sdma.schedule'");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // LocalRanksOp
 //===----------------------------------------------------------------------===//
 

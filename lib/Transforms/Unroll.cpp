@@ -159,6 +159,14 @@ LogicalResult ScheduleExpander::expandOp(Operation *op) {
     env[local.getResult()] = *bound;
     return success();
   }
+  if (auto experts = dyn_cast<ExpertsOp>(op)) {
+    std::optional<int64_t> bound = schedule.getExpertCount();
+    if (!bound)
+      return op->emitOpError("reads the experts per rank, but none is bound: "
+                             "pass sdma-unroll experts=E");
+    env[experts.getResult()] = *bound;
+    return success();
+  }
   if (auto rankAdd = dyn_cast<RankAddOp>(op)) {
     FieldsOpInterface fields = rankAdd;
     SmallVector<int64_t> values;
@@ -310,6 +318,41 @@ namespace {
 struct SdmaUnrollPass : public sdma::impl::SdmaUnrollBase<SdmaUnrollPass> {
   using SdmaUnrollBase::SdmaUnrollBase;
 
+  /// Binds `experts` and `major-align` (each may be the schedule's own);
+  /// a schedule sized in experts needs E.
+  LogicalResult bindExperts(ScheduleOp schedule) {
+    auto bind = [&](StringRef option, int64_t given, std::optional<int64_t> own,
+                    int64_t limit, auto set) -> LogicalResult {
+      if (given == 0)
+        return success();
+      if (own && *own != given)
+        return schedule.emitOpError("fixes ")
+               << option << " " << *own << " but sdma-unroll was given "
+               << option << "=" << given;
+      if (given < 1 || given > limit)
+        return schedule.emitOpError("")
+               << option << "=" << given << " is out of range [1, " << limit
+               << "] (sdma-unroll's " << option << " option)";
+      set(static_cast<uint64_t>(given));
+      return success();
+    };
+    if (failed(bind("experts", experts, schedule.getExpertCount(),
+                    kMaxExperts,
+                    [&](uint64_t v) { schedule.setExperts(v); })) ||
+        failed(bind("major-align", majorAlign, schedule.getMajorAlign(),
+                    int64_t(1) << 20,
+                    [&](uint64_t v) { schedule.setMajorAlign(v); })))
+      return failure();
+    if (!schedule.getExpertCount())
+      for (BlockArgument buffer : schedule.getBufferArgs())
+        if (schedule.getBufferSize(buffer).first < 0)
+          return schedule.emitOpError("sizes buffer '")
+                 << schedule.getBufferName(buffer)
+                 << "' in experts, but none is bound: pass sdma-unroll "
+                    "experts=E";
+    return success();
+  }
+
   void runOnOperation() override {
     for (ScheduleOp schedule : getOperation().getOps<ScheduleOp>()) {
       std::optional<int64_t> own = schedule.getRanks();
@@ -363,10 +406,14 @@ struct SdmaUnrollPass : public sdma::impl::SdmaUnrollBase<SdmaUnrollPass> {
         }
         schedule.setLocalRanks(static_cast<uint64_t>(localRanks));
       }
+      if (failed(bindExperts(schedule)))
+        return signalPassFailure();
       // Fix the rank count first so that the emitted ops verify against it.
       schedule.setNumRanks(count);
       SmallVector<int64_t> sizes(schedule.getBufferSizes());
       for (unsigned i = 0; i + 1 < sizes.size(); i += 2) {
+        if (sizes[i] < 0) // k x experts x ranks, E bound above
+          sizes[i] = -sizes[i] * *schedule.getExpertCount();
         sizes[i + 1] += sizes[i] * count; // verified not to overflow
         sizes[i] = 0;
       }

@@ -59,6 +59,20 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
 
     | all_to_allv | R*C / R*C (capacity slots) | out[p*C + i] = in[r*C + i] of p, i < send[r] of p |
     | all_to_allv_packed | any / any | segment p of out = segment r of in of p |
+    | all_to_allv_2d | any / any | expert-major: segment (e, r) of out = segment (p, e) of in of r |
+    | all_to_allv_2d_offset | any / any | rank-major: segment (p, e) of out = in[offsets[e*R + r] of p] |
+
+    The MoE pair (E local experts per rank, `sdma-unroll experts=E
+    major-align=A`): `all_to_allv_2d` (dispatch, torch's
+    `all_to_all_vdev_2d`) takes send counts `counts[experts x ranks]`
+    rank-major (send[p*E + e]: rows for expert e of rank p, packed in that
+    order) and a receive table `counts[experts x ranks]` expert-major
+    (recv[e*R + r] must end holding send[p*E + e] of r); out is expert-major,
+    each expert's segment padded to a multiple of A rows, at least A.
+    `all_to_allv_2d_offset` (combine, torch's `all_to_all_vdev_2d_offset`)
+    takes `counts[2 x experts x ranks]` on the expert side (splits[e*R + r],
+    then at E*R + e*R + r the offset of that segment in `in`) and a receive
+    table `counts[experts x ranks]` rank-major; out is packed rank-major.
 
     | reduce_scatter | R*c / c    | out[i] = op over every p of in[r*c + i] of p |
     | all_reduce | c / c          | out[i] = op over every p of in[i] of p    |
@@ -88,7 +102,10 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
     Its body block takes the rank count `%R : index`
     followed by the symmetric buffers it uses (type `!sdma.buffer`). Each
     buffer is declared with its size in chunks, `N`, `ranks`, `K x ranks` or
-    `K x ranks + N` (R is the rank count); the names written for the buffers
+    `K x ranks + N` (R is the rank count), or `experts x ranks` /
+    `K x experts x ranks` (E, the local experts per rank of an MoE
+    schedule, bound by `sdma-unroll experts=E`: the count tables of
+    `all_to_allv_2d`); the names written for the buffers
     are kept (`buffer_names`) and are the names a runtime binds memory to.
     The rank count is either fixed (`ranks(%R = 8)`) or left open
     (`ranks(%R)`) and given to `sdma-unroll`.
@@ -123,7 +140,9 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
                        OptionalAttr<I64Attr>:$root,
                        OptionalAttr<DenseI64ArrayAttr>:$count_buffers,
                        OptionalAttr<TypeArrayAttr>:$buffer_types,
-                       OptionalAttr<I64Attr>:$local_ranks);
+                       OptionalAttr<I64Attr>:$local_ranks,
+                       OptionalAttr<I64Attr>:$experts,
+                       OptionalAttr<I64Attr>:$major_align);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasRegionVerifier = 1;
@@ -144,8 +163,14 @@ def Sdma_ScheduleOp : Sdma_Op<"schedule", [
     /// the count is unknown and the size depends on it.
     std::optional<int64_t> getBufferChunks(::mlir::Value buffer,
                                            std::optional<int64_t> ranks);
-    /// The declared size of `buffer`: {chunks per rank, fixed chunks}.
+    /// The declared size of `buffer`: {chunks per rank, fixed chunks}; a
+    /// negative `chunks per rank` -k is `k x experts x ranks` (bound by
+    /// sdma-unroll experts=E, which makes it k * E).
     std::pair<int64_t, int64_t> getBufferSize(::mlir::Value buffer);
+    /// The local experts per rank (`sdma.experts`), if bound.
+    std::optional<int64_t> getExpertCount() { return getExperts(); }
+    /// The alignment of an expert-major segment (`major_align`, default 1).
+    int64_t getMajorAlignment() { return getMajorAlign().value_or(1); }
     /// The index of the collective's input or output buffer, if declared.
     std::optional<unsigned> getCollectiveInput();
     std::optional<unsigned> getCollectiveOutput();
@@ -320,9 +345,18 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
     count table (a buffer declared `counts[SIZE]`) on some rank, bounded
     by the static capacity `max`: the all-to-allv of MoE dispatch and
     combine, whose counts the router computes on the GPU. Each offset is a
-    field (capacity slots: a fixed slot of `max` chunks) or `packed
-    %table[j] on q`: the sum of elements `[0, j)` of that table on rank q
-    (segments laid out back to back in rank order). The source rank issues
+    field (capacity slots: a fixed slot of `max` chunks) or read from a
+    count table on rank q, in rows:
+    - `packed %table[j] on q`: the sum of elements `[0, j)` (segments laid
+      out back to back in table order);
+    - `expert_major %table[j] on q`: the table holds E groups of R counts
+      (expert e's group: one count per source rank); the offset is the sum
+      of the whole groups before j's, each rounded up to a multiple of the
+      schedule's `major_align` A and to at least A (an empty expert keeps A
+      rows: grouped-GEMM kernels reject empty groups), plus the elements of
+      j's group before j (torch's `all_to_all_vdev_2d` output);
+    - `at %table[j] on q`: element j itself (offsets the caller computed).
+    The source rank issues
     it (a put). A count above `max`, or a packed segment that ends past
     its buffer, is a run-time error that names the ranks; nothing is
     written then.
@@ -333,6 +367,10 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
     // packed: offsets are prefix sums of the send and receive counts
     sdma.copyv %in[packed %send[%p] on %r] on %r
         -> %out[packed %recv[%r] on %p] on %p, count %send[%p] on %r max 4
+    // MoE dispatch into expert-major rows (E experts per rank)
+    sdma.copyv %in[packed %send[%p * %E + %e] on %r] on %r
+        -> %out[expert_major %recv[%e * %R + %r] on %p] on %p,
+        count %send[%p * %E + %e] on %r max 1
     ```
     Buffers before and after the packed example for r = 0, p = 1 (rank 0
     sends 2 chunks to rank 0 and 1 to rank 1; rank 1 sends 3 to rank 0):
@@ -355,7 +393,8 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
                        Variadic<Index>:$fields,
                        Sdma_FieldsProp:$static_fields,
                        I64Attr:$max,
-                       DenseBoolArrayAttr:$packed);
+                       DenseBoolArrayAttr:$packed,
+                       OptionalAttr<DenseI64ArrayAttr>:$table_forms);
   let extraClassDeclaration = [{
     /// Field indices.
     enum Field : unsigned { kSourceRank, kSourceOffset, kTargetRank,
@@ -365,6 +404,14 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
     int64_t getMaxCount() { return static_cast<int64_t>(getMax()); }
     bool isSourcePacked() { return getPacked()[0]; }
     bool isTargetPacked() { return getPacked()[1]; }
+    /// How a packed side's offset is read from its table (`table_forms`,
+    /// absent: both prefix).
+    enum TableForm : int64_t { kPrefix = 0, kExpertMajor = 1, kAt = 2 };
+    TableForm getTableForm(unsigned side) {
+      std::optional<::llvm::ArrayRef<int64_t>> forms = getTableForms();
+      return forms && forms->size() == 2 ? TableForm((*forms)[side])
+                                         : kPrefix;
+    }
   }];
 }
 
@@ -573,6 +620,46 @@ def Sdma_RootOp : Sdma_Op<"root", [Pure,
                  rank 0     rank 1     rank 2
     before in:   [ ]        [x]        [ ]
     after  out:  [x]        [x]        [x]
+    ```
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Sdma_ExpertsOp : Sdma_Op<"experts", [Pure,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "the local experts per rank of an MoE schedule";
+  let description = [{
+    E, the experts each rank hosts: expert e of rank p is global expert
+    `p * E + e`. `sdma-unroll experts=E` binds it (the schedule then carries
+    `experts = E`, and `experts x ranks` buffer sizes become `E x ranks`);
+    one text serves every E, as `sdma.root` serves every root.
+
+    ```mlir
+    sdma.schedule @exchange ranks(%R)
+        buffers(%send : counts[experts x ranks],
+                %recv : counts[experts x ranks]) {
+      %E = sdma.experts
+      affine.for %r = 0 to %R {
+        affine.for %p = 0 to %R {
+          affine.for %e = 0 to %E {
+            %i = affine.apply affine_map<(p, e)[E] -> (p * E + e)>(%p, %e)[%E]
+            %j = affine.apply affine_map<(e, r)[R] -> (e * R + r)>(%e, %r)[%R]
+            sdma.copy %send[%i, 1] on %r -> %recv[%j, 1] on %p
+          }
+        }
+      }
+    }
+    ```
+
+    Count tables before and after (`--sdma-unroll="ranks=2 experts=2"`;
+    send is rank-major, recv expert-major):
+
+    ```
+                  rank 0          rank 1
+    before send:  [a0 a1 b0 b1]   [c0 c1 d0 d1]
+    after  recv:  [a0 c0 a1 c1]   [b0 d0 b1 d1]
     ```
   }];
   let results = (outs Index:$result);

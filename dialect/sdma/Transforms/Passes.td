@@ -51,6 +51,11 @@ def SdmaUnroll : Pass<"sdma-unroll", "::mlir::ModuleOp"> {
     way: G must divide R; the flat schedule carries `local_ranks = G`. A
     schedule that fixes a different G is an error, and so is one that reads
     `sdma.local_ranks` with none bound.
+
+    `experts=E` binds the local experts per rank of an MoE schedule
+    (`sdma.experts`; `experts x ranks` sizes become `E x ranks`) and
+    `major-align=A` the alignment of its expert-major segments (default 1);
+    the flat schedule carries `experts = E` and `major_align = A`.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", "0",
@@ -59,6 +64,10 @@ def SdmaUnroll : Pass<"sdma-unroll", "::mlir::ModuleOp"> {
            "root of a rooted schedule (-1: the one it declares)">,
     Option<"localRanks", "local-ranks", "int64_t", "0",
            "ranks per node of a hierarchical schedule (0: its own)">,
+    Option<"experts", "experts", "int64_t", "0",
+           "local experts per rank of an MoE schedule (0: its own)">,
+    Option<"majorAlign", "major-align", "int64_t", "0",
+           "rows an expert-major segment is aligned to (0: its own, or 1)">,
     Option<"maxOps", "max-ops", "int64_t", "1000000",
            "refuse to create more than this many ops per schedule">,
   ];

@@ -21,6 +21,9 @@ namespace sdma {
 /// rank and a peer as `rank * kMaxRanks + peer`.
 constexpr int64_t kMaxRanks = 65536;
 
+/// The most local experts per rank of an MoE schedule (`sdma.experts`).
+constexpr int64_t kMaxExperts = 1024;
+
 /// The largest buffer on one rank, in chunks.
 constexpr int64_t kMaxBufferChunks = int64_t(1) << 40;
 
