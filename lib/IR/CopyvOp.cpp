@@ -188,12 +188,17 @@ static LogicalResult verifySide(CopyvOp op, ScheduleOp schedule, unsigned side,
   if (op.getPacked()[side]) {
     unsigned rank =
         side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
+    CopyvOp::TableForm form = op.getTableForm(side);
+    std::string table = (what + (form == CopyvOp::kPrefix ? " prefix"
+                                 : form == CopyvOp::kAt   ? " at"
+                                                          : " expert_major"))
+                            .str();
     if (failed(verifyRank(op, op.getField(rank), schedule.getRanks(),
-                          (what + " prefix rank").str())))
+                          table + " rank")))
       return failure();
     return verifyTableEntry(op, schedule,
                             side ? op.getTargetPrefix() : op.getSourcePrefix(),
-                            rank + 1, (what + " prefix").str());
+                            rank + 1, table);
   }
   std::optional<int64_t> offset = op.getConstantField(
       side ? CopyvOp::kTargetOffset : CopyvOp::kSourceOffset);

@@ -51,9 +51,10 @@ static ParseResult parseBufferSize(OpAsmParser &parser, int64_t &perRank,
     if ((experts && parser.parseKeyword("x")) || parser.parseKeyword("ranks"))
       return failure();
   }
-  if (experts && value < 1)
+  if (value < 0 || (experts && value == 0))
     return parser.emitError(parser.getCurrentLocation(),
-                            "a size of K x experts x ranks needs K >= 1");
+                            "a buffer size of K x ranks or K x experts x "
+                            "ranks needs K >= 1");
   perRank = experts ? -value : value;
   if (succeeded(parser.parseOptionalPlus()))
     return parser.parseInteger(fixed);

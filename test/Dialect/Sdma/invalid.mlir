@@ -20,8 +20,37 @@ sdma.schedule @s ranks(%R = 2) buffers(%b : 0) {}
 
 // -----
 
-// expected-error @+1 {{buffer 'b' must have a positive size}}
+// expected-error @+1 {{a buffer size of K x ranks or K x experts x ranks needs K >= 1}}
 sdma.schedule @s ranks(%R = 2) buffers(%b : -3 x ranks) {}
+
+// -----
+
+// expected-error @+1 {{a buffer size of K x ranks or K x experts x ranks needs K >= 1}}
+sdma.schedule @s ranks(%R = 2) buffers(%b : counts[0 x experts x ranks]) {}
+
+// -----
+
+// expected-error @+1 {{expert count 0 is out of range [1, 1024]}}
+sdma.schedule @s ranks(%R = 2) buffers(%b : counts[experts x ranks]) attributes {experts = 0} {}
+
+// -----
+
+// expected-error @+1 {{major alignment 0 is out of range [1, 1048576] rows}}
+sdma.schedule @s ranks(%R = 2) buffers(%b : 2) attributes {major_align = 0} {}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[4]) {
+  // expected-error @+1 {{expects 'table_forms' to hold two forms (0 packed, 1 expert_major, 2 at) of table sides}}
+  "sdma.copyv"(%in, %out, %n, %n, %n) <{static_fields = array<i64: 0, 0, 1, 0, 0, 0, 0, 0, 0, 0>}> {max = 1 : i64, packed = array<i1: false, false>, table_forms = array<i64: 0, 1>} : (!sdma.buffer, !sdma.buffer, !sdma.buffer, !sdma.buffer, !sdma.buffer) -> ()
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[4]) {
+  // expected-error @+1 {{source at index 4 is out of range of count table 'n', which has 4 entries}}
+  sdma.copyv %in[at %n[4] on 0] on 0 -> %out[0] on 1, count %n[0] on 0 max 1
+}
 
 // -----
 
@@ -309,7 +338,7 @@ sdma.schedule @s ranks(%R = 4) buffers(%b : ranks) {
 
 // -----
 
-// expected-error @+1 {{implements unknown collective 'allreduce' (expected all_gather, all_to_all, all_to_allv, all_to_allv_packed, broadcast, scatter, gather, all_reduce, reduce_scatter or reduce)}}
+// expected-error @+1 {{implements unknown collective 'allreduce' (expected all_gather, all_to_all, all_to_allv, all_to_allv_packed, all_to_allv_2d, all_to_allv_2d_offset, broadcast, scatter, gather, all_reduce, reduce_scatter or reduce)}}
 sdma.schedule @s ranks(%R = 2) buffers(%a : 1, %b : 2) implements allreduce(%a -> %b) {}
 
 // -----
