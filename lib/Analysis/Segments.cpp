@@ -73,7 +73,8 @@ SymbolicOffset SegmentTracker::tableOffset(CopyvOp op, unsigned side,
         field(side ? CopyvOp::kTargetOffset : CopyvOp::kSourceOffset);
     return offset;
   }
-  unsigned rank = side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
+  unsigned rank =
+      side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
   const std::vector<Symbol> &row =
       memory[field(rank)]
             [bufferIndex(side ? op.getTargetPrefix() : op.getSourcePrefix())];
@@ -111,17 +112,17 @@ LogicalResult SegmentTracker::checkLayout() {
   int64_t experts = schedule.getExpertCount().value_or(1);
   // The combine's send table holds the splits, then their offsets.
   int64_t sendEntries = (kind == "all_to_allv_2d_offset" ? 2 : 1) * experts;
-  for (auto [table, perRank] : {std::pair(std::optional<unsigned>(send),
-                                          sendEntries),
-                                std::pair(recv, experts)})
+  for (auto [table, perRank] :
+       {std::pair(std::optional<unsigned>(send), sendEntries),
+        std::pair(recv, experts)})
     if (table && chunksOf(*table) < ranks * perRank)
       return schedule.emitOpError("implements ")
              << kind << " but count table '"
              << schedule.getBufferName(schedule.getBufferArgs()[*table])
              << "' has " << chunksOf(*table) << " entries, fewer than the "
              << ranks * perRank << " it needs ("
-             << (perRank == 1 ? "" : std::to_string(perRank) + " x ")
-             << ranks << " ranks)";
+             << (perRank == 1 ? "" : std::to_string(perRank) + " x ") << ranks
+             << " ranks)";
   bool packed = kind != "all_to_allv";
   if (!packed && (chunksOf(out) % ranks || chunksOf(in) != chunksOf(out)))
     return schedule.emitOpError("implements all_to_allv with capacity slots "
@@ -288,8 +289,8 @@ LogicalResult SegmentTracker::checkAllToAllv(const SymbolicMemory &memory) {
         return diag;
       };
       if (recv && !(memory[p][*recv][x.recvIndex] == x.count))
-        return fail() << "are counted in " << name(*recv) << "["
-                      << x.recvIndex << "] of rank " << p << ", which holds "
+        return fail() << "are counted in " << name(*recv) << "[" << x.recvIndex
+                      << "] of rank " << p << ", which holds "
                       << describe(memory[p][*recv][x.recvIndex])
                       << " at the end, not " << describe(x.count);
       const Segment *segment = nullptr;

@@ -111,6 +111,8 @@ bool readCommonOptions(OptionReader &reader, sdma::ProgramOptions &options) {
   return reader.integer("ranks", options.ranks) &&
          reader.integer("root", options.root) &&
          reader.integer("local_ranks", options.localRanks) &&
+         reader.integer("experts", options.experts) &&
+         reader.integer("major_align", options.majorAlign) &&
          reader.integer("max_ops", options.maxOps) &&
          reader.string("name", options.bufferName, {});
 }
@@ -176,9 +178,10 @@ bool readProgramOptions(const char *text, sdma::ProgramOptions &options,
                         std::string &error) {
   OptionReader reader(error);
   return reader.parse(text) &&
-         reader.onlyKnown({"ranks", "root", "local_ranks", "max_ops", "name"},
+         reader.onlyKnown({"ranks", "root", "local_ranks", "experts",
+                           "major_align", "max_ops", "name"},
                           "of a program compile (ranks, root, local_ranks, "
-                          "max_ops, name)") &&
+                          "experts, major_align, max_ops, name)") &&
          readCommonOptions(reader, options);
 }
 

@@ -203,6 +203,8 @@ bool Compilation::front(std::string_view text, bool ldst) {
   unroll.ranks = options.ranks.value_or(0);
   unroll.root = options.root.value_or(-1);
   unroll.localRanks = options.localRanks.value_or(0);
+  unroll.experts = options.experts.value_or(0);
+  unroll.majorAlign = options.majorAlign.value_or(0);
   if (options.maxOps)
     unroll.maxOps = options.maxOps;
   pm.addPass(createSdmaUnroll(unroll));

@@ -228,7 +228,8 @@ LogicalResult CopyvOp::verify() {
   if (std::optional<ArrayRef<int64_t>> forms = getTableForms())
     for (unsigned side = 0; side < 2; ++side)
       if (forms->size() != 2 || (*forms)[side] < kPrefix ||
-          (*forms)[side] > kAt || ((*forms)[side] != kPrefix && !getPacked()[side]))
+          (*forms)[side] > kAt ||
+          ((*forms)[side] != kPrefix && !getPacked()[side]))
         return emitOpError("expects 'table_forms' to hold two forms (0 "
                            "packed, 1 expert_major, 2 at) of table sides");
   if (getMaxCount() < 1)

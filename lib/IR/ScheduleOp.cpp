@@ -336,10 +336,10 @@ ScheduleOp::getBufferChunks(Value buffer, std::optional<int64_t> ranks) {
 
 ArrayRef<StringRef> ScheduleOp::getCollectiveKinds() {
   static const StringRef kinds[] = {
-      "all_gather",     "all_to_all",     "all_to_allv",
+      "all_gather",         "all_to_all",     "all_to_allv",
       "all_to_allv_packed", "all_to_allv_2d", "all_to_allv_2d_offset",
-      "broadcast",      "scatter",        "gather",
-      "all_reduce",     "reduce_scatter", "reduce"};
+      "broadcast",          "scatter",        "gather",
+      "all_reduce",         "reduce_scatter", "reduce"};
   return kinds;
 }
 

@@ -336,8 +336,7 @@ struct SdmaUnrollPass : public sdma::impl::SdmaUnrollBase<SdmaUnrollPass> {
       set(static_cast<uint64_t>(given));
       return success();
     };
-    if (failed(bind("experts", experts, schedule.getExpertCount(),
-                    kMaxExperts,
+    if (failed(bind("experts", experts, schedule.getExpertCount(), kMaxExperts,
                     [&](uint64_t v) { schedule.setExperts(v); })) ||
         failed(bind("major-align", majorAlign, schedule.getMajorAlign(),
                     int64_t(1) << 20,

@@ -360,6 +360,30 @@ public:
     }
     check(result, comm_);
   }
+  /// sdmaAlltoAllv2d (combine: sdmaAlltoAllv2dOffset): device pointers.
+  void allToAllv2d(bool combine, uintptr_t send, uintptr_t incounts,
+                   uintptr_t recv, uintptr_t outcounts, int experts,
+                   size_t capacity, size_t align, size_t rowcount, int type,
+                   uintptr_t stream) {
+    sdmaComm_t c = get();
+    sdmaResult_t result;
+    {
+      py::gil_scoped_release release;
+      auto in = reinterpret_cast<const int64_t *>(incounts);
+      auto out = reinterpret_cast<int64_t *>(outcounts);
+      auto t = static_cast<sdmaDataType_t>(type);
+      auto s = reinterpret_cast<sdmaStream_t>(stream);
+      result =
+          combine
+              ? sdmaAlltoAllv2dOffset(reinterpret_cast<const void *>(send), in,
+                                      reinterpret_cast<void *>(recv), out,
+                                      experts, capacity, rowcount, t, c, s)
+              : sdmaAlltoAllv2d(reinterpret_cast<const void *>(send), in,
+                                reinterpret_cast<void *>(recv), out, experts,
+                                capacity, align, rowcount, t, c, s);
+    }
+    check(result, comm_);
+  }
   /// 0 while every kernel has been fine; else raises with the failure.
   /// sdmaCommGetLastPath: the last collective's path and why.
   std::string lastPath() {
@@ -538,6 +562,7 @@ PYBIND11_MODULE(_sdma, m) {
       .def("collective", &Comm::collective)
       .def("reduction", &Comm::reduction)
       .def("all_to_all_v", &Comm::allToAllv)
+      .def("all_to_all_v_2d", &Comm::allToAllv2d)
       .def("send_recv", &Comm::sendRecv)
       .def("async_error", &Comm::asyncError)
       .def("abort", &Comm::abort)

@@ -2,7 +2,8 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// Usage: sdma-precompile --ranks=N[,N...] [--dma-variants=V[,V...]] DIR
+// Usage: sdma-precompile --ranks=N[,N...] [--dma-variants=V[,V...]]
+//                        [--experts=E[,E...] [--major-align=A]] DIR
 //                        [SCHEDULE.mlir...]
 //
 // Compiles every built-in collective's load/store program (every root of
@@ -34,9 +35,29 @@ int main(int argc, char **argv) {
   std::vector<int> ranks;
   std::string dir;
   std::vector<std::string> schedules, variants;
-  int localRanks = 0;
+  int localRanks = 0, majorAlign = 1;
+  std::vector<int> experts;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a.rfind("--experts=", 0) == 0 || a.rfind("--major-align=", 0) == 0) {
+      bool list = a[2] == 'e';
+      for (const char *p = a.c_str() + (list ? 10 : 14); *p;) {
+        char *end = nullptr;
+        long n = std::strtol(p, &end, 10);
+        if (end == p || n < 1 || n > (list ? 1024 : 1 << 20) ||
+            (!list && *end)) {
+          std::fprintf(stderr, "sdma-precompile: bad %s in %s\n",
+                       list ? "expert count" : "alignment", a.c_str());
+          return 2;
+        }
+        if (list)
+          experts.push_back(static_cast<int>(n));
+        else
+          majorAlign = static_cast<int>(n);
+        p = *end == ',' ? end + 1 : end;
+      }
+      continue;
+    }
     if (a.rfind("--dma-variants=", 0) == 0) {
       std::string list = a.substr(15) + ",";
       for (size_t at = 0, comma;
@@ -74,7 +95,8 @@ int main(int argc, char **argv) {
       }
     } else if (a == "--help" || a == "-h") {
       std::puts("usage: sdma-precompile --ranks=N[,N...] "
-                "[--dma-variants=V[,V...]] DIR [SCHEDULE.mlir...]\n"
+                "[--dma-variants=V[,V...]] [--experts=E[,E...] "
+                "[--major-align=A]] DIR [SCHEDULE.mlir...]\n"
                 "       sdma-precompile --ranks=N[,N...] --local-ranks=G DIR "
                 "[HIERARCHICAL.mlir...]\n"
                 "Writes the communicator's built-in programs and each "
@@ -83,7 +105,11 @@ int main(int argc, char **argv) {
                 "DIR/<name>-<ranks>.<variant>.plan.json. With --local-ranks,\n"
                 "the node plans of the built-in hierarchical schedules and of "
                 "each HIERARCHICAL one\nfor N ranks of G per node instead, "
-                "as DIR/<name>-<ranks>.<G>.node-plan.json (multi-node jobs).");
+                "as DIR/<name>-<ranks>.<G>.node-plan.json (multi-node jobs).\n"
+                "With --experts, the MoE all-to-allvs (all_to_allv_2d and "
+                "its _offset) for E local\nexperts per rank, the dispatch "
+                "padded to A rows (default 1), as\n"
+                "DIR/all_to_allv_2d_eE_aA-<ranks>.hip.");
       return 0;
     } else if (dir.empty() && a[0] != '-') {
       dir = a;
@@ -124,7 +150,8 @@ int main(int argc, char **argv) {
       CommOptions options;
       options.dmaVariant = variant;
       Error error;
-      if (!Communicator::precompile(dir, r, schedules, options, error)) {
+      if (!Communicator::precompile(dir, r, schedules, options, error, experts,
+                                    majorAlign)) {
         std::fprintf(stderr, "sdma-precompile: error: %s\n",
                      error.message.c_str());
         return 1;

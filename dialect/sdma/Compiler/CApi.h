@@ -49,8 +49,10 @@ extern "C" {
 
 /* Bumped when the functions or the JSON change incompatibly (2: the
  * program entry, which the runtime requires; 3: the program entry's
- * "local_ranks" and the result's "node_plan"). */
-#define SDMA_COMPILER_ABI_VERSION 3
+ * "local_ranks" and the result's "node_plan"; 4: the program entry's
+ * "experts" and "major_align", and load/store programs whose copyv rows
+ * carry an offset form). */
+#define SDMA_COMPILER_ABI_VERSION 4
 
 SDMA_COMPILER_EXPORT int sdmaCompilerAbiVersion(void);
 

@@ -65,6 +65,10 @@ struct ProgramOptions {
   /// (Artifacts::nodePlan) instead of the load/store program: each node's
   /// local phases are schedules of G ranks, compiled on their own.
   std::optional<int64_t> localRanks;
+  /// The local experts per rank and the major alignment of an MoE schedule
+  /// (sdma.experts, expert-major offsets), bound by sdma-unroll experts=E
+  /// major-align=A. Unset: the schedule's own.
+  std::optional<int64_t> experts, majorAlign;
   /// sdma-unroll's op budget; 0: the pipeline's default.
   int64_t maxOps = 0;
   /// The name diagnostics give the input ("schedule.mlir").

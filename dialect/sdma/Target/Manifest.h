@@ -48,7 +48,8 @@ inline nlohmann::ordered_json buffersToJSON(ScheduleOp schedule) {
   return buffers;
 }
 
-/// {"kind", "input", "output"[, "root"]}, or null without `implements`.
+/// {"kind", "input", "output"[, "root"][, "send_counts", "recv_counts"]
+/// [, "experts", "major_align"]}, or null without `implements`.
 inline nlohmann::ordered_json collectiveToJSON(ScheduleOp schedule) {
   std::optional<llvm::StringRef> kind = schedule.getCollective();
   if (!kind)
@@ -66,6 +67,10 @@ inline nlohmann::ordered_json collectiveToJSON(ScheduleOp schedule) {
     collective["send_counts"] = name(*send);
   if (std::optional<unsigned> recv = schedule.getCollectiveRecvCounts())
     collective["recv_counts"] = name(*recv);
+  if (kind->starts_with("all_to_allv_2d")) {
+    collective["experts"] = schedule.getExpertCount().value_or(1);
+    collective["major_align"] = schedule.getMajorAlignment();
+  }
   return collective;
 }
 

@@ -89,10 +89,11 @@ struct SdmaTable {
   unsigned long long rowBytes;
   // sdmaAlltoAllv's counts, moved by the kernel itself (no copies around
   // the launch, which would be two more stream operations per call): before
-  // the run SDMA_RANKS counts from countsIn[0] (the caller's, device
+  // the run SDMA_COUNTS_IN counts from countsIn[0] (the caller's, device
   // memory) into countsIn[1] (this rank's send table); after every write
-  // into this rank is done, from countsOut[0] (its receive table) to
-  // countsOut[1] (the caller's). Null: none.
+  // into this rank is done, SDMA_COUNTS_OUT from countsOut[0] (its receive
+  // table) to countsOut[1] (the caller's), followed there by the offsets of
+  // the segments they count where SDMA_COUNTS_OFFSETS asks. Null: none.
   long long *countsIn[2];
   long long *countsOut[2];
   // A communicator's launch: the call's tag (a hash of what every rank

@@ -43,7 +43,7 @@ using namespace sdma::hip;
 
 namespace {
 
-constexpr int kVopStride = 6;
+constexpr int kVopStride = 8; // per side: table or -1, rank, index, form
 
 /// The device code every generated file carries: LdstKernel.hip,
 /// LdstReduce.hip and LdstPhases.hip after their banners, embedded at build
@@ -186,9 +186,9 @@ std::vector<int64_t> HIPEmitter::copyvRow(CopyvOp op) {
     bool packed = op.getPacked()[side];
     Value table = side ? op.getTargetPrefix() : op.getSourcePrefix();
     llvm::append_range(
-        vops, std::initializer_list<int64_t>{packed ? bufferOf(table) : -1,
-                                             packed ? field(rank) : 0,
-                                             packed ? field(rank + 1) : 0});
+        vops, std::initializer_list<int64_t>{
+                  packed ? bufferOf(table) : -1, packed ? field(rank) : 0,
+                  packed ? field(rank + 1) : 0, op.getTableForm(side)});
   }
   return row;
 }
@@ -472,9 +472,29 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   // sdma.copyv resolves its counts and prefix sums with loads from other
   // ranks: one thread per op, all ops at once (staged) beats every thread
   // resolving every op in turn.
-  if (!vops.empty())
+  if (!vops.empty()) {
     os << "#define SDMA_COUNT_OPS 1\n#define SDMA_VOP_STRIDE " << kVopStride
        << "\n#ifndef SDMA_STAGED_OPS\n#define SDMA_STAGED_OPS 1\n#endif\n";
+    // An expert-major offset pads each group of SDMA_RANKS counts.
+    os << "#define SDMA_MAJOR_ALIGN " << schedule.getMajorAlignment() << "\n";
+    // The count tables a communicator's call copies in (its send counts)
+    // and out (its receive counts, then with SDMA_COUNTS_OFFSETS the
+    // offsets of the segments they count: 1 packed, 2 expert-major).
+    std::optional<unsigned> send = schedule.getCollectiveSendCounts();
+    std::optional<unsigned> recv = schedule.getCollectiveRecvCounts();
+    auto entries = [&](std::optional<unsigned> table) -> int64_t {
+      return table ? *schedule.getBufferChunks(schedule.getBufferArgs()[*table],
+                                               ranks)
+                   : ranks;
+    };
+    std::optional<StringRef> kind = schedule.getCollective();
+    int offsets = kind == "all_to_allv_2d"          ? 2
+                  : kind == "all_to_allv_2d_offset" ? 1
+                                                    : 0;
+    os << "#define SDMA_COUNTS_IN " << entries(send)
+       << "\n#define SDMA_COUNTS_OUT " << entries(recv)
+       << "\n#define SDMA_COUNTS_OFFSETS " << offsets << "\n";
+  }
   // sdma.reduce: the type and operator (a runtime may define others before
   // this file), and the most sources one row adds.
   if (reduceType >= 0)

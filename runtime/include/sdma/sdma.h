@@ -320,6 +320,41 @@ SDMA_API sdmaResult_t sdmaAlltoAllv(const void *sendbuff,
                                     sdmaAlltoAllvLayout_t layout,
                                     sdmaComm_t comm, sdmaStream_t stream);
 
+/* MoE dispatch into expert-major rows (torch's all_to_all_vdev_2d), with
+ * `experts` local experts per rank; counts in device memory, read and
+ * written by the kernel only (no host synchronisation, CUDA-graph
+ * capturable). `insplits` holds nranks * experts int64, rank-major:
+ * insplits[p * experts + e] rows of sendbuff (packed in that order) go to
+ * expert e of rank p. recvbuff receives them expert-major: expert 0's rows
+ * from rank 0, 1, ..., then expert 1's, ...; each expert's segment padded
+ * to a multiple of `majoralign` rows and to at least `majoralign` (an
+ * empty expert still gets one aligned block: grouped-GEMM kernels reject
+ * empty groups). `outsplitsoffsets` (2 * experts * nranks int64, may be
+ * NULL) receives the counts that arrived, expert-major (e * nranks + r),
+ * then the offset of each segment in recvbuff. Both buffers hold
+ * nranks * capacity rows of `rowcount` elements (symmetric memory);
+ * `capacity` bounds every count. A count above it or negative, or a
+ * segment that would end past recvbuff, moves nothing for that segment
+ * and makes the communicator fail naming the ranks. */
+SDMA_API sdmaResult_t sdmaAlltoAllv2d(const void *sendbuff,
+                                      const int64_t *insplits, void *recvbuff,
+                                      int64_t *outsplitsoffsets, int experts,
+                                      size_t capacity, size_t majoralign,
+                                      size_t rowcount, sdmaDataType_t datatype,
+                                      sdmaComm_t comm, sdmaStream_t stream);
+/* Its inverse, the MoE combine (torch's all_to_all_vdev_2d_offset):
+ * `insplitsoffsets` (2 * experts * nranks int64) gives, expert-major, the
+ * rows of sendbuff going back to each rank, then where each run starts in
+ * sendbuff (the dispatch's outsplitsoffsets; padding is not sent).
+ * recvbuff receives them packed rank-major (rank 0's expert 0, expert 1,
+ * ..., then rank 1's): the dispatch's input order. `outsplitsoffsets`
+ * (2 * nranks * experts int64, may be NULL) receives the counts,
+ * rank-major, then their packed offsets. */
+SDMA_API sdmaResult_t sdmaAlltoAllv2dOffset(
+    const void *sendbuff, const int64_t *insplitsoffsets, void *recvbuff,
+    int64_t *outsplitsoffsets, int experts, size_t capacity, size_t rowcount,
+    sdmaDataType_t datatype, sdmaComm_t comm, sdmaStream_t stream);
+
 /* Point-to-point (NCCL's ncclSend/ncclRecv): only the two peers call, a
  * send and its receive with the same count and type; a pair's messages
  * match in the order each side issues them. Buffers are any memory of the

@@ -7,6 +7,7 @@
 #include "comm/Collectives.h"
 
 #include "sdma/runtime/CheckedMath.h"
+#include "sdma/runtime/Limits.h"
 
 using namespace sdma::rt;
 
@@ -328,5 +329,38 @@ bool sdma::rt::planAllToAllv(const void *send, const int64_t *sendCounts,
   call.rowBytes = rowBytes;
   call.sendCounts = sendCounts;
   call.recvCounts = recvCounts;
+  return true;
+}
+
+bool sdma::rt::planAllToAllv2d(bool combine, const void *send,
+                               const int64_t *inCounts, void *recv,
+                               int64_t *outCounts, int experts, size_t capacity,
+                               size_t rowBytes, int majorAlign,
+                               const CommShape &shape, CollectivePlan &plan,
+                               Error &error) {
+  std::string what = combine ? "AlltoAllv2dOffset" : "AlltoAllv2d";
+  if (combine)
+    majorAlign = 1; // the offsets are the caller's
+  std::string signature = what + " experts " + std::to_string(experts) +
+                          " align " + std::to_string(majorAlign) +
+                          " capacity " + std::to_string(capacity) + " row " +
+                          std::to_string(rowBytes);
+  plan.call.signature = signature;
+  if (experts < 1 || experts > sdma::kMaxExperts)
+    return error.fail(ErrorKind::InvalidArgument,
+                      what + ": " + std::to_string(experts) +
+                          " experts per rank is out of range [1, " +
+                          std::to_string(sdma::kMaxExperts) + "]");
+  if (majorAlign < 1 || majorAlign > (1 << 20))
+    return error.fail(ErrorKind::InvalidArgument,
+                      what + ": major alignment " + std::to_string(majorAlign) +
+                          " is out of range [1, 1048576] rows");
+  if (!planAllToAllv(send, inCounts, recv, outCounts, capacity, rowBytes,
+                     AlltoAllvLayout::Packed, shape, plan, error))
+    return false;
+  plan.call.signature = signature; // planAllToAllv wrote its own
+  plan.schedule = combine ? "all_to_allv_2d_offset" : "all_to_allv_2d";
+  plan.experts = experts;
+  plan.majorAlign = majorAlign;
   return true;
 }

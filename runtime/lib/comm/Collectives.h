@@ -23,6 +23,8 @@ struct CollectivePlan {
   bool nothing = false;
   std::string schedule;
   int root = 0;
+  /// An MoE all-to-allv's local experts per rank and major alignment.
+  int experts = 0, majorAlign = 0;
   std::optional<Arithmetic> arithmetic;
   Call call;
   /// In-place all-reduce: buffer 1 is a staging buffer of this size in the
@@ -46,6 +48,14 @@ bool planCollective(CommOp op, const void *send, void *recv, size_t count,
 bool planReduction(CommReduction kind, const void *send, void *recv,
                    size_t count, DataType type, ReduceOp op, int root,
                    const CommShape &shape, CollectivePlan &plan, Error &error);
+/// MoE dispatch into expert-major rows (all_to_allv_2d; `combine`: its
+/// inverse, all_to_allv_2d_offset, whose `inCounts` are splits then
+/// offsets).
+bool planAllToAllv2d(bool combine, const void *send, const int64_t *inCounts,
+                     void *recv, int64_t *outCounts, int experts,
+                     size_t capacity, size_t rowBytes, int majorAlign,
+                     const CommShape &shape, CollectivePlan &plan,
+                     Error &error);
 bool planAllToAllv(const void *send, const int64_t *sendCounts, void *recv,
                    int64_t *recvCounts, size_t capacity, size_t rowBytes,
                    AlltoAllvLayout layout, const CommShape &shape,

@@ -212,10 +212,11 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
       plan.schedule.rfind("all_to_allv", 0) != 0)
     return single(plan.call, stream, error);
   const Arithmetic *arithmetic = plan.arithmetic ? &*plan.arithmetic : nullptr;
-  std::string key = ProgramCache::key(plan.schedule, plan.root, arithmetic);
+  ProgramParams params{plan.root, plan.experts, plan.majorAlign};
+  std::string key = ProgramCache::key(plan.schedule, params, arithmetic);
   int index = programs->find(key);
   if (index < 0 &&
-      !programs->addBuiltin(plan.schedule, plan.root, arithmetic, index, error))
+      !programs->addBuiltin(plan.schedule, params, arithmetic, index, error))
     return false;
   Call call = plan.call;
   if (plan.stageBytes) {
@@ -388,6 +389,31 @@ bool Communicator::allToAllv(const void *send, const int64_t *sendCounts,
   return impl_->run(planned, plan, refused, stream, error);
 }
 
+bool Communicator::allToAllv2d(const void *send, const int64_t *inSplits,
+                               void *recv, int64_t *outSplitsOffsets,
+                               int experts, size_t capacity, size_t rowBytes,
+                               int majorAlign, void *stream, Error &error) {
+  CollectivePlan plan;
+  Error refused;
+  bool planned = planAllToAllv2d(false, send, inSplits, recv, outSplitsOffsets,
+                                 experts, capacity, rowBytes, majorAlign,
+                                 impl_->shape(), plan, refused);
+  return impl_->run(planned, plan, refused, stream, error);
+}
+
+bool Communicator::allToAllv2dOffset(const void *send,
+                                     const int64_t *inSplitsOffsets, void *recv,
+                                     int64_t *outSplitsOffsets, int experts,
+                                     size_t capacity, size_t rowBytes,
+                                     void *stream, Error &error) {
+  CollectivePlan plan;
+  Error refused;
+  bool planned = planAllToAllv2d(true, send, inSplitsOffsets, recv,
+                                 outSplitsOffsets, experts, capacity, rowBytes,
+                                 1, impl_->shape(), plan, refused);
+  return impl_->run(planned, plan, refused, stream, error);
+}
+
 bool Communicator::loadSchedule(const std::string &textOrPath,
                                 Schedule &schedule, Error &error) {
   std::string text = textOrPath, name = "<schedule>";
@@ -434,8 +460,10 @@ bool Communicator::launch(const Schedule &schedule,
 
 bool Communicator::precompile(const std::string &directory, int ranks,
                               const std::vector<std::string> &schedules,
-                              const CommOptions &options, Error &error) {
-  return ProgramCache::precompile(directory, ranks, schedules, options, error);
+                              const CommOptions &options, Error &error,
+                              const std::vector<int> &experts, int majorAlign) {
+  return ProgramCache::precompile(directory, ranks, schedules, options, error,
+                                  experts, majorAlign);
 }
 
 std::string Communicator::programName(const std::string &path) {

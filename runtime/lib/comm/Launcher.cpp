@@ -182,9 +182,11 @@ bool Launcher::table(const Instance &instance, const Call &call,
   bool counted = instance.countsOffset != 0;
   t.push_back(reinterpret_cast<uint64_t>(counted ? call.sendCounts : nullptr));
   t.push_back(reinterpret_cast<uint64_t>(counted ? tables : nullptr));
-  t.push_back(reinterpret_cast<uint64_t>(counted && call.recvCounts
-                                             ? tables + ranks_ * sizeof(int64_t)
-                                             : nullptr));
+  uint64_t sendEntries =
+      counted ? program.buffers[program.buffers.size() - 2].chunks : 0;
+  t.push_back(reinterpret_cast<uint64_t>(
+      counted && call.recvCounts ? tables + sendEntries * sizeof(int64_t)
+                                 : nullptr));
   t.push_back(reinterpret_cast<uint64_t>(counted ? call.recvCounts : nullptr));
   // SdmaTable::callTag and tags: the launch checks on the device that
   // every rank makes this same call (run() sets the tag).
@@ -220,9 +222,11 @@ bool Launcher::run(int index, const Call &call, bool dma, void *stream,
     std::optional<uint64_t> bytes =
         checkedMul(program.buffers[b].chunks,
                    program.buffers[b].counts ? 8 : call.chunkBytes);
-    if (b >= user) {
+    if (b >= user) { // the count tables, side by side
       region[b] = 0;
-      offset[b] = instance.countsOffset + (b - user) * ranks_ * sizeof(int64_t);
+      offset[b] =
+          instance.countsOffset +
+          (b > user ? program.buffers[user].chunks : 0) * sizeof(int64_t);
     } else if (!bytes) {
       problem.fail(ErrorKind::InvalidArgument,
                    "buffer '" + program.buffers[b].name + "' of " +

@@ -36,8 +36,19 @@ bool isRooted(const std::string &schedule) {
   return schedule == "broadcast" || schedule == "scatter" ||
          schedule == "gather" || schedule == "reduce";
 }
-std::string rootedName(const std::string &schedule, int root) {
-  return root ? schedule + "_root" + std::to_string(root) : schedule;
+bool isMoe(const std::string &schedule) {
+  return schedule.rfind("all_to_allv_2d", 0) == 0;
+}
+/// The parameters a built-in binds: a rooted one its root, an MoE one its
+/// experts and alignment; nullopt: none.
+std::optional<ProgramParams> boundParams(const std::string &schedule,
+                                         const ProgramParams &params) {
+  if (isRooted(schedule))
+    return ProgramParams{params.root, 0, 0};
+  if (isMoe(schedule)) // the combine's offsets are the caller's: no padding
+    return ProgramParams{0, params.experts,
+                         schedule == "all_to_allv_2d" ? params.majorAlign : 1};
+  return std::nullopt;
 }
 
 /// Compiles `text` (`name` in diagnostics) for `ranks` ranks, rooted at
@@ -45,13 +56,18 @@ std::string rootedName(const std::string &schedule, int root) {
 /// program alone (no DMA plan: the communicator runs kernels). The root is
 /// a compile option bound to the schedule's `sdma.root`, never a text edit.
 bool compileToLdst(ScheduleCompiler &compiler, const std::string &text,
-                   const std::string &name, int ranks, std::optional<int> root,
-                   std::string &ldst, Error &error) {
+                   const std::string &name, int ranks,
+                   std::optional<ProgramParams> params, std::string &ldst,
+                   Error &error) {
   ProgramCompileOptions options;
   options.ranks = ranks;
   options.name = name;
-  if (root)
-    options.root = *root;
+  if (params && !params->experts)
+    options.root = params->root;
+  if (params && params->experts) {
+    options.experts = params->experts;
+    options.majorAlign = params->majorAlign;
+  }
   ScheduleCompileResult result;
   std::string why;
   if (!compiler.compileProgram(text, options, result, why))
@@ -146,9 +162,17 @@ ProgramCache::ProgramCache(int rank, int ranks, const CommOptions &options,
 
 ProgramCache::~ProgramCache() = default;
 
-std::string ProgramCache::key(const std::string &schedule, int root,
+std::string ProgramParams::name(const std::string &schedule) const {
+  if (experts)
+    return schedule + "_e" + std::to_string(experts) + "_a" +
+           std::to_string(majorAlign);
+  return root ? schedule + "_root" + std::to_string(root) : schedule;
+}
+
+std::string ProgramCache::key(const std::string &schedule,
+                              const ProgramParams &params,
                               const Arithmetic *arithmetic) {
-  std::string key = schedule + "@" + std::to_string(root);
+  std::string key = params.name(schedule) + "@" + std::to_string(params.root);
   if (arithmetic)
     key += std::string(" ") + dataTypeName(arithmetic->type) + " " +
            reduceOpName(arithmetic->op);
@@ -179,11 +203,11 @@ ScheduleCompiler *ProgramCache::compiler() {
 }
 
 bool ProgramCache::compile(const std::string &text, const std::string &name,
-                           std::optional<int> root, LdstProgram &program,
-                           Error &error) {
+                           std::optional<ProgramParams> params,
+                           LdstProgram &program, Error &error) {
   if (ScheduleCompiler *compiler = this->compiler()) {
     std::string ldst, why;
-    if (!compileToLdst(*compiler, text, name, ranks_, root, ldst, error))
+    if (!compileToLdst(*compiler, text, name, ranks_, params, ldst, error))
       return false;
     std::optional<LdstProgram> parsed = LdstProgram::parse(ldst, why);
     if (!parsed)
@@ -220,6 +244,13 @@ bool ProgramCache::placeControl(const LdstProgram &program,
                                 const std::string &programKey,
                                 Instance &instance, Error &error) {
   bool counted = program.collective && program.collective->sendCounts >= 0;
+  // An all-to-allv's two count tables (its last buffers), side by side.
+  uint64_t countEntries = 0;
+  if (counted)
+    for (int table :
+         {program.collective->sendCounts, program.collective->recvCounts})
+      if (table >= 0)
+        countEntries += program.buffers[table].chunks;
   auto shared = programRecord_.find(programKey);
   if (shared != programRecord_.end()) {
     const Instance &first = instances_[recordOwner_[shared->second]];
@@ -248,7 +279,8 @@ bool ProgramCache::placeControl(const LdstProgram &program,
       !reserve(2 * ranks_ * 8, instance.arriveOffset) ||
       !reserve(kRecordWords * 8, instance.errorOffset) ||
       !reserve(ranks_ * 8, instance.tagsOffset) ||
-      (counted && !reserve(2 * ranks_ * 8, instance.countsOffset)))
+      (counted && !reserve(std::max<uint64_t>(countEntries, 2 * ranks_) * 8,
+                           instance.countsOffset)))
     return error.fail(ErrorKind::InvalidUsage,
                       "the control area is full (" +
                           std::to_string(controlBytes_) +
@@ -315,33 +347,33 @@ std::vector<size_t> ProgramCache::errorOffsets() const {
   return offsets;
 }
 
-bool ProgramCache::addBuiltin(const std::string &schedule, int root,
+bool ProgramCache::addBuiltin(const std::string &schedule,
+                              const ProgramParams &params,
                               const Arithmetic *arithmetic, int &index,
                               Error &error) {
-  std::string name = key(schedule, root, arithmetic);
+  std::string name = key(schedule, params, arithmetic);
   const char *builtin = builtinText(schedule);
   std::optional<LdstProgram> program;
   Error refused;
   LdstProgram compiled;
   if (!builtin)
     refused.fail(ErrorKind::Internal, "no built-in schedule " + schedule);
-  else if (compile(builtin, rootedName(schedule, root),
-                   isRooted(schedule) ? std::optional<int>(root) : std::nullopt,
-                   compiled, refused) &&
+  else if (compile(builtin, params.name(schedule),
+                   boundParams(schedule, params), compiled, refused) &&
            (!arithmetic || setReduceArithmetic(compiled, arithmetic->type,
                                                arithmetic->op, refused)))
     program = std::move(compiled);
   // The variants of a reduction (type, operator) share their program's
   // control words.
-  if (!add(std::move(program), refused, name, key(schedule, root, nullptr),
+  if (!add(std::move(program), refused, name, key(schedule, params, nullptr),
            index, error))
     return false;
   index_[name] = index;
   Instance &added = instances_[index];
   added.text = builtin;
-  added.name = rootedName(schedule, root);
+  added.name = params.name(schedule);
   if (isRooted(schedule))
-    added.root = root;
+    added.root = params.root;
   return true;
 }
 
@@ -493,7 +525,8 @@ bool ProgramCache::addDma(int index, Error &error) {
 
 bool ProgramCache::precompile(const std::string &directory, int ranks,
                               const std::vector<std::string> &schedules,
-                              const CommOptions &options, Error &error) {
+                              const CommOptions &options, Error &error,
+                              const std::vector<int> &experts, int majorAlign) {
   std::string why;
   std::unique_ptr<ScheduleCompiler> compiler = ScheduleCompiler::load(
       why, options.compilerLibrary, options.cacheDirectory);
@@ -503,16 +536,26 @@ bool ProgramCache::precompile(const std::string &directory, int ranks,
       options.dmaVariant.empty() ? std::string("pcpy") : options.dmaVariant;
   for (const BuiltinSchedule &builtin : kBuiltinSchedules) {
     std::string schedule = builtin.name;
-    for (int root = 0; root < (isRooted(schedule) ? ranks : 1); ++root) {
-      std::string name = rootedName(schedule, root);
+    // Each root of a rooted built-in; each expert count of an MoE one
+    // (which has no DMA plan: its counts are read at run time).
+    std::vector<ProgramParams> instances;
+    if (isMoe(schedule))
+      for (int e : experts)
+        instances.push_back(*boundParams(schedule, {0, e, majorAlign}));
+    else
+      for (int root = 0; root < (isRooted(schedule) ? ranks : 1); ++root)
+        instances.push_back({root, 0, 0});
+    for (const ProgramParams &params : instances) {
+      std::string name = params.name(schedule);
       std::string ldst;
-      std::optional<int> rootOption =
-          isRooted(schedule) ? std::optional<int>(root) : std::nullopt;
-      if (!compileToLdst(*compiler, builtin.text, name, ranks, rootOption, ldst,
+      std::optional<ProgramParams> bound = boundParams(schedule, params);
+      if (!compileToLdst(*compiler, builtin.text, name, ranks, bound, ldst,
                          error) ||
           !writeProgram(directory, name, ranks, ldst, error) ||
-          !writePlan(*compiler, directory, builtin.text, name, ranks,
-                     rootOption, variant, error))
+          (!isMoe(schedule) &&
+           !writePlan(*compiler, directory, builtin.text, name, ranks,
+                      bound ? std::optional<int>(bound->root) : std::nullopt,
+                      variant, error)))
         return false;
     }
   }

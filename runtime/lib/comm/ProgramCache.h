@@ -52,6 +52,17 @@ struct Arithmetic {
   ReduceOp op;
 };
 
+/// What a built-in is instantiated for, bound by the compiler before it
+/// unrolls the schedule: the root of a rooted collective, and the local
+/// experts per rank and the major alignment of an MoE one (0: none).
+struct ProgramParams {
+  int root = 0;
+  int experts = 0, majorAlign = 0;
+  /// `schedule` with its parameters: "broadcast_root3",
+  /// "all_to_allv_2d_e4_a16" (a precompiled program's file stem).
+  std::string name(const std::string &schedule) const;
+};
+
 /// One loaded schedule and its place in the control area (offsets from
 /// the heap's base, the same on every rank), shared with the other
 /// variants of its program.
@@ -89,16 +100,17 @@ public:
                CommDevice &device, Agreement &agreement, size_t controlBytes);
   ~ProgramCache();
 
-  /// The name of built-in `schedule` instantiated for `root` and
+  /// The name of built-in `schedule` instantiated for `params` and
   /// `arithmetic` (null: a data-movement collective).
-  static std::string key(const std::string &schedule, int root,
+  static std::string key(const std::string &schedule,
+                         const ProgramParams &params,
                          const Arithmetic *arithmetic);
   /// The instance `key` names, or -1 if it was never added.
   int find(const std::string &key) const;
 
-  /// Adds built-in `schedule` for `root` (and `arithmetic`) as `key`.
+  /// Adds built-in `schedule` for `params` (and `arithmetic`) as `key`.
   /// Collective.
-  bool addBuiltin(const std::string &schedule, int root,
+  bool addBuiltin(const std::string &schedule, const ProgramParams &params,
                   const Arithmetic *arithmetic, int &index, Error &error);
   /// Adds a user's schedule: the text of a schedule or of a program
   /// (`name` in messages; a path finds a precompiled program by its
@@ -139,20 +151,24 @@ public:
     return instances_[recordOwner_[r]].dma;
   }
 
-  /// Compiles every built-in (each root of the rooted ones) and each of
-  /// `schedules` (paths) for `ranks` into `directory` (name-R.hip), for
+  /// Compiles every built-in (each root of the rooted ones; the MoE ones
+  /// for each of `experts` at `majorAlign`, none if it is empty) and each
+  /// of `schedules` (paths) for `ranks` into `directory` (name-R.hip), for
   /// jobs without the compiler library.
   static bool precompile(const std::string &directory, int ranks,
                          const std::vector<std::string> &schedules,
-                         const CommOptions &options, Error &error);
+                         const CommOptions &options, Error &error,
+                         const std::vector<int> &experts = {},
+                         int majorAlign = 1);
   /// The name a schedule's precompiled program has: the file's stem.
   static std::string programName(const std::string &path);
 
 private:
-  /// The program of `text` for this rank count (rooted at `root` where
+  /// The program of `text` for this rank count (with `params` where
   /// given): compiled, or precompiled by `name` where there is no compiler.
   bool compile(const std::string &text, const std::string &name,
-               std::optional<int> root, LdstProgram &program, Error &error);
+               std::optional<ProgramParams> params, LdstProgram &program,
+               Error &error);
   /// The compiler library, loaded on first use (null: compilerError_).
   ScheduleCompiler *compiler();
   /// The DMA plan of instance `instance`'s schedule: compiled, or read

@@ -19,7 +19,7 @@ using json = nlohmann::ordered_json;
 
 namespace {
 /// The C entry's ABI version this runtime speaks (CApi.h).
-constexpr int kCompilerAbiVersion = 3;
+constexpr int kCompilerAbiVersion = 4;
 
 /// The directory of the running executable ("" if unknown).
 std::string executableDirectory() {
@@ -105,6 +105,10 @@ std::string ProgramCompileOptions::toJson() const {
     j["root"] = *root;
   if (localRanks)
     j["local_ranks"] = *localRanks;
+  if (experts)
+    j["experts"] = *experts;
+  if (majorAlign)
+    j["major_align"] = *majorAlign;
   return j.dump();
 }
 

@@ -22,6 +22,7 @@
 #define SDMA_RUNTIME_LIB_FORMAT_JSONFIELDS_H
 
 #include "sdma/runtime/CheckedMath.h"
+#include "sdma/runtime/Limits.h"
 #include "sdma/runtime/MemoryBudget.h"
 #include "sdma/runtime/Plan.h"
 
@@ -300,7 +301,8 @@ parseCollective(const json &root, const std::vector<Buffer> &buffers,
     return std::nullopt;
   Collective c;
   c.kind = stringField(collective, "$.collective", "kind");
-  bool dynamic = c.kind == "all_to_allv" || c.kind == "all_to_allv_packed";
+  bool dynamic = c.kind == "all_to_allv" || c.kind == "all_to_allv_packed" ||
+                 c.kind == "all_to_allv_2d" || c.kind == "all_to_allv_2d_offset";
   if (c.kind != "all_gather" && c.kind != "all_to_all" &&
       c.kind != "broadcast" && c.kind != "scatter" && c.kind != "gather" &&
       !c.isReduction() && !dynamic)
@@ -342,6 +344,14 @@ parseCollective(const json &root, const std::vector<Buffer> &buffers,
   }
   if (c.sendCounts < 0)
     fail("$.collective", c.kind + " needs \"send_counts\"");
+  if (c.kind.rfind("all_to_allv_2d", 0) == 0) {
+    c.experts = integerField(collective, "$.collective", "experts", 1,
+                             sdma::kMaxExperts);
+    c.majorAlign = integerField(collective, "$.collective", "major_align", 1,
+                                1 << 20);
+    if (c.recvCounts < 0)
+      fail("$.collective", c.kind + " needs \"recv_counts\"");
+  }
   return c;
 }
 

@@ -152,6 +152,11 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
   size_t at = source.find("#define SDMA_OP_STRIDE ");
   long long stride =
       at == std::string::npos ? 0 : std::atoll(source.c_str() + at + 23);
+  // sdma.copyv's two sides in sdma_vops: (table or -1, rank, index) each,
+  // and since the expert-major forms a fourth word, the form.
+  at = source.find("#define SDMA_VOP_STRIDE ");
+  long long vstride =
+      at == std::string::npos ? 6 : std::atoll(source.c_str() + at + 24);
   if (begin.size() != size_t(ranks) + 1 || stride < 12 || rank < 0 ||
       rank >= ranks)
     return all;
@@ -188,13 +193,12 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
         return all;
       if (ops[o] != 3)
         continue;
-      // sdma.copyv: its count's table entry, and its prefix tables (two
-      // of (buffer or -1, rank, index) in sdma_vops).
-      long long v = ops[o + 11] * 6;
-      if (!add(ops[o + 8], ops[o + 9]) || v < 0 ||
-          v + 5 >= (long long)vops.size())
+      // sdma.copyv: its count's table entry, and its sides' offset tables.
+      long long v = ops[o + 11] * vstride;
+      if (!add(ops[o + 8], ops[o + 9]) || v < 0 || vstride < 6 || vstride % 2 ||
+          v + vstride > (long long)vops.size())
         return all;
-      for (long long side = v; side <= v + 3; side += 3)
+      for (long long side = v; side < v + vstride; side += vstride / 2)
         if (vops[side] >= 0 && !add(vops[side + 1], vops[side]))
           return all;
     }

@@ -580,6 +580,90 @@ class Communicator(PointToPoint):
             _raise(e)
         return output_splits
 
+    def _splits(self, name, tensor, numel):
+        """A contiguous int64 tensor of `numel` on this device, or raise."""
+        torch = _torch()
+        tensor = _as_tensor(tensor)
+        if tensor.device.type != self._kind or tensor.dtype != torch.int64 \
+                or tensor.numel() != numel or not tensor.is_contiguous():
+            raise SdmaError("%s must be a contiguous int64 tensor of %d on %s"
+                            % (name, numel, self.device), 4)
+        return tensor
+
+    def _moe(self, what, input, out, in_counts, out_counts, in_rows,
+             major_align, combine):
+        """all_to_all_vdev_2d and its _offset: shapes checked, then run."""
+        input, out = _as_tensor(input), _as_tensor(out)
+        self._check(out, "out")
+        self._check(input, "input")
+        self._same(out, input, what)
+        in_counts = _as_tensor(in_counts)
+        world = self.world_size
+        if in_counts.numel() % (in_rows * world) or not in_counts.numel():
+            raise SdmaError("%s: %s must hold %d x world_size x experts "
+                            "values; got %d" % (what, "in_splits_offsets"
+                                                if combine else "in_splits",
+                                                in_rows, in_counts.numel()), 4)
+        experts = in_counts.numel() // (in_rows * world)
+        in_counts = self._splits(what + ": the input counts", in_counts,
+                                 in_rows * world * experts)
+        out_counts = self._splits(what + ": out_splits_offsets", out_counts,
+                                  2 * world * experts)
+        if input.dim() < 1 or input.shape != out.shape or \
+                input.shape[0] % world:
+            raise SdmaError("%s: input and out need one shape whose first "
+                            "dimension (rows) is a multiple of world_size; "
+                            "got %s and %s" % (what, tuple(input.shape),
+                                               tuple(out.shape)), 4)
+        rows = input.shape[0]
+        row = input.numel() // rows if rows else 0
+        try:
+            self._comm.all_to_all_v_2d(
+                combine, input.data_ptr(), in_counts.data_ptr(),
+                out.data_ptr(), out_counts.data_ptr(), experts,
+                rows // world, major_align, row, _types()[input.dtype][0],
+                self._stream())
+        except _sdma.SdmaError as e:
+            _raise(e)
+
+    def all_to_all_vdev_2d(self, input, out, in_splits, out_splits_offsets,
+                           major_align=None):
+        """MoE dispatch into expert-major rows, as torch's
+        symm_mem.all_to_all_vdev_2d (same arguments, this communicator for
+        the group). in_splits (int64, world_size * ne on this device,
+        rank-major): in_splits[p * ne + e] rows of input, packed in that
+        order, go to local expert e of rank p. out receives them
+        expert-major, expert 0's rows from rank 0, 1, ..., then expert 1's;
+        each expert's segment padded to a multiple of major_align rows (at
+        least major_align, so no expert is empty: grouped-GEMM kernels
+        reject empty groups). out_splits_offsets (int64, [2, ne *
+        world_size]) receives the counts, expert-major, and each segment's
+        offset in out: the grouped GEMM's group sizes and offsets, and the
+        combine's in_splits_offsets. input and out (symmetric memory) hold
+        world_size * capacity rows; capacity bounds every split. Splits are
+        read on the device: no host synchronisation, CUDA-graph
+        capturable. A bad split moves nothing for its segment and is raised
+        by check_async_error()."""
+        align = 1 if major_align is None else int(major_align)
+        if align < 1:
+            raise SdmaError("all_to_all_vdev_2d: major_align must be >= 1, "
+                            "not %d" % align, 4)
+        self._moe("all_to_all_vdev_2d", input, out, in_splits,
+                  out_splits_offsets, 1, align, False)
+
+    def all_to_all_vdev_2d_offset(self, input, out, in_splits_offsets,
+                                  out_splits_offsets):
+        """MoE combine, the inverse of all_to_all_vdev_2d, as torch's
+        symm_mem.all_to_all_vdev_2d_offset. in_splits_offsets (int64, [2,
+        ne * world_size], expert-major): the rows of input going back to
+        each rank and where each run starts in input (e.g. the dispatch's
+        out_splits_offsets; padding is not sent). out receives them packed
+        rank-major (rank 0's expert 0, expert 1, ..., then rank 1's): the
+        dispatch's input order. out_splits_offsets (int64, [2, world_size *
+        ne]) receives the counts, rank-major, and their packed offsets."""
+        self._moe("all_to_all_vdev_2d_offset", input, out, in_splits_offsets,
+                  out_splits_offsets, 2, 1, True)
+
     def _reduce(self, kind, send, recv, count, dtype, op, root=0):
         code = _reduce_op(op)
         try:

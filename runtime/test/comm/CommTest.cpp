@@ -38,6 +38,12 @@
 //                and not, every element type (or --types=f32,bf16,...):
 //                every byte checked against the definition
 //                (CommReduce.cpp);
+//   alltoallv-2d sdmaAlltoAllv2d (MoE dispatch into padded expert-major
+//                rows) then sdmaAlltoAllv2dOffset (combine) on its output:
+//                4 count shapes x 1-5 experts x 2 alignments, every byte,
+//                split and offset checked against torch's definition;
+//   alltoallv-2d-overflow  rank 0 sends an expert more than the capacity:
+//                reported naming both ranks, nothing sent from rank 0;
 //   alltoallv-overflow  rank 0 sends rank 1 a bad count (--bad=over|
 //                negative|huge, --layout=slots|packed): rank 0's
 //                asynchronous error names both, nothing is overwritten,
@@ -377,6 +383,12 @@ int runCase(Rank &k, const Args &args) {
   }
   if (c == "alltoallv-overflow")
     return allToAllvOverflow(k, args);
+  if (c == "alltoallv-2d") {
+    allToAllv2d(k);
+    return k.failures ? 1 : 0;
+  }
+  if (c == "alltoallv-2d-overflow")
+    return allToAllv2dOverflow(k);
   if (c == "moe-bench") {
     moeBench(k, args);
     return k.failures ? 1 : 0;

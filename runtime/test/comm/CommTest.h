@@ -183,6 +183,9 @@ void allToAllv(Rank &k);
 void pointToPoint(Rank &k);
 /// A bad count (args.bad, args.layout): reported, never an overwrite.
 int allToAllvOverflow(Rank &k, const Args &args);
+/// sdmaAlltoAllv2d and sdmaAlltoAllv2dOffset (CommMoe2d.cpp).
+void allToAllv2d(Rank &k);
+int allToAllv2dOverflow(Rank &k);
 
 /// sdmaAllReduce, sdmaReduceScatter and sdmaReduce against their
 /// definition (CommReduce.cpp).

@@ -196,6 +196,32 @@ public:
   bool allToAllv(const void *send, const int64_t *sendCounts, void *recv,
                  int64_t *recvCounts, size_t capacity, size_t rowBytes,
                  AlltoAllvLayout layout, void *stream, Error &error);
+  /// MoE dispatch into expert-major rows (torch's all_to_all_vdev_2d),
+  /// `experts` local experts per rank. `inSplits` (R*E int64, device
+  /// memory, rank-major: rows for expert e of rank p at p*E + e) counts
+  /// `send`'s rows, packed in that order. `recv` receives them
+  /// expert-major: expert 0's rows from rank 0, 1, ..., then expert 1's;
+  /// each expert's segment padded to a multiple of `majorAlign` rows and
+  /// to at least `majorAlign`. `outSplitsOffsets` (2*E*R int64, device
+  /// memory, may be null) receives the counts, expert-major (e*R + r),
+  /// then the offset of each segment in `recv`. Both buffers hold
+  /// R * capacity rows (symmetric memory); capacity bounds every count.
+  /// A count out of range moves nothing for that segment and fails the
+  /// communicator naming it; so does a segment past `recv`'s end.
+  bool allToAllv2d(const void *send, const int64_t *inSplits, void *recv,
+                   int64_t *outSplitsOffsets, int experts, size_t capacity,
+                   size_t rowBytes, int majorAlign, void *stream, Error &error);
+  /// Its inverse, the combine (torch's all_to_all_vdev_2d_offset):
+  /// `inSplitsOffsets` (2*E*R int64) gives, expert-major, the rows of
+  /// `send` that go back to each rank and where each run starts in `send`
+  /// (the dispatch's outSplitsOffsets); `recv` receives them packed
+  /// rank-major (rank 0's expert 0, expert 1, ..., rank 1's ...);
+  /// `outSplitsOffsets` (2*R*E, may be null) the counts, rank-major, then
+  /// their packed offsets.
+  bool allToAllv2dOffset(const void *send, const int64_t *inSplitsOffsets,
+                         void *recv, int64_t *outSplitsOffsets, int experts,
+                         size_t capacity, size_t rowBytes, void *stream,
+                         Error &error);
 
   /// Sends and receives between this rank and its peers (NCCL's
   /// ncclSend/ncclRecv, a group of them as ncclGroupStart/End makes): only
@@ -222,10 +248,13 @@ public:
               size_t chunkBytes, void *stream, Error &error);
 
   /// Compiles the built-ins and `schedules` for `ranks` into `directory`,
-  /// for jobs without the compiler library (SDMA_PROGRAM_DIR).
+  /// for jobs without the compiler library (SDMA_PROGRAM_DIR); the MoE
+  /// all-to-allvs for each of `experts` per rank (dispatch at `majorAlign`).
   static bool precompile(const std::string &directory, int ranks,
                          const std::vector<std::string> &schedules,
-                         const CommOptions &options, Error &error);
+                         const CommOptions &options, Error &error,
+                         const std::vector<int> &experts = {},
+                         int majorAlign = 1);
   /// The name a schedule's precompiled program has: the file's stem.
   static std::string programName(const std::string &path);
 

@@ -130,8 +130,12 @@ struct Collective {
   int input = 0; // buffer indices
   int output = 0;
   int root = 0;
-  /// all_to_allv(_packed): the send- and receive-count tables (-1: none).
+  /// all_to_allv(_packed, _2d, _2d_offset): the send- and receive-count
+  /// tables (-1: none).
   int sendCounts = -1, recvCounts = -1;
+  /// all_to_allv_2d(_offset): local experts per rank, and the rows an
+  /// expert-major segment is padded to a multiple of.
+  int experts = 1, majorAlign = 1;
   /// A reduction's operator: sum, max, min or prod (empty otherwise).
   std::string op;
 

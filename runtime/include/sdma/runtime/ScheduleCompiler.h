@@ -65,6 +65,9 @@ struct ProgramCompileOptions {
   /// The ranks per node of a hierarchical schedule: the result is then its
   /// node plan (ScheduleCompileResult::nodePlan), not a program.
   std::optional<int64_t> localRanks;
+  /// The local experts per rank and major alignment of an MoE schedule
+  /// (sdma.experts; all_to_allv_2d's padding).
+  std::optional<int64_t> experts, majorAlign;
   /// The name diagnostics give the schedule.
   std::string name = "<schedule>";
 
