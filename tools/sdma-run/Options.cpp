@@ -30,6 +30,14 @@ static cl::opt<int64_t>
     ranksOpt("ranks", cl::cat(runCategory),
              cl::desc("rank count (default: the schedule's own fixed count)"),
              cl::init(0));
+static cl::opt<int64_t> expertsOpt(
+    "experts", cl::cat(runCategory),
+    cl::desc("local experts per rank of an MoE schedule (sdma.experts)"),
+    cl::init(0));
+static cl::opt<int64_t> majorAlignOpt(
+    "major-align", cl::cat(runCategory),
+    cl::desc("rows an MoE schedule's expert-major segments are padded to"),
+    cl::init(0));
 static cl::opt<std::string>
     variantOpt("variant", cl::cat(runCategory),
                cl::desc("pcpy | bcst | swap | b2b: the DMA variant to run; "
@@ -210,11 +218,12 @@ int sdma::run::parseOptions(int argc, char **argv, RunOptions &options) {
     return 1;
   cl::HideUnrelatedOptions(runCategory);
   sdma::addShortHelpAlias();
-  sdma::describeDefaults(variantOpt, prelaunchOpt, enginesOpt, backendOpt,
-                         dmaProfile, nvProfilePath, ceMode, ceLocalKernel,
-                         timeoutMs, countsOpt, emitHip, minBytes, maxBytes,
-                         factor, iters, emitPlan, emitPackets, packetCompletion,
-                         sdmaTarget, maxChunkBytes, compileOnly, outputDir);
+  sdma::describeDefaults(expertsOpt, majorAlignOpt, variantOpt, prelaunchOpt,
+                         enginesOpt, backendOpt, dmaProfile, nvProfilePath,
+                         ceMode, ceLocalKernel, timeoutMs, countsOpt, emitHip,
+                         minBytes, maxBytes, factor, iters, emitPlan,
+                         emitPackets, packetCompletion, sdmaTarget,
+                         maxChunkBytes, compileOnly, outputDir);
   sdma::installVersionPrinter("sdma-run");
   if (!sdma::parseCommandLine(argc, argv,
                               "sdma-run: compile, run and check a "
@@ -231,6 +240,8 @@ int sdma::run::parseOptions(int argc, char **argv, RunOptions &options) {
   options.input = inputFile;
   options.ranks = ranksOpt;
   options.ranksGiven = ranksOpt.getNumOccurrences() > 0;
+  options.experts = expertsOpt;
+  options.majorAlign = majorAlignOpt;
   options.variant = variantOpt;
   options.variantGiven = variantOpt.getNumOccurrences() > 0;
   options.prelaunch = prelaunchOpt;

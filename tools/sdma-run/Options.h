@@ -19,6 +19,8 @@ struct RunOptions {
   std::string input;
   int64_t ranks = 0;
   bool ranksGiven = false;
+  /// An MoE schedule's sdma.experts and major alignment (0: its own).
+  int64_t experts = 0, majorAlign = 0;
   std::string variant;
   bool variantGiven = false;
   bool prelaunch = false;

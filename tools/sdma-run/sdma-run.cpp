@@ -66,6 +66,10 @@ static CompileOptions compileOptions(const RunOptions &run,
   CompileOptions options;
   if (run.ranksGiven)
     options.ranks = run.ranks;
+  if (run.experts)
+    options.experts = run.experts;
+  if (run.majorAlign)
+    options.majorAlign = run.majorAlign;
   // With --variant, that one (its failure is an error). Without, it first,
   // then the others: a variant that does not compile is skipped; auto and
   // --compile-only take every variant that compiles.
@@ -241,6 +245,13 @@ int main(int argc, char **argv) {
   }
 
   const rt::Plan &plan = compiled.plan;
+  if (plan.collective &&
+      plan.collective->kind.rfind("all_to_allv_2d", 0) == 0) {
+    std::string why;
+    if (rt::moeCounts(plan, run.counts, &why).empty())
+      return fail("cannot run '" + run.input + "' here: " + why +
+                  " (fewer --experts or a smaller --major-align)");
+  }
   size_t commands = plan.commandCount();
   std::string kind = plan.collective ? plan.collective->kind : "";
   llvm::outs() << "# sdma-run " << run.input << "\n"

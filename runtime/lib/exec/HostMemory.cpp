@@ -104,10 +104,14 @@ void sdma::rt::fillInputs(const Plan &plan, HostMemory &memory,
     return fillReductionInput(plan, memory);
   int input = plan.collective ? plan.collective->input : 0;
   int sendCounts = plan.collective ? plan.collective->sendCounts : -1;
+  bool moe =
+      plan.collective && plan.collective->kind.rfind("all_to_allv_2d", 0) == 0;
   for (int r = 0; r < plan.ranks; ++r)
     for (int b = 0; b < static_cast<int>(plan.buffers.size()); ++b) {
       uint8_t *bytes = memory.buffer(r, b);
       size_t n = memory.bufferBytes(r, b);
+      if (b == sendCounts && moe)
+        continue; // fillMoeCounts, below
       if (b == sendCounts) {
         // One int64 per peer.
         for (size_t p = 0; p * 8 + 8 <= n; ++p) {
@@ -119,6 +123,8 @@ void sdma::rt::fillInputs(const Plan &plan, HostMemory &memory,
       for (size_t i = 0; i < n; ++i)
         bytes[i] = b == input ? patternByte(r, b, i) : kPoison;
     }
+  if (moe)
+    fillMoeCounts(plan, memory, counts);
 }
 
 CheckResult sdma::rt::checkOutputs(const Plan &plan, const HostMemory &memory) {
@@ -130,6 +136,8 @@ CheckResult sdma::rt::checkOutputs(const Plan &plan, const HostMemory &memory) {
     return checkReduction(plan, memory);
   if (c.kind == "all_to_allv" || c.kind == "all_to_allv_packed")
     return checkAlltoAllv(plan, memory);
+  if (c.kind == "all_to_allv_2d" || c.kind == "all_to_allv_2d_offset")
+    return checkMoe(plan, memory);
   size_t chunk = memory.chunkBytes();
   int64_t outChunks = plan.buffers[c.output].chunks;
   int64_t R = plan.ranks;

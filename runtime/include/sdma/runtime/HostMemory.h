@@ -126,6 +126,24 @@ CheckResult checkReduction(const Plan &plan, const HostMemory &memory);
 /// receive table holds what arrived from each rank.
 CheckResult checkAlltoAllv(const Plan &plan, const HostMemory &memory);
 
+/// The MoE pair (MoeCheck.cpp), a row being a chunk: the counts sdma-run
+/// gives, t[r][p * E + e] in {0, 1} (`counts` picks which (r, p) pairs
+/// send, to expert (r + p) mod E), thinned where a receiver's padded
+/// expert-major layout would not fit its output; empty with `why` where
+/// even an empty layout (E segments of A rows) does not fit.
+std::vector<std::vector<int64_t>> moeCounts(const Plan &plan,
+                                            const CountPattern &counts,
+                                            std::string *why = nullptr);
+/// Writes them as the collective's send tables: all_to_allv_2d's
+/// rank-major counts; all_to_allv_2d_offset's expert-major splits and
+/// offsets (the dispatch's layout of the same counts on the expert rank).
+void fillMoeCounts(const Plan &plan, HostMemory &memory,
+                   const CountPattern &counts);
+/// Every output row, untouched row and receive count of all_to_allv_2d
+/// (expert-major, padded) or all_to_allv_2d_offset (packed rank-major),
+/// against the send tables in memory.
+CheckResult checkMoe(const Plan &plan, const HostMemory &memory);
+
 /// How many bytes of the plan's buffers (every rank's) differ between `a`
 /// and `b` (same plan and chunk size); the bytes compared go to `compared`.
 uint64_t differingBytes(const Plan &plan, const HostMemory &a,
