@@ -20,11 +20,14 @@ with tempfile.TemporaryDirectory() as tmp:
         for ranks in (2, 8):
             program = os.path.join(tmp, f"{name}-{ranks}.hip")
             text = open(schedule).read()
+            # An MoE schedule: 3 local experts, groups padded to 4 rows.
+            unroll = f"ranks={ranks}" + (" experts=3 major-align=4"
+                                         if "sdma.experts" in text else "")
             if "sdma.copyv" in text or "sdma.reduce" in text:
                 # Run-time counts or reductions: no DMA plan, so no sdma-run;
                 # the program straight from the unrolled schedule.
                 run = subprocess.run(
-                    f"{bin_dir}/sdma-opt {schedule} --sdma-unroll=ranks={ranks}"
+                    f"{bin_dir}/sdma-opt {schedule} --sdma-unroll='{unroll}'"
                     f" | {bin_dir}/sdma-translate --sdma-to-hip -o {program}",
                     shell=True, capture_output=True, text=True)
             else:
@@ -40,7 +43,7 @@ with tempfile.TemporaryDirectory() as tmp:
             # then the same schedule's table kernel with SDMA_STAGED_OPS.
             table = os.path.join(tmp, f"{name}-{ranks}.table.hip")
             run = subprocess.run(
-                f"{bin_dir}/sdma-opt {schedule} --sdma-unroll=ranks={ranks}"
+                f"{bin_dir}/sdma-opt {schedule} --sdma-unroll='{unroll}'"
                 f" | {bin_dir}/sdma-translate --sdma-to-hip"
                 f" --sdma-hip-table-kernel -o {table}",
                 shell=True, capture_output=True, text=True)
