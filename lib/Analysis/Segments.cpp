@@ -109,7 +109,7 @@ LogicalResult SegmentTracker::checkLayout() {
   if (moe && !schedule.getExpertCount())
     return schedule.emitOpError("implements ")
            << kind << " but binds no expert count: pass sdma-unroll experts=E";
-  int64_t experts = schedule.getExpertCount().value_or(1);
+  int64_t experts = moe ? schedule.getExpertCount().value_or(1) : 1;
   // The combine's send table holds the splits, then their offsets.
   int64_t sendEntries = (kind == "all_to_allv_2d_offset" ? 2 : 1) * experts;
   for (auto [table, perRank] :

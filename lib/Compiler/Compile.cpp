@@ -324,9 +324,16 @@ std::optional<VariantArtifacts> Compilation::variant(const CompileOptions &dma,
 
 bool Compilation::variants(const CompileOptions &dma) {
   using Policy = CompileOptions::VariantPolicy;
-  // Counts read at run time have no DMA plan (sdma-assign-engines says
-  // why); the load/store kernel is the program.
-  if (out.runtimeCounts && dma.ldst) {
+  // Counts the host knows: the DMA variants are built for them.
+  if (out.runtimeCounts && !dma.countTables.empty()) {
+    for (ScheduleOp schedule : flat->getOps<ScheduleOp>())
+      if (mlir::failed(
+              resolveCounts(schedule, dma.countTables, out.resolvedCounts)))
+        return fail("'" + dma.bufferName + "': the counts given do not fit",
+                    true);
+  } else if (out.runtimeCounts && dma.ldst) {
+    // Counts read at run time have no DMA plan (sdma-assign-engines says
+    // why); the load/store kernel is the program.
     for (const std::string &name : dma.variants)
       out.skipped.push_back(
           {name, "the schedule reads counts at run time (sdma.copyv); DMA "

@@ -220,8 +220,22 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
         b.getNamedAttr("output", name(*schedule.getCollectiveOutput()))};
     if (std::optional<int64_t> root = schedule.getRoot())
       fields.push_back(b.getNamedAttr("root", b.getI64IntegerAttr(*root)));
+    // An all-to-allv whose counts the host knew (sdma-resolve-counts): its
+    // count tables, which the packets do not touch but the host checks.
+    if (std::optional<unsigned> send = schedule.getCollectiveSendCounts())
+      fields.push_back(b.getNamedAttr("send_counts", name(*send)));
+    if (std::optional<unsigned> recv = schedule.getCollectiveRecvCounts())
+      fields.push_back(b.getNamedAttr("recv_counts", name(*recv)));
+    if (kind->starts_with("all_to_allv_2d")) {
+      fields.push_back(b.getNamedAttr(
+          "experts", b.getI64IntegerAttr(schedule.getExpertCount().value_or(1))));
+      fields.push_back(b.getNamedAttr(
+          "major_align", b.getI64IntegerAttr(schedule.getMajorAlignment())));
+    }
     program->setAttr("sdmapkt.collective", b.getDictionaryAttr(fields));
   }
+  if (std::optional<ArrayRef<int64_t>> tables = schedule.getCountBuffers())
+    program->setAttr("sdmapkt.count_buffers", b.getDenseI64ArrayAttr(*tables));
   program.getBody().emplaceBlock();
 
   auto chunk = [&](const StaticSlice &s, int64_t offset) {

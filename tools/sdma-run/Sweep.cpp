@@ -129,6 +129,8 @@ int sdma::run::sweep(ExecutorChoice &choice, const rt::Plan &plan,
   const rt::BackendInfo &backend = *options.backend;
   rt::RunCheckOptions run;
   run.counts = options.counts;
+  run.hostTables = options.hostTables;
+  run.hostTablesOnActual = options.hostTablesOnActual;
   run.checkedRuns = backend.checkEveryRun ? options.iters : 1;
   run.timeCheckedRuns = !backend.gpu && !backend.modelTimed;
   run.timedRuns = run.timeCheckedRuns  ? 0

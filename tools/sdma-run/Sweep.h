@@ -55,6 +55,10 @@ struct SweepOptions {
   size_t chunkAlign = 1;
   /// An all-to-allv's run-time counts.
   rt::CountPattern counts;
+  /// A plan built for host-known counts: the count tables at the end
+  /// (rt::RunCheckOptions::hostTables).
+  std::vector<std::pair<int, std::vector<std::vector<int64_t>>>> hostTables;
+  bool hostTablesOnActual = true;
 };
 
 /// Prints the column header and one row per size; returns the exit status

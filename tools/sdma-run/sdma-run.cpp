@@ -26,12 +26,15 @@
 #include "Sweep.h"
 #include "ToolOptions.h"
 #include "sdma/Compiler/Compile.h"
+#include "sdma/runtime/HostMemory.h"
+#include "sdma/runtime/LdstProgram.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cstring>
 #include <numeric>
 
 using llvm::StringRef;
@@ -140,6 +143,54 @@ static int writeCompiled(const RunOptions &run, const Artifacts &out) {
   return 0;
 }
 
+/// `first` (a schedule that reads counts at run time) compiled again with
+/// the count tables --counts gives, so that it has DMA variants; the count
+/// tables' contents at the end go to `hostTables` by buffer index.
+static std::optional<Artifacts> compileForCounts(
+    llvm::StringRef text, const RunOptions &run, const Artifacts &first,
+    CompileOptions options,
+    std::vector<std::pair<int, std::vector<std::vector<int64_t>>>> &hostTables,
+    std::string &why) {
+  std::optional<rt::LdstProgram> program =
+      rt::LdstProgram::parse(first.ldstProgram, why);
+  if (!program)
+    return std::nullopt;
+  rt::Plan layout = program->layout();
+  if (layout.collective &&
+      layout.collective->kind.rfind("all_to_allv_2d", 0) == 0 &&
+      rt::moeCounts(layout, run.counts, &why).empty()) {
+    why = "cannot run '" + run.input + "' here: " + why +
+          " (fewer --experts or a smaller --major-align)";
+    return std::nullopt;
+  }
+  std::optional<rt::HostMemory> memory =
+      rt::HostMemory::create(layout, 8, why);
+  if (!memory)
+    return std::nullopt;
+  rt::fillInputs(layout, *memory, run.counts);
+  for (size_t b = 0; b < layout.buffers.size(); ++b) {
+    if (!layout.buffers[b].counts)
+      continue;
+    std::vector<std::vector<int64_t>> &table =
+        options.countTables[layout.buffers[b].name];
+    for (int r = 0; r < layout.ranks; ++r) {
+      table.emplace_back(layout.buffers[b].chunks);
+      std::memcpy(table.back().data(), memory->buffer(r, int(b)),
+                  table.back().size() * sizeof(int64_t));
+    }
+  }
+  Artifacts out = compile(text, options);
+  if (!out.ok) {
+    why = out.error + (out.diagnosed ? " (see above)" : "");
+    return std::nullopt;
+  }
+  for (const auto &[name, tables] : out.resolvedCounts)
+    for (size_t b = 0; b < layout.buffers.size(); ++b)
+      if (layout.buffers[b].name == name)
+        hostTables.push_back({int(b), tables});
+  return out;
+}
+
 /// The executors' options from the command line.
 static rt::ExecutorOptions executorOptions(const RunOptions &run) {
   rt::ExecutorOptions options;
@@ -188,6 +239,22 @@ int main(int argc, char **argv) {
     return 1;
   if (run.compileOnly)
     return writeCompiled(run, out);
+  // Counts read at run time: the host knows --counts, so the DMA variants
+  // are built for them too (sdma-resolve-counts). A plan backend runs one
+  // (the host writes the receive counts it does not move); a load/store
+  // one runs the kernel, which reads the counts itself, and the reference
+  // simulator runs the plan: the two are compared byte for byte.
+  std::vector<std::pair<int, std::vector<std::vector<int64_t>>>> hostTables;
+  bool runtimeCounts = out.runtimeCounts;
+  if (runtimeCounts) {
+    std::string why;
+    std::optional<Artifacts> resolved = compileForCounts(
+        (*file)->getBuffer(), run, out, compileOptions(run, progress),
+        hostTables, why);
+    if (!resolved)
+      return fail(why);
+    out = std::move(*resolved);
+  }
   // A schedule that reduces or reads counts at run time (sdma.copyv) has
   // no DMA plan: its load/store program runs alone, checked against the
   // collective's definition (an all-to-allv's against its --counts).
@@ -219,7 +286,8 @@ int main(int argc, char **argv) {
     return fail(error);
   if (!executor) { // auto without a GPU: the simulator, and the model's picks
     note = " (" + error + ")";
-    executor = rt::createExecutor(compiled.plan.hasQueues ? "sim" : "ldst-cpu",
+    executor = rt::createExecutor(
+        compiled.plan.hasQueues && !runtimeCounts ? "sim" : "ldst-cpu",
                                   compiled, options, error);
     if (!executor)
       return fail(error);
@@ -227,7 +295,7 @@ int main(int argc, char **argv) {
   std::string backend = executor->name();
   note = executor->description() + note;
   std::unique_ptr<sdma::run::ExecutorChoice> choice;
-  if (isAuto && compiled.plan.hasQueues) {
+  if (isAuto && compiled.plan.hasQueues && !runtimeCounts) {
     std::optional<rt::NvTimingProfile> profile =
         rt::NvTimingProfile::load(run.nvProfile, error);
     if (!profile)
@@ -269,6 +337,8 @@ int main(int argc, char **argv) {
   sweep.iters = run.iters;
   sweep.backend = rt::findBackend(backend);
   sweep.counts = run.counts;
+  sweep.hostTables = hostTables;
+  sweep.hostTablesOnActual = !sweep.backend || !sweep.backend->needsLdst;
   sweep.chunkAlign = compiled.packets && backend == "sdma-packets"
                          ? compiled.packets->chunkAlign
                          : 1;

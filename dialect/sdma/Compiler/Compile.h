@@ -42,6 +42,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,6 +114,12 @@ struct CompileOptions : ProgramOptions {
   /// convert-sdma-to-sdmapkt's max-packet-bytes; 0: the target's limit.
   int64_t maxPacketBytes = 0;
   bool packetTimestamps = false;
+  /// The count tables' contents at the start, where the host knows them
+  /// (sdma-run --counts): a schedule that reads counts at run time
+  /// (sdma.copyv) then gets DMA variants too, built for these counts
+  /// (sdma-resolve-counts); Artifacts::resolvedCounts holds what the
+  /// tables hold at the end. By buffer name: [rank][entry].
+  std::map<std::string, std::vector<std::vector<int64_t>>> countTables;
   /// For tests: this variant's lowering starts with an sdma-unroll of the
   /// source with a budget of one op, so it fails as any failing pass would.
   std::string failVariantForTesting;
@@ -152,6 +159,9 @@ struct Artifacts {
   /// The schedule reads counts at run time (sdma.copyv): the load/store
   /// program is its only output; every DMA variant is skipped.
   bool runtimeCounts = false;
+  /// With CompileOptions::countTables: every count table's contents at the
+  /// end (the host writes them: the DMA variants do not move counts).
+  std::map<std::string, std::vector<std::vector<int64_t>>> resolvedCounts;
   /// The schedule reduces (sdma.reduce): DMA engines cannot add, so the
   /// load/store program is its only output; `reduction` is the operator
   /// the proof found ("sum"; empty when nothing is combined).

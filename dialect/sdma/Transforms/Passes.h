@@ -10,7 +10,21 @@
 #include "mlir/Pass/Pass.h"
 #include "sdma/IR/SdmaOps.h"
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace sdma {
+
+/// Count tables' contents by buffer name: [rank][entry].
+using CountTables = std::map<std::string, std::vector<std::vector<int64_t>>>;
+
+/// sdma-resolve-counts on one flat, proved schedule: `initial` is what the
+/// count tables hold at the start (a table not named starts at 0), `final`
+/// receives what every count table holds at the end.
+mlir::LogicalResult resolveCounts(ScheduleOp schedule,
+                                  const CountTables &initial,
+                                  CountTables &final);
 
 #define GEN_PASS_DECL
 #include "sdma/Transforms/Passes.h.inc"

@@ -152,6 +152,37 @@ def SdmaFuseBcast : Pass<"sdma-fuse-bcast", "::mlir::ModuleOp"> {
   }];
 }
 
+def SdmaResolveCounts : Pass<"sdma-resolve-counts", "::mlir::ModuleOp"> {
+  let summary = "sdma.copyv becomes the sdma.copy it is for counts the host knows";
+  let description = [{
+    On flat, proved schedules, with the count tables' contents at the start
+    (`counts=FILE`: a JSON object `{"TABLE": [[rank 0's entries], ...]}`;
+    a table not named starts at 0): runs the copies between count tables
+    in a topological order of the schedule's ordering graph (the proof makes
+    every order give the same values), replaces each `sdma.copyv` by the
+    `sdma.copy` it is for those counts (nothing for a count of 0; a row is
+    a chunk) and removes the count-table copies, whose results the host
+    writes itself. What DMA plans need where the host knows the counts
+    (torch's all_to_all_single with host split sizes, `sdma-run --counts`).
+    A count that is negative or above its op's max, or a segment past its
+    buffer, is an error naming the op and the ranks.
+
+    ```
+    before: sdma.copy %send[1, 1] on 0 -> %recv[0, 1] on 1;  sdma.barrier
+            sdma.copyv %in[packed %send[1] on 0] on 0
+                -> %out[packed %recv[0] on 1] on 1, count %send[1] on 0 max 1
+    counts: {"send": [[1, 1], [0, 1]]}
+    after:  sdma.barrier
+            sdma.copy %in[1, 1] on 0 -> %out[0, 1] on 1
+    ```
+  }];
+  let options = [
+    Option<"counts", "counts", "std::string", "\"\"",
+           "JSON file of the count tables' contents at the start">,
+  ];
+  let dependentDialects = ["::sdma::SdmaDialect"];
+}
+
 def SdmaMergeCopies : Pass<"sdma-merge-copies", "::mlir::ModuleOp"> {
   let summary = "abutting copies between the same buffers and ranks become one";
   let description = [{

@@ -268,6 +268,12 @@ LogicalResult sdma::translateToPackets(ModuleOp module, raw_ostream &os) {
        llvm::zip(program.getBuffers(), program.getBufferChunks()))
     buffers.push_back({{"name", cast<StringAttr>(name).getValue().str()},
                        {"chunks", cast<IntegerAttr>(chunks).getInt()}});
+  // Count tables (64-bit entries, not chunks): no packet touches them.
+  if (auto tables =
+          program->getAttrOfType<DenseI64ArrayAttr>("sdmapkt.count_buffers"))
+    for (int64_t index : tables.asArrayRef())
+      if (index >= 0 && size_t(index) < buffers.size())
+        buffers[index]["counts"] = true;
   json collective = nullptr;
   if (auto dict =
           program->getAttrOfType<DictionaryAttr>("sdmapkt.collective")) {

@@ -25,11 +25,13 @@ int64_t CountPattern::count(int from, int to) const {
     return 0;
   if (shape == "skewed")
     return to == 0 ? 1 : 0;
-  if (shape == "random") {
-    uint64_t x =
-        seed * 0x9e3779b97f4a7c15ull ^ (uint64_t(from) << 32) ^ uint64_t(to);
-    x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull;
-    return int64_t((x ^ (x >> 29)) & 1);
+  if (shape == "random") { // splitmix64 of (seed, from, to); its top bit
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull +
+                 (uint64_t(uint32_t(from)) << 32 | uint32_t(to));
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return int64_t((x ^ (x >> 31)) >> 63);
   }
   return 1; // uniform: every pair at the bound
 }

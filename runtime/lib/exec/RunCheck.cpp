@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 using namespace sdma::rt;
 
@@ -24,6 +25,18 @@ double sdma::rt::busFactor(const std::string &collective, int ranks) {
   if (collective == "all_reduce") // nccl-tests: 2 (n - 1) / n
     return ranks > 1 ? 2.0 * (ranks - 1) / ranks : 1.0;
   return ranks > 1 ? double(ranks - 1) / ranks : 1.0;
+}
+
+void sdma::rt::writeHostTables(
+    const std::vector<std::pair<int, std::vector<std::vector<int64_t>>>>
+        &tables,
+    HostMemory &memory) {
+  for (const auto &[buffer, ranks] : tables)
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      size_t bytes = std::min(memory.bufferBytes(int(r), buffer),
+                              ranks[r].size() * sizeof(int64_t));
+      std::memcpy(memory.buffer(int(r), buffer), ranks[r].data(), bytes);
+    }
 }
 
 namespace {
@@ -63,7 +76,10 @@ bool sdma::rt::runAndCheck(Executor &executor, const Plan &plan,
     if (!reference)
       return false;
     fillInputs(plan, *reference, options.counts);
-    if (!simulate(plan, *reference, {}, error)) {
+    bool simulated = simulate(plan, *reference, {}, error);
+    if (simulated)
+      writeHostTables(options.hostTables, *reference);
+    if (!simulated) {
       // Still run the executor: it must fail cleanly too.
       result.referenceError = error;
       fillInputs(plan, *actual, options.counts);
@@ -96,6 +112,8 @@ bool sdma::rt::runAndCheck(Executor &executor, const Plan &plan,
               .count());
     if (!inPlace && !executor.download(*actual, error))
       return false;
+    if (options.hostTablesOnActual)
+      writeHostTables(options.hostTables, *actual);
     result.check = checkOutputs(plan, *actual);
     if (reference) {
       result.differing =
@@ -117,6 +135,8 @@ bool sdma::rt::runAndCheck(Executor &executor, const Plan &plan,
   if (options.checkAfterTiming && options.timedRuns > 0 && !inPlaceCollective) {
     if (!executor.download(*actual, error))
       return false;
+    if (options.hostTablesOnActual)
+      writeHostTables(options.hostTables, *actual);
     result.again = checkOutputs(plan, *actual);
   }
   if (options.launches > 0) {

@@ -121,10 +121,11 @@ struct SdmaTable {
   unsigned long long rowBytes;
   // sdmaAlltoAllv's counts, moved by the kernel itself (no copies around
   // the launch, which would be two more stream operations per call): before
-  // the run SDMA_RANKS counts from countsIn[0] (the caller's, device
+  // the run SDMA_COUNTS_IN counts from countsIn[0] (the caller's, device
   // memory) into countsIn[1] (this rank's send table); after every write
-  // into this rank is done, from countsOut[0] (its receive table) to
-  // countsOut[1] (the caller's). Null: none.
+  // into this rank is done, SDMA_COUNTS_OUT from countsOut[0] (its receive
+  // table) to countsOut[1] (the caller's), followed there by the offsets of
+  // the segments they count where SDMA_COUNTS_OFFSETS asks. Null: none.
   long long *countsIn[2];
   long long *countsOut[2];
   // A communicator's launch: the call's tag (a hash of what every rank
@@ -721,19 +722,64 @@ static __device__ inline long long sdma_count(const SdmaTable *T, long long rank
   return ((volatile const long long *)T->buf[rank * SDMA_BUFFERS + table])[index];
 }
 
-// The exclusive prefix sum of a count-table row, in rows; -1 if an entry
-// is negative or implausibly large (over 2^40 rows, so the sum cannot
-// overflow). No branch between the loads: they are all in flight at once.
+// One side's offset in rows, read from a count table (sdma_vops: table,
+// rank, index j, form): 0 the exclusive prefix sum of entries [0, j); 1
+// expert-major, the groups of SDMA_RANKS entries before j's each padded to
+// a multiple of SDMA_MAJOR_ALIGN (at least SDMA_MAJOR_ALIGN) plus j's
+// group's entries before j; 2 entry j itself. -1 if an entry is negative
+// or implausibly large (over 2^40 rows, so no sum can overflow). No branch
+// between the loads: they are all in flight at once.
+static __device__ inline long long sdma_pad_rows(long long n) {
+  const long long a = SDMA_MAJOR_ALIGN;
+  const long long padded = (n + a - 1) / a * a;
+  return padded < a ? a : padded;
+}
+
 static __device__ inline long long sdma_prefix(const SdmaTable *T,
                                                const long long *side) {
-  long long sum = 0;
+  if (side[3] == 2) {
+    const long long n = sdma_count(T, side[1], side[0], side[2]);
+    return (unsigned long long)n > (1ull << 40) ? -1 : n;
+  }
+  long long sum = 0, group = 0;
   bool bad = false;
   for (long long i = 0; i < side[2]; ++i) {
     long long n = sdma_count(T, side[1], side[0], i);
     bad |= (unsigned long long)n > (1ull << 40); // negative too
-    sum += n;
+    group += n;
+    if (side[3] == 1 && (i + 1) % SDMA_RANKS == 0) {
+      sum += sdma_pad_rows(group);
+      group = 0;
+    }
   }
-  return bad ? -1 : sum;
+  return bad ? -1 : sum + group;
+}
+
+// After the call, this rank's receive counts to the caller (countsOut[1]),
+// then (SDMA_COUNTS_OFFSETS) where each counted segment starts: 1 packed in
+// table order, 2 expert-major (groups of SDMA_RANKS, padded). Block 0; the
+// offsets by thread 0 (a few hundred entries: the table is read once).
+static __device__ void sdma_counts_out(const SdmaTable *T) {
+  const volatile long long *recv = (const volatile long long *)T->countsOut[0];
+  for (int i = (int)SDMA_TID; i < SDMA_COUNTS_OUT; i += (int)SDMA_NTID)
+    T->countsOut[1][i] = recv[i];
+#if SDMA_COUNTS_OFFSETS
+  if (SDMA_TID == 0) {
+    long long at = 0, group = 0;
+    for (int i = 0; i < SDMA_COUNTS_OUT; ++i) {
+      const long long n = recv[i];
+      T->countsOut[1][SDMA_COUNTS_OUT + i] = at;
+      at += n;
+#if SDMA_COUNTS_OFFSETS == 2
+      group += n;
+      if ((i + 1) % SDMA_RANKS == 0) {
+        at += sdma_pad_rows(group) - group;
+        group = 0;
+      }
+#endif
+    }
+  }
+#endif
 }
 
 // sdma.copyv: row[4] is the capacity in chunks, row[8..10] the count's
@@ -746,8 +792,9 @@ static __device__ inline sdma_desc sdma_resolve_copyv(const SdmaTable *T,
   const unsigned long long row = T->rowBytes ? T->rowBytes : chunk;
   const long long n = sdma_count(T, op[8], op[9], op[10]);
   // Offsets in rows for packed sides; a fixed slot is in chunks.
+  const long long *w = v + SDMA_VOP_STRIDE / 2; // the destination's side
   const long long srcRows = v[0] < 0 ? 0 : sdma_prefix(T, v);
-  const long long dstRows = v[3] < 0 ? 0 : sdma_prefix(T, v + 3);
+  const long long dstRows = w[0] < 0 ? 0 : sdma_prefix(T, w);
   const unsigned long long srcEnd = sdma_buffer_units[op[2]] * chunk;
   const unsigned long long dstEnd = sdma_buffer_units[op[6]] * chunk;
   sdma_desc d;
@@ -772,7 +819,7 @@ static __device__ inline sdma_desc sdma_resolve_copyv(const SdmaTable *T,
   const unsigned long long src =
       v[0] < 0 ? op[3] * chunk : (unsigned long long)srcRows * row;
   const unsigned long long dst =
-      v[3] < 0 ? op[7] * chunk : (unsigned long long)dstRows * row;
+      w[0] < 0 ? op[7] * chunk : (unsigned long long)dstRows * row;
   if (src + bytes > srcEnd || dst + bytes > dstEnd) {
     sdma_report_count(T, 2, op[1], op[5], n);
     return d;
@@ -809,7 +856,10 @@ static __device__ void sdma_check_counts(const SdmaTable *T, int rank,
             sdma_ops + (long long)(st[1] + i) * SDMA_OP_STRIDE;
         if (op[0] != 3 || op[8] != rank)
           continue;
-        const bool packed = sdma_vops[op[11] * SDMA_VOP_STRIDE] >= 0;
+        // A source at prefix-sum offsets (not `at`, whose offsets the
+        // caller gave): its later rows move with a bad count.
+        const long long *v = sdma_vops + op[11] * SDMA_VOP_STRIDE;
+        const bool packed = v[0] >= 0 && v[3] != 2;
         volatile long long *c =
             (volatile long long *)T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10];
         if (pass == 1) {
@@ -1242,7 +1292,7 @@ extern "C" __global__ void SDMA_BOUNDS
 #if SDMA_COUNT_OPS
   if (SDMA_BID == 0) {
     if (T->countsIn[0])
-      for (int i = (int)SDMA_TID; i < SDMA_RANKS; i += (int)SDMA_NTID)
+      for (int i = (int)SDMA_TID; i < SDMA_COUNTS_IN; i += (int)SDMA_NTID)
         ((volatile long long *)T->countsIn[1])[i] =
             ((volatile const long long *)T->countsIn[0])[i];
     sdma_check_counts(T, rank, chunk);
@@ -1262,8 +1312,7 @@ extern "C" __global__ void SDMA_BOUNDS
 #if SDMA_COUNT_OPS
   // Every peer's count arrived before its phase-1 arrival (job barrier 1).
   if (SDMA_BID == 0 && T->countsOut[0])
-    for (int i = (int)SDMA_TID; i < SDMA_RANKS; i += (int)SDMA_NTID)
-      T->countsOut[1][i] = ((volatile const long long *)T->countsOut[0])[i];
+    sdma_counts_out(T);
 #endif
   if (runs) {
     // Every block read the run number before it arrives here.

@@ -40,7 +40,21 @@ struct RunCheckOptions {
   MemoryBudget budget;
   /// An all-to-allv's run-time counts.
   CountPattern counts;
+  /// A plan built for counts the host knows (sdma-resolve-counts): the
+  /// count tables' contents at the end, [buffer] -> [rank][entry], which
+  /// the host writes after each run (the plan moves rows, not counts).
+  std::vector<std::pair<int, std::vector<std::vector<int64_t>>>> hostTables;
+  /// Also write them after the executor's runs (false: the executor runs
+  /// the load/store kernel, which moves the counts itself, and only the
+  /// reference's run of the plan gets them).
+  bool hostTablesOnActual = true;
 };
+
+/// Writes `tables` into `memory` (RunCheckOptions::hostTables).
+void writeHostTables(
+    const std::vector<std::pair<int, std::vector<std::vector<int64_t>>>>
+        &tables,
+    HostMemory &memory);
 
 struct RunCheckResult {
   /// The checked runs' verdict: outputs plus bytes differing from the
