@@ -13,6 +13,15 @@ rank and replayed (no host synchronisation can happen inside a replay).
     python3 bench/moe_bench.py baselines OUT --tokens 128 --routing uniform
     python3 bench/moe_bench.py report OUT bench/results/moe-h200
 
+With --layout expert the dispatch goes into expert-major rows (each local
+expert's rows from every rank together, padded to --align rows: what a
+grouped GEMM reads) through sdmaAlltoAllv2d, its combine through
+sdmaAlltoAllv2dOffset (sdma-comm-test --case=moe-bench --layout=expert);
+the baselines are a fused Triton kernel moving every segment straight into
+that layout, and sdma's rank-level all-to-allv (its packed run on the same
+routing) followed by the permutation into it (torch index_copy_, the
+slowest rank's); report writes PREFIX-expert.csv/.png and the table.
+
 Every rank checks every received row of the eager calls and of the graph
 replays against the rows its peers must have sent; the baselines check
 theirs against sdma's layout. Times are medians over many calls.
@@ -203,6 +212,8 @@ def bench_counts(out, routing, tokens, R):
 
 
 def run_baselines(args):
+    if args.layout == "expert":
+        return run_baselines_expert(args)
     import triton
     R = args.ranks
     counts = bench_counts(args.out, args.routing, args.tokens, R)
@@ -268,6 +279,169 @@ def run_baselines(args):
     print(json.dumps(result), flush=True)
 
 
+def segment_kernel():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def move(src, dst, counts, src_rank, dst_rank, src_off, dst_off,
+             stride_rank, H: tl.constexpr, BLOCK_R: tl.constexpr,
+             BLOCK_H: tl.constexpr):
+        seg = tl.program_id(0)
+        block = tl.program_id(1)
+        n = tl.load(counts + seg)
+        if block * BLOCK_R >= n:
+            return
+        sr = tl.load(src_rank + seg)
+        dr = tl.load(dst_rank + seg)
+        s = tl.load(src_off + seg)
+        d = tl.load(dst_off + seg)
+        rows = block * BLOCK_R + tl.arange(0, BLOCK_R)
+        mask_r = rows < n
+        for h in range(0, H, BLOCK_H):
+            cols = h + tl.arange(0, BLOCK_H)
+            m = mask_r[:, None] & (cols[None, :] < H)
+            v = tl.load(src + sr * stride_rank + (s + rows)[:, None] * H +
+                        cols[None, :], mask=m)
+            tl.store(dst + dr * stride_rank + (d + rows)[:, None] * H +
+                     cols[None, :], v, mask=m)
+
+    return move
+
+
+def expert_counts(out, routing, tokens, R):
+    """g[r, p * El + e]: the rows rank r sends expert e of rank p, as
+    sdma-comm-test --case=moe-bench --layout=expert drew them."""
+    path = os.path.join(out, "sdma-expert-%s-%d.txt" % (routing, tokens))
+    for line in open(path):
+        if line.startswith("moe-bench expert-counts"):
+            values = [int(v) for v in line.split()[2:]]
+            return torch.tensor(values, dtype=torch.int64,
+                                device="cuda").view(R, E)
+    raise SystemExit("no moe-bench expert-counts line in " + path)
+
+
+def expert_layout(g, R, align):
+    """Per segment (r, p * El + e): its row offset in r's packed input, in
+    p's expert-major padded output, in p's rank-level (packed by sender)
+    output; and each receiver's padded rows."""
+    El = E // R
+    src = torch.cumsum(g, 1) - g
+    dst = torch.zeros_like(g)
+    rank_level = torch.zeros_like(g)
+    padded_rows = []
+    for p in range(R):
+        block = g[:, p * El:(p + 1) * El]                 # [r, e]
+        totals = block.sum(0)
+        padded = torch.clamp((totals + align - 1) // align * align, min=align)
+        starts = torch.cumsum(padded, 0) - padded
+        dst[:, p * El:(p + 1) * El] = starts.unsqueeze(0) + \
+            torch.cumsum(block, 0) - block
+        per_sender = block.sum(1)
+        rank_level[:, p * El:(p + 1) * El] = \
+            (torch.cumsum(per_sender, 0) - per_sender).unsqueeze(1) + \
+            torch.cumsum(block, 1) - block
+        padded_rows.append(int(padded.sum()))
+    return src, dst, rank_level, padded_rows
+
+
+def run_baselines_expert(args):
+    import triton
+    R, El = args.ranks, E // args.ranks
+    g = expert_counts(args.out, args.routing, args.tokens, R)
+    src, dst, rank_level, padded_rows = expert_layout(g, R, args.align)
+    sent = g.sum(1)
+    C = max(int(g.max()), (int(sent.max()) + R - 1) // R,
+            (max(padded_rows) + R - 1) // R)
+    C = (C + 63) // 64 * 64
+    send = torch.zeros(R, R * C, H, dtype=torch.bfloat16, device="cuda")
+    recv = torch.zeros_like(send)
+    for r in range(R):
+        n = int(sent[r])
+        send[r, :n] = row_values(r, n)
+    move = segment_kernel()
+    BLOCK_R, BLOCK_H = 16, 512
+    S = R * E
+    sender = torch.arange(R, device="cuda").repeat_interleave(E)
+    receiver = (torch.arange(E, device="cuda") // El).repeat(R)
+    counts = g.reshape(-1).contiguous()
+    grid = (S, triton.cdiv(max(int(g.max()), 1), BLOCK_R))
+    result = {"tokens": args.tokens, "routing": args.routing, "capacity": C,
+              "align": args.align, "rows": int(g.sum()),
+              "bytes": int(g.sum()) * H * 2}
+
+    def fused(a, b, sr, dr, so, do):
+        move[grid](a, b, counts, sr, dr, so.reshape(-1).contiguous(),
+                   do.reshape(-1).contiguous(), R * C * H, H, BLOCK_R,
+                   BLOCK_H)
+
+    def check(b, a, sr_is_sender, what):
+        torch.cuda.synchronize()
+        for r, gi in ((r, gi) for r in range(R) for gi in range(E)):
+            n = int(g[r, gi])
+            p = gi // El
+            if sr_is_sender:
+                ok = torch.equal(b[p, int(dst[r, gi]):int(dst[r, gi]) + n],
+                                 a[r, int(src[r, gi]):int(src[r, gi]) + n])
+            else:
+                ok = torch.equal(b[r, int(src[r, gi]):int(src[r, gi]) + n],
+                                 a[p, int(dst[r, gi]):int(dst[r, gi]) + n])
+            if not ok:
+                raise SystemExit("%s: segment %d -> expert %d wrong"
+                                 % (what, r, gi))
+
+    # Fused: every segment straight into (and back out of) the layout.
+    for phase in ("dispatch", "combine"):
+        if phase == "dispatch":
+            def fn():
+                fused(send, recv, sender, receiver, src, dst)
+            a, b = send, recv
+        else:
+            back = torch.zeros_like(send)
+
+            def fn():
+                fused(recv, back, receiver, sender, dst, src)
+            a, b = recv, back
+        fn()
+        check(b, a, phase == "dispatch", "fused " + phase)
+        result["%s_fused_us" % phase] = 1000.0 * triton.testing.do_bench(
+            fn, warmup=25, rep=200, return_mode="median")
+    # The rank-level path's permutation on each receiver: rows packed by
+    # sender (sender-major, then expert) into the expert-major layout, and
+    # back; index tensors built outside the timing (in favour of it).
+    worst = {"dispatch": 0.0, "combine": 0.0}
+    for p in range(R):
+        cols = slice(p * El, (p + 1) * El)
+        n_in = int(g[:, cols].sum())
+        if n_in == 0:
+            continue
+        frm = torch.cat([torch.arange(int(rank_level[r, gi]),
+                                      int(rank_level[r, gi] + g[r, gi]),
+                                      device="cuda")
+                         for r in range(R) for gi in range(p * El,
+                                                           (p + 1) * El)])
+        to = torch.cat([torch.arange(int(dst[r, gi]),
+                                     int(dst[r, gi] + g[r, gi]),
+                                     device="cuda")
+                        for r in range(R) for gi in range(p * El,
+                                                          (p + 1) * El)])
+        packed = recv[p].clone()
+        grouped = torch.zeros_like(recv[p])
+        for phase, fn in (
+                ("dispatch", lambda: grouped.index_copy_(
+                    0, to, packed.index_select(0, frm))),
+                ("combine", lambda: packed.index_copy_(
+                    0, frm, grouped.index_select(0, to)))):
+            worst[phase] = max(worst[phase], 1000.0 * triton.testing.do_bench(
+                fn, warmup=25, rep=200, return_mode="median"))
+    result["dispatch_permute_us"] = worst["dispatch"]
+    result["combine_permute_us"] = worst["combine"]
+    with open(os.path.join(args.out, "baselines-expert-%s-%d.json"
+                           % (args.routing, args.tokens)), "w") as f:
+        json.dump(result, f)
+    print(json.dumps(result), flush=True)
+
+
 def check_layout(a, b, m):
     """b holds a's rows in the packed all-to-allv layout of counts m."""
     R = m.shape[0]
@@ -303,7 +477,64 @@ def sdma_ranks(out, base):
         out, "rank-%s-%d-*.json" % (base["routing"], base["tokens"])))]
 
 
+def sdma_times(path):
+    """The slowest rank's dispatch/combine/graph medians in an
+    sdma-comm-test --case=moe-bench log."""
+    import re
+    pat = re.compile(r"moe-bench rank \d+ of \d+: .* dispatch_us ([\d.]+) "
+                     r"combine_us ([\d.]+) graph_us ([\d.]+)")
+    found = [m for m in map(pat.search, open(path)) if m]
+    return {k: max(float(m.group(i)) for m in found)
+            for i, k in ((1, "dispatch"), (2, "combine"), (3, "graph"))} \
+        if found else None
+
+
+def run_report_expert(args):
+    import glob
+    rows = []
+    for path in sorted(glob.glob(os.path.join(args.out,
+                                              "baselines-expert-*.json"))):
+        base = json.load(open(path))
+        key = "%s-%d" % (base["routing"], base["tokens"])
+        expert = sdma_times(os.path.join(args.out, "sdma-expert-%s.txt" % key))
+        rank = sdma_times(os.path.join(args.out, "sdma-%s.txt" % key))
+        if not expert or not rank:
+            continue
+        row = dict(base)
+        for phase in ("dispatch", "combine"):
+            row["sdma_expert_%s_us" % phase] = expert[phase]
+            row["sdma_rank_%s_us" % phase] = rank[phase]
+            row["rank_plus_permute_%s_us" % phase] = \
+                rank[phase] + base["%s_permute_us" % phase]
+        row["sdma_expert_graph_us"] = expert["graph"]
+        rows.append(row)
+    keys = ["tokens", "routing", "align", "capacity", "rows", "bytes"] + [
+        k % phase for phase in ("dispatch", "combine") for k in (
+            "sdma_expert_%s_us", "%s_fused_us", "sdma_rank_%s_us",
+            "%s_permute_us", "rank_plus_permute_%s_us")] + [
+        "sdma_expert_graph_us"]
+    with open(args.prefix + "-expert.csv", "w") as f:
+        f.write(",".join(keys) + "\n")
+        for row in rows:
+            f.write(",".join(str(round(row[k], 2)) if isinstance(row[k], float)
+                             else str(row[k]) for k in keys) + "\n")
+    print("| tokens | routing | phase | sdma expert-major us | fused kernel "
+          "us | sdma / fused (target <= 1.1 at 4096) | sdma rank-level + "
+          "permutation us | that / sdma (target > 1) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        for phase in ("dispatch", "combine"):
+            s = row["sdma_expert_%s_us" % phase]
+            fu = row["%s_fused_us" % phase]
+            rp = row["rank_plus_permute_%s_us" % phase]
+            print("| %d | %s | %s | %.1f | %.1f | %.2f | %.1f | %.2f |"
+                  % (row["tokens"], row["routing"], phase, s, fu, s / fu, rp,
+                     rp / s))
+
+
 def run_report(args):
+    if args.layout == "expert":
+        return run_report_expert(args)
     import glob
     rows = []
     for path in sorted(glob.glob(os.path.join(args.out, "baselines-*.json"))):
@@ -385,6 +616,9 @@ def main():
                    choices=["uniform", "skewed"])
     p.add_argument("--iters", type=int, default=100)
     p.add_argument("--ranks", type=int, default=R_DEFAULT)
+    p.add_argument("--layout", default="packed", choices=["packed", "expert"])
+    p.add_argument("--align", type=int, default=128,
+                   help="--layout expert: rows an expert's group is padded to")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     {"rank": run_rank, "baselines": run_baselines,

@@ -228,7 +228,8 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
       fields.push_back(b.getNamedAttr("recv_counts", name(*recv)));
     if (kind->starts_with("all_to_allv_2d")) {
       fields.push_back(b.getNamedAttr(
-          "experts", b.getI64IntegerAttr(schedule.getExpertCount().value_or(1))));
+          "experts",
+          b.getI64IntegerAttr(schedule.getExpertCount().value_or(1))));
       fields.push_back(b.getNamedAttr(
           "major_align", b.getI64IntegerAttr(schedule.getMajorAlignment())));
     }

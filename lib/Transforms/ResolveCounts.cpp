@@ -59,9 +59,11 @@ int64_t Resolver::offset(CopyvOp op, unsigned side) {
   auto field = [&](unsigned i) { return *op.getConstantField(i); };
   if (!op.getPacked()[side])
     return field(side ? CopyvOp::kTargetOffset : CopyvOp::kSourceOffset);
-  unsigned rank = side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
-  const std::vector<int64_t> &row = tables[field(rank)][indexOf(
-      side ? op.getTargetPrefix() : op.getSourcePrefix())];
+  unsigned rank =
+      side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
+  const std::vector<int64_t> &row =
+      tables[field(rank)]
+            [indexOf(side ? op.getTargetPrefix() : op.getSourcePrefix())];
   int64_t j = field(rank + 1);
   if (op.getTableForm(side) == CopyvOp::kAt)
     return row[j];
@@ -95,16 +97,15 @@ LogicalResult Resolver::resolve(CopyvOp op, OpBuilder &builder) {
   int64_t dstEnd = *schedule.getBufferChunks(op.getTarget(), ranks);
   if (src < 0 || dst < 0 || src + n > srcEnd || dst + n > dstEnd)
     return op.emitOpError("rank ")
-           << from << "'s " << n << " rows for rank " << to << " lie at "
-           << src << " of '" << schedule.getBufferName(op.getSource())
-           << "' (" << srcEnd << " rows) and go to " << dst << " of '"
+           << from << "'s " << n << " rows for rank " << to << " lie at " << src
+           << " of '" << schedule.getBufferName(op.getSource()) << "' ("
+           << srcEnd << " rows) and go to " << dst << " of '"
            << schedule.getBufferName(op.getTarget()) << "' (" << dstEnd
            << " rows): past the end";
   if (n > 0) {
     builder.setInsertionPoint(op);
     CopyOp::create(builder, op.getLoc(), op.getSource(), op.getTarget(),
-                   ValueRange(),
-                   ArrayRef<int64_t>({from, src, n, to, dst, n}),
+                   ValueRange(), ArrayRef<int64_t>({from, src, n, to, dst, n}),
                    IntegerAttr());
   }
   op.erase();

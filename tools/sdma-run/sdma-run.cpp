@@ -163,8 +163,7 @@ static std::optional<Artifacts> compileForCounts(
           " (fewer --experts or a smaller --major-align)";
     return std::nullopt;
   }
-  std::optional<rt::HostMemory> memory =
-      rt::HostMemory::create(layout, 8, why);
+  std::optional<rt::HostMemory> memory = rt::HostMemory::create(layout, 8, why);
   if (!memory)
     return std::nullopt;
   rt::fillInputs(layout, *memory, run.counts);
@@ -248,9 +247,9 @@ int main(int argc, char **argv) {
   bool runtimeCounts = out.runtimeCounts;
   if (runtimeCounts) {
     std::string why;
-    std::optional<Artifacts> resolved = compileForCounts(
-        (*file)->getBuffer(), run, out, compileOptions(run, progress),
-        hostTables, why);
+    std::optional<Artifacts> resolved =
+        compileForCounts((*file)->getBuffer(), run, out,
+                         compileOptions(run, progress), hostTables, why);
     if (!resolved)
       return fail(why);
     out = std::move(*resolved);
@@ -288,7 +287,7 @@ int main(int argc, char **argv) {
     note = " (" + error + ")";
     executor = rt::createExecutor(
         compiled.plan.hasQueues && !runtimeCounts ? "sim" : "ldst-cpu",
-                                  compiled, options, error);
+        compiled, options, error);
     if (!executor)
       return fail(error);
   }

@@ -56,7 +56,9 @@ Error Launcher::kernelError() {
           program.schedule + ") was to send " + std::to_string(count) +
           " rows to rank " + std::to_string(r[6] % sdma::kMaxRanks) + ", " +
           (what == 1   ? "more than the capacity"
-           : what == 2 ? "past the end of a packed buffer"
+           : what == 2 ? "past the end of its buffer (where a packed or "
+                         "expert-major layout, or an offset the caller "
+                         "gave, puts them)"
                        : "a negative count") +
           (kind & 4    ? ": it sent nothing in this call (its packed rows "
                          "are no longer where its counts say; every "

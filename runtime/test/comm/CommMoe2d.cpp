@@ -217,3 +217,53 @@ int sdma::commtest::allToAllv2dOverflow(Rank &k) {
                 me);
   return k.failures ? 1 : 0;
 }
+
+int sdma::commtest::allToAllv2dBadOffset(Rank &k) {
+  // The combine with an offset the caller gave that puts rank 0's segment
+  // for rank 1 past the end of its input: reported naming both ranks,
+  // nothing written for it; the other segments arrive.
+  int R = k.ranks, me = k.rank, E = 2;
+  int64_t C = 2;
+  size_t n = size_t(R) * E, rowBytes = 8, bytes = size_t(R) * C * rowBytes;
+  char *send = static_cast<char *>(k.alloc(bytes));
+  char *recv = static_cast<char *>(k.alloc(bytes));
+  auto *counts = static_cast<int64_t *>(k.alloc(4 * n * sizeof(int64_t)));
+  if (!send || !recv || !counts)
+    return 1;
+  k.fill(send, bytes, me, 7);
+  k.fill(recv, bytes, me, -1);
+  // Every expert rank returns one row of expert 1 to every token rank r,
+  // row r of its input; rank 0's row for rank 1 is said to be at R * C.
+  std::vector<int64_t> table(2 * n, 0);
+  for (int r = 0; r < R; ++r) {
+    table[size_t(R) + r] = 1;
+    table[n + size_t(R) + r] = me == 0 && r == 1 % R ? R * C : r;
+  }
+  k.memory.write(counts, table.data(), 2 * n * sizeof(int64_t));
+  k.check(sdmaAlltoAllv2dOffset(send, counts, recv, counts + 2 * n, E, C,
+                                rowBytes, sdmaUint8, k.comm, k.stream),
+          "sdmaAlltoAllv2dOffset");
+  k.memory.sync(k.stream);
+  // Row p of mine (packed rank-major: one row per expert rank) is row
+  // `me` of p's input, except rank 0's when I am rank 1.
+  std::vector<unsigned char> want(bytes, kUntouched);
+  for (int p = 0; p < R; ++p)
+    if (!(p == 0 && me == 1 % R))
+      for (size_t b = 0; b < rowBytes; ++b)
+        want[size_t(p) * rowBytes + b] = pattern(p, 7, me * rowBytes + b);
+  k.expect(recv, want, "AlltoAllv2dOffset with an offset past the end");
+  sdmaResult_t result = sdmaSuccess;
+  sdmaCommGetAsyncError(k.comm, &result);
+  if (me == 0 &&
+      expectFailure(k, result,
+                    ("rank 0 (all_to_allv_2d_offset) was to send 1 rows to "
+                     "rank " +
+                     std::to_string(1 % R) + ", past the end of its buffer")
+                        .c_str()))
+    ++k.failures;
+  if (!k.failures)
+    std::printf("rank %d: an offset past the end reported, the other rows "
+                "arrived\n",
+                me);
+  return k.failures ? 1 : 0;
+}

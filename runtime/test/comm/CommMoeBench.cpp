@@ -4,7 +4,9 @@
 //
 // DeepSeek-V3's dispatch and combine (hidden 7168, bf16, top-8 of 256
 // experts, 32 per rank) through sdmaAlltoAllv (--layout=packed or slots),
-// with the split sizes in device memory. Every rank draws every rank's
+// or into expert-major rows padded to --major-align through
+// sdmaAlltoAllv2d and its inverse (--layout=expert), with the split sizes
+// in device memory. Every rank draws every rank's
 // routing from one seed, so each knows the whole count matrix: the
 // capacity, and the rows it must receive (every received row is checked,
 // eager and replayed). Per rank and call, medians of event-timed calls:
@@ -20,6 +22,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <random>
 
@@ -30,15 +33,16 @@ namespace {
 constexpr int kHidden = 7168, kExperts = 256, kTopK = 8;
 constexpr size_t kRowBytes = kHidden * 2;
 
-/// counts[r][p]: rows rank r sends rank p (each token to the ranks of its
-/// top-8 experts, a row per (token, expert)).
-std::vector<std::vector<int64_t>> routing(int R, int tokens, bool skewed) {
+/// counts[r][g]: rows rank r sends global expert g (each token to its
+/// top-8 experts, a row per (token, expert)); expert g is on rank
+/// g / (256 / R).
+std::vector<std::vector<int64_t>> expertRouting(int R, int tokens,
+                                                bool skewed) {
   std::vector<double> weight(kExperts, 1.0);
   if (skewed) // Zipf-like over experts: low-numbered ranks are hot
     for (int e = 0; e < kExperts; ++e)
       weight[e] = 1.0 / std::pow(1.0 + e / 8.0, 1.5);
-  std::vector<std::vector<int64_t>> m(R, std::vector<int64_t>(R, 0));
-  int perRank = kExperts / R;
+  std::vector<std::vector<int64_t>> m(R, std::vector<int64_t>(kExperts, 0));
   for (int r = 0; r < R; ++r) {
     std::mt19937_64 rng(1000 + r);
     for (int t = 0; t < tokens; ++t) {
@@ -47,10 +51,20 @@ std::vector<std::vector<int64_t>> routing(int R, int tokens, bool skewed) {
         std::discrete_distribution<int> pick(w.begin(), w.end());
         int e = pick(rng);
         w[e] = 0; // distinct experts
-        ++m[r][e / perRank];
+        ++m[r][e];
       }
     }
   }
+  return m;
+}
+
+/// counts[r][p]: rows rank r sends rank p.
+std::vector<std::vector<int64_t>> routing(int R, int tokens, bool skewed) {
+  auto g = expertRouting(R, tokens, skewed);
+  std::vector<std::vector<int64_t>> m(R, std::vector<int64_t>(R, 0));
+  for (int r = 0; r < R; ++r)
+    for (int e = 0; e < kExperts; ++e)
+      m[r][e / (kExperts / R)] += g[r][e];
   return m;
 }
 
@@ -156,6 +170,217 @@ struct Timer {
 
 } // namespace
 
+namespace {
+/// One layout's dispatch and combine, and what the timing reports.
+struct MoeCall {
+  std::function<void()> dispatch, combine, zero;
+  std::function<void(const char *)> verify;
+  int64_t capacity = 0, sent = 0, arrived = 0;
+  char *send = nullptr, *recv = nullptr;
+};
+
+/// The count table the baselines move ("moe-bench counts" [r][p], or
+/// "moe-bench expert-counts" [r][g]), printed by rank 0.
+struct PrintedCounts {
+  const char *name;
+  const std::vector<std::vector<int64_t>> &table;
+};
+
+/// Warm-up, the checked eager calls, the gated and free-running timings, a
+/// 1 KiB all-gather for the fixed cost, and dispatch + combine captured in
+/// one CUDA graph and replayed; every row checked after each.
+void timeMoe(Rank &k, const Args &args, const cuda::Driver *d, MoeCall &call,
+             const PrintedCounts &counts) {
+  int R = k.ranks, me = k.rank;
+  char *send = call.send, *recv = call.recv;
+  auto dispatch = [&] { call.dispatch(); };
+  auto combine = [&] { call.combine(); };
+  auto verify = [&](const char *what) { call.verify(what); };
+  for (int i = 0; i < 3; ++i)
+    dispatch(), combine();
+  verify("eager");
+  auto stream = static_cast<cuda::CUstream>(k.stream);
+  Timer timer(d, stream, R);
+  timer.gate = StartGate::get().init(d);
+  // Gated (every rank's call starts at once: the collective's own time),
+  // then free-running (each thread launches when it wakes: host skew in).
+  double dispatchUs = timer.medianUs(args.iters, true, dispatch);
+  double combineUs = timer.medianUs(args.iters, true, combine);
+  double freeUs = timer.medianUs(args.iters, false, dispatch);
+  verify("timed");
+  // The fixed cost's comparison (gated like the calls): a 1 KiB
+  // all-gather, the same kernel with its two job barriers but no counts.
+  // Compiled and loaded first, outside the gate.
+  auto gather = [&] {
+    k.check(sdmaAllGather(send, recv, 1024, sdmaUint8, k.comm, k.stream),
+            "all-gather probe");
+  };
+  gather();
+  k.memory.sync(k.stream);
+  double gatherUs = timer.medianUs(args.iters, true, gather);
+  cuda::CUgraph g = nullptr;
+  cuda::CUgraphExec exec = nullptr;
+  if (d->cuStreamBeginCapture(stream,
+                              cuda::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) ||
+      (dispatch(), combine(), d->cuStreamEndCapture(stream, &g)) ||
+      d->cuGraphInstantiateWithFlags(&exec, g, 0)) {
+    std::fprintf(stderr, "rank %d: capture failed\n", me);
+    ++k.failures;
+    return;
+  }
+  call.zero();
+  d->cuGraphLaunch(exec, stream);
+  verify("graph replay");
+  double graphUs = timer.medianUs(args.iters, true, [&] {
+    if (d->cuGraphLaunch(exec, stream))
+      ++k.failures;
+  });
+  verify("graph replays");
+  if (!timer.ok) {
+    std::fprintf(stderr,
+                 "rank %d: the start gate failed (no host-memory "
+                 "stream waits, or a rank never arrived)\n",
+                 me);
+    ++k.failures;
+  }
+  d->cuGraphExecDestroy(exec);
+  d->cuGraphDestroy(g);
+  if (!k.failures && me == 0) { // the matrix, for the baselines to move
+    std::string text = counts.name;
+    for (auto &row : counts.table)
+      for (int64_t v : row)
+        text += " " + std::to_string(v);
+    std::printf("%s\n", text.c_str());
+  }
+  if (!k.failures)
+    std::printf("moe-bench rank %d of %d: layout %s tokens %d routing %s "
+                "capacity %lld "
+                "sent %lld received %lld dispatch_us %.2f combine_us %.2f "
+                "graph_us %.2f dispatch_ungated_us %.2f allgather_1k_us %.2f "
+                "(every row checked)\n",
+                me, R, args.layout.c_str(), args.tokens, args.routing.c_str(),
+                (long long)call.capacity, (long long)call.sent,
+                (long long)call.arrived, dispatchUs, combineUs, graphUs, freeUs,
+                gatherUs);
+}
+int64_t padRows(int64_t n, int64_t align) {
+  return std::max(align, (n + align - 1) / align * align);
+}
+
+/// --layout=expert: the dispatch into expert-major rows (each local
+/// expert's group padded to --major-align), its combine back with the
+/// dispatch's splits and offsets; every row, split and offset checked.
+void moeBenchExpert(Rank &k, const Args &args, const cuda::Driver *d) {
+  int R = k.ranks, me = k.rank, E = kExperts / R;
+  int64_t A = args.majorAlign;
+  auto g = expertRouting(R, args.tokens, args.routing == "skewed");
+  // Capacity: a segment's rows, and R * C must hold what any rank sends
+  // and any rank's padded groups.
+  int64_t C = 0;
+  for (int r = 0; r < R; ++r) {
+    int64_t sent = 0, padded = 0;
+    for (int64_t v : g[r])
+      sent += v, C = std::max(C, v);
+    for (int e = 0; e < E; ++e) {
+      int64_t rows = 0;
+      for (int q = 0; q < R; ++q)
+        rows += g[q][size_t(r) * E + e];
+      padded += padRows(rows, A);
+    }
+    C = std::max({C, (sent + R - 1) / R, (padded + R - 1) / R});
+  }
+  C = (C + 63) / 64 * 64;
+  size_t n = size_t(R) * E, bytes = size_t(R) * C * kRowBytes;
+  char *send = static_cast<char *>(k.alloc(bytes));
+  char *recv = static_cast<char *>(k.alloc(bytes));
+  auto *counts = static_cast<int64_t *>(k.alloc(5 * n * sizeof(int64_t)));
+  if (!send || !recv || !counts)
+    return;
+  int64_t *outSO = counts + n, *backSO = counts + 3 * n;
+  int64_t sent = 0;
+  for (int64_t v : g[me])
+    sent += v;
+  // Rows packed by global expert (rank-major): row id i of this rank.
+  std::vector<unsigned char> host(size_t(R) * C * kRowBytes, 0);
+  for (int64_t i = 0; i < sent; ++i)
+    for (size_t b = 0; b < kRowBytes; ++b)
+      host[i * kRowBytes + b] = byteOf(me, i, b);
+  k.memory.write(send, host.data(), host.size());
+  k.memory.write(counts, g[me].data(), n * sizeof(int64_t));
+  // Where segment (e, r) lands here, and where it starts on r.
+  std::vector<int64_t> at(n), from(n), rows(n);
+  int64_t end = 0;
+  for (int e = 0; e < E; ++e) {
+    int64_t start = end;
+    for (int r = 0; r < R; ++r) {
+      size_t j = size_t(e) * R + r;
+      at[j] = end;
+      rows[j] = g[r][size_t(me) * E + e];
+      for (size_t i = 0; i < size_t(me) * E + e; ++i)
+        from[j] += g[r][i];
+      end += rows[j];
+    }
+    end = start + padRows(end - start, A);
+  }
+  MoeCall call;
+  call.dispatch = [&] {
+    k.check(sdmaAlltoAllv2d(send, counts, recv, outSO, E, C, A, kHidden,
+                            sdmaBfloat16, k.comm, k.stream),
+            "dispatch");
+  };
+  call.combine = [&] {
+    k.check(sdmaAlltoAllv2dOffset(recv, outSO, send, backSO, E, C, kHidden,
+                                  sdmaBfloat16, k.comm, k.stream),
+            "combine");
+  };
+  call.zero = [&] {
+    std::vector<unsigned char> zero(bytes, 0);
+    k.memory.write(recv, zero.data(), zero.size());
+  };
+  call.verify = [&](const char *what) {
+    k.memory.sync(k.stream);
+    std::vector<unsigned char> in(bytes), out(bytes);
+    std::vector<int64_t> so(2 * n);
+    k.memory.read(in.data(), recv, bytes);
+    k.memory.read(out.data(), send, bytes);
+    k.memory.read(so.data(), outSO, 2 * n * sizeof(int64_t));
+    for (size_t j = 0; j < n && !k.failures; ++j) {
+      if (so[j] != rows[j] || so[n + j] != at[j]) {
+        std::fprintf(stderr,
+                     "rank %d: %s: out_splits_offsets[%zu] is (%lld, "
+                     "%lld), expected (%lld, %lld)\n",
+                     me, what, j, (long long)so[j], (long long)so[n + j],
+                     (long long)rows[j], (long long)at[j]);
+        ++k.failures;
+      }
+      int r = int(j % R);
+      for (int64_t i = 0; i < rows[j] && !k.failures; ++i)
+        for (size_t b = 0; b < kRowBytes; b += 61)
+          if (in[(at[j] + i) * kRowBytes + b] != byteOf(r, from[j] + i, b)) {
+            std::fprintf(stderr,
+                         "rank %d: %s: row %lld of expert %zu from "
+                         "rank %d wrong\n",
+                         me, what, (long long)i, j / R, r);
+            ++k.failures;
+            break;
+          }
+    }
+    if (out != host) {
+      std::fprintf(stderr, "rank %d: %s: combine did not return the rows\n", me,
+                   what);
+      ++k.failures;
+    }
+    sdmaResult_t async = sdmaSuccess;
+    sdmaCommGetAsyncError(k.comm, &async);
+    if (async != sdmaSuccess)
+      k.check(async, what);
+  };
+  call.capacity = C, call.sent = sent, call.arrived = end;
+  call.send = send, call.recv = recv;
+  timeMoe(k, args, d, call, {"moe-bench expert-counts", g});
+}
+} // namespace
+
 void sdma::commtest::moeBench(Rank &k, const Args &args) {
   const cuda::Driver *d = k.memory.driver;
   if (!d || !d->cuStreamBeginCapture) {
@@ -163,6 +388,8 @@ void sdma::commtest::moeBench(Rank &k, const Args &args) {
     ++k.failures;
     return;
   }
+  if (args.layout == "expert")
+    return moeBenchExpert(k, args, d);
   int R = k.ranks, me = k.rank;
   bool skewed = args.routing == "skewed";
   auto m = routing(R, args.tokens, skewed);
@@ -240,70 +467,15 @@ void sdma::commtest::moeBench(Rank &k, const Args &args) {
     if (async != sdmaSuccess)
       k.check(async, what);
   };
-  for (int i = 0; i < 3; ++i)
-    dispatch(), combine();
-  verify("eager");
-  auto stream = static_cast<cuda::CUstream>(k.stream);
-  Timer timer(d, stream, R);
-  timer.gate = StartGate::get().init(d);
-  // Gated (every rank's call starts at once: the collective's own time),
-  // then free-running (each thread launches when it wakes: host skew in).
-  double dispatchUs = timer.medianUs(args.iters, true, dispatch);
-  double combineUs = timer.medianUs(args.iters, true, combine);
-  double freeUs = timer.medianUs(args.iters, false, dispatch);
-  verify("timed");
-  // The fixed cost's comparison (gated like the calls): a 1 KiB
-  // all-gather, the same kernel with its two job barriers but no counts.
-  // Compiled and loaded first, outside the gate.
-  auto gather = [&] {
-    k.check(sdmaAllGather(send, recv, 1024, sdmaUint8, k.comm, k.stream),
-            "all-gather probe");
+  MoeCall call;
+  call.dispatch = dispatch;
+  call.combine = combine;
+  call.verify = verify;
+  call.zero = [&] {
+    std::vector<unsigned char> zero(recvRows * kRowBytes, 0);
+    k.memory.write(recv, zero.data(), zero.size());
   };
-  gather();
-  k.memory.sync(k.stream);
-  double gatherUs = timer.medianUs(args.iters, true, gather);
-  cuda::CUgraph g = nullptr;
-  cuda::CUgraphExec exec = nullptr;
-  if (d->cuStreamBeginCapture(stream,
-                              cuda::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) ||
-      (dispatch(), combine(), d->cuStreamEndCapture(stream, &g)) ||
-      d->cuGraphInstantiateWithFlags(&exec, g, 0)) {
-    std::fprintf(stderr, "rank %d: capture failed\n", me);
-    ++k.failures;
-    return;
-  }
-  std::vector<unsigned char> zero(recvRows * kRowBytes, 0);
-  k.memory.write(recv, zero.data(), zero.size());
-  d->cuGraphLaunch(exec, stream);
-  verify("graph replay");
-  double graphUs = timer.medianUs(args.iters, true, [&] {
-    if (d->cuGraphLaunch(exec, stream))
-      ++k.failures;
-  });
-  verify("graph replays");
-  if (!timer.ok) {
-    std::fprintf(stderr,
-                 "rank %d: the start gate failed (no host-memory "
-                 "stream waits, or a rank never arrived)\n",
-                 me);
-    ++k.failures;
-  }
-  d->cuGraphExecDestroy(exec);
-  d->cuGraphDestroy(g);
-  if (!k.failures && me == 0) { // the matrix, for the baselines to move
-    std::string text = "moe-bench counts";
-    for (auto &row : m)
-      for (int64_t v : row)
-        text += " " + std::to_string(v);
-    std::printf("%s\n", text.c_str());
-  }
-  if (!k.failures)
-    std::printf("moe-bench rank %d of %d: layout %s tokens %d routing %s "
-                "capacity %lld "
-                "sent %lld received %lld dispatch_us %.2f combine_us %.2f "
-                "graph_us %.2f dispatch_ungated_us %.2f allgather_1k_us %.2f "
-                "(every row checked)\n",
-                me, R, args.layout.c_str(), args.tokens, args.routing.c_str(),
-                (long long)C, (long long)n, (long long)arrived, dispatchUs,
-                combineUs, graphUs, freeUs, gatherUs);
+  call.capacity = C, call.sent = n, call.arrived = arrived;
+  call.send = send, call.recv = recv;
+  timeMoe(k, args, d, call, {"moe-bench counts", m});
 }

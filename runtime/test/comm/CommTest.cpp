@@ -44,13 +44,17 @@
 //                split and offset checked against torch's definition;
 //   alltoallv-2d-overflow  rank 0 sends an expert more than the capacity:
 //                reported naming both ranks, nothing sent from rank 0;
+//   alltoallv-2d-bad-offset  the combine given an offset past its input:
+//                that segment reported and skipped, the others arrive;
 //   alltoallv-overflow  rank 0 sends rank 1 a bad count (--bad=over|
 //                negative|huge, --layout=slots|packed): rank 0's
 //                asynchronous error names both, nothing is overwritten,
 //                the receive counts say what arrived;
 //   moe-bench    (cuda) DeepSeek-V3 MoE dispatch and combine through
 //                sdmaAlltoAllv, --tokens=N --routing=uniform|skewed
-//                --layout=packed|slots, eager
+//                --layout=packed|slots, or into expert-major rows through
+//                sdmaAlltoAllv2d(Offset) (--layout=expert
+//                --major-align=A), eager
 //                and as one CUDA graph (use --threads-as-ranks on one GPU);
 //   bench        per-call latency of AllGather and AlltoAll (CSV on rank 0);
 //   baseline     (no launcher) the in-process cuda-ldst executor timed the
@@ -389,6 +393,8 @@ int runCase(Rank &k, const Args &args) {
   }
   if (c == "alltoallv-2d-overflow")
     return allToAllv2dOverflow(k);
+  if (c == "alltoallv-2d-bad-offset")
+    return allToAllv2dBadOffset(k);
   if (c == "moe-bench") {
     moeBench(k, args);
     return k.failures ? 1 : 0;
@@ -619,6 +625,8 @@ int main(int argc, char **argv) {
       args.routing = a.substr(10);
     else if (a.rfind("--layout=", 0) == 0)
       args.layout = a.substr(9);
+    else if (a.rfind("--major-align=", 0) == 0)
+      args.majorAlign = std::atoi(a.c_str() + 14);
     else if (a.rfind("--types=", 0) == 0)
       args.types = a.substr(8);
     else if (a.rfind("--bad=", 0) == 0)

@@ -36,6 +36,8 @@ struct Args {
   std::string types;
   std::vector<size_t> counts{1, 7, 1000, 4099};
   int iters = 50, threadsAsRanks = 0, tokens = 128;
+  /// moe-bench --layout=expert: rows an expert's group is padded to.
+  int majorAlign = 128;
   /// Before each collective a rank sleeps a random 0..jitterUs us (its own
   /// seed): the ranks reach every call at different times.
   int jitterUs = 0;
@@ -186,6 +188,7 @@ int allToAllvOverflow(Rank &k, const Args &args);
 /// sdmaAlltoAllv2d and sdmaAlltoAllv2dOffset (CommMoe2d.cpp).
 void allToAllv2d(Rank &k);
 int allToAllv2dOverflow(Rank &k);
+int allToAllv2dBadOffset(Rank &k);
 
 /// sdmaAllReduce, sdmaReduceScatter and sdmaReduce against their
 /// definition (CommReduce.cpp).
