@@ -82,6 +82,32 @@ try:
         def _(output, input, op, comm):
             return None
 
+        @torch.library.custom_op("sdma::all_to_all_vdev_2d",
+                                 mutates_args=("out", "out_splits_offsets"))
+        def all_to_all_vdev_2d(input: torch.Tensor, out: torch.Tensor,
+                               in_splits: torch.Tensor,
+                               out_splits_offsets: torch.Tensor,
+                               major_align: int, comm: int) -> None:
+            _comm(comm).all_to_all_vdev_2d(input, out, in_splits,
+                                           out_splits_offsets, major_align)
+
+        @all_to_all_vdev_2d.register_fake
+        def _(input, out, in_splits, out_splits_offsets, major_align, comm):
+            return None
+
+        @torch.library.custom_op("sdma::all_to_all_vdev_2d_offset",
+                                 mutates_args=("out", "out_splits_offsets"))
+        def all_to_all_vdev_2d_offset(input: torch.Tensor, out: torch.Tensor,
+                                      in_splits_offsets: torch.Tensor,
+                                      out_splits_offsets: torch.Tensor,
+                                      comm: int) -> None:
+            _comm(comm).all_to_all_vdev_2d_offset(input, out, in_splits_offsets,
+                                                  out_splits_offsets)
+
+        @all_to_all_vdev_2d_offset.register_fake
+        def _(input, out, in_splits_offsets, out_splits_offsets, comm):
+            return None
+
         AVAILABLE = True
 except ImportError:
     pass
