@@ -66,11 +66,11 @@ int64_t Resolver::offset(CopyvOp op, unsigned side) {
             [indexOf(side ? op.getTargetPrefix() : op.getSourcePrefix())];
   int64_t j = field(rank + 1);
   if (op.getTableForm(side) == CopyvOp::kAt)
-    return row[j];
+    return row[j] > (int64_t(1) << 35) ? -1 : row[j];
   int64_t align = schedule.getMajorAlignment(), sum = 0, group = 0;
   for (int64_t i = 0; i < j; ++i) {
-    if (row[i] < 0)
-      return -1;
+    if (row[i] < 0 || row[i] > (int64_t(1) << 35)) // as the kernel: no sum
+      return -1;                                   // can overflow
     group += row[i];
     if (op.getTableForm(side) == CopyvOp::kExpertMajor &&
         (i + 1) % ranks == 0) {
@@ -92,10 +92,14 @@ LogicalResult Resolver::resolve(CopyvOp op, OpBuilder &builder) {
            << (n < 0 ? "a negative count"
                      : "more than its capacity of " +
                            std::to_string(op.getMaxCount()));
+  if (n == 0) { // nothing moves; its offsets are not used
+    op.erase();
+    return success();
+  }
   int64_t src = offset(op, 0), dst = offset(op, 1);
   int64_t srcEnd = *schedule.getBufferChunks(op.getSource(), ranks);
   int64_t dstEnd = *schedule.getBufferChunks(op.getTarget(), ranks);
-  if (src < 0 || dst < 0 || src + n > srcEnd || dst + n > dstEnd)
+  if (src < 0 || dst < 0 || src > srcEnd - n || dst > dstEnd - n)
     return op.emitOpError("rank ")
            << from << "'s " << n << " rows for rank " << to << " lie at " << src
            << " of '" << schedule.getBufferName(op.getSource()) << "' ("

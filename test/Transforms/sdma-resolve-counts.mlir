@@ -27,9 +27,9 @@
 // TWOD-NEXT: sdma.copy %input[0, 1] on 2 -> %output[1, 1] on 1
 // TWOD-NOT:  sdma.copy
 //
-// The combine reads each segment at the offset its table gives (4, the
-// input's end, where no rows are taken).
-// RUN: echo '{"send_counts": [[1,0,0,0,0,1,0,0,0,4,4,4,2,3,4,4],[1,0,1,0,0,0,0,0,0,4,1,4,4,4,4,4],[0,0,0,0,0,0,0,0,4,4,4,4,4,4,4,4],[0,0,0,0,1,0,0,0,4,4,4,4,0,4,4,4]]}' > %t/offset.json
+// The combine reads each segment at the offset its table gives; an empty
+// split's offset is not used (99 and -1 here, as torch ignores them).
+// RUN: echo '{"send_counts": [[1,0,0,0,0,1,0,0,0,99,99,99,2,3,-1,99],[1,0,1,0,0,0,0,0,0,99,1,99,99,99,99,99],[0,0,0,0,0,0,0,0,99,99,99,99,99,99,99,99],[0,0,0,0,1,0,0,0,99,99,99,99,0,99,99,99]]}' > %t/offset.json
 // RUN: sdma-opt %schedules/all_to_allv_2d_offset.mlir --sdma-unroll="ranks=4 experts=2" --sdma-resolve-counts=counts=%t/offset.json | FileCheck %s --check-prefix=BACK
 // BACK:      sdma.barrier
 // BACK-NEXT: sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 0

@@ -41,8 +41,9 @@ static __device__ inline long long sdma_count(const SdmaTable *T, long long rank
 // expert-major, the groups of SDMA_RANKS entries before j's each padded to
 // a multiple of SDMA_MAJOR_ALIGN (at least SDMA_MAJOR_ALIGN) plus j's
 // group's entries before j; 2 entry j itself. -1 if an entry is negative
-// or implausibly large (over 2^40 rows, so no sum can overflow). No branch
-// between the loads: they are all in flight at once.
+// or implausibly large (over 2^35 rows: a table has at most 2^27 entries,
+// so no sum, padding included, can overflow). No branch between the
+// loads: they are all in flight at once.
 static __device__ inline long long sdma_pad_rows(long long n) {
   const long long a = SDMA_MAJOR_ALIGN;
   const long long padded = (n + a - 1) / a * a;
@@ -53,13 +54,13 @@ static __device__ inline long long sdma_prefix(const SdmaTable *T,
                                                const long long *side) {
   if (side[3] == 2) {
     const long long n = sdma_count(T, side[1], side[0], side[2]);
-    return (unsigned long long)n > (1ull << 40) ? -1 : n;
+    return (unsigned long long)n > (1ull << 35) ? -1 : n;
   }
   long long sum = 0, group = 0;
   bool bad = false;
   for (long long i = 0; i < side[2]; ++i) {
     long long n = sdma_count(T, side[1], side[0], i);
-    bad |= (unsigned long long)n > (1ull << 40); // negative too
+    bad |= (unsigned long long)n > (1ull << 35); // negative too
     group += n;
     if (side[3] == 1 && (i + 1) % SDMA_RANKS == 0) {
       sum += sdma_pad_rows(group);
@@ -116,7 +117,7 @@ static __device__ inline sdma_desc sdma_resolve_copyv(const SdmaTable *T,
   d.n = 0;
   d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]];
   d.b = d.c = T->buf[op[5] * SDMA_BUFFERS + op[6]];
-  if (n < 0 || srcRows < 0 || dstRows < 0) {
+  if (n < 0) {
     sdma_report_count(T, 3, op[1], op[5], n);
     return d;
   }
@@ -124,7 +125,12 @@ static __device__ inline sdma_desc sdma_resolve_copyv(const SdmaTable *T,
     sdma_report_count(T, 1, op[1], op[5], n);
     return d;
   }
-  if ((unsigned long long)srcRows > srcEnd / row ||
+  // An empty segment moves nothing: its offsets are not used (torch's
+  // all_to_all_vdev_2d_offset ignores an empty split's offset too).
+  if (n == 0)
+    return d;
+  if (srcRows < 0 || dstRows < 0 ||
+      (unsigned long long)srcRows > srcEnd / row ||
       (unsigned long long)dstRows > dstEnd / row) {
     sdma_report_count(T, 2, op[1], op[5], n);
     return d;

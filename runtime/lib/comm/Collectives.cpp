@@ -356,8 +356,10 @@ bool sdma::rt::planAllToAllv2d(bool combine, const void *send,
                       what + ": major alignment " + std::to_string(majorAlign) +
                           " is out of range [1, 1048576] rows");
   if (!planAllToAllv(send, inCounts, recv, outCounts, capacity, rowBytes,
-                     AlltoAllvLayout::Packed, shape, plan, error))
+                     AlltoAllvLayout::Packed, shape, plan, error)) {
+    plan.call.signature = signature; // what the ranks agree on refusing
     return false;
+  }
   plan.call.signature = signature; // planAllToAllv wrote its own
   plan.schedule = combine ? "all_to_allv_2d_offset" : "all_to_allv_2d";
   plan.experts = experts;

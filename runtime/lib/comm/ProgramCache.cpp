@@ -246,6 +246,14 @@ bool ProgramCache::placeControl(const LdstProgram &program,
   bool counted = program.collective && program.collective->sendCounts >= 0;
   // An all-to-allv's two count tables (its last buffers), side by side.
   uint64_t countEntries = 0;
+  int B = int(program.buffers.size());
+  if (counted && (program.collective->sendCounts != B - 2 ||
+                  program.collective->recvCounts != B - 1))
+    return error.fail(ErrorKind::InvalidArgument,
+                      program.schedule +
+                          ": a communicator runs an all-to-allv whose count "
+                          "tables are its last two buffers, the send table "
+                          "then the receive table (counts(%send -> %recv))");
   if (counted)
     for (int table :
          {program.collective->sendCounts, program.collective->recvCounts})

@@ -234,10 +234,12 @@ int sdma::commtest::allToAllv2dBadOffset(Rank &k) {
   k.fill(recv, bytes, me, -1);
   // Every expert rank returns one row of expert 1 to every token rank r,
   // row r of its input; rank 0's row for rank 1 is said to be at R * C.
+  // Expert 0 returns nothing: its offsets (-1 here) are never used.
   std::vector<int64_t> table(2 * n, 0);
   for (int r = 0; r < R; ++r) {
     table[size_t(R) + r] = 1;
     table[n + size_t(R) + r] = me == 0 && r == 1 % R ? R * C : r;
+    table[n + r] = -1;
   }
   k.memory.write(counts, table.data(), 2 * n * sizeof(int64_t));
   k.check(sdmaAlltoAllv2dOffset(send, counts, recv, counts + 2 * n, E, C,

@@ -291,10 +291,13 @@ void moeBenchExpert(Rank &k, const Args &args, const cuda::Driver *d) {
   }
   C = (C + 63) / 64 * 64;
   size_t n = size_t(R) * E, bytes = size_t(R) * C * kRowBytes;
+  // The combine returns the rows into `back` (not `send`, which holds them
+  // already: a combine that moved nothing would pass).
   char *send = static_cast<char *>(k.alloc(bytes));
   char *recv = static_cast<char *>(k.alloc(bytes));
+  char *back = static_cast<char *>(k.alloc(bytes));
   auto *counts = static_cast<int64_t *>(k.alloc(5 * n * sizeof(int64_t)));
-  if (!send || !recv || !counts)
+  if (!send || !recv || !back || !counts)
     return;
   int64_t *outSO = counts + n, *backSO = counts + 3 * n;
   int64_t sent = 0;
@@ -329,21 +332,36 @@ void moeBenchExpert(Rank &k, const Args &args, const cuda::Driver *d) {
             "dispatch");
   };
   call.combine = [&] {
-    k.check(sdmaAlltoAllv2dOffset(recv, outSO, send, backSO, E, C, kHidden,
+    k.check(sdmaAlltoAllv2dOffset(recv, outSO, back, backSO, E, C, kHidden,
                                   sdmaBfloat16, k.comm, k.stream),
             "combine");
   };
-  call.zero = [&] {
+  call.zero = [&] { // what a replay must write again
     std::vector<unsigned char> zero(bytes, 0);
+    std::vector<int64_t> poison(4 * n, -1);
     k.memory.write(recv, zero.data(), zero.size());
+    k.memory.write(back, zero.data(), zero.size());
+    k.memory.write(outSO, poison.data(), poison.size() * sizeof(int64_t));
   };
+  // The combine's splits and offsets: what this rank sent, packed.
+  std::vector<int64_t> wantBack(2 * n);
+  for (size_t i = 0, at = 0; i < n; at += g[me][i], ++i)
+    wantBack[i] = g[me][i], wantBack[n + i] = int64_t(at);
   call.verify = [&](const char *what) {
     k.memory.sync(k.stream);
     std::vector<unsigned char> in(bytes), out(bytes);
-    std::vector<int64_t> so(2 * n);
+    std::vector<int64_t> so(2 * n), bso(2 * n);
     k.memory.read(in.data(), recv, bytes);
-    k.memory.read(out.data(), send, bytes);
+    k.memory.read(out.data(), back, bytes);
     k.memory.read(so.data(), outSO, 2 * n * sizeof(int64_t));
+    k.memory.read(bso.data(), backSO, 2 * n * sizeof(int64_t));
+    if (bso != wantBack) {
+      std::fprintf(stderr,
+                   "rank %d: %s: the combine's out_splits_offsets "
+                   "are wrong\n",
+                   me, what);
+      ++k.failures;
+    }
     for (size_t j = 0; j < n && !k.failures; ++j) {
       if (so[j] != rows[j] || so[n + j] != at[j]) {
         std::fprintf(stderr,
@@ -375,6 +393,7 @@ void moeBenchExpert(Rank &k, const Args &args, const cuda::Driver *d) {
     if (async != sdmaSuccess)
       k.check(async, what);
   };
+  call.zero(); // rows past what the combine returns stay 0, as in `host`
   call.capacity = C, call.sent = sent, call.arrived = end;
   call.send = send, call.recv = recv;
   timeMoe(k, args, d, call, {"moe-bench expert-counts", g});
