@@ -37,6 +37,8 @@ extern "C" {
 #define NCCL_CONFIG_UNDEF_INT INT_MIN
 #define NCCL_CONFIG_UNDEF_PTR NULL
 #define NCCL_SPLIT_NOCOLOR -1
+#define NCCL_SHRINK_DEFAULT 0x00
+#define NCCL_SHRINK_ABORT 0x01
 #define NCCL_UNDEF_FLOAT -1.0f
 #ifndef NCCL_VERSION
 #define NCCL_VERSION(X, Y, Z)                                                  \

@@ -68,6 +68,11 @@ ncclResult_t checkComm(ncclComm_t comm, const char *call);
 /// ncclCommInitRankConfig; `config` may be null).
 ncclResult_t initRank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank,
                       const ncclConfig_t *config);
+/// Wraps `s` (this process's rank `rank` of `nranks`) as an NCCL
+/// communicator: registered, with the real NCCL beside it where the job
+/// falls back (ShimFallback.h). On failure `s` is destroyed.
+ncclResult_t adopt(ncclComm_t *out, sdmaComm_t s, int rank, int nranks,
+                   const ncclConfig_t *config);
 /// True inside ncclGroupStart/End on this thread.
 bool inGroup();
 /// At the end of the thread's outermost group: runs the sends and

@@ -156,6 +156,11 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
   if (r != sdmaSuccess)
     return fail(nullptr, static_cast<ncclResult_t>(r),
                 std::string("ncclCommInitRank: ") + sdmaGetLastError(nullptr));
+  return adopt(out, s, rank, nranks, config);
+}
+
+ncclResult_t sdma::nccl::adopt(ncclComm_t *out, sdmaComm_t s, int rank,
+                               int nranks, const ncclConfig_t *config) {
   std::shared_ptr<ncclComm> owned(new (std::nothrow) ncclComm);
   if (!owned) {
     sdmaCommDestroy(s);
@@ -355,11 +360,37 @@ NCCL_API ncclResult_t ncclCommAbort(ncclComm_t comm) {
   return destroy(comm, "ncclCommAbort");
 }
 
-NCCL_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *, int, ncclComm_t *,
-                                     ncclConfig_t *, int) {
+NCCL_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
+                                     int excludeRanksCount, ncclComm_t *newcomm,
+                                     ncclConfig_t *config, int shrinkFlags) {
   if (ncclResult_t r = checkComm(comm, "ncclCommShrink"))
     return r;
-  return notServed(comm, "ncclCommShrink");
+  if (!newcomm)
+    return fail(comm, ncclInvalidArgument, "ncclCommShrink: newcomm is NULL");
+  *newcomm = nullptr;
+  if (shrinkFlags & ~NCCL_SHRINK_ABORT)
+    return fail(comm, ncclInvalidArgument,
+                "ncclCommShrink: unknown flags " + std::to_string(shrinkFlags));
+  // The excluded ranks do not call (they may have died): sdma's shrink
+  // meets the others through the lowest one's symmetric memory, so it
+  // works on a communicator whose calls have failed. With
+  // NCCL_SHRINK_ABORT the parent's calls in flight are aborted first.
+  sdmaComm_t s = nullptr;
+  sdmaResult_t r =
+      sdmaCommShrink(comm->sdma, excludeRanksList, excludeRanksCount, &s,
+                     shrinkFlags & NCCL_SHRINK_ABORT ? SDMA_SHRINK_ABORT
+                                                     : SDMA_SHRINK_DEFAULT);
+  if (r != sdmaSuccess)
+    return fail(comm, static_cast<ncclResult_t>(r),
+                std::string("ncclCommShrink: ") + sdmaGetLastError(comm->sdma));
+  int nranks = 0, rank = 0;
+  sdmaCommCount(s, &nranks);
+  sdmaCommUserRank(s, &rank);
+  if (ncclResult_t a = adopt(newcomm, s, rank, nranks, config))
+    return fail(comm, a,
+                std::string("ncclCommShrink: ") + ncclGetLastError(nullptr));
+  logPath("CommShrink", "sdma");
+  return ncclSuccess;
 }
 
 NCCL_API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm,

@@ -220,6 +220,20 @@ SDMA_API sdmaResult_t sdmaCommDestroy(sdmaComm_t comm);
  * a call of it. It stays allocated: sdmaCommDestroy it once its calls have
  * returned (ncclCommAbort is the two together). */
 SDMA_API sdmaResult_t sdmaCommAbort(sdmaComm_t comm);
+/* NCCL's ncclCommShrink: the ranks of `comm` not in `excludeRanks` (which
+ * do not call: they may have died) make a new communicator, renumbered in
+ * their order, without a meeting point of their own: the lowest of them
+ * makes the new job's id and hands it to the others through its symmetric
+ * memory (bounded by the timeout), so it works on a communicator that has
+ * failed. SDMA_SHRINK_ABORT first aborts `comm`'s calls in flight (as
+ * sdmaCommAbort); `comm` still needs sdmaCommDestroy. A rank in
+ * excludeRanks, a rank out of range or twice, or excluding everyone is
+ * refused with sdmaInvalidArgument; single-node communicators only. */
+#define SDMA_SHRINK_DEFAULT 0
+#define SDMA_SHRINK_ABORT 1
+SDMA_API sdmaResult_t sdmaCommShrink(sdmaComm_t comm, const int *excludeRanks,
+                                     int excludeCount, sdmaComm_t *newcomm,
+                                     int flags);
 SDMA_API sdmaResult_t sdmaCommCount(const sdmaComm_t comm, int *count);
 SDMA_API sdmaResult_t sdmaCommUserRank(const sdmaComm_t comm, int *rank);
 /* sdmaSuccess in *asyncError while every kernel has been fine; else the

@@ -13,12 +13,14 @@
 
 #include "sdma/runtime/CheckedMath.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <exception>
 #include <mutex>
 #include <new>
 #include <unordered_set>
+#include <vector>
 
 using namespace sdma::rt;
 
@@ -305,6 +307,59 @@ sdmaResult_t sdmaCommAbort(sdmaComm_t comm) {
   if (comm->node->abort(error))
     return sdmaSuccess;
   return fail(nullptr, resultOf(error.kind), "sdmaCommAbort: " + error.message);
+}
+
+sdmaResult_t sdmaCommShrink(sdmaComm_t comm, const int *excludeRanks,
+                            int excludeCount, sdmaComm_t *newcomm, int flags) {
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
+  if (!comm || !newcomm || (excludeCount > 0 && !excludeRanks) ||
+      excludeCount < 0 || (flags & ~SDMA_SHRINK_ABORT))
+    return fail(comm, sdmaInvalidArgument,
+                "sdmaCommShrink: comm or newcomm is NULL, excludeRanks is NULL "
+                "with a count, the count is negative, or an unknown flag");
+  *newcomm = nullptr;
+  if (comm->multi)
+    return notMultiNode(comm, "CommShrink");
+  int R = comm->node->ranks(), me = comm->node->rank();
+  std::vector<char> out(R, 0);
+  for (int i = 0; i < excludeCount; ++i) {
+    int q = excludeRanks[i];
+    if (q < 0 || q >= R || out[q])
+      return fail(comm, sdmaInvalidArgument,
+                  "sdmaCommShrink: excluded rank " + std::to_string(q) +
+                      (q < 0 || q >= R
+                           ? " is out of range [0, " + std::to_string(R) + ")"
+                           : " is listed twice"));
+    out[q] = 1;
+  }
+  if (out[me])
+    return fail(comm, sdmaInvalidArgument,
+                "sdmaCommShrink: rank " + std::to_string(me) +
+                    " is in excludeRanks: excluded ranks do not call");
+  std::vector<int> members;
+  for (int q = 0; q < R; ++q)
+    if (!out[q])
+      members.push_back(q);
+  Error error;
+  if ((flags & SDMA_SHRINK_ABORT) && !comm->node->abort(error))
+    return fail(comm, resultOf(error.kind), "sdmaCommShrink: " + error.message);
+  // The lowest member makes the new job's id and hands it to the others.
+  sdmaUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  if (members.front() == me)
+    if (sdmaResult_t r = sdmaGetUniqueId(&id))
+      return fail(comm, r,
+                  std::string("sdmaCommShrink: ") + sdmaGetLastError(nullptr));
+  if (!comm->node->shareAmong(members.front(), members, &id, sizeof(id), error))
+    return fail(comm, resultOf(error.kind), "sdmaCommShrink: " + error.message);
+  int position =
+      int(std::find(members.begin(), members.end(), me) - members.begin());
+  if (sdmaResult_t r =
+          sdmaCommInitRank(newcomm, int(members.size()), id, position))
+    return fail(comm, r,
+                std::string("sdmaCommShrink: ") + sdmaGetLastError(nullptr));
+  return sdmaSuccess;
 }
 
 sdmaResult_t sdmaCommCount(const sdmaComm_t comm, int *count) {

@@ -26,7 +26,10 @@
 #include "compile/KernelCache.h"
 #include "exec/FileBytes.h"
 
+#include <algorithm>
+#include <chrono>
 #include <set>
+#include <thread>
 
 using namespace sdma::rt;
 
@@ -34,6 +37,10 @@ namespace {
 /// The control area's size: every instance's flags, counters, error
 /// record and count tables.
 constexpr size_t kControlBytes = 1 << 20;
+/// The mailbox at the control area's end (shareAmong): a generation word,
+/// a size word, then the bytes.
+constexpr size_t kMailboxBytes = 256;
+constexpr size_t kMailboxOffset = kControlBytes - kMailboxBytes;
 } // namespace
 
 class Communicator::Impl {
@@ -67,6 +74,8 @@ public:
 
   int rank = 0, ranks = 0;
   CommOptions options;
+  /// shareAmong's calls so far on this rank (the mailbox's generation).
+  uint64_t shares = 0;
   std::unique_ptr<Bootstrap> bootstrap;
   std::unique_ptr<Agreement> agreement;
   std::unique_ptr<CommDevice> device;
@@ -153,7 +162,7 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   p2p = std::make_unique<PointToPoint>(rank, ranks, options, *device, *heap,
                                        kControlBytes, options.p2pChunkBytes);
   programs = std::make_unique<ProgramCache>(rank, ranks, options, *device,
-                                            *agreement, kControlBytes);
+                                            *agreement, kMailboxOffset);
   launcher = std::make_unique<Launcher>(rank, ranks, options, *device, *heap,
                                         *programs, *agreement);
   paths = std::make_unique<PathChooser>(options, *device, *programs, devices);
@@ -513,5 +522,74 @@ bool Communicator::abort(Error &error) {
       return error.fail(ErrorKind::Device, "abort: " + why);
   if (!c.device->markAborted(local + kControlBytes + area.error(), 8, why))
     return error.fail(ErrorKind::Device, "abort: " + why);
+  return true;
+}
+
+bool Communicator::shareAmong(int root, const std::vector<int> &members,
+                              void *data, size_t bytes, Error &error) {
+  Impl &c = *impl_;
+  std::string what = "sharing " + std::to_string(bytes) + " bytes from rank " +
+                     std::to_string(root);
+  bool sorted =
+      std::is_sorted(members.begin(), members.end()) &&
+      std::adjacent_find(members.begin(), members.end()) == members.end();
+  if (!sorted || members.empty() || members.front() < 0 ||
+      members.back() >= c.ranks ||
+      !std::binary_search(members.begin(), members.end(), c.rank) ||
+      !std::binary_search(members.begin(), members.end(), root))
+    return error.fail(ErrorKind::InvalidArgument,
+                      what + ": the members must be distinct ranks in "
+                             "order, this rank and the root among them");
+  if (!data || bytes > kMailboxBytes - 16)
+    return error.fail(ErrorKind::InvalidArgument,
+                      what + ": at most " + std::to_string(kMailboxBytes - 16) +
+                          " bytes, not null");
+  uint64_t generation = ++c.shares;
+  const Region &control = c.heap->region(0);
+  std::string why;
+  auto copy = [&](void *to, const void *from, size_t n) {
+    return c.device->copy(to, from, n, nullptr, why) &&
+           c.device->synchronize(nullptr, why);
+  };
+  if (c.rank == root) {
+    // The bytes first, then the generation that publishes them.
+    char *box = control.local + kMailboxOffset;
+    uint64_t size = bytes;
+    if (!copy(box + 8, &size, 8) || !copy(box + 16, data, bytes) ||
+        !copy(box, &generation, 8))
+      return error.fail(c.deviceKind(), what + ": " + why);
+    return true;
+  }
+  // Read the root's mailbox until it publishes this generation.
+  const char *box = control.peer[root] + kMailboxOffset;
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(c.options.timeoutMs);
+  for (;;) {
+    uint64_t seen = 0;
+    if (!copy(&seen, box, 8))
+      return error.fail(c.deviceKind(), what + ": " + why);
+    if (seen == generation)
+      break;
+    if (seen > generation)
+      return error.fail(ErrorKind::InvalidUsage,
+                        what + ": rank " + std::to_string(root) +
+                            " has shared " + std::to_string(seen) +
+                            " times, this rank " + std::to_string(generation) +
+                            ": the members' calls differ");
+    if (std::chrono::steady_clock::now() > deadline)
+      return error.fail(ErrorKind::Remote,
+                        what + ": rank " + std::to_string(root) +
+                            " did not share within " +
+                            std::to_string(c.options.timeoutMs) + " ms");
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  uint64_t size = 0;
+  if (!copy(&size, box + 8, 8) ||
+      (size == bytes && !copy(data, box + 16, bytes)))
+    return error.fail(c.deviceKind(), what + ": " + why);
+  if (size != bytes)
+    return error.fail(ErrorKind::InvalidUsage,
+                      what + ": rank " + std::to_string(root) + " shared " +
+                          std::to_string(size) + " bytes");
   return true;
 }

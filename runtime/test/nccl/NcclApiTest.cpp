@@ -430,6 +430,60 @@ int main(int argc, char **argv) {
     ncclCommAbort(comm);
     return 0;
   }
+  if (const char *mode = std::getenv("NCCL_TEST_SHRINK")) {
+    // The last rank dies after init; the others shrink it away (torch's
+    // shrink_group): "abort" after a call that failed on the dead rank,
+    // with NCCL_SHRINK_ABORT; "default" straight away. The new
+    // communicator's all-reduce is checked.
+    if (rank == ranks - 1)
+      std::_Exit(0);
+    bool abort = std::string(mode) == "abort";
+    if (abort) {
+      std::vector<int> in(4, rank), out(4 * ranks);
+      ncclResult_t r =
+          ncclAllGather(in.data(), out.data(), 4, ncclInt32, comm, nullptr);
+      ncclResult_t async = ncclSuccess;
+      if (r == ncclSuccess)
+        ncclCommGetAsyncError(comm, &async);
+      if (r == ncclSuccess && async == ncclSuccess) {
+        std::fprintf(stderr, "rank %d: a call with a dead peer succeeded\n",
+                     rank);
+        return 1;
+      }
+    }
+    int dead = ranks - 1, mine = rank;
+    ncclComm_t sub = nullptr;
+    // Excluding oneself, or a rank out of range, is refused.
+    check(ncclCommShrink(comm, &mine, 1, &sub, nullptr, NCCL_SHRINK_DEFAULT),
+          ncclInvalidArgument, "ncclCommShrink of oneself", comm,
+          "excluded ranks do not call");
+    int wild = ranks;
+    check(ncclCommShrink(comm, &wild, 1, &sub, nullptr, NCCL_SHRINK_DEFAULT),
+          ncclInvalidArgument, "ncclCommShrink out of range", comm,
+          "out of range");
+    check(ncclCommShrink(comm, &dead, 1, &sub, nullptr,
+                         abort ? NCCL_SHRINK_ABORT : NCCL_SHRINK_DEFAULT),
+          ncclSuccess, "ncclCommShrink", comm);
+    int n = 0, me = -1;
+    if (sub) {
+      ncclCommCount(sub, &n);
+      ncclCommUserRank(sub, &me);
+    }
+    std::vector<int> v(8, rank + 1);
+    if (sub)
+      check(ncclAllReduce(v.data(), v.data(), v.size(), ncclInt32, ncclSum, sub,
+                          nullptr),
+            ncclSuccess, "ncclAllReduce after the shrink", sub);
+    int want = (ranks - 1) * ranks / 2; // ranks 0..R-2, each rank + 1
+    bool ok = sub && n == ranks - 1 && me == rank &&
+              std::all_of(v.begin(), v.end(), [&](int x) { return x == want; });
+    std::printf("rank %d: shrunk (%s) to %d of %d, all-reduce %s\n", rank, mode,
+                n, ranks, ok ? "as expected" : "WRONG");
+    if (sub)
+      ncclCommDestroy(sub);
+    ncclCommAbort(comm);
+    return ok && !failures ? 0 : 1;
+  }
   if (std::getenv("NCCL_TEST_EXIT_EARLY")) {
     // The last rank dies after init: every other rank's next call fails
     // within the timeout naming it (ncclRemoteError), no hang, no crash.

@@ -271,6 +271,14 @@ public:
   /// it (NCCL's ncclCommAbort, before it frees). False with why where the
   /// device could not be reached (a GPU error).
   bool abort(Error &error);
+  /// Hands `bytes` (at most 240) at `data` from rank `root` to every rank
+  /// of `members` (sorted; root and this rank among them) through a
+  /// mailbox in root's symmetric memory, with no other rank taking part:
+  /// they need not call, and may be dead, and this communicator may have
+  /// failed or been aborted (what a shrink needs to meet again). Root
+  /// writes and returns; the others wait for it, bounded by the timeout.
+  bool shareAmong(int root, const std::vector<int> &members, void *data,
+                  size_t bytes, Error &error);
 
   class Impl;
 
