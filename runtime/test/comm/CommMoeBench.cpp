@@ -171,6 +171,20 @@ struct Timer {
 } // namespace
 
 namespace {
+/// The end of every verify: the combine gave this rank's rows back, and no
+/// kernel of the communicator failed.
+void checkReturned(Rank &k, bool returned, const char *what) {
+  if (!returned) {
+    std::fprintf(stderr, "rank %d: %s: combine did not return the rows\n",
+                 k.rank, what);
+    ++k.failures;
+  }
+  sdmaResult_t async = sdmaSuccess;
+  sdmaCommGetAsyncError(k.comm, &async);
+  if (async != sdmaSuccess)
+    k.check(async, what);
+}
+
 /// One layout's dispatch and combine, and what the timing reports.
 struct MoeCall {
   std::function<void()> dispatch, combine, zero;
@@ -383,15 +397,7 @@ void moeBenchExpert(Rank &k, const Args &args, const cuda::Driver *d) {
             break;
           }
     }
-    if (out != host) {
-      std::fprintf(stderr, "rank %d: %s: combine did not return the rows\n", me,
-                   what);
-      ++k.failures;
-    }
-    sdmaResult_t async = sdmaSuccess;
-    sdmaCommGetAsyncError(k.comm, &async);
-    if (async != sdmaSuccess)
-      k.check(async, what);
+    checkReturned(k, out == host, what);
   };
   call.zero(); // rows past what the combine returns stay 0, as in `host`
   call.capacity = C, call.sent = sent, call.arrived = end;
@@ -476,15 +482,7 @@ void sdma::commtest::moeBench(Rank &k, const Args &args) {
             break;
           }
     }
-    if (out != host) {
-      std::fprintf(stderr, "rank %d: %s: combine did not return the rows\n", me,
-                   what);
-      ++k.failures;
-    }
-    sdmaResult_t async = sdmaSuccess;
-    sdmaCommGetAsyncError(k.comm, &async);
-    if (async != sdmaSuccess)
-      k.check(async, what);
+    checkReturned(k, out == host, what);
   };
   MoeCall call;
   call.dispatch = dispatch;
