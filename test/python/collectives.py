@@ -297,6 +297,19 @@ def check_moe_2d(comm, dev, sync):
     assert torch.equal(back_so.cpu()[0], table[me]), "combine splits"
     assert torch.equal(back_so.cpu()[1],
                        torch.cumsum(table[me], 0) - table[me]), "offsets"
+    # out larger than input (torch sizes it for the padding): the call uses
+    # world_size * capacity rows of each, capacity from the smaller.
+    big = comm.empty((R * C2 + 5, H), torch.bfloat16)
+    big.fill_(-1)
+    so2 = torch.full((2, E * R), -7, dtype=torch.int64, device=dev)
+    comm.all_to_all_vdev_2d(x, big, table[me].to(dev), so2, major_align=A)
+    sync()
+    assert torch.equal(big.cpu()[:R * C2], want), "larger out"
+    assert bool((big.cpu()[R * C2:] == -1).all()), "larger out: past the end"
+    assert torch.equal(so2.cpu(), want_so), "larger out: splits"
+    expect_error(lambda: comm.all_to_all_vdev_2d(
+        x, comm.empty((R * C2, H + 1), torch.bfloat16), table[me].to(dev),
+        so2), "rows of one shape")
     expect_error(lambda: comm.all_to_all_vdev_2d(x, mid, table[me][:R + 1]
                                                  .to(dev), out_so),
                  "must hold 1 x world_size x experts")

@@ -609,14 +609,17 @@ class Communicator(PointToPoint):
                                  in_rows * world * experts)
         out_counts = self._splits(what + ": out_splits_offsets", out_counts,
                                   2 * world * experts)
-        if input.dim() < 1 or input.shape != out.shape or \
-                input.shape[0] % world:
-            raise SdmaError("%s: input and out need one shape whose first "
-                            "dimension (rows) is a multiple of world_size; "
-                            "got %s and %s" % (what, tuple(input.shape),
-                                               tuple(out.shape)), 4)
-        rows = input.shape[0]
-        row = input.numel() // rows if rows else 0
+        # Rows are the first dimension; input and out may hold different
+        # numbers of them (torch sizes out for the padded groups), and the
+        # call uses world_size * capacity of each, capacity the smaller's
+        # rows // world_size (every split is bounded by it).
+        if input.dim() < 1 or input.shape[1:] != out.shape[1:] or \
+                min(input.shape[0], out.shape[0]) < world:
+            raise SdmaError("%s: input and out need rows of one shape and "
+                            "at least world_size rows each; got %s and %s"
+                            % (what, tuple(input.shape), tuple(out.shape)), 4)
+        rows = min(input.shape[0], out.shape[0]) // world * world
+        row = input.numel() // input.shape[0]
         try:
             self._comm.all_to_all_v_2d(
                 combine, input.data_ptr(), in_counts.data_ptr(),
@@ -639,8 +642,10 @@ class Communicator(PointToPoint):
         reject empty groups). out_splits_offsets (int64, [2, ne *
         world_size]) receives the counts, expert-major, and each segment's
         offset in out: the grouped GEMM's group sizes and offsets, and the
-        combine's in_splits_offsets. input and out (symmetric memory) hold
-        world_size * capacity rows; capacity bounds every split. Splits are
+        combine's in_splits_offsets. input and out (symmetric memory) may
+        hold different numbers of rows; capacity is the smaller's rows //
+        world_size, it bounds every split, and world_size * capacity rows
+        of each are used (the padding must fit in them). Splits are
         read on the device: no host synchronisation, CUDA-graph
         capturable. A bad split moves nothing for its segment and is raised
         by check_async_error()."""
