@@ -11,8 +11,8 @@
 #ifndef SDMA_TARGET_MANIFEST_H
 #define SDMA_TARGET_MANIFEST_H
 
-#include "llvm/Support/raw_ostream.h"
 #include "sdma/IR/SdmaOps.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
 

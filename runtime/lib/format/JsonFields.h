@@ -302,7 +302,8 @@ parseCollective(const json &root, const std::vector<Buffer> &buffers,
   Collective c;
   c.kind = stringField(collective, "$.collective", "kind");
   bool dynamic = c.kind == "all_to_allv" || c.kind == "all_to_allv_packed" ||
-                 c.kind == "all_to_allv_2d" || c.kind == "all_to_allv_2d_offset";
+                 c.kind == "all_to_allv_2d" ||
+                 c.kind == "all_to_allv_2d_offset";
   if (c.kind != "all_gather" && c.kind != "all_to_all" &&
       c.kind != "broadcast" && c.kind != "scatter" && c.kind != "gather" &&
       !c.isReduction() && !dynamic)
@@ -347,8 +348,8 @@ parseCollective(const json &root, const std::vector<Buffer> &buffers,
   if (c.kind.rfind("all_to_allv_2d", 0) == 0) {
     c.experts = integerField(collective, "$.collective", "experts", 1,
                              sdma::kMaxExperts);
-    c.majorAlign = integerField(collective, "$.collective", "major_align", 1,
-                                1 << 20);
+    c.majorAlign =
+        integerField(collective, "$.collective", "major_align", 1, 1 << 20);
     if (c.recvCounts < 0)
       fail("$.collective", c.kind + " needs \"recv_counts\"");
   }
