@@ -312,13 +312,6 @@ int main(int argc, char **argv) {
   }
 
   const rt::Plan &plan = compiled.plan;
-  if (plan.collective &&
-      plan.collective->kind.rfind("all_to_allv_2d", 0) == 0) {
-    std::string why;
-    if (rt::moeCounts(plan, run.counts, &why).empty())
-      return fail("cannot run '" + run.input + "' here: " + why +
-                  " (fewer --experts or a smaller --major-align)");
-  }
   size_t commands = plan.commandCount();
   std::string kind = plan.collective ? plan.collective->kind : "";
   llvm::outs() << "# sdma-run " << run.input << "\n"
