@@ -355,12 +355,12 @@ bool sdma::rt::planAllToAllv2d(bool combine, const void *send,
     return error.fail(ErrorKind::InvalidArgument,
                       what + ": major alignment " + std::to_string(majorAlign) +
                           " is out of range [1, 1048576] rows");
-  if (!planAllToAllv(send, inCounts, recv, outCounts, capacity, rowBytes,
-                     AlltoAllvLayout::Packed, shape, plan, error)) {
-    plan.call.signature = signature; // what the ranks agree on refusing
-    return false;
-  }
+  bool planned =
+      planAllToAllv(send, inCounts, recv, outCounts, capacity, rowBytes,
+                    AlltoAllvLayout::Packed, shape, plan, error);
   plan.call.signature = signature; // planAllToAllv wrote its own
+  if (!planned)
+    return false;
   plan.schedule = combine ? "all_to_allv_2d_offset" : "all_to_allv_2d";
   plan.experts = experts;
   plan.majorAlign = majorAlign;
