@@ -408,17 +408,25 @@ LogicalResult ScheduleVerifier::execute(const ScheduleGraph &graph,
         d0[i] = *value;
       }
       write(s0, d0);
+      segments.place(s0, {});
       continue;
     }
+    auto moved = segments.segmentsIn(s0);
     if (isa<SwapOp>(transfer.getOperation())) {
       std::vector<Symbol> d1 = read(s1);
+      auto back = segments.segmentsIn(s1);
       write(s0, d1);
       write(s1, d0);
+      segments.place(s0, back);
+      segments.place(s1, moved);
       continue;
     }
     write(s1, d0);
-    if (isa<BcastOp>(transfer.getOperation()))
+    segments.place(s1, moved);
+    if (isa<BcastOp>(transfer.getOperation())) {
       write(*getStaticSlice(transfer, 2), d0);
+      segments.place(*getStaticSlice(transfer, 2), moved);
+    }
   }
   return success();
 }

@@ -22,6 +22,11 @@
 //                   out[sum_{i<p*E+e} splits[(i%E)*R+r] of i/E, +n) of r
 //                     = in[offsets[e*R+r] of p, +n) of p,
 //                   n = splits[e*R+r] of p = recv[p*E+e] of r.
+// Rows may reach the output through staging buffers (a hierarchical
+// schedule stages them for the network): a copyv from a staging buffer
+// reads the segment an earlier copyv left there, possibly moved by static
+// copies, and must copy exactly its count; the output's segment then keeps
+// the segment's origin in the input.
 // A copyv's offsets are read as expressions over the count-table symbols
 // its reads see, so a packed layout is proved when the exchange phase put
 // the right counts where the data phase reads them, in the right order.
@@ -152,14 +157,52 @@ LogicalResult SegmentTracker::record(CopyvOp op, SymbolicMemory &memory) {
   std::optional<StringRef> kind = schedule.getCollective();
   unsigned source = bufferIndex(op.getSource());
   unsigned target = bufferIndex(op.getTarget());
-  if (kind && kind->starts_with("all_to_allv") &&
-      (source != *schedule.getCollectiveInput() ||
-       target != *schedule.getCollectiveOutput()))
-    return op.emitOpError("moves rows from '")
-           << schedule.getBufferName(op.getSource()) << "' to '"
-           << schedule.getBufferName(op.getTarget())
-           << "': the verifier proves all_to_allv when sdma.copyv moves "
-              "rows from its input straight to its output";
+  bool allToAllv = kind && kind->starts_with("all_to_allv");
+  if (allToAllv && target == *schedule.getCollectiveInput())
+    return op.emitOpError("writes '") << schedule.getBufferName(op.getTarget())
+                                      << "', the input of this all_to_allv";
+  const Symbol &count =
+      memory[field(CopyvOp::kCountRank)][bufferIndex(op.getCounts())]
+            [field(CopyvOp::kCountIndex)];
+  // Where the rows come from: the input, or a segment an earlier copyv
+  // (or a static copy of one) left in a staging buffer.
+  Segment origin{field(CopyvOp::kSourceRank),
+                 source,
+                 offsetOf(0),
+                 count,
+                 op.getMaxCount(),
+                 op};
+  if (allToAllv && source != *schedule.getCollectiveInput()) {
+    const Segment *staged = nullptr;
+    auto w = written.find({origin.sourceRank, source});
+    if (w != written.end()) {
+      auto found = w->second.segments.find(origin.sourceOffset);
+      if (found != w->second.segments.end())
+        staged = &found->second;
+    }
+    if (!staged)
+      return op.emitOpError("reads rows from '")
+             << schedule.getBufferName(op.getSource()) << "["
+             << describe(origin.sourceOffset) << "]' of rank "
+             << origin.sourceRank
+             << ", where no sdma.copyv (or a copy of one) left a segment";
+    if (!(staged->count == count))
+      return op.emitOpError("reads its count from ")
+             << schedule.getBufferName(op.getCounts()) << "["
+             << field(CopyvOp::kCountIndex) << "] of rank "
+             << field(CopyvOp::kCountRank) << ", which holds "
+             << describe(count) << ", but '"
+             << schedule.getBufferName(op.getSource()) << "["
+             << describe(origin.sourceOffset) << "]' of rank "
+             << origin.sourceRank << " holds a segment of "
+             << describe(staged->count) << " rows";
+    origin = Segment{staged->sourceRank,
+                     staged->sourceBuffer,
+                     staged->sourceOffset,
+                     count,
+                     std::min(staged->max, op.getMaxCount()),
+                     op};
+  }
 
   int64_t targetRank = field(CopyvOp::kTargetRank);
   Written &w = written[{targetRank, target}];
@@ -194,15 +237,7 @@ LogicalResult SegmentTracker::record(CopyvOp op, SymbolicMemory &memory) {
                << schedule.getBufferName(op.getTarget()) << "' on rank "
                << targetRank << " that overlaps the slot at " << offset.constant
                << " another sdma.copyv writes";
-  const Symbol &count =
-      memory[field(CopyvOp::kCountRank)][bufferIndex(op.getCounts())]
-            [field(CopyvOp::kCountIndex)];
-  w.segments[at] = Segment{field(CopyvOp::kSourceRank),
-                           source,
-                           offsetOf(0),
-                           count,
-                           op.getMaxCount(),
-                           op};
+  w.segments[at] = origin;
 
   // The chunks it may write hold nothing a fixed-size proof can use.
   std::vector<Symbol> &chunks = memory[targetRank][target];
@@ -210,6 +245,46 @@ LogicalResult SegmentTracker::record(CopyvOp op, SymbolicMemory &memory) {
   int64_t end = table < 0 ? at.constant + op.getMaxCount() : chunks.size();
   std::fill(chunks.begin() + begin, chunks.begin() + end, Symbol{});
   return success();
+}
+
+std::vector<std::pair<int64_t, Segment>>
+SegmentTracker::segmentsIn(const StaticSlice &slice) const {
+  std::vector<std::pair<int64_t, Segment>> inside;
+  auto w = written.find({slice.rank, bufferIndex(slice.buffer)});
+  if (w == written.end() || w->second.table >= 0)
+    return inside; // packed segments sit at run-time offsets
+  for (const auto &[offset, segment] : w->second.segments)
+    if (offset.constant >= slice.offset &&
+        offset.constant + segment.max <= slice.offset + slice.count)
+      inside.emplace_back(offset.constant - slice.offset, segment);
+  return inside;
+}
+
+void SegmentTracker::place(
+    const StaticSlice &slice,
+    const std::vector<std::pair<int64_t, Segment>> &moved) {
+  auto it = written.find({slice.rank, bufferIndex(slice.buffer)});
+  if (it == written.end() && moved.empty())
+    return;
+  Written &w = it != written.end()
+                   ? it->second
+                   : written[{slice.rank, bufferIndex(slice.buffer)}];
+  if (w.table >= 0) {
+    // A fixed-size write into a packed layout may hit any segment.
+    w.segments.clear();
+    w.table = w.tableRank = w.form = -1;
+  }
+  for (auto e = w.segments.begin(); e != w.segments.end();)
+    if (e->first.constant < slice.offset + slice.count &&
+        slice.offset < e->first.constant + e->second.max)
+      e = w.segments.erase(e);
+    else
+      ++e;
+  for (const auto &[offset, segment] : moved) {
+    SymbolicOffset at;
+    at.constant = slice.offset + offset;
+    w.segments[at] = segment;
+  }
 }
 
 std::vector<SegmentTracker::Expected>

@@ -84,6 +84,15 @@ public:
   /// write lose their symbols (a fixed-size collective's proof then fails
   /// where a copyv could have overwritten what it needs).
   mlir::LogicalResult record(CopyvOp op, SymbolicMemory &memory);
+  /// A static copy moves the segments wholly inside its source slice:
+  /// `segmentsIn` takes them (offsets relative to the slice), `place` puts
+  /// them at the destination, which loses whatever segments it held there
+  /// (a reduce places none). So rows may travel through staging buffers,
+  /// e.g. across nodes, and still be followed to the output.
+  std::vector<std::pair<int64_t, Segment>>
+  segmentsIn(const StaticSlice &slice) const;
+  void place(const StaticSlice &slice,
+             const std::vector<std::pair<int64_t, Segment>> &moved);
   /// After the last op: every (sender, receiver) segment of all_to_allv.
   mlir::LogicalResult checkAllToAllv(const SymbolicMemory &memory);
 

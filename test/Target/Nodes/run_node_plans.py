@@ -12,6 +12,8 @@ usage: run_node_plans.py BIN_DIR SCHEDULE...
 """
 import json
 import os
+import random
+import re
 import subprocess
 import sys
 
@@ -19,6 +21,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "diff"))
 import sdmair  # noqa: E402
 
 SHAPES = [(2, 1), (2, 2), (2, 3), (3, 2), (3, 3), (4, 2), (2, 4), (1, 4)]
+# all_to_allv: rows per chunk (a slot's capacity), and a capacity-slot
+# copyv as the flat schedule prints it.
+ROWS = 3
+COPYV = re.compile(r'sdma\.copyv %(\w+)\[(\d+)\] on (\d+) -> %(\w+)\[(\d+)\] '
+                   r'on (\d+), count %(\w+)\[(\d+)\] on (\d+) max (\d+)$')
 
 
 def run(cmd, stdin=None):
@@ -46,6 +53,51 @@ def expected(kind, rank, ranks, sizes, inp, out):
     raise ValueError("unchecked collective " + kind)
 
 
+def plan_counts(plan, name):
+    return any(b["name"] == name and b.get("counts") for b in plan["buffers"])
+
+
+def copyvs(text):
+    """The text without its copyv lines, and the copyvs as tuples. Within
+    a phase the verifier proved every op unordered and race-free, so they
+    may run after the phase's other ops."""
+    rest, ops = [], []
+    for line in text.splitlines():
+        m = COPYV.match(line.strip())
+        if m:
+            g = m.groups()
+            ops.append(((int(g[2]), g[0], int(g[1])), (int(g[5]), g[3], int(g[4])),
+                        (int(g[8]), g[6], int(g[7])), int(g[9])))
+        elif line.strip().startswith("sdma.copyv"):
+            raise ValueError("unchecked copyv form: " + line.strip())
+        else:
+            rest.append(line)
+    return "\n".join(rest), ops
+
+
+def run_copyv(mem, op, base):
+    (sr, sb, si), (dr, db, di), (cr, cb, ci), most = op
+    assert most == 1, op
+    n = mem[(cr + base, cb)][ci]
+    src, dst = mem[(sr + base, sb)], mem[(dr + base, db)]
+    if not isinstance(n, int) or not 0 <= n <= ROWS:
+        n = 0  # a bad count moves nothing (the kernel reports it)
+    dst[di] = tuple(src[si][:n]) + tuple(dst[di][n:])
+
+
+def check_alltoallv(mem, ranks, coll, counts):
+    """Rows, their count, and nothing past the count, on every receiver."""
+    wrong = 0
+    for p in range(ranks):
+        for r in range(ranks):
+            n = counts[(r, p)]
+            got = mem[(p, coll["output"])][r]
+            want = tuple((r, coll["input"], p, i) for i in range(n))
+            wrong += got[:n] != want or any(x is not None for x in got[n:])
+            wrong += mem[(p, coll["recv_counts"])][r] != n
+    return wrong
+
+
 def check(bin_dir, schedule, nodes, local):
     ranks = nodes * local
     flat = run([os.path.join(bin_dir, "sdma-opt"), schedule,
@@ -56,6 +108,21 @@ def check(bin_dir, schedule, nodes, local):
     sizes = {b["name"]: b["chunks"] for b in plan["buffers"]}
     mem = {(r, b): [((r, b, i),) for i in range(n)]
            for r in range(ranks) for b, n in sizes.items()}
+    coll = plan["collective"]
+    counts = {}
+    if coll["kind"] == "all_to_allv":
+        # Rows of C per chunk, counts 0..C (zeros and full slots included).
+        rng = random.Random(ranks * 31 + local)
+        counts = {(r, p): rng.randint(0, ROWS)
+                  for r in range(ranks) for p in range(ranks)}
+        for (r, b), chunks in mem.items():
+            for i in range(len(chunks)):
+                chunks[i] = ((tuple((r, b, i, j) for j in range(ROWS)))
+                             if b == coll["input"] else (None,) * ROWS)
+            if b == coll["send_counts"]:
+                mem[(r, b)] = [counts[(r, p)] for p in range(ranks)]
+            elif plan_counts(plan, b):
+                mem[(r, b)] = [None] * sizes[b]
     network = 0
     for phase in plan["phases"]:
         if phase["kind"] == "network":
@@ -74,6 +141,7 @@ def check(bin_dir, schedule, nodes, local):
             if not text:
                 continue
             run([os.path.join(bin_dir, "sdma-opt"), "--sdma-verify", "-"], text)
+            text, vops = copyvs(text)
             head, ops = sdmair.parse_flat(text)
             assert head["ranks"] == local
             base = node * local
@@ -87,7 +155,10 @@ def check(bin_dir, schedule, nodes, local):
                     data = [tuple(sorted(a + b))
                             for a, b in zip(dst[d[2]:d[2] + d[3]], data)]
                 dst[d[2]:d[2] + d[3]] = data
-    coll = plan["collective"]
+            for op in vops:
+                run_copyv(mem, op, base)
+    if coll["kind"] == "all_to_allv":
+        return check_alltoallv(mem, ranks, coll, counts), network
     wrong = 0
     for r in range(ranks):
         want = expected(coll["kind"], r, ranks, sizes, coll["input"], coll["output"])
