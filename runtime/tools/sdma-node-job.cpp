@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <unistd.h>
 
 using namespace sdma::rt;
@@ -57,10 +58,14 @@ const char *kUsage =
     "  --other-local-ranks=K:G rank K's node has G ranks (a failure test)\n"
     "  --other-schedule=K:PATH rank K loads PATH (a failure test)\n"
     "  --other-host=K          rank K says it runs on another host (a\n"
-    "                          failure test: SDMA_HOST_ID)\n";
+    "                          failure test: SDMA_HOST_ID)\n"
+    "  --over-count=K          all_to_allv: in the last run rank K sends\n"
+    "                          rank 0 one row more than a slot holds (a\n"
+    "                          failure test)\n";
 
 struct Args {
-  int localRanks = 0, runs = 2, stall = -1, bench = 0, otherHost = -1;
+  int localRanks = 0, runs = 2, stall = -1, bench = 0, otherHost = -1,
+      overCount = -1;
   std::string csv;
   uint64_t timeoutMs = 10000;
   std::vector<uint64_t> sizes{64, 4096};
@@ -90,6 +95,8 @@ bool parseArgs(int argc, char **argv, Args &args) {
       args.otherLocal = v;
     else if (const char *v = value("--other-host="))
       args.otherHost = std::atoi(v);
+    else if (const char *v = value("--over-count="))
+      args.overCount = std::atoi(v);
     else if (const char *v = value("--other-schedule="))
       args.otherSchedule = v;
     else if (const char *v = value("--sizes=")) {
@@ -130,6 +137,44 @@ uint8_t pattern(int rank, uint64_t byte) {
 float value(int rank, uint64_t element) {
   return static_cast<float>(static_cast<int>((rank * 7 + element * 3) % 17) -
                             8);
+}
+
+/// all_to_allv (capacity slots): the rows per slot; a chunk holds this many.
+constexpr int kSlotRows = 4;
+
+/// all_to_allv: the rows rank `from` sends rank `to` in run `run`: random
+/// counts from 0 to a full slot, then every slot full, then none (the
+/// shapes cycle with the runs).
+int64_t slotCount(int run, int from, int to) {
+  if (run % 3 == 1)
+    return kSlotRows;
+  if (run % 3 == 2)
+    return 0;
+  uint64_t x = (uint64_t(run) << 40 | uint64_t(from) << 20 | uint64_t(to)) *
+               0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<int64_t>((x ^ (x >> 31)) % (kSlotRows + 1));
+}
+
+/// all_to_allv's wrong bytes and counts on `rank`: each sender's slot holds
+/// its count of rows and nothing past them (`fill`, as before the call); a
+/// count over the capacity moves nothing and is received as 0.
+int64_t alltoallvWrong(const NodePlan &plan, int rank,
+                       const std::function<int64_t(int, int)> &count,
+                       const uint8_t *output, const int64_t *recvCounts,
+                       uint64_t chunk, uint8_t fill) {
+  uint64_t row = chunk / kSlotRows;
+  int64_t wrong = 0;
+  for (int r = 0; r < plan.ranks; ++r) {
+    int64_t sent = count(r, rank);
+    uint64_t n = static_cast<uint64_t>(sent > kSlotRows ? 0 : sent);
+    wrong += recvCounts[r] != static_cast<int64_t>(n);
+    for (uint64_t i = 0; i < chunk; ++i)
+      wrong += output[r * chunk + i] !=
+               (i < n * row ? pattern(r, rank * chunk + i) : fill);
+  }
+  return wrong;
 }
 
 bool reduces(const Collective &c) {
@@ -188,15 +233,24 @@ int64_t countWrong(const Collective &c, const NodePlan &plan, int rank,
 }
 
 /// The messages and bytes `rank` sends in network phase `phase`.
-std::pair<int64_t, uint64_t> sent(const NodePhase &phase, int rank,
-                                  uint64_t chunkBytes) {
+std::pair<int64_t, uint64_t> sent(const NodePlan &plan, const NodePhase &phase,
+                                  int rank, uint64_t chunkBytes) {
   std::pair<int64_t, uint64_t> total{0, 0};
   for (const NodeTransfer &t : phase.transfers)
     if (t.src.rank == rank) {
       total.first += 1;
-      total.second += static_cast<uint64_t>(t.src.count) * chunkBytes;
+      total.second += static_cast<uint64_t>(t.src.count) *
+                      (plan.buffers[t.src.buffer].counts ? 8 : chunkBytes);
     }
   return total;
+}
+
+/// The row bytes a launch at `chunk` passes: a slot's rows for
+/// all_to_allv, else 0 (no count tables).
+size_t rowBytesOf(const NodePlan &plan, uint64_t chunk) {
+  return plan.collective && plan.collective->kind == "all_to_allv"
+             ? chunk / kSlotRows
+             : 0;
 }
 
 double median(std::vector<double> values) {
@@ -218,7 +272,8 @@ bool bench(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
   for (int i = -2; i < args.bench; ++i) {
     MPI_Barrier(MPI_COMM_WORLD); // every rank starts the call together
     auto start = std::chrono::steady_clock::now();
-    if (!job.launch(schedule, buffers, chunk, nullptr, error, &micros) ||
+    if (!job.launch(schedule, buffers, chunk, nullptr, error, &micros,
+                    rowBytesOf(plan, chunk)) ||
         !job.nodeComm().synchronize(nullptr, error)) // a GPU's work, done
       return false;
     double total = std::chrono::duration<double, std::micro>(
@@ -239,7 +294,7 @@ bool bench(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
   std::vector<long long> load(2 * phases, 0), most(2 * phases, 0);
   for (size_t k = 0; k < phases; ++k)
     if (plan.phases[k].network) {
-      auto [messages, bytes] = sent(plan.phases[k], job.rank(), chunk);
+      auto [messages, bytes] = sent(plan, plan.phases[k], job.rank(), chunk);
       load[2 * k] = messages;
       load[2 * k + 1] = static_cast<long long>(bytes);
     }
@@ -282,8 +337,15 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
                       "the schedule declares no collective to check"),
            -1;
   const Collective &c = *plan.collective;
+  bool slots = c.kind == "all_to_allv";
   int64_t wrong = 0;
   for (uint64_t chunk : args.sizes) {
+    if (slots && chunk % kSlotRows)
+      return error.fail(ErrorKind::InvalidArgument,
+                        "all_to_allv: a chunk of " + std::to_string(chunk) +
+                            " bytes is not " + std::to_string(kSlotRows) +
+                            " rows"),
+             -1;
     std::vector<void *> buffers;
     for (const Buffer &buffer : plan.buffers) {
       void *ptr = nullptr;
@@ -292,6 +354,13 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
       buffers.push_back(ptr);
     }
     for (int run = 0; run < args.runs; ++run) {
+      // all_to_allv: the rows rank `from` sends rank `to` in this run.
+      auto count = [&](int from, int to) {
+        if (from == args.overCount && to == 0 && run == args.runs - 1 &&
+            chunk == args.sizes.back())
+          return int64_t(kSlotRows + 1);
+        return slotCount(run, from, to);
+      };
       // Filled and read through host copies: a GPU's buffers are device
       // memory (the communicator's copy reaches both).
       std::vector<char> host;
@@ -300,6 +369,11 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
         host.assign(bytes, static_cast<char>(0xEE + run));
         if (b == static_cast<size_t>(c.input))
           fillInput(c, host.data(), bytes, job.rank());
+        if (b == static_cast<size_t>(c.sendCounts))
+          for (int p = 0; p < plan.ranks; ++p) {
+            int64_t n = count(job.rank(), p);
+            std::memcpy(host.data() + p * sizeof(n), &n, sizeof(n));
+          }
         if (!job.nodeComm().copy(buffers[b], host.data(), bytes, nullptr,
                                  error) ||
             !job.nodeComm().synchronize(nullptr, error))
@@ -312,19 +386,30 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
         for (;;) // until mpirun ends the job
           pause();
       }
-      if (!job.launch(schedule, buffers, chunk, nullptr, error))
+      if (!job.launch(schedule, buffers, chunk, nullptr, error, nullptr,
+                      rowBytesOf(plan, chunk)))
         return -1;
       host.resize(plan.buffers[c.output].bytes(chunk));
+      std::vector<int64_t> received(slots ? plan.ranks : 0);
       if (!job.nodeComm().synchronize(nullptr, error) ||
           !job.nodeComm().copy(host.data(), buffers[c.output], host.size(),
                                nullptr, error) ||
+          (slots && !job.nodeComm().copy(received.data(), buffers[c.recvCounts],
+                                         received.size() * sizeof(int64_t),
+                                         nullptr, error)) ||
           !job.nodeComm().synchronize(nullptr, error))
         return -1;
-      int64_t here = countWrong(c, plan, job.rank(), host.data(), chunk);
+      int64_t here =
+          slots ? alltoallvWrong(plan, job.rank(), count,
+                                 reinterpret_cast<uint8_t *>(host.data()),
+                                 received.data(), chunk,
+                                 static_cast<uint8_t>(0xEE + run))
+                : countWrong(c, plan, job.rank(), host.data(), chunk);
       if (here < 0)
         return error.fail(ErrorKind::InvalidArgument,
                           "no check for collective " + c.kind +
-                              " (f32 reductions, all-gather, all-to-all)"),
+                              " (f32 reductions, all-gather, all-to-all, "
+                              "all-to-allv with capacity slots)"),
                -1;
       std::printf("rank %d (node %d): %s chunk %llu run %d: %lld wrong %s\n",
                   job.rank(), job.node(), plan.schedule.c_str(),

@@ -452,7 +452,7 @@ bool Communicator::loadSchedule(const std::string &textOrPath,
 
 bool Communicator::launch(const Schedule &schedule,
                           const std::vector<void *> &buffers, size_t chunkBytes,
-                          void *stream, Error &error) {
+                          void *stream, Error &error, size_t rowBytes) {
   if (schedule.instance < 0 ||
       size_t(schedule.instance) >= impl_->programs->size())
     return error.fail(ErrorKind::InvalidUsage,
@@ -460,8 +460,10 @@ bool Communicator::launch(const Schedule &schedule,
   Call call;
   call.buffers.assign(buffers.begin(), buffers.end());
   call.chunkBytes = chunkBytes;
-  call.signature =
-      "launch " + schedule.name + " chunk " + std::to_string(chunkBytes);
+  call.rowBytes = rowBytes;
+  call.signature = "launch " + schedule.name + " chunk " +
+                   std::to_string(chunkBytes) + " row " +
+                   std::to_string(rowBytes);
   if (!impl_->p2p->healthy(error))
     return error.context("the communicator has failed");
   return impl_->launch(schedule.instance, call, stream, error);

@@ -324,8 +324,10 @@ bool MultiNodeComm::network(const NodePhase &phase, const NodePlan &plan,
     if (!send && transfer.dst.rank != me)
       continue;
     const Slice &slice = send ? transfer.src : transfer.dst;
-    auto at = checkedMul(static_cast<uint64_t>(slice.offset), chunkBytes);
-    auto bytes = checkedMul(static_cast<uint64_t>(slice.count), chunkBytes);
+    // A count table's chunk is one 8-byte entry.
+    size_t unit = plan.buffers[slice.buffer].counts ? 8 : chunkBytes;
+    auto at = checkedMul(static_cast<uint64_t>(slice.offset), unit);
+    auto bytes = checkedMul(static_cast<uint64_t>(slice.count), unit);
     if (!at || !bytes)
       return error.fail(ErrorKind::InvalidArgument,
                         "chunks of " + std::to_string(chunkBytes) +
@@ -374,7 +376,7 @@ bool MultiNodeComm::staged(std::vector<TransportOp> ops, void *stream,
 bool MultiNodeComm::launch(const Schedule &schedule,
                            const std::vector<void *> &buffers,
                            size_t chunkBytes, void *stream, Error &error,
-                           std::vector<double> *phaseMicros) {
+                           std::vector<double> *phaseMicros, size_t rowBytes) {
   if (hasFailed_)
     return error.fail(failed_.kind, "the multi-node communicator failed "
                                     "earlier: " +
@@ -396,26 +398,30 @@ bool MultiNodeComm::launch(const Schedule &schedule,
   // before any kernel's bounds check runs.
   Error local;
   for (size_t b = 0; b < buffers.size() && local.message.empty(); ++b) {
-    auto bytes =
-        checkedMul(static_cast<uint64_t>(plan.buffers[b].chunks), chunkBytes);
+    auto bytes = checkedMul(static_cast<uint64_t>(plan.buffers[b].chunks),
+                            plan.buffers[b].counts ? 8 : chunkBytes);
     if (!bytes || !buffers[b] || !node_->isSymmetric(buffers[b], *bytes))
-      local.fail(ErrorKind::InvalidArgument,
-                 "buffer " + plan.buffers[b].name + " of " + plan.schedule +
-                     " on rank " + std::to_string(rank()) +
-                     " is not symmetric memory of the node (memAlloc or "
-                     "registerMemory) holding " +
-                     std::to_string(plan.buffers[b].chunks) + " chunks of " +
-                     std::to_string(chunkBytes) + " bytes");
+      local.fail(
+          ErrorKind::InvalidArgument,
+          "buffer " + plan.buffers[b].name + " of " + plan.schedule +
+              " on rank " + std::to_string(rank()) +
+              " is not symmetric memory of the node (memAlloc or "
+              "registerMemory) holding " +
+              std::to_string(plan.buffers[b].chunks) +
+              (plan.buffers[b].counts
+                   ? " count entries of 8 bytes"
+                   : " chunks of " + std::to_string(chunkBytes) + " bytes"));
   }
-  std::pair<std::string, size_t> signature{plan.schedule, chunkBytes};
+  std::string call = plan.schedule + "/" + std::to_string(chunkBytes) + "/" +
+                     std::to_string(rowBytes);
+  std::pair<std::string, size_t> signature{call, chunkBytes};
   if (!checked_.count(signature)) {
     // The first call of a signature: every rank's, and every rank's
     // buffers, agreed (later calls trust the signature; a rank whose
     // buffers are wrong then fails alone and its peers time out on it).
     if (!agreeUnless(local, "whether every rank's buffers are valid", error) ||
-        !agree("the call (schedule " + plan.schedule + ", chunk bytes)",
-               hashBytes(plan.schedule + "/" + std::to_string(chunkBytes)),
-               error))
+        !agree("the call (schedule " + plan.schedule + ", chunk and row bytes)",
+               hashBytes(call), error))
       return false;
     checked_.insert(signature);
   } else if (!local.message.empty()) {
@@ -430,7 +436,8 @@ bool MultiNodeComm::launch(const Schedule &schedule,
     if (phase.network)
       ok = network(phase, plan, buffers, chunkBytes, stream, error);
     else if (schedule.local[k].instance >= 0)
-      ok = node_->launch(schedule.local[k], buffers, chunkBytes, stream, error);
+      ok = node_->launch(schedule.local[k], buffers, chunkBytes, stream, error,
+                         rowBytes);
     if (!ok) {
       // The node's kernels number ranks within the node: say how.
       std::string where =

@@ -244,8 +244,11 @@ public:
   };
   bool loadSchedule(const std::string &textOrPath, Schedule &schedule,
                     Error &error);
+  /// A schedule with count tables (sdma.copyv; 8-byte entries, buffers
+  /// like the others) counts rows of `rowBytes` (0: a row is a chunk).
   bool launch(const Schedule &schedule, const std::vector<void *> &buffers,
-              size_t chunkBytes, void *stream, Error &error);
+              size_t chunkBytes, void *stream, Error &error,
+              size_t rowBytes = 0);
 
   /// Compiles the built-ins and `schedules` for `ranks` into `directory`,
   /// for jobs without the compiler library (SDMA_PROGRAM_DIR); the MoE

@@ -87,10 +87,12 @@ public:
   /// chunks of `chunkBytes`, on `stream`. Collective over the job. With
   /// `phaseMicros`, the host time each phase took on this rank (the work
   /// itself on the CPU device and a host-staged transport; on a GPU, the
-  /// time to enqueue a phase the stream runs later).
+  /// time to enqueue a phase the stream runs later). A schedule with count
+  /// tables (sdma.copyv) counts rows of `rowBytes` (0: a row is a chunk);
+  /// its tables are buffers of 8-byte entries, sent whole across nodes.
   bool launch(const Schedule &schedule, const std::vector<void *> &buffers,
               size_t chunkBytes, void *stream, Error &error,
-              std::vector<double> *phaseMicros = nullptr);
+              std::vector<double> *phaseMicros = nullptr, size_t rowBytes = 0);
 
   /// Writes the node plans of the built-in hierarchical schedules and of
   /// `schedules` (paths) for `ranks` of `localRanks` per node into
