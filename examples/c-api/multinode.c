@@ -12,9 +12,10 @@
 |* Built with -DSDMA_EXAMPLE_NCCL, NCCL is the transport instead (sdma_nccl.h;*|
 |* MPI then only hands out NCCL's unique id): a GPU job's usual choice. CI    *|
 |* runs that build against sdma's own NCCL drop-in on the CPU device.         *|
-|* Each rank all-gathers, all-to-alls, all-reduces and reduce-scatters, and   *|
-|* checks every element; then a call the multi-node communicator does not     *|
-|* serve is refused and the communicator still works. CPU device only (a      *|
+|* Each rank all-gathers, all-to-alls, all-reduces, reduce-scatters and       *|
+|* all-to-allvs (MoE capacity slots, counts per peer), and checks every       *|
+|* element; then a call the multi-node communicator does not serve is         *|
+|* refused and the communicator still works. CPU device only (a               *|
 |* GPU's buffers need cudaMemcpy around the checks, as allgather.c does).     *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
@@ -108,6 +109,35 @@ int main(int argc, char **argv) {
     wrong += out[i] != sum;
   }
 
+  /* All-to-allv, capacity slots: rank p's slot of out holds the
+   * sendcounts[rank] rows of 8 floats rank p sent from its slot `rank`;
+   * past them the slot is untouched. */
+  const size_t row = 8, capacity = count / row;
+  int64_t *sendcounts = malloc(nranks * sizeof(int64_t));
+  int64_t *recvcounts = malloc(nranks * sizeof(int64_t));
+  for (int p = 0; p < nranks; ++p)
+    sendcounts[p] = (rank + 2 * p) % (int64_t)(capacity + 1);
+  for (size_t i = 0; i < total; ++i)
+    out[i] = 1e9f;
+  CHECK(sdmaAlltoAllv(in, sendcounts, out, recvcounts, capacity, row,
+                      sdmaFloat32, sdmaAlltoAllvSlots, comm, NULL));
+  for (int p = 0; p < nranks; ++p) {
+    size_t n = (size_t)((p + 2 * rank) % (int)(capacity + 1));
+    wrong += recvcounts[p] != (int64_t)n;
+    for (size_t i = 0; i < count; ++i)
+      wrong += out[p * count + i] !=
+               (i < n * row ? value(p, rank * count + i) : 1e9f);
+  }
+  if (sdmaAlltoAllv(in, sendcounts, out, recvcounts, capacity, row, sdmaFloat32,
+                    sdmaAlltoAllvPacked, comm, NULL) != sdmaInvalidUsage) {
+    fprintf(stderr, "rank %d: a packed all-to-allv was not refused\n", rank);
+    wrong++;
+  } else if (rank == 0) {
+    printf("refused: %s\n", sdmaGetLastError(comm));
+  }
+  free(sendcounts);
+  free(recvcounts);
+
   /* Not served across nodes: refused, and the communicator still works. */
   sdmaResult_t refused =
       sdmaBroadcast(in, out, count, sdmaFloat32, 0, comm, NULL);
@@ -140,7 +170,7 @@ int main(int argc, char **argv) {
   CHECK(sdmaCommGetAsyncError(comm, &async));
   CHECK(async);
   printf("rank %d of %d (%s transport): all-gather, all-to-all, all-reduce, "
-         "reduce-scatter %s\n",
+         "reduce-scatter, all-to-allv %s\n",
          rank, nranks, transport.name, wrong ? "WRONG" : "correct");
   CHECK(sdmaMemFree(comm, out));
   CHECK(sdmaMemFree(comm, in));

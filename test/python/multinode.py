@@ -53,6 +53,22 @@ def main(transport=None):
     assert torch.equal(small, sum(every)[r * count:(r + 1) * count]), \
         "reduce-scatter"
 
+    # All-to-allv, capacity slots (rows of 8 floats, 5 per slot): rank r
+    # sends splits[p] rows of its slot p to rank p's slot r.
+    rows = inp.view(n * 5, 8)
+    got = out.view(n * 5, 8)
+    out.fill_(1e9)
+    splits = torch.tensor([(r + 2 * p) % 6 for p in range(n)],
+                          dtype=torch.int64)
+    received = comm.all_to_all_v(got, rows, input_splits=splits,
+                                 layout="slots")
+    for p in range(n):
+        k = (p + 2 * r) % 6
+        assert int(received[p]) == k, "all-to-allv count from %d" % p
+        sent = every[p].view(n * 5, 8)[r * 5:r * 5 + k]
+        assert torch.equal(got[p * 5:p * 5 + k], sent), "all-to-allv rows"
+        assert bool((got[p * 5 + k:(p + 1) * 5] == 1e9).all()), \
+            "all-to-allv wrote past a count"
     try:
         comm.broadcast(inp, src=0)
         raise AssertionError("broadcast was not refused")

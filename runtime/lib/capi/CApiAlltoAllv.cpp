@@ -29,8 +29,10 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
     return fail(comm, sdmaInvalidArgument,
                 "AlltoAllv: invalid datatype " + std::to_string(datatype) +
                     " or layout " + std::to_string(layout));
-  if (comm->multi)
-    return notMultiNode(comm, "AlltoAllv");
+  if (comm->multi && layout != sdmaAlltoAllvSlots)
+    return fail(comm, sdmaInvalidUsage,
+                "AlltoAllv on a multi-node communicator: only the slots "
+                "layout is built across nodes (the packed layout is not)");
   size_t element = dataTypeBytes(static_cast<DataType>(datatype));
   if (rowcount && element > SIZE_MAX / rowcount)
     return fail(comm, sdmaInvalidArgument,
@@ -38,6 +40,11 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
                     " elements overflows");
   return guarded(comm, [&] {
     Error error;
+    if (comm->multi)
+      return comm->multi->allToAllv(sendbuff, sendcounts, recvbuff, recvcounts,
+                                    capacity, rowcount * element, stream, error)
+                 ? sdmaSuccess
+                 : fail(comm, "AlltoAllv", error);
     if (comm->node->allToAllv(sendbuff, sendcounts, recvbuff, recvcounts,
                               capacity, rowcount * element,
                               layout == sdmaAlltoAllvPacked

@@ -463,6 +463,14 @@ bool MultiNodeComm::launch(const Schedule &schedule,
 bool MultiNodeComm::builtin(const std::string &name,
                             std::vector<void *> buffers, size_t chunkBytes,
                             void *stream, Error &error) {
+  const Schedule *schedule =
+      builtinWithScratch(name, buffers, chunkBytes, stream, error);
+  return schedule && launch(*schedule, buffers, chunkBytes, stream, error);
+}
+
+const MultiNodeComm::Schedule *MultiNodeComm::builtinWithScratch(
+    const std::string &name, std::vector<void *> &buffers, size_t chunkBytes,
+    void *stream, Error &error) {
   auto found = builtins_.find(name);
   if (found == builtins_.end()) {
     const char *text = nullptr;
@@ -470,35 +478,73 @@ bool MultiNodeComm::builtin(const std::string &name,
       if (name == s.name)
         text = s.text;
     if (!text)
-      return error.fail(ErrorKind::Internal, "no built-in " + name);
+      return error.fail(ErrorKind::Internal, "no built-in " + name), nullptr;
     Schedule schedule;
     if (!load(text, "hier_" + name, schedule, error))
-      return false;
+      return nullptr;
     found = builtins_.emplace(name, std::move(schedule)).first;
   }
   const NodePlan &plan = found->second.plan;
   // Scratch: every buffer past the caller's, in the node's heap (memAlloc
   // is collective within the node: its ranks make the same calls).
   for (size_t b = buffers.size(), k = 0; b < plan.buffers.size(); ++b, ++k) {
-    auto bytes = checkedMul(plan.buffers[b].chunks, chunkBytes);
+    auto bytes = checkedMul(plan.buffers[b].chunks,
+                            plan.buffers[b].counts ? 8 : chunkBytes);
     if (!bytes)
       return error.fail(ErrorKind::InvalidArgument,
-                        "scratch of " + name + " overflows");
+                        "scratch of " + name + " overflows"),
+             nullptr;
     if (scratch_.size() <= k)
       scratch_.push_back({nullptr, 0});
     if (scratch_[k].second < *bytes) {
       // An earlier call's kernel may still use the old buffer.
       if (scratch_[k].first && (!node_->synchronize(stream, error) ||
                                 !node_->memFree(scratch_[k].first, error)))
-        return false;
+        return nullptr;
       scratch_[k] = {nullptr, 0};
       if (!node_->memAlloc(*bytes, scratch_[k].first, error))
-        return false;
+        return nullptr;
       scratch_[k].second = *bytes;
     }
     buffers.push_back(scratch_[k].first);
   }
-  return launch(found->second, buffers, chunkBytes, stream, error);
+  return &found->second;
+}
+
+bool MultiNodeComm::allToAllv(const void *send, const int64_t *sendCounts,
+                              void *recv, int64_t *recvCounts, size_t capacity,
+                              size_t rowBytes, void *stream, Error &error) {
+  auto chunk = checkedMul(capacity, rowBytes);
+  auto total = chunk ? checkedMul(*chunk, uint64_t(ranks())) : std::nullopt;
+  if (!total || capacity == 0 || rowBytes == 0)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "AlltoAllv on a multi-node communicator: a capacity of " +
+                          std::to_string(capacity) + " rows of " +
+                          std::to_string(rowBytes) +
+                          " bytes (both positive, and R slots of them must "
+                          "fit 64 bits)");
+  if (!sendCounts || !recvCounts)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "AlltoAllv on a multi-node communicator: a count "
+                      "table is null");
+  if (overlap(send, *total, recv, *total))
+    return error.fail(ErrorKind::InvalidArgument,
+                      "AlltoAllv on a multi-node communicator: the send and "
+                      "receive buffers overlap (in place is not supported)");
+  std::vector<void *> buffers{const_cast<void *>(send), recv};
+  const Schedule *schedule =
+      builtinWithScratch("all_to_allv", buffers, *chunk, stream, error);
+  if (!schedule)
+    return false;
+  // The caller's count tables in and out of the schedule's, which live in
+  // the node's symmetric memory (the node phases read peers' entries).
+  const Collective &c = *schedule->plan.collective;
+  size_t tableBytes = size_t(ranks()) * sizeof(int64_t);
+  return node_->copy(buffers[c.sendCounts], sendCounts, tableBytes, stream,
+                     error) &&
+         launch(*schedule, buffers, *chunk, stream, error, nullptr, rowBytes) &&
+         node_->copy(recvCounts, buffers[c.recvCounts], tableBytes, stream,
+                     error);
 }
 
 bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
@@ -525,8 +571,8 @@ bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
   return error.fail(ErrorKind::InvalidUsage,
                     std::string(commOpName(op)) +
                         " is not built for a multi-node communicator yet "
-                        "(all-gather, all-to-all, all-reduce and "
-                        "reduce-scatter are)");
+                        "(all-gather, all-to-all, all-to-allv with capacity "
+                        "slots, all-reduce and reduce-scatter are)");
 }
 
 bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,

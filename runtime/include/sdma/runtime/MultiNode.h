@@ -113,6 +113,15 @@ public:
   /// rank count.
   bool reduce(CommReduction kind, const void *send, void *recv, size_t count,
               DataType type, ReduceOp op, void *stream, Error &error);
+  /// All-to-allv with capacity slots (Communicator::allToAllv's Slots
+  /// layout) across nodes, by schedules/hier/all_to_allv.mlir: send and
+  /// recv symmetric memory of R slots of `capacity` rows, the count tables
+  /// (R entries, device memory) copied in and out on `stream`, no host
+  /// sync; whole slots cross the network. A count over the capacity moves
+  /// nothing (received as 0) and fails the sender's node.
+  bool allToAllv(const void *send, const int64_t *sendCounts, void *recv,
+                 int64_t *recvCounts, size_t capacity, size_t rowBytes,
+                 void *stream, Error &error);
 
 private:
   MultiNodeComm(std::unique_ptr<Communicator> node, Transport &transport);
@@ -144,6 +153,11 @@ private:
   /// `buffers`, whose missing tail (scratch) the communicator provides.
   bool builtin(const std::string &name, std::vector<void *> buffers,
                size_t chunkBytes, void *stream, Error &error);
+  /// The built-in `name`, loaded, with `buffers` completed by its scratch.
+  const Schedule *builtinWithScratch(const std::string &name,
+                                     std::vector<void *> &buffers,
+                                     size_t chunkBytes, void *stream,
+                                     Error &error);
 
   /// loadSchedule of `textOrPath`, named `name` ("<schedule>" for text):
   /// the name finds a precompiled plan.
