@@ -4,8 +4,9 @@
 # network phase is staged through host memory (the CUDA device's buffers, a
 # host-memory transport: Communicator::synchronize, copies out and in); the
 # node phases are the CUDA load/store kernels of each node's part. Every
-# hierarchical collective at 2x2, 2x3 and 3x2, every byte checked, then the
-# per-phase bench at 2x2. Needs mpirun and MPI's headers on the machine.
+# hierarchical collective (the all-to-allv too) at 2x2, 2x3 and 3x2, every
+# byte checked, then the per-phase bench at 2x2. Needs mpirun and MPI's
+# headers on the machine.
 #
 #   scripts/gpu-nodes.sh PRECOMPILED_DIR
 # PRECOMPILED_DIR: on the compiler side,
@@ -33,6 +34,13 @@ for s in all_gather all_to_all reduce_scatter all_reduce; do
       mpirun -np "${shape%:*}" $B/bin/sdma-node-job --local-ranks="${shape#*:}" \
       --sizes=1K,1M --runs=2 "schedules/hier/$s.mlir"
   done
+done
+# The hierarchical all-to-allv (capacity slots of 4 rows): random, full and
+# empty slots, every row, count and untouched byte.
+for shape in 4:2 6:3 6:2; do
+  step 200 "all_to_allv, ${shape%:*} ranks of ${shape#*:} per node" \
+    mpirun -np "${shape%:*}" $B/bin/sdma-node-job --local-ranks="${shape#*:}" \
+    --sizes=1K,1M --runs=3 schedules/hier/all_to_allv.mlir
 done
 for s in all_gather all_to_all; do
   step 300 "$s bench, 2x2" mpirun -np 4 $B/bin/sdma-node-job --local-ranks=2 \
