@@ -45,6 +45,16 @@ for n in 2 4 8; do
     $B/bin/sdma-launch --timeout-s=220 --nproc-per-node=$n \
     $B/bin/sdma-nccl-test /tmp/sdma-nccl-id-$n
 done
+# ncclCommShrink on the GPU: the last of 4 ranks dies after init, the others
+# shrink it away (after a failed call with NCCL_SHRINK_ABORT, or at once)
+# and check an all-reduce on the new communicator.
+for m in abort default; do
+  rm -f /tmp/sdma-nccl-id-shrink-$m
+  NCCL_TEST_SHRINK=$m SDMA_TIMEOUT_MS=5000 step 120 \
+    "ncclCommShrink ($m), 4 processes, the last dies" \
+    $B/bin/sdma-launch --timeout-s=100 --nproc-per-node=4 \
+    $B/bin/sdma-nccl-test /tmp/sdma-nccl-id-shrink-$m
+done
 # An unmodified torch.distributed program (backend "nccl") under
 # LD_PRELOAD: every NCCL call torch makes goes to the drop-in.
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version())"
@@ -54,3 +64,9 @@ for n in 2 4; do
     $B/bin/sdma-launch --timeout-s=220 --nproc-per-node=$n \
     python3 test/gpu/nccl_torch.py
 done
+# torch's shrink_group (ncclCommShrink): the last of 4 ranks dies, the others
+# shrink it away and all-reduce on the new group.
+step 240 "torch.distributed shrink_group under LD_PRELOAD, 4 processes" \
+  env LD_PRELOAD=$B/lib/libsdma-nccl.so SDMA_NCCL_DEBUG=1 SDMA_TIMEOUT_MS=5000 \
+  $B/bin/sdma-launch --timeout-s=220 --nproc-per-node=4 \
+  python3 test/gpu/nccl_torch_shrink.py

@@ -53,6 +53,35 @@ def main(transport=None):
     assert torch.equal(small, sum(every)[r * count:(r + 1) * count]), \
         "reduce-scatter"
 
+    # Reductions in other types and operators: the f32-sum schedules'
+    # node parts compute in the call's arithmetic (exact: small integers).
+    cases = [(torch.bfloat16, "sum"), (torch.int32, "max"),
+             (torch.float64, "min"), (torch.int64, "prod"),
+             (torch.float16, "sum")]
+    ops = {"sum": sdma.ReduceOp.SUM, "max": sdma.ReduceOp.MAX,
+           "min": sdma.ReduceOp.MIN, "prod": sdma.ReduceOp.PRODUCT}
+    for dtype, name in cases:
+        typed = [e.to(dtype) for e in every]
+        want = typed[0].clone()
+        for e in typed[1:]:
+            want = {"sum": torch.add, "max": torch.maximum,
+                    "min": torch.minimum, "prod": torch.mul}[name](want, e)
+        tin = comm.empty(n * count, dtype=dtype)
+        tout = comm.empty(n * count, dtype=dtype)
+        tin.copy_(typed[r])
+        tout.copy_(tin)
+        comm.all_reduce(tout, op=ops[name])
+        assert torch.equal(tout, want), "all-reduce %s %s" % (dtype, name)
+        tsmall = comm.empty(count, dtype=dtype)
+        comm.reduce_scatter_tensor(tsmall, tin, op=ops[name])
+        assert torch.equal(tsmall, want[r * count:(r + 1) * count]), \
+            "reduce-scatter %s %s" % (dtype, name)
+    try:
+        comm.all_reduce(out, op=sdma.ReduceOp.AVG)
+        raise AssertionError("avg was not refused")
+    except sdma.SdmaError as e:
+        assert "avg on a multi-node communicator" in str(e), str(e)
+
     # All-to-allv, capacity slots (rows of 8 floats, 5 per slot): rank r
     # sends splits[p] rows of its slot p to rank p's slot r.
     rows = inp.view(n * 5, 8)

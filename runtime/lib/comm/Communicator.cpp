@@ -424,7 +424,8 @@ bool Communicator::allToAllv2dOffset(const void *send,
 }
 
 bool Communicator::loadSchedule(const std::string &textOrPath,
-                                Schedule &schedule, Error &error) {
+                                Schedule &schedule, Error &error,
+                                const Arithmetic *arithmetic) {
   std::string text = textOrPath, name = "<schedule>";
   Error unreadable;
   bool inlineText = textOrPath.find("sdma.schedule") != std::string::npos ||
@@ -441,7 +442,7 @@ bool Communicator::loadSchedule(const std::string &textOrPath,
           "the loaded schedule", error))
     return false;
   int index = -1;
-  if (!impl_->programs->addSchedule(text, name, index, error))
+  if (!impl_->programs->addSchedule(text, name, arithmetic, index, error))
     return false;
   const LdstProgram &program = impl_->programs->instance(index).program;
   schedule.name = program.schedule;

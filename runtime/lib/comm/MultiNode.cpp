@@ -247,7 +247,8 @@ bool MultiNodeComm::loadSchedule(const std::string &textOrPath,
 }
 
 bool MultiNodeComm::load(const std::string &textOrPath, const std::string &name,
-                         Schedule &schedule, Error &error) {
+                         Schedule &schedule, Error &error,
+                         const Arithmetic *arithmetic) {
   std::string text = textOrPath;
   Error local;
   if (name != "<schedule>" && textOrPath == name &&
@@ -303,8 +304,8 @@ bool MultiNodeComm::load(const std::string &textOrPath, const std::string &name,
     const NodePhase &phase = schedule.plan.phases[k];
     if (phase.network || phase.schedules[node()].empty())
       continue;
-    if (!node_->loadSchedule(phase.schedules[node()], schedule.local[k],
-                             local)) {
+    if (!node_->loadSchedule(phase.schedules[node()], schedule.local[k], local,
+                             arithmetic)) {
       local.message = "phase " + std::to_string(k) + " on node " +
                       std::to_string(node()) + ": " + local.message;
       break;
@@ -462,16 +463,21 @@ bool MultiNodeComm::launch(const Schedule &schedule,
 
 bool MultiNodeComm::builtin(const std::string &name,
                             std::vector<void *> buffers, size_t chunkBytes,
-                            void *stream, Error &error) {
+                            void *stream, Error &error,
+                            const Arithmetic *arithmetic) {
   const Schedule *schedule =
-      builtinWithScratch(name, buffers, chunkBytes, stream, error);
+      builtinWithScratch(name, buffers, chunkBytes, stream, error, arithmetic);
   return schedule && launch(*schedule, buffers, chunkBytes, stream, error);
 }
 
 const MultiNodeComm::Schedule *MultiNodeComm::builtinWithScratch(
     const std::string &name, std::vector<void *> &buffers, size_t chunkBytes,
-    void *stream, Error &error) {
-  auto found = builtins_.find(name);
+    void *stream, Error &error, const Arithmetic *arithmetic) {
+  std::string variant = arithmetic
+                            ? name + " " + dataTypeName(arithmetic->type) +
+                                  " " + reduceOpName(arithmetic->op)
+                            : name;
+  auto found = builtins_.find(variant);
   if (found == builtins_.end()) {
     const char *text = nullptr;
     for (const HierSchedule &s : kHierSchedules)
@@ -480,9 +486,9 @@ const MultiNodeComm::Schedule *MultiNodeComm::builtinWithScratch(
     if (!text)
       return error.fail(ErrorKind::Internal, "no built-in " + name), nullptr;
     Schedule schedule;
-    if (!load(text, "hier_" + name, schedule, error))
+    if (!load(text, "hier_" + name, schedule, error, arithmetic))
       return nullptr;
-    found = builtins_.emplace(name, std::move(schedule)).first;
+    found = builtins_.emplace(variant, std::move(schedule)).first;
   }
   const NodePlan &plan = found->second.plan;
   // Scratch: every buffer past the caller's, in the node's heap (memAlloc
@@ -583,12 +589,15 @@ bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,
     return error.fail(ErrorKind::InvalidUsage,
                       name + " is not built for a multi-node communicator "
                              "yet (all-reduce and reduce-scatter are)");
-  if (type != DataType::Float32 || op != ReduceOp::Sum)
+  if (op == ReduceOp::Avg)
     return error.fail(ErrorKind::InvalidUsage,
-                      name + " of " + dataTypeName(type) + " " +
-                          reduceOpName(op) +
-                          " on a multi-node communicator: only float32 sums "
-                          "are built (the hierarchical schedules' type)");
+                      name + " with avg on a multi-node communicator: the "
+                             "hierarchical schedules reduce in steps (node "
+                             "partials, then across nodes), so avg is not "
+                             "built; sum, then scale");
+  if (dataTypeBytes(type) == 0 || !reduceOpName(op))
+    return error.fail(ErrorKind::InvalidArgument,
+                      name + ": a bad type or operator");
   if (count == 0)
     return true;
   size_t chunk = count; // reduce-scatter: each rank's share
@@ -601,13 +610,15 @@ bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,
                             std::to_string(ranks()) + " ranks");
     chunk = count / ranks();
   }
-  auto bytes = checkedMul(chunk, sizeof(float));
+  auto bytes = checkedMul(chunk, dataTypeBytes(type));
   if (!bytes)
     return error.fail(ErrorKind::InvalidArgument, name + ": count overflows");
   std::vector<void *> buffers{const_cast<void *>(send), recv};
-  return builtin(kind == CommReduction::AllReduce ? "all_reduce"
-                                                  : "reduce_scatter",
-                 buffers, *bytes, stream, error);
+  Arithmetic arithmetic{type, op};
+  bool f32Sum = type == DataType::Float32 && op == ReduceOp::Sum;
+  return builtin(
+      kind == CommReduction::AllReduce ? "all_reduce" : "reduce_scatter",
+      buffers, *bytes, stream, error, f32Sum ? nullptr : &arithmetic);
 }
 
 bool MultiNodeComm::precompile(const std::string &directory, int ranks,

@@ -150,7 +150,9 @@ bool sdma::rt::setReduceArithmetic(LdstProgram &program, DataType type,
   const char *name = reduceOpName(op);
   std::string why;
   if (!program.setReduction(typeName(type), name ? name : "?", why))
-    return error.fail(ErrorKind::Internal, why);
+    return error.fail(program.collective ? ErrorKind::Internal
+                                         : ErrorKind::InvalidArgument,
+                      why);
   return true;
 }
 
@@ -386,7 +388,8 @@ bool ProgramCache::addBuiltin(const std::string &schedule,
 }
 
 bool ProgramCache::addSchedule(const std::string &text, const std::string &name,
-                               int &index, Error &error) {
+                               const Arithmetic *arithmetic, int &index,
+                               Error &error) {
   std::optional<LdstProgram> program;
   Error refused;
   if (text.rfind("// sdma-ldst: ", 0) == 0) {
@@ -399,8 +402,18 @@ bool ProgramCache::addSchedule(const std::string &text, const std::string &name,
     if (compile(text, name, std::nullopt, compiled, refused))
       program = std::move(compiled);
   }
+  // Only a program that reduces has arithmetic to set.
+  if (program && arithmetic && !program->reduces())
+    arithmetic = nullptr;
+  if (program && arithmetic &&
+      !setReduceArithmetic(*program, arithmetic->type, arithmetic->op, refused))
+    program.reset();
   std::string what = "schedule " + std::to_string(hashBytes(text));
-  if (!add(std::move(program), refused, what, what, index, error))
+  std::string variant = arithmetic
+                            ? what + " " + dataTypeName(arithmetic->type) +
+                                  " " + reduceOpName(arithmetic->op)
+                            : what;
+  if (!add(std::move(program), refused, variant, what, index, error))
     return false;
   if (text.rfind("// sdma-ldst: ", 0) != 0) {
     instances_[index].text = text;

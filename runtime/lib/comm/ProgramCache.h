@@ -46,12 +46,6 @@ namespace sdma::rt {
 
 class ScheduleCompiler;
 
-/// The type and operator a reduction computes in.
-struct Arithmetic {
-  DataType type;
-  ReduceOp op;
-};
-
 /// What a built-in is instantiated for, bound by the compiler before it
 /// unrolls the schedule: the root of a rooted collective, and the local
 /// experts per rank and the major alignment of an MoE one (0: none).
@@ -114,9 +108,11 @@ public:
                   const Arithmetic *arithmetic, int &index, Error &error);
   /// Adds a user's schedule: the text of a schedule or of a program
   /// (`name` in messages; a path finds a precompiled program by its
-  /// file's name). Collective; every rank must pass the same text.
-  bool addSchedule(const std::string &text, const std::string &name, int &index,
-                   Error &error);
+  /// file's name). Collective; every rank must pass the same text. With
+  /// `arithmetic`, a program that reduces computes in it (the variants
+  /// share one program's control words).
+  bool addSchedule(const std::string &text, const std::string &name,
+                   const Arithmetic *arithmetic, int &index, Error &error);
 
   const Instance &instance(int index) const { return instances_[index]; }
 

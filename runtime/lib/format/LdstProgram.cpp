@@ -222,8 +222,9 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
     return -1;
   };
   int t = code(kTypes, type), o = code(kOps, op);
-  if (!collective || !collective->isReduction() ||
-      source.find("#ifndef SDMA_REDUCE_TYPE") == std::string::npos) {
+  // A program that declares no collective (a hierarchical schedule's node
+  // part) may still reduce.
+  if ((collective && !collective->isReduction()) || !reduces()) {
     error = schedule + " does not reduce: it has no element type or "
                        "operator to set";
     return false;
@@ -239,8 +240,9 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
   static const char *const kOnce[] = {
       "all_reduce_one_shot", "all_reduce_two_shot", "all_reduce_in_place",
       "reduce_scatter_direct", "reduce"};
-  if (op == "avg" && std::find(std::begin(kOnce), std::end(kOnce), schedule) ==
-                         std::end(kOnce)) {
+  if (op == "avg" &&
+      (!collective || std::find(std::begin(kOnce), std::end(kOnce), schedule) ==
+                          std::end(kOnce))) {
     error = "avg needs a schedule that reduces each element once (one-shot, "
             "two-shot or in-place all-reduce, direct reduce-scatter, "
             "reduce); " +
@@ -256,7 +258,8 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
   for (Buffer &buffer : buffers)
     if (!buffer.type.empty())
       buffer.type = type;
-  collective->op = op;
+  if (collective)
+    collective->op = op;
   return true;
 }
 

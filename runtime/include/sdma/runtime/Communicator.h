@@ -121,6 +121,12 @@ enum class ReduceOp : int { Sum = 0, Prod = 1, Max = 2, Min = 3, Avg = 4 };
 /// "sum", "prod", "max", "min", "avg"; nullptr outside the enum.
 const char *reduceOpName(ReduceOp op);
 
+/// The type and operator a reduction computes in.
+struct Arithmetic {
+  DataType type;
+  ReduceOp op;
+};
+
 /// The reducing collectives, with NCCL's argument meanings.
 enum class CommReduction { AllReduce, ReduceScatter, Reduce };
 /// "AllReduce", "ReduceScatter", "Reduce".
@@ -242,8 +248,12 @@ public:
     std::vector<Buffer> buffers; // each: name, chunks
     int instance = -1;
   };
+  /// With `arithmetic`, a schedule that reduces computes in its type and
+  /// operator (one written for f32 sums, as the hierarchical schedules'
+  /// node parts; avg is refused where elements are reduced in steps); a
+  /// schedule that does not reduce loads as it is.
   bool loadSchedule(const std::string &textOrPath, Schedule &schedule,
-                    Error &error);
+                    Error &error, const Arithmetic *arithmetic = nullptr);
   /// A schedule with count tables (sdma.copyv; 8-byte entries, buffers
   /// like the others) counts rows of `rowBytes` (0: a row is a chunk).
   bool launch(const Schedule &schedule, const std::vector<void *> &buffers,

@@ -43,6 +43,10 @@ struct LdstProgram {
   /// types and operator. A schedule's proof holds for any one type and
   /// operator (contribution sets do not depend on them). False with
   /// `error` for a program that does not reduce or an unknown name.
+  /// Whether its kernel reduces (has an element type and operator to set).
+  bool reduces() const {
+    return source.find("#ifndef SDMA_REDUCE_TYPE") != std::string::npos;
+  }
   bool setReduction(const std::string &type, const std::string &op,
                     std::string &error);
 

@@ -108,9 +108,10 @@ public:
   /// (schedules/hier). Other built-ins are refused, saying so.
   bool collective(CommOp op, const void *send, void *recv, size_t count,
                   DataType type, void *stream, Error &error);
-  /// All-reduce and reduce-scatter: float32 sums only (the hierarchical
-  /// schedules' arithmetic); the all-reduce's count must divide by the
-  /// rank count.
+  /// All-reduce and reduce-scatter in every type with sum, prod, max or
+  /// min (the hierarchical schedules, written for f32 sums, compute in the
+  /// call's arithmetic); not avg, which they would divide in every step.
+  /// The all-reduce's count must divide by the rank count.
   bool reduce(CommReduction kind, const void *send, void *recv, size_t count,
               DataType type, ReduceOp op, void *stream, Error &error);
   /// All-to-allv with capacity slots (Communicator::allToAllv's Slots
@@ -151,18 +152,22 @@ private:
   Transport &transport_;
   /// The built-in hierarchical schedule `name` (loaded on first use) run on
   /// `buffers`, whose missing tail (scratch) the communicator provides.
+  /// A reduction's node parts compute in `arithmetic` (null: as written).
   bool builtin(const std::string &name, std::vector<void *> buffers,
-               size_t chunkBytes, void *stream, Error &error);
+               size_t chunkBytes, void *stream, Error &error,
+               const Arithmetic *arithmetic = nullptr);
   /// The built-in `name`, loaded, with `buffers` completed by its scratch.
   const Schedule *builtinWithScratch(const std::string &name,
                                      std::vector<void *> &buffers,
                                      size_t chunkBytes, void *stream,
-                                     Error &error);
+                                     Error &error,
+                                     const Arithmetic *arithmetic = nullptr);
 
   /// loadSchedule of `textOrPath`, named `name` ("<schedule>" for text):
   /// the name finds a precompiled plan.
   bool load(const std::string &textOrPath, const std::string &name,
-            Schedule &schedule, Error &error);
+            Schedule &schedule, Error &error,
+            const Arithmetic *arithmetic = nullptr);
 
   std::unique_ptr<ScheduleCompiler> compiler_;
   bool compilerTried_ = false;
