@@ -35,8 +35,16 @@ def run(cmd, stdin=None):
     return result.stdout
 
 
-def expected(kind, rank, ranks, sizes, inp, out):
-    """The output tokens a collective leaves on `rank`."""
+def expected(kind, rank, ranks, sizes, inp, out, root=0):
+    """The output tokens a collective leaves on `rank` (its own where it
+    leaves the output untouched)."""
+    if kind == "broadcast":
+        return [((root, inp, i),) for i in range(sizes[out])]
+    if kind == "reduce":
+        if rank != root:
+            return [((rank, out, i),) for i in range(sizes[out])]
+        return [tuple((p, inp, i) for p in range(ranks))
+                for i in range(sizes[out])]
     if kind == "all_gather":
         c = sizes[inp]
         return [((p, inp, i),) for p in range(ranks) for i in range(c)]
@@ -100,8 +108,14 @@ def check_alltoallv(mem, ranks, coll, counts):
 
 def check(bin_dir, schedule, nodes, local):
     ranks = nodes * local
+    # A rooted schedule: rooted at the last rank (another node's, not on
+    # rail 0) where there is one.
+    with open(schedule) as f:
+        rooted = " root 0 {" in f.read()
+    root = ranks - 1 if rooted else None
     flat = run([os.path.join(bin_dir, "sdma-opt"), schedule,
-                f"--sdma-unroll=ranks={ranks} local-ranks={local}"])
+                f"--sdma-unroll=ranks={ranks} local-ranks={local}" +
+                (f" root={root}" if rooted else "")])
     plan = json.loads(run([os.path.join(bin_dir, "sdma-translate"),
                            "--sdma-to-node-plan"], flat))
     assert plan["nodes"] == nodes and plan["local_ranks"] == local
@@ -161,7 +175,8 @@ def check(bin_dir, schedule, nodes, local):
         return check_alltoallv(mem, ranks, coll, counts), network
     wrong = 0
     for r in range(ranks):
-        want = expected(coll["kind"], r, ranks, sizes, coll["input"], coll["output"])
+        want = expected(coll["kind"], r, ranks, sizes, coll["input"],
+                        coll["output"], coll.get("root", 0))
         wrong += sum(1 for a, b in zip(mem[(r, coll["output"])], want) if a != b)
     return wrong, network
 
