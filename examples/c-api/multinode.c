@@ -12,11 +12,12 @@
 |* Built with -DSDMA_EXAMPLE_NCCL, NCCL is the transport instead (sdma_nccl.h;*|
 |* MPI then only hands out NCCL's unique id): a GPU job's usual choice. CI    *|
 |* runs that build against sdma's own NCCL drop-in on the CPU device.         *|
-|* Each rank all-gathers, all-to-alls, all-reduces, reduce-scatters and       *|
-|* all-to-allvs (MoE capacity slots, counts per peer), and checks every       *|
-|* element; then a call the multi-node communicator does not serve is         *|
-|* refused and the communicator still works. CPU device only (a               *|
-|* GPU's buffers need cudaMemcpy around the checks, as allgather.c does).     *|
+|* Each rank all-gathers, all-to-alls, all-reduces, reduce-scatters,          *|
+|* all-to-allvs (MoE capacity slots, counts per peer), broadcasts and         *|
+|* reduces, and checks every element; then a call the multi-node             *|
+|* communicator does not serve (scatter) is refused and the communicator     *|
+|* still works. CPU device only (a GPU's buffers need cudaMemcpy around the   *|
+|* checks, as allgather.c does).                                              *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -138,11 +139,29 @@ int main(int argc, char **argv) {
   free(sendcounts);
   free(recvcounts);
 
+  /* Rooted: a broadcast from the last rank, a reduce to rank 1 (another
+   * node's where there are two ranks per node). */
+  int root = nranks - 1, dst = 1 % nranks;
+  CHECK(sdmaBroadcast(in, out, count, sdmaFloat32, root, comm, NULL));
+  for (size_t i = 0; i < count; ++i)
+    wrong += out[i] != value(root, i);
+  for (size_t i = 0; i < count; ++i)
+    out[i] = -1000.0f;
+  /* The output matters on the root only: NULL elsewhere. */
+  CHECK(sdmaReduce(in, rank == dst ? out : NULL, count, sdmaFloat32, sdmaSum,
+                   dst, comm, NULL));
+  for (size_t i = 0; i < count; ++i) {
+    float sum = 0;
+    for (int p = 0; p < nranks; ++p)
+      sum += value(p, i);
+    wrong += out[i] != (rank == dst ? sum : -1000.0f);
+  }
+
   /* Not served across nodes: refused, and the communicator still works. */
   sdmaResult_t refused =
-      sdmaBroadcast(in, out, count, sdmaFloat32, 0, comm, NULL);
+      sdmaScatter(in, out, count, sdmaFloat32, 0, comm, NULL);
   if (refused != sdmaInvalidUsage) {
-    fprintf(stderr, "rank %d: broadcast was not refused\n", rank);
+    fprintf(stderr, "rank %d: scatter was not refused\n", rank);
     wrong++;
   } else if (rank == 0) {
     printf("refused: %s\n", sdmaGetLastError(comm));
@@ -170,7 +189,7 @@ int main(int argc, char **argv) {
   CHECK(sdmaCommGetAsyncError(comm, &async));
   CHECK(async);
   printf("rank %d of %d (%s transport): all-gather, all-to-all, all-reduce, "
-         "reduce-scatter, all-to-allv %s\n",
+         "reduce-scatter, all-to-allv, broadcast, reduce %s\n",
          rank, nranks, transport.name, wrong ? "WRONG" : "correct");
   CHECK(sdmaMemFree(comm, out));
   CHECK(sdmaMemFree(comm, in));

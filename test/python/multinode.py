@@ -98,9 +98,18 @@ def main(transport=None):
         assert torch.equal(got[p * 5:p * 5 + k], sent), "all-to-allv rows"
         assert bool((got[p * 5 + k:(p + 1) * 5] == 1e9).all()), \
             "all-to-allv wrote past a count"
+    # Rooted, in place: a broadcast from the last rank, a reduce (max) to
+    # rank 1; the other ranks' tensors keep their values.
+    out.copy_(inp)
+    comm.broadcast(out, src=n - 1)
+    assert torch.equal(out, every[n - 1]), "broadcast"
+    out.copy_(inp)
+    comm.reduce(out, dst=1, op=sdma.ReduceOp.MAX)
+    want = torch.stack(every).max(dim=0).values if r == 1 else every[r]
+    assert torch.equal(out, want), "reduce"
     try:
-        comm.broadcast(inp, src=0)
-        raise AssertionError("broadcast was not refused")
+        comm.scatter(small, inp, src=0)
+        raise AssertionError("scatter was not refused")
     except sdma.SdmaError as e:
         assert "not built for a multi-node communicator" in str(e), str(e)
     comm.all_gather_into_tensor(out, inp[:count])

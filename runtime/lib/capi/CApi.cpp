@@ -127,7 +127,7 @@ sdmaResult_t runOp(CommOp op, const void *send, void *recv, size_t count,
   return guarded(comm, [&] {
     Error error;
     if (comm->multi ? comm->multi->collective(op, send, recv, count,
-                                              static_cast<DataType>(type),
+                                              static_cast<DataType>(type), root,
                                               stream, error)
                     : comm->node->collective(op, send, recv, count,
                                              static_cast<DataType>(type), root,
@@ -155,7 +155,7 @@ sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
     Error error;
     if (comm->multi ? comm->multi->reduce(
                           kind, send, recv, count, static_cast<DataType>(type),
-                          static_cast<ReduceOp>(op), stream, error)
+                          static_cast<ReduceOp>(op), root, stream, error)
                     : comm->node->reduce(
                           kind, send, recv, count, static_cast<DataType>(type),
                           static_cast<ReduceOp>(op), root, stream, error))

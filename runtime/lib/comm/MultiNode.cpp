@@ -11,6 +11,7 @@
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/ScheduleCompiler.h"
 
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -222,10 +223,13 @@ static std::string nodePlanPath(const std::string &directory,
 /// false with why in `why`.
 static bool compileNodePlan(ScheduleCompiler &compiler, const std::string &text,
                             const std::string &name, int ranks, int localRanks,
-                            std::string &plan, std::string &why) {
+                            std::string &plan, std::string &why,
+                            int root = -1) {
   ProgramCompileOptions options;
   options.ranks = ranks;
   options.localRanks = localRanks;
+  if (root >= 0)
+    options.root = root;
   options.name = name.size() < 256 ? name : "<schedule>";
   ScheduleCompileResult result;
   if (!compiler.compileProgram(text, options, result, why))
@@ -248,7 +252,7 @@ bool MultiNodeComm::loadSchedule(const std::string &textOrPath,
 
 bool MultiNodeComm::load(const std::string &textOrPath, const std::string &name,
                          Schedule &schedule, Error &error,
-                         const Arithmetic *arithmetic) {
+                         const Arithmetic *arithmetic, int root) {
   std::string text = textOrPath;
   Error local;
   if (name != "<schedule>" && textOrPath == name &&
@@ -268,7 +272,7 @@ bool MultiNodeComm::load(const std::string &textOrPath, const std::string &name,
   bool ok = false;
   if (compiler_) {
     ok = compileNodePlan(*compiler_, text, name, ranks(), localRanks(),
-                         planText, why);
+                         planText, why, root);
   } else if (options.programDirectory.empty() || name == "<schedule>") {
     why = compilerError_ + (name == "<schedule>"
                                 ? "; and a schedule given as text has no "
@@ -464,19 +468,22 @@ bool MultiNodeComm::launch(const Schedule &schedule,
 bool MultiNodeComm::builtin(const std::string &name,
                             std::vector<void *> buffers, size_t chunkBytes,
                             void *stream, Error &error,
-                            const Arithmetic *arithmetic) {
-  const Schedule *schedule =
-      builtinWithScratch(name, buffers, chunkBytes, stream, error, arithmetic);
+                            const Arithmetic *arithmetic, int root) {
+  const Schedule *schedule = builtinWithScratch(
+      name, buffers, chunkBytes, stream, error, arithmetic, root);
   return schedule && launch(*schedule, buffers, chunkBytes, stream, error);
 }
 
 const MultiNodeComm::Schedule *MultiNodeComm::builtinWithScratch(
     const std::string &name, std::vector<void *> &buffers, size_t chunkBytes,
-    void *stream, Error &error, const Arithmetic *arithmetic) {
+    void *stream, Error &error, const Arithmetic *arithmetic, int root) {
+  // A rooted built-in is a plan per root (precompiled under this name).
+  std::string planName =
+      "hier_" + name + (root >= 0 ? "_root" + std::to_string(root) : "");
   std::string variant = arithmetic
-                            ? name + " " + dataTypeName(arithmetic->type) +
+                            ? planName + " " + dataTypeName(arithmetic->type) +
                                   " " + reduceOpName(arithmetic->op)
-                            : name;
+                            : planName;
   auto found = builtins_.find(variant);
   if (found == builtins_.end()) {
     const char *text = nullptr;
@@ -486,7 +493,7 @@ const MultiNodeComm::Schedule *MultiNodeComm::builtinWithScratch(
     if (!text)
       return error.fail(ErrorKind::Internal, "no built-in " + name), nullptr;
     Schedule schedule;
-    if (!load(text, "hier_" + name, schedule, error, arithmetic))
+    if (!load(text, planName, schedule, error, arithmetic, root))
       return nullptr;
     found = builtins_.emplace(variant, std::move(schedule)).first;
   }
@@ -554,8 +561,8 @@ bool MultiNodeComm::allToAllv(const void *send, const int64_t *sendCounts,
 }
 
 bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
-                               size_t count, DataType type, void *stream,
-                               Error &error) {
+                               size_t count, DataType type, int root,
+                               void *stream, Error &error) {
   auto bytes = checkedMul(count, dataTypeBytes(type));
   if (!bytes || dataTypeBytes(type) == 0)
     return error.fail(ErrorKind::InvalidArgument,
@@ -574,21 +581,29 @@ bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
                       "receive buffers overlap (in place is not supported)");
   if (op == CommOp::AlltoAll)
     return builtin("all_to_all", buffers, *bytes, stream, error);
+  if (op == CommOp::Broadcast) {
+    if (root < 0 || root >= ranks())
+      return error.fail(ErrorKind::InvalidArgument,
+                        "Broadcast: root " + std::to_string(root) +
+                            " is not a rank of " + std::to_string(ranks()));
+    return builtin("broadcast", buffers, *bytes, stream, error, nullptr, root);
+  }
   return error.fail(ErrorKind::InvalidUsage,
                     std::string(commOpName(op)) +
                         " is not built for a multi-node communicator yet "
                         "(all-gather, all-to-all, all-to-allv with capacity "
-                        "slots, all-reduce and reduce-scatter are)");
+                        "slots, broadcast, all-reduce, reduce-scatter and "
+                        "reduce are)");
 }
 
 bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,
-                           size_t count, DataType type, ReduceOp op,
+                           size_t count, DataType type, ReduceOp op, int root,
                            void *stream, Error &error) {
   std::string name = commReductionName(kind);
-  if (kind == CommReduction::Reduce)
-    return error.fail(ErrorKind::InvalidUsage,
-                      name + " is not built for a multi-node communicator "
-                             "yet (all-reduce and reduce-scatter are)");
+  if (kind == CommReduction::Reduce && (root < 0 || root >= ranks()))
+    return error.fail(ErrorKind::InvalidArgument,
+                      name + ": root " + std::to_string(root) +
+                          " is not a rank of " + std::to_string(ranks()));
   if (op == ReduceOp::Avg)
     return error.fail(ErrorKind::InvalidUsage,
                       name + " with avg on a multi-node communicator: the "
@@ -613,12 +628,20 @@ bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,
   auto bytes = checkedMul(chunk, dataTypeBytes(type));
   if (!bytes)
     return error.fail(ErrorKind::InvalidArgument, name + ": count overflows");
+  // A reduce's output matters on the root only (NCCL's recvbuff may be
+  // null elsewhere): the schedule never touches another rank's.
+  if (kind == CommReduction::Reduce && !recv && rank() != root)
+    recv = const_cast<void *>(send);
   std::vector<void *> buffers{const_cast<void *>(send), recv};
   Arithmetic arithmetic{type, op};
   bool f32Sum = type == DataType::Float32 && op == ReduceOp::Sum;
-  return builtin(
-      kind == CommReduction::AllReduce ? "all_reduce" : "reduce_scatter",
-      buffers, *bytes, stream, error, f32Sum ? nullptr : &arithmetic);
+  const char *schedule = kind == CommReduction::AllReduce ? "all_reduce"
+                         : kind == CommReduction::ReduceScatter
+                             ? "reduce_scatter"
+                             : "reduce";
+  return builtin(schedule, buffers, *bytes, stream, error,
+                 f32Sum ? nullptr : &arithmetic,
+                 kind == CommReduction::Reduce ? root : -1);
 }
 
 bool MultiNodeComm::precompile(const std::string &directory, int ranks,
@@ -630,20 +653,30 @@ bool MultiNodeComm::precompile(const std::string &directory, int ranks,
       why, options.compilerLibrary, options.cacheDirectory);
   if (!compiler)
     return error.fail(ErrorKind::System, why);
-  std::vector<std::pair<std::string, std::string>> inputs; // name, text
-  for (const HierSchedule &s : kHierSchedules)
-    inputs.emplace_back(std::string("hier_") + s.name, s.text);
+  struct Input {
+    std::string name, text;
+    int root; // a rooted built-in's plan per root; -1: as declared
+  };
+  std::vector<Input> inputs;
+  for (const HierSchedule &s : kHierSchedules) {
+    std::string name = std::string("hier_") + s.name;
+    if (!std::strstr(s.text, " root 0 {"))
+      inputs.push_back({name, s.text, -1});
+    else
+      for (int root = 0; root < ranks; ++root)
+        inputs.push_back({name + "_root" + std::to_string(root), s.text, root});
+  }
   for (const std::string &path : schedules) {
     std::string text;
     if (!readFileBytes(path, text))
       return error.fail(ErrorKind::InvalidArgument,
                         "cannot read schedule " + path);
-    inputs.emplace_back(path, std::move(text));
+    inputs.push_back({path, std::move(text), -1});
   }
-  for (const auto &[name, text] : inputs) {
+  for (const auto &[name, text, root] : inputs) {
     std::string planText;
     if (!compileNodePlan(*compiler, text, name, ranks, localRanks, planText,
-                         why))
+                         why, root))
       return error.fail(ErrorKind::InvalidArgument,
                         name + " for " + std::to_string(ranks) + " ranks of " +
                             std::to_string(localRanks) + " per node: " + why);

@@ -103,17 +103,19 @@ public:
                          const std::vector<std::string> &schedules,
                          const CommOptions &options, Error &error);
 
-  /// NCCL's all-gather and all-to-all on symmetric buffers of the node's
-  /// communicator (memAlloc), run by the built-in hierarchical schedules
-  /// (schedules/hier). Other built-ins are refused, saying so.
+  /// NCCL's all-gather, all-to-all and broadcast (from `root`) on
+  /// symmetric buffers of the node's communicator (memAlloc), run by the
+  /// built-in hierarchical schedules (schedules/hier). Scatter and gather
+  /// are refused, saying so.
   bool collective(CommOp op, const void *send, void *recv, size_t count,
-                  DataType type, void *stream, Error &error);
-  /// All-reduce and reduce-scatter in every type with sum, prod, max or
-  /// min (the hierarchical schedules, written for f32 sums, compute in the
-  /// call's arithmetic); not avg, which they would divide in every step.
-  /// The all-reduce's count must divide by the rank count.
+                  DataType type, int root, void *stream, Error &error);
+  /// All-reduce, reduce-scatter and reduce (to `root`) in every type with
+  /// sum, prod, max or min (the hierarchical schedules, written for f32
+  /// sums, compute in the call's arithmetic); not avg, which they would
+  /// divide in every step. The all-reduce's count must divide by the rank
+  /// count.
   bool reduce(CommReduction kind, const void *send, void *recv, size_t count,
-              DataType type, ReduceOp op, void *stream, Error &error);
+              DataType type, ReduceOp op, int root, void *stream, Error &error);
   /// All-to-allv with capacity slots (Communicator::allToAllv's Slots
   /// layout) across nodes, by schedules/hier/all_to_allv.mlir: send and
   /// recv symmetric memory of R slots of `capacity` rows, the count tables
@@ -153,21 +155,21 @@ private:
   /// The built-in hierarchical schedule `name` (loaded on first use) run on
   /// `buffers`, whose missing tail (scratch) the communicator provides.
   /// A reduction's node parts compute in `arithmetic` (null: as written).
+  /// A rooted built-in is rooted at `root` (-1: not rooted).
   bool builtin(const std::string &name, std::vector<void *> buffers,
                size_t chunkBytes, void *stream, Error &error,
-               const Arithmetic *arithmetic = nullptr);
+               const Arithmetic *arithmetic = nullptr, int root = -1);
   /// The built-in `name`, loaded, with `buffers` completed by its scratch.
-  const Schedule *builtinWithScratch(const std::string &name,
-                                     std::vector<void *> &buffers,
-                                     size_t chunkBytes, void *stream,
-                                     Error &error,
-                                     const Arithmetic *arithmetic = nullptr);
+  const Schedule *
+  builtinWithScratch(const std::string &name, std::vector<void *> &buffers,
+                     size_t chunkBytes, void *stream, Error &error,
+                     const Arithmetic *arithmetic = nullptr, int root = -1);
 
   /// loadSchedule of `textOrPath`, named `name` ("<schedule>" for text):
   /// the name finds a precompiled plan.
   bool load(const std::string &textOrPath, const std::string &name,
             Schedule &schedule, Error &error,
-            const Arithmetic *arithmetic = nullptr);
+            const Arithmetic *arithmetic = nullptr, int root = -1);
 
   std::unique_ptr<ScheduleCompiler> compiler_;
   bool compilerTried_ = false;
