@@ -13,11 +13,11 @@
 |* MPI then only hands out NCCL's unique id): a GPU job's usual choice. CI    *|
 |* runs that build against sdma's own NCCL drop-in on the CPU device.         *|
 |* Each rank all-gathers, all-to-alls, all-reduces, reduce-scatters,          *|
-|* all-to-allvs (MoE capacity slots, counts per peer), broadcasts and         *|
-|* reduces, and checks every element; then a call the multi-node             *|
-|* communicator does not serve (scatter) is refused and the communicator     *|
-|* still works. CPU device only (a GPU's buffers need cudaMemcpy around the   *|
-|* checks, as allgather.c does).                                              *|
+|* all-to-allvs (MoE capacity slots, counts per peer), broadcasts, reduces,   *|
+|* scatters and gathers, and checks every element; then calls the           *|
+|* multi-node communicator does not serve (a packed all-to-allv) or cannot   *|
+|* take are refused and the communicator still works. CPU device only (a     *|
+|* GPU's buffers need cudaMemcpy around the checks, as allgather.c does).     *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -157,15 +157,15 @@ int main(int argc, char **argv) {
     wrong += out[i] != (rank == dst ? sum : -1000.0f);
   }
 
-  /* Not served across nodes: refused, and the communicator still works. */
-  sdmaResult_t refused =
-      sdmaScatter(in, out, count, sdmaFloat32, 0, comm, NULL);
-  if (refused != sdmaInvalidUsage) {
-    fprintf(stderr, "rank %d: scatter was not refused\n", rank);
-    wrong++;
-  } else if (rank == 0) {
-    printf("refused: %s\n", sdmaGetLastError(comm));
-  }
+  /* Scatter from rank 0: out = block `rank` of rank 0's in; gather to the
+   * last rank: its out holds every rank's first block. */
+  CHECK(sdmaScatter(in, out, count, sdmaFloat32, 0, comm, NULL));
+  for (size_t i = 0; i < count; ++i)
+    wrong += out[i] != value(0, rank * count + i);
+  CHECK(sdmaGather(in, out, count, sdmaFloat32, root, comm, NULL));
+  for (int p = 0; rank == root && p < nranks; ++p)
+    for (size_t i = 0; i < count; ++i)
+      wrong += out[p * count + i] != value(p, i);
   /* In place all-to-all, and memory that is not the node's symmetric
    * memory: refused on every rank before anything moves. */
   float *plain = malloc(total * sizeof(float));
@@ -189,7 +189,8 @@ int main(int argc, char **argv) {
   CHECK(sdmaCommGetAsyncError(comm, &async));
   CHECK(async);
   printf("rank %d of %d (%s transport): all-gather, all-to-all, all-reduce, "
-         "reduce-scatter, all-to-allv, broadcast, reduce %s\n",
+         "reduce-scatter, all-to-allv, broadcast, reduce, scatter, gather "
+         "%s\n",
          rank, nranks, transport.name, wrong ? "WRONG" : "correct");
   CHECK(sdmaMemFree(comm, out));
   CHECK(sdmaMemFree(comm, in));

@@ -107,11 +107,18 @@ def main(transport=None):
     comm.reduce(out, dst=1, op=sdma.ReduceOp.MAX)
     want = torch.stack(every).max(dim=0).values if r == 1 else every[r]
     assert torch.equal(out, want), "reduce"
+    comm.scatter(small, inp, src=0)
+    assert torch.equal(small, every[0][r * count:(r + 1) * count]), "scatter"
+    out.fill_(0)
+    comm.gather(inp[:count], out, dst=n - 1)
+    if r == n - 1:
+        assert torch.equal(out, torch.cat([e[:count] for e in every])), \
+            "gather"
     try:
-        comm.scatter(small, inp, src=0)
-        raise AssertionError("scatter was not refused")
+        comm.all_to_all_v(got, rows, input_splits=splits, layout="packed")
+        raise AssertionError("a packed all-to-allv was not refused")
     except sdma.SdmaError as e:
-        assert "not built for a multi-node communicator" in str(e), str(e)
+        assert "only the slots layout" in str(e), str(e)
     comm.all_gather_into_tensor(out, inp[:count])
     assert torch.equal(out, torch.cat([e[:count] for e in every])), \
         "all-gather after a refusal"

@@ -581,19 +581,24 @@ bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
                       "receive buffers overlap (in place is not supported)");
   if (op == CommOp::AlltoAll)
     return builtin("all_to_all", buffers, *bytes, stream, error);
-  if (op == CommOp::Broadcast) {
+  if (op == CommOp::Broadcast || op == CommOp::Scatter ||
+      op == CommOp::Gather) {
     if (root < 0 || root >= ranks())
       return error.fail(ErrorKind::InvalidArgument,
-                        "Broadcast: root " + std::to_string(root) +
-                            " is not a rank of " + std::to_string(ranks()));
-    return builtin("broadcast", buffers, *bytes, stream, error, nullptr, root);
+                        std::string(commOpName(op)) + ": root " +
+                            std::to_string(root) + " is not a rank of " +
+                            std::to_string(ranks()));
+    const char *name = op == CommOp::Broadcast ? "broadcast"
+                       : op == CommOp::Scatter ? "scatter"
+                                               : "gather";
+    return builtin(name, buffers, *bytes, stream, error, nullptr, root);
   }
   return error.fail(ErrorKind::InvalidUsage,
                     std::string(commOpName(op)) +
                         " is not built for a multi-node communicator yet "
                         "(all-gather, all-to-all, all-to-allv with capacity "
-                        "slots, broadcast, all-reduce, reduce-scatter and "
-                        "reduce are)");
+                        "slots, broadcast, scatter, gather, all-reduce, "
+                        "reduce-scatter and reduce are)");
 }
 
 bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,

@@ -40,6 +40,14 @@ def expected(kind, rank, ranks, sizes, inp, out, root=0):
     leaves the output untouched)."""
     if kind == "broadcast":
         return [((root, inp, i),) for i in range(sizes[out])]
+    if kind == "scatter":
+        return [((root, inp, rank * sizes[out] + i),)
+                for i in range(sizes[out])]
+    if kind == "gather":
+        if rank != root:
+            return [((rank, out, i),) for i in range(sizes[out])]
+        c = sizes[inp]
+        return [((p, inp, i),) for p in range(ranks) for i in range(c)]
     if kind == "reduce":
         if rank != root:
             return [((rank, out, i),) for i in range(sizes[out])]
