@@ -55,6 +55,9 @@ for m in abort default; do
     $B/bin/sdma-launch --timeout-s=100 --nproc-per-node=4 \
     $B/bin/sdma-nccl-test /tmp/sdma-nccl-id-shrink-$m
 done
+# ncclCommInitAll: four ranks in one process on the GPU, one thread each.
+NCCL_TEST_INIT_ALL=4 step 120 "ncclCommInitAll, 4 ranks in one process" \
+  $B/bin/sdma-nccl-test
 # An unmodified torch.distributed program (backend "nccl") under
 # LD_PRELOAD: every NCCL call torch makes goes to the drop-in.
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version())"

@@ -21,7 +21,9 @@
 #include <set>
 #include <strings.h>
 #include <sys/mman.h>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace sdma::nccl;
 
@@ -51,6 +53,10 @@ struct Cuda {
   int (*memAlloc)(unsigned long long *, size_t) = nullptr;
   int (*memFree)(unsigned long long) = nullptr;
   int (*ctxGetDevice)(int *) = nullptr;
+  // Optional: ncclCommInitAll makes device d current on a thread of its
+  // own (cudaSetDevice's primary context).
+  int (*primaryCtxRetain)(void **, int) = nullptr;
+  int (*ctxSetCurrent)(void *) = nullptr;
   static const Cuda *get() {
     static Cuda cuda;
     static bool tried = false;
@@ -65,6 +71,10 @@ struct Cuda {
             reinterpret_cast<decltype(memFree)>(dlsym(lib, "cuMemFree_v2"));
         cuda.ctxGetDevice = reinterpret_cast<decltype(ctxGetDevice)>(
             dlsym(lib, "cuCtxGetDevice"));
+        cuda.primaryCtxRetain = reinterpret_cast<decltype(primaryCtxRetain)>(
+            dlsym(lib, "cuDevicePrimaryCtxRetain"));
+        cuda.ctxSetCurrent = reinterpret_cast<decltype(ctxSetCurrent)>(
+            dlsym(lib, "cuCtxSetCurrent"));
       }
     }
     return cuda.memAlloc && cuda.memFree && cuda.ctxGetDevice ? &cuda : nullptr;
@@ -342,8 +352,54 @@ NCCL_API ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks,
   return initRank(newcomm, nranks, commIds[0], myrank, config);
 }
 
-NCCL_API ncclResult_t ncclCommInitAll(ncclComm_t *, int, const int *) {
-  return notServed(nullptr, "ncclCommInitAll (several GPUs of one thread)");
+NCCL_API ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev,
+                                      const int *devlist) {
+  if (!comms || ndev < 1)
+    return fail(nullptr, ncclInvalidArgument,
+                "ncclCommInitAll: comms is NULL or ndev " +
+                    std::to_string(ndev) + " is below 1");
+  for (int i = 0; i < ndev; ++i)
+    comms[i] = nullptr;
+  ncclUniqueId id;
+  if (ncclResult_t r = ncclGetUniqueId(&id))
+    return r;
+  // Rank i on device devlist[i] (i without a list): every rank's init is
+  // collective, so each runs on a thread of its own. Unlike NCCL, a device
+  // may appear more than once (sdma runs several ranks on one GPU).
+  const Cuda *cuda = deviceIsCpu() ? nullptr : Cuda::get();
+  std::vector<ncclResult_t> results(ndev, ncclSuccess);
+  std::vector<std::string> errors(ndev);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < ndev; ++i)
+    threads.emplace_back([&, i] {
+      int device = devlist ? devlist[i] : i;
+      void *context = nullptr;
+      if (cuda && cuda->primaryCtxRetain && cuda->ctxSetCurrent &&
+          (cuda->primaryCtxRetain(&context, device) != 0 ||
+           cuda->ctxSetCurrent(context) != 0)) {
+        results[i] = ncclInvalidArgument;
+        errors[i] = "device " + std::to_string(device) + " cannot be used";
+        return;
+      }
+      results[i] = initRank(&comms[i], ndev, id, i, nullptr);
+      if (results[i] != ncclSuccess)
+        errors[i] = ncclGetLastError(nullptr);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int i = 0; i < ndev; ++i)
+    if (results[i] != ncclSuccess) {
+      for (int j = 0; j < ndev; ++j)
+        if (comms[j]) {
+          ncclCommAbort(comms[j]);
+          comms[j] = nullptr;
+        }
+      return fail(nullptr, results[i],
+                  "ncclCommInitAll: rank " + std::to_string(i) + ": " +
+                      errors[i]);
+    }
+  logPath("CommInitAll", "sdma");
+  return ncclSuccess;
 }
 
 NCCL_API ncclResult_t ncclCommFinalize(ncclComm_t comm) {

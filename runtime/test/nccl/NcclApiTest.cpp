@@ -337,9 +337,57 @@ void split(ncclComm_t comm) {
   check(ncclCommDestroy(sub), ncclSuccess, "split ncclCommDestroy", nullptr);
 }
 
+/// ncclCommInitAll: `ndev` ranks in this one process, every one on device
+/// 0 (sdma runs several ranks on a GPU), each all-reducing on a thread of
+/// its own; bad arguments refused.
+int initAll(int ndev) {
+  check(ncclCommInitAll(nullptr, ndev, nullptr), ncclInvalidArgument,
+        "ncclCommInitAll without comms", nullptr, "comms is NULL");
+  std::vector<ncclComm_t> comms(ndev);
+  check(ncclCommInitAll(comms.data(), 0, nullptr), ncclInvalidArgument,
+        "ncclCommInitAll of 0 devices", nullptr, "below 1");
+  std::vector<int> devices(ndev, 0);
+  check(ncclCommInitAll(comms.data(), ndev, devices.data()), ncclSuccess,
+        "ncclCommInitAll", nullptr);
+  std::vector<std::vector<int>> data(ndev);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < ndev && comms[i]; ++i) {
+    int count = 0, me = -1;
+    ncclCommCount(comms[i], &count);
+    ncclCommUserRank(comms[i], &me);
+    if (count != ndev || me != i) {
+      std::fprintf(stderr, "comm %d: count %d, rank %d\n", i, count, me);
+      ++failures;
+    }
+    data[i] = input<int>(i, 64);
+    threads.emplace_back([&, i] {
+      check(ncclAllReduce(data[i].data(), data[i].data(), data[i].size(),
+                          ncclInt32, ncclSum, comms[i], nullptr),
+            ncclSuccess, "ncclAllReduce on an InitAll communicator", comms[i]);
+    });
+  }
+  for (std::thread &t : threads)
+    t.join();
+  std::vector<int> want(64, 0);
+  for (int r = 0; r < ndev; ++r)
+    for (size_t k = 0; k < want.size(); ++k)
+      want[k] += value(r, k);
+  for (int i = 0; i < ndev; ++i) {
+    expect(data[i], want,
+           "AllReduce on InitAll communicator " + std::to_string(i));
+    if (comms[i])
+      check(ncclCommDestroy(comms[i]), ncclSuccess, "ncclCommDestroy", nullptr);
+  }
+  std::printf("ncclCommInitAll: %d ranks in one process, all-reduce %s\n", ndev,
+              failures ? "WRONG" : "as expected");
+  return failures ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  if (const char *ndev = std::getenv("NCCL_TEST_INIT_ALL"))
+    return initAll(std::atoi(ndev));
   if (argc != 2 || !std::getenv("RANK") || !std::getenv("WORLD_SIZE")) {
     std::fprintf(stderr, "usage: sdma-launch --nproc-per-node=N %s ID_FILE\n",
                  argv[0]);
