@@ -164,6 +164,23 @@ LogicalResult SegmentTracker::record(CopyvOp op, SymbolicMemory &memory) {
   const Symbol &count =
       memory[field(CopyvOp::kCountRank)][bufferIndex(op.getCounts())]
             [field(CopyvOp::kCountIndex)];
+  if (allToAllv && count.rank < 0)
+    return op.emitOpError("reads its count from ")
+           << schedule.getBufferName(op.getCounts()) << "["
+           << field(CopyvOp::kCountIndex) << "] of rank "
+           << field(CopyvOp::kCountRank) << ", which nothing wrote";
+  // Staging buffers hold segments in fixed slots only: a packed layout's
+  // offsets would have to be tied to the counts of the segments in it,
+  // which only the output's postcondition does.
+  unsigned in = allToAllv ? *schedule.getCollectiveInput() : 0;
+  unsigned out = allToAllv ? *schedule.getCollectiveOutput() : 0;
+  for (auto [side, buffer, value] : {std::tuple(0u, source, op.getSource()),
+                                     std::tuple(1u, target, op.getTarget())})
+    if (allToAllv && buffer != in && buffer != out && op.getPacked()[side])
+      return op.emitOpError("stages rows in '")
+             << schedule.getBufferName(value)
+             << "' at offsets read from a table: the verifier follows "
+                "staged segments in fixed slots only";
   // Where the rows come from: the input, or a segment an earlier copyv
   // (or a static copy of one) left in a staging buffer.
   Segment origin{field(CopyvOp::kSourceRank),
