@@ -28,6 +28,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 struct ncclComm {
   sdmaComm_t sdma = nullptr;
@@ -41,10 +43,17 @@ struct ncclComm {
   std::string error;
   /// The real NCCL's communicator beside it (ShimFallback.h), or null.
   ncclComm_t real = nullptr;
+  /// Copies of sends whose buffer a receive of the same group overlaps
+  /// (peerStage): every allocation, the last the largest, freed with the
+  /// communicator (an earlier one may still be read by a send in flight).
+  std::vector<std::pair<void *, size_t>> peerStages;
 };
 
 namespace sdma::nccl {
 
+/// Device memory (host memory on the CPU device) of at least `bytes` for
+/// copies of a group's sends; null when it cannot be had.
+void *peerStage(ncclComm *comm, size_t bytes);
 /// The thread's last error without a communicator (ncclGetLastError(NULL)).
 void setThreadError(const std::string &message);
 /// Fails with `result` and `message`, kept for ncclGetLastError(comm)

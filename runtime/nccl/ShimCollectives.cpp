@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -409,6 +410,43 @@ ncclResult_t sdma::nccl::endGroupPeerOps(bool run) {
                 "ncclGroupEnd: nothing of the group ran, since " + groupWhy);
   if (!run || ops.empty())
     return ncclSuccess;
+  // NCCL serves a send and a receive on one buffer in a group (nccl-tests'
+  // in-place sendrecv: each rank sends its buffer on and receives into it).
+  // A receive may land before the send has read, so such a send goes from
+  // a copy taken first, in its stream's order.
+  auto overlaps = [](const PendingOp &a, const PendingOp &b) {
+    auto x = reinterpret_cast<uintptr_t>(a.buffer);
+    auto y = reinterpret_cast<uintptr_t>(b.buffer);
+    return a.bytes && b.bytes && x < y + b.bytes && y < x + a.bytes;
+  };
+  std::map<ncclComm *, size_t> stageBytes;
+  std::vector<size_t> at(ops.size(), SIZE_MAX);
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (const PendingOp &other : ops)
+      if (ops[i].send && !other.send && other.comm == ops[i].comm &&
+          overlaps(ops[i], other)) {
+        size_t &used = stageBytes[ops[i].comm.get()];
+        at[i] = used;
+        used += (ops[i].bytes + 255) / 256 * 256;
+        break;
+      }
+  for (auto &[comm, bytes] : stageBytes) {
+    std::lock_guard<std::mutex> lock(comm->mutex);
+    char *stage = static_cast<char *>(peerStage(comm, bytes));
+    if (!stage)
+      return fail(comm, ncclSystemError,
+                  "ncclGroupEnd: no memory for the copy of a send whose "
+                  "buffer a receive of the group overlaps");
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (at[i] == SIZE_MAX || ops[i].comm.get() != comm)
+        continue;
+      if (sdmaResult_t r =
+              sdmaMemcpyAsync(comm->sdma, stage + at[i], ops[i].buffer,
+                              ops[i].bytes, ops[i].stream))
+        return fromSdma(comm, r);
+      ops[i].buffer = stage + at[i];
+    }
+  }
   sdmaGroupStart();
   for (const PendingOp &op : ops)
     if (ncclResult_t r = issue(op)) {

@@ -7,6 +7,7 @@
 #include "Shim.h"
 #include "ShimFallback.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
@@ -55,6 +56,7 @@ struct Cuda {
   int (*ctxGetDevice)(int *) = nullptr;
   // Optional: ncclCommInitAll makes device d current on a thread of its
   // own (cudaSetDevice's primary context).
+  int (*init)(unsigned) = nullptr;
   int (*primaryCtxRetain)(void **, int) = nullptr;
   int (*ctxSetCurrent)(void *) = nullptr;
   static const Cuda *get() {
@@ -71,6 +73,7 @@ struct Cuda {
             reinterpret_cast<decltype(memFree)>(dlsym(lib, "cuMemFree_v2"));
         cuda.ctxGetDevice = reinterpret_cast<decltype(ctxGetDevice)>(
             dlsym(lib, "cuCtxGetDevice"));
+        cuda.init = reinterpret_cast<decltype(init)>(dlsym(lib, "cuInit"));
         cuda.primaryCtxRetain = reinterpret_cast<decltype(primaryCtxRetain)>(
             dlsym(lib, "cuDevicePrimaryCtxRetain"));
         cuda.ctxSetCurrent = reinterpret_cast<decltype(ctxSetCurrent)>(
@@ -197,7 +200,35 @@ ncclResult_t sdma::nccl::adopt(ncclComm_t *out, sdmaComm_t s, int rank,
   return ncclSuccess;
 }
 
+void *sdma::nccl::peerStage(ncclComm *comm, size_t bytes) {
+  if (!comm->peerStages.empty() && comm->peerStages.back().second >= bytes)
+    return comm->peerStages.back().first;
+  size_t size = std::max<size_t>(
+      bytes, comm->peerStages.empty() ? 0 : 2 * comm->peerStages.back().second);
+  void *p = nullptr;
+  if (deviceIsCpu()) {
+    p = std::malloc(size);
+  } else if (const Cuda *cuda = Cuda::get()) {
+    unsigned long long address = 0;
+    if (cuda->memAlloc(&address, size) == 0)
+      p = reinterpret_cast<void *>(address);
+  }
+  if (p)
+    comm->peerStages.emplace_back(p, size);
+  return p;
+}
+
 namespace {
+
+void freePeerStages(ncclComm &comm) {
+  const Cuda *cuda = deviceIsCpu() ? nullptr : Cuda::get();
+  for (auto &[p, size] : comm.peerStages)
+    if (cuda)
+      cuda->memFree(reinterpret_cast<unsigned long long>(p));
+    else
+      std::free(p);
+  comm.peerStages.clear();
+}
 
 ncclResult_t destroy(ncclComm_t comm, const char *call) {
   std::shared_ptr<ncclComm> owned;
@@ -227,6 +258,7 @@ ncclResult_t destroy(ncclComm_t comm, const char *call) {
   }
   sdmaResult_t r = sdmaCommDestroy(owned->sdma);
   std::string message = r ? sdmaGetLastError(nullptr) : "";
+  freePeerStages(*owned); // the device is idle: destroy waited for it
   if (r != sdmaSuccess)
     return fail(nullptr, static_cast<ncclResult_t>(r),
                 std::string(call) + ": " + message);
@@ -374,8 +406,10 @@ NCCL_API ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev,
     threads.emplace_back([&, i] {
       int device = devlist ? devlist[i] : i;
       void *context = nullptr;
-      if (cuda && cuda->primaryCtxRetain && cuda->ctxSetCurrent &&
-          (cuda->primaryCtxRetain(&context, device) != 0 ||
+      // cuInit first: InitAll may be the process's first CUDA call.
+      if (cuda && cuda->init && cuda->primaryCtxRetain && cuda->ctxSetCurrent &&
+          (cuda->init(0) != 0 ||
+           cuda->primaryCtxRetain(&context, device) != 0 ||
            cuda->ctxSetCurrent(context) != 0)) {
         results[i] = ncclInvalidArgument;
         errors[i] = "device " + std::to_string(device) + " cannot be used";
