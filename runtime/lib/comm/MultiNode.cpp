@@ -495,6 +495,14 @@ const MultiNodeComm::Schedule *MultiNodeComm::builtinWithScratch(
     Schedule schedule;
     if (!load(text, planName, schedule, error, arithmetic, root))
       return nullptr;
+    // Ranks that disagree on the root, type or operator run different
+    // variants of one schedule: name each by its variant, so that the
+    // first call of each is agreed across the job and every node phase's
+    // call tag (checked on the device every call) differs.
+    schedule.plan.schedule = variant;
+    for (Communicator::Schedule &part : schedule.local)
+      if (part.instance >= 0)
+        part.name += " (" + variant + ")";
     found = builtins_.emplace(variant, std::move(schedule)).first;
   }
   const NodePlan &plan = found->second.plan;
@@ -536,10 +544,10 @@ bool MultiNodeComm::allToAllv(const void *send, const int64_t *sendCounts,
                           std::to_string(rowBytes) +
                           " bytes (both positive, and R slots of them must "
                           "fit 64 bits)");
-  if (!sendCounts || !recvCounts)
+  if (!sendCounts)
     return error.fail(ErrorKind::InvalidArgument,
-                      "AlltoAllv on a multi-node communicator: a count "
-                      "table is null");
+                      "AlltoAllv on a multi-node communicator: the send "
+                      "count table is null");
   if (overlap(send, *total, recv, *total))
     return error.fail(ErrorKind::InvalidArgument,
                       "AlltoAllv on a multi-node communicator: the send and "
@@ -556,8 +564,8 @@ bool MultiNodeComm::allToAllv(const void *send, const int64_t *sendCounts,
   return node_->copy(buffers[c.sendCounts], sendCounts, tableBytes, stream,
                      error) &&
          launch(*schedule, buffers, *chunk, stream, error, nullptr, rowBytes) &&
-         node_->copy(recvCounts, buffers[c.recvCounts], tableBytes, stream,
-                     error);
+         (!recvCounts || node_->copy(recvCounts, buffers[c.recvCounts],
+                                     tableBytes, stream, error));
 }
 
 bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
@@ -588,6 +596,17 @@ bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
                         std::string(commOpName(op)) + ": root " +
                             std::to_string(root) + " is not a rank of " +
                             std::to_string(ranks()));
+    // A broadcast's input matters on the root only (NULL elsewhere, as
+    // NCCL's); the root's own buffers are the same or apart, since its
+    // node phase copies its input to its output while peers still read it.
+    if (op == CommOp::Broadcast && !send && rank() != root)
+      buffers[0] = recv;
+    if (op == CommOp::Broadcast && rank() == root && send != recv &&
+        overlap(send, *bytes, recv, *bytes))
+      return error.fail(ErrorKind::InvalidArgument,
+                        "Broadcast on a multi-node communicator: the root's "
+                        "send and receive buffers overlap without being the "
+                        "same");
     const char *name = op == CommOp::Broadcast ? "broadcast"
                        : op == CommOp::Scatter ? "scatter"
                                                : "gather";
