@@ -35,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -337,9 +338,52 @@ void split(ncclComm_t comm) {
   check(ncclCommDestroy(sub), ncclSuccess, "split ncclCommDestroy", nullptr);
 }
 
+/// A stream of its own for a rank of this process on a GPU (ranks of one
+/// process must not share the default stream: a rank's kernel would wait
+/// for peers queued behind it), from the CUDA driver; null on the CPU
+/// device. Runs on the rank's thread.
+struct RankStream {
+  void *stream = nullptr;
+  int (*synchronize)(void *) = nullptr;
+  int (*destroy)(void *) = nullptr;
+  RankStream() {
+    const char *device = std::getenv("SDMA_DEVICE");
+    if (device && std::string(device) == "cpu")
+      return;
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cuda)
+      return;
+    auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(cuda, "cuInit"));
+    auto retain = reinterpret_cast<int (*)(void **, int)>(
+        dlsym(cuda, "cuDevicePrimaryCtxRetain"));
+    auto current =
+        reinterpret_cast<int (*)(void *)>(dlsym(cuda, "cuCtxSetCurrent"));
+    auto create = reinterpret_cast<int (*)(void **, unsigned)>(
+        dlsym(cuda, "cuStreamCreate"));
+    synchronize =
+        reinterpret_cast<int (*)(void *)>(dlsym(cuda, "cuStreamSynchronize"));
+    destroy =
+        reinterpret_cast<int (*)(void *)>(dlsym(cuda, "cuStreamDestroy_v2"));
+    void *context = nullptr;
+    if (!init || !retain || !current || !create || !synchronize || !destroy ||
+        init(0) || retain(&context, 0) || current(context) ||
+        create(&stream, 1 /* CU_STREAM_NON_BLOCKING */)) {
+      std::fprintf(stderr, "rank %d: no CUDA stream of its own\n", rank);
+      ++failures;
+      stream = nullptr;
+    }
+  }
+  ~RankStream() {
+    if (stream) {
+      synchronize(stream);
+      destroy(stream);
+    }
+  }
+};
+
 /// ncclCommInitAll: `ndev` ranks in this one process, every one on device
-/// 0 (sdma runs several ranks on a GPU), each all-reducing on a thread of
-/// its own; bad arguments refused.
+/// 0 (sdma runs several ranks on a GPU), each all-reducing on a thread and
+/// (on a GPU) a stream of its own; bad arguments refused.
 int initAll(int ndev) {
   check(ncclCommInitAll(nullptr, ndev, nullptr), ncclInvalidArgument,
         "ncclCommInitAll without comms", nullptr, "comms is NULL");
@@ -361,8 +405,10 @@ int initAll(int ndev) {
     }
     data[i] = input<int>(i, 64);
     threads.emplace_back([&, i] {
+      RankStream stream;
       check(ncclAllReduce(data[i].data(), data[i].data(), data[i].size(),
-                          ncclInt32, ncclSum, comms[i], nullptr),
+                          ncclInt32, ncclSum, comms[i],
+                          static_cast<cudaStream_t>(stream.stream)),
             ncclSuccess, "ncclAllReduce on an InitAll communicator", comms[i]);
     });
   }
