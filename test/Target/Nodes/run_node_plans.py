@@ -74,9 +74,10 @@ def plan_counts(plan, name):
 
 
 def copyvs(text):
-    """The text without its copyv lines, and the copyvs as tuples. Within
-    a phase the verifier proved every op unordered and race-free, so they
-    may run after the phase's other ops."""
+    """The text without its copyv lines, and the copyvs as tuples. They run
+    after the phase's other ops: right for these schedules, whose copyvs
+    read nothing another op of their phase writes (the verifier proved the
+    phase race-free, and a node part has no barrier inside)."""
     rest, ops = [], []
     for line in text.splitlines():
         m = COPYV.match(line.strip())
@@ -127,6 +128,8 @@ def check(bin_dir, schedule, nodes, local):
     plan = json.loads(run([os.path.join(bin_dir, "sdma-translate"),
                            "--sdma-to-node-plan"], flat))
     assert plan["nodes"] == nodes and plan["local_ranks"] == local
+    assert not rooted or plan["collective"].get("root") == root, \
+        "the plan is not rooted where asked"
     sizes = {b["name"]: b["chunks"] for b in plan["buffers"]}
     mem = {(r, b): [((r, b, i),) for i in range(n)]
            for r in range(ranks) for b, n in sizes.items()}
@@ -168,6 +171,10 @@ def check(bin_dir, schedule, nodes, local):
             assert head["ranks"] == local
             base = node * local
             for op in ops:
+                if op["op"] in ("bcast", "swap"):
+                    raise ValueError("no symbolic run of " + op["op"] +
+                                     " here; the hierarchical schedules "
+                                     "use none")
                 if op["op"] not in ("copy", "reduce"):
                     continue
                 s, d = op["src"], op["dst"]
