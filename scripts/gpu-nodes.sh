@@ -42,6 +42,13 @@ for shape in 4:2 6:3 6:2; do
     mpirun -np "${shape%:*}" $B/bin/sdma-node-job --local-ranks="${shape#*:}" \
     --sizes=1K,1M --runs=3 schedules/hier/all_to_allv.mlir
 done
+# The rooted ones, at the root they declare (the precompiled plans' root;
+# CI runs them rooted elsewhere with the compiler).
+for s in broadcast reduce gather scatter; do
+  step 150 "$s, 4 ranks of 2 per node, root 0" \
+    mpirun -np 4 $B/bin/sdma-node-job --local-ranks=2 \
+    --sizes=1K,1M --runs=2 "schedules/hier/$s.mlir"
+done
 for s in all_gather all_to_all; do
   step 300 "$s bench, 2x2" mpirun -np 4 $B/bin/sdma-node-job --local-ranks=2 \
     --sizes=4K,64K,1M --runs=1 --bench=20 "schedules/hier/$s.mlir"

@@ -59,13 +59,15 @@ const char *kUsage =
     "  --other-schedule=K:PATH rank K loads PATH (a failure test)\n"
     "  --other-host=K          rank K says it runs on another host (a\n"
     "                          failure test: SDMA_HOST_ID)\n"
+    "  --root=K                a rooted schedule rooted at rank K (default:\n"
+    "                          the root it declares)\n"
     "  --over-count=K          all_to_allv: in the last run rank K sends\n"
     "                          rank 0 one row more than a slot holds (a\n"
     "                          failure test)\n";
 
 struct Args {
   int localRanks = 0, runs = 2, stall = -1, bench = 0, otherHost = -1,
-      overCount = -1;
+      overCount = -1, root = -1;
   std::string csv;
   uint64_t timeoutMs = 10000;
   std::vector<uint64_t> sizes{64, 4096};
@@ -97,6 +99,8 @@ bool parseArgs(int argc, char **argv, Args &args) {
       args.otherHost = std::atoi(v);
     else if (const char *v = value("--over-count="))
       args.overCount = std::atoi(v);
+    else if (const char *v = value("--root="))
+      args.root = std::atoi(v);
     else if (const char *v = value("--other-schedule="))
       args.otherSchedule = v;
     else if (const char *v = value("--sizes=")) {
@@ -178,7 +182,8 @@ int64_t alltoallvWrong(const NodePlan &plan, int rank,
 }
 
 bool reduces(const Collective &c) {
-  return c.kind == "reduce_scatter" || c.kind == "all_reduce";
+  return c.kind == "reduce_scatter" || c.kind == "all_reduce" ||
+         c.kind == "reduce";
 }
 
 /// Fills `rank`'s collective input (bytes, or f32 values for a reduction).
@@ -195,12 +200,19 @@ void fillInput(const Collective &c, void *input, uint64_t bytes, int rank) {
 }
 
 /// The wrong bytes (elements, for a reduction) of `rank`'s output; -1 for
-/// a collective this tool cannot check.
+/// a collective this tool cannot check. A rooted collective's output that
+/// only the root gets must hold `fill` (as before the call) elsewhere.
 int64_t countWrong(const Collective &c, const NodePlan &plan, int rank,
-                   const void *output, uint64_t chunkBytes) {
+                   const void *output, uint64_t chunkBytes, uint8_t fill) {
   const Buffer &in = plan.buffers[c.input], &out = plan.buffers[c.output];
   uint64_t outBytes = out.bytes(chunkBytes);
   int64_t wrong = 0;
+  if ((c.kind == "reduce" || c.kind == "gather") && rank != c.root) {
+    const auto *data = static_cast<const uint8_t *>(output);
+    for (uint64_t i = 0; i < outBytes; ++i)
+      wrong += data[i] != fill;
+    return wrong;
+  }
   if (reduces(c)) {
     if (in.type != "f32" || out.type != "f32")
       return -1;
@@ -224,6 +236,13 @@ int64_t countWrong(const Collective &c, const NodePlan &plan, int rank,
     } else if (c.kind == "all_to_all") {
       uint64_t part = outBytes / plan.ranks;
       want = pattern(static_cast<int>(i / part), rank * part + i % part);
+    } else if (c.kind == "broadcast") {
+      want = pattern(c.root, i);
+    } else if (c.kind == "scatter") {
+      want = pattern(c.root, rank * outBytes + i);
+    } else if (c.kind == "gather") {
+      uint64_t part = in.bytes(chunkBytes);
+      want = pattern(static_cast<int>(i / part), i % part);
     } else {
       return -1;
     }
@@ -404,12 +423,14 @@ int64_t runJob(MultiNodeComm &job, const MultiNodeComm::Schedule &schedule,
                                  reinterpret_cast<uint8_t *>(host.data()),
                                  received.data(), chunk,
                                  static_cast<uint8_t>(0xEE + run))
-                : countWrong(c, plan, job.rank(), host.data(), chunk);
+                : countWrong(c, plan, job.rank(), host.data(), chunk,
+                             static_cast<uint8_t>(0xEE + run));
       if (here < 0)
         return error.fail(ErrorKind::InvalidArgument,
                           "no check for collective " + c.kind +
                               " (f32 reductions, all-gather, all-to-all, "
-                              "all-to-allv with capacity slots)"),
+                              "the rooted ones, all-to-allv with capacity "
+                              "slots)"),
                -1;
       std::printf("rank %d (node %d): %s chunk %llu run %d: %lld wrong %s\n",
                   job.rank(), job.node(), plan.schedule.c_str(),
@@ -457,7 +478,7 @@ int runRank(const Args &args, int rank, int ranks) {
   if (std::optional<std::string> other = forRank(args.otherSchedule, rank))
     path = *other;
   MultiNodeComm::Schedule schedule;
-  if (!job->loadSchedule(path, schedule, error))
+  if (!job->loadSchedule(path, schedule, error, args.root))
     return fail(rank, error);
   if (rank == 0)
     std::printf("%s: %d nodes x %d ranks, %zu phases\n",

@@ -244,10 +244,10 @@ static bool compileNodePlan(ScheduleCompiler &compiler, const std::string &text,
 }
 
 bool MultiNodeComm::loadSchedule(const std::string &textOrPath,
-                                 Schedule &schedule, Error &error) {
+                                 Schedule &schedule, Error &error, int root) {
   bool inlineText = textOrPath.find("sdma.schedule") != std::string::npos;
   return load(textOrPath, inlineText ? "<schedule>" : textOrPath, schedule,
-              error);
+              error, nullptr, root);
 }
 
 bool MultiNodeComm::load(const std::string &textOrPath, const std::string &name,
@@ -290,6 +290,14 @@ bool MultiNodeComm::load(const std::string &textOrPath, const std::string &name,
   std::optional<NodePlan> plan;
   if (ok && !(plan = NodePlan::parse(planText, why)))
     ok = false;
+  if (ok && root >= 0 &&
+      (!plan->collective || plan->collective->root != root)) {
+    why = "the node plan is rooted at " +
+          std::to_string(plan->collective ? plan->collective->root : -1) +
+          ", not at " + std::to_string(root) +
+          " (a precompiled plan has the root it was compiled for)";
+    ok = false;
+  }
   if (ok && (plan->ranks != ranks() || plan->localRanks != localRanks())) {
     why = "the node plan is for " + std::to_string(plan->ranks) + " ranks of " +
           std::to_string(plan->localRanks) + " per node, the job has " +

@@ -79,9 +79,10 @@ public:
   /// job's shape and loads this node's parts into the node's communicator;
   /// without the compiler library, a path's (or a built-in's) plan is read
   /// from the program directory, as precompile() wrote it. Collective over
-  /// the job.
+  /// the job. A rooted schedule is rooted at `root` (-1: as it declares);
+  /// a precompiled plan rooted elsewhere is refused.
   bool loadSchedule(const std::string &textOrPath, Schedule &schedule,
-                    Error &error);
+                    Error &error, int root = -1);
   /// Runs `schedule` on `buffers` (the plan's order; symmetric memory of
   /// the node's communicator where a local phase reaches a peer) with
   /// chunks of `chunkBytes`, on `stream`. Collective over the job. With
