@@ -28,13 +28,7 @@ export PYTHONPATH=$B/python SDMA_PYTHON=$B/python
 # default 8 hardware queues, two ranks' streams can share one, and a rank's
 # next kernel queued ahead of a peer's current one deadlocks the barrier.
 export CUDA_DEVICE_MAX_CONNECTIONS=32
-step() { # step SECONDS NAME COMMAND...
-  local t=$1 name=$2
-  shift 2
-  echo "== $name"
-  timeout "$t" "$@"
-  echo "exit $?"
-}
+source scripts/gpu-step.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF -DPython3_EXECUTABLE=$(command -v python3)" \
   scripts/build-runtime.sh $B sdma-comm-test sdma-launch _sdma || exit 1

@@ -31,13 +31,7 @@ B=/tmp/sdma-moe-build
 export SDMA_PROGRAM_DIR=$programs SDMA_CACHE_DIR=/tmp/sdma-cache
 export PYTHONPATH=$B/python SDMA_PYTHON=$B/python
 export CUDA_DEVICE_MAX_CONNECTIONS=32 # ranks as threads: see gpu-moe.sh
-step() { # step SECONDS NAME COMMAND...
-  local t=$1 name=$2
-  shift 2
-  echo "== $name"
-  timeout "$t" "$@"
-  echo "exit $?"
-}
+source scripts/gpu-step.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF -DPython3_EXECUTABLE=$(command -v python3)" \
   scripts/build-runtime.sh $B sdma-comm-test sdma-launch _sdma || exit 1

@@ -576,6 +576,16 @@ bool MultiNodeComm::allToAllv(const void *send, const int64_t *sendCounts,
                                      tableBytes, stream, error));
 }
 
+/// A rooted call's root is a rank of the job.
+static bool rootInRange(const std::string &call, int root, int ranks,
+                        Error &error) {
+  if (root >= 0 && root < ranks)
+    return true;
+  return error.fail(ErrorKind::InvalidArgument,
+                    call + ": root " + std::to_string(root) +
+                        " is not a rank of " + std::to_string(ranks));
+}
+
 bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
                                size_t count, DataType type, int root,
                                void *stream, Error &error) {
@@ -599,11 +609,8 @@ bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
     return builtin("all_to_all", buffers, *bytes, stream, error);
   if (op == CommOp::Broadcast || op == CommOp::Scatter ||
       op == CommOp::Gather) {
-    if (root < 0 || root >= ranks())
-      return error.fail(ErrorKind::InvalidArgument,
-                        std::string(commOpName(op)) + ": root " +
-                            std::to_string(root) + " is not a rank of " +
-                            std::to_string(ranks()));
+    if (!rootInRange(commOpName(op), root, ranks(), error))
+      return false;
     // A broadcast's input matters on the root only (NULL elsewhere, as
     // NCCL's); the root's own buffers are the same or apart, since its
     // node phase copies its input to its output while peers still read it.
@@ -632,10 +639,8 @@ bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,
                            size_t count, DataType type, ReduceOp op, int root,
                            void *stream, Error &error) {
   std::string name = commReductionName(kind);
-  if (kind == CommReduction::Reduce && (root < 0 || root >= ranks()))
-    return error.fail(ErrorKind::InvalidArgument,
-                      name + ": root " + std::to_string(root) +
-                          " is not a rank of " + std::to_string(ranks()));
+  if (kind == CommReduction::Reduce && !rootInRange(name, root, ranks(), error))
+    return false;
   if (op == ReduceOp::Avg)
     return error.fail(ErrorKind::InvalidUsage,
                       name + " with avg on a multi-node communicator: the "

@@ -338,6 +338,20 @@ void split(ncclComm_t comm) {
   check(ncclCommDestroy(sub), ncclSuccess, "split ncclCommDestroy", nullptr);
 }
 
+/// How an all-gather on `comm` ends: its result, or once enqueued the
+/// communicator's asynchronous error (a call with a dead peer fails one
+/// way or the other).
+ncclResult_t allGatherOutcome(ncclComm_t comm) {
+  std::vector<int> in(4, rank), out(4 * ranks);
+  ncclResult_t r =
+      ncclAllGather(in.data(), out.data(), 4, ncclInt32, comm, nullptr);
+  if (r != ncclSuccess)
+    return r;
+  ncclResult_t async = ncclSuccess;
+  ncclCommGetAsyncError(comm, &async);
+  return async;
+}
+
 /// A stream of its own for a rank of this process on a GPU (ranks of one
 /// process must not share the default stream: a rank's kernel would wait
 /// for peers queued behind it), from the CUDA driver; null on the CPU
@@ -532,18 +546,10 @@ int main(int argc, char **argv) {
     if (rank == ranks - 1)
       std::_Exit(0);
     bool abort = std::string(mode) == "abort";
-    if (abort) {
-      std::vector<int> in(4, rank), out(4 * ranks);
-      ncclResult_t r =
-          ncclAllGather(in.data(), out.data(), 4, ncclInt32, comm, nullptr);
-      ncclResult_t async = ncclSuccess;
-      if (r == ncclSuccess)
-        ncclCommGetAsyncError(comm, &async);
-      if (r == ncclSuccess && async == ncclSuccess) {
-        std::fprintf(stderr, "rank %d: a call with a dead peer succeeded\n",
-                     rank);
-        return 1;
-      }
+    if (abort && allGatherOutcome(comm) == ncclSuccess) {
+      std::fprintf(stderr, "rank %d: a call with a dead peer succeeded\n",
+                   rank);
+      return 1;
     }
     int dead = ranks - 1, mine = rank;
     ncclComm_t sub = nullptr;
@@ -596,20 +602,14 @@ int main(int argc, char **argv) {
                     ("sending to rank " + std::to_string(ranks - 1)).c_str())
             ? "timed out, named"
             : ncclGetLastError(comm));
-    std::vector<int> in(4, rank), out(4 * ranks);
-    ncclResult_t r =
-        ncclAllGather(in.data(), out.data(), 4, ncclInt32, comm, nullptr);
-    ncclResult_t async = ncclSuccess;
-    if (r == ncclSuccess)
-      ncclCommGetAsyncError(comm, &async);
+    ncclResult_t outcome = allGatherOutcome(comm);
     std::string why = ncclGetLastError(comm);
     bool named =
         why.find("rank " + std::to_string(ranks - 1)) != std::string::npos;
     std::printf("rank %d after a peer died: %s (%s)\n", rank,
-                ncclGetErrorString(r ? r : async),
-                named ? "named" : why.c_str());
+                ncclGetErrorString(outcome), named ? "named" : why.c_str());
     ncclCommAbort(comm);
-    return (r == ncclRemoteError || async == ncclRemoteError) && named ? 0 : 1;
+    return outcome == ncclRemoteError && named ? 0 : 1;
   }
   int count = 0, me = -1;
   check(ncclCommCount(comm, &count), ncclSuccess, "ncclCommCount", comm);
