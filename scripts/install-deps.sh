@@ -11,7 +11,9 @@ pkgs=(
   cmake ninja-build g++ python3
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   nlohmann-json3-dev libzstd-dev zlib1g-dev libedit-dev libcurl4-openssl-dev
-  # lit (llvm-22-tools ships /usr/lib/llvm-22/bin/lit, FileCheck, not)
+  # lit (llvm-22-tools ships /usr/lib/llvm-22/bin/lit, FileCheck, not);
+  # psutil lets lit kill a test past its time limit (test/lit.cfg.py)
+  python3-psutil
   # clang-22 builds the libFuzzer target and the gfx942 device-code check
   clang-22 libclang-rt-22-dev lld-22
   # runtime unit tests; the plan schema test on the compiler side

@@ -11,6 +11,18 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.sdma_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "inputs"]
 
+# No test may hang the suite: one that runs past this many seconds is
+# killed with its children and reported as TIMEOUT, by name (lit needs
+# psutil for this: python3-psutil, installed by scripts/install-deps.sh).
+# The slowest test takes ~3 minutes on 2 cores; SDMA_LIT_TIMEOUT overrides.
+try:
+    import psutil  # noqa: F401
+    lit_config.maxIndividualTestTime = int(
+        os.environ.get("SDMA_LIT_TIMEOUT", "900"))
+except ImportError:
+    lit_config.warning("python3-psutil is missing: tests run without a "
+                       "time limit (scripts/install-deps.sh installs it)")
+
 config.substitutions.append(("%schedules", os.path.join(config.sdma_src_root, "schedules")))
 config.substitutions.append(("%sdma_src", config.sdma_src_root))
 config.substitutions.append(("%sdma_bin", config.sdma_tools_dir))
