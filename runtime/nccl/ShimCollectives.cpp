@@ -279,7 +279,7 @@ NCCL_API ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff,
   if (ncclResult_t r = checkComm(comm, "ncclAllReduce"))
     return r;
   size_t bytes = 0;
-  bool ok = op < ncclNumOps && bytesOf(count, datatype, 1, bytes);
+  bool ok = op >= 0 && bytesOf(count, datatype, 1, bytes);
   return staged(comm, "AllReduce", sendbuff, bytes, true, recvbuff, bytes, true,
                 ok, stream, [&](const void *s, void *r) {
                   return sdmaAllReduce(s, r, count, toSdma(datatype),
@@ -294,7 +294,7 @@ NCCL_API ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
   if (ncclResult_t r = checkComm(comm, "ncclReduceScatter"))
     return r;
   size_t in = 0, out = 0;
-  bool ok = op < ncclNumOps && bytesOf(recvcount, datatype, comm->nranks, in) &&
+  bool ok = op >= 0 && bytesOf(recvcount, datatype, comm->nranks, in) &&
             bytesOf(recvcount, datatype, 1, out);
   return staged(comm, "ReduceScatter", sendbuff, in, true, recvbuff, out, true,
                 ok, stream, [&](const void *s, void *r) {
@@ -311,7 +311,7 @@ NCCL_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff,
     return r;
   size_t bytes = 0;
   bool isRoot = comm->rank == root;
-  bool ok = op < ncclNumOps && bytesOf(count, datatype, 1, bytes);
+  bool ok = op >= 0 && bytesOf(count, datatype, 1, bytes);
   return staged(comm, "Reduce", sendbuff, bytes, true, recvbuff, bytes, isRoot,
                 ok, stream, [&](const void *s, void *r) {
                   return sdmaReduce(s, r, count, toSdma(datatype), toSdma(op),

@@ -659,21 +659,37 @@ NCCL_API ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *) {
   return notServed(comm, "ncclDevCommDestroy (NCCL's device API)");
 }
 
-NCCL_API ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *, void *,
-                                               ncclDataType_t,
-                                               ncclScalarResidence_t,
+// PreMulSum: sdma's operator of the same number (both count from five).
+static_assert(int(ncclNumOps) == int(sdmaNumOps) &&
+                  int(ncclScalarDevice) == int(sdmaScalarDevice) &&
+                  int(ncclScalarHostImmediate) == int(sdmaScalarHostImmediate),
+              "sdma's operators and scalar residences are numbered as NCCL's");
+NCCL_API ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
+                                               ncclDataType_t datatype,
+                                               ncclScalarResidence_t residence,
                                                ncclComm_t comm) {
-  if (ncclResult_t r = checkComm(comm, "ncclRedOpCreatePreMulSum"))
+  std::shared_ptr<ncclComm> keep = acquire(comm);
+  if (!keep)
+    return checkComm(comm, "ncclRedOpCreatePreMulSum");
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  sdmaRedOp_t made = sdmaSum;
+  if (ncclResult_t r = fromSdma(
+          comm, sdmaRedOpCreatePreMulSum(
+                    &made, scalar, static_cast<sdmaDataType_t>(datatype),
+                    static_cast<sdmaScalarResidence_t>(residence), comm->sdma)))
     return r;
-  return notServed(comm, "ncclRedOpCreatePreMulSum");
+  if (op)
+    *op = static_cast<ncclRedOp_t>(made);
+  return ncclSuccess;
 }
 
 NCCL_API ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
-  if (ncclResult_t r = checkComm(comm, "ncclRedOpDestroy"))
-    return r;
-  return fail(comm, ncclInvalidArgument,
-              "ncclRedOpDestroy: " + std::to_string(int(op)) +
-                  " is not an operator ncclRedOpCreatePreMulSum made");
+  std::shared_ptr<ncclComm> keep = acquire(comm);
+  if (!keep)
+    return checkComm(comm, "ncclRedOpDestroy");
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  return fromSdma(comm,
+                  sdmaRedOpDestroy(static_cast<sdmaRedOp_t>(op), comm->sdma));
 }
 
 NCCL_API ncclResult_t ncclGroupStart(void) {

@@ -14,7 +14,8 @@
 #endif
 // sdma.reduce arithmetic in SDMA_REDUCE_TYPE (0 f32, 1 f16, 2 bf16, 3 i32,
 // 4 i64, 5 ui32, 6 ui64, 7 f64, 8 i8, 9 ui8) with SDMA_REDUCE_OP (0 sum,
-// 1 max, 2 min, 3 prod). 16-bit floats
+// 1 max, 2 min, 3 prod; 4 avg and 5 premulsum: a sum finished once,
+// below). 16-bit floats
 // are widened to fp32, combined there and rounded once (to nearest even)
 // when stored; integers wrap (two's complement). The conversions are
 // written out so the CPU emulator, hipRTC and NVRTC compute the same bits.
@@ -72,6 +73,14 @@ static __device__ inline unsigned short sdma_f32_to_f16(float f) {
   if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
     ++h;
   return (unsigned short)(sign | h);
+}
+static __device__ inline double sdma_f64_of(unsigned long long u) {
+  union {
+    double d;
+    unsigned long long u;
+  } b;
+  b.u = u;
+  return b.d;
 }
 static __device__ inline float sdma_bf16_to_f32(unsigned short h) {
   return sdma_f32_of((unsigned int)h << 16);
@@ -144,7 +153,7 @@ typedef unsigned int sdma_acc;
 #define SDMA_LANES (16 / SDMA_ESIZE)
 
 static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
-#if SDMA_REDUCE_OP == 0 || SDMA_REDUCE_OP == 4
+#if SDMA_REDUCE_OP == 0 || SDMA_REDUCE_OP == 4 || SDMA_REDUCE_OP == 5
   return a + b;
 #elif SDMA_REDUCE_OP == 1
   return SDMA_KEY(a) > SDMA_KEY(b) ? a : b;
@@ -153,7 +162,7 @@ static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
 #elif SDMA_REDUCE_OP == 3
   return a * b;
 #else
-#error "SDMA_REDUCE_OP: 0 sum, 1 max, 2 min, 3 prod, 4 avg"
+#error "SDMA_REDUCE_OP: 0 sum, 1 max, 2 min, 3 prod, 4 avg, 5 premulsum"
 #endif
 }
 
@@ -169,6 +178,21 @@ static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
   ((sdma_acc)(SDMA_KEY(v) / (long long)(SDMA_AVG_DIVISOR)))
 #else
 #define SDMA_FINISH(v) (v)
+#endif
+
+// An operand of a reduce row as it is combined: its value, for premulsum
+// (NCCL's ncclRedOpCreatePreMulSum) times the scalar first, each operand
+// (every one is a rank's input: premulsum, as avg, runs only where each
+// element is reduced once). SDMA_PREMUL_SCALAR is an expression of
+// sdma_acc's type (sdma_f32_of, sdma_f64_of or an integer constant): the
+// 16-bit floats multiply in fp32, integers wrap.
+#if SDMA_REDUCE_OP == 5
+#ifndef SDMA_PREMUL_SCALAR
+#error "SDMA_REDUCE_OP 5 (premulsum) needs SDMA_PREMUL_SCALAR"
+#endif
+#define SDMA_OPERAND(p) ((sdma_acc)(SDMA_LOAD(p) * (SDMA_PREMUL_SCALAR)))
+#else
+#define SDMA_OPERAND(p) SDMA_LOAD(p)
 #endif
 
 // One reduce row over the thread's 16-byte units: the destination's value,
@@ -209,11 +233,11 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     lanes x;
     x.v = *(const sdma_v16 *)(init + off);
     for (int i = 0; i < SDMA_LANES; ++i)
-      acc[i] = SDMA_LOAD(x.b + i * SDMA_ESIZE);
+      acc[i] = SDMA_OPERAND(x.b + i * SDMA_ESIZE);
     for (int s = first; s < nsrc; ++s) {
       x.v = *(const sdma_v16 *)(src[s] + off);
       for (int i = 0; i < SDMA_LANES; ++i)
-        acc[i] = sdma_combine(acc[i], SDMA_LOAD(x.b + i * SDMA_ESIZE));
+        acc[i] = sdma_combine(acc[i], SDMA_OPERAND(x.b + i * SDMA_ESIZE));
     }
     for (int i = 0; i < SDMA_LANES; ++i)
       SDMA_STORE(x.b + i * SDMA_ESIZE, SDMA_FINISH(acc[i]));
@@ -225,9 +249,9 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     const unsigned long long off = (u - base) * 16;
     const unsigned long long end = off + 16 < n ? off + 16 : n;
     for (unsigned long long j = off; j + SDMA_ESIZE <= end; j += SDMA_ESIZE) {
-      sdma_acc acc = SDMA_LOAD(init + j);
+      sdma_acc acc = SDMA_OPERAND(init + j);
       for (int s = first; s < nsrc; ++s)
-        acc = sdma_combine(acc, SDMA_LOAD(src[s] + j));
+        acc = sdma_combine(acc, SDMA_OPERAND(src[s] + j));
       acc = SDMA_FINISH(acc);
       for (int k = 0; k <= ndst; ++k)
         SDMA_STORE(dsts[k] + j, acc);
@@ -249,10 +273,10 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
       x[1 + s - FIRST].v = *(const sdma_v16 *)(SRC(s) + off);                  \
     sdma_acc acc[SDMA_LANES];                                                  \
     for (int l = 0; l < SDMA_LANES; ++l)                                       \
-      acc[l] = SDMA_LOAD(x[0].b + l * SDMA_ESIZE);                             \
+      acc[l] = SDMA_OPERAND(x[0].b + l * SDMA_ESIZE);                          \
     for (int s = 1; s < NSRC + 1 - FIRST; ++s)                                 \
       for (int l = 0; l < SDMA_LANES; ++l)                                     \
-        acc[l] = sdma_combine(acc[l], SDMA_LOAD(x[s].b + l * SDMA_ESIZE));     \
+        acc[l] = sdma_combine(acc[l], SDMA_OPERAND(x[s].b + l * SDMA_ESIZE));  \
     for (int l = 0; l < SDMA_LANES; ++l)                                       \
       SDMA_STORE(x[0].b + l * SDMA_ESIZE, SDMA_FINISH(acc[l]));                \
     for (int k = 0; k <= NDST; ++k)                                            \
@@ -266,9 +290,9 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     const unsigned long long stop = off + 16 < n ? off + 16 : n;               \
     for (unsigned long long j = off; j + SDMA_ESIZE <= stop;                   \
          j += SDMA_ESIZE) {                                                    \
-      sdma_acc acc = SDMA_LOAD((init) + j);                                    \
+      sdma_acc acc = SDMA_OPERAND((init) + j);                                 \
       for (int s = FIRST; s < NSRC; ++s)                                       \
-        acc = sdma_combine(acc, SDMA_LOAD(SRC(s) + j));                        \
+        acc = sdma_combine(acc, SDMA_OPERAND(SRC(s) + j));                     \
       acc = SDMA_FINISH(acc);                                                  \
       for (int k = 0; k <= NDST; ++k)                                          \
         SDMA_STORE(DST(k) + j, acc);                                           \

@@ -104,9 +104,16 @@ typedef enum {
   sdmaProd = 1,
   sdmaMax = 2,
   sdmaMin = 3,
-  sdmaAvg = 4, /* the sum divided by the rank count (integers truncate) */
-  sdmaNumOps = 5
+  sdmaAvg = 4,    /* the sum divided by the rank count (integers truncate) */
+  sdmaNumOps = 5, /* sdmaRedOpCreatePreMulSum's operators come after */
+  sdmaMaxRedOp = 0x7fffffff /* (as NCCL's: the enum is an int) */
 } sdmaRedOp_t;
+
+/* Where a PreMulSum scalar is (as ncclScalarResidence_t). */
+typedef enum {
+  sdmaScalarDevice = 0,       /* device memory, read by the kernel */
+  sdmaScalarHostImmediate = 1 /* host memory, read by the call */
+} sdmaScalarResidence_t;
 
 /* Communicator options (sdmaCommInitRankConfig). Initialise with
  * SDMA_CONFIG_INITIALIZER; a field left at its initial value takes the
@@ -202,12 +209,14 @@ typedef struct {
  * sharing memory as one communicator, `transport` between nodes (copied;
  * its context must outlive the communicator). Collective over the job.
  * On the result: sdmaCommCount/UserRank are the job's, sdmaMemAlloc the
- * node's symmetric memory, sdmaAllGather, sdmaAlltoAll, sdmaAllReduce and
- * sdmaReduceScatter (float32 sums) run the hierarchical schedules, and
- * sdmaScheduleLoad/Launch take a hierarchical schedule (sdma.local_ranks);
- * memory registration, sdmaMemcpyAsync, sdmaMemQuery and sdmaCommAbort act
- * on the node's communicator; the other calls (rooted collectives,
- * all-to-allv, point-to-point) are refused with sdmaInvalidUsage. */
+ * node's symmetric memory; sdmaAllGather, sdmaAlltoAll, sdmaBroadcast,
+ * sdmaScatter, sdmaGather, sdmaAllReduce, sdmaReduceScatter, sdmaReduce
+ * (every type; sum, prod, max, min) and sdmaAlltoAllv (sdmaAlltoAllvSlots)
+ * run the hierarchical schedules, and sdmaScheduleLoad/Launch take a
+ * hierarchical schedule (sdma.local_ranks); memory registration,
+ * sdmaMemcpyAsync, sdmaMemQuery and sdmaCommAbort act on the node's
+ * communicator; the other calls (avg and PreMulSum, packed all-to-allv,
+ * the MoE pair, point-to-point) are refused with sdmaInvalidUsage. */
 SDMA_API sdmaResult_t sdmaCommInitMultiNode(sdmaComm_t *comm,
                                             const sdmaTransport_t *transport,
                                             int localRanks,
@@ -309,6 +318,24 @@ SDMA_API sdmaResult_t sdmaReduce(const void *sendbuff, void *recvbuff,
                                  size_t count, sdmaDataType_t datatype,
                                  sdmaRedOp_t op, int root, sdmaComm_t comm,
                                  sdmaStream_t stream);
+/* An operator for the reductions above that sums every rank's input times
+ * a scalar (NCCL's ncclRedOpCreatePreMulSum; torch's PREMUL_SUM, FSDP's
+ * gradient pre-division): `*scalar` is a value of `datatype`, read now
+ * (sdmaScalarHostImmediate; a scalar in device memory, read by the kernel,
+ * is refused with sdmaInvalidUsage: sdma builds the scalar into the
+ * reduction's kernel). The operator belongs to `comm` and reduces
+ * `datatype` only. Every rank must pass the same scalar (a call whose
+ * scalar differs from a peer's is a different call, refused); each input
+ * element is multiplied as it is summed (integers wrap; float16 and
+ * bfloat16 multiply and sum in fp32 and round once). Each new scalar
+ * compiles its kernels once (cached). At one rank only a scalar of 1 is
+ * served. */
+SDMA_API sdmaResult_t sdmaRedOpCreatePreMulSum(sdmaRedOp_t *op, void *scalar,
+                                               sdmaDataType_t datatype,
+                                               sdmaScalarResidence_t residence,
+                                               sdmaComm_t comm);
+SDMA_API sdmaResult_t sdmaRedOpDestroy(sdmaRedOp_t op, sdmaComm_t comm);
+
 /* All-to-allv with counts in device memory (MoE dispatch and combine; no
  * host synchronisation, CUDA-graph capturable). Each rank sends
  * sendcounts[p] rows of `rowcount` elements to rank p; `sendcounts` is

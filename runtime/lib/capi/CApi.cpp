@@ -147,18 +147,17 @@ sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
   if (type < 0 || type >= sdmaNumTypes)
     return fail(comm, sdmaInvalidArgument,
                 name + ": invalid datatype " + std::to_string(type));
-  if (op < 0 || op >= sdmaNumOps)
-    return fail(comm, sdmaInvalidArgument,
-                name + ": invalid reduction operator " + std::to_string(op) +
-                    " (sdmaSum, sdmaProd, sdmaMax, sdmaMin or sdmaAvg)");
+  Arithmetic arithmetic{};
+  std::string why;
+  if (!resolveRedOp(comm, type, op, arithmetic, why))
+    return fail(comm, sdmaInvalidArgument, name + ": " + why);
   return guarded(comm, [&] {
     Error error;
-    if (comm->multi ? comm->multi->reduce(
-                          kind, send, recv, count, static_cast<DataType>(type),
-                          static_cast<ReduceOp>(op), root, stream, error)
-                    : comm->node->reduce(
-                          kind, send, recv, count, static_cast<DataType>(type),
-                          static_cast<ReduceOp>(op), root, stream, error))
+    if (comm->multi
+            ? comm->multi->reduce(kind, send, recv, count, arithmetic.type,
+                                  arithmetic.op, root, stream, error)
+            : comm->node->reduce(kind, send, recv, count, arithmetic, root,
+                                 stream, error))
       return sdmaSuccess;
     return fail(comm, name, error);
   });

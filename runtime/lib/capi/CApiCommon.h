@@ -6,7 +6,8 @@
 // the one way a call fails: the message kept for sdmaGetLastError (the
 // communicator's, or the thread's without one) and the result returned.
 // CApi.cpp holds the communicator and collective calls, CApiPeer.cpp the
-// point-to-point calls and groups.
+// point-to-point calls and groups, CApiRedOp.cpp the operators a
+// communicator makes (PreMulSum).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +22,10 @@
 #include <exception>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 struct sdmaComm {
   /// One node's communicator (sdmaCommInitRankConfig), else null.
@@ -35,6 +38,10 @@ struct sdmaComm {
   sdma::rt::Communicator *node = nullptr;
   std::string lastError;
   std::string lastPath; // sdmaCommGetLastPath's answer
+  /// The operators sdmaRedOpCreatePreMulSum made: operator sdmaNumOps + i
+  /// is entry i while it has a value (sdmaRedOpDestroy empties it).
+  std::mutex opsMutex;
+  std::vector<std::optional<sdma::rt::Arithmetic>> ops;
 };
 
 struct sdmaSchedule {
@@ -107,6 +114,12 @@ template <typename F> sdmaResult_t guarded(sdmaComm *comm, F &&body) {
     return fail(comm, sdmaInternalError, e.what());
   }
 }
+
+/// The arithmetic of `op` for a reduction of `type` on `comm`: one of the
+/// five built-in operators, or one sdmaRedOpCreatePreMulSum made on `comm`
+/// for `type`. False, with why, for anything else.
+bool resolveRedOp(sdmaComm *comm, sdmaDataType_t type, sdmaRedOp_t op,
+                  sdma::rt::Arithmetic &arithmetic, std::string &why);
 
 } // namespace sdma::capi
 

@@ -9,6 +9,8 @@
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/Limits.h"
 
+#include <cstdio>
+
 using namespace sdma::rt;
 
 size_t sdma::rt::dataTypeBytes(DataType type) {
@@ -79,9 +81,42 @@ const char *sdma::rt::reduceOpName(ReduceOp op) {
     return "min";
   case ReduceOp::Avg:
     return "avg";
+  case ReduceOp::PreMulSum:
+    return "premulsum";
   }
   return nullptr;
 }
+
+std::string sdma::rt::arithmeticName(const Arithmetic &arithmetic) {
+  const char *op = reduceOpName(arithmetic.op);
+  std::string name = std::string(dataTypeName(arithmetic.type)) + " " +
+                     (op ? op : "invalid-op");
+  if (arithmetic.op == ReduceOp::PreMulSum) {
+    char bits[24];
+    std::snprintf(bits, sizeof(bits), " 0x%llx",
+                  (unsigned long long)arithmetic.scalar);
+    name += bits;
+  }
+  return name;
+}
+
+namespace {
+/// Whether `bits` is 1 in `type`.
+bool isOne(DataType type, uint64_t bits) {
+  switch (type) {
+  case DataType::Float32:
+    return bits == 0x3f800000u;
+  case DataType::Float16:
+    return bits == 0x3c00u;
+  case DataType::Bfloat16:
+    return bits == 0x3f80u;
+  case DataType::Float64:
+    return bits == 0x3ff0000000000000ull;
+  default:
+    return bits == 1;
+  }
+}
+} // namespace
 
 bool sdma::rt::overlap(const void *a, uint64_t aBytes, const void *b,
                        uint64_t bBytes) {
@@ -211,15 +246,18 @@ bool sdma::rt::planCollective(CommOp kind, const void *send, void *recv,
 }
 
 bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
-                             size_t count, DataType type, ReduceOp op, int root,
-                             const CommShape &shape, CollectivePlan &plan,
-                             Error &error) {
+                             size_t count, const Arithmetic &arithmetic,
+                             int root, const CommShape &shape,
+                             CollectivePlan &plan, Error &error) {
   uint64_t chunk = 0, input = 0;
   bool rooted = kind == CommReduction::Reduce;
-  const char *opName = reduceOpName(op);
+  const DataType type = arithmetic.type;
+  const ReduceOp op = arithmetic.op;
+  // PreMulSum's scalar is part of the call: ranks that pass different ones
+  // make different calls, refused on every rank.
   plan.call.signature = std::string(commReductionName(kind)) + " count " +
-                        std::to_string(count) + " " + dataTypeName(type) + " " +
-                        (opName ? opName : "invalid-op") + " root " +
+                        std::to_string(count) + " " +
+                        arithmeticName(arithmetic) + " root " +
                         std::to_string(rooted ? root : 0);
   if (!sizes(count, type, shape.ranks, chunk, input, error))
     return false;
@@ -227,11 +265,11 @@ bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
     return error.fail(ErrorKind::InvalidArgument,
                       "invalid reduction operator " +
                           std::to_string(static_cast<int>(op)) +
-                          " (sum 0, prod 1, max 2, min 3, avg 4)");
+                          " (sum 0, prod 1, max 2, min 3, avg 4, premulsum 5)");
   if (!checkRoot(rooted, root, shape.ranks, error))
     return false;
   plan.root = root;
-  plan.arithmetic = Arithmetic{type, op};
+  plan.arithmetic = arithmetic;
   bool ownsRecv = !rooted || shape.rank == root;
   if (count && (!send || (ownsRecv && !recv)))
     return error.fail(
@@ -244,7 +282,16 @@ bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
   if (shape.ranks == 1) {
     // One rank: every reduction of one value is the value, bit for bit. The
     // schedules have nothing left to reduce at one rank, so it is a copy
-    // (all_gather_direct, in place a no-op).
+    // (all_gather_direct, in place a no-op). PreMulSum's product has no
+    // reduction to ride on there: served as the copy it is with a scalar of
+    // 1 only.
+    if (op == ReduceOp::PreMulSum && !isOne(type, arithmetic.scalar))
+      return error.fail(ErrorKind::InvalidUsage,
+                        "a premulsum at one rank with a scalar other than 1 "
+                        "(" +
+                            arithmeticName(arithmetic) +
+                            ") is not served: sdma multiplies by the scalar "
+                            "as it reduces, and one rank reduces nothing");
     if (send != recv && overlap(send, chunk, recv, chunk))
       return refuseOverlap("the same pointer", error);
     plan.schedule = "all_gather_direct";

@@ -46,7 +46,7 @@ bool planCollective(CommOp op, const void *send, void *recv, size_t count,
                     DataType type, int root, const CommShape &shape,
                     CollectivePlan &plan, Error &error);
 bool planReduction(CommReduction kind, const void *send, void *recv,
-                   size_t count, DataType type, ReduceOp op, int root,
+                   size_t count, const Arithmetic &arithmetic, int root,
                    const CommShape &shape, CollectivePlan &plan, Error &error);
 /// MoE dispatch into expert-major rows (all_to_allv_2d; `combine`: its
 /// inverse, all_to_allv_2d_offset, whose `inCounts` are splits then

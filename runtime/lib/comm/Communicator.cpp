@@ -380,9 +380,16 @@ bool Communicator::collective(CommOp op, const void *send, void *recv,
 bool Communicator::reduce(CommReduction kind, const void *send, void *recv,
                           size_t count, DataType type, ReduceOp op, int root,
                           void *stream, Error &error) {
+  return reduce(kind, send, recv, count, Arithmetic{type, op}, root, stream,
+                error);
+}
+
+bool Communicator::reduce(CommReduction kind, const void *send, void *recv,
+                          size_t count, const Arithmetic &arithmetic, int root,
+                          void *stream, Error &error) {
   CollectivePlan plan;
   Error refused;
-  bool planned = planReduction(kind, send, recv, count, type, op, root,
+  bool planned = planReduction(kind, send, recv, count, arithmetic, root,
                                impl_->shape(), plan, refused);
   return impl_->run(planned, plan, refused, stream, error);
 }

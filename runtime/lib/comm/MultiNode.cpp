@@ -488,10 +488,8 @@ const MultiNodeComm::Schedule *MultiNodeComm::builtinWithScratch(
   // A rooted built-in is a plan per root (precompiled under this name).
   std::string planName =
       "hier_" + name + (root >= 0 ? "_root" + std::to_string(root) : "");
-  std::string variant = arithmetic
-                            ? planName + " " + dataTypeName(arithmetic->type) +
-                                  " " + reduceOpName(arithmetic->op)
-                            : planName;
+  std::string variant =
+      arithmetic ? planName + " " + arithmeticName(*arithmetic) : planName;
   auto found = builtins_.find(variant);
   if (found == builtins_.end()) {
     const char *text = nullptr;
@@ -641,12 +639,13 @@ bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,
   std::string name = commReductionName(kind);
   if (kind == CommReduction::Reduce && !rootInRange(name, root, ranks(), error))
     return false;
-  if (op == ReduceOp::Avg)
+  if (op == ReduceOp::Avg || op == ReduceOp::PreMulSum)
     return error.fail(ErrorKind::InvalidUsage,
-                      name + " with avg on a multi-node communicator: the "
-                             "hierarchical schedules reduce in steps (node "
-                             "partials, then across nodes), so avg is not "
-                             "built; sum, then scale");
+                      name + " with " + reduceOpName(op) +
+                          " on a multi-node communicator: the hierarchical "
+                          "schedules reduce in steps (node partials, then "
+                          "across nodes), so it is not built; sum, then "
+                          "scale");
   if (dataTypeBytes(type) == 0 || !reduceOpName(op))
     return error.fail(ErrorKind::InvalidArgument,
                       name + ": a bad type or operator");

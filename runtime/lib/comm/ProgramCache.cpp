@@ -145,11 +145,12 @@ const char *typeName(DataType type) {
 }
 } // namespace
 
-bool sdma::rt::setReduceArithmetic(LdstProgram &program, DataType type,
-                                   ReduceOp op, Error &error) {
-  const char *name = reduceOpName(op);
+bool sdma::rt::setReduceArithmetic(LdstProgram &program,
+                                   const Arithmetic &arithmetic, Error &error) {
+  const char *name = reduceOpName(arithmetic.op);
   std::string why;
-  if (!program.setReduction(typeName(type), name ? name : "?", why))
+  if (!program.setReduction(typeName(arithmetic.type), name ? name : "?", why,
+                            arithmetic.scalar))
     return error.fail(program.collective ? ErrorKind::Internal
                                          : ErrorKind::InvalidArgument,
                       why);
@@ -176,8 +177,7 @@ std::string ProgramCache::key(const std::string &schedule,
                               const Arithmetic *arithmetic) {
   std::string key = params.name(schedule) + "@" + std::to_string(params.root);
   if (arithmetic)
-    key += std::string(" ") + dataTypeName(arithmetic->type) + " " +
-           reduceOpName(arithmetic->op);
+    key += " " + arithmeticName(*arithmetic);
   return key;
 }
 
@@ -370,8 +370,7 @@ bool ProgramCache::addBuiltin(const std::string &schedule,
     refused.fail(ErrorKind::Internal, "no built-in schedule " + schedule);
   else if (compile(builtin, params.name(schedule),
                    boundParams(schedule, params), compiled, refused) &&
-           (!arithmetic || setReduceArithmetic(compiled, arithmetic->type,
-                                               arithmetic->op, refused)))
+           (!arithmetic || setReduceArithmetic(compiled, *arithmetic, refused)))
     program = std::move(compiled);
   // The variants of a reduction (type, operator) share their program's
   // control words.
@@ -406,7 +405,7 @@ bool ProgramCache::addSchedule(const std::string &text, const std::string &name,
   if (program && arithmetic && !program->reduces())
     arithmetic = nullptr;
   if (program && arithmetic &&
-      !setReduceArithmetic(*program, arithmetic->type, arithmetic->op, refused))
+      !setReduceArithmetic(*program, *arithmetic, refused))
     program.reset();
   std::string what = "schedule " + std::to_string(hashBytes(text));
   std::string variant = arithmetic

@@ -201,11 +201,12 @@ private:
   bool compilerTried_ = false;
 };
 
-/// Makes a reduction program (compiled for f32 and sum) compute in `type`
-/// with `op`: the kernel's SDMA_REDUCE_TYPE/OP and the metadata's buffer
-/// types and operator. The schedule's proof holds for any one operator
-/// and type (the contribution sets do not depend on them).
-bool setReduceArithmetic(LdstProgram &program, DataType type, ReduceOp op,
+/// Makes a reduction program (compiled for f32 and sum) compute with
+/// `arithmetic`: the kernel's SDMA_REDUCE_TYPE/OP (and PreMulSum's scalar)
+/// and the metadata's buffer types and operator. The schedule's proof
+/// holds for any one operator and type (the contribution sets do not
+/// depend on them).
+bool setReduceArithmetic(LdstProgram &program, const Arithmetic &arithmetic,
                          Error &error);
 
 } // namespace sdma::rt

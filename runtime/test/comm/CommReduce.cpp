@@ -11,7 +11,7 @@
 // with one operator (the five take turns), every schedule the
 // communicator picks: one-shot, two-shot and in place (staged) all-reduce,
 // reduce-scatter in and out of place, reduce at every root in and out of
-// place.
+// place; and PreMulSum (sdmaRedOpCreatePreMulSum) in every type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,8 +77,16 @@ int64_t value(const TypeCase &t, sdmaRedOp_t op, int R, int r, size_t i) {
 }
 
 /// The exact result of `op` over the ranks' element i, wrapped to the
-/// type's width (floats hold it exactly).
-int64_t reduced(const TypeCase &t, sdmaRedOp_t op, int R, size_t i) {
+/// type's width (floats hold it exactly); with `scale` (a PreMulSum's
+/// scalar, an operator sdmaRedOpCreatePreMulSum made), the sum times it.
+int64_t reduced(const TypeCase &t, sdmaRedOp_t op, int R, size_t i,
+                int64_t scale = 0) {
+  if (op >= sdmaNumOps) {
+    uint64_t sum = 0;
+    for (int r = 0; r < R; ++r)
+      sum += uint64_t(value(t, op, R, r, i));
+    return int64_t(sum * uint64_t(scale)); // two's complement wrap
+  }
   if (op == sdmaAvg) {
     // The sum wrapped to the type's width (as integers wrap), then one
     // division truncating toward zero.
@@ -121,6 +129,7 @@ struct Case {
   const TypeCase &t;
   sdmaRedOp_t op;
   std::string tag;
+  int64_t scale = 0; // a PreMulSum's scalar (op one sdma made)
 
   /// elements [first, first + n) of rank r's input.
   std::vector<int64_t> input(int r, size_t first, size_t n) const {
@@ -132,7 +141,7 @@ struct Case {
   std::vector<int64_t> result(size_t first, size_t n) const {
     std::vector<int64_t> v(n);
     for (size_t e = 0; e < n; ++e)
-      v[e] = reduced(t, op, k.ranks, first + e);
+      v[e] = reduced(t, op, k.ranks, first + e, scale);
     return v;
   }
   /// `bytes` followed by the untouched tail.
@@ -274,6 +283,54 @@ void replicasAgree(Rank &k, sdmaDataType_t type, const char *name) {
   }
 }
 
+/// PreMulSum (sdmaRedOpCreatePreMulSum), every type: the sum of the inputs
+/// times a scalar, exact here (floats 2, signed integers -3 and unsigned
+/// 3, wrapping), every schedule as above. At one
+/// rank only a scalar of 1 is served (a copy): 1 runs, 2 is refused.
+void preMulSums(Rank &k, const Args &args) {
+  int R = k.ranks;
+  for (const TypeCase &t : kTypes) {
+    if (!args.types.empty() &&
+        ("," + args.types + ",").find(std::string(",") + t.name + ",") ==
+            std::string::npos)
+      continue;
+    // (A negative scalar would make -0.0 of a float element whose inputs
+    // are all 0, as NCCL's does, which the integers here cannot say.)
+    int64_t scale = R == 1 ? 1 : isFloat(t) ? 2 : isUnsigned(t) ? 3 : -3;
+    uint8_t bits[8] = {};
+    sdma::rt::encodeElement(t.name, scale, bits);
+    sdmaRedOp_t op = sdmaSum;
+    k.check(sdmaRedOpCreatePreMulSum(&op, bits, t.type, sdmaScalarHostImmediate,
+                                     k.comm),
+            "sdmaRedOpCreatePreMulSum");
+    Case c{k, t, op,
+           std::string(" ") + t.name + " premulsum " + std::to_string(scale),
+           scale};
+    for (size_t count : args.counts)
+      for (int inPlace = 0; inPlace < 2; ++inPlace) {
+        c.allReduce(count, inPlace);
+        c.allReduce(R * count, inPlace);
+        c.reduceScatter(count, inPlace);
+        for (int root = 0; root < R; ++root)
+          c.reduce(count, root, inPlace);
+      }
+    k.check(sdmaRedOpDestroy(op, k.comm), "sdmaRedOpDestroy");
+  }
+  if (R == 1) {
+    float two = 2.0f;
+    sdmaRedOp_t op = sdmaSum;
+    k.check(sdmaRedOpCreatePreMulSum(&op, &two, sdmaFloat32,
+                                     sdmaScalarHostImmediate, k.comm),
+            "sdmaRedOpCreatePreMulSum");
+    void *buf = k.alloc(64);
+    if (expectFailure(
+            k, sdmaAllReduce(buf, buf, 4, sdmaFloat32, op, k.comm, k.stream),
+            "a premulsum at one rank with a scalar other than 1"))
+      ++k.failures;
+    k.check(sdmaRedOpDestroy(op, k.comm), "sdmaRedOpDestroy");
+  }
+}
+
 } // namespace
 
 void sdma::commtest::reductions(Rank &k, const Args &args) {
@@ -302,6 +359,7 @@ void sdma::commtest::reductions(Rank &k, const Args &args) {
       }
     }
   }
+  preMulSums(k, args);
   // NCCL's rooted convention: recvbuff may be NULL off the root.
   {
     const TypeCase &t = kTypes[0];

@@ -11,7 +11,8 @@
 // place), AlltoAll, Broadcast and Bcast at every root, Gather and Scatter
 // at every root, AllReduce with each operator in int32, float and double
 // (and ncclAvg),
-// ReduceScatter, Reduce at every root, some inside a group. Then NCCL's
+// ReduceScatter, Reduce at every root, some inside a group; PreMulSum
+// (NcclPreMulSumCases.cpp). Then NCCL's
 // error behaviour: an unknown operator, an fp8 type and a bad root refused on
 // every rank with ncclInvalidArgument and a message, ranks disagreeing on a
 // count (one of them growing the staging area) refused on every rank as
@@ -644,6 +645,7 @@ int main(int argc, char **argv) {
   }
   reductions(comm, 5);
   reductions(comm, 1000);
+  preMulSum(comm);
   pointToPoint(comm);
   errors(comm);
   split(comm);

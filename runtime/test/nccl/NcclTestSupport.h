@@ -85,6 +85,9 @@ template <typename T> std::vector<T> input(int r, size_t n, size_t from = 0) {
 /// NcclP2pCases.cpp: ncclSend/ncclRecv, grouped and alone, every byte
 /// checked, and their refusals.
 void pointToPoint(ncclComm_t comm);
+/// NcclPreMulSumCases.cpp: ncclRedOpCreatePreMulSum in every reduction,
+/// every element checked, and its refusals.
+void preMulSum(ncclComm_t comm);
 
 } // namespace sdma::nccltest
 

@@ -116,16 +116,32 @@ struct PeerOp {
 
 /// Reduction operators, numbered as ncclRedOp_t.
 /// Avg: the sum divided by the rank count once (NCCL's ncclAvg; integers
-/// truncate toward zero).
-enum class ReduceOp : int { Sum = 0, Prod = 1, Max = 2, Min = 3, Avg = 4 };
-/// "sum", "prod", "max", "min", "avg"; nullptr outside the enum.
+/// truncate toward zero). PreMulSum: the sum of every rank's input times a
+/// scalar (NCCL's ncclRedOpCreatePreMulSum), the same on every rank; made
+/// by the C API as an operator of its own, past NCCL's five.
+enum class ReduceOp : int {
+  Sum = 0,
+  Prod = 1,
+  Max = 2,
+  Min = 3,
+  Avg = 4,
+  PreMulSum = 5
+};
+/// "sum", "prod", "max", "min", "avg", "premulsum"; nullptr outside the
+/// enum.
 const char *reduceOpName(ReduceOp op);
 
-/// The type and operator a reduction computes in.
+/// The type and operator a reduction computes in; for PreMulSum also the
+/// scalar, the bits of a value of `type` (the low 8, 16 or 32 bits for the
+/// narrower types, the rest zero).
 struct Arithmetic {
   DataType type;
   ReduceOp op;
+  uint64_t scalar = 0;
 };
+/// "f32 sum", "bf16 premulsum 0x3e80": what distinguishes one reduction's
+/// kernel from another's (program names, call signatures).
+std::string arithmeticName(const Arithmetic &arithmetic);
 
 /// The reducing collectives, with NCCL's argument meanings.
 enum class CommReduction { AllReduce, ReduceScatter, Reduce };
@@ -197,6 +213,13 @@ public:
                   DataType type, int root, void *stream, Error &error);
   bool reduce(CommReduction kind, const void *send, void *recv, size_t count,
               DataType type, ReduceOp op, int root, void *stream, Error &error);
+  /// The same with the arithmetic whole (PreMulSum's scalar). PreMulSum
+  /// runs where each element is reduced once (every built-in reduction);
+  /// at one rank, where there is nothing to reduce, only with a scalar of
+  /// 1 (a copy).
+  bool reduce(CommReduction kind, const void *send, void *recv, size_t count,
+              const Arithmetic &arithmetic, int root, void *stream,
+              Error &error);
   /// Rows of `rowBytes` to every rank, counts (per destination) on the
   /// device: `capacity` rows per rank pair (slots) or in all (packed).
   bool allToAllv(const void *send, const int64_t *sendCounts, void *recv,

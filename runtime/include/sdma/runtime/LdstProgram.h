@@ -39,16 +39,20 @@ struct LdstProgram {
   /// A reduction program (compiled for one element type and operator)
   /// made to compute in `type` ("f16", "bf16", "f32", "f64", "i8", "ui8",
   /// "i32", "ui32", "i64", "ui64") with `op` ("sum", "prod", "max",
-  /// "min"): the kernel's SDMA_REDUCE_TYPE/OP and the metadata's buffer
-  /// types and operator. A schedule's proof holds for any one type and
-  /// operator (contribution sets do not depend on them). False with
-  /// `error` for a program that does not reduce or an unknown name.
+  /// "min", "avg", "premulsum"): the kernel's SDMA_REDUCE_TYPE/OP and the
+  /// metadata's buffer types and operator. "premulsum" multiplies each
+  /// operand by `scalar` before summing, the bits of a value of `type` (the low
+  /// 16 of an f16/bf16, 32 of an f32/i32/ui32, 8 of an i8/ui8). A schedule's
+  /// proof holds for any one type and operator (contribution sets do not depend
+  /// on them); avg and premulsum only where each element is reduced once.
+  /// False with `error` for a program that does not reduce or an unknown
+  /// name.
+  bool setReduction(const std::string &type, const std::string &op,
+                    std::string &error, uint64_t scalar = 0);
   /// Whether its kernel reduces (has an element type and operator to set).
   bool reduces() const {
     return source.find("#ifndef SDMA_REDUCE_TYPE") != std::string::npos;
   }
-  bool setReduction(const std::string &type, const std::string &op,
-                    std::string &error);
 
   /// The ranks whose steps signal flag `slot` of `rank` (read from the
   /// source's sdma_steps and sdma_rank_begin tables): whom a timed-out wait

@@ -1,0 +1,169 @@
+//===- NcclPreMulSumCases.cpp - ncclRedOpCreatePreMulSum on sdma ----------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// sdma-nccl-test's PreMulSum cases (torch's PREMUL_SUM, FSDP's gradient
+// pre-division): an operator made from a host scalar, used by AllReduce
+// (one-shot, two-shot, in place), ReduceScatter and Reduce at every root in
+// float, double, int32 (negative scalar, wrapping), int8 (wrapping) and
+// bfloat16, every element checked against the sum of every rank's input
+// times the scalar (inputs chosen so that every product is exact). Then the
+// refusals, each leaving the communicator usable: a scalar in device
+// memory, an operator used with another type, after its destruction, or
+// destroyed twice, and ranks that pass different scalars.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NcclTestSupport.h"
+
+#include <cstdint>
+
+namespace sdma::nccltest {
+namespace {
+
+/// The sum over ranks of element `i`, as every rank's input holds it.
+int sumAt(size_t i) {
+  int sum = 0;
+  for (int r = 0; r < ranks; ++r)
+    sum += value(r, i);
+  return sum;
+}
+
+/// bfloat16 bits of a small integer or half-integer (exact).
+uint16_t bf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return uint16_t(bits >> 16);
+}
+
+/// An operator of `type` with `scalar` (host memory), made or failed.
+ncclRedOp_t make(ncclComm_t comm, const void *scalar, ncclDataType_t type,
+                 const char *what) {
+  ncclRedOp_t op = ncclSum;
+  check(ncclRedOpCreatePreMulSum(&op, const_cast<void *>(scalar), type,
+                                 ncclScalarHostImmediate, comm),
+        ncclSuccess, what, comm);
+  return op;
+}
+
+/// AllReduce out of place and in place, ReduceScatter, Reduce at every
+/// root, each result element i compared with want(i) (in T's bits);
+/// `toT` makes T's value of an int input.
+template <typename T, typename ToT, typename Want>
+void every(ncclComm_t comm, ncclDataType_t type, ncclRedOp_t op, size_t n,
+           ToT toT, Want want, const std::string &name) {
+  std::vector<T> in(n), out(n), expected(n);
+  for (size_t i = 0; i < n; ++i) {
+    in[i] = toT(value(rank, i));
+    expected[i] = want(i);
+  }
+  check(ncclAllReduce(in.data(), out.data(), n, type, op, comm, nullptr),
+        ncclSuccess, "ncclAllReduce premulsum " + name, comm);
+  expect(out, expected, "AllReduce premulsum " + name);
+  std::vector<T> inPlace = in;
+  check(
+      ncclAllReduce(inPlace.data(), inPlace.data(), n, type, op, comm, nullptr),
+      ncclSuccess, "ncclAllReduce premulsum in place " + name, comm);
+  expect(inPlace, expected, "AllReduce premulsum in place " + name);
+  // ReduceScatter: this rank's block of n / ranks elements.
+  size_t block = n / size_t(ranks);
+  std::vector<T> mine(block), wantMine(block);
+  for (size_t i = 0; i < block; ++i)
+    wantMine[i] = expected[size_t(rank) * block + i];
+  check(
+      ncclReduceScatter(in.data(), mine.data(), block, type, op, comm, nullptr),
+      ncclSuccess, "ncclReduceScatter premulsum " + name, comm);
+  expect(mine, wantMine, "ReduceScatter premulsum " + name);
+  for (int root = 0; root < ranks; ++root) {
+    std::vector<T> got(n, toT(99));
+    check(ncclReduce(in.data(), got.data(), n, type, op, root, comm, nullptr),
+          ncclSuccess, "ncclReduce premulsum " + name, comm);
+    if (rank == root)
+      expect(got, expected, "Reduce premulsum " + name);
+    else
+      expect(got, std::vector<T>(n, toT(99)),
+             "Reduce premulsum (non-root untouched) " + name);
+  }
+}
+
+void refusals(ncclComm_t comm) {
+  std::vector<float> a(8, 1.0f), b(8, 0.0f);
+  float quarter = 0.25f;
+  ncclRedOp_t op = ncclSum;
+  check(ncclRedOpCreatePreMulSum(&op, &quarter, ncclFloat32, ncclScalarDevice,
+                                 comm),
+        ncclInvalidUsage, "PreMulSum with a device scalar", comm,
+        "device memory");
+  op = make(comm, &quarter, ncclFloat32, "ncclRedOpCreatePreMulSum float");
+  check(ncclAllReduce(a.data(), b.data(), 8, ncclFloat64, op, comm, nullptr),
+        ncclInvalidArgument, "a float PreMulSum on doubles", comm,
+        "was made for float32");
+  check(ncclRedOpDestroy(op, comm), ncclSuccess, "ncclRedOpDestroy", comm);
+  check(ncclAllReduce(a.data(), b.data(), 8, ncclFloat32, op, comm, nullptr),
+        ncclInvalidArgument, "a destroyed PreMulSum", comm, "destroyed");
+  check(ncclRedOpDestroy(op, comm), ncclInvalidArgument,
+        "ncclRedOpDestroy twice", comm, "is not an operator");
+  check(ncclRedOpDestroy(ncclSum, comm), ncclInvalidArgument,
+        "ncclRedOpDestroy(ncclSum)", comm, "is not an operator");
+  // Rank 0's scalar differs: a different call, refused on every rank
+  // before anything moves.
+  float mine = rank == 0 ? 0.5f : 0.125f;
+  op = make(comm, &mine, ncclFloat32, "ncclRedOpCreatePreMulSum differing");
+  ncclResult_t r =
+      ncclAllReduce(a.data(), b.data(), 8, ncclFloat32, op, comm, nullptr);
+  if (r != ncclInvalidUsage ||
+      !std::strstr(ncclGetLastError(comm), "differs between ranks")) {
+    std::fprintf(stderr, "rank %d: PreMulSum with different scalars: %d (%s)\n",
+                 rank, int(r), ncclGetLastError(comm));
+    ++failures;
+  }
+  if (b != std::vector<float>(8, 0.0f)) {
+    std::fprintf(stderr, "rank %d: a refused PreMulSum wrote its output\n",
+                 rank);
+    ++failures;
+  }
+  check(ncclRedOpDestroy(op, comm), ncclSuccess, "ncclRedOpDestroy", comm);
+}
+} // namespace
+
+void preMulSum(ncclComm_t comm) {
+  // Small (one-shot out of place, two-shot in place: n divides by the
+  // rank count) and larger.
+  for (size_t n : {size_t(ranks) * 5, size_t(ranks) * 1024}) {
+    float quarter = 0.25f;
+    ncclRedOp_t op = make(comm, &quarter, ncclFloat32, "PreMulSum float");
+    every<float>(
+        comm, ncclFloat32, op, n, [](int v) { return float(v); },
+        [](size_t i) { return float(sumAt(i)) * 0.25f; }, "float");
+    ncclRedOpDestroy(op, comm);
+    double half = 0.5;
+    op = make(comm, &half, ncclFloat64, "PreMulSum double");
+    every<double>(
+        comm, ncclFloat64, op, n, [](int v) { return double(v); },
+        [](size_t i) { return double(sumAt(i)) * 0.5; }, "double");
+    ncclRedOpDestroy(op, comm);
+    int32_t minus3 = -3;
+    op = make(comm, &minus3, ncclInt32, "PreMulSum int32");
+    every<int32_t>(
+        comm, ncclInt32, op, n, [](int v) { return int32_t(v); },
+        [](size_t i) { return int32_t(sumAt(i) * -3); }, "int32");
+    ncclRedOpDestroy(op, comm);
+    // int8 wraps: 100 times a sum of up to +-25.
+    int8_t hundred = 100;
+    op = make(comm, &hundred, ncclInt8, "PreMulSum int8");
+    every<int8_t>(
+        comm, ncclInt8, op, n, [](int v) { return int8_t(v); },
+        [](size_t i) { return int8_t(uint8_t(unsigned(sumAt(i)) * 100u)); },
+        "int8");
+    ncclRedOpDestroy(op, comm);
+    uint16_t bfHalf = bf16(0.5f);
+    op = make(comm, &bfHalf, ncclBfloat16, "PreMulSum bfloat16");
+    every<uint16_t>(
+        comm, ncclBfloat16, op, n, [](int v) { return bf16(float(v)); },
+        [](size_t i) { return bf16(float(sumAt(i)) * 0.5f); }, "bfloat16");
+    ncclRedOpDestroy(op, comm);
+  }
+  refusals(comm);
+}
+
+} // namespace sdma::nccltest
