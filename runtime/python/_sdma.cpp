@@ -342,6 +342,21 @@ public:
     }
     check(result, comm_);
   }
+  /// sdmaRedOpCreatePreMulSum with `scalar`, a value of `type` as its
+  /// bytes (host memory): the operator's code.
+  int premulSum(int type, const py::bytes &scalar) {
+    std::string bits = scalar;
+    if (bits.size() > 8)
+      throw std::invalid_argument("premul_sum: a scalar of " +
+                                  std::to_string(bits.size()) + " bytes");
+    bits.resize(8, '\0');
+    sdmaRedOp_t op = sdmaSum;
+    check(sdmaRedOpCreatePreMulSum(&op, bits.data(),
+                                   static_cast<sdmaDataType_t>(type),
+                                   sdmaScalarHostImmediate, get()),
+          comm_);
+    return int(op);
+  }
   /// sdmaAlltoAllv: counts are device pointers (recvcounts may be 0).
   void allToAllv(uintptr_t send, uintptr_t sendcounts, uintptr_t recv,
                  uintptr_t recvcounts, size_t capacity, size_t rowcount,
@@ -561,6 +576,7 @@ PYBIND11_MODULE(_sdma, m) {
       .def("mem_deregister", &Comm::memDeregister)
       .def("collective", &Comm::collective)
       .def("reduction", &Comm::reduction)
+      .def("premul_sum", &Comm::premulSum)
       .def("all_to_all_v", &Comm::allToAllv)
       .def("all_to_all_v_2d", &Comm::allToAllv2d)
       .def("send_recv", &Comm::sendRecv)

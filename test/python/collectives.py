@@ -145,7 +145,37 @@ def check_rank(comm, device, schedule):
             assert torch.equal(x.cpu(), want), ("reduce", dtype, dst)
             comm.free(big)
             comm.free(x)
+    # PREMUL_SUM as sdma.premul_sum(factor): every rank's tensor times the
+    # factor, summed (products exact here); torch's own PREMUL_SUM object
+    # hides its factor and is refused, naming what to pass instead.
+    for n, (dtype, factor) in enumerate(((torch.float32, 0.5),
+                                         (torch.bfloat16, 0.25),
+                                         (torch.int32, -3))):
+        every = torch.stack([small(r, 4 * R, dtype, 40 + n, False)
+                             for r in range(R)])
+        x = comm.empty((4 * R,), dtype)
+        x.copy_(every[me])
+        comm.all_reduce(x, sdma.premul_sum(factor))
+        sync()
+        want = (every.double() * factor).sum(0).to(dtype)
+        assert torch.equal(x.cpu(), want), ("premul all_reduce", dtype)
+        out = comm.empty((4,), dtype)
+        x.copy_(every[me])
+        comm.reduce_scatter_tensor(out, x, sdma.premul_sum(factor))
+        sync()
+        assert torch.equal(out.cpu(), want[me * 4:(me + 1) * 4]), \
+            ("premul reduce_scatter", dtype)
+        comm.free(out)
+        comm.free(x)
     x = comm.empty((8,), torch.float32)
+    try:
+        import torch.distributed as dist
+        torch_premul = dist._make_nccl_premul_sum(0.5)
+    except (ImportError, AttributeError):
+        torch_premul = "PREMUL_SUM"
+    expect_error(lambda: comm.all_reduce(x, torch_premul),
+                 "pass sdma.premul_sum(factor)")
+    expect_error(lambda: sdma.premul_sum(torch.ones(1)), "a Python number")
     expect_error(lambda: comm.all_reduce(x, "BAND"), "not BAND")
     expect_error(lambda: comm.reduce_scatter_tensor(x, x), "needs world_size")
     comm.free(x)

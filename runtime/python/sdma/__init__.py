@@ -25,7 +25,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 #: sdma's version (sdma.h's SDMA_MAJOR.MINOR.PATCH; the tools print it too).
 __version__ = _sdma.__version__
 
-__all__ = ["Communicator", "MpiTransport", "TorchTransport", "P2POp", "ReduceOp", "Schedule", "SdmaError",
+__all__ = ["Communicator", "MpiTransport", "TorchTransport", "P2POp", "PreMulSum", "ReduceOp", "Schedule", "SdmaError", "premul_sum",
            "Work", "get_unique_id", "irecv", "isend"]
 
 
@@ -106,6 +106,30 @@ class ReduceOp:
 _REDUCE_OPS = {"SUM": 0, "PRODUCT": 1, "MAX": 2, "MIN": 3, "AVG": 4}
 
 
+class PreMulSum:
+    """The sum of every rank's tensor times `factor` (torch's PREMUL_SUM,
+    NCCL's ncclRedOpCreatePreMulSum; FSDP's gradient pre-division): each
+    element multiplied as it is summed, in the tensor's dtype's arithmetic
+    (float16/bfloat16 in fp32). Every rank passes the same factor. Make it
+    with sdma.premul_sum(factor)."""
+
+    def __init__(self, factor):
+        if not isinstance(factor, (int, float)) or isinstance(factor, bool):
+            raise SdmaError("premul_sum: the factor is a Python number (a "
+                            "scalar in device memory is not served), not %s"
+                            % type(factor).__name__, 4)
+        self.factor = factor
+
+    def __repr__(self):
+        return "sdma.premul_sum(%r)" % (self.factor,)
+
+
+def premul_sum(factor):
+    """A reduction operator: the sum of every rank's tensor times `factor`
+    (torch.distributed._make_nccl_premul_sum's meaning)."""
+    return PreMulSum(factor)
+
+
 def _reduce_op(op):
     if isinstance(op, int) and op in _REDUCE_OPS.values():
         return op
@@ -123,8 +147,20 @@ def _reduce_op(op):
     if name in _REDUCE_OPS:
         return _REDUCE_OPS[name]
     name = name or str(op)
-    raise SdmaError("sdma reduces with SUM, PRODUCT, MAX, MIN or AVG, not %s"
-                    % (name,), 4)
+    if name == "PREMUL_SUM" or _is_torch_premul_sum(op):
+        raise SdmaError("torch's PREMUL_SUM keeps its factor where Python "
+                        "cannot read it: pass sdma.premul_sum(factor)", 4)
+    raise SdmaError("sdma reduces with SUM, PRODUCT, MAX, MIN, AVG or "
+                    "sdma.premul_sum(factor), not %s" % (name,), 4)
+
+
+def _is_torch_premul_sum(op):
+    try:
+        import torch.distributed as dist
+
+        return op == dist.ReduceOp.PREMUL_SUM
+    except (ImportError, AttributeError, TypeError, RuntimeError):
+        return False
 
 
 _OPS = {"all_gather": 0, "all_to_all": 1, "broadcast": 2, "scatter": 3,
@@ -294,6 +330,7 @@ class Communicator(PointToPoint):
         self.device = device or os.environ.get("SDMA_DEVICE", "cuda")
         self._allocations = {}  # data_ptr -> bytes
         self._registrations = {}  # data_ptr -> handle
+        self._premul_ops = {}  # (dtype, the factor's bytes) -> operator
         self._kind = "cpu" if self.device == "cpu" else "cuda"
         self._raw_stream = None
 
@@ -369,6 +406,7 @@ class Communicator(PointToPoint):
         self.device = device or os.environ.get("SDMA_DEVICE", "cuda")
         self._allocations = {}
         self._registrations = {}
+        self._premul_ops = {}
         self._kind = "cpu" if self.device == "cpu" else "cuda"
         self._raw_stream = None
         self._transport = transport
@@ -669,8 +707,28 @@ class Communicator(PointToPoint):
         self._moe("all_to_all_vdev_2d_offset", input, out, in_splits_offsets,
                   out_splits_offsets, 2, 1, True)
 
+    def _premul_sum(self, dtype, factor):
+        """The communicator's operator for sdma.premul_sum(factor) on
+        dtype, made once (the factor as dtype's bits, converted as torch
+        converts it)."""
+        torch = _torch()
+        bits = torch.tensor([factor], dtype=dtype).view(torch.uint8)
+        key = (dtype, bytes(bits.tolist()))
+        if key not in self._premul_ops:
+            try:
+                self._premul_ops[key] = self._comm.premul_sum(
+                    _types()[dtype][0], key[1])
+            except _sdma.SdmaError as e:
+                _raise(e)
+        return self._premul_ops[key]
+
     def _reduce(self, kind, send, recv, count, dtype, op, root=0):
-        code = _reduce_op(op)
+        if isinstance(op, PreMulSum):
+            if dtype not in _types():
+                raise SdmaError("%s is not a type sdma reduces" % (dtype,), 4)
+            code = self._premul_sum(dtype, op.factor)
+        else:
+            code = _reduce_op(op)
         try:
             self._comm.reduction(kind, send, recv, count, _types()[dtype][0],
                                  code, root, self._stream())
