@@ -3,7 +3,7 @@ drop-in: run it under LD_PRELOAD=libsdma-nccl.so with sdma-launch (ranks
 sharing one GPU, which real NCCL 2.28 refuses). Every result is compared
 with the value computed locally from every rank's deterministic input.
 Covers: init_process_group(device_id=...) (ncclCommInitRankConfig),
-all_gather_into_tensor, reduce_scatter_tensor, all_reduce (SUM, MAX, MIN,
+all_gather_into_tensor, reduce_scatter_tensor, all_reduce (PREMUL_SUM too; SUM, MAX, MIN,
 PRODUCT, AVG), broadcast from every root, barrier, all_to_all_single with equal
 splits (ncclAlltoAll) and with split sizes (ncclSend/ncclRecv in a group),
 batch_isend_irecv in a ring and a send/recv pair, new_group (ncclCommSplit) and an all_reduce on it,
@@ -72,6 +72,17 @@ for op, fold in ((dist.ReduceOp.SUM, lambda a, b: a + b),
         for r in range(1, world):
             want = fold(want, data(r, n))
     expect("all_reduce %s" % op, t, want)
+
+# PREMUL_SUM (ncclRedOpCreatePreMulSum with a host scalar, as FSDP's
+# gradient pre-division makes it): all_reduce and reduce_scatter_tensor.
+t = data(rank, world * n).to(dev)
+dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.25))
+want = sum(data(r, world * n) * 0.25 for r in range(world))
+expect("all_reduce PREMUL_SUM", t, want)
+out = torch.empty(n, device=dev)
+dist.reduce_scatter_tensor(out, data(rank, world * n).to(dev),
+                           op=dist._make_nccl_premul_sum(0.25))
+expect("reduce_scatter_tensor PREMUL_SUM", out, want[rank * n:(rank + 1) * n])
 
 # broadcast from every root
 for root in range(world):
