@@ -31,8 +31,20 @@
 #include <utility>
 #include <vector>
 
+/// The communicators one ncclCommInitAll made, torn down together once
+/// every one of them has been destroyed (ShimComm.cpp's destroy).
+struct ncclComm;
+struct InitAllGroup {
+  std::mutex mutex;
+  int left = 0; // not destroyed yet
+  /// Destroyed by the caller, not yet torn down (true: aborted).
+  std::vector<std::pair<std::shared_ptr<ncclComm>, bool>> destroyed;
+};
+
 struct ncclComm {
   sdmaComm_t sdma = nullptr;
+  /// Its ncclCommInitAll's group, or null.
+  std::shared_ptr<InitAllGroup> initAll;
   int rank = 0, nranks = 0, device = 0;
   /// The staging area (sdmaMemAlloc'd) and its size.
   char *stage = nullptr;

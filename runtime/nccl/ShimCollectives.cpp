@@ -185,6 +185,39 @@ sdmaRedOp_t toSdma(ncclRedOp_t op) { return static_cast<sdmaRedOp_t>(op); }
 
 } // namespace
 
+// PreMulSum: sdma's operator of the same number (both count from five).
+static_assert(int(ncclNumOps) == int(sdmaNumOps) &&
+                  int(ncclScalarDevice) == int(sdmaScalarDevice) &&
+                  int(ncclScalarHostImmediate) == int(sdmaScalarHostImmediate),
+              "sdma's operators and scalar residences are numbered as NCCL's");
+NCCL_API ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
+                                               ncclDataType_t datatype,
+                                               ncclScalarResidence_t residence,
+                                               ncclComm_t comm) {
+  std::shared_ptr<ncclComm> keep = acquire(comm);
+  if (!keep)
+    return checkComm(comm, "ncclRedOpCreatePreMulSum");
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  sdmaRedOp_t made = sdmaSum;
+  if (ncclResult_t r = fromSdma(
+          comm, sdmaRedOpCreatePreMulSum(
+                    &made, scalar, static_cast<sdmaDataType_t>(datatype),
+                    static_cast<sdmaScalarResidence_t>(residence), comm->sdma)))
+    return r;
+  if (op)
+    *op = static_cast<ncclRedOp_t>(made);
+  return ncclSuccess;
+}
+
+NCCL_API ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+  std::shared_ptr<ncclComm> keep = acquire(comm);
+  if (!keep)
+    return checkComm(comm, "ncclRedOpDestroy");
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  return fromSdma(comm,
+                  sdmaRedOpDestroy(static_cast<sdmaRedOp_t>(op), comm->sdma));
+}
+
 NCCL_API ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
                                     size_t sendcount, ncclDataType_t datatype,
                                     ncclComm_t comm, cudaStream_t stream) {

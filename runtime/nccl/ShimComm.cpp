@@ -230,6 +230,8 @@ void freePeerStages(ncclComm &comm) {
   comm.peerStages.clear();
 }
 
+ncclResult_t teardown(std::shared_ptr<ncclComm> owned, bool abort);
+
 ncclResult_t destroy(ncclComm_t comm, const char *call) {
   std::shared_ptr<ncclComm> owned;
   {
@@ -244,17 +246,51 @@ ncclResult_t destroy(ncclComm_t comm, const char *call) {
     return checkComm(comm, call);
   // An abort stops the waits of a call in flight on another thread first,
   // so that its mutex comes free now, not after the timeout.
-  if (std::strcmp(call, "ncclCommAbort") == 0)
+  bool abort = std::strcmp(call, "ncclCommAbort") == 0;
+  if (abort)
     sdmaCommAbort(owned->sdma);
+  if (!owned->initAll)
+    return teardown(std::move(owned), abort);
+  // One of ncclCommInitAll's communicators: sdma's destroy meets every rank
+  // of a communicator, and a program destroys these one after another on
+  // one thread (NCCL's destroy is local), so each is only set aside; the
+  // last one's destroy tears them all down at once, a thread each.
+  std::vector<std::pair<std::shared_ptr<ncclComm>, bool>> all;
+  {
+    InitAllGroup &group = *owned->initAll;
+    std::lock_guard<std::mutex> lock(group.mutex);
+    group.destroyed.emplace_back(std::move(owned), abort);
+    if (--group.left > 0)
+      return ncclSuccess;
+    all = std::move(group.destroyed);
+  }
+  std::vector<ncclResult_t> results(all.size(), ncclSuccess);
+  std::vector<std::string> errors(all.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < all.size(); ++i)
+    threads.emplace_back([&, i] {
+      results[i] = teardown(std::move(all[i].first), all[i].second);
+      errors[i] = ncclGetLastError(nullptr);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (results[i] != ncclSuccess)
+      return fail(nullptr, results[i], errors[i]);
+  return ncclSuccess;
+}
+
+/// Frees `owned` (already out of the registry): the real NCCL's beside it,
+/// then sdma's, which waits for its device and meets its peers.
+ncclResult_t teardown(std::shared_ptr<ncclComm> owned, bool abort) {
+  const char *call = abort ? "ncclCommAbort" : "ncclCommDestroy";
   // A call in flight on another thread finishes first (it holds the
   // mutex); later calls find the communicator gone.
   std::lock_guard<std::mutex> inFlight(owned->mutex);
   if (owned->real) {
     std::string ignored;
     if (const RealNccl *real = realNccl(ignored))
-      (std::strcmp(call, "ncclCommAbort") == 0
-           ? real->commAbort
-           : real->commDestroy)(owned->real);
+      (abort ? real->commAbort : real->commDestroy)(owned->real);
   }
   sdmaResult_t r = sdmaCommDestroy(owned->sdma);
   std::string message = r ? sdmaGetLastError(nullptr) : "";
@@ -432,6 +468,10 @@ NCCL_API ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev,
                   "ncclCommInitAll: rank " + std::to_string(i) + ": " +
                       errors[i]);
     }
+  auto group = std::make_shared<InitAllGroup>();
+  group->left = ndev;
+  for (int i = 0; i < ndev; ++i)
+    comms[i]->initAll = group;
   logPath("CommInitAll", "sdma");
   return ncclSuccess;
 }
@@ -657,39 +697,6 @@ NCCL_API ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *) {
   if (ncclResult_t r = checkComm(comm, "ncclDevCommDestroy"))
     return r;
   return notServed(comm, "ncclDevCommDestroy (NCCL's device API)");
-}
-
-// PreMulSum: sdma's operator of the same number (both count from five).
-static_assert(int(ncclNumOps) == int(sdmaNumOps) &&
-                  int(ncclScalarDevice) == int(sdmaScalarDevice) &&
-                  int(ncclScalarHostImmediate) == int(sdmaScalarHostImmediate),
-              "sdma's operators and scalar residences are numbered as NCCL's");
-NCCL_API ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
-                                               ncclDataType_t datatype,
-                                               ncclScalarResidence_t residence,
-                                               ncclComm_t comm) {
-  std::shared_ptr<ncclComm> keep = acquire(comm);
-  if (!keep)
-    return checkComm(comm, "ncclRedOpCreatePreMulSum");
-  std::lock_guard<std::mutex> lock(comm->mutex);
-  sdmaRedOp_t made = sdmaSum;
-  if (ncclResult_t r = fromSdma(
-          comm, sdmaRedOpCreatePreMulSum(
-                    &made, scalar, static_cast<sdmaDataType_t>(datatype),
-                    static_cast<sdmaScalarResidence_t>(residence), comm->sdma)))
-    return r;
-  if (op)
-    *op = static_cast<ncclRedOp_t>(made);
-  return ncclSuccess;
-}
-
-NCCL_API ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
-  std::shared_ptr<ncclComm> keep = acquire(comm);
-  if (!keep)
-    return checkComm(comm, "ncclRedOpDestroy");
-  std::lock_guard<std::mutex> lock(comm->mutex);
-  return fromSdma(comm,
-                  sdmaRedOpDestroy(static_cast<sdmaRedOp_t>(op), comm->sdma));
 }
 
 NCCL_API ncclResult_t ncclGroupStart(void) {
