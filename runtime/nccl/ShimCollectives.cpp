@@ -198,14 +198,18 @@ NCCL_API ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
   if (!keep)
     return checkComm(comm, "ncclRedOpCreatePreMulSum");
   std::lock_guard<std::mutex> lock(comm->mutex);
+  if (!acquire(comm)) // destroyed while this call waited for the lock
+    return checkComm(comm, "ncclRedOpCreatePreMulSum");
+  if (!op)
+    return fail(comm, ncclInvalidArgument,
+                "ncclRedOpCreatePreMulSum: op is NULL");
   sdmaRedOp_t made = sdmaSum;
   if (ncclResult_t r = fromSdma(
           comm, sdmaRedOpCreatePreMulSum(
                     &made, scalar, static_cast<sdmaDataType_t>(datatype),
                     static_cast<sdmaScalarResidence_t>(residence), comm->sdma)))
     return r;
-  if (op)
-    *op = static_cast<ncclRedOp_t>(made);
+  *op = static_cast<ncclRedOp_t>(made);
   return ncclSuccess;
 }
 
@@ -214,6 +218,8 @@ NCCL_API ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   if (!keep)
     return checkComm(comm, "ncclRedOpDestroy");
   std::lock_guard<std::mutex> lock(comm->mutex);
+  if (!acquire(comm))
+    return checkComm(comm, "ncclRedOpDestroy");
   return fromSdma(comm,
                   sdmaRedOpDestroy(static_cast<sdmaRedOp_t>(op), comm->sdma));
 }

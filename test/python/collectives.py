@@ -176,6 +176,12 @@ def check_rank(comm, device, schedule):
     expect_error(lambda: comm.all_reduce(x, torch_premul),
                  "pass sdma.premul_sum(factor)")
     expect_error(lambda: sdma.premul_sum(torch.ones(1)), "a Python number")
+    i = comm.empty((8,), torch.int32)
+    expect_error(lambda: comm.all_reduce(i, sdma.premul_sum(0.5)),
+                 "an integral factor")
+    expect_error(lambda: comm.all_reduce(i, sdma.premul_sum(2 ** 40)),
+                 "an integral factor")
+    comm.free(i)
     expect_error(lambda: comm.all_reduce(x, "BAND"), "not BAND")
     expect_error(lambda: comm.reduce_scatter_tensor(x, x), "needs world_size")
     comm.free(x)

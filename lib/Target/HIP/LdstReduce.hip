@@ -190,7 +190,33 @@ static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
 #ifndef SDMA_PREMUL_SCALAR
 #error "SDMA_REDUCE_OP 5 (premulsum) needs SDMA_PREMUL_SCALAR"
 #endif
-#define SDMA_OPERAND(p) ((sdma_acc)(SDMA_LOAD(p) * (SDMA_PREMUL_SCALAR)))
+// The product rounded on its own, as the CPU device rounds it: never
+// contracted with the sum's add into one fused multiply-add (NVCC and
+// clang would, rounding once for both).
+#if defined(__CUDA_ARCH__)
+static __device__ inline float sdma_mul(float a, float b) {
+  return __fmul_rn(a, b);
+}
+static __device__ inline double sdma_mul(double a, double b) {
+  return __dmul_rn(a, b);
+}
+#else
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+static __device__ inline float sdma_mul(float a, float b) { return a * b; }
+static __device__ inline double sdma_mul(double a, double b) { return a * b; }
+#endif
+static __device__ inline unsigned int sdma_mul(unsigned int a,
+                                               unsigned int b) {
+  return a * b;
+}
+static __device__ inline unsigned long long sdma_mul(unsigned long long a,
+                                                     unsigned long long b) {
+  return a * b;
+}
+#define SDMA_OPERAND(p)                                                        \
+  sdma_mul((sdma_acc)SDMA_LOAD(p), (sdma_acc)(SDMA_PREMUL_SCALAR))
 #else
 #define SDMA_OPERAND(p) SDMA_LOAD(p)
 #endif

@@ -285,7 +285,7 @@ bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
     // (all_gather_direct, in place a no-op). PreMulSum's product has no
     // reduction to ride on there: served as the copy it is with a scalar of
     // 1 only.
-    if (op == ReduceOp::PreMulSum && !isOne(type, arithmetic.scalar))
+    if (op == ReduceOp::PreMulSum && count && !isOne(type, arithmetic.scalar))
       return error.fail(ErrorKind::InvalidUsage,
                         "a premulsum at one rank with a scalar other than 1 "
                         "(" +

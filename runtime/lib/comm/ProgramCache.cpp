@@ -408,10 +408,8 @@ bool ProgramCache::addSchedule(const std::string &text, const std::string &name,
       !setReduceArithmetic(*program, *arithmetic, refused))
     program.reset();
   std::string what = "schedule " + std::to_string(hashBytes(text));
-  std::string variant = arithmetic
-                            ? what + " " + dataTypeName(arithmetic->type) +
-                                  " " + reduceOpName(arithmetic->op)
-                            : what;
+  std::string variant =
+      arithmetic ? what + " " + arithmeticName(*arithmetic) : what;
   if (!add(std::move(program), refused, variant, what, index, error))
     return false;
   if (text.rfind("// sdma-ldst: ", 0) != 0) {

@@ -201,8 +201,10 @@ void *compileHostObject(const std::string &text, std::string compiler,
     const char *env = std::getenv("SDMA_HOST_CXX");
     compiler = env && *env ? env : "c++";
   }
+  // No fused multiply-adds: a product rounds on its own, as the GPU
+  // kernels' (LdstReduce.hip's sdma_mul) do.
   const std::string flags = " -std=c++20 -O1 -shared -fPIC -pthread "
-                            "-Wno-unknown-pragmas";
+                            "-ffp-contract=off -Wno-unknown-pragmas";
   // A cached object: the processes of a job, and later runs, compile once.
   // An empty directory keeps nothing; a refused one (KernelCache says why,
   // on stderr) likewise.

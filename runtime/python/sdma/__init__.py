@@ -712,7 +712,18 @@ class Communicator(PointToPoint):
         dtype, made once (the factor as dtype's bits, converted as torch
         converts it)."""
         torch = _torch()
-        bits = torch.tensor([factor], dtype=dtype).view(torch.uint8)
+        if not dtype.is_floating_point:
+            info = torch.iinfo(dtype)
+            if (float(factor) != int(factor) or
+                    not info.min <= int(factor) <= info.max):
+                raise SdmaError("premul_sum(%r) on %s: an integer type takes "
+                                "an integral factor in its range"
+                                % (factor, dtype), 4)
+            factor = int(factor)
+        try:
+            bits = torch.tensor([factor], dtype=dtype).view(torch.uint8)
+        except (RuntimeError, OverflowError) as e:
+            raise SdmaError("premul_sum(%r) on %s: %s" % (factor, dtype, e), 4)
         key = (dtype, bytes(bits.tolist()))
         if key not in self._premul_ops:
             try:

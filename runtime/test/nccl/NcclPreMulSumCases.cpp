@@ -7,7 +7,8 @@
 // (one-shot, two-shot, in place), ReduceScatter and Reduce at every root in
 // float, double, int32 (negative scalar, wrapping), int8 (wrapping) and
 // bfloat16, every element checked against the sum of every rank's input
-// times the scalar (inputs chosen so that every product is exact). Then the
+// times the scalar (inputs chosen so that every product is exact), then a
+// scalar whose products round (0.1), in ascending rank order. Then the
 // refusals, each leaving the communicator usable: a scalar in device
 // memory, an operator used with another type, after its destruction, or
 // destroyed twice, and ranks that pass different scalars.
@@ -86,10 +87,53 @@ void every(ncclComm_t comm, ncclDataType_t type, ncclRedOp_t op, size_t n,
   }
 }
 
+/// A scalar whose products round (0.1): every rank gets the bits of
+/// adding the products in ascending rank order, each product rounded on
+/// its own (no fused multiply-add), on every schedule: one-shot, two-shot
+/// and in place (all_reduce_in_place: a count the rank count does not
+/// divide).
+void inexact(ncclComm_t comm) {
+  const float tenth = 0.1f;
+  ncclRedOp_t op = make(comm, &tenth, ncclFloat32, "PreMulSum 0.1");
+  for (size_t n : {size_t(ranks) * 7 + 1, size_t(ranks) * 256}) {
+    std::vector<float> want(n);
+    for (size_t i = 0; i < n; ++i) {
+      volatile float acc = float(value(0, i)) * tenth;
+      for (int r = 1; r < ranks; ++r) {
+        volatile float product = float(value(r, i)) * tenth;
+        acc = acc + product;
+      }
+      want[i] = acc;
+    }
+    std::vector<float> in = input<float>(rank, n), out(n);
+    check(
+        ncclAllReduce(in.data(), out.data(), n, ncclFloat32, op, comm, nullptr),
+        ncclSuccess, "ncclAllReduce premulsum 0.1", comm);
+    expect(out, want, "AllReduce premulsum 0.1 count " + std::to_string(n));
+    check(
+        ncclAllReduce(in.data(), in.data(), n, ncclFloat32, op, comm, nullptr),
+        ncclSuccess, "ncclAllReduce premulsum 0.1 in place", comm);
+    expect(in, want,
+           "AllReduce premulsum 0.1 in place count " + std::to_string(n));
+  }
+  check(ncclRedOpDestroy(op, comm), ncclSuccess, "ncclRedOpDestroy", comm);
+}
+
 void refusals(ncclComm_t comm) {
   std::vector<float> a(8, 1.0f), b(8, 0.0f);
   float quarter = 0.25f;
   ncclRedOp_t op = ncclSum;
+  check(ncclRedOpCreatePreMulSum(nullptr, &quarter, ncclFloat32,
+                                 ncclScalarHostImmediate, comm),
+        ncclInvalidArgument, "PreMulSum into a NULL op", comm, "op is NULL");
+  check(ncclRedOpCreatePreMulSum(&op, nullptr, ncclFloat32,
+                                 ncclScalarHostImmediate, comm),
+        ncclInvalidArgument, "PreMulSum of a NULL scalar", comm,
+        "must not be NULL");
+  check(ncclRedOpCreatePreMulSum(&op, &quarter, ncclFloat32,
+                                 ncclScalarResidence_t(7), comm),
+        ncclInvalidArgument, "PreMulSum of residence 7", comm,
+        "invalid scalar residence 7");
   check(ncclRedOpCreatePreMulSum(&op, &quarter, ncclFloat32, ncclScalarDevice,
                                  comm),
         ncclInvalidUsage, "PreMulSum with a device scalar", comm,
@@ -135,19 +179,19 @@ void preMulSum(ncclComm_t comm) {
     every<float>(
         comm, ncclFloat32, op, n, [](int v) { return float(v); },
         [](size_t i) { return float(sumAt(i)) * 0.25f; }, "float");
-    ncclRedOpDestroy(op, comm);
+    check(ncclRedOpDestroy(op, comm), ncclSuccess, "ncclRedOpDestroy", comm);
     double half = 0.5;
     op = make(comm, &half, ncclFloat64, "PreMulSum double");
     every<double>(
         comm, ncclFloat64, op, n, [](int v) { return double(v); },
         [](size_t i) { return double(sumAt(i)) * 0.5; }, "double");
-    ncclRedOpDestroy(op, comm);
+    check(ncclRedOpDestroy(op, comm), ncclSuccess, "ncclRedOpDestroy", comm);
     int32_t minus3 = -3;
     op = make(comm, &minus3, ncclInt32, "PreMulSum int32");
     every<int32_t>(
         comm, ncclInt32, op, n, [](int v) { return int32_t(v); },
         [](size_t i) { return int32_t(sumAt(i) * -3); }, "int32");
-    ncclRedOpDestroy(op, comm);
+    check(ncclRedOpDestroy(op, comm), ncclSuccess, "ncclRedOpDestroy", comm);
     // int8 wraps: 100 times a sum of up to +-25.
     int8_t hundred = 100;
     op = make(comm, &hundred, ncclInt8, "PreMulSum int8");
@@ -155,14 +199,15 @@ void preMulSum(ncclComm_t comm) {
         comm, ncclInt8, op, n, [](int v) { return int8_t(v); },
         [](size_t i) { return int8_t(uint8_t(unsigned(sumAt(i)) * 100u)); },
         "int8");
-    ncclRedOpDestroy(op, comm);
+    check(ncclRedOpDestroy(op, comm), ncclSuccess, "ncclRedOpDestroy", comm);
     uint16_t bfHalf = bf16(0.5f);
     op = make(comm, &bfHalf, ncclBfloat16, "PreMulSum bfloat16");
     every<uint16_t>(
         comm, ncclBfloat16, op, n, [](int v) { return bf16(float(v)); },
         [](size_t i) { return bf16(float(sumAt(i)) * 0.5f); }, "bfloat16");
-    ncclRedOpDestroy(op, comm);
+    check(ncclRedOpDestroy(op, comm), ncclSuccess, "ncclRedOpDestroy", comm);
   }
+  inexact(comm);
   refusals(comm);
 }
 
