@@ -85,7 +85,8 @@ struct SdmaTable {
   // memory (polling host memory from many blocks serialises them).
   unsigned long long *errorMirror;
   // The bytes of one row, the unit of sdma.copyv's counts and packed
-  // offsets; 0: a row is a chunk.
+  // offsets; 0: a row is a chunk. A premulsum reduction (which has no
+  // copyv): this rank's scalar (the bits of a value of the element type).
   unsigned long long rowBytes;
   // sdmaAlltoAllv's counts, moved by the kernel itself (no copies around
   // the launch, which would be two more stream operations per call): before
@@ -102,7 +103,8 @@ struct SdmaTable {
   // Written before the entry barrier's arrival and compared after it, so a
   // rank whose call differs from a peer's (the host compares a signature
   // only the first time it is seen) fails every rank before any byte
-  // moves. Null tags: not checked (in-process runs).
+  // moves. Null tags: not checked (in-process runs). Then, for a
+  // premulsum, every rank's scalar: tags[r][SDMA_RANKS + s] rank s's.
   unsigned long long callTag;
   unsigned long long *tags[SDMA_RANKS];
 };
@@ -195,8 +197,14 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
   const bool tagged = phase == 0 && T->tags[0];
   if (SDMA_BID == 0 && SDMA_TID == 0) {
     if (tagged)
-      for (int r = 0; r < SDMA_RANKS; ++r)
+      for (int r = 0; r < SDMA_RANKS; ++r) {
         ((volatile unsigned long long *)T->tags[r])[rank] = T->callTag;
+#if defined(SDMA_REDUCE_OP) && SDMA_REDUCE_OP == 5
+        // premulsum: this rank's scalar beside its tag (sdma_scalar).
+        ((volatile unsigned long long *)T->tags[r])[SDMA_RANKS + rank] =
+            T->rowBytes;
+#endif
+      }
     SDMA_FENCE_SYSTEM();
     for (int r = 0; r < SDMA_RANKS; ++r)
       SDMA_ATOMIC_ADD_SYSTEM_U64(T->arrive[r] + phase * SDMA_RANKS + rank,

@@ -180,16 +180,15 @@ static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
 #define SDMA_FINISH(v) (v)
 #endif
 
-// An operand of a reduce row as it is combined: its value, for premulsum
-// (NCCL's ncclRedOpCreatePreMulSum) times the scalar first, each operand
-// (every one is a rank's input: premulsum, as avg, runs only where each
-// element is reduced once). SDMA_PREMUL_SCALAR is an expression of
-// sdma_acc's type (sdma_f32_of, sdma_f64_of or an integer constant): the
+// An operand of a reduce row as it is combined, SDMA_OPERAND(p, k): its
+// value; for premulsum (NCCL's ncclRedOpCreatePreMulSum) times the scalar
+// of the rank it came from, sc[k] (every operand is a rank's input:
+// premulsum, as avg, runs only where each element is reduced once). Each
+// rank passes its own scalar (SdmaTable::rowBytes) and writes it beside
+// its call tag into every rank's tag words at the entry barrier
+// (sdma_job_barrier), so a row's scalars are read where it stores: the
 // 16-bit floats multiply in fp32, integers wrap.
 #if SDMA_REDUCE_OP == 5
-#ifndef SDMA_PREMUL_SCALAR
-#error "SDMA_REDUCE_OP 5 (premulsum) needs SDMA_PREMUL_SCALAR"
-#endif
 // The product rounded on its own, as the CPU device rounds it: never
 // contracted with the sum's add into one fused multiply-add (NVCC and
 // clang would, rounding once for both).
@@ -215,10 +214,29 @@ static __device__ inline unsigned long long sdma_mul(unsigned long long a,
                                                      unsigned long long b) {
   return a * b;
 }
-#define SDMA_OPERAND(p)                                                        \
-  sdma_mul((sdma_acc)SDMA_LOAD(p), (sdma_acc)(SDMA_PREMUL_SCALAR))
+// Rank q's scalar as rank `at`'s tag words hold it (a value of the element
+// type in the low bits); 1 without tag words (in-process runs).
+static __device__ inline sdma_acc sdma_scalar(const SdmaTable *T, long long at,
+                                              long long q) {
+  if (!T->tags[0])
+    return (sdma_acc)1;
+  const unsigned long long bits =
+      ((volatile const unsigned long long *)T->tags[at])[SDMA_RANKS + q];
+#if SDMA_REDUCE_TYPE == 0
+  return sdma_f32_of((unsigned int)bits);
+#elif SDMA_REDUCE_TYPE == 1
+  return sdma_f16_to_f32((unsigned short)bits);
+#elif SDMA_REDUCE_TYPE == 2
+  return sdma_bf16_to_f32((unsigned short)bits);
+#elif SDMA_REDUCE_TYPE == 7
+  return sdma_f64_of(bits);
 #else
-#define SDMA_OPERAND(p) SDMA_LOAD(p)
+  return (sdma_acc)bits;
+#endif
+}
+#define SDMA_OPERAND(p, k) sdma_mul((sdma_acc)SDMA_LOAD(p), sc[k])
+#else
+#define SDMA_OPERAND(p, k) SDMA_LOAD(p)
 #endif
 
 // One reduce row over the thread's 16-byte units: the destination's value,
@@ -247,6 +265,14 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     aligned = aligned && (((unsigned long long)p) & 15ull) == 0;
   }
   const char *init = first ? src[0] : d.b;
+  // The initial value's scale: the first source's, or the destination's.
+  const int ik = first ? 0 : nsrc;
+#if SDMA_REDUCE_OP == 5
+  sdma_acc sc[SDMA_REDUCE_MAX_SRCS + 1];
+  for (int s = 0; s < nsrc; ++s)
+    sc[s] = sdma_scalar(T, row[1], sdma_rsrc[3 * (row[7] + s)]);
+  sc[nsrc] = sdma_scalar(T, row[1], row[1]);
+#endif
   const unsigned long long n = d.n, units = (n + 15) / 16;
   const unsigned long long full = aligned ? n / 16 : 0;
   union lanes {
@@ -259,11 +285,11 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     lanes x;
     x.v = *(const sdma_v16 *)(init + off);
     for (int i = 0; i < SDMA_LANES; ++i)
-      acc[i] = SDMA_OPERAND(x.b + i * SDMA_ESIZE);
+      acc[i] = SDMA_OPERAND(x.b + i * SDMA_ESIZE, ik);
     for (int s = first; s < nsrc; ++s) {
       x.v = *(const sdma_v16 *)(src[s] + off);
       for (int i = 0; i < SDMA_LANES; ++i)
-        acc[i] = sdma_combine(acc[i], SDMA_OPERAND(x.b + i * SDMA_ESIZE));
+        acc[i] = sdma_combine(acc[i], SDMA_OPERAND(x.b + i * SDMA_ESIZE, s));
     }
     for (int i = 0; i < SDMA_LANES; ++i)
       SDMA_STORE(x.b + i * SDMA_ESIZE, SDMA_FINISH(acc[i]));
@@ -275,9 +301,9 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     const unsigned long long off = (u - base) * 16;
     const unsigned long long end = off + 16 < n ? off + 16 : n;
     for (unsigned long long j = off; j + SDMA_ESIZE <= end; j += SDMA_ESIZE) {
-      sdma_acc acc = SDMA_OPERAND(init + j);
+      sdma_acc acc = SDMA_OPERAND(init + j, ik);
       for (int s = first; s < nsrc; ++s)
-        acc = sdma_combine(acc, SDMA_OPERAND(src[s] + j));
+        acc = sdma_combine(acc, SDMA_OPERAND(src[s] + j, s));
       acc = SDMA_FINISH(acc);
       for (int k = 0; k <= ndst; ++k)
         SDMA_STORE(dsts[k] + j, acc);
@@ -299,10 +325,11 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
       x[1 + s - FIRST].v = *(const sdma_v16 *)(SRC(s) + off);                  \
     sdma_acc acc[SDMA_LANES];                                                  \
     for (int l = 0; l < SDMA_LANES; ++l)                                       \
-      acc[l] = SDMA_OPERAND(x[0].b + l * SDMA_ESIZE);                          \
+      acc[l] = SDMA_OPERAND(x[0].b + l * SDMA_ESIZE, FIRST ? 0 : NSRC);        \
     for (int s = 1; s < NSRC + 1 - FIRST; ++s)                                 \
       for (int l = 0; l < SDMA_LANES; ++l)                                     \
-        acc[l] = sdma_combine(acc[l], SDMA_OPERAND(x[s].b + l * SDMA_ESIZE));  \
+        acc[l] = sdma_combine(                                                 \
+            acc[l], SDMA_OPERAND(x[s].b + l * SDMA_ESIZE, s - 1 + FIRST));     \
     for (int l = 0; l < SDMA_LANES; ++l)                                       \
       SDMA_STORE(x[0].b + l * SDMA_ESIZE, SDMA_FINISH(acc[l]));                \
     for (int k = 0; k <= NDST; ++k)                                            \
@@ -316,9 +343,9 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     const unsigned long long stop = off + 16 < n ? off + 16 : n;               \
     for (unsigned long long j = off; j + SDMA_ESIZE <= stop;                   \
          j += SDMA_ESIZE) {                                                    \
-      sdma_acc acc = SDMA_OPERAND((init) + j);                                 \
+      sdma_acc acc = SDMA_OPERAND((init) + j, FIRST ? 0 : NSRC);               \
       for (int s = FIRST; s < NSRC; ++s)                                       \
-        acc = sdma_combine(acc, SDMA_OPERAND(SRC(s) + j));                     \
+        acc = sdma_combine(acc, SDMA_OPERAND(SRC(s) + j, s));                  \
       acc = SDMA_FINISH(acc);                                                  \
       for (int k = 0; k <= NDST; ++k)                                          \
         SDMA_STORE(DST(k) + j, acc);                                           \
@@ -371,6 +398,21 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
   // A row's pointers: sources, then the destination, then the extra
   // destinations (sdma_row_ptr).
   constexpr int NP = NSRC + NDST + 1, WORDS = NP + 1;
+#if SDMA_REDUCE_OP == 5
+  // The scales of the row a thread is in (SDMA_OPERAND): the sources',
+  // then the destination's.
+  sdma_acc sc[NSRC + 1];
+#define SDMA_ROW_SCALES(row)                                                   \
+  do {                                                                         \
+    for (int s = 0; s < NSRC; ++s)                                             \
+      sc[s] = sdma_scalar(T, (row)[1], sdma_rsrc[3 * ((row)[7] + s)]);         \
+    sc[NSRC] = sdma_scalar(T, (row)[1], (row)[1]);                             \
+  } while (0)
+#else
+#define SDMA_ROW_SCALES(row)                                                   \
+  do {                                                                         \
+  } while (0)
+#endif
   if (SDMA_SEG_PTR_CAP > 0 && nrows * WORDS <= SDMA_SEG_PTR_CAP) {
     SDMA_BLOCK_SHARED(unsigned long long, words,
                       SDMA_SEG_PTR_CAP > 0 ? SDMA_SEG_PTR_CAP : 1);
@@ -395,6 +437,7 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
         begin = i * upo;
         end = begin + upo;
         P = words + i * WORDS;
+        SDMA_ROW_SCALES(rows + i * SDMA_OP_STRIDE);
       }
       const unsigned long long off = (v - begin) * 16;
 #define SDMA_SRC_SHARED(s) ((const char *)P[s])
@@ -423,6 +466,7 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
       begin = i * upo;
       end = begin + upo;
       const long long *row = rows + i * SDMA_OP_STRIDE;
+      SDMA_ROW_SCALES(row);
       unsigned long long bits = 0;
       for (int s = 0; s < NP; ++s) {
         char *p = sdma_row_ptr<NSRC>(T, row, s, chunk);

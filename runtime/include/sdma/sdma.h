@@ -322,14 +322,12 @@ SDMA_API sdmaResult_t sdmaReduce(const void *sendbuff, void *recvbuff,
  * a scalar (NCCL's ncclRedOpCreatePreMulSum; torch's PREMUL_SUM, FSDP's
  * gradient pre-division): `*scalar` is a value of `datatype`, read now
  * (sdmaScalarHostImmediate; a scalar in device memory, read by the kernel,
- * is refused with sdmaInvalidUsage: sdma builds the scalar into the
- * reduction's kernel). The operator belongs to `comm` and reduces
- * `datatype` only. Every rank must pass the same scalar (a call whose
- * scalar differs from a peer's is a different call, refused); each input
- * element is multiplied as it is summed (integers wrap; float16 and
- * bfloat16 multiply and sum in fp32 and round once). Each new scalar
- * compiles its kernels once (cached). At one rank only a scalar of 1 is
- * served. */
+ * is refused with sdmaInvalidUsage). The operator belongs to `comm` and reduces
+ * `datatype` only. Each rank passes its own scalar (they may differ, as in
+ * NCCL): each input element is multiplied by its rank's scalar as it is
+ * summed (integers wrap; float16 and bfloat16 multiply and sum in fp32 and
+ * round once), each product rounded on its own. At one rank only a scalar
+ * of 1 is served. */
 SDMA_API sdmaResult_t sdmaRedOpCreatePreMulSum(sdmaRedOp_t *op, void *scalar,
                                                sdmaDataType_t datatype,
                                                sdmaScalarResidence_t residence,

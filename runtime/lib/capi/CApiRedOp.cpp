@@ -76,8 +76,7 @@ sdmaResult_t sdmaRedOpCreatePreMulSum(sdmaRedOp_t *op, void *scalar,
   if (residence == sdmaScalarDevice)
     return fail(comm, sdmaInvalidUsage,
                 name + ": a scalar in device memory (sdmaScalarDevice) is "
-                       "not served: sdma builds the scalar into the "
-                       "reduction's kernel; pass its value from host memory "
+                       "not served yet: pass its value from host memory "
                        "(sdmaScalarHostImmediate)");
   if (residence != sdmaScalarHostImmediate)
     return fail(comm, sdmaInvalidArgument,

@@ -9,8 +9,6 @@
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/Limits.h"
 
-#include <cstdio>
-
 using namespace sdma::rt;
 
 size_t sdma::rt::dataTypeBytes(DataType type) {
@@ -89,15 +87,8 @@ const char *sdma::rt::reduceOpName(ReduceOp op) {
 
 std::string sdma::rt::arithmeticName(const Arithmetic &arithmetic) {
   const char *op = reduceOpName(arithmetic.op);
-  std::string name = std::string(dataTypeName(arithmetic.type)) + " " +
-                     (op ? op : "invalid-op");
-  if (arithmetic.op == ReduceOp::PreMulSum) {
-    char bits[24];
-    std::snprintf(bits, sizeof(bits), " 0x%llx",
-                  (unsigned long long)arithmetic.scalar);
-    name += bits;
-  }
-  return name;
+  return std::string(dataTypeName(arithmetic.type)) + " " +
+         (op ? op : "invalid-op");
 }
 
 namespace {
@@ -253,8 +244,6 @@ bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
   bool rooted = kind == CommReduction::Reduce;
   const DataType type = arithmetic.type;
   const ReduceOp op = arithmetic.op;
-  // PreMulSum's scalar is part of the call: ranks that pass different ones
-  // make different calls, refused on every rank.
   plan.call.signature = std::string(commReductionName(kind)) + " count " +
                         std::to_string(count) + " " +
                         arithmeticName(arithmetic) + " root " +
@@ -279,6 +268,10 @@ bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
   Call &call = plan.call;
   call.buffers = {send, recv};
   call.chunkBytes = chunk;
+  // A premulsum's kernel takes this rank's scalar where a copyv takes its
+  // row size (SdmaTable::rowBytes; each rank may pass its own, as NCCL's).
+  if (op == ReduceOp::PreMulSum)
+    call.rowBytes = arithmetic.scalar;
   if (shape.ranks == 1) {
     // One rank: every reduction of one value is the value, bit for bit. The
     // schedules have nothing left to reduce at one rank, so it is a copy
@@ -288,10 +281,8 @@ bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
     if (op == ReduceOp::PreMulSum && count && !isOne(type, arithmetic.scalar))
       return error.fail(ErrorKind::InvalidUsage,
                         "a premulsum at one rank with a scalar other than 1 "
-                        "(" +
-                            arithmeticName(arithmetic) +
-                            ") is not served: sdma multiplies by the scalar "
-                            "as it reduces, and one rank reduces nothing");
+                        "is not served: sdma multiplies by the scalar as it "
+                        "reduces, and one rank reduces nothing");
     if (send != recv && overlap(send, chunk, recv, chunk))
       return refuseOverlap("the same pointer", error);
     plan.schedule = "all_gather_direct";

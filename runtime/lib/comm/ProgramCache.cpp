@@ -149,8 +149,7 @@ bool sdma::rt::setReduceArithmetic(LdstProgram &program,
                                    const Arithmetic &arithmetic, Error &error) {
   const char *name = reduceOpName(arithmetic.op);
   std::string why;
-  if (!program.setReduction(typeName(arithmetic.type), name ? name : "?", why,
-                            arithmetic.scalar))
+  if (!program.setReduction(typeName(arithmetic.type), name ? name : "?", why))
     return error.fail(program.collective ? ErrorKind::Internal
                                          : ErrorKind::InvalidArgument,
                       why);
@@ -288,7 +287,8 @@ bool ProgramCache::placeControl(const LdstProgram &program,
       !reserve(8, instance.syncOffset) || !reserve(16, instance.epochsOffset) ||
       !reserve(2 * ranks_ * 8, instance.arriveOffset) ||
       !reserve(kRecordWords * 8, instance.errorOffset) ||
-      !reserve(ranks_ * 8, instance.tagsOffset) ||
+      // The call tags, then a premulsum's scalars (LdstKernel.hip).
+      !reserve(2 * ranks_ * 8, instance.tagsOffset) ||
       (counted && !reserve(std::max<uint64_t>(countEntries, 2 * ranks_) * 8,
                            instance.countsOffset)))
     return error.fail(ErrorKind::InvalidUsage,

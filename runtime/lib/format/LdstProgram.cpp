@@ -9,7 +9,6 @@
 #include "sdma/runtime/Limits.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 
 using namespace sdma::rt;
@@ -210,56 +209,8 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
   return found;
 }
 
-namespace {
-/// SDMA_PREMUL_SCALAR for LdstReduce.hip: `bits`, a value of `type`, as
-/// an expression of the kernel's accumulator type (fp32 for the 16-bit
-/// floats, widened exactly; the integers' wrap).
-std::string premulScalar(const std::string &type, uint64_t bits) {
-  char text[64];
-  if (type == "f64") {
-    std::snprintf(text, sizeof(text), "sdma_f64_of(0x%016llxull)",
-                  (unsigned long long)bits);
-    return text;
-  }
-  if (type == "f32" || type == "f16" || type == "bf16") {
-    uint32_t f32 = uint32_t(bits);
-    if (type == "bf16") {
-      f32 = uint32_t(bits & 0xffff) << 16;
-    } else if (type == "f16") {
-      // As sdma_f16_to_f32 (exact: every f16 is an f32).
-      uint32_t h = uint32_t(bits & 0xffff), sign = (h & 0x8000u) << 16;
-      uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-      if (exp == 0x1f) {
-        f32 = sign | 0x7f800000u | (man << 13);
-      } else if (exp) {
-        f32 = sign | ((exp + 112u) << 23) | (man << 13);
-      } else if (!man) {
-        f32 = sign;
-      } else {
-        uint32_t e = 0;
-        while (!(man & 0x400u)) {
-          man <<= 1;
-          ++e;
-        }
-        f32 = sign | ((113u - e) << 23) | ((man & 0x3ffu) << 13);
-      }
-    }
-    std::snprintf(text, sizeof(text), "sdma_f32_of(0x%08xu)", f32);
-    return text;
-  }
-  int width = type == "i8" || type == "ui8"     ? 8
-              : type == "i64" || type == "ui64" ? 64
-                                                : 32;
-  if (width < 64)
-    bits &= (uint64_t(1) << width) - 1;
-  std::snprintf(text, sizeof(text), "((sdma_acc)0x%llxull)",
-                (unsigned long long)bits);
-  return text;
-}
-} // namespace
-
 bool LdstProgram::setReduction(const std::string &type, const std::string &op,
-                               std::string &error, uint64_t scalar) {
+                               std::string &error) {
   // LdstReduce.hip's SDMA_REDUCE_TYPE and SDMA_REDUCE_OP codes.
   static const char *const kTypes[] = {"f32",  "f16",  "bf16", "i32", "i64",
                                        "ui32", "ui64", "f64",  "i8",  "ui8"};
@@ -302,11 +253,10 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
             schedule + " stores partial results";
     return false;
   }
+  // (premulsum's scalars come with each launch: SdmaTable::rowBytes.)
   std::string finish;
   if (op == "avg")
     finish = "#define SDMA_AVG_DIVISOR " + std::to_string(ranks) + "\n";
-  else if (op == "premulsum")
-    finish = "#define SDMA_PREMUL_SCALAR " + premulScalar(type, scalar) + "\n";
   source = "#define SDMA_REDUCE_TYPE " + std::to_string(t) +
            "\n#define SDMA_REDUCE_OP " + std::to_string(o) + "\n" + finish +
            source;

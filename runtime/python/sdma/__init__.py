@@ -110,8 +110,8 @@ class PreMulSum:
     """The sum of every rank's tensor times `factor` (torch's PREMUL_SUM,
     NCCL's ncclRedOpCreatePreMulSum; FSDP's gradient pre-division): each
     element multiplied as it is summed, in the tensor's dtype's arithmetic
-    (float16/bfloat16 in fp32). Every rank passes the same factor. Make it
-    with sdma.premul_sum(factor)."""
+    (float16/bfloat16 in fp32). Each rank passes its own factor (they may
+    differ). Make it with sdma.premul_sum(factor)."""
 
     def __init__(self, factor):
         if not isinstance(factor, (int, float)) or isinstance(factor, bool):

@@ -116,9 +116,9 @@ struct PeerOp {
 
 /// Reduction operators, numbered as ncclRedOp_t.
 /// Avg: the sum divided by the rank count once (NCCL's ncclAvg; integers
-/// truncate toward zero). PreMulSum: the sum of every rank's input times a
-/// scalar (NCCL's ncclRedOpCreatePreMulSum), the same on every rank; made
-/// by the C API as an operator of its own, past NCCL's five.
+/// truncate toward zero). PreMulSum: the sum of every rank's input times
+/// that rank's scalar (NCCL's ncclRedOpCreatePreMulSum); made by the C API
+/// as an operator of its own, past NCCL's five.
 enum class ReduceOp : int {
   Sum = 0,
   Prod = 1,
@@ -139,8 +139,9 @@ struct Arithmetic {
   ReduceOp op;
   uint64_t scalar = 0;
 };
-/// "f32 sum", "bf16 premulsum 0x3e80": what distinguishes one reduction's
-/// kernel from another's (program names, call signatures).
+/// "f32 sum", "bf16 premulsum": what distinguishes one reduction's kernel
+/// from another's (program names, call signatures; not PreMulSum's
+/// scalar, which each launch passes).
 std::string arithmeticName(const Arithmetic &arithmetic);
 
 /// The reducing collectives, with NCCL's argument meanings.

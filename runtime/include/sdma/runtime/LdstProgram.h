@@ -40,15 +40,14 @@ struct LdstProgram {
   /// made to compute in `type` ("f16", "bf16", "f32", "f64", "i8", "ui8",
   /// "i32", "ui32", "i64", "ui64") with `op` ("sum", "prod", "max",
   /// "min", "avg", "premulsum"): the kernel's SDMA_REDUCE_TYPE/OP and the
-  /// metadata's buffer types and operator. "premulsum" multiplies each
-  /// operand by `scalar` before summing, the bits of a value of `type` (the low
-  /// 16 of an f16/bf16, 32 of an f32/i32/ui32, 8 of an i8/ui8). A schedule's
-  /// proof holds for any one type and operator (contribution sets do not depend
-  /// on them); avg and premulsum only where each element is reduced once.
-  /// False with `error` for a program that does not reduce or an unknown
-  /// name.
+  /// metadata's buffer types and operator ("premulsum" multiplies each
+  /// operand by its rank's scalar, which each launch passes). A schedule's
+  /// proof holds for any one type and operator (contribution sets do not
+  /// depend on them); avg and premulsum only where each element is reduced
+  /// once. False with `error` for a program that does not reduce or an
+  /// unknown name.
   bool setReduction(const std::string &type, const std::string &op,
-                    std::string &error, uint64_t scalar = 0);
+                    std::string &error);
   /// Whether its kernel reduces (has an element type and operator to set).
   bool reduces() const {
     return source.find("#ifndef SDMA_REDUCE_TYPE") != std::string::npos;
