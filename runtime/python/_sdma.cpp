@@ -342,6 +342,16 @@ public:
     }
     check(result, comm_);
   }
+  /// sdmaRedOpCreatePreMulSum with the scalar at `address` in device
+  /// memory (read by each call's kernel): the operator's code.
+  int premulSumDevice(int type, uintptr_t address) {
+    sdmaRedOp_t op = sdmaSum;
+    check(sdmaRedOpCreatePreMulSum(&op, reinterpret_cast<void *>(address),
+                                   static_cast<sdmaDataType_t>(type),
+                                   sdmaScalarDevice, get()),
+          comm_);
+    return int(op);
+  }
   /// sdmaRedOpCreatePreMulSum with `scalar`, a value of `type` as its
   /// bytes (host memory): the operator's code.
   int premulSum(int type, const py::bytes &scalar) {
@@ -577,6 +587,7 @@ PYBIND11_MODULE(_sdma, m) {
       .def("collective", &Comm::collective)
       .def("reduction", &Comm::reduction)
       .def("premul_sum", &Comm::premulSum)
+      .def("premul_sum_device", &Comm::premulSumDevice)
       .def("all_to_all_v", &Comm::allToAllv)
       .def("all_to_all_v_2d", &Comm::allToAllv2d)
       .def("send_recv", &Comm::sendRecv)

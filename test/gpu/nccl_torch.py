@@ -83,6 +83,12 @@ out = torch.empty(n, device=dev)
 dist.reduce_scatter_tensor(out, data(rank, world * n).to(dev),
                            op=dist._make_nccl_premul_sum(0.25))
 expect("reduce_scatter_tensor PREMUL_SUM", out, want[rank * n:(rank + 1) * n])
+# A tensor factor (ncclScalarDevice, read when the call runs), each rank its own.
+factor = torch.tensor([0.5 * (rank + 1)], device=dev)
+t = data(rank, world * n).to(dev)
+dist.all_reduce(t, op=dist._make_nccl_premul_sum(factor))
+expect("all_reduce PREMUL_SUM tensor factor", t,
+       sum(data(r, world * n) * 0.5 * (r + 1) for r in range(world)))
 
 # broadcast from every root
 for root in range(world):

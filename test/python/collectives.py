@@ -175,7 +175,26 @@ def check_rank(comm, device, schedule):
         torch_premul = "PREMUL_SUM"
     expect_error(lambda: comm.all_reduce(x, torch_premul),
                  "pass sdma.premul_sum(factor)")
-    expect_error(lambda: sdma.premul_sum(torch.ones(1)), "a Python number")
+    expect_error(lambda: sdma.premul_sum(torch.ones(2)), "one element")
+    expect_error(lambda: sdma.premul_sum("2"), "a Python number")
+    # A one-element tensor factor (NCCL's scalar in device memory): read
+    # when each call runs, so changing it changes the next call's result.
+    factor = torch.zeros(1, dtype=torch.float32, device=dev)
+    every = torch.stack([small(r, 4 * R, torch.float32, 50, False)
+                         for r in range(R)])
+    y = comm.empty((4 * R,), torch.float32)
+    for value in (0.5, 2.0):
+        factor.fill_(value * (me + 1))
+        y.copy_(every[me])
+        comm.all_reduce(y, sdma.premul_sum(factor))
+        sync()
+        want = sum(every[r].double() * value * (r + 1) for r in range(R))
+        assert torch.equal(y.cpu(), want.to(torch.float32)), \
+            ("premul tensor factor", value)
+    expect_error(lambda: comm.all_reduce(
+        y, sdma.premul_sum(torch.ones(1, dtype=torch.float64, device=dev))),
+        "the factor tensor is torch.float64")
+    comm.free(y)
     i = comm.empty((8,), torch.int32)
     expect_error(lambda: comm.all_reduce(i, sdma.premul_sum(0.5)),
                  "an integral factor")

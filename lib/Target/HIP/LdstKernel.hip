@@ -86,7 +86,8 @@ struct SdmaTable {
   unsigned long long *errorMirror;
   // The bytes of one row, the unit of sdma.copyv's counts and packed
   // offsets; 0: a row is a chunk. A premulsum reduction (which has no
-  // copyv): this rank's scalar (the bits of a value of the element type).
+  // copyv): this rank's scalar (the bits of a value of the element type;
+  // with SDMA_PREMUL_DEVICE its address in device memory).
   unsigned long long rowBytes;
   // sdmaAlltoAllv's counts, moved by the kernel itself (no copies around
   // the launch, which would be two more stream operations per call): before
@@ -189,6 +190,29 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
   return !sdma_aborted(T);
 }
 
+#if defined(SDMA_REDUCE_OP) && SDMA_REDUCE_OP == 5
+// This rank's premulsum scalar: SdmaTable::rowBytes, or with
+// SDMA_PREMUL_DEVICE the value of the element type at that address in
+// device memory, read now (byte by byte: any alignment; little-endian).
+static __device__ unsigned long long sdma_premul_own(const SdmaTable *T) {
+#if defined(SDMA_PREMUL_DEVICE) && SDMA_PREMUL_DEVICE
+  const int size = SDMA_REDUCE_TYPE == 1 || SDMA_REDUCE_TYPE == 2   ? 2
+                   : SDMA_REDUCE_TYPE == 8 || SDMA_REDUCE_TYPE == 9 ? 1
+                   : SDMA_REDUCE_TYPE == 4 || SDMA_REDUCE_TYPE == 6 ||
+                           SDMA_REDUCE_TYPE == 7
+                       ? 8
+                       : 4;
+  const volatile unsigned char *p = (const volatile unsigned char *)T->rowBytes;
+  unsigned long long bits = 0;
+  for (int i = 0; i < size; ++i)
+    bits |= (unsigned long long)p[i] << (8 * i);
+  return bits;
+#else
+  return T->rowBytes;
+#endif
+}
+#endif
+
 // One job barrier (see SdmaTable::arrive): block 0 tells every rank, every
 // block waits for every rank; a rank that does not come in time is
 // reported as flag slot -2 - phase with the rank awaited as the value.
@@ -196,13 +220,16 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
                                         int phase, unsigned long long epoch) {
   const bool tagged = phase == 0 && T->tags[0];
   if (SDMA_BID == 0 && SDMA_TID == 0) {
+#if defined(SDMA_REDUCE_OP) && SDMA_REDUCE_OP == 5
+    const unsigned long long scalar = tagged ? sdma_premul_own(T) : 0;
+#endif
     if (tagged)
       for (int r = 0; r < SDMA_RANKS; ++r) {
         ((volatile unsigned long long *)T->tags[r])[rank] = T->callTag;
 #if defined(SDMA_REDUCE_OP) && SDMA_REDUCE_OP == 5
         // premulsum: this rank's scalar beside its tag (sdma_scalar).
         ((volatile unsigned long long *)T->tags[r])[SDMA_RANKS + rank] =
-            T->rowBytes;
+            scalar;
 #endif
       }
     SDMA_FENCE_SYSTEM();

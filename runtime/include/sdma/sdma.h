@@ -321,13 +321,14 @@ SDMA_API sdmaResult_t sdmaReduce(const void *sendbuff, void *recvbuff,
 /* An operator for the reductions above that sums every rank's input times
  * a scalar (NCCL's ncclRedOpCreatePreMulSum; torch's PREMUL_SUM, FSDP's
  * gradient pre-division): `*scalar` is a value of `datatype`, read now
- * (sdmaScalarHostImmediate; a scalar in device memory, read by the kernel,
- * is refused with sdmaInvalidUsage). The operator belongs to `comm` and reduces
+ * (sdmaScalarHostImmediate), or in device memory (sdmaScalarDevice), read
+ * by each call's kernel when it runs (it must stay valid while the
+ * operator is used). The operator belongs to `comm` and reduces
  * `datatype` only. Each rank passes its own scalar (they may differ, as in
  * NCCL): each input element is multiplied by its rank's scalar as it is
  * summed (integers wrap; float16 and bfloat16 multiply and sum in fp32 and
- * round once), each product rounded on its own. At one rank only a scalar
- * of 1 is served. */
+ * round once), each product rounded on its own. At one rank only a host
+ * scalar of 1 is served. */
 SDMA_API sdmaResult_t sdmaRedOpCreatePreMulSum(sdmaRedOp_t *op, void *scalar,
                                                sdmaDataType_t datatype,
                                                sdmaScalarResidence_t residence,

@@ -73,18 +73,19 @@ sdmaResult_t sdmaRedOpCreatePreMulSum(sdmaRedOp_t *op, void *scalar,
   if (datatype < 0 || datatype >= sdmaNumTypes)
     return fail(comm, sdmaInvalidArgument,
                 name + ": invalid datatype " + std::to_string(datatype));
-  if (residence == sdmaScalarDevice)
-    return fail(comm, sdmaInvalidUsage,
-                name + ": a scalar in device memory (sdmaScalarDevice) is "
-                       "not served yet: pass its value from host memory "
-                       "(sdmaScalarHostImmediate)");
-  if (residence != sdmaScalarHostImmediate)
+  if (residence != sdmaScalarDevice && residence != sdmaScalarHostImmediate)
     return fail(comm, sdmaInvalidArgument,
                 name + ": invalid scalar residence " +
                     std::to_string(residence));
   return guarded(comm, [&] {
     Arithmetic arithmetic{static_cast<DataType>(datatype), ReduceOp::PreMulSum};
-    std::memcpy(&arithmetic.scalar, scalar, elementBytes(datatype));
+    // A scalar in device memory: its address, read by each call's kernel
+    // (as NCCL's, the value when the call runs); else its value now.
+    arithmetic.deviceScalar = residence == sdmaScalarDevice;
+    if (arithmetic.deviceScalar)
+      arithmetic.scalar = reinterpret_cast<uint64_t>(scalar);
+    else
+      std::memcpy(&arithmetic.scalar, scalar, elementBytes(datatype));
     std::lock_guard<std::mutex> lock(comm->opsMutex);
     size_t index = 0;
     while (index < comm->ops.size() && comm->ops[index])

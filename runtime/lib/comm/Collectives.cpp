@@ -88,7 +88,10 @@ const char *sdma::rt::reduceOpName(ReduceOp op) {
 std::string sdma::rt::arithmeticName(const Arithmetic &arithmetic) {
   const char *op = reduceOpName(arithmetic.op);
   return std::string(dataTypeName(arithmetic.type)) + " " +
-         (op ? op : "invalid-op");
+         (op ? op : "invalid-op") +
+         (arithmetic.op == ReduceOp::PreMulSum && arithmetic.deviceScalar
+              ? "_device"
+              : "");
 }
 
 namespace {
@@ -278,11 +281,15 @@ bool sdma::rt::planReduction(CommReduction kind, const void *send, void *recv,
     // (all_gather_direct, in place a no-op). PreMulSum's product has no
     // reduction to ride on there: served as the copy it is with a scalar of
     // 1 only.
-    if (op == ReduceOp::PreMulSum && count && !isOne(type, arithmetic.scalar))
+    if (op == ReduceOp::PreMulSum && count &&
+        (arithmetic.deviceScalar || !isOne(type, arithmetic.scalar)))
       return error.fail(ErrorKind::InvalidUsage,
-                        "a premulsum at one rank with a scalar other than 1 "
-                        "is not served: sdma multiplies by the scalar as it "
-                        "reduces, and one rank reduces nothing");
+                        std::string("a premulsum at one rank with ") +
+                            (arithmetic.deviceScalar
+                                 ? "a scalar in device memory"
+                                 : "a scalar other than 1") +
+                            " is not served: sdma multiplies by the scalar "
+                            "as it reduces, and one rank reduces nothing");
     if (send != recv && overlap(send, chunk, recv, chunk))
       return refuseOverlap("the same pointer", error);
     plan.schedule = "all_gather_direct";

@@ -222,7 +222,10 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
         return int(i);
     return -1;
   };
-  int t = code(kTypes, type), o = code(kOps, op);
+  // premulsum_device: premulsum whose scalar each launch passes as the
+  // address of a value in device memory (SDMA_PREMUL_DEVICE).
+  const bool deviceScalar = op == "premulsum_device";
+  int t = code(kTypes, type), o = code(kOps, deviceScalar ? "premulsum" : op);
   // A program that declares no collective (a hierarchical schedule's node
   // part) may still reduce.
   if ((collective && !collective->isReduction()) || !reduces()) {
@@ -233,7 +236,8 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
   if (t < 0 || o < 0) {
     error = "cannot reduce " + type + " with " + op +
             " (types: f16, bf16, f32, f64, i8, ui8, i32, ui32, i64, ui64; "
-            "operators: sum, prod, max, min, avg, premulsum)";
+            "operators: sum, prod, max, min, avg, premulsum, "
+            "premulsum_device)";
     return false;
   }
   // avg divides what a reduce row stores: right only where each output
@@ -243,7 +247,7 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
       "reduce_scatter_direct", "reduce"};
   // premulsum multiplies each operand of a reduce: right only where every
   // operand is a rank's input.
-  if ((op == "avg" || op == "premulsum") &&
+  if ((op == "avg" || o == 5) &&
       (!collective || std::find(std::begin(kOnce), std::end(kOnce), schedule) ==
                           std::end(kOnce))) {
     error = op +
@@ -257,6 +261,8 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
   std::string finish;
   if (op == "avg")
     finish = "#define SDMA_AVG_DIVISOR " + std::to_string(ranks) + "\n";
+  else if (deviceScalar)
+    finish = "#define SDMA_PREMUL_DEVICE 1\n";
   source = "#define SDMA_REDUCE_TYPE " + std::to_string(t) +
            "\n#define SDMA_REDUCE_OP " + std::to_string(o) + "\n" + finish +
            source;

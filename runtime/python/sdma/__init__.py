@@ -110,13 +110,20 @@ class PreMulSum:
     """The sum of every rank's tensor times `factor` (torch's PREMUL_SUM,
     NCCL's ncclRedOpCreatePreMulSum; FSDP's gradient pre-division): each
     element multiplied as it is summed, in the tensor's dtype's arithmetic
-    (float16/bfloat16 in fp32). Each rank passes its own factor (they may
+    (float16/bfloat16 in fp32). `factor` is a Python number, or a
+    one-element tensor of the reduced dtype on the communicator's device,
+    read when each call runs (as torch's tensor factor). Each rank passes its own factor (they may
     differ). Make it with sdma.premul_sum(factor)."""
 
     def __init__(self, factor):
-        if not isinstance(factor, (int, float)) or isinstance(factor, bool):
-            raise SdmaError("premul_sum: the factor is a Python number (a "
-                            "scalar in device memory is not served), not %s"
+        is_tensor = hasattr(factor, "data_ptr") and hasattr(factor, "numel")
+        if is_tensor and factor.numel() != 1:
+            raise SdmaError("premul_sum: a tensor factor has one element, "
+                            "not %d" % factor.numel(), 4)
+        if not is_tensor and (not isinstance(factor, (int, float)) or
+                              isinstance(factor, bool)):
+            raise SdmaError("premul_sum: the factor is a Python number or a "
+                            "one-element tensor, not %s"
                             % type(factor).__name__, 4)
         self.factor = factor
 
@@ -712,6 +719,20 @@ class Communicator(PointToPoint):
         dtype, made once (the factor as dtype's bits, converted as torch
         converts it)."""
         torch = _torch()
+        if hasattr(factor, "data_ptr"):
+            if factor.dtype != dtype or factor.device.type != self._kind:
+                raise SdmaError("premul_sum: the factor tensor is %s on %s; "
+                                "the call reduces %s on %s"
+                                % (factor.dtype, factor.device, dtype,
+                                   self.device), 4)
+            key = (dtype, "device", factor.data_ptr())
+            if key not in self._premul_ops:
+                try:
+                    self._premul_ops[key] = self._comm.premul_sum_device(
+                        _types()[dtype][0], factor.data_ptr())
+                except _sdma.SdmaError as e:
+                    _raise(e)
+            return self._premul_ops[key]
         if not dtype.is_floating_point:
             info = torch.iinfo(dtype)
             if (float(factor) != int(factor) or

@@ -9,9 +9,9 @@
 // bfloat16, every element checked against the sum of every rank's input
 // times the scalar (inputs chosen so that every product is exact), then a
 // scalar whose products round (0.1), in ascending rank order. Then the
-// refusals, each leaving the communicator usable: a scalar in device
-// memory, an operator used with another type, after its destruction, or
-// destroyed twice; and each rank with a scalar of its own.
+// refusals, each leaving the communicator usable: an operator used with
+// another type, after its destruction, or destroyed twice; each rank with a
+// scalar of its own; a scalar in device memory, changed between calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,6 +87,43 @@ void every(ncclComm_t comm, ncclDataType_t type, ncclRedOp_t op, size_t n,
   }
 }
 
+/// A scalar in device memory (ncclScalarDevice; host memory on the CPU
+/// device, where alone this runs): read when each call runs, so the same
+/// operator with the value changed gives the new result; each rank its own.
+void deviceScalar(ncclComm_t comm) {
+  const char *device = std::getenv("SDMA_DEVICE");
+  if (!device || std::string(device) != "cpu")
+    return;
+  size_t n = size_t(ranks) * 5;
+  static float scalar; // outlives every call that reads it
+  ncclRedOp_t op = ncclSum;
+  check(ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat32, ncclScalarDevice,
+                                 comm),
+        ncclSuccess, "PreMulSum with a device scalar", comm);
+  for (float base : {0.5f, 2.0f}) {
+    scalar = base * float(rank + 1);
+    std::vector<float> in = input<float>(rank, n), out(n), want(n);
+    for (size_t i = 0; i < n; ++i) {
+      want[i] = 0;
+      for (int r = 0; r < ranks; ++r)
+        want[i] += float(value(r, i)) * base * float(r + 1);
+    }
+    check(
+        ncclAllReduce(in.data(), out.data(), n, ncclFloat32, op, comm, nullptr),
+        ncclSuccess, "ncclAllReduce premulsum device scalar", comm);
+    expect(out, want,
+           "AllReduce premulsum device scalar " + std::to_string(base));
+    std::vector<float> mine(n / size_t(ranks)), wantMine(mine.size());
+    for (size_t i = 0; i < mine.size(); ++i)
+      wantMine[i] = want[size_t(rank) * mine.size() + i];
+    check(ncclReduceScatter(in.data(), mine.data(), mine.size(), ncclFloat32,
+                            op, comm, nullptr),
+          ncclSuccess, "ncclReduceScatter premulsum device scalar", comm);
+    expect(mine, wantMine, "ReduceScatter premulsum device scalar");
+  }
+  check(ncclRedOpDestroy(op, comm), ncclSuccess, "ncclRedOpDestroy", comm);
+}
+
 /// A scalar whose products round (0.1): every rank gets the bits of
 /// adding the products in ascending rank order, each product rounded on
 /// its own (no fused multiply-add), on every schedule: one-shot, two-shot
@@ -134,10 +171,6 @@ void refusals(ncclComm_t comm) {
                                  ncclScalarResidence_t(7), comm),
         ncclInvalidArgument, "PreMulSum of residence 7", comm,
         "invalid scalar residence 7");
-  check(ncclRedOpCreatePreMulSum(&op, &quarter, ncclFloat32, ncclScalarDevice,
-                                 comm),
-        ncclInvalidUsage, "PreMulSum with a device scalar", comm,
-        "device memory");
   op = make(comm, &quarter, ncclFloat32, "ncclRedOpCreatePreMulSum float");
   check(ncclAllReduce(a.data(), b.data(), 8, ncclFloat64, op, comm, nullptr),
         ncclInvalidArgument, "a float PreMulSum on doubles", comm,
@@ -222,6 +255,7 @@ void preMulSum(ncclComm_t comm) {
     check(ncclRedOpDestroy(op, comm), ncclSuccess, "ncclRedOpDestroy", comm);
   }
   perRank(comm);
+  deviceScalar(comm);
   inexact(comm);
   refusals(comm);
 }

@@ -131,17 +131,19 @@ enum class ReduceOp : int {
 /// enum.
 const char *reduceOpName(ReduceOp op);
 
-/// The type and operator a reduction computes in; for PreMulSum also the
-/// scalar, the bits of a value of `type` (the low 8, 16 or 32 bits for the
-/// narrower types, the rest zero).
+/// The type and operator a reduction computes in; for PreMulSum also this
+/// rank's scalar: the bits of a value of `type` (the low 8, 16 or 32 bits
+/// for the narrower types, the rest zero), or with `deviceScalar` the
+/// address of one in device memory, read by the kernel when it runs.
 struct Arithmetic {
   DataType type;
   ReduceOp op;
   uint64_t scalar = 0;
+  bool deviceScalar = false;
 };
-/// "f32 sum", "bf16 premulsum": what distinguishes one reduction's kernel
-/// from another's (program names, call signatures; not PreMulSum's
-/// scalar, which each launch passes).
+/// "f32 sum", "bf16 premulsum", "f16 premulsum_device": what distinguishes
+/// one reduction's kernel from another's (program names, call signatures;
+/// not PreMulSum's scalar, which each launch passes).
 std::string arithmeticName(const Arithmetic &arithmetic);
 
 /// The reducing collectives, with NCCL's argument meanings.
