@@ -215,10 +215,11 @@ static __device__ inline unsigned long long sdma_mul(unsigned long long a,
   return a * b;
 }
 // Rank q's scalar as rank `at`'s tag words hold it (a value of the element
-// type in the low bits); 1 without tag words (in-process runs).
+// type in the low bits); 1 where the entry barrier wrote none (in-process
+// runs, which the runtime never gives a premulsum).
 static __device__ inline sdma_acc sdma_scalar(const SdmaTable *T, long long at,
                                               long long q) {
-  if (!T->tags[0])
+  if (!T->tags[0] || !T->arrive[0])
     return (sdma_acc)1;
   const unsigned long long bits =
       ((volatile const unsigned long long *)T->tags[at])[SDMA_RANKS + q];

@@ -433,6 +433,12 @@ bool Communicator::allToAllv2dOffset(const void *send,
 bool Communicator::loadSchedule(const std::string &textOrPath,
                                 Schedule &schedule, Error &error,
                                 const Arithmetic *arithmetic) {
+  // A premulsum's scalar comes with each built-in call (planReduction); a
+  // launch of a loaded schedule has no place for it.
+  if (arithmetic && arithmetic->op == ReduceOp::PreMulSum)
+    return error.fail(ErrorKind::InvalidArgument,
+                      "a loaded schedule cannot reduce with premulsum (its "
+                      "scalar comes with each built-in reduction call)");
   std::string text = textOrPath, name = "<schedule>";
   Error unreadable;
   bool inlineText = textOrPath.find("sdma.schedule") != std::string::npos ||

@@ -720,7 +720,10 @@ class Communicator(PointToPoint):
         converts it)."""
         torch = _torch()
         if hasattr(factor, "data_ptr"):
-            if factor.dtype != dtype or factor.device.type != self._kind:
+            here = self._kind == "cpu" or (
+                factor.device.index in (None, torch.cuda.current_device()))
+            if (factor.dtype != dtype or factor.device.type != self._kind or
+                    not here):
                 raise SdmaError("premul_sum: the factor tensor is %s on %s; "
                                 "the call reduces %s on %s"
                                 % (factor.dtype, factor.device, dtype,
@@ -735,7 +738,8 @@ class Communicator(PointToPoint):
             return self._premul_ops[key]
         if not dtype.is_floating_point:
             info = torch.iinfo(dtype)
-            if (float(factor) != int(factor) or
+            import math
+            if (not math.isfinite(factor) or float(factor) != int(factor) or
                     not info.min <= int(factor) <= info.max):
                 raise SdmaError("premul_sum(%r) on %s: an integer type takes "
                                 "an integral factor in its range"

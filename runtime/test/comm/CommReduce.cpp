@@ -205,6 +205,20 @@ struct Case {
     k.check(sdmaMemFree(k.comm, in), "sdmaMemFree");
   }
 
+  /// Every call the communicator may pick for `count`, in and out of
+  /// place: count and R * count (the second divides, so large ones run
+  /// two-shot, and in place always does), reduce-scatter, reduce at every
+  /// root.
+  void everyCall(size_t count) {
+    for (int inPlace = 0; inPlace < 2; ++inPlace) {
+      allReduce(count, inPlace);
+      allReduce(k.ranks * count, inPlace);
+      reduceScatter(count, inPlace);
+      for (int root = 0; root < k.ranks; ++root)
+        reduce(count, root, inPlace);
+    }
+  }
+
   void reduce(size_t count, int root, bool inPlace) {
     size_t c = count * t.bytes;
     char *in = static_cast<char *>(k.alloc(c + kTail));
@@ -307,13 +321,7 @@ void preMulSums(Rank &k, const Args &args) {
            std::string(" ") + t.name + " premulsum " + std::to_string(scale),
            scale};
     for (size_t count : args.counts)
-      for (int inPlace = 0; inPlace < 2; ++inPlace) {
-        c.allReduce(count, inPlace);
-        c.allReduce(R * count, inPlace);
-        c.reduceScatter(count, inPlace);
-        for (int root = 0; root < R; ++root)
-          c.reduce(count, root, inPlace);
-      }
+      c.everyCall(count);
     k.check(sdmaRedOpDestroy(op, k.comm), "sdmaRedOpDestroy");
   }
   if (R == 1) {
@@ -348,15 +356,7 @@ void sdma::commtest::reductions(Rank &k, const Args &args) {
       Case c{k, t, op,
              std::string(" ") + t.name + " " + kOpNames[op] + " count " +
                  std::to_string(count)};
-      for (int inPlace = 0; inPlace < 2; ++inPlace) {
-        // count and R * count: the second divides, so large ones run
-        // two-shot (and in place always does).
-        c.allReduce(count, inPlace);
-        c.allReduce(R * count, inPlace);
-        c.reduceScatter(count, inPlace);
-        for (int root = 0; root < R; ++root)
-          c.reduce(count, root, inPlace);
-      }
+      c.everyCall(count);
     }
   }
   preMulSums(k, args);

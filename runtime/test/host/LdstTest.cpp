@@ -203,7 +203,7 @@ TEST(LdstProgram, SetsAReductionsTypeAndOperator) {
   EXPECT_FALSE(reduce->setReduction("f80", "sum", error));
   EXPECT_EQ(error, "cannot reduce f80 with sum (types: f16, bf16, f32, f64, "
                    "i8, ui8, i32, ui32, i64, ui64; operators: sum, prod, "
-                   "max, min, avg, premulsum)");
+                   "max, min, avg, premulsum, premulsum_device)");
   // avg divides what a reduce row stores: only schedules that store each
   // reduced element once take it, with the rank count as the divisor.
   std::optional<LdstProgram> averaged = reduce;

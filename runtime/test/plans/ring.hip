@@ -117,7 +117,9 @@ struct SdmaTable {
   // memory (polling host memory from many blocks serialises them).
   unsigned long long *errorMirror;
   // The bytes of one row, the unit of sdma.copyv's counts and packed
-  // offsets; 0: a row is a chunk.
+  // offsets; 0: a row is a chunk. A premulsum reduction (which has no
+  // copyv): this rank's scalar (the bits of a value of the element type;
+  // with SDMA_PREMUL_DEVICE its address in device memory).
   unsigned long long rowBytes;
   // sdmaAlltoAllv's counts, moved by the kernel itself (no copies around
   // the launch, which would be two more stream operations per call): before
@@ -134,7 +136,8 @@ struct SdmaTable {
   // Written before the entry barrier's arrival and compared after it, so a
   // rank whose call differs from a peer's (the host compares a signature
   // only the first time it is seen) fails every rank before any byte
-  // moves. Null tags: not checked (in-process runs).
+  // moves. Null tags: not checked (in-process runs). Then, for a
+  // premulsum, every rank's scalar: tags[r][SDMA_RANKS + s] rank s's.
   unsigned long long callTag;
   unsigned long long *tags[SDMA_RANKS];
 };
@@ -219,6 +222,29 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
   return !sdma_aborted(T);
 }
 
+#if defined(SDMA_REDUCE_OP) && SDMA_REDUCE_OP == 5
+// This rank's premulsum scalar: SdmaTable::rowBytes, or with
+// SDMA_PREMUL_DEVICE the value of the element type at that address in
+// device memory, read now (byte by byte: any alignment; little-endian).
+static __device__ unsigned long long sdma_premul_own(const SdmaTable *T) {
+#if defined(SDMA_PREMUL_DEVICE) && SDMA_PREMUL_DEVICE
+  const int size = SDMA_REDUCE_TYPE == 1 || SDMA_REDUCE_TYPE == 2   ? 2
+                   : SDMA_REDUCE_TYPE == 8 || SDMA_REDUCE_TYPE == 9 ? 1
+                   : SDMA_REDUCE_TYPE == 4 || SDMA_REDUCE_TYPE == 6 ||
+                           SDMA_REDUCE_TYPE == 7
+                       ? 8
+                       : 4;
+  const volatile unsigned char *p = (const volatile unsigned char *)T->rowBytes;
+  unsigned long long bits = 0;
+  for (int i = 0; i < size; ++i)
+    bits |= (unsigned long long)p[i] << (8 * i);
+  return bits;
+#else
+  return T->rowBytes;
+#endif
+}
+#endif
+
 // One job barrier (see SdmaTable::arrive): block 0 tells every rank, every
 // block waits for every rank; a rank that does not come in time is
 // reported as flag slot -2 - phase with the rank awaited as the value.
@@ -226,9 +252,18 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
                                         int phase, unsigned long long epoch) {
   const bool tagged = phase == 0 && T->tags[0];
   if (SDMA_BID == 0 && SDMA_TID == 0) {
+#if defined(SDMA_REDUCE_OP) && SDMA_REDUCE_OP == 5
+    const unsigned long long scalar = tagged ? sdma_premul_own(T) : 0;
+#endif
     if (tagged)
-      for (int r = 0; r < SDMA_RANKS; ++r)
+      for (int r = 0; r < SDMA_RANKS; ++r) {
         ((volatile unsigned long long *)T->tags[r])[rank] = T->callTag;
+#if defined(SDMA_REDUCE_OP) && SDMA_REDUCE_OP == 5
+        // premulsum: this rank's scalar beside its tag (sdma_scalar).
+        ((volatile unsigned long long *)T->tags[r])[SDMA_RANKS + rank] =
+            scalar;
+#endif
+      }
     SDMA_FENCE_SYSTEM();
     for (int r = 0; r < SDMA_RANKS; ++r)
       SDMA_ATOMIC_ADD_SYSTEM_U64(T->arrive[r] + phase * SDMA_RANKS + rank,
@@ -307,7 +342,8 @@ struct sdma_desc {
 #endif
 // sdma.reduce arithmetic in SDMA_REDUCE_TYPE (0 f32, 1 f16, 2 bf16, 3 i32,
 // 4 i64, 5 ui32, 6 ui64, 7 f64, 8 i8, 9 ui8) with SDMA_REDUCE_OP (0 sum,
-// 1 max, 2 min, 3 prod). 16-bit floats
+// 1 max, 2 min, 3 prod; 4 avg and 5 premulsum: a sum finished once,
+// below). 16-bit floats
 // are widened to fp32, combined there and rounded once (to nearest even)
 // when stored; integers wrap (two's complement). The conversions are
 // written out so the CPU emulator, hipRTC and NVRTC compute the same bits.
@@ -365,6 +401,14 @@ static __device__ inline unsigned short sdma_f32_to_f16(float f) {
   if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
     ++h;
   return (unsigned short)(sign | h);
+}
+static __device__ inline double sdma_f64_of(unsigned long long u) {
+  union {
+    double d;
+    unsigned long long u;
+  } b;
+  b.u = u;
+  return b.d;
 }
 static __device__ inline float sdma_bf16_to_f32(unsigned short h) {
   return sdma_f32_of((unsigned int)h << 16);
@@ -437,7 +481,7 @@ typedef unsigned int sdma_acc;
 #define SDMA_LANES (16 / SDMA_ESIZE)
 
 static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
-#if SDMA_REDUCE_OP == 0 || SDMA_REDUCE_OP == 4
+#if SDMA_REDUCE_OP == 0 || SDMA_REDUCE_OP == 4 || SDMA_REDUCE_OP == 5
   return a + b;
 #elif SDMA_REDUCE_OP == 1
   return SDMA_KEY(a) > SDMA_KEY(b) ? a : b;
@@ -446,7 +490,7 @@ static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
 #elif SDMA_REDUCE_OP == 3
   return a * b;
 #else
-#error "SDMA_REDUCE_OP: 0 sum, 1 max, 2 min, 3 prod, 4 avg"
+#error "SDMA_REDUCE_OP: 0 sum, 1 max, 2 min, 3 prod, 4 avg, 5 premulsum"
 #endif
 }
 
@@ -462,6 +506,66 @@ static __device__ inline sdma_acc sdma_combine(sdma_acc a, sdma_acc b) {
   ((sdma_acc)(SDMA_KEY(v) / (long long)(SDMA_AVG_DIVISOR)))
 #else
 #define SDMA_FINISH(v) (v)
+#endif
+
+// An operand of a reduce row as it is combined, SDMA_OPERAND(p, k): its
+// value; for premulsum (NCCL's ncclRedOpCreatePreMulSum) times the scalar
+// of the rank it came from, sc[k] (every operand is a rank's input:
+// premulsum, as avg, runs only where each element is reduced once). Each
+// rank passes its own scalar (SdmaTable::rowBytes) and writes it beside
+// its call tag into every rank's tag words at the entry barrier
+// (sdma_job_barrier), so a row's scalars are read where it stores: the
+// 16-bit floats multiply in fp32, integers wrap.
+#if SDMA_REDUCE_OP == 5
+// The product rounded on its own, as the CPU device rounds it: never
+// contracted with the sum's add into one fused multiply-add (NVCC and
+// clang would, rounding once for both).
+#if defined(__CUDA_ARCH__)
+static __device__ inline float sdma_mul(float a, float b) {
+  return __fmul_rn(a, b);
+}
+static __device__ inline double sdma_mul(double a, double b) {
+  return __dmul_rn(a, b);
+}
+#else
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+static __device__ inline float sdma_mul(float a, float b) { return a * b; }
+static __device__ inline double sdma_mul(double a, double b) { return a * b; }
+#endif
+static __device__ inline unsigned int sdma_mul(unsigned int a,
+                                               unsigned int b) {
+  return a * b;
+}
+static __device__ inline unsigned long long sdma_mul(unsigned long long a,
+                                                     unsigned long long b) {
+  return a * b;
+}
+// Rank q's scalar as rank `at`'s tag words hold it (a value of the element
+// type in the low bits); 1 where the entry barrier wrote none (in-process
+// runs, which the runtime never gives a premulsum).
+static __device__ inline sdma_acc sdma_scalar(const SdmaTable *T, long long at,
+                                              long long q) {
+  if (!T->tags[0] || !T->arrive[0])
+    return (sdma_acc)1;
+  const unsigned long long bits =
+      ((volatile const unsigned long long *)T->tags[at])[SDMA_RANKS + q];
+#if SDMA_REDUCE_TYPE == 0
+  return sdma_f32_of((unsigned int)bits);
+#elif SDMA_REDUCE_TYPE == 1
+  return sdma_f16_to_f32((unsigned short)bits);
+#elif SDMA_REDUCE_TYPE == 2
+  return sdma_bf16_to_f32((unsigned short)bits);
+#elif SDMA_REDUCE_TYPE == 7
+  return sdma_f64_of(bits);
+#else
+  return (sdma_acc)bits;
+#endif
+}
+#define SDMA_OPERAND(p, k) sdma_mul((sdma_acc)SDMA_LOAD(p), sc[k])
+#else
+#define SDMA_OPERAND(p, k) SDMA_LOAD(p)
 #endif
 
 // One reduce row over the thread's 16-byte units: the destination's value,
@@ -490,6 +594,14 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     aligned = aligned && (((unsigned long long)p) & 15ull) == 0;
   }
   const char *init = first ? src[0] : d.b;
+  // The initial value's scale: the first source's, or the destination's.
+  const int ik = first ? 0 : nsrc;
+#if SDMA_REDUCE_OP == 5
+  sdma_acc sc[SDMA_REDUCE_MAX_SRCS + 1];
+  for (int s = 0; s < nsrc; ++s)
+    sc[s] = sdma_scalar(T, row[1], sdma_rsrc[3 * (row[7] + s)]);
+  sc[nsrc] = sdma_scalar(T, row[1], row[1]);
+#endif
   const unsigned long long n = d.n, units = (n + 15) / 16;
   const unsigned long long full = aligned ? n / 16 : 0;
   union lanes {
@@ -502,11 +614,11 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     lanes x;
     x.v = *(const sdma_v16 *)(init + off);
     for (int i = 0; i < SDMA_LANES; ++i)
-      acc[i] = SDMA_LOAD(x.b + i * SDMA_ESIZE);
+      acc[i] = SDMA_OPERAND(x.b + i * SDMA_ESIZE, ik);
     for (int s = first; s < nsrc; ++s) {
       x.v = *(const sdma_v16 *)(src[s] + off);
       for (int i = 0; i < SDMA_LANES; ++i)
-        acc[i] = sdma_combine(acc[i], SDMA_LOAD(x.b + i * SDMA_ESIZE));
+        acc[i] = sdma_combine(acc[i], SDMA_OPERAND(x.b + i * SDMA_ESIZE, s));
     }
     for (int i = 0; i < SDMA_LANES; ++i)
       SDMA_STORE(x.b + i * SDMA_ESIZE, SDMA_FINISH(acc[i]));
@@ -518,9 +630,9 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     const unsigned long long off = (u - base) * 16;
     const unsigned long long end = off + 16 < n ? off + 16 : n;
     for (unsigned long long j = off; j + SDMA_ESIZE <= end; j += SDMA_ESIZE) {
-      sdma_acc acc = SDMA_LOAD(init + j);
+      sdma_acc acc = SDMA_OPERAND(init + j, ik);
       for (int s = first; s < nsrc; ++s)
-        acc = sdma_combine(acc, SDMA_LOAD(src[s] + j));
+        acc = sdma_combine(acc, SDMA_OPERAND(src[s] + j, s));
       acc = SDMA_FINISH(acc);
       for (int k = 0; k <= ndst; ++k)
         SDMA_STORE(dsts[k] + j, acc);
@@ -542,10 +654,11 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
       x[1 + s - FIRST].v = *(const sdma_v16 *)(SRC(s) + off);                  \
     sdma_acc acc[SDMA_LANES];                                                  \
     for (int l = 0; l < SDMA_LANES; ++l)                                       \
-      acc[l] = SDMA_LOAD(x[0].b + l * SDMA_ESIZE);                             \
+      acc[l] = SDMA_OPERAND(x[0].b + l * SDMA_ESIZE, FIRST ? 0 : NSRC);        \
     for (int s = 1; s < NSRC + 1 - FIRST; ++s)                                 \
       for (int l = 0; l < SDMA_LANES; ++l)                                     \
-        acc[l] = sdma_combine(acc[l], SDMA_LOAD(x[s].b + l * SDMA_ESIZE));     \
+        acc[l] = sdma_combine(                                                 \
+            acc[l], SDMA_OPERAND(x[s].b + l * SDMA_ESIZE, s - 1 + FIRST));     \
     for (int l = 0; l < SDMA_LANES; ++l)                                       \
       SDMA_STORE(x[0].b + l * SDMA_ESIZE, SDMA_FINISH(acc[l]));                \
     for (int k = 0; k <= NDST; ++k)                                            \
@@ -559,9 +672,9 @@ static __device__ void sdma_reduce_ops(const SdmaTable *T, const sdma_desc &d,
     const unsigned long long stop = off + 16 < n ? off + 16 : n;               \
     for (unsigned long long j = off; j + SDMA_ESIZE <= stop;                   \
          j += SDMA_ESIZE) {                                                    \
-      sdma_acc acc = SDMA_LOAD((init) + j);                                    \
+      sdma_acc acc = SDMA_OPERAND((init) + j, FIRST ? 0 : NSRC);               \
       for (int s = FIRST; s < NSRC; ++s)                                       \
-        acc = sdma_combine(acc, SDMA_LOAD(SRC(s) + j));                        \
+        acc = sdma_combine(acc, SDMA_OPERAND(SRC(s) + j, s));                  \
       acc = SDMA_FINISH(acc);                                                  \
       for (int k = 0; k <= NDST; ++k)                                          \
         SDMA_STORE(DST(k) + j, acc);                                           \
@@ -614,6 +727,21 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
   // A row's pointers: sources, then the destination, then the extra
   // destinations (sdma_row_ptr).
   constexpr int NP = NSRC + NDST + 1, WORDS = NP + 1;
+#if SDMA_REDUCE_OP == 5
+  // The scales of the row a thread is in (SDMA_OPERAND): the sources',
+  // then the destination's.
+  sdma_acc sc[NSRC + 1];
+#define SDMA_ROW_SCALES(row)                                                   \
+  do {                                                                         \
+    for (int s = 0; s < NSRC; ++s)                                             \
+      sc[s] = sdma_scalar(T, (row)[1], sdma_rsrc[3 * ((row)[7] + s)]);         \
+    sc[NSRC] = sdma_scalar(T, (row)[1], (row)[1]);                             \
+  } while (0)
+#else
+#define SDMA_ROW_SCALES(row)                                                   \
+  do {                                                                         \
+  } while (0)
+#endif
   if (SDMA_SEG_PTR_CAP > 0 && nrows * WORDS <= SDMA_SEG_PTR_CAP) {
     SDMA_BLOCK_SHARED(unsigned long long, words,
                       SDMA_SEG_PTR_CAP > 0 ? SDMA_SEG_PTR_CAP : 1);
@@ -638,6 +766,7 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
         begin = i * upo;
         end = begin + upo;
         P = words + i * WORDS;
+        SDMA_ROW_SCALES(rows + i * SDMA_OP_STRIDE);
       }
       const unsigned long long off = (v - begin) * 16;
 #define SDMA_SRC_SHARED(s) ((const char *)P[s])
@@ -666,6 +795,7 @@ sdma_seg_reduce(const SdmaTable *T, const long long *rows,
       begin = i * upo;
       end = begin + upo;
       const long long *row = rows + i * SDMA_OP_STRIDE;
+      SDMA_ROW_SCALES(row);
       unsigned long long bits = 0;
       for (int s = 0; s < NP; ++s) {
         char *p = sdma_row_ptr<NSRC>(T, row, s, chunk);
