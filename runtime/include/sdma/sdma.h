@@ -327,8 +327,9 @@ SDMA_API sdmaResult_t sdmaReduce(const void *sendbuff, void *recvbuff,
  * `datatype` only. Each rank passes its own scalar (they may differ, as in
  * NCCL): each input element is multiplied by its rank's scalar as it is
  * summed (integers wrap; float16 and bfloat16 multiply and sum in fp32 and
- * round once), each product rounded on its own. At one rank only a host
- * scalar of 1 is served. */
+ * round once), each product rounded on its own. Every rank uses the same
+ * residence (a mix is a different call, refused). At one rank only a host
+ * scalar of 1 is served; a multi-node communicator refuses it. */
 SDMA_API sdmaResult_t sdmaRedOpCreatePreMulSum(sdmaRedOp_t *op, void *scalar,
                                                sdmaDataType_t datatype,
                                                sdmaScalarResidence_t residence,
