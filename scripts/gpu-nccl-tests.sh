@@ -39,12 +39,18 @@ for n in ${counts_//,/ }; do
       -x CUDA_DEVICE_MAX_CONNECTIONS "$bin/${t}_perf" -b 8 -e 4M -f 8 -g 1 \
       -c 1 -n 5 -w 2
   done
+  # PreMulSum with each rank's own scalar (nccl-tests: 1 on even ranks, 2
+  # on odd ones).
+  step 150 "all_reduce mulsum, $n processes" mpirun -np "$n" -x LD_PRELOAD \
+    -x LD_LIBRARY_PATH -x SDMA_PROGRAM_DIR -x SDMA_CACHE_DIR \
+    -x NCCL_TESTS_DEVICE -x CUDA_DEVICE_MAX_CONNECTIONS \
+    "$bin/all_reduce_perf" -b 8 -e 4M -f 8 -g 1 -c 1 -n 5 -w 2 -o mulsum
 done
 # World size 1: one process.
 for t in all_gather alltoall broadcast reduce_scatter; do
   step 120 "$t" "$bin/${t}_perf" -b 8 -e 16M -f 8 -g 1 -c 1 -n 10 -w 3
 done
-for op in sum prod max min avg; do
+for op in sum prod max min avg mulsum; do
   step 120 "all_reduce $op" "$bin/all_reduce_perf" -b 8 -e 16M -f 8 -g 1 -c 1 \
     -n 10 -w 3 -o $op
 done
