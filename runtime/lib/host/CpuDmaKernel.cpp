@@ -32,8 +32,13 @@ uint64_t load(const unsigned long long *word) {
 /// One launch of one rank: the table, the waits and the error record.
 class Run {
 public:
+  // The per-run counts are made here, before the engine threads start:
+  // made lazily by the first queue() they were a race between engines (one
+  // thread reallocating them under another's walk).
   Run(const DmaProgram &program, const LaunchTable &table, size_t chunk)
-      : P(program), T(table), chunk_(chunk), B(program.plan.buffers.size()) {}
+      : P(program), T(table), chunk_(chunk), B(program.plan.buffers.size()),
+        perRun_(size_t(program.plan.ranks),
+                std::vector<int64_t>(size_t(program.plan.flags), 0)) {}
 
   /// Nonzero once any wait of this communicator's program failed, or the
   /// communicator was aborted (the kernel's sdma_aborted).
@@ -154,16 +159,12 @@ public:
 
 private:
   /// Epoch 0 always (flags are reset per call): the counts are unused.
-  const std::vector<std::vector<int64_t>> &perRun() {
-    if (perRun_.empty())
-      perRun_.assign(P.plan.ranks, std::vector<int64_t>(P.plan.flags, 0));
-    return perRun_;
-  }
+  const std::vector<std::vector<int64_t>> &perRun() const { return perRun_; }
 
   const DmaProgram &P;
   const LaunchTable &T;
   size_t chunk_, B;
-  std::vector<std::vector<int64_t>> perRun_;
+  const std::vector<std::vector<int64_t>> perRun_;
 };
 
 class CpuDmaKernel : public CommKernel {
