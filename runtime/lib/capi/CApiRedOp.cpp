@@ -24,8 +24,14 @@ size_t elementBytes(sdmaDataType_t type) {
   return sdma::rt::dataTypeBytes(static_cast<DataType>(type));
 }
 
-/// Whether `op` may name an operator `comm` made (checked under its lock).
-bool madeRange(sdmaRedOp_t op) { return op >= sdmaNumOps; }
+/// The slot of operator `op` among those `comm` made, or null where it is
+/// not one (a built-in, out of range, destroyed). Under comm->opsMutex.
+std::optional<Arithmetic> *madeOp(sdmaComm *comm, sdmaRedOp_t op) {
+  if (op < sdmaNumOps || size_t(op) - sdmaNumOps >= comm->ops.size())
+    return nullptr;
+  std::optional<Arithmetic> &slot = comm->ops[size_t(op) - sdmaNumOps];
+  return slot ? &slot : nullptr;
+}
 } // namespace
 
 bool sdma::capi::resolveRedOp(sdmaComm *comm, sdmaDataType_t type,
@@ -37,22 +43,21 @@ bool sdma::capi::resolveRedOp(sdmaComm *comm, sdmaDataType_t type,
     return true;
   }
   std::lock_guard<std::mutex> lock(comm->opsMutex);
-  size_t index = madeRange(op) ? size_t(op) - sdmaNumOps : comm->ops.size();
-  if (index >= comm->ops.size() || !comm->ops[index]) {
+  std::optional<Arithmetic> *made = madeOp(comm, op);
+  if (!made) {
     why = "invalid reduction operator " + std::to_string(op) +
           " (sdmaSum, sdmaProd, sdmaMax, sdmaMin, sdmaAvg, or one "
           "sdmaRedOpCreatePreMulSum made on this communicator and not "
           "destroyed)";
     return false;
   }
-  if (comm->ops[index]->type != static_cast<DataType>(type)) {
+  if ((*made)->type != static_cast<DataType>(type)) {
     why = "reduction operator " + std::to_string(op) + " was made for " +
-          sdma::rt::dataTypeName(comm->ops[index]->type) +
-          ", not for the call's " +
+          sdma::rt::dataTypeName((*made)->type) + ", not for the call's " +
           sdma::rt::dataTypeName(static_cast<DataType>(type));
     return false;
   }
-  arithmetic = *comm->ops[index];
+  arithmetic = **made;
   return true;
 }
 
@@ -107,13 +112,13 @@ sdmaResult_t sdmaRedOpDestroy(sdmaRedOp_t op, sdmaComm_t comm) {
   if (!comm)
     return fail(nullptr, sdmaInvalidArgument, "sdmaRedOpDestroy: comm is NULL");
   std::lock_guard<std::mutex> lock(comm->opsMutex);
-  size_t index = madeRange(op) ? size_t(op) - sdmaNumOps : comm->ops.size();
-  if (index >= comm->ops.size() || !comm->ops[index])
+  std::optional<Arithmetic> *made = madeOp(comm, op);
+  if (!made)
     return fail(comm, sdmaInvalidArgument,
                 "sdmaRedOpDestroy: " + std::to_string(op) +
                     " is not an operator sdmaRedOpCreatePreMulSum made on "
                     "this communicator");
-  comm->ops[index].reset();
+  made->reset();
   return sdmaSuccess;
 }
 

@@ -85,13 +85,17 @@ const char *sdma::rt::reduceOpName(ReduceOp op) {
   return nullptr;
 }
 
-std::string sdma::rt::arithmeticName(const Arithmetic &arithmetic) {
+std::string sdma::rt::arithmeticOpName(const Arithmetic &arithmetic) {
   const char *op = reduceOpName(arithmetic.op);
-  return std::string(dataTypeName(arithmetic.type)) + " " +
-         (op ? op : "invalid-op") +
+  return std::string(op ? op : "invalid-op") +
          (arithmetic.op == ReduceOp::PreMulSum && arithmetic.deviceScalar
               ? "_device"
               : "");
+}
+
+std::string sdma::rt::arithmeticName(const Arithmetic &arithmetic) {
+  return std::string(dataTypeName(arithmetic.type)) + " " +
+         arithmeticOpName(arithmetic);
 }
 
 namespace {

@@ -147,12 +147,9 @@ const char *typeName(DataType type) {
 
 bool sdma::rt::setReduceArithmetic(LdstProgram &program,
                                    const Arithmetic &arithmetic, Error &error) {
-  std::string name =
-      reduceOpName(arithmetic.op) ? reduceOpName(arithmetic.op) : "?";
-  if (arithmetic.op == ReduceOp::PreMulSum && arithmetic.deviceScalar)
-    name += "_device";
   std::string why;
-  if (!program.setReduction(typeName(arithmetic.type), name, why))
+  if (!program.setReduction(typeName(arithmetic.type),
+                            arithmeticOpName(arithmetic), why))
     return error.fail(program.collective ? ErrorKind::Internal
                                          : ErrorKind::InvalidArgument,
                       why);

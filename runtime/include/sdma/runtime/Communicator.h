@@ -145,6 +145,10 @@ struct Arithmetic {
 /// one reduction's kernel from another's (program names, call signatures;
 /// not PreMulSum's scalar, which each launch passes).
 std::string arithmeticName(const Arithmetic &arithmetic);
+/// Its operator as LdstProgram::setReduction names it: reduceOpName's, or
+/// "premulsum_device" for a PreMulSum whose scalar is in device memory
+/// ("invalid-op" outside the enum).
+std::string arithmeticOpName(const Arithmetic &arithmetic);
 
 /// The reducing collectives, with NCCL's argument meanings.
 enum class CommReduction { AllReduce, ReduceScatter, Reduce };
