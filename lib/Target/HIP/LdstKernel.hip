@@ -3,9 +3,10 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // The device code every file `sdma-translate --sdma-to-hip` writes ends
-// with: this file, LdstReduce.hip and LdstPhases.hip, in that order, each
-// after its banner (everything up to the first blank line), embedded at
-// build time as string literals (runtime/EmbedKernel.cmake), so they are copied out
+// with: this file, LdstReduce.hip, LdstCounts.hip and LdstPhases.hip, in
+// that order, each after its banner (everything up to the first blank
+// line), embedded at build time as string literals
+// (runtime/EmbedKernel.cmake), so they are copied out
 // byte for byte. This one: the table of addresses, errors, the rank sync,
 // waits, signals and barriers. It compiles after what comes before it there:
 //   - a prelude that defines the SDMA_* device macros (SDMA_TID, SDMA_SYNC,

@@ -2,215 +2,20 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// The last part of the generated kernel (after LdstKernel.hip and
-// LdstReduce.hip): sdma.copyv's run-time counts, the table kernel's phases
-// and step walk, the specialised kernel's copy segments, and `sdma_ldst`.
+// The last part of the generated kernel (after LdstKernel.hip,
+// LdstReduce.hip and LdstCounts.hip): the table kernel's phases and step
+// walk, the specialised kernel's copy segments, and `sdma_ldst`.
 //===----------------------------------------------------------------------===//
-
-#if SDMA_COUNT_OPS
-// A count error of sdma.copyv (kind 1: above its capacity, 2: a packed
-// segment past its buffer's end, 3: negative; plus 4 when the rank's
-// packed counts were all zeroed, see sdma_check_counts): the first is
-// recorded (and mirrored to the host); the copy is skipped, the run goes on.
-static __device__ void sdma_report_count(const SdmaTable *T, int kind,
-                                         long long rank, long long peer,
-                                         long long count) {
-  if (SDMA_ATOMIC_CAS_U64(T->error + 5, 0ull, (unsigned long long)kind) ==
-      0ull) {
-    T->error[6] = (unsigned long long)(rank * 65536 + peer);
-    T->error[7] = (unsigned long long)count;
-    if (T->errorMirror) {
-      T->errorMirror[6] = T->error[6];
-      T->errorMirror[7] = T->error[7];
-      SDMA_FENCE_SYSTEM();
-      *(volatile unsigned long long *)(T->errorMirror + 5) =
-          (unsigned long long)kind;
-    }
-    SDMA_FENCE_SYSTEM();
-  }
-}
-
-// Entry `index` of count table `table` on `rank`.
-static __device__ inline long long sdma_count(const SdmaTable *T, long long rank,
-                                              long long table, long long index) {
-  return ((volatile const long long *)T->buf[rank * SDMA_BUFFERS + table])[index];
-}
-
-// One side's offset in rows, read from a count table (sdma_vops: table,
-// rank, index j, form): 0 the exclusive prefix sum of entries [0, j); 1
-// expert-major, the groups of SDMA_RANKS entries before j's each padded to
-// a multiple of SDMA_MAJOR_ALIGN (at least SDMA_MAJOR_ALIGN) plus j's
-// group's entries before j; 2 entry j itself. -1 if an entry is negative
-// or implausibly large (over 2^35 rows: a table has at most 2^27 entries,
-// so no sum, padding included, can overflow). No branch between the
-// loads: they are all in flight at once.
-static __device__ inline long long sdma_pad_rows(long long n) {
-  const long long a = SDMA_MAJOR_ALIGN;
-  const long long padded = (n + a - 1) / a * a;
-  return padded < a ? a : padded;
-}
-
-static __device__ inline long long sdma_prefix(const SdmaTable *T,
-                                               const long long *side) {
-  if (side[3] == 2) {
-    const long long n = sdma_count(T, side[1], side[0], side[2]);
-    return (unsigned long long)n > (1ull << 35) ? -1 : n;
-  }
-  long long sum = 0, group = 0;
-  bool bad = false;
-  for (long long i = 0; i < side[2]; ++i) {
-    long long n = sdma_count(T, side[1], side[0], i);
-    bad |= (unsigned long long)n > (1ull << 35); // negative too
-    group += n;
-    if (side[3] == 1 && (i + 1) % SDMA_RANKS == 0) {
-      sum += sdma_pad_rows(group);
-      group = 0;
-    }
-  }
-  return bad ? -1 : sum + group;
-}
-
-// After the call, this rank's receive counts to the caller (countsOut[1]),
-// then (SDMA_COUNTS_OFFSETS) where each counted segment starts: 1 packed in
-// table order, 2 expert-major (groups of SDMA_RANKS, padded). Block 0; the
-// offsets by thread 0 (a few hundred entries: the table is read once).
-static __device__ void sdma_counts_out(const SdmaTable *T) {
-  const volatile long long *recv = (const volatile long long *)T->countsOut[0];
-  for (int i = (int)SDMA_TID; i < SDMA_COUNTS_OUT; i += (int)SDMA_NTID)
-    T->countsOut[1][i] = recv[i];
-#if SDMA_COUNTS_OFFSETS
-  if (SDMA_TID == 0) {
-    long long at = 0, group = 0;
-    for (int i = 0; i < SDMA_COUNTS_OUT; ++i) {
-      const long long n = recv[i];
-      T->countsOut[1][SDMA_COUNTS_OUT + i] = at;
-      at += n;
-#if SDMA_COUNTS_OFFSETS == 2
-      group += n;
-      if ((i + 1) % SDMA_RANKS == 0) {
-        at += sdma_pad_rows(group) - group;
-        group = 0;
-      }
-#endif
-    }
-  }
-#endif
-}
-
-// sdma.copyv: row[4] is the capacity in chunks, row[8..10] the count's
-// table entry, row[11] its prefix tables in sdma_vops. Every bound is
-// checked in rows before anything is multiplied into bytes.
-static __device__ inline sdma_desc sdma_resolve_copyv(const SdmaTable *T,
-                                                      const long long *op,
-                                                      unsigned long long chunk) {
-  const long long *v = sdma_vops + op[11] * SDMA_VOP_STRIDE;
-  const unsigned long long row = T->rowBytes ? T->rowBytes : chunk;
-  const long long n = sdma_count(T, op[8], op[9], op[10]);
-  // Offsets in rows for packed sides; a fixed slot is in chunks.
-  const long long *w = v + SDMA_VOP_STRIDE / 2; // the destination's side
-  const long long srcRows = v[0] < 0 ? 0 : sdma_prefix(T, v);
-  const long long dstRows = w[0] < 0 ? 0 : sdma_prefix(T, w);
-  const unsigned long long srcEnd = sdma_buffer_units[op[2]] * chunk;
-  const unsigned long long dstEnd = sdma_buffer_units[op[6]] * chunk;
-  sdma_desc d;
-  d.kind = 0;
-  d.n = 0;
-  d.a = T->buf[op[1] * SDMA_BUFFERS + op[2]];
-  d.b = d.c = T->buf[op[5] * SDMA_BUFFERS + op[6]];
-  if (n < 0) {
-    sdma_report_count(T, 3, op[1], op[5], n);
-    return d;
-  }
-  if ((unsigned long long)n > (unsigned long long)op[4] * chunk / row) {
-    sdma_report_count(T, 1, op[1], op[5], n);
-    return d;
-  }
-  // An empty segment moves nothing: its offsets are not used (torch's
-  // all_to_all_vdev_2d_offset ignores an empty split's offset too).
-  if (n == 0)
-    return d;
-  if (srcRows < 0 || dstRows < 0 ||
-      (unsigned long long)srcRows > srcEnd / row ||
-      (unsigned long long)dstRows > dstEnd / row) {
-    sdma_report_count(T, 2, op[1], op[5], n);
-    return d;
-  }
-  const unsigned long long bytes = (unsigned long long)n * row;
-  const unsigned long long src =
-      v[0] < 0 ? op[3] * chunk : (unsigned long long)srcRows * row;
-  const unsigned long long dst =
-      w[0] < 0 ? op[7] * chunk : (unsigned long long)dstRows * row;
-  if (src + bytes > srcEnd || dst + bytes > dstEnd) {
-    sdma_report_count(T, 2, op[1], op[5], n);
-    return d;
-  }
-  d.a += src;
-  d.b = d.c = d.b + dst;
-  d.n = bytes;
-  return d;
-}
-
-// Before any count leaves this rank: a count one of its copyv ops will
-// read from its own table that is negative or above the op's capacity is
-// reported and set to 0 there, so the count exchange hands the receiver 0
-// (its receive count says nothing came) and no prefix sum on either side
-// sees the bad value. Where the op's source is packed (its rows' offsets
-// are prefix sums of that table), the rows after the bad run are no longer
-// where the counts say, so every count of the rank's packed copyvs becomes
-// 0: the rank sends nothing in this call rather than wrong rows. Block 0
-// only; the job barrier (or a rank sync) after it publishes the zeros.
-static __device__ void sdma_check_counts(const SdmaTable *T, int rank,
-                                         unsigned long long chunk) {
-  const unsigned long long row = T->rowBytes ? T->rowBytes : chunk;
-  SDMA_BLOCK_SHARED(int, packedBad, 1);
-  if (SDMA_TID == 0)
-    packedBad[0] = 0;
-  SDMA_SYNC();
-  for (int pass = 0; pass < 2; ++pass) {
-    for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
-      const int *st = sdma_steps + 3 * s;
-      if (st[0] != 0)
-        continue;
-      for (int i = (int)SDMA_TID; i < st[2]; i += (int)SDMA_NTID) {
-        const long long *op =
-            sdma_ops + (long long)(st[1] + i) * SDMA_OP_STRIDE;
-        if (op[0] != 3 || op[8] != rank)
-          continue;
-        // A source at prefix-sum offsets (not `at`, whose offsets the
-        // caller gave): its later rows move with a bad count.
-        const long long *v = sdma_vops + op[11] * SDMA_VOP_STRIDE;
-        const bool packed = v[0] >= 0 && v[3] != 2;
-        volatile long long *c =
-            (volatile long long *)T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10];
-        if (pass == 1) {
-          if (packed)
-            *c = 0;
-          continue;
-        }
-        const long long n = *c;
-        if (n < 0 ||
-            (unsigned long long)n > (unsigned long long)op[4] * chunk / row) {
-          sdma_report_count(T, (n < 0 ? 3 : 1) + (packed ? 4 : 0), op[1],
-                            op[5], n);
-          *c = 0;
-          if (packed)
-            packedBad[0] = 1;
-        }
-      }
-    }
-    SDMA_SYNC();
-    if (!packedBad[0])
-      break;
-  }
-}
-#endif
 
 static __device__ inline sdma_desc sdma_resolve(const SdmaTable *T,
                                                 const long long *op,
-                                                unsigned long long chunk) {
+                                                unsigned long long chunk,
+                                                const long long *cache) {
 #if SDMA_COUNT_OPS
   if (op[0] == 3)
-    return sdma_resolve_copyv(T, op, chunk);
+    return sdma_resolve_copyv(T, op, chunk, cache);
+#else
+  (void)cache;
 #endif
   // Offsets and counts in chunks, or in op[11] bytes (count tables).
   const unsigned long long unit = op[11] ? (unsigned long long)op[11] : chunk;
@@ -234,14 +39,16 @@ static __device__ inline sdma_desc sdma_resolve(const SdmaTable *T,
 // tails and unaligned slices go byte by byte. `u` is the thread's next
 // unit and `base` the first unit of op 0, both carried across calls.
 static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
-                                      const sdma_desc *staged, int nops,
+                                      const sdma_desc *staged,
+                                      const long long *cache, int nops,
                                       unsigned long long chunk,
                                       unsigned long long nthreads,
                                       unsigned long long &u,
                                       unsigned long long &base) {
   for (int i = 0; i < nops; ++i) {
     const sdma_desc d =
-        staged ? staged[i] : sdma_resolve(T, ops + i * SDMA_OP_STRIDE, chunk);
+        staged ? staged[i]
+               : sdma_resolve(T, ops + i * SDMA_OP_STRIDE, chunk, cache);
     const int kind = (int)d.kind;
 #if SDMA_REDUCE
     if (kind == 4) {
@@ -303,27 +110,62 @@ static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
   }
 }
 
-// One phase. With SDMA_STAGED_OPS, the block first resolves up to
-// SDMA_STAGE_CAP ops at once into shared memory (one thread per op: the
-// op-table and buffer-table loads of all ops in flight together), then
-// copies from there; otherwise every thread resolves each op in turn.
+// One phase (step `step` of the step table). Where the emitter listed the
+// count tables its sdma.copyv ops take offsets from (sdma_vtabs, rows
+// [sdma_vtab_begin[step], sdma_vtab_begin[step + 1])), each block first
+// scans them into shared memory (sdma_scan). With SDMA_STAGED_OPS, the
+// block then resolves up to SDMA_STAGE_CAP ops at once into shared memory
+// (one thread per op: the op-table and buffer-table loads of all ops in
+// flight together), then copies from there; otherwise every thread
+// resolves each op in turn. One shared array holds both (the CPU device
+// gives a block one scratch area, whatever the declarations).
+#if SDMA_STAGED_OPS
+#define SDMA_STAGE_WORDS                                                       \
+  (SDMA_STAGE_CAP * ((sizeof(sdma_desc) + 7) / 8))
+#else
+#define SDMA_STAGE_WORDS 0
+#endif
+#ifndef SDMA_PREFIX_CACHE
+#define SDMA_PREFIX_CACHE 0
+#endif
 static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
-                                  int nops, unsigned long long chunk) {
+                                  int nops, unsigned long long chunk,
+                                  int step) {
   const unsigned long long nthreads = (unsigned long long)SDMA_NBID * SDMA_NTID;
   unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID;
   unsigned long long base = 0;
+  (void)step;
+#if SDMA_STAGED_OPS || SDMA_PREFIX_CACHE
+  SDMA_BLOCK_SHARED(long long, words, SDMA_PREFIX_CACHE + SDMA_STAGE_WORDS);
+#endif
+  const long long *cache = nullptr;
+#if SDMA_PREFIX_CACHE
+  const int ntabs = sdma_vtab_begin[step + 1] - sdma_vtab_begin[step];
+  if (ntabs > 0) {
+    const long long *rows = sdma_vtabs + sdma_vtab_begin[step] * SDMA_SCAN_ROW;
+    long long total = 0;
+    for (int t = 0; t < ntabs; ++t)
+      total += rows[t * SDMA_SCAN_ROW + 2];
+    sdma_scan_load(T, rows, ntabs, words, total);
+    sdma_scan(rows, ntabs, words);
+    cache = words;
+  }
+#endif
 #if SDMA_STAGED_OPS
-  SDMA_BLOCK_SHARED(sdma_desc, staged, SDMA_STAGE_CAP);
+  sdma_desc *staged = (sdma_desc *)(words + SDMA_PREFIX_CACHE);
   for (int w = 0; w < nops; w += SDMA_STAGE_CAP) {
     const int m = nops - w < SDMA_STAGE_CAP ? nops - w : SDMA_STAGE_CAP;
     for (int i = (int)SDMA_TID; i < m; i += (int)SDMA_NTID)
-      staged[i] = sdma_resolve(T, ops + (w + i) * SDMA_OP_STRIDE, chunk);
+      staged[i] =
+          sdma_resolve(T, ops + (w + i) * SDMA_OP_STRIDE, chunk, cache);
     SDMA_SYNC();
-    sdma_phase_ops(T, ops, staged, m, chunk, nthreads, u, base);
+    sdma_phase_ops(T, ops, staged, cache, m, chunk, nthreads, u, base);
     SDMA_SYNC(); // the next window overwrites `staged`
   }
 #else
-  sdma_phase_ops(T, ops, nullptr, nops, chunk, nthreads, u, base);
+  sdma_phase_ops(T, ops, nullptr, cache, nops, chunk, nthreads, u, base);
+  if (cache)
+    SDMA_SYNC(); // the next phase's scan overwrites `words`
 #endif
 }
 
@@ -560,7 +402,8 @@ static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,
               : 0;
     switch (st[0]) {
     case 0:
-      sdma_phase(T, sdma_ops + (long long)st[1] * SDMA_OP_STRIDE, st[2], chunk);
+      sdma_phase(T, sdma_ops + (long long)st[1] * SDMA_OP_STRIDE, st[2], chunk,
+                 s);
       break;
     case 1:
       sdma_rank_sync(T, rank);

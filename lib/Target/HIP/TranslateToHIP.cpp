@@ -35,6 +35,7 @@
 #include <array>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 using namespace mlir;
 using namespace sdma;
@@ -43,16 +44,24 @@ using namespace sdma::hip;
 
 namespace {
 
-constexpr int kVopStride = 8; // per side: table or -1, rank, index, form
+// Per side: table or -1, rank, index, form, and where the phase's scan of
+// the table puts its offsets in shared memory (-1: the kernel sums).
+constexpr int kVopStride = 10;
+// A phase's scanned count tables (sdma_vtabs): rank, buffer, entries, form,
+// offset in the phase's shared memory; and the most words of it one phase
+// may take (32 KiB; LdstPhases.hip's sdma_phase).
+constexpr int kScanRow = 5;
+constexpr int64_t kScanCacheWords = 4096;
 
 /// The device code every generated file carries: LdstKernel.hip,
-/// LdstReduce.hip and LdstPhases.hip after their banners, embedded at build
-/// time (adjacent string literals: one text).
-/// (The order of the parts is the order of the code: not sorted.)
+/// LdstReduce.hip, LdstCounts.hip and LdstPhases.hip after their banners,
+/// embedded at build time (adjacent string literals: one text). (The order of
+/// the parts is the order of the code: not sorted.)
 // clang-format off
 constexpr const char *kKernelSource =
 #include "LdstKernel.hip.inc"
 #include "LdstReduce.hip.inc"
+#include "LdstCounts.hip.inc"
 #include "LdstPhases.hip.inc"
     ;
 // clang-format on
@@ -138,6 +147,7 @@ public:
 
 private:
   LogicalResult collect();
+  int64_t planScans(std::vector<int64_t> &rows, std::vector<int> &begin);
   std::vector<int64_t> copyvRow(CopyvOp op);
   LogicalResult checkReduceTypes();
   int slotFor(int64_t from, int64_t tag);
@@ -188,9 +198,59 @@ std::vector<int64_t> HIPEmitter::copyvRow(CopyvOp op) {
     llvm::append_range(
         vops, std::initializer_list<int64_t>{
                   packed ? bufferOf(table) : -1, packed ? field(rank) : 0,
-                  packed ? field(rank + 1) : 0, op.getTableForm(side)});
+                  packed ? field(rank + 1) : 0, op.getTableForm(side), -1});
   }
   return row;
+}
+
+/// The count tables each phase's sdma.copyv ops take packed offsets from
+/// (forms 0 and 1; form 2 reads one entry), scanned once per phase into
+/// shared memory by every block (LdstCounts.hip's sdma_scan) instead of
+/// summed per op: rows (kScanRow each) per global step in `begin`, every
+/// side's vops word 4 set to its table's place. A phase whose tables pass
+/// kScanCacheWords keeps the per-op sums. Returns the most words a phase
+/// takes.
+int64_t HIPEmitter::planScans(std::vector<int64_t> &rows,
+                              std::vector<int> &begin) {
+  int64_t most = 0;
+  begin.assign(1, 0);
+  for (const std::vector<Step> &rankSteps : steps)
+    for (const Step &step : rankSteps) {
+      // (rank, buffer, form) -> the highest index read; the sides.
+      std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> tables;
+      std::vector<size_t> sides;
+      for (int64_t i = 0; step.kind == kPhase && i < step.b; ++i) {
+        const int64_t *row = &ops[(step.a + i) * kOpStride];
+        if (row[0] != 3)
+          continue;
+        for (int side = 0; side < 2; ++side) {
+          size_t at = row[11] * kVopStride + side * (kVopStride / 2);
+          if (vops[at] < 0 || vops[at + 3] == 2)
+            continue;
+          int64_t &last = tables[{vops[at + 1], vops[at], vops[at + 3]}];
+          last = std::max(last, vops[at + 2]);
+          sides.push_back(at);
+        }
+      }
+      int64_t words = 0;
+      std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> place;
+      for (auto &[key, entries] : tables) {
+        int64_t seg = std::get<2>(key) == 1 ? ranks : 16; // SDMA_SCAN_SEG
+        place[key] = words;
+        words += entries + 1 + (entries + seg - 1) / seg;
+      }
+      if (!tables.empty() && words <= kScanCacheWords) {
+        for (auto &[key, entries] : tables)
+          llvm::append_range(rows, std::initializer_list<int64_t>{
+                                       std::get<0>(key), std::get<1>(key),
+                                       entries, std::get<2>(key), place[key]});
+        for (size_t at : sides)
+          vops[at + 4] = place[{vops[at + 1], vops[at], vops[at + 3]}];
+        most = std::max(most, words);
+      }
+      begin.push_back(rows.size() / kScanRow);
+    }
+  return most;
 }
 
 int HIPEmitter::slotFor(int64_t from, int64_t tag) {
@@ -431,6 +491,11 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     for (int64_t r = 0; r < ranks; ++r)
       perEpoch[r * slots + numSlots - 1] = barriers * ranks;
 
+  // sdma.copyv's offset tables, scanned once per phase.
+  std::vector<int64_t> scanRows;
+  std::vector<int> scanBegin;
+  int64_t scanWords = vops.empty() ? 0 : planScans(scanRows, scanBegin);
+
   // Each rank's steps as code (Specialise.h), or the step table.
   std::optional<SpecialisedCode> specialised;
   if (specialise)
@@ -477,6 +542,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
        << "\n#ifndef SDMA_STAGED_OPS\n#define SDMA_STAGED_OPS 1\n#endif\n";
     // An expert-major offset pads each group of SDMA_RANKS counts.
     os << "#define SDMA_MAJOR_ALIGN " << schedule.getMajorAlignment() << "\n";
+    if (scanWords)
+      os << "#define SDMA_PREFIX_CACHE " << scanWords << "\n";
     // The count tables a communicator's call copies in (its send counts)
     // and out (its receive counts, then with SDMA_COUNTS_OFFSETS the
     // offsets of the segments they count: 1 packed, 2 expert-major).
@@ -528,6 +595,10 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     for (BlockArgument buffer : schedule.getBufferArgs())
       chunks.push_back(*schedule.getBufferChunks(buffer, ranks));
     emitArray("long long", "sdma_buffer_units", chunks);
+    if (scanWords) {
+      emitArray("long long", "sdma_vtabs", scanRows);
+      emitArray("int", "sdma_vtab_begin", scanBegin);
+    }
   }
   std::vector<int> stepValues;
   std::vector<int> begin{0};

@@ -48,7 +48,7 @@ Error Launcher::kernelError() {
     const LdstProgram &program = programs_.recordOwner(i).program;
     if (uint64_t kind = *(volatile const unsigned long long *)(r + 5)) {
       // sdma.copyv's count error (SdmaTable::error words 5-7; kind + 4:
-      // the rank's packed counts were all zeroed, see LdstPhases.hip).
+      // the rank's packed counts were all zeroed, see LdstCounts.hip).
       int64_t count = static_cast<int64_t>(r[7]);
       uint64_t what = kind & 3;
       return usage(

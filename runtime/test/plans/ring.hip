@@ -886,15 +886,160 @@ static __device__ inline long long sdma_prefix(const SdmaTable *T,
   return bad ? -1 : sum + group;
 }
 
+// The offsets sdma_prefix gives, for every index of a count table at once
+// (forms 0 and 1): P[j] for j in [0, L], -1 where an entry before j is bad.
+// A table's L entries sit in shared memory at P + 1 (sdma_scan_load, or the
+// caller); the scan follows in three steps over segments of S entries
+// (form 1: one group of SDMA_RANKS, padded as a whole; else 16), one
+// thread per segment, then one per table, then one per entry: about S +
+// L / S shared-memory steps, where one thread's sdma_prefix walked up to L
+// loads of another rank's memory, each after the last, for every op (a
+// rank's 256 expert-major segments: 256 of those walks per side). A
+// table's row: rank, buffer, L, form, offset of P in the cache; its
+// segment totals follow P (ceil(L / S) words). Every thread of the block
+// calls these (each ends with a block sync).
+#ifndef SDMA_SCAN_SEG
+#define SDMA_SCAN_SEG 16
+#endif
+#define SDMA_SCAN_ROW 5
+// The most shared memory sdma_counts_out's scan takes, in words (12 KiB:
+// with a phase's tables, at most 32 KiB (the emitter's bound on
+// SDMA_PREFIX_CACHE), and the staged ops, under CUDA's 48 KiB of static
+// shared memory per block); past it, one thread sums.
+#ifndef SDMA_SCAN_CAP
+#define SDMA_SCAN_CAP 1536
+#endif
+#define SDMA_COUNTS_SEG (SDMA_COUNTS_OFFSETS == 2 ? SDMA_RANKS : SDMA_SCAN_SEG)
+#define SDMA_COUNTS_WORDS                                                      \
+  (SDMA_COUNTS_OUT + 1 +                                                       \
+   (SDMA_COUNTS_OUT + SDMA_COUNTS_SEG - 1) / SDMA_COUNTS_SEG)
+static __device__ inline long long sdma_scan_seg(long long form) {
+  return form == 1 ? SDMA_RANKS : SDMA_SCAN_SEG;
+}
+
+// Table t's entry at flat index g of all tables' entries (the caller
+// bounds g by their sum): its P slot, and the entry's index in its table.
+static __device__ inline long long *
+sdma_scan_locate(const long long *rows, int ntabs, long long *cache,
+                 long long g, int &t, long long &i) {
+  for (t = 0; t + 1 < ntabs && g >= rows[t * SDMA_SCAN_ROW + 2]; ++t)
+    g -= rows[t * SDMA_SCAN_ROW + 2];
+  i = g;
+  return cache + rows[t * SDMA_SCAN_ROW + 4];
+}
+
+// Every table's entries from their ranks' memory into shared memory, four
+// loads in flight per thread.
+static __device__ void sdma_scan_load(const SdmaTable *T, const long long *rows,
+                                      int ntabs, long long *cache,
+                                      long long total) {
+  for (long long g0 = SDMA_TID; g0 < total; g0 += 4 * (long long)SDMA_NTID) {
+    long long v[4];
+    long long *at[4];
+    int k = 0;
+    for (; k < 4 && g0 + k * (long long)SDMA_NTID < total; ++k) {
+      int t;
+      long long i;
+      at[k] = sdma_scan_locate(rows, ntabs, cache, g0 + k * SDMA_NTID, t, i) +
+              1 + i;
+      const long long *row = rows + t * SDMA_SCAN_ROW;
+      v[k] = sdma_count(T, row[0], row[1], i);
+    }
+    for (int j = 0; j < k; ++j)
+      *at[j] = v[j];
+  }
+  SDMA_SYNC();
+}
+
+static __device__ void sdma_scan(const long long *rows, int ntabs,
+                                 long long *cache) {
+  // 1. Per segment: the running sum in place (from the bad entry on, -1),
+  // its total (form 1, a whole group: padded, and so is its last P) after
+  // P, or -1 if it holds a bad entry.
+  long long segs = 0;
+  for (int t = 0; t < ntabs; ++t) {
+    const long long *row = rows + t * SDMA_SCAN_ROW;
+    const long long S = sdma_scan_seg(row[3]);
+    const long long n = (row[2] + S - 1) / S;
+    // This thread's segments are the flat indices tid + m * ntid.
+    long long k = (long long)SDMA_TID - segs;
+    if (k < 0)
+      k += (-k + SDMA_NTID - 1) / SDMA_NTID * SDMA_NTID;
+    for (; k < n; k += SDMA_NTID) {
+      long long *P = cache + row[4];
+      const long long end = (k + 1) * S < row[2] ? (k + 1) * S : row[2];
+      long long sum = 0;
+      bool bad = false;
+      for (long long i = k * S; i < end; ++i) {
+        const long long v = P[1 + i];
+        bad |= (unsigned long long)v > (1ull << 35); // negative too
+        sum += v;
+        P[1 + i] = bad ? -1 : sum;
+      }
+      if (row[3] == 1 && end - k * S == S && !bad) {
+        sum = sdma_pad_rows(sum);
+        P[end] = sum;
+      }
+      P[row[2] + 1 + k] = bad ? -1 : sum;
+    }
+    segs += n;
+  }
+  SDMA_SYNC();
+  // 2. Per table: each segment's total becomes its base (-1 after a bad
+  // segment).
+  for (int t = (int)SDMA_TID; t < ntabs; t += (int)SDMA_NTID) {
+    const long long *row = rows + t * SDMA_SCAN_ROW;
+    long long *P = cache + row[4];
+    const long long S = sdma_scan_seg(row[3]);
+    long long base = 0;
+    for (long long k = 0; k < (row[2] + S - 1) / S; ++k) {
+      const long long total = P[row[2] + 1 + k];
+      P[row[2] + 1 + k] = base;
+      base = base < 0 || total < 0 ? -1 : base + total;
+    }
+    P[0] = 0;
+  }
+  SDMA_SYNC();
+  // 3. Per entry: its segment's base added.
+  long long total = 0;
+  for (int t = 0; t < ntabs; ++t)
+    total += rows[t * SDMA_SCAN_ROW + 2];
+  for (long long g = SDMA_TID; g < total; g += SDMA_NTID) {
+    int t;
+    long long i;
+    long long *P = sdma_scan_locate(rows, ntabs, cache, g, t, i);
+    const long long *row = rows + t * SDMA_SCAN_ROW;
+    const long long base = P[row[2] + 1 + i / sdma_scan_seg(row[3])];
+    P[1 + i] = base < 0 || P[1 + i] < 0 ? -1 : base + P[1 + i];
+  }
+  SDMA_SYNC();
+}
+
 // After the call, this rank's receive counts to the caller (countsOut[1]),
 // then (SDMA_COUNTS_OFFSETS) where each counted segment starts: 1 packed in
 // table order, 2 expert-major (groups of SDMA_RANKS, padded). Block 0; the
 // offsets by thread 0 (a few hundred entries: the table is read once).
 static __device__ void sdma_counts_out(const SdmaTable *T) {
   const volatile long long *recv = (const volatile long long *)T->countsOut[0];
+#if SDMA_COUNTS_OFFSETS && SDMA_COUNTS_WORDS <= SDMA_SCAN_CAP
+  // The offsets by sdma_scan: the table's counts are its receive counts.
+  SDMA_BLOCK_SHARED(long long, P, SDMA_COUNTS_WORDS);
+  for (int i = (int)SDMA_TID; i < SDMA_COUNTS_OUT; i += (int)SDMA_NTID) {
+    const long long n = recv[i];
+    T->countsOut[1][i] = n;
+    P[1 + i] = n;
+  }
+  SDMA_SYNC();
+  const long long row[SDMA_SCAN_ROW] = {0, 0, SDMA_COUNTS_OUT,
+                                        SDMA_COUNTS_OFFSETS == 2 ? 1 : 0, 0};
+  sdma_scan(row, 1, P);
+  for (int i = (int)SDMA_TID; i < SDMA_COUNTS_OUT; i += (int)SDMA_NTID)
+    T->countsOut[1][SDMA_COUNTS_OUT + i] = P[i];
+#else
   for (int i = (int)SDMA_TID; i < SDMA_COUNTS_OUT; i += (int)SDMA_NTID)
     T->countsOut[1][i] = recv[i];
-#if SDMA_COUNTS_OFFSETS
+#endif
+#if SDMA_COUNTS_OFFSETS && SDMA_COUNTS_WORDS > SDMA_SCAN_CAP
   if (SDMA_TID == 0) {
     long long at = 0, group = 0;
     for (int i = 0; i < SDMA_COUNTS_OUT; ++i) {
@@ -914,18 +1059,30 @@ static __device__ void sdma_counts_out(const SdmaTable *T) {
 }
 
 // sdma.copyv: row[4] is the capacity in chunks, row[8..10] the count's
-// table entry, row[11] its prefix tables in sdma_vops. Every bound is
-// checked in rows before anything is multiplied into bytes.
-static __device__ inline sdma_desc sdma_resolve_copyv(const SdmaTable *T,
-                                                      const long long *op,
-                                                      unsigned long long chunk) {
+// table entry, row[11] its prefix tables in sdma_vops (a side's word 4:
+// where its table's offsets are in the phase's `cache`, sdma_phase_scan;
+// -1: summed here). Every bound is checked in rows before anything is
+// multiplied into bytes.
+static __device__ inline long long sdma_side_rows(const SdmaTable *T,
+                                                  const long long *side,
+                                                  const long long *cache) {
+  if (side[0] < 0)
+    return 0;
+  if (cache && side[4] >= 0)
+    return cache[side[4] + side[2]];
+  return sdma_prefix(T, side);
+}
+
+static __device__ inline sdma_desc
+sdma_resolve_copyv(const SdmaTable *T, const long long *op,
+                   unsigned long long chunk, const long long *cache) {
   const long long *v = sdma_vops + op[11] * SDMA_VOP_STRIDE;
   const unsigned long long row = T->rowBytes ? T->rowBytes : chunk;
   const long long n = sdma_count(T, op[8], op[9], op[10]);
   // Offsets in rows for packed sides; a fixed slot is in chunks.
   const long long *w = v + SDMA_VOP_STRIDE / 2; // the destination's side
-  const long long srcRows = v[0] < 0 ? 0 : sdma_prefix(T, v);
-  const long long dstRows = w[0] < 0 ? 0 : sdma_prefix(T, w);
+  const long long srcRows = sdma_side_rows(T, v, cache);
+  const long long dstRows = sdma_side_rows(T, w, cache);
   const unsigned long long srcEnd = sdma_buffer_units[op[2]] * chunk;
   const unsigned long long dstEnd = sdma_buffer_units[op[6]] * chunk;
   sdma_desc d;
@@ -1023,10 +1180,13 @@ static __device__ void sdma_check_counts(const SdmaTable *T, int rank,
 
 static __device__ inline sdma_desc sdma_resolve(const SdmaTable *T,
                                                 const long long *op,
-                                                unsigned long long chunk) {
+                                                unsigned long long chunk,
+                                                const long long *cache) {
 #if SDMA_COUNT_OPS
   if (op[0] == 3)
-    return sdma_resolve_copyv(T, op, chunk);
+    return sdma_resolve_copyv(T, op, chunk, cache);
+#else
+  (void)cache;
 #endif
   // Offsets and counts in chunks, or in op[11] bytes (count tables).
   const unsigned long long unit = op[11] ? (unsigned long long)op[11] : chunk;
@@ -1050,14 +1210,16 @@ static __device__ inline sdma_desc sdma_resolve(const SdmaTable *T,
 // tails and unaligned slices go byte by byte. `u` is the thread's next
 // unit and `base` the first unit of op 0, both carried across calls.
 static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
-                                      const sdma_desc *staged, int nops,
+                                      const sdma_desc *staged,
+                                      const long long *cache, int nops,
                                       unsigned long long chunk,
                                       unsigned long long nthreads,
                                       unsigned long long &u,
                                       unsigned long long &base) {
   for (int i = 0; i < nops; ++i) {
     const sdma_desc d =
-        staged ? staged[i] : sdma_resolve(T, ops + i * SDMA_OP_STRIDE, chunk);
+        staged ? staged[i]
+               : sdma_resolve(T, ops + i * SDMA_OP_STRIDE, chunk, cache);
     const int kind = (int)d.kind;
 #if SDMA_REDUCE
     if (kind == 4) {
@@ -1119,27 +1281,62 @@ static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
   }
 }
 
-// One phase. With SDMA_STAGED_OPS, the block first resolves up to
-// SDMA_STAGE_CAP ops at once into shared memory (one thread per op: the
-// op-table and buffer-table loads of all ops in flight together), then
-// copies from there; otherwise every thread resolves each op in turn.
+// One phase (step `step` of the step table). Where the emitter listed the
+// count tables its sdma.copyv ops take offsets from (sdma_vtabs, rows
+// [sdma_vtab_begin[step], sdma_vtab_begin[step + 1])), each block first
+// scans them into shared memory (sdma_scan). With SDMA_STAGED_OPS, the
+// block then resolves up to SDMA_STAGE_CAP ops at once into shared memory
+// (one thread per op: the op-table and buffer-table loads of all ops in
+// flight together), then copies from there; otherwise every thread
+// resolves each op in turn. One shared array holds both (the CPU device
+// gives a block one scratch area, whatever the declarations).
+#if SDMA_STAGED_OPS
+#define SDMA_STAGE_WORDS                                                       \
+  (SDMA_STAGE_CAP * ((sizeof(sdma_desc) + 7) / 8))
+#else
+#define SDMA_STAGE_WORDS 0
+#endif
+#ifndef SDMA_PREFIX_CACHE
+#define SDMA_PREFIX_CACHE 0
+#endif
 static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
-                                  int nops, unsigned long long chunk) {
+                                  int nops, unsigned long long chunk,
+                                  int step) {
   const unsigned long long nthreads = (unsigned long long)SDMA_NBID * SDMA_NTID;
   unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID;
   unsigned long long base = 0;
+  (void)step;
+#if SDMA_STAGED_OPS || SDMA_PREFIX_CACHE
+  SDMA_BLOCK_SHARED(long long, words, SDMA_PREFIX_CACHE + SDMA_STAGE_WORDS);
+#endif
+  const long long *cache = nullptr;
+#if SDMA_PREFIX_CACHE
+  const int ntabs = sdma_vtab_begin[step + 1] - sdma_vtab_begin[step];
+  if (ntabs > 0) {
+    const long long *rows = sdma_vtabs + sdma_vtab_begin[step] * SDMA_SCAN_ROW;
+    long long total = 0;
+    for (int t = 0; t < ntabs; ++t)
+      total += rows[t * SDMA_SCAN_ROW + 2];
+    sdma_scan_load(T, rows, ntabs, words, total);
+    sdma_scan(rows, ntabs, words);
+    cache = words;
+  }
+#endif
 #if SDMA_STAGED_OPS
-  SDMA_BLOCK_SHARED(sdma_desc, staged, SDMA_STAGE_CAP);
+  sdma_desc *staged = (sdma_desc *)(words + SDMA_PREFIX_CACHE);
   for (int w = 0; w < nops; w += SDMA_STAGE_CAP) {
     const int m = nops - w < SDMA_STAGE_CAP ? nops - w : SDMA_STAGE_CAP;
     for (int i = (int)SDMA_TID; i < m; i += (int)SDMA_NTID)
-      staged[i] = sdma_resolve(T, ops + (w + i) * SDMA_OP_STRIDE, chunk);
+      staged[i] =
+          sdma_resolve(T, ops + (w + i) * SDMA_OP_STRIDE, chunk, cache);
     SDMA_SYNC();
-    sdma_phase_ops(T, ops, staged, m, chunk, nthreads, u, base);
+    sdma_phase_ops(T, ops, staged, cache, m, chunk, nthreads, u, base);
     SDMA_SYNC(); // the next window overwrites `staged`
   }
 #else
-  sdma_phase_ops(T, ops, nullptr, nops, chunk, nthreads, u, base);
+  sdma_phase_ops(T, ops, nullptr, cache, nops, chunk, nthreads, u, base);
+  if (cache)
+    SDMA_SYNC(); // the next phase's scan overwrites `words`
 #endif
 }
 
@@ -1376,7 +1573,8 @@ static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,
               : 0;
     switch (st[0]) {
     case 0:
-      sdma_phase(T, sdma_ops + (long long)st[1] * SDMA_OP_STRIDE, st[2], chunk);
+      sdma_phase(T, sdma_ops + (long long)st[1] * SDMA_OP_STRIDE, st[2], chunk,
+                 s);
       break;
     case 1:
       sdma_rank_sync(T, rank);
