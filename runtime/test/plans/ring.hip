@@ -1209,6 +1209,58 @@ static __device__ inline sdma_desc sdma_resolve(const SdmaTable *T,
 // `staged`), spread over all threads of the rank's blocks in 16-byte units;
 // tails and unaligned slices go byte by byte. `u` is the thread's next
 // unit and `base` the first unit of op 0, both carried across calls.
+// A thread issues the loads of up to four whole units before storing any
+// (four loads in flight), and the four may belong to different ops: where
+// a phase has many ops shorter than a round of the rank's threads (an MoE
+// dispatch's 256 expert segments of a few rows each), a batch per op would
+// leave each thread one load in flight, one after another. The batch's
+// addresses shift through fixed slots (every index a constant once
+// unrolled, so they stay in registers); the loads are issued only when the
+// batch is full or at the end, never moved while in flight.
+struct sdma_batch {
+  char *src[4], *s0[4], *s1[4]; // load src (swap: and s0); store to s0, and
+                                // to s1 (broadcast: va; swap: s0's value)
+  int kind[4];
+  int k;
+};
+static __device__ SDMA_INLINE void sdma_batch_run(sdma_batch &p) {
+  sdma_v16 va[4], vb[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    if (j < p.k) {
+      va[j] = *(const sdma_v16 *)p.src[j];
+      if (p.kind[j] == 2)
+        vb[j] = *(const sdma_v16 *)p.s0[j];
+    }
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    if (j < p.k) {
+      *(sdma_v16 *)p.s0[j] = va[j];
+      if (p.kind[j] == 1)
+        *(sdma_v16 *)p.s1[j] = va[j];
+      else if (p.kind[j] == 2)
+        *(sdma_v16 *)p.s1[j] = vb[j];
+    }
+  p.k = 0;
+}
+static __device__ SDMA_INLINE void sdma_batch_add(sdma_batch &p, char *src,
+                                                  char *s0, char *s1,
+                                                  int kind) {
+#pragma unroll
+  for (int j = 3; j > 0; --j) {
+    p.src[j] = p.src[j - 1];
+    p.s0[j] = p.s0[j - 1];
+    p.s1[j] = p.s1[j - 1];
+    p.kind[j] = p.kind[j - 1];
+  }
+  p.src[0] = src;
+  p.s0[0] = s0;
+  p.s1[0] = s1;
+  p.kind[0] = kind;
+  if (++p.k == 4)
+    sdma_batch_run(p);
+}
+
 static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
                                       const sdma_desc *staged,
                                       const long long *cache, int nops,
@@ -1216,6 +1268,8 @@ static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
                                       unsigned long long nthreads,
                                       unsigned long long &u,
                                       unsigned long long &base) {
+  sdma_batch p;
+  p.k = 0;
   for (int i = 0; i < nops; ++i) {
     const sdma_desc d =
         staged ? staged[i]
@@ -1223,6 +1277,7 @@ static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
     const int kind = (int)d.kind;
 #if SDMA_REDUCE
     if (kind == 4) {
+      sdma_batch_run(p);
       sdma_reduce_ops(T, d, chunk, nthreads, u, base);
       continue;
     }
@@ -1233,32 +1288,11 @@ static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
     const bool aligned = ((((unsigned long long)a) | ((unsigned long long)b) |
                            ((unsigned long long)c)) &
                           15ull) == 0;
-    // Whole 16-byte units, four per thread per round: the four loads are
-    // issued before any store, so each thread keeps four in flight.
+    // Whole 16-byte units into the batch.
     const unsigned long long full = aligned ? n / 16 : 0;
-    while (u < base + full) {
-      sdma_v16 va[4], vb[4];
-      unsigned long long offs[4];
-      int k = 0;
-      for (; k < 4 && u + k * nthreads < base + full; ++k) {
-        offs[k] = (u + k * nthreads - base) * 16;
-        va[k] = *(const sdma_v16 *)(a + offs[k]);
-        if (kind == 2)
-          vb[k] = *(const sdma_v16 *)(b + offs[k]);
-      }
-      for (int i = 0; i < k; ++i) {
-        if (kind == 2) {
-          *(sdma_v16 *)(a + offs[i]) = vb[i];
-          *(sdma_v16 *)(b + offs[i]) = va[i];
-        } else {
-          *(sdma_v16 *)(b + offs[i]) = va[i];
-          if (kind == 1)
-            *(sdma_v16 *)(c + offs[i]) = va[i];
-        }
-      }
-      // Only the units this round took: the rest of the thread's share
-      // continues into the next op's units.
-      u += k * nthreads;
+    for (; u < base + full; u += nthreads) {
+      const unsigned long long off = (u - base) * 16;
+      sdma_batch_add(p, a + off, b + off, (kind == 2 ? a : c) + off, kind);
     }
     // The tail (and unaligned slices): byte by byte, 16 bytes per unit.
     for (; u < base + units; u += nthreads) {
@@ -1279,6 +1313,7 @@ static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
     }
     base += units;
   }
+  sdma_batch_run(p);
 }
 
 // One phase (step `step` of the step table). Where the emitter listed the
