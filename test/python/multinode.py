@@ -76,11 +76,34 @@ def main(transport=None):
         comm.reduce_scatter_tensor(tsmall, tin, op=ops[name])
         assert torch.equal(tsmall, want[r * count:(r + 1) * count]), \
             "reduce-scatter %s %s" % (dtype, name)
+    # Avg, as on one node: the sum divided once by the job's ranks (in the
+    # last phase that reduces; floats divide, integers truncate toward
+    # zero: the sums here are negative too). All-reduce, reduce-scatter,
+    # and a reduce to a rank of the last node.
+    for dtype in (torch.float32, torch.int32, torch.bfloat16):
+        typed = [e.to(dtype) for e in every]
+        total = torch.stack([e.to(torch.float64) for e in typed]).sum(dim=0)
+        want = (total / n if dtype.is_floating_point else
+                torch.trunc(total / n)).to(dtype)
+        tin = comm.empty(n * count, dtype=dtype)
+        tout = comm.empty(n * count, dtype=dtype)
+        tin.copy_(typed[r])
+        tout.copy_(tin)
+        comm.all_reduce(tout, op=sdma.ReduceOp.AVG)
+        assert torch.equal(tout, want), "all-reduce %s avg" % dtype
+        tsmall = comm.empty(count, dtype=dtype)
+        comm.reduce_scatter_tensor(tsmall, tin, op=sdma.ReduceOp.AVG)
+        assert torch.equal(tsmall, want[r * count:(r + 1) * count]), \
+            "reduce-scatter %s avg" % dtype
+        tout.copy_(tin)
+        comm.reduce(tout, dst=n - 1, op=sdma.ReduceOp.AVG)
+        assert torch.equal(tout, want if r == n - 1 else typed[r]), \
+            "reduce %s avg" % dtype
     try:
-        comm.all_reduce(out, op=sdma.ReduceOp.AVG)
-        raise AssertionError("avg was not refused")
+        comm.all_reduce(out, op=sdma.premul_sum(0.5))
+        raise AssertionError("premulsum was not refused")
     except sdma.SdmaError as e:
-        assert "avg on a multi-node communicator" in str(e), str(e)
+        assert "premulsum on a multi-node communicator" in str(e), str(e)
 
     # All-to-allv, capacity slots (rows of 8 floats, 5 per slot): rank r
     # sends splits[p] rows of its slot p to rank p's slot r.

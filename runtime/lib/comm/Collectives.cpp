@@ -95,7 +95,10 @@ std::string sdma::rt::arithmeticOpName(const Arithmetic &arithmetic) {
 
 std::string sdma::rt::arithmeticName(const Arithmetic &arithmetic) {
   return std::string(dataTypeName(arithmetic.type)) + " " +
-         arithmeticOpName(arithmetic);
+         arithmeticOpName(arithmetic) +
+         (arithmetic.op == ReduceOp::Avg && arithmetic.avgRanks > 0
+              ? "/" + std::to_string(arithmetic.avgRanks)
+              : "");
 }
 
 namespace {

@@ -311,13 +311,39 @@ bool MultiNodeComm::load(const std::string &textOrPath, const std::string &name,
   if (!agreeUnless(local, "whether the schedule compiled", error))
     return false;
   schedule.plan = std::move(*plan);
-  schedule.local.assign(schedule.plan.phases.size(), {});
-  for (size_t k = 0; k < schedule.plan.phases.size(); ++k) {
-    const NodePhase &phase = schedule.plan.phases[k];
+  const std::vector<NodePhase> &phases = schedule.plan.phases;
+  schedule.local.assign(phases.size(), {});
+  // Avg (built-in reductions only; a loaded schedule has no arithmetic):
+  // every node part sums, but those of the last phase in which any node
+  // reduces, whose reduce rows store each element's final value once
+  // (the hierarchical schedules' last node phase: a rank's chunk from the
+  // node partials), and divide it by the job's ranks there.
+  size_t lastReducing = phases.size();
+  if (arithmetic && arithmetic->op == ReduceOp::Avg)
+    for (size_t k = 0; k < phases.size(); ++k)
+      for (const std::string &part : phases[k].schedules)
+        // A node part is schedule text (a compiled plan) or its program (a
+        // precompiled one).
+        if (!phases[k].network &&
+            (part.rfind("// sdma-ldst: ", 0) == 0
+                 ? part.find("#ifndef SDMA_REDUCE_TYPE") != std::string::npos
+                 : part.find("sdma.reduce ") != std::string::npos))
+          lastReducing = k;
+  Arithmetic partial{}, last{};
+  if (arithmetic) {
+    partial = last = *arithmetic;
+    partial.op = ReduceOp::Sum;
+    last.avgRanks = ranks();
+  }
+  for (size_t k = 0; k < phases.size(); ++k) {
+    const NodePhase &phase = phases[k];
     if (phase.network || phase.schedules[node()].empty())
       continue;
+    const Arithmetic *part = arithmetic;
+    if (lastReducing < phases.size())
+      part = k == lastReducing ? &last : &partial;
     if (!node_->loadSchedule(phase.schedules[node()], schedule.local[k], local,
-                             arithmetic)) {
+                             part)) {
       local.message = "phase " + std::to_string(k) + " on node " +
                       std::to_string(node()) + ": " + local.message;
       break;
@@ -639,13 +665,14 @@ bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,
   std::string name = commReductionName(kind);
   if (kind == CommReduction::Reduce && !rootInRange(name, root, ranks(), error))
     return false;
-  if (op == ReduceOp::Avg || op == ReduceOp::PreMulSum)
+  // (Avg: sums, divided once in the last reducing phase, as load() sets.)
+  if (op == ReduceOp::PreMulSum)
     return error.fail(ErrorKind::InvalidUsage,
                       name + " with " + reduceOpName(op) +
                           " on a multi-node communicator: the hierarchical "
                           "schedules reduce in steps (node partials, then "
-                          "across nodes), so it is not built; sum, then "
-                          "scale");
+                          "across nodes), and a scalar per rank is not "
+                          "built for them; scale, then sum");
   if (dataTypeBytes(type) == 0 || !reduceOpName(op))
     return error.fail(ErrorKind::InvalidArgument,
                       name + ": a bad type or operator");

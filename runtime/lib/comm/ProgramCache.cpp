@@ -149,7 +149,8 @@ bool sdma::rt::setReduceArithmetic(LdstProgram &program,
                                    const Arithmetic &arithmetic, Error &error) {
   std::string why;
   if (!program.setReduction(typeName(arithmetic.type),
-                            arithmeticOpName(arithmetic), why))
+                            arithmeticOpName(arithmetic), why,
+                            arithmetic.avgRanks))
     return error.fail(program.collective ? ErrorKind::Internal
                                          : ErrorKind::InvalidArgument,
                       why);

@@ -219,6 +219,17 @@ TEST(LdstProgram, SetsAReductionsTypeAndOperator) {
                     std::to_string(averaged->ranks) + "\n",
                 0),
             0u);
+  // A part of a larger job (a hierarchical schedule's last reducing node
+  // part): avg divides by the job's ranks, which the caller vouches for;
+  // premulsum takes no such word.
+  std::optional<LdstProgram> part = reduce;
+  ASSERT_TRUE(part->setReduction("i32", "avg", error, 6)) << error;
+  EXPECT_EQ(part->source.rfind("#define SDMA_REDUCE_TYPE 3\n#define "
+                               "SDMA_REDUCE_OP 4\n#define SDMA_AVG_DIVISOR 6\n",
+                               0),
+            0u);
+  part = reduce;
+  EXPECT_FALSE(part->setReduction("f32", "premulsum", error, 6));
   // premulsum multiplies every operand by its rank's scalar, which each
   // launch passes: the same schedules as avg, nothing else set.
   std::optional<LdstProgram> scaled = reduce;

@@ -140,8 +140,12 @@ struct Arithmetic {
   ReduceOp op;
   uint64_t scalar = 0;
   bool deviceScalar = false;
+  /// Avg in one part of a larger job (LdstProgram::setReduction's
+  /// avgRanks): the job's ranks; 0, the program's.
+  int avgRanks = 0;
 };
-/// "f32 sum", "bf16 premulsum", "f16 premulsum_device": what distinguishes
+/// "f32 sum", "bf16 premulsum", "f16 premulsum_device", "i32 avg/6" (an
+/// avg over a job of 6 ranks in one part): what distinguishes
 /// one reduction's kernel from another's (program names, call signatures;
 /// not PreMulSum's scalar, which each launch passes).
 std::string arithmeticName(const Arithmetic &arithmetic);
