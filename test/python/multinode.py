@@ -99,11 +99,25 @@ def main(transport=None):
         comm.reduce(tout, dst=n - 1, op=sdma.ReduceOp.AVG)
         assert torch.equal(tout, want if r == n - 1 else typed[r]), \
             "reduce %s avg" % dtype
-    try:
-        comm.all_reduce(out, op=sdma.premul_sum(0.5))
-        raise AssertionError("premulsum was not refused")
-    except sdma.SdmaError as e:
-        assert "premulsum on a multi-node communicator" in str(e), str(e)
+    # PreMulSum, each rank its own factor (r + 1; a number, then a
+    # one-element tensor read when the call runs): scaled as each node
+    # first reduces its ranks' inputs, summed after.
+    for dtype in (torch.float32, torch.bfloat16):
+        typed = [e.to(dtype) for e in every]
+        want = torch.stack([(p + 1) * typed[p].to(torch.float64)
+                            for p in range(n)]).sum(dim=0).to(dtype)
+        factors = (float(r + 1), comm.empty(1, dtype=dtype).fill_(r + 1))
+        for factor in factors:
+            tin = comm.empty(n * count, dtype=dtype)
+            tout = comm.empty(n * count, dtype=dtype)
+            tin.copy_(typed[r])
+            tout.copy_(tin)
+            comm.all_reduce(tout, op=sdma.premul_sum(factor))
+            assert torch.equal(tout, want), "all-reduce %s premul" % dtype
+            tsmall = comm.empty(count, dtype=dtype)
+            comm.reduce_scatter_tensor(tsmall, tin, op=sdma.premul_sum(factor))
+            assert torch.equal(tsmall, want[r * count:(r + 1) * count]), \
+                "reduce-scatter %s premul" % dtype
 
     # All-to-allv, capacity slots (rows of 8 floats, 5 per slot): rank r
     # sends splits[p] rows of its slot p to rank p's slot r.

@@ -153,11 +153,10 @@ sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
     return fail(comm, sdmaInvalidArgument, name + ": " + why);
   return guarded(comm, [&] {
     Error error;
-    if (comm->multi
-            ? comm->multi->reduce(kind, send, recv, count, arithmetic.type,
-                                  arithmetic.op, root, stream, error)
-            : comm->node->reduce(kind, send, recv, count, arithmetic, root,
-                                 stream, error))
+    if (comm->multi ? comm->multi->reduce(kind, send, recv, count, arithmetic,
+                                          root, stream, error)
+                    : comm->node->reduce(kind, send, recv, count, arithmetic,
+                                         root, stream, error))
       return sdmaSuccess;
     return fail(comm, name, error);
   });

@@ -96,9 +96,7 @@ std::string sdma::rt::arithmeticOpName(const Arithmetic &arithmetic) {
 std::string sdma::rt::arithmeticName(const Arithmetic &arithmetic) {
   return std::string(dataTypeName(arithmetic.type)) + " " +
          arithmeticOpName(arithmetic) +
-         (arithmetic.op == ReduceOp::Avg && arithmetic.avgRanks > 0
-              ? "/" + std::to_string(arithmetic.avgRanks)
-              : "");
+         (arithmetic.partOf > 0 ? "/" + std::to_string(arithmetic.partOf) : "");
 }
 
 namespace {

@@ -433,12 +433,6 @@ bool Communicator::allToAllv2dOffset(const void *send,
 bool Communicator::loadSchedule(const std::string &textOrPath,
                                 Schedule &schedule, Error &error,
                                 const Arithmetic *arithmetic) {
-  // A premulsum's scalar comes with each built-in call (planReduction); a
-  // launch of a loaded schedule has no place for it.
-  if (arithmetic && arithmetic->op == ReduceOp::PreMulSum)
-    return error.fail(ErrorKind::InvalidArgument,
-                      "a loaded schedule cannot reduce with premulsum (its "
-                      "scalar comes with each built-in reduction call)");
   std::string text = textOrPath, name = "<schedule>";
   Error unreadable;
   bool inlineText = textOrPath.find("sdma.schedule") != std::string::npos ||
@@ -461,6 +455,7 @@ bool Communicator::loadSchedule(const std::string &textOrPath,
   schedule.name = program.schedule;
   schedule.buffers = program.buffers;
   schedule.instance = index;
+  schedule.rowIsScalar = arithmetic && arithmetic->op == ReduceOp::PreMulSum;
   return true;
 }
 
@@ -475,9 +470,10 @@ bool Communicator::launch(const Schedule &schedule,
   call.buffers.assign(buffers.begin(), buffers.end());
   call.chunkBytes = chunkBytes;
   call.rowBytes = rowBytes;
-  call.signature = "launch " + schedule.name + " chunk " +
-                   std::to_string(chunkBytes) + " row " +
-                   std::to_string(rowBytes);
+  // (A premulsum's scalar is each rank's own.)
+  call.signature =
+      "launch " + schedule.name + " chunk " + std::to_string(chunkBytes) +
+      (schedule.rowIsScalar ? " scalar" : " row " + std::to_string(rowBytes));
   if (!impl_->p2p->healthy(error))
     return error.context("the communicator has failed");
   return impl_->launch(schedule.instance, call, stream, error);

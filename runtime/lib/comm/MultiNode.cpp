@@ -11,6 +11,7 @@
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/ScheduleCompiler.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -250,6 +251,53 @@ bool MultiNodeComm::loadSchedule(const std::string &textOrPath,
               error, nullptr, root);
 }
 
+/// Whether a node part reduces: schedule text (a compiled plan) or its
+/// program (a precompiled one).
+static bool partReduces(const std::string &part) {
+  return part.rfind("// sdma-ldst: ", 0) == 0
+             ? part.find("#ifndef SDMA_REDUCE_TYPE") != std::string::npos
+             : part.find("sdma.reduce ") != std::string::npos;
+}
+
+/// Each phase's arithmetic for a built-in hierarchical reduction in
+/// `arithmetic`, on a job of `ranks`. Avg sums in every phase but the last
+/// in which any node reduces, whose reduce rows store each element's total
+/// once (the hierarchical schedules' last node phase: a rank's chunk from
+/// the node partials), and divides there by the job's ranks. PreMulSum
+/// scales in the first such phase, whose reduce rows take each rank's
+/// input once (the node partials: every node must reduce there, or its
+/// inputs would go unscaled), and sums after. Others as they are.
+static bool phaseArithmetic(const std::vector<NodePhase> &phases,
+                            const Arithmetic &arithmetic, int ranks,
+                            std::vector<Arithmetic> &parts, std::string &why) {
+  parts.assign(phases.size(), arithmetic);
+  if (arithmetic.op != ReduceOp::Avg && arithmetic.op != ReduceOp::PreMulSum)
+    return true;
+  std::vector<size_t> reducing;
+  for (size_t k = 0; k < phases.size(); ++k)
+    if (!phases[k].network &&
+        std::any_of(phases[k].schedules.begin(), phases[k].schedules.end(),
+                    partReduces))
+      reducing.push_back(k);
+  for (Arithmetic &part : parts)
+    part.op = ReduceOp::Sum;
+  if (reducing.empty())
+    return true; // one rank per node and one node: nothing reduces
+  size_t at =
+      arithmetic.op == ReduceOp::Avg ? reducing.back() : reducing.front();
+  if (arithmetic.op == ReduceOp::PreMulSum &&
+      !std::all_of(phases[at].schedules.begin(), phases[at].schedules.end(),
+                   partReduces)) {
+    why = "premulsum on a multi-node communicator scales each rank's input "
+          "as its node first reduces it; with one rank per node, a node's "
+          "inputs are not reduced before they cross the network";
+    return false;
+  }
+  parts[at] = arithmetic;
+  parts[at].partOf = ranks;
+  return true;
+}
+
 bool MultiNodeComm::load(const std::string &textOrPath, const std::string &name,
                          Schedule &schedule, Error &error,
                          const Arithmetic *arithmetic, int root) {
@@ -313,35 +361,18 @@ bool MultiNodeComm::load(const std::string &textOrPath, const std::string &name,
   schedule.plan = std::move(*plan);
   const std::vector<NodePhase> &phases = schedule.plan.phases;
   schedule.local.assign(phases.size(), {});
-  // Avg (built-in reductions only; a loaded schedule has no arithmetic):
-  // every node part sums, but those of the last phase in which any node
-  // reduces, whose reduce rows store each element's final value once
-  // (the hierarchical schedules' last node phase: a rank's chunk from the
-  // node partials), and divide it by the job's ranks there.
-  size_t lastReducing = phases.size();
-  if (arithmetic && arithmetic->op == ReduceOp::Avg)
-    for (size_t k = 0; k < phases.size(); ++k)
-      for (const std::string &part : phases[k].schedules)
-        // A node part is schedule text (a compiled plan) or its program (a
-        // precompiled one).
-        if (!phases[k].network &&
-            (part.rfind("// sdma-ldst: ", 0) == 0
-                 ? part.find("#ifndef SDMA_REDUCE_TYPE") != std::string::npos
-                 : part.find("sdma.reduce ") != std::string::npos))
-          lastReducing = k;
-  Arithmetic partial{}, last{};
-  if (arithmetic) {
-    partial = last = *arithmetic;
-    partial.op = ReduceOp::Sum;
-    last.avgRanks = ranks();
-  }
-  for (size_t k = 0; k < phases.size(); ++k) {
+  // Built-in reductions only (a loaded schedule has no arithmetic).
+  std::vector<Arithmetic> parts;
+  std::string refused;
+  if (arithmetic &&
+      !phaseArithmetic(phases, *arithmetic, ranks(), parts, refused))
+    local.fail(ErrorKind::InvalidUsage, refused);
+  schedule.rowIsScalar = arithmetic && arithmetic->op == ReduceOp::PreMulSum;
+  for (size_t k = 0; k < phases.size() && local.message.empty(); ++k) {
     const NodePhase &phase = phases[k];
     if (phase.network || phase.schedules[node()].empty())
       continue;
-    const Arithmetic *part = arithmetic;
-    if (lastReducing < phases.size())
-      part = k == lastReducing ? &last : &partial;
+    const Arithmetic *part = arithmetic ? &parts[k] : nullptr;
     if (!node_->loadSchedule(phase.schedules[node()], schedule.local[k], local,
                              part)) {
       local.message = "phase " + std::to_string(k) + " on node " +
@@ -451,8 +482,10 @@ bool MultiNodeComm::launch(const Schedule &schedule,
                    ? " count entries of 8 bytes"
                    : " chunks of " + std::to_string(chunkBytes) + " bytes"));
   }
-  std::string call = plan.schedule + "/" + std::to_string(chunkBytes) + "/" +
-                     std::to_string(rowBytes);
+  // (A premulsum's scalar is each rank's own.)
+  std::string call =
+      plan.schedule + "/" + std::to_string(chunkBytes) + "/" +
+      (schedule.rowIsScalar ? "scalar" : std::to_string(rowBytes));
   std::pair<std::string, size_t> signature{call, chunkBytes};
   if (!checked_.count(signature)) {
     // The first call of a signature: every rank's, and every rank's
@@ -475,8 +508,12 @@ bool MultiNodeComm::launch(const Schedule &schedule,
     if (phase.network)
       ok = network(phase, plan, buffers, chunkBytes, stream, error);
     else if (schedule.local[k].instance >= 0)
+      // A premulsum's scalar goes to the phase that scales (the others
+      // sum, and take no row size).
       ok = node_->launch(schedule.local[k], buffers, chunkBytes, stream, error,
-                         rowBytes);
+                         schedule.rowIsScalar && !schedule.local[k].rowIsScalar
+                             ? 0
+                             : rowBytes);
     if (!ok) {
       // The node's kernels number ranks within the node: say how.
       std::string where =
@@ -505,7 +542,12 @@ bool MultiNodeComm::builtin(const std::string &name,
                             const Arithmetic *arithmetic, int root) {
   const Schedule *schedule = builtinWithScratch(
       name, buffers, chunkBytes, stream, error, arithmetic, root);
-  return schedule && launch(*schedule, buffers, chunkBytes, stream, error);
+  // A premulsum's scalar rides where a row size would (SdmaTable::rowBytes).
+  size_t row = arithmetic && arithmetic->op == ReduceOp::PreMulSum
+                   ? arithmetic->scalar
+                   : 0;
+  return schedule &&
+         launch(*schedule, buffers, chunkBytes, stream, error, nullptr, row);
 }
 
 const MultiNodeComm::Schedule *MultiNodeComm::builtinWithScratch(
@@ -660,19 +702,14 @@ bool MultiNodeComm::collective(CommOp op, const void *send, void *recv,
 }
 
 bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,
-                           size_t count, DataType type, ReduceOp op, int root,
+                           size_t count, const Arithmetic &arithmetic, int root,
                            void *stream, Error &error) {
+  const DataType type = arithmetic.type;
+  const ReduceOp op = arithmetic.op;
   std::string name = commReductionName(kind);
   if (kind == CommReduction::Reduce && !rootInRange(name, root, ranks(), error))
     return false;
-  // (Avg: sums, divided once in the last reducing phase, as load() sets.)
-  if (op == ReduceOp::PreMulSum)
-    return error.fail(ErrorKind::InvalidUsage,
-                      name + " with " + reduceOpName(op) +
-                          " on a multi-node communicator: the hierarchical "
-                          "schedules reduce in steps (node partials, then "
-                          "across nodes), and a scalar per rank is not "
-                          "built for them; scale, then sum");
+  // (Avg and premulsum: phaseArithmetic.)
   if (dataTypeBytes(type) == 0 || !reduceOpName(op))
     return error.fail(ErrorKind::InvalidArgument,
                       name + ": a bad type or operator");
@@ -696,7 +733,6 @@ bool MultiNodeComm::reduce(CommReduction kind, const void *send, void *recv,
   if (kind == CommReduction::Reduce && !recv && rank() != root)
     recv = const_cast<void *>(send);
   std::vector<void *> buffers{const_cast<void *>(send), recv};
-  Arithmetic arithmetic{type, op};
   bool f32Sum = type == DataType::Float32 && op == ReduceOp::Sum;
   const char *schedule = kind == CommReduction::AllReduce ? "all_reduce"
                          : kind == CommReduction::ReduceScatter

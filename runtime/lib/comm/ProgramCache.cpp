@@ -150,7 +150,7 @@ bool sdma::rt::setReduceArithmetic(LdstProgram &program,
   std::string why;
   if (!program.setReduction(typeName(arithmetic.type),
                             arithmeticOpName(arithmetic), why,
-                            arithmetic.avgRanks))
+                            arithmetic.partOf))
     return error.fail(program.collective ? ErrorKind::Internal
                                          : ErrorKind::InvalidArgument,
                       why);

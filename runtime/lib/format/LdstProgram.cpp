@@ -210,7 +210,7 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
 }
 
 bool LdstProgram::setReduction(const std::string &type, const std::string &op,
-                               std::string &error, int avgRanks) {
+                               std::string &error, int partOf) {
   // LdstReduce.hip's SDMA_REDUCE_TYPE and SDMA_REDUCE_OP codes.
   static const char *const kTypes[] = {"f32",  "f16",  "bf16", "i32", "i64",
                                        "ui32", "ui64", "f64",  "i8",  "ui8"};
@@ -247,7 +247,7 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
       "reduce_scatter_direct", "reduce"};
   // premulsum multiplies each operand of a reduce: right only where every
   // operand is a rank's input.
-  const bool vouched = op == "avg" && avgRanks > 0;
+  const bool vouched = partOf > 0;
   if ((op == "avg" || o == 5) && !vouched &&
       (!collective || std::find(std::begin(kOnce), std::end(kOnce), schedule) ==
                           std::end(kOnce))) {
@@ -262,7 +262,7 @@ bool LdstProgram::setReduction(const std::string &type, const std::string &op,
   std::string finish;
   if (op == "avg")
     finish = "#define SDMA_AVG_DIVISOR " +
-             std::to_string(vouched ? avgRanks : ranks) + "\n";
+             std::to_string(vouched ? partOf : ranks) + "\n";
   else if (deviceScalar)
     finish = "#define SDMA_PREMUL_DEVICE 1\n";
   source = "#define SDMA_REDUCE_TYPE " + std::to_string(t) +

@@ -219,9 +219,9 @@ TEST(LdstProgram, SetsAReductionsTypeAndOperator) {
                     std::to_string(averaged->ranks) + "\n",
                 0),
             0u);
-  // A part of a larger job (a hierarchical schedule's last reducing node
-  // part): avg divides by the job's ranks, which the caller vouches for;
-  // premulsum takes no such word.
+  // A node part of a larger job (a hierarchical schedule's, whose reduce
+  // rows the caller vouches for): avg divides by the job's ranks;
+  // premulsum sets its operator alone.
   std::optional<LdstProgram> part = reduce;
   ASSERT_TRUE(part->setReduction("i32", "avg", error, 6)) << error;
   EXPECT_EQ(part->source.rfind("#define SDMA_REDUCE_TYPE 3\n#define "
@@ -229,7 +229,11 @@ TEST(LdstProgram, SetsAReductionsTypeAndOperator) {
                                0),
             0u);
   part = reduce;
-  EXPECT_FALSE(part->setReduction("f32", "premulsum", error, 6));
+  ASSERT_TRUE(part->setReduction("f32", "premulsum", error, 6)) << error;
+  EXPECT_EQ(part->source.rfind(
+                "#define SDMA_REDUCE_TYPE 0\n#define SDMA_REDUCE_OP 5\n", 0),
+            0u);
+  EXPECT_EQ(part->source.find("SDMA_AVG_DIVISOR"), std::string::npos);
   // premulsum multiplies every operand by its rank's scalar, which each
   // launch passes: the same schedules as avg, nothing else set.
   std::optional<LdstProgram> scaled = reduce;

@@ -140,12 +140,12 @@ struct Arithmetic {
   ReduceOp op;
   uint64_t scalar = 0;
   bool deviceScalar = false;
-  /// Avg in one part of a larger job (LdstProgram::setReduction's
-  /// avgRanks): the job's ranks; 0, the program's.
-  int avgRanks = 0;
+  /// A node part of a hierarchical schedule (LdstProgram::setReduction's
+  /// partOf): the job's ranks, avg's divisor; 0: the program is the job.
+  int partOf = 0;
 };
-/// "f32 sum", "bf16 premulsum", "f16 premulsum_device", "i32 avg/6" (an
-/// avg over a job of 6 ranks in one part): what distinguishes
+/// "f32 sum", "bf16 premulsum", "f16 premulsum_device", "i32 avg/6" (a
+/// node part of a job of 6 ranks): what distinguishes
 /// one reduction's kernel from another's (program names, call signatures;
 /// not PreMulSum's scalar, which each launch passes).
 std::string arithmeticName(const Arithmetic &arithmetic);
@@ -281,11 +281,16 @@ public:
     std::string name;
     std::vector<Buffer> buffers; // each: name, chunks
     int instance = -1;
+    /// Loaded to reduce with premulsum: launch()'s `rowBytes` is this
+    /// rank's scalar (each rank its own), not part of the call every rank
+    /// must make alike.
+    bool rowIsScalar = false;
   };
   /// With `arithmetic`, a schedule that reduces computes in its type and
   /// operator (one written for f32 sums, as the hierarchical schedules'
-  /// node parts; avg is refused where elements are reduced in steps); a
-  /// schedule that does not reduce loads as it is.
+  /// node parts; avg and premulsum are refused where elements are reduced
+  /// in steps, but where Arithmetic::partOf vouches); a schedule that does
+  /// not reduce loads as it is.
   bool loadSchedule(const std::string &textOrPath, Schedule &schedule,
                     Error &error, const Arithmetic *arithmetic = nullptr);
   /// A schedule with count tables (sdma.copyv; 8-byte entries, buffers

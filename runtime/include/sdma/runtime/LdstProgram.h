@@ -45,13 +45,13 @@ struct LdstProgram {
   /// proof holds for any one type and operator (contribution sets do not
   /// depend on them); avg and premulsum only where each element is reduced
   /// once. False with `error` for a program that does not reduce or an
-  /// unknown name. `avgRanks` > 0: avg divides by it instead of the
-  /// program's ranks, and the caller vouches that every reduce row of this
-  /// program stores its element's final value once (the last reducing
-  /// node part of a built-in hierarchical schedule, whose job has
-  /// `avgRanks` ranks: MultiNodeComm).
+  /// unknown name. `partOf` > 0: the program is a node part of a job of
+  /// that many ranks (a built-in hierarchical schedule's, MultiNodeComm),
+  /// and the caller vouches for avg that every reduce row of it stores its
+  /// element's final value once (avg divides by `partOf`), for premulsum
+  /// that every operand of its reduce rows is a rank's input.
   bool setReduction(const std::string &type, const std::string &op,
-                    std::string &error, int avgRanks = 0);
+                    std::string &error, int partOf = 0);
   /// Whether its kernel reduces (has an element type and operator to set).
   bool reduces() const {
     return source.find("#ifndef SDMA_REDUCE_TYPE") != std::string::npos;

@@ -74,6 +74,8 @@ public:
     /// [phase]: this node's part of a local phase (instance -1 where the
     /// phase is a network one or the node has nothing to do in it).
     std::vector<Communicator::Schedule> local;
+    /// A premulsum: launch()'s `rowBytes` is this rank's scalar.
+    bool rowIsScalar = false;
   };
   /// Compiles the schedule (text, or a path) into its node plan for this
   /// job's shape and loads this node's parts into the node's communicator;
@@ -110,13 +112,14 @@ public:
   /// are refused, saying so.
   bool collective(CommOp op, const void *send, void *recv, size_t count,
                   DataType type, int root, void *stream, Error &error);
-  /// All-reduce, reduce-scatter and reduce (to `root`) in every type with
-  /// sum, prod, max or min (the hierarchical schedules, written for f32
-  /// sums, compute in the call's arithmetic); not avg, which they would
-  /// divide in every step. The all-reduce's count must divide by the rank
-  /// count.
+  /// All-reduce, reduce-scatter and reduce (to `root`) in every type and
+  /// operator (the hierarchical schedules, written for f32 sums, compute in
+  /// the call's arithmetic; avg divides once, in the last phase that
+  /// reduces, premulsum scales in the first: phaseArithmetic). The
+  /// all-reduce's count must divide by the rank count.
   bool reduce(CommReduction kind, const void *send, void *recv, size_t count,
-              DataType type, ReduceOp op, int root, void *stream, Error &error);
+              const Arithmetic &arithmetic, int root, void *stream,
+              Error &error);
   /// All-to-allv with capacity slots (Communicator::allToAllv's Slots
   /// layout) across nodes, by schedules/hier/all_to_allv.mlir: send and
   /// recv symmetric memory of R slots of `capacity` rows, the count tables
