@@ -14,7 +14,8 @@
 |* runs that build against sdma's own NCCL drop-in on the CPU device.         *|
 |* Each rank all-gathers, all-to-alls, all-reduces, reduce-scatters,          *|
 |* all-to-allvs (MoE capacity slots, counts per peer), broadcasts, reduces,   *|
-|* scatters and gathers, and checks every element; then calls the           *|
+|* scatters, gathers and sends/receives (within and across nodes), and       *|
+|* checks every element; then calls the                                      *|
 |* multi-node communicator does not serve (a packed all-to-allv) or cannot   *|
 |* take are refused and the communicator still works. CPU device only (a     *|
 |* GPU's buffers need cudaMemcpy around the checks, as allgather.c does).     *|
@@ -166,6 +167,29 @@ int main(int argc, char **argv) {
   for (int p = 0; rank == root && p < nranks; ++p)
     for (size_t i = 0; i < count; ++i)
       wrong += out[p * count + i] != value(p, i);
+  /* Point-to-point, only the peers calling: in one group each rank sends
+   * a block to the next rank and one to the rank halfway round (on this
+   * node or another), receiving from the ranks that send to it; then rank
+   * 0 alone sends to the last rank. */
+  int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+  int far = (rank + nranks / 2) % nranks;
+  int from = (rank + nranks - nranks / 2) % nranks;
+  CHECK(sdmaGroupStart());
+  CHECK(sdmaSend(in, count, sdmaFloat32, next, comm, NULL));
+  CHECK(sdmaRecv(out, count, sdmaFloat32, prev, comm, NULL));
+  CHECK(sdmaSend(in + count, count, sdmaFloat32, far, comm, NULL));
+  CHECK(sdmaRecv(out + count, count, sdmaFloat32, from, comm, NULL));
+  CHECK(sdmaGroupEnd());
+  for (size_t i = 0; i < count; ++i)
+    wrong +=
+        out[i] != value(prev, i) || out[count + i] != value(from, count + i);
+  if (rank == 0)
+    CHECK(sdmaSend(in, count, sdmaFloat32, nranks - 1, comm, NULL));
+  if (rank == nranks - 1) {
+    CHECK(sdmaRecv(out, count, sdmaFloat32, 0, comm, NULL));
+    for (size_t i = 0; i < count; ++i)
+      wrong += out[i] != value(0, i);
+  }
   /* In place all-to-all, and memory that is not the node's symmetric
    * memory: refused on every rank before anything moves. */
   float *plain = malloc(total * sizeof(float));
@@ -189,8 +213,8 @@ int main(int argc, char **argv) {
   CHECK(sdmaCommGetAsyncError(comm, &async));
   CHECK(async);
   printf("rank %d of %d (%s transport): all-gather, all-to-all, all-reduce, "
-         "reduce-scatter, all-to-allv, broadcast, reduce, scatter, gather "
-         "%s\n",
+         "reduce-scatter, all-to-allv, broadcast, reduce, scatter, gather, "
+         "send/recv %s\n",
          rank, nranks, transport.name, wrong ? "WRONG" : "correct");
   CHECK(sdmaMemFree(comm, out));
   CHECK(sdmaMemFree(comm, in));

@@ -151,6 +151,26 @@ def main(transport=None):
     if r == n - 1:
         assert torch.equal(out, torch.cat([e[:count] for e in every])), \
             "gather"
+    # Point-to-point, only the peers calling: one batch sends to the next
+    # rank and the rank halfway round (on this node or another) and
+    # receives from theirs; then rank 0 alone sends to the last rank.
+    nxt, prv = (r + 1) % n, (r + n - 1) % n
+    far, frm = (r + n // 2) % n, (r + n - n // 2) % n
+    a, b = comm.empty(count, dtype=torch.float32), \
+        comm.empty(count, dtype=torch.float32)
+    for work in comm.batch_isend_irecv([
+            sdma.P2POp(sdma.isend, inp[:count], nxt),
+            sdma.P2POp(sdma.irecv, a, prv),
+            sdma.P2POp(sdma.isend, inp[count:2 * count], far),
+            sdma.P2POp(sdma.irecv, b, frm)]):
+        work.wait()
+    assert torch.equal(a, every[prv][:count]), "send/recv next"
+    assert torch.equal(b, every[frm][count:2 * count]), "send/recv far"
+    if r == 0:
+        comm.send(inp[:count], dst=n - 1)
+    if r == n - 1:
+        comm.recv(a, src=0)
+        assert torch.equal(a, every[0][:count]), "send/recv pair"
     try:
         comm.all_to_all_v(got, rows, input_splits=splits, layout="packed")
         raise AssertionError("a packed all-to-allv was not refused")

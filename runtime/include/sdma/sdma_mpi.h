@@ -56,7 +56,8 @@ static inline sdmaResult_t sdmaCommInitMpi(sdmaComm_t *comm, MPI_Comm mpiComm,
 /* What sdmaMpiTransport's exchange needs; it must outlive the communicator.
  * sdmaMpiTransport replaces `comm` by a duplicate of it (MPI_Comm_dup), so
  * sdma's messages never match the job's own: free it with MPI_Comm_free
- * after sdmaCommDestroy. `epoch` is the exchange's own (start it at 0). */
+ * after sdmaCommDestroy. `epoch` is unused (kept so that existing
+ * initialisers compile): messages carry no group number, see below. */
 typedef struct {
   MPI_Comm comm;
   unsigned long long timeoutMs; /* 0: 30000 */
@@ -86,8 +87,7 @@ static inline sdmaResult_t sdmaMpiExchange(void *context,
   MPI_Request *requests;
   int *done;
   double deadline;
-  unsigned epoch = mpi->epoch++ & 7u; /* every rank counts every group */
-  (void)stream;                       /* host memory: run now */
+  (void)stream; /* host memory: run now */
   if (count <= 0)
     return sdmaSuccess;
   MPI_Comm_rank(mpi->comm, &rank);
@@ -113,11 +113,15 @@ static inline sdmaResult_t sdmaMpiExchange(void *context,
   for (i = 0; i < count; ++i)
     requests[i] = MPI_REQUEST_NULL;
   /* Receives first, so that a peer's send finds its match posted. The k-th
-   * message of a pair in this group is tagged epoch * 4096 + k. */
+   * message of a pair in this group, each way, is tagged k: MPI matches a
+   * pair's messages of one tag in order, and both ranks of a pair run the
+   * groups between them in the same order, so a group's messages never
+   * match another's. (A group number would have to count only the groups
+   * of the pair: point-to-point groups involve two ranks, not all.) */
   for (pass = 0; pass < 2; ++pass)
     for (i = 0; i < count; ++i) {
       const sdmaTransportOp *op = &ops[i];
-      int tag = (int)(epoch * 4096u), rc;
+      int tag = 0, rc;
       if ((op->send != 0) != (pass == 1))
         continue;
       for (j = 0; j < i; ++j)

@@ -44,7 +44,8 @@ sdmaResult_t run(sdmaComm *comm, const std::vector<PeerOp> &ops,
                  sdmaStream_t stream, const char *what) {
   return guarded(comm, [&] {
     Error error;
-    if (comm->node->sendRecv(ops, stream, error))
+    if (comm->multi ? comm->multi->sendRecv(ops, stream, error)
+                    : comm->node->sendRecv(ops, stream, error))
       return sdmaSuccess;
     return fail(comm, what, error);
   });
@@ -70,15 +71,13 @@ sdmaResult_t peerOp(bool send, void *buffer, size_t count, sdmaDataType_t type,
     return refuse(comm, fail(comm, sdmaInvalidArgument,
                              std::string(name) + ": invalid datatype " +
                                  std::to_string(type)));
-  if (comm->multi)
-    return refuse(comm, notMultiNode(comm, name));
   std::optional<uint64_t> bytes =
       checkedMul(count, dataTypeBytes(static_cast<DataType>(type)));
   if (!bytes)
     return refuse(comm, fail(comm, sdmaInvalidArgument,
                              std::string(name) + ": " + std::to_string(count) +
                                  " elements do not fit 64 bits of bytes"));
-  int ranks = comm->node->ranks();
+  int ranks = comm->multi ? comm->multi->ranks() : comm->node->ranks();
   if (peer < 0 || peer >= ranks)
     return refuse(comm,
                   fail(comm, sdmaInvalidArgument,

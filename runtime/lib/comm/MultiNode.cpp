@@ -642,6 +642,53 @@ bool MultiNodeComm::allToAllv(const void *send, const int64_t *sendCounts,
                                      tableBytes, stream, error));
 }
 
+bool MultiNodeComm::sendRecv(const std::vector<PeerOp> &ops, void *stream,
+                             Error &error) {
+  if (hasFailed_)
+    return error.fail(failed_.kind, "the multi-node communicator failed "
+                                    "earlier: " +
+                                        failed_.message);
+  std::vector<PeerOp> local;
+  std::vector<TransportOp> remote;
+  for (const PeerOp &op : ops) {
+    if (op.peer < 0 || op.peer >= ranks())
+      return error.fail(ErrorKind::InvalidArgument,
+                        std::string(op.send ? "a send to" : "a receive from") +
+                            " rank " + std::to_string(op.peer) +
+                            ", not a rank of the job (0.." +
+                            std::to_string(ranks() - 1) + ")");
+    if (op.bytes && !op.buffer)
+      return error.fail(ErrorKind::InvalidArgument,
+                        std::string(op.send ? "a send" : "a receive") + " of " +
+                            std::to_string(op.bytes) +
+                            " bytes from a null buffer");
+    if (op.peer / localRanks() == node()) {
+      PeerOp mine = op;
+      mine.peer = op.peer % localRanks(); // the node's numbering
+      local.push_back(mine);
+    } else if (op.bytes) {
+      remote.push_back({op.send, op.peer, op.buffer, op.bytes});
+    }
+  }
+  // The node's part first: every rank launches it before it blocks in the
+  // transport, so neither part waits on a rank stuck in the other.
+  if (!local.empty() && !node_->sendRecv(local, stream, error))
+    return error.context("point-to-point within node " +
+                         std::to_string(node()));
+  if (remote.empty())
+    return true;
+  bool ok = !transport_.deviceMemory() && node_->deviceName() != "cpu"
+                ? staged(std::move(remote), stream, error)
+                : transport_.exchange(remote, stream, error);
+  if (!ok) {
+    error.message = "point-to-point across nodes on rank " +
+                    std::to_string(rank()) + ": " + error.message;
+    failed_ = error;
+    hasFailed_ = true;
+  }
+  return ok;
+}
+
 /// A rooted call's root is a rank of the job.
 static bool rootInRange(const std::string &call, int root, int ranks,
                         Error &error) {

@@ -174,24 +174,26 @@ _OPS = {"all_gather": 0, "all_to_all": 1, "broadcast": 2, "scatter": 3,
         "gather": 4}
 
 
-def _tagged(ops, epoch):
+def _tagged(ops):
     """A group's ops in posting order, receives first (a peer's send then
     finds its match posted), each (send, peer, address, nbytes, tag): the
-    k-th message of a pair tagged epoch * 4096 + k, as sdma_mpi.h tags
-    them."""
+    k-th message of a pair each way tagged k, as sdma_mpi.h tags them (a
+    pair's messages of one tag match in order, and both ranks of a pair run
+    the groups between them in the same order; a point-to-point group
+    involves two ranks, so no group number is counted by all)."""
     seen = {}
     for op in sorted(ops, key=lambda op: op[0]):
         send, peer, address, size = op[:4]
         k = seen.get((peer, send), 0)
         seen[(peer, send)] = k + 1
-        yield send, peer, address, size, epoch * 4096 + k
+        yield send, peer, address, size, k
 
 
 class MpiTransport:
     """MPI (mpi4py) as a multi-node communicator's transport, on a duplicate
     of `comm` (sdma's messages never match the job's): a group is
-    Irecv/Isend of every op, the k-th message of a pair tagged with the
-    group's epoch and k, then a wait that gives up after `timeout_ms`,
+    Irecv/Isend of every op, the k-th message of a pair each way tagged k,
+    then a wait that gives up after `timeout_ms`,
     naming the peer it waits for, and withdraws what is left posted. Host
     memory only (sdma stages a GPU's buffers)."""
 
@@ -207,7 +209,6 @@ class MpiTransport:
         self.rank = self.comm.Get_rank()
         self.world_size = self.comm.Get_size()
         self.timeout_ms = timeout_ms
-        self._epoch = 0
 
     def exchange(self, ops):
         """Runs `ops`, each (send, peer, address, nbytes, host), as one
@@ -217,12 +218,10 @@ class MpiTransport:
 
         from mpi4py import MPI
 
-        epoch = self._epoch % 8
-        self._epoch += 1
         if len(ops) > 4096:
             raise SdmaError("MPI transport: over 4096 messages in a group", 4)
         posted = []
-        for send, peer, address, size, tag in _tagged(ops, epoch):
+        for send, peer, address, size, tag in _tagged(ops):
             buffer = (ctypes.c_char * size).from_address(address) if size \
                 else bytearray()
             post = self.comm.Isend if send else self.comm.Irecv
@@ -262,8 +261,8 @@ class TorchTransport:
     """torch.distributed's point-to-point (a process group whose backend
     sends CPU tensors: gloo, or MPI) as a multi-node communicator's
     transport, for jobs torchrun starts: a group is irecv/isend of every op
-    on uint8 tensors over sdma's buffers, the k-th message of a pair tagged
-    with the group's epoch and k, then every request waited on (bounded by
+    on uint8 tensors over sdma's buffers, the k-th message of a pair each
+    way tagged k, then every request waited on (bounded by
     the process group's own timeout). Host memory only (sdma stages a GPU's
     buffers)."""
 
@@ -276,7 +275,6 @@ class TorchTransport:
         self.group = group
         self.rank = dist.get_rank(group)
         self.world_size = dist.get_world_size(group)
-        self._epoch = 0
 
     def exchange(self, ops):
         """Runs `ops`, each (send, peer, address, nbytes, host), as one
@@ -286,11 +284,9 @@ class TorchTransport:
         import torch
         import torch.distributed as dist
 
-        epoch = self._epoch % 8
-        self._epoch += 1
         requests = []
         try:
-            for send, peer, address, size, tag in _tagged(ops, epoch):
+            for send, peer, address, size, tag in _tagged(ops):
                 if not size:
                     continue
                 tensor = torch.frombuffer(

@@ -129,6 +129,13 @@ public:
   bool allToAllv(const void *send, const int64_t *sendCounts, void *recv,
                  int64_t *recvCounts, size_t capacity, size_t rowBytes,
                  void *stream, Error &error);
+  /// Sends and receives of one group, peers numbered in the job
+  /// (Communicator::sendRecv's meaning: only the peers call, a pair's
+  /// messages match in issue order): the node's peers through the node's
+  /// communicator, then other nodes' through the transport (staged through
+  /// host memory where it takes host memory only). A failed exchange fails
+  /// the communicator, as a failed network phase does.
+  bool sendRecv(const std::vector<PeerOp> &ops, void *stream, Error &error);
 
 private:
   MultiNodeComm(std::unique_ptr<Communicator> node, Transport &transport);
