@@ -34,6 +34,9 @@
 /// The communicators one ncclCommInitAll made, torn down together once
 /// every one of them has been destroyed (ShimComm.cpp's destroy).
 struct ncclComm;
+namespace sdma::nccl {
+struct NodeLink;
+} // namespace sdma::nccl
 struct InitAllGroup {
   std::mutex mutex;
   int left = 0; // not destroyed yet
@@ -55,6 +58,10 @@ struct ncclComm {
   std::string error;
   /// The real NCCL's communicator beside it (ShimFallback.h), or null.
   ncclComm_t real = nullptr;
+  /// A job across nodes: the real communicator between them (`real` is
+  /// its), which sdma's multi-node communicator uses as its transport
+  /// (ShimNodes.cpp); torn down after sdma's. Null on one node.
+  std::shared_ptr<sdma::nccl::NodeLink> nodes;
   /// Copies of sends whose buffer a receive of the same group overlaps
   /// (peerStage): every allocation, the last the largest, freed with the
   /// communicator (an earlier one may still be read by a send in flight).
@@ -91,9 +98,20 @@ ncclResult_t initRank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank,
                       const ncclConfig_t *config);
 /// Wraps `s` (this process's rank `rank` of `nranks`) as an NCCL
 /// communicator: registered, with the real NCCL beside it where the job
-/// falls back (ShimFallback.h). On failure `s` is destroyed.
+/// falls back (ShimFallback.h), or `nodes`'s where it spans nodes. On
+/// failure `s` is destroyed.
 ncclResult_t adopt(ncclComm_t *out, sdmaComm_t s, int rank, int nranks,
-                   const ncclConfig_t *config);
+                   const ncclConfig_t *config,
+                   std::shared_ptr<NodeLink> nodes = nullptr);
+/// ShimNodes.cpp: the ranks per node where the job's `nranks` span nodes
+/// (SDMA_NCCL_LOCAL_RANKS, LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE),
+/// else 0; the real NCCL's id packed into the second half of `id` (where
+/// a fallback is loaded and its id fits); and the communicator of such a
+/// job: sdma's multi-node one over the real NCCL's.
+int localRanksOfJob(int nranks);
+void packRealId(ncclUniqueId &id);
+ncclResult_t initAcrossNodes(ncclComm_t *out, int nranks, ncclUniqueId id,
+                             int rank, int local, const ncclConfig_t *config);
 /// True inside ncclGroupStart/End on this thread.
 bool inGroup();
 /// At the end of the thread's outermost group: runs the sends and

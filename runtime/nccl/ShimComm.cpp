@@ -159,6 +159,9 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
                 "ncclCommInitRankConfig: CTAPolicy NCCL_CTA_POLICY_ZERO "
                 "(collectives without SMs) is not served: sdma's collectives "
                 "run as load/store kernels");
+  // A job across nodes: sdma within each, the real NCCL between them.
+  if (int local = isFallback() ? 0 : localRanksOfJob(nranks))
+    return initAcrossNodes(out, nranks, id, rank, local, config);
   sdmaUniqueId sid;
   static_assert(sizeof(sid.internal) == sizeof(id.internal), "id sizes");
   std::memcpy(sid.internal, id.internal, sizeof(sid.internal));
@@ -173,7 +176,8 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
 }
 
 ncclResult_t sdma::nccl::adopt(ncclComm_t *out, sdmaComm_t s, int rank,
-                               int nranks, const ncclConfig_t *config) {
+                               int nranks, const ncclConfig_t *config,
+                               std::shared_ptr<NodeLink> nodes) {
   std::shared_ptr<ncclComm> owned(new (std::nothrow) ncclComm);
   if (!owned) {
     sdmaCommDestroy(s);
@@ -183,6 +187,10 @@ ncclResult_t sdma::nccl::adopt(ncclComm_t *out, sdmaComm_t s, int rank,
   comm->sdma = s;
   comm->rank = rank;
   comm->nranks = nranks;
+  if (nodes) {
+    comm->real = nodes->comm; // the fallback's too
+    comm->nodes = std::move(nodes);
+  }
   if (!deviceIsCpu())
     if (const Cuda *cuda = Cuda::get())
       cuda->ctxGetDevice(&comm->device);
@@ -190,7 +198,7 @@ ncclResult_t sdma::nccl::adopt(ncclComm_t *out, sdmaComm_t s, int rank,
     std::lock_guard<std::mutex> lock(registry);
     liveComms()[comm] = std::move(owned);
   }
-  if (ncclResult_t r = attachReal(comm, config)) {
+  if (ncclResult_t r = comm->nodes ? ncclSuccess : attachReal(comm, config)) {
     std::string why = ncclGetLastError(nullptr);
     ncclCommAbort(comm);
     return fail(nullptr, r, "ncclCommInitRank: " + why);
@@ -287,12 +295,20 @@ ncclResult_t teardown(std::shared_ptr<ncclComm> owned, bool abort) {
   // A call in flight on another thread finishes first (it holds the
   // mutex); later calls find the communicator gone.
   std::lock_guard<std::mutex> inFlight(owned->mutex);
-  if (owned->real) {
+  // Across nodes sdma's communicator goes first: the real one is its
+  // transport.
+  auto closeReal = [&] {
     std::string ignored;
-    if (const RealNccl *real = realNccl(ignored))
-      (abort ? real->commAbort : real->commDestroy)(owned->real);
-  }
+    if (owned->real)
+      if (const RealNccl *real =
+              owned->nodes ? owned->nodes->real : realNccl(ignored))
+        (abort ? real->commAbort : real->commDestroy)(owned->real);
+    owned->real = nullptr;
+  };
+  if (!owned->nodes)
+    closeReal();
   sdmaResult_t r = sdmaCommDestroy(owned->sdma);
+  closeReal();
   std::string message = r ? sdmaGetLastError(nullptr) : "";
   freePeerStages(*owned); // the device is idle: destroy waited for it
   if (r != sdmaSuccess)
@@ -392,6 +408,7 @@ NCCL_API ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
     return fail(nullptr, static_cast<ncclResult_t>(r),
                 std::string("ncclGetUniqueId: ") + sdmaGetLastError(nullptr));
   std::memcpy(uniqueId->internal, id.internal, sizeof(id.internal));
+  packRealId(*uniqueId); // for a job across nodes (ShimNodes.cpp)
   return ncclSuccess;
 }
 

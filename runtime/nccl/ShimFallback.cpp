@@ -19,7 +19,16 @@ template <typename Fn> bool find(void *lib, const char *name, Fn &fn) {
   return fn != nullptr;
 }
 
+bool asFallback = false;
+
 } // namespace
+
+bool sdma::nccl::isFallback() { return asFallback; }
+
+/// Called by a drop-in that loads this library as its fallback.
+extern "C" __attribute__((visibility("default"))) void sdmaNcclAsFallback() {
+  asFallback = true;
+}
 
 const RealNccl *sdma::nccl::realNccl(std::string &error) {
   static std::mutex m;
@@ -28,6 +37,8 @@ const RealNccl *sdma::nccl::realNccl(std::string &error) {
   static std::string why;
   static const RealNccl *loaded = nullptr;
   std::lock_guard<std::mutex> lock(m);
+  if (asFallback)
+    return error.clear(), nullptr;
   if (!tried) {
     tried = true;
     const char *path = std::getenv("SDMA_NCCL_FALLBACK");
@@ -47,7 +58,9 @@ const RealNccl *sdma::nccl::realNccl(std::string &error) {
                  !find(lib, "ncclCommGetAsyncError", real.commGetAsyncError) ||
                  !find(lib, "ncclGroupStart", real.groupStart) ||
                  !find(lib, "ncclGroupEnd", real.groupEnd) ||
-                 !find(lib, "ncclGetLastError", real.getLastError)) {
+                 !find(lib, "ncclGetLastError", real.getLastError) ||
+                 !find(lib, "ncclSend", real.send) ||
+                 !find(lib, "ncclRecv", real.recv)) {
         why = std::string("SDMA_NCCL_FALLBACK=") + path +
               " is not an NCCL library (no ncclGetUniqueId, "
               "ncclCommInitRankConfig, ...)";
@@ -56,6 +69,11 @@ const RealNccl *sdma::nccl::realNccl(std::string &error) {
         why = std::string("SDMA_NCCL_FALLBACK=") + path +
               " is sdma's drop-in itself, not the real NCCL";
       } else {
+        // A copy of sdma's drop-in standing in for the real NCCL stays
+        // on one node, without a fallback of its own.
+        if (auto mark =
+                reinterpret_cast<void (*)()>(dlsym(lib, "sdmaNcclAsFallback")))
+          mark();
         loaded = &real;
       }
     }

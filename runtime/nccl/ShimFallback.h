@@ -32,10 +32,28 @@ struct RealNccl {
   ncclResult_t (*groupStart)() = nullptr;
   ncclResult_t (*groupEnd)() = nullptr;
   const char *(*getLastError)(ncclComm_t) = nullptr;
+  ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t,
+                       cudaStream_t) = nullptr;
+  ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t,
+                       cudaStream_t) = nullptr;
 };
 
+/// A job across nodes: the real NCCL's communicator over the whole job and
+/// sdma's transport over it (ShimNodes.cpp).
+struct NodeLink {
+  const RealNccl *real = nullptr;
+  ncclComm_t comm = nullptr;
+  sdmaTransport_t transport{};
+};
+
+/// True in a copy of the drop-in loaded as another drop-in's fallback
+/// (sdmaNcclAsFallback): it neither loads a fallback of its own nor spans
+/// nodes (how a test stands a second sdma in for the real NCCL).
+bool isFallback();
+
 /// The real NCCL SDMA_NCCL_FALLBACK names, loaded once; null where the
-/// variable is unset. `error` says why a named library cannot serve.
+/// variable is unset (or isFallback()). `error` says why a named library
+/// cannot serve.
 const RealNccl *realNccl(std::string &error);
 
 /// Makes `comm`'s real communicator (collective over `comm`: rank 0's

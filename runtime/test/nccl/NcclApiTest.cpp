@@ -489,6 +489,8 @@ int main(int argc, char **argv) {
         "ncclCommInitRankConfig", nullptr);
   if (!comm)
     return 1;
+  if (std::getenv("NCCL_TEST_ACROSS_NODES"))
+    return acrossNodes(comm);
   if (std::getenv("NCCL_TEST_ABORT_INFLIGHT")) {
     // Rank 0 receives from rank 1, which never sends; another thread
     // aborts the communicator (torch's watchdog does): the receive returns

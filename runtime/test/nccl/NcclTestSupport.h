@@ -88,6 +88,9 @@ void pointToPoint(ncclComm_t comm);
 /// NcclPreMulSumCases.cpp: ncclRedOpCreatePreMulSum in every reduction,
 /// every element checked, and its refusals.
 void preMulSum(ncclComm_t comm);
+/// NcclNodeCases.cpp: a communicator across nodes (NCCL_TEST_ACROSS_NODES),
+/// every call it serves checked, then destroyed; the exit status.
+int acrossNodes(ncclComm_t comm);
 
 } // namespace sdma::nccltest
 
