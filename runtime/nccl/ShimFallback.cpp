@@ -82,6 +82,15 @@ const RealNccl *sdma::nccl::realNccl(std::string &error) {
   return loaded;
 }
 
+ncclConfig_t *sdma::nccl::blockingConfig(const ncclConfig_t *config,
+                                         ncclConfig_t &copy) {
+  if (!config)
+    return nullptr;
+  copy = *config;
+  copy.blocking = 1; // the drop-in's init finishes before it returns
+  return &copy;
+}
+
 ncclResult_t sdma::nccl::attachReal(ncclComm_t comm,
                                     const ncclConfig_t *config) {
   std::string why;
@@ -102,12 +111,7 @@ ncclResult_t sdma::nccl::attachReal(ncclComm_t comm,
     return fail(nullptr, r,
                 "broadcasting the fallback NCCL's id: " + comm->error);
   ncclConfig_t copy;
-  ncclConfig_t *realConfig = nullptr;
-  if (config) {
-    copy = *config;
-    copy.blocking = 1; // the drop-in's init finishes before it returns
-    realConfig = &copy;
-  }
+  ncclConfig_t *realConfig = blockingConfig(config, copy);
   if (ncclResult_t r = real->commInitRankConfig(&comm->real, comm->nranks, id,
                                                 comm->rank, realConfig))
     return fail(nullptr, r,

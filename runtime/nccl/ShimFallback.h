@@ -56,6 +56,10 @@ bool isFallback();
 /// cannot serve.
 const RealNccl *realNccl(std::string &error);
 
+/// The caller's config for the real library's init, made blocking in
+/// `copy` (the drop-in's init finishes before it returns); null for null.
+ncclConfig_t *blockingConfig(const ncclConfig_t *config, ncclConfig_t &copy);
+
 /// Makes `comm`'s real communicator (collective over `comm`: rank 0's
 /// real id is broadcast through sdma). A no-op without a fallback.
 ncclResult_t attachReal(ncclComm_t comm, const ncclConfig_t *config);

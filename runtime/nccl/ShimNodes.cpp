@@ -208,12 +208,7 @@ ncclResult_t sdma::nccl::initAcrossNodes(ncclComm_t *out, int nranks,
   auto link = std::make_shared<NodeLink>();
   link->real = real;
   ncclConfig_t copy;
-  ncclConfig_t *realConfig = nullptr;
-  if (config) {
-    copy = *config;
-    copy.blocking = 1; // the drop-in's init finishes before it returns
-    realConfig = &copy;
-  }
+  ncclConfig_t *realConfig = blockingConfig(config, copy);
   if (ncclResult_t r = real->commInitRankConfig(&link->comm, nranks, theirs,
                                                 rank, realConfig))
     return fail(nullptr, r,
