@@ -22,6 +22,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace sdma::nccl;
@@ -154,7 +155,28 @@ sdmaResult_t exchange(void *context, const sdmaTransportOp *ops, int count,
 
 } // namespace
 
+/// Whether the launcher says this job spans nodes (its ranks per node
+/// fewer than its ranks): only then does an id carry the real NCCL's,
+/// whose ncclGetUniqueId starts a bootstrap root that a one-node job would
+/// leave waiting.
+static bool jobSpansNodes() {
+  auto number = [](const char *name) {
+    const char *value = std::getenv(name);
+    return value && *value ? std::atoi(value) : 0;
+  };
+  if (number("SDMA_NCCL_LOCAL_RANKS") > 0)
+    return true;
+  for (auto [local, world] :
+       {std::pair{"LOCAL_WORLD_SIZE", "WORLD_SIZE"},
+        std::pair{"OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_SIZE"}})
+    if (number(local) > 0 && number(world) > 0)
+      return number(local) < number(world);
+  return false;
+}
+
 void sdma::nccl::packRealId(ncclUniqueId &id) {
+  if (isFallback() || !jobSpansNodes())
+    return;
   std::string ignored;
   const RealNccl *real = realNccl(ignored);
   ncclUniqueId theirs;
