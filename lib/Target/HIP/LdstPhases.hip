@@ -178,10 +178,7 @@ static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
   const int ntabs = sdma_vtab_begin[step + 1] - sdma_vtab_begin[step];
   if (ntabs > 0) {
     const long long *rows = sdma_vtabs + sdma_vtab_begin[step] * SDMA_SCAN_ROW;
-    long long total = 0;
-    for (int t = 0; t < ntabs; ++t)
-      total += rows[t * SDMA_SCAN_ROW + 2];
-    sdma_scan_load(T, rows, ntabs, words, total);
+    sdma_scan_load(T, rows, ntabs, words);
     sdma_scan(rows, ntabs, words);
     cache = words;
   }

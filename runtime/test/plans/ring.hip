@@ -917,6 +917,15 @@ static __device__ inline long long sdma_scan_seg(long long form) {
   return form == 1 ? SDMA_RANKS : SDMA_SCAN_SEG;
 }
 
+// The entries of all `ntabs` tables.
+static __device__ inline long long sdma_scan_entries(const long long *rows,
+                                                     int ntabs) {
+  long long total = 0;
+  for (int t = 0; t < ntabs; ++t)
+    total += rows[t * SDMA_SCAN_ROW + 2];
+  return total;
+}
+
 // Table t's entry at flat index g of all tables' entries (the caller
 // bounds g by their sum): its P slot, and the entry's index in its table.
 static __device__ inline long long *
@@ -931,8 +940,8 @@ sdma_scan_locate(const long long *rows, int ntabs, long long *cache,
 // Every table's entries from their ranks' memory into shared memory, four
 // loads in flight per thread.
 static __device__ void sdma_scan_load(const SdmaTable *T, const long long *rows,
-                                      int ntabs, long long *cache,
-                                      long long total) {
+                                      int ntabs, long long *cache) {
+  const long long total = sdma_scan_entries(rows, ntabs);
   for (long long g0 = SDMA_TID; g0 < total; g0 += 4 * (long long)SDMA_NTID) {
     long long v[4];
     long long *at[4];
@@ -1001,9 +1010,7 @@ static __device__ void sdma_scan(const long long *rows, int ntabs,
   }
   SDMA_SYNC();
   // 3. Per entry: its segment's base added.
-  long long total = 0;
-  for (int t = 0; t < ntabs; ++t)
-    total += rows[t * SDMA_SCAN_ROW + 2];
+  const long long total = sdma_scan_entries(rows, ntabs);
   for (long long g = SDMA_TID; g < total; g += SDMA_NTID) {
     int t;
     long long i;
@@ -1018,7 +1025,7 @@ static __device__ void sdma_scan(const long long *rows, int ntabs,
 // After the call, this rank's receive counts to the caller (countsOut[1]),
 // then (SDMA_COUNTS_OFFSETS) where each counted segment starts: 1 packed in
 // table order, 2 expert-major (groups of SDMA_RANKS, padded). Block 0; the
-// offsets by thread 0 (a few hundred entries: the table is read once).
+// offsets by sdma_scan (by thread 0 where the table passes SDMA_SCAN_CAP).
 static __device__ void sdma_counts_out(const SdmaTable *T) {
   const volatile long long *recv = (const volatile long long *)T->countsOut[0];
 #if SDMA_COUNTS_OFFSETS && SDMA_COUNTS_WORDS <= SDMA_SCAN_CAP
@@ -1060,7 +1067,7 @@ static __device__ void sdma_counts_out(const SdmaTable *T) {
 
 // sdma.copyv: row[4] is the capacity in chunks, row[8..10] the count's
 // table entry, row[11] its prefix tables in sdma_vops (a side's word 4:
-// where its table's offsets are in the phase's `cache`, sdma_phase_scan;
+// where its table's offsets are in the phase's `cache`, sdma_phase's scan;
 // -1: summed here). Every bound is checked in rows before anything is
 // multiplied into bytes.
 static __device__ inline long long sdma_side_rows(const SdmaTable *T,
@@ -1349,10 +1356,7 @@ static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
   const int ntabs = sdma_vtab_begin[step + 1] - sdma_vtab_begin[step];
   if (ntabs > 0) {
     const long long *rows = sdma_vtabs + sdma_vtab_begin[step] * SDMA_SCAN_ROW;
-    long long total = 0;
-    for (int t = 0; t < ntabs; ++t)
-      total += rows[t * SDMA_SCAN_ROW + 2];
-    sdma_scan_load(T, rows, ntabs, words, total);
+    sdma_scan_load(T, rows, ntabs, words);
     sdma_scan(rows, ntabs, words);
     cache = words;
   }
