@@ -72,10 +72,7 @@ void allReduce(ncclComm_t comm, ncclDataType_t type, ncclRedOp_t op, size_t n) {
 
 void dataMovement(ncclComm_t comm, size_t n) {
   // AllGather, out of place into ncclMemAlloc'd memory, and in place.
-  std::vector<int> mine = input<int>(rank, n), want;
-  for (int r = 0; r < ranks; ++r)
-    for (int x : input<int>(r, n))
-      want.push_back(x);
+  std::vector<int> mine = input<int>(rank, n), want = everyRank<int>(n);
   // ncclMemAlloc's memory is the host's on the CPU device (checked here
   // directly); on a GPU it is device memory, which this program (no CUDA
   // of its own) allocates and frees but reads through host buffers.
@@ -99,10 +96,7 @@ void dataMovement(ncclComm_t comm, size_t n) {
 
   // AlltoAll: block p of rank r's input goes to rank p.
   std::vector<float> a2a = input<float>(rank, ranks * n), a2aOut(ranks * n),
-                     a2aWant;
-  for (int r = 0; r < ranks; ++r)
-    for (float x : input<float>(r, n, rank * n))
-      a2aWant.push_back(x);
+                     a2aWant = everyRank<float>(n, rank * n);
   check(ncclAlltoAll(a2a.data(), a2aOut.data(), n, ncclFloat32, comm, nullptr),
         ncclSuccess, "ncclAlltoAll", comm);
   expect(a2aOut, a2aWant, "AlltoAll");
@@ -163,10 +157,7 @@ void dataMovement(ncclComm_t comm, size_t n) {
 /// buffers (staged). The CPU device only (this program reads the buffers
 /// from the host). NCCL_TEST_MIXED_WINDOWS: rank 0 alone passes windows.
 void windows(ncclComm_t comm, size_t n) {
-  std::vector<int> mine = input<int>(rank, n), want;
-  for (int r = 0; r < ranks; ++r)
-    for (int x : input<int>(r, n))
-      want.push_back(x);
+  std::vector<int> mine = input<int>(rank, n), want = everyRank<int>(n);
   int *in = nullptr, *out = nullptr;
   check(ncclMemAlloc((void **)&in, ranks * n * sizeof(int)), ncclSuccess,
         "ncclMemAlloc", nullptr);
@@ -190,10 +181,8 @@ void windows(ncclComm_t comm, size_t n) {
           "ncclAllGather" + how, comm);
     expect(std::vector<int>(dst, dst + ranks * n), want, "AllGather" + how);
     // AlltoAll: block p of rank r's input goes to rank p.
-    std::vector<int> a2a = input<int>(rank, ranks * n), a2aWant;
-    for (int r = 0; r < ranks; ++r)
-      for (int x : input<int>(r, n, rank * n))
-        a2aWant.push_back(x);
+    std::vector<int> a2a = input<int>(rank, ranks * n),
+                     a2aWant = everyRank<int>(n, rank * n);
     std::memcpy(src, a2a.data(), ranks * n * sizeof(int));
     check(ncclAlltoAll(src, dst, n, ncclInt32, comm, nullptr), ncclSuccess,
           "ncclAlltoAll" + how, comm);

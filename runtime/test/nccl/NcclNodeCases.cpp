@@ -23,19 +23,14 @@ namespace {
 
 void collectives(ncclComm_t comm, size_t n) {
   const std::string at = " (" + std::to_string(n) + ")";
-  std::vector<int> mine = input<int>(rank, n), all(ranks * n), want;
-  for (int r = 0; r < ranks; ++r)
-    for (int x : input<int>(r, n))
-      want.push_back(x);
+  std::vector<int> mine = input<int>(rank, n), all(ranks * n),
+                   want = everyRank<int>(n);
   check(ncclAllGather(mine.data(), all.data(), n, ncclInt32, comm, nullptr),
         ncclSuccess, "ncclAllGather" + at, comm);
   expect(all, want, "AllGather" + at);
 
   std::vector<float> a2a = input<float>(rank, ranks * n), a2aOut(ranks * n),
-                     a2aWant;
-  for (int r = 0; r < ranks; ++r)
-    for (float x : input<float>(r, n, rank * n))
-      a2aWant.push_back(x);
+                     a2aWant = everyRank<float>(n, rank * n);
   check(ncclAlltoAll(a2a.data(), a2aOut.data(), n, ncclFloat32, comm, nullptr),
         ncclSuccess, "ncclAlltoAll" + at, comm);
   expect(a2aOut, a2aWant, "AlltoAll" + at);
@@ -173,10 +168,8 @@ int acrossNodes(ncclComm_t comm) {
   }
   // In place: sdma's multi-node all-to-all refuses overlapping buffers,
   // but the drop-in stages them (the caller's are not symmetric memory).
-  std::vector<float> inPlace = input<float>(rank, ranks * 4), inPlaceWant;
-  for (int r = 0; r < ranks; ++r)
-    for (float x : input<float>(r, 4, rank * 4))
-      inPlaceWant.push_back(x);
+  std::vector<float> inPlace = input<float>(rank, ranks * 4),
+                     inPlaceWant = everyRank<float>(4, rank * 4);
   check(ncclAlltoAll(inPlace.data(), inPlace.data(), 4, ncclFloat32, comm,
                      nullptr),
         ncclSuccess, "ncclAlltoAll in place across nodes", comm);

@@ -81,6 +81,15 @@ template <typename T> std::vector<T> input(int r, size_t n, size_t from = 0) {
     v[i] = T(value(r, from + i));
   return v;
 }
+/// Every rank's input(r, n, from), rank after rank: an all-gather's output
+/// (from 0), or rank q's all-to-all output (from q * n).
+template <typename T> std::vector<T> everyRank(size_t n, size_t from = 0) {
+  std::vector<T> v;
+  for (int r = 0; r < ranks; ++r)
+    for (T x : input<T>(r, n, from))
+      v.push_back(x);
+  return v;
+}
 
 /// NcclP2pCases.cpp: ncclSend/ncclRecv, grouped and alone, every byte
 /// checked, and their refusals.
