@@ -70,6 +70,28 @@ struct ncclComm {
 
 namespace sdma::nccl {
 
+/// Whether the drop-in runs on sdma's CPU device (SDMA_DEVICE=cpu), where
+/// NCCL's "device memory" is host memory.
+bool deviceIsCpu();
+
+/// The CUDA driver entry points the drop-in calls itself (dlopen'ed, as
+/// the runtime does): ncclMemAlloc/Free and the device query; optionally
+/// ncclCommInitAll's contexts, and the copies that stage setup messages
+/// for the real NCCL between nodes (ShimNodes.cpp). Null without a driver
+/// or without the first three.
+struct Cuda {
+  int (*memAlloc)(unsigned long long *, size_t) = nullptr;
+  int (*memFree)(unsigned long long) = nullptr;
+  int (*ctxGetDevice)(int *) = nullptr;
+  int (*init)(unsigned) = nullptr;
+  int (*primaryCtxRetain)(void **, int) = nullptr;
+  int (*ctxSetCurrent)(void *) = nullptr;
+  int (*memcpyHtoD)(unsigned long long, const void *, size_t) = nullptr;
+  int (*memcpyDtoH)(void *, unsigned long long, size_t) = nullptr;
+  int (*ctxSynchronize)() = nullptr;
+  static const Cuda *get();
+};
+
 /// Device memory (host memory on the CPU device) of at least `bytes` for
 /// copies of a group's sends; null when it cannot be had.
 void *peerStage(ncclComm *comm, size_t bytes);

@@ -23,6 +23,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <thread>
+#include <type_traits>
 #include <unistd.h>
 #include <vector>
 
@@ -42,47 +43,6 @@ std::map<ncclComm_t, std::shared_ptr<ncclComm>> &liveComms() {
   static std::map<ncclComm_t, std::shared_ptr<ncclComm>> comms;
   return comms;
 }
-
-bool deviceIsCpu() {
-  const char *device = std::getenv("SDMA_DEVICE");
-  return device && std::string(device) == "cpu";
-}
-
-/// The CUDA driver entry points ncclMemAlloc/Free and the device query
-/// need (dlopen'ed, as the runtime does; none on the CPU device).
-struct Cuda {
-  int (*memAlloc)(unsigned long long *, size_t) = nullptr;
-  int (*memFree)(unsigned long long) = nullptr;
-  int (*ctxGetDevice)(int *) = nullptr;
-  // Optional: ncclCommInitAll makes device d current on a thread of its
-  // own (cudaSetDevice's primary context).
-  int (*init)(unsigned) = nullptr;
-  int (*primaryCtxRetain)(void **, int) = nullptr;
-  int (*ctxSetCurrent)(void *) = nullptr;
-  static const Cuda *get() {
-    static Cuda cuda;
-    static bool tried = false;
-    static std::mutex m;
-    std::lock_guard<std::mutex> lock(m);
-    if (!tried) {
-      tried = true;
-      if (void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
-        cuda.memAlloc =
-            reinterpret_cast<decltype(memAlloc)>(dlsym(lib, "cuMemAlloc_v2"));
-        cuda.memFree =
-            reinterpret_cast<decltype(memFree)>(dlsym(lib, "cuMemFree_v2"));
-        cuda.ctxGetDevice = reinterpret_cast<decltype(ctxGetDevice)>(
-            dlsym(lib, "cuCtxGetDevice"));
-        cuda.init = reinterpret_cast<decltype(init)>(dlsym(lib, "cuInit"));
-        cuda.primaryCtxRetain = reinterpret_cast<decltype(primaryCtxRetain)>(
-            dlsym(lib, "cuDevicePrimaryCtxRetain"));
-        cuda.ctxSetCurrent = reinterpret_cast<decltype(ctxSetCurrent)>(
-            dlsym(lib, "cuCtxSetCurrent"));
-      }
-    }
-    return cuda.memAlloc && cuda.memFree && cuda.ctxGetDevice ? &cuda : nullptr;
-  }
-};
 
 /// The CPU device's ncclMemAlloc: POSIX shared memory, named as the CPU
 /// device names its own segments (sdma-<16 hex>-<pid>-<rank>-<n>, so a
@@ -120,6 +80,37 @@ void *allocateShared(size_t bytes, std::string &name) {
 bool live(ncclComm_t comm) { return sdma::nccl::acquire(comm) != nullptr; }
 
 } // namespace
+
+bool sdma::nccl::deviceIsCpu() {
+  const char *device = std::getenv("SDMA_DEVICE");
+  return device && std::string(device) == "cpu";
+}
+
+const Cuda *Cuda::get() {
+  static Cuda cuda;
+  static bool tried = false;
+  static std::mutex m;
+  std::lock_guard<std::mutex> lock(m);
+  if (!tried) {
+    tried = true;
+    if (void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+      auto find = [&](auto &fn, const char *name) {
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+            dlsym(lib, name));
+      };
+      find(cuda.memAlloc, "cuMemAlloc_v2");
+      find(cuda.memFree, "cuMemFree_v2");
+      find(cuda.ctxGetDevice, "cuCtxGetDevice");
+      find(cuda.init, "cuInit");
+      find(cuda.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
+      find(cuda.ctxSetCurrent, "cuCtxSetCurrent");
+      find(cuda.memcpyHtoD, "cuMemcpyHtoD_v2");
+      find(cuda.memcpyDtoH, "cuMemcpyDtoH_v2");
+      find(cuda.ctxSynchronize, "cuCtxSynchronize");
+    }
+  }
+  return cuda.memAlloc && cuda.memFree && cuda.ctxGetDevice ? &cuda : nullptr;
+}
 
 std::shared_ptr<ncclComm> sdma::nccl::acquire(ncclComm_t comm) {
   std::lock_guard<std::mutex> lock(registry);

@@ -20,7 +20,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,41 +31,6 @@ namespace {
 /// Where the real id sits in the drop-in's (sdma's own uses the first
 /// half: its bootstrap fields take a few dozen bytes).
 constexpr size_t kRealIdAt = sizeof(ncclUniqueId) / 2;
-
-/// The CUDA driver calls that stage sdma's host-memory setup messages
-/// through device memory for the real NCCL (which moves device memory
-/// only); none on the CPU device, where NCCL's "device memory" is host
-/// memory.
-struct Staging {
-  int (*alloc)(unsigned long long *, size_t) = nullptr;
-  int (*free)(unsigned long long) = nullptr;
-  int (*toDevice)(unsigned long long, const void *, size_t) = nullptr;
-  int (*toHost)(void *, unsigned long long, size_t) = nullptr;
-  int (*synchronize)() = nullptr;
-  static const Staging *get() {
-    static Staging s;
-    static bool loaded = [] {
-      void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-      if (!lib)
-        return false;
-      s.alloc = reinterpret_cast<decltype(alloc)>(dlsym(lib, "cuMemAlloc_v2"));
-      s.free = reinterpret_cast<decltype(free)>(dlsym(lib, "cuMemFree_v2"));
-      s.toDevice =
-          reinterpret_cast<decltype(toDevice)>(dlsym(lib, "cuMemcpyHtoD_v2"));
-      s.toHost =
-          reinterpret_cast<decltype(toHost)>(dlsym(lib, "cuMemcpyDtoH_v2"));
-      s.synchronize = reinterpret_cast<decltype(synchronize)>(
-          dlsym(lib, "cuCtxSynchronize"));
-      return s.alloc && s.free && s.toDevice && s.toHost && s.synchronize;
-    }();
-    return loaded ? &s : nullptr;
-  }
-};
-
-bool onCpu() {
-  const char *device = std::getenv("SDMA_DEVICE");
-  return device && std::string(device) == "cpu";
-}
 
 sdmaResult_t fromNccl(ncclResult_t r) {
   switch (r) {
@@ -100,17 +64,21 @@ sdmaResult_t exchange(void *context, const sdmaTransportOp *ops, int count,
     buffers[i] = ops[i].buffer;
     hostBytes += ops[i].host ? ops[i].bytes : 0;
   }
-  const Staging *staging = hostBytes && !onCpu() ? Staging::get() : nullptr;
+  // Through device memory where there is a device: the real NCCL moves
+  // device memory only (on the CPU device that is host memory).
+  const bool stage = hostBytes && !deviceIsCpu();
+  const Cuda *cuda = stage ? Cuda::get() : nullptr;
   unsigned long long device = 0;
   auto failed = [&](sdmaResult_t r, const std::string &why) {
     if (message && bytes)
       std::snprintf(message, bytes, "%s", why.c_str());
     if (device)
-      staging->free(device);
+      cuda->memFree(device);
     return r;
   };
-  if (hostBytes && !onCpu()) {
-    if (!staging || staging->alloc(&device, hostBytes) != 0)
+  if (stage) {
+    if (!cuda || !cuda->memcpyHtoD || !cuda->memcpyDtoH ||
+        !cuda->ctxSynchronize || cuda->memAlloc(&device, hostBytes) != 0)
       return failed(sdmaUnhandledCudaError,
                     "cannot stage " + std::to_string(hostBytes) +
                         " bytes of setup messages in device memory");
@@ -120,7 +88,7 @@ sdmaResult_t exchange(void *context, const sdmaTransportOp *ops, int count,
         continue;
       buffers[i] = reinterpret_cast<void *>(device + at);
       if (ops[i].send &&
-          staging->toDevice(device + at, ops[i].buffer, ops[i].bytes) != 0)
+          cuda->memcpyHtoD(device + at, ops[i].buffer, ops[i].bytes) != 0)
         return failed(sdmaUnhandledCudaError, "staging a setup message");
       at += ops[i].bytes;
     }
@@ -140,15 +108,15 @@ sdmaResult_t exchange(void *context, const sdmaTransportOp *ops, int count,
     return failed(fromNccl(r), std::string("the real NCCL between nodes: ") +
                                    real.getLastError(link->comm));
   if (device) {
-    if (staging->synchronize() != 0)
+    if (cuda->ctxSynchronize() != 0)
       return failed(sdmaUnhandledCudaError, "the staged setup messages");
     for (int i = 0; i < count; ++i)
       if (ops[i].host && !ops[i].send &&
-          staging->toHost(ops[i].buffer,
-                          reinterpret_cast<unsigned long long>(buffers[i]),
-                          ops[i].bytes) != 0)
+          cuda->memcpyDtoH(ops[i].buffer,
+                           reinterpret_cast<unsigned long long>(buffers[i]),
+                           ops[i].bytes) != 0)
         return failed(sdmaUnhandledCudaError, "unstaging a setup message");
-    staging->free(device);
+    cuda->memFree(device);
   }
   return sdmaSuccess;
 }
