@@ -51,6 +51,10 @@ constexpr int kVopStride = 10;
 // offset in the phase's shared memory; and the most words of it one phase
 // may take (32 KiB; LdstPhases.hip's sdma_phase).
 constexpr int kScanRow = 5;
+/// Entries per segment of a packed (form 0) table's scan; an expert-major
+/// table's segment is one group of ranks (the kernel's SDMA_SCAN_SEG,
+/// which the emitter defines from this).
+constexpr int64_t kScanSeg = 16;
 constexpr int64_t kScanCacheWords = 4096;
 
 /// The device code every generated file carries: LdstKernel.hip,
@@ -235,7 +239,7 @@ int64_t HIPEmitter::planScans(std::vector<int64_t> &rows,
       int64_t words = 0;
       std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> place;
       for (auto &[key, entries] : tables) {
-        int64_t seg = std::get<2>(key) == 1 ? ranks : 16; // SDMA_SCAN_SEG
+        int64_t seg = std::get<2>(key) == 1 ? ranks : kScanSeg;
         place[key] = words;
         words += entries + 1 + (entries + seg - 1) / seg;
       }
@@ -543,7 +547,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     // An expert-major offset pads each group of SDMA_RANKS counts.
     os << "#define SDMA_MAJOR_ALIGN " << schedule.getMajorAlignment() << "\n";
     if (scanWords)
-      os << "#define SDMA_PREFIX_CACHE " << scanWords << "\n";
+      os << "#define SDMA_PREFIX_CACHE " << scanWords
+         << "\n#define SDMA_SCAN_SEG " << kScanSeg << "\n";
     // The count tables a communicator's call copies in (its send counts)
     // and out (its receive counts, then with SDMA_COUNTS_OFFSETS the
     // offsets of the segments they count: 1 packed, 2 expert-major).

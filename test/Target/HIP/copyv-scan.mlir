@@ -12,6 +12,7 @@
 // RUN: sdma-opt %schedules/all_to_allv_2d.mlir --sdma-unroll="ranks=2 experts=2 major-align=4" | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=DISPATCH
 // DISPATCH: #define SDMA_VOP_STRIDE 10
 // DISPATCH: #define SDMA_PREFIX_CACHE 17
+// DISPATCH-NEXT: #define SDMA_SCAN_SEG 16
 // DISPATCH-LABEL: sdma_vops[] = {
 // DISPATCH-NEXT: 2, 0, 0, 0, 0, 3, 0, 0, 1, 5, 2, 0,
 // DISPATCH-LABEL: sdma_vtabs[] = {
