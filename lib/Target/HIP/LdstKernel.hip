@@ -214,13 +214,18 @@ static __device__ unsigned long long sdma_premul_own(const SdmaTable *T) {
 }
 #endif
 
-// One job barrier (see SdmaTable::arrive): block 0 tells every rank, every
-// block waits for every rank; a rank that does not come in time is
-// reported as flag slot -2 - phase with the rank awaited as the value.
+// One job barrier (see SdmaTable::arrive): one block (`arrives`) tells
+// every rank, every block that calls it waits for every rank; a rank that
+// does not come in time is reported as flag slot -2 - phase with the rank
+// awaited as the value. `released`: the arriving thread has just fenced
+// after everything its arrival must publish (its block's and, through
+// the fence's cumulativity, what it acquired), so it arrives without
+// another fence.
 static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
-                                        int phase, unsigned long long epoch) {
+                                        int phase, unsigned long long epoch,
+                                        bool arrives, bool released) {
   const bool tagged = phase == 0 && T->tags[0];
-  if (SDMA_BID == 0 && SDMA_TID == 0) {
+  if (arrives && SDMA_TID == 0) {
 #if defined(SDMA_REDUCE_OP) && SDMA_REDUCE_OP == 5
     const unsigned long long scalar = tagged ? sdma_premul_own(T) : 0;
 #endif
@@ -233,7 +238,8 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
             scalar;
 #endif
       }
-    SDMA_FENCE_SYSTEM();
+    if (!released)
+      SDMA_FENCE_SYSTEM();
     for (int r = 0; r < SDMA_RANKS; ++r)
       SDMA_ATOMIC_ADD_SYSTEM_U64(T->arrive[r] + phase * SDMA_RANKS + rank,
                                  1ull);

@@ -484,6 +484,9 @@ extern "C" __global__ void SDMA_BOUNDS
   unsigned long long *runs = T->epochs ? T->epochs + 2 * SDMA_BID_Y : nullptr;
   if (runs)
     epoch = *(volatile unsigned long long *)runs;
+  // A communicator's launch (job barriers) numbers its runs on the device.
+  if (T->arrive[0] && !runs)
+    SDMA_TRAP();
 #if SDMA_COUNT_OPS
   if (SDMA_BID == 0) {
     if (T->countsIn[0])
@@ -495,28 +498,49 @@ extern "C" __global__ void SDMA_BOUNDS
   if (!T->arrive[0])
     sdma_rank_sync(T, rank);
 #endif
-  if (T->arrive[0] && !sdma_job_barrier(T, rank, 0, epoch))
+  if (T->arrive[0] && !sdma_job_barrier(T, rank, 0, epoch, SDMA_BID == 0, false))
     return;
   if (!sdma_run_rank(T, rank, chunk, epoch))
     return;
-  if (T->arrive[0]) {
-    sdma_rank_sync(T, rank);
-    if (!sdma_job_barrier(T, rank, 1, epoch))
-      return;
-  }
+  if (!runs) {
 #if SDMA_COUNT_OPS
-  // Every peer's count arrived before its phase-1 arrival (job barrier 1).
-  if (SDMA_BID == 0 && T->countsOut[0])
+    if (SDMA_BID == 0 && T->countsOut[0])
+      sdma_counts_out(T);
+#endif
+    return;
+  }
+  // The rank's blocks finish the run: each counts itself in runs[1] after
+  // a system-scope fence (its writes published first). The last to count
+  // fences again (every block's writes acquired), so it alone closes the
+  // call for the rank: the exit job barrier's arrival (published by that
+  // fence: no grid-wide rank sync before it, no third fence, and the other
+  // blocks end at once), the counts handed back, the next run number (the
+  // rank's next launch reads it after this kernel ends: no fence). A rank
+  // of one block (small calls) counts nothing: one fence publishes its
+  // writes. Every block read the run number before it counts itself.
+  // System-scope fences are what a call's fixed cost is made of (about
+  // 0.6 us each on an H100: bench/results/protocol-h100.md).
+  SDMA_BLOCK_SHARED(unsigned int, last, 1);
+  SDMA_SYNC();
+  if (SDMA_TID == 0) {
+    SDMA_FENCE_SYSTEM();
+    last[0] = SDMA_NBID == 1 ||
+              SDMA_ATOMIC_ADD_SYSTEM_U64(runs + 1, 1ull) == SDMA_NBID - 1;
+    if (last[0] && SDMA_NBID > 1)
+      SDMA_FENCE_SYSTEM();
+  }
+  SDMA_SYNC();
+  if (!last[0])
+    return;
+  if (T->arrive[0] && !sdma_job_barrier(T, rank, 1, epoch, true, true))
+    return;
+#if SDMA_COUNT_OPS
+  // Every peer's counts were written before its exit arrival.
+  if (T->countsOut[0])
     sdma_counts_out(T);
 #endif
-  if (runs) {
-    // Every block read the run number before it arrives here.
-    SDMA_SYNC();
-    if (SDMA_TID == 0 &&
-        SDMA_ATOMIC_ADD_SYSTEM_U64(runs + 1, 1ull) == SDMA_NBID - 1) {
-      runs[1] = 0;
-      *(volatile unsigned long long *)runs = epoch + 1;
-      SDMA_FENCE_SYSTEM();
-    }
+  if (SDMA_TID == 0) {
+    runs[1] = 0;
+    *(volatile unsigned long long *)runs = epoch + 1;
   }
 }
