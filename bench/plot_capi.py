@@ -2,7 +2,7 @@
 """Plots the C API's per-call latency against the in-process executor
 (bench/results/capi-h200.csv: mode,op,ranks,bytes,us_per_call), one panel
 per collective, one line per (mode, ranks).
-usage: plot_capi.py RESULTS.csv OUT.png
+usage: plot_capi.py RESULTS.csv OUT.png [DEVICE]
 """
 import csv
 import sys
@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 rows = list(csv.DictReader(open(sys.argv[1])))
+device = sys.argv[3] if len(sys.argv) > 3 else "one H200"
 ops = sorted({r["op"] for r in rows})
 fig, axes = plt.subplots(1, len(ops), figsize=(6 * len(ops), 4.5), squeeze=False)
 for ax, op in zip(axes[0], ops):
@@ -31,7 +32,7 @@ for ax, op in zip(axes[0], ops):
     ax.set_yscale("log")
     ax.set_xlabel("bytes per rank (output)")
     ax.set_ylabel("us per call (median of 5 x 50 back-to-back calls)")
-    ax.set_title(f"{op}, one H200")
+    ax.set_title(f"{op}, {device}")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
 fig.tight_layout()

@@ -49,6 +49,21 @@
 #ifndef SDMA_SEG_INLINE
 #define SDMA_SEG_INLINE __attribute__((noinline))
 #endif
+// The fence that orders what one rank writes before what another reads:
+// system scope (peers on other GPUs, or the host), or with SDMA_ONE_GPU=1
+// (set by the runtime when every rank of the job runs on this GPU, e.g.
+// processes or threads sharing one) device scope, which orders the same
+// for threads of one GPU at a fraction of the cost (a call's fences were
+// most of its fixed cost: bench/results/protocol-h100.md). Failure records
+// copied to host memory keep SDMA_FENCE_SYSTEM.
+#ifndef SDMA_ONE_GPU
+#define SDMA_ONE_GPU 0
+#endif
+#if SDMA_ONE_GPU
+#define SDMA_FENCE_JOB() SDMA_FENCE()
+#else
+#define SDMA_FENCE_JOB() SDMA_FENCE_SYSTEM()
+#endif
 // A prelude may give spinning threads a pause (the CPU emulator yields).
 #ifndef SDMA_SPIN_PAUSE
 #define SDMA_SPIN_PAUSE()
@@ -147,7 +162,7 @@ static __device__ void sdma_rank_sync(const SdmaTable *T, int rank) {
     unsigned int *c = T->sync[rank];
     volatile unsigned int *gen = c + 1;
     unsigned int g = *gen;
-    SDMA_FENCE_SYSTEM();
+    SDMA_FENCE_JOB();
     if (SDMA_ATOMIC_ADD_U32(c, 1u) == SDMA_NBID - 1) {
       *(volatile unsigned int *)c = 0;
       SDMA_FENCE();
@@ -185,7 +200,7 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
         break;
       }
     }
-    SDMA_FENCE_SYSTEM();
+    SDMA_FENCE_JOB();
   }
   SDMA_SYNC();
   return !sdma_aborted(T);
@@ -239,7 +254,7 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
 #endif
       }
     if (!released)
-      SDMA_FENCE_SYSTEM();
+      SDMA_FENCE_JOB();
     for (int r = 0; r < SDMA_RANKS; ++r)
       SDMA_ATOMIC_ADD_SYSTEM_U64(T->arrive[r] + phase * SDMA_RANKS + rank,
                                  1ull);
@@ -260,7 +275,7 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
         }
       }
     }
-    SDMA_FENCE_SYSTEM();
+    SDMA_FENCE_JOB();
     // Every rank arrived, its tag written before: the same call, or every
     // rank stops here (slot -4, the first differing rank as the value).
     for (int r = 0; tagged && r < SDMA_RANKS && !sdma_aborted(T); ++r) {
@@ -279,7 +294,7 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
 static __device__ SDMA_INLINE void sdma_signal(const SdmaTable *T, int to,
                                                int slot) {
   if (SDMA_BID == 0 && SDMA_TID == 0) {
-    SDMA_FENCE_SYSTEM();
+    SDMA_FENCE_JOB();
     SDMA_ATOMIC_ADD_SYSTEM_U64(T->flags[to] + slot, 1ull);
   }
 }
@@ -289,7 +304,7 @@ static __device__ SDMA_INLINE bool sdma_barrier_step(const SdmaTable *T, int ran
                                                 int slot,
                                                 unsigned long long value) {
   if (SDMA_BID == 0 && SDMA_TID == 0) {
-    SDMA_FENCE_SYSTEM();
+    SDMA_FENCE_JOB();
     for (int r = 0; r < SDMA_RANKS; ++r)
       SDMA_ATOMIC_ADD_SYSTEM_U64(T->flags[r] + slot, 1ull);
   }

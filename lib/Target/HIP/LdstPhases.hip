@@ -457,6 +457,45 @@ static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,
 }
 #endif
 
+// The call's end for a rank's block: each counts itself in runs[1] after
+// a system-scope fence (its writes published first). The last to count
+// fences again (every block's writes acquired), so it alone closes the
+// call for the rank: the exit job barrier's arrival (published by that
+// fence: no grid-wide rank sync before it, no third fence, and the other
+// blocks end at once), the counts handed back, the next run number (the
+// rank's next launch reads it after this kernel ends: no fence). A rank
+// of one block (small calls) counts nothing: one fence publishes its
+// writes. Every block read the run number before it counts itself.
+// System-scope fences are what a call's fixed cost is made of (about
+// 0.6 us each on an H100: bench/results/protocol-h100.md).
+static __device__ SDMA_INLINE void
+sdma_call_exit(const SdmaTable *T, int rank, unsigned long long *runs,
+               unsigned long long epoch) {
+  SDMA_BLOCK_SHARED(unsigned int, last, 1);
+  SDMA_SYNC();
+  if (SDMA_TID == 0) {
+    SDMA_FENCE_JOB();
+    last[0] = SDMA_NBID == 1 ||
+              SDMA_ATOMIC_ADD_SYSTEM_U64(runs + 1, 1ull) == SDMA_NBID - 1;
+    if (last[0] && SDMA_NBID > 1)
+      SDMA_FENCE_JOB();
+  }
+  SDMA_SYNC();
+  if (!last[0])
+    return;
+  if (T->arrive[0] && !sdma_job_barrier(T, rank, 1, epoch, true, true))
+    return;
+#if SDMA_COUNT_OPS
+  // Every peer's counts were written before its exit arrival.
+  if (T->countsOut[0])
+    sdma_counts_out(T);
+#endif
+  if (SDMA_TID == 0) {
+    runs[1] = 0;
+    *(volatile unsigned long long *)runs = epoch + 1;
+  }
+}
+
 // The table comes by value (kernel parameter space: no dependent global
 // load before the first data access).
 // SDMA_MIN_BLOCKS (CUDA/HIP compilers only): resident blocks per SM the
@@ -509,38 +548,5 @@ extern "C" __global__ void SDMA_BOUNDS
 #endif
     return;
   }
-  // The rank's blocks finish the run: each counts itself in runs[1] after
-  // a system-scope fence (its writes published first). The last to count
-  // fences again (every block's writes acquired), so it alone closes the
-  // call for the rank: the exit job barrier's arrival (published by that
-  // fence: no grid-wide rank sync before it, no third fence, and the other
-  // blocks end at once), the counts handed back, the next run number (the
-  // rank's next launch reads it after this kernel ends: no fence). A rank
-  // of one block (small calls) counts nothing: one fence publishes its
-  // writes. Every block read the run number before it counts itself.
-  // System-scope fences are what a call's fixed cost is made of (about
-  // 0.6 us each on an H100: bench/results/protocol-h100.md).
-  SDMA_BLOCK_SHARED(unsigned int, last, 1);
-  SDMA_SYNC();
-  if (SDMA_TID == 0) {
-    SDMA_FENCE_SYSTEM();
-    last[0] = SDMA_NBID == 1 ||
-              SDMA_ATOMIC_ADD_SYSTEM_U64(runs + 1, 1ull) == SDMA_NBID - 1;
-    if (last[0] && SDMA_NBID > 1)
-      SDMA_FENCE_SYSTEM();
-  }
-  SDMA_SYNC();
-  if (!last[0])
-    return;
-  if (T->arrive[0] && !sdma_job_barrier(T, rank, 1, epoch, true, true))
-    return;
-#if SDMA_COUNT_OPS
-  // Every peer's counts were written before its exit arrival.
-  if (T->countsOut[0])
-    sdma_counts_out(T);
-#endif
-  if (SDMA_TID == 0) {
-    runs[1] = 0;
-    *(volatile unsigned long long *)runs = epoch + 1;
-  }
+  sdma_call_exit(T, rank, runs, epoch);
 }

@@ -256,9 +256,12 @@ bool CudaCommKernel::load(std::string &error) {
   }
   CompileInfo compile;
   std::string cubin;
-  if (!CudaKernel::build(
-          driver, device_.device(), CudaKernelSource::ldst(program_, false),
-          device_.options().cacheDirectory, compile, cubin, error))
+  // Every rank of the job on this GPU: device-scope fences suffice.
+  const bool oneGpu = device_.sharing() >= program_.ranks;
+  if (!CudaKernel::build(driver, device_.device(),
+                         CudaKernelSource::ldst(program_, false, oneGpu),
+                         device_.options().cacheDirectory, compile, cubin,
+                         error))
     return false;
   if (!kernel_.load(device_.context(), cubin, program_.entry, kLdstThreads,
                     error)) {

@@ -71,10 +71,11 @@ bool compileToCubin(const Nvrtc &nvrtc, const std::string &text,
 } // namespace
 
 CudaKernelSource CudaKernelSource::ldst(const LdstProgram &program,
-                                        bool stagedOps) {
+                                        bool stagedOps, bool oneGpu) {
   CudaKernelSource source;
   source.text = std::string(kCudaPrelude) +
-                (stagedOps ? kStagedOpsDefine : "") + program.source;
+                (stagedOps ? kStagedOpsDefine : "") +
+                (oneGpu ? kOneGpuDefine : "") + program.source;
   source.name = program.schedule + ".cu";
   source.specialised = program.specialised;
   return source;

@@ -54,8 +54,10 @@ struct CudaKernelSource {
   bool specialised = false;
 
   /// A load/store program's: the CUDA prelude, SDMA_STAGED_OPS when
-  /// `stagedOps`, then the program's source.
-  static CudaKernelSource ldst(const LdstProgram &program, bool stagedOps);
+  /// `stagedOps`, SDMA_ONE_GPU when `oneGpu` (every rank of the job on
+  /// this GPU), then the program's source.
+  static CudaKernelSource ldst(const LdstProgram &program, bool stagedOps,
+                               bool oneGpu = false);
 };
 
 class CudaKernel {

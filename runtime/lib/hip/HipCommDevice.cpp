@@ -210,7 +210,10 @@ bool HipCommKernel::load(std::string &error) {
   CompileInfo info;
   info.arch = device_.arch();
   std::string code;
-  if (!HipKernel::build(program_.source, program_.schedule + ".hip",
+  // Every rank of the job on this GPU: device-scope fences suffice.
+  const bool oneGpu = device_.sharing() >= program_.ranks;
+  if (!HipKernel::build((oneGpu ? kOneGpuDefine : "") + program_.source,
+                        program_.schedule + ".hip",
                         device_.options().cacheDirectory, info, code, error))
     return false;
   if (!kernel_.load(device_.ordinal(), code, program_.entry, kLdstThreads,

@@ -80,6 +80,21 @@ static __constant__ const unsigned long long sdma_per_epoch[] = {
 #ifndef SDMA_SEG_INLINE
 #define SDMA_SEG_INLINE __attribute__((noinline))
 #endif
+// The fence that orders what one rank writes before what another reads:
+// system scope (peers on other GPUs, or the host), or with SDMA_ONE_GPU=1
+// (set by the runtime when every rank of the job runs on this GPU, e.g.
+// processes or threads sharing one) device scope, which orders the same
+// for threads of one GPU at a fraction of the cost (a call's fences were
+// most of its fixed cost: bench/results/protocol-h100.md). Failure records
+// copied to host memory keep SDMA_FENCE_SYSTEM.
+#ifndef SDMA_ONE_GPU
+#define SDMA_ONE_GPU 0
+#endif
+#if SDMA_ONE_GPU
+#define SDMA_FENCE_JOB() SDMA_FENCE()
+#else
+#define SDMA_FENCE_JOB() SDMA_FENCE_SYSTEM()
+#endif
 // A prelude may give spinning threads a pause (the CPU emulator yields).
 #ifndef SDMA_SPIN_PAUSE
 #define SDMA_SPIN_PAUSE()
@@ -178,7 +193,7 @@ static __device__ void sdma_rank_sync(const SdmaTable *T, int rank) {
     unsigned int *c = T->sync[rank];
     volatile unsigned int *gen = c + 1;
     unsigned int g = *gen;
-    SDMA_FENCE_SYSTEM();
+    SDMA_FENCE_JOB();
     if (SDMA_ATOMIC_ADD_U32(c, 1u) == SDMA_NBID - 1) {
       *(volatile unsigned int *)c = 0;
       SDMA_FENCE();
@@ -216,7 +231,7 @@ static __device__ bool sdma_wait(const SdmaTable *T, int rank, int slot,
         break;
       }
     }
-    SDMA_FENCE_SYSTEM();
+    SDMA_FENCE_JOB();
   }
   SDMA_SYNC();
   return !sdma_aborted(T);
@@ -270,7 +285,7 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
 #endif
       }
     if (!released)
-      SDMA_FENCE_SYSTEM();
+      SDMA_FENCE_JOB();
     for (int r = 0; r < SDMA_RANKS; ++r)
       SDMA_ATOMIC_ADD_SYSTEM_U64(T->arrive[r] + phase * SDMA_RANKS + rank,
                                  1ull);
@@ -291,7 +306,7 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
         }
       }
     }
-    SDMA_FENCE_SYSTEM();
+    SDMA_FENCE_JOB();
     // Every rank arrived, its tag written before: the same call, or every
     // rank stops here (slot -4, the first differing rank as the value).
     for (int r = 0; tagged && r < SDMA_RANKS && !sdma_aborted(T); ++r) {
@@ -310,7 +325,7 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
 static __device__ SDMA_INLINE void sdma_signal(const SdmaTable *T, int to,
                                                int slot) {
   if (SDMA_BID == 0 && SDMA_TID == 0) {
-    SDMA_FENCE_SYSTEM();
+    SDMA_FENCE_JOB();
     SDMA_ATOMIC_ADD_SYSTEM_U64(T->flags[to] + slot, 1ull);
   }
 }
@@ -320,7 +335,7 @@ static __device__ SDMA_INLINE bool sdma_barrier_step(const SdmaTable *T, int ran
                                                 int slot,
                                                 unsigned long long value) {
   if (SDMA_BID == 0 && SDMA_TID == 0) {
-    SDMA_FENCE_SYSTEM();
+    SDMA_FENCE_JOB();
     for (int r = 0; r < SDMA_RANKS; ++r)
       SDMA_ATOMIC_ADD_SYSTEM_U64(T->flags[r] + slot, 1ull);
   }
@@ -1641,6 +1656,45 @@ static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,
 }
 #endif
 
+// The call's end for a rank's block: each counts itself in runs[1] after
+// a system-scope fence (its writes published first). The last to count
+// fences again (every block's writes acquired), so it alone closes the
+// call for the rank: the exit job barrier's arrival (published by that
+// fence: no grid-wide rank sync before it, no third fence, and the other
+// blocks end at once), the counts handed back, the next run number (the
+// rank's next launch reads it after this kernel ends: no fence). A rank
+// of one block (small calls) counts nothing: one fence publishes its
+// writes. Every block read the run number before it counts itself.
+// System-scope fences are what a call's fixed cost is made of (about
+// 0.6 us each on an H100: bench/results/protocol-h100.md).
+static __device__ SDMA_INLINE void
+sdma_call_exit(const SdmaTable *T, int rank, unsigned long long *runs,
+               unsigned long long epoch) {
+  SDMA_BLOCK_SHARED(unsigned int, last, 1);
+  SDMA_SYNC();
+  if (SDMA_TID == 0) {
+    SDMA_FENCE_JOB();
+    last[0] = SDMA_NBID == 1 ||
+              SDMA_ATOMIC_ADD_SYSTEM_U64(runs + 1, 1ull) == SDMA_NBID - 1;
+    if (last[0] && SDMA_NBID > 1)
+      SDMA_FENCE_JOB();
+  }
+  SDMA_SYNC();
+  if (!last[0])
+    return;
+  if (T->arrive[0] && !sdma_job_barrier(T, rank, 1, epoch, true, true))
+    return;
+#if SDMA_COUNT_OPS
+  // Every peer's counts were written before its exit arrival.
+  if (T->countsOut[0])
+    sdma_counts_out(T);
+#endif
+  if (SDMA_TID == 0) {
+    runs[1] = 0;
+    *(volatile unsigned long long *)runs = epoch + 1;
+  }
+}
+
 // The table comes by value (kernel parameter space: no dependent global
 // load before the first data access).
 // SDMA_MIN_BLOCKS (CUDA/HIP compilers only): resident blocks per SM the
@@ -1693,40 +1747,7 @@ extern "C" __global__ void SDMA_BOUNDS
 #endif
     return;
   }
-  // The rank's blocks finish the run: each counts itself in runs[1] after
-  // a system-scope fence (its writes published first). The last to count
-  // fences again (every block's writes acquired), so it alone closes the
-  // call for the rank: the exit job barrier's arrival (published by that
-  // fence: no grid-wide rank sync before it, no third fence, and the other
-  // blocks end at once), the counts handed back, the next run number (the
-  // rank's next launch reads it after this kernel ends: no fence). A rank
-  // of one block (small calls) counts nothing: one fence publishes its
-  // writes. Every block read the run number before it counts itself.
-  // System-scope fences are what a call's fixed cost is made of (about
-  // 0.6 us each on an H100: bench/results/protocol-h100.md).
-  SDMA_BLOCK_SHARED(unsigned int, last, 1);
-  SDMA_SYNC();
-  if (SDMA_TID == 0) {
-    SDMA_FENCE_SYSTEM();
-    last[0] = SDMA_NBID == 1 ||
-              SDMA_ATOMIC_ADD_SYSTEM_U64(runs + 1, 1ull) == SDMA_NBID - 1;
-    if (last[0] && SDMA_NBID > 1)
-      SDMA_FENCE_SYSTEM();
-  }
-  SDMA_SYNC();
-  if (!last[0])
-    return;
-  if (T->arrive[0] && !sdma_job_barrier(T, rank, 1, epoch, true, true))
-    return;
-#if SDMA_COUNT_OPS
-  // Every peer's counts were written before its exit arrival.
-  if (T->countsOut[0])
-    sdma_counts_out(T);
-#endif
-  if (SDMA_TID == 0) {
-    runs[1] = 0;
-    *(volatile unsigned long long *)runs = epoch + 1;
-  }
+  sdma_call_exit(T, rank, runs, epoch);
 }
 
 // Each rank's steps (SDMA_SPECIALISED).

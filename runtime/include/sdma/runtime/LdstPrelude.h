@@ -46,6 +46,11 @@ inline int ldstBlocks(int cap, uint64_t bytes, int unitsPerThread = 0) {
 /// (CudaOptions::stagedOps; see the generated sdma_phase).
 constexpr const char *kStagedOpsDefine = "#define SDMA_STAGED_OPS 1\n";
 
+/// Put before a communicator's program when every rank of its job runs on
+/// this GPU: the kernel's job-wide fences are then device-scope
+/// (SDMA_FENCE_JOB in LdstKernel.hip).
+constexpr const char *kOneGpuDefine = "#define SDMA_ONE_GPU 1\n";
+
 constexpr const char *kCudaPrelude = R"SDMA(
 #define SDMA_MAX_THREADS 512
 #define SDMA_GRID_CONSTANT __grid_constant__
