@@ -289,8 +289,9 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
   return !sdma_aborted(T);
 }
 
-// SIGNAL: block 0's thread 0, after a system-scope fence, adds 1 to flag
-// `slot` of `to` (the rank's blocks met before: a SYNC precedes it).
+// SIGNAL: block 0's thread 0, after a job fence (SDMA_FENCE_JOB), adds 1
+// to flag `slot` of `to` (the rank's blocks met before: a SYNC precedes
+// it).
 static __device__ SDMA_INLINE void sdma_signal(const SdmaTable *T, int to,
                                                int slot) {
   if (SDMA_BID == 0 && SDMA_TID == 0) {

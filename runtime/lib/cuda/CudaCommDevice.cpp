@@ -110,7 +110,16 @@ public:
     SDMA_TRY(cuDeviceGetPCIBusId, bus, sizeof(bus) - 1, device());
     char host[256] = {0};
     gethostname(host, sizeof(host) - 1);
-    identity_ = std::string(host) + "/" + bus;
+    // The GPU's UUID too: ranks with equal identities are taken to share
+    // one GPU, which sizes their grids and lets their kernels fence at
+    // device scope (SDMA_ONE_GPU), so host names or bus ids that repeat
+    // (containers, MIG instances) must not make two GPUs one.
+    CUuuid uuid{};
+    SDMA_TRY(cuDeviceGetUuid_v2, &uuid, device());
+    static const char hex[] = "0123456789abcdef";
+    identity_ = std::string(host) + "/" + bus + "/";
+    for (char c : uuid.bytes)
+      identity_ += {hex[(c >> 4) & 15], hex[c & 15]};
     void *record = nullptr;
     if (!devices_.allocMapped(kRecords * kRecordWords * 8, record,
                               recordDevice_, error))

@@ -35,6 +35,10 @@ using nvrtcResult = int;
 struct CUipcMemHandle {
   char reserved[64];
 };
+/// A GPU's 16-byte UUID.
+struct CUuuid {
+  char bytes[16];
+};
 constexpr unsigned CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1;
 constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 1;
 constexpr unsigned CU_MEMHOSTALLOC_DEVICEMAP = 2;
@@ -101,6 +105,7 @@ struct MemcpyAttributes {
   X(cuCtxGetCurrent, (CUcontext *))                                            \
   X(cuCtxGetDevice, (CUdevice *))                                              \
   X(cuDeviceGetPCIBusId, (char *, int, CUdevice))                              \
+  X(cuDeviceGetUuid_v2, (CUuuid *, CUdevice))                                  \
   X(cuMemGetAddressRange_v2, (CUdeviceptr *, size_t *, CUdeviceptr))           \
   X(cuIpcGetMemHandle, (CUipcMemHandle *, CUdeviceptr))                        \
   X(cuIpcOpenMemHandle_v2, (CUdeviceptr *, CUipcMemHandle, unsigned))          \

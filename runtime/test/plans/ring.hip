@@ -320,8 +320,9 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
   return !sdma_aborted(T);
 }
 
-// SIGNAL: block 0's thread 0, after a system-scope fence, adds 1 to flag
-// `slot` of `to` (the rank's blocks met before: a SYNC precedes it).
+// SIGNAL: block 0's thread 0, after a job fence (SDMA_FENCE_JOB), adds 1
+// to flag `slot` of `to` (the rank's blocks met before: a SYNC precedes
+// it).
 static __device__ SDMA_INLINE void sdma_signal(const SdmaTable *T, int to,
                                                int slot) {
   if (SDMA_BID == 0 && SDMA_TID == 0) {
@@ -1656,17 +1657,20 @@ static __device__ bool sdma_run_rank(const SdmaTable *T, int rank,
 }
 #endif
 
-// The call's end for a rank's block: each counts itself in runs[1] after
-// a system-scope fence (its writes published first). The last to count
-// fences again (every block's writes acquired), so it alone closes the
-// call for the rank: the exit job barrier's arrival (published by that
-// fence: no grid-wide rank sync before it, no third fence, and the other
-// blocks end at once), the counts handed back, the next run number (the
-// rank's next launch reads it after this kernel ends: no fence). A rank
-// of one block (small calls) counts nothing: one fence publishes its
-// writes. Every block read the run number before it counts itself.
-// System-scope fences are what a call's fixed cost is made of (about
-// 0.6 us each on an H100: bench/results/protocol-h100.md).
+// The call's end for a rank's block: each counts itself in runs[1] after a job
+// fence (SDMA_FENCE_JOB: its writes published first). The last to count fences
+// again (every block's writes acquired), so it alone closes the call for the
+// rank: the exit job barrier's arrival (published by that fence: no grid-wide
+// rank sync before it, no third fence, and the other blocks end at once), the
+// counts handed back, the next run number (the rank's next launch reads it
+// after this kernel ends: no fence). A rank of one block (small calls) counts
+// nothing: one fence publishes its writes. Every block read the run number
+// before it counts itself. A block whose wait failed returns before counting:
+// its rank never arrives at the exit, its peers time out there (as before),
+// and the runtime refuses further calls on the failed communicator, so the
+// count left part-done is never read. System-scope fences are what a call's
+// fixed cost is made of (about 0.6 us each on an H100:
+// bench/results/protocol-h100.md).
 static __device__ SDMA_INLINE void
 sdma_call_exit(const SdmaTable *T, int rank, unsigned long long *runs,
                unsigned long long epoch) {
@@ -1680,7 +1684,10 @@ sdma_call_exit(const SdmaTable *T, int rank, unsigned long long *runs,
       SDMA_FENCE_JOB();
   }
   SDMA_SYNC();
-  if (!last[0])
+  // Read before anything else uses the block's shared memory (the CPU
+  // emulator gives a block one scratch area, which sdma_counts_out reuses).
+  const bool isLast = last[0];
+  if (!isLast)
     return;
   if (T->arrive[0] && !sdma_job_barrier(T, rank, 1, epoch, true, true))
     return;
@@ -1736,7 +1743,8 @@ extern "C" __global__ void SDMA_BOUNDS
   if (!T->arrive[0])
     sdma_rank_sync(T, rank);
 #endif
-  if (T->arrive[0] && !sdma_job_barrier(T, rank, 0, epoch, SDMA_BID == 0, false))
+  if (T->arrive[0] &&
+      !sdma_job_barrier(T, rank, 0, epoch, SDMA_BID == 0, false))
     return;
   if (!sdma_run_rank(T, rank, chunk, epoch))
     return;
