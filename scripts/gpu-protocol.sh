@@ -65,6 +65,10 @@ fi
 if [[ $what == *moe* ]]; then
   for dir in "${dirs[@]}"; do
     name=$(basename "$dir")
+    if [ ! -f "$dir/all_to_allv_2d_e32_a128-8.hip" ]; then
+      echo "# moe $name: no expert-major programs (sdma-precompile --ranks=8 --experts=32 --major-align=128), skipped"
+      continue
+    fi
     for routing in uniform skewed; do
       echo "# moe $name 128 $routing"
       step 300 "MoE expert-major, $name, 128 tokens, $routing" $(with "$dir") \
