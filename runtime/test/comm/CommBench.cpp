@@ -19,6 +19,29 @@ double microsSince(std::chrono::steady_clock::time_point start) {
              std::chrono::steady_clock::now() - start)
       .count();
 }
+
+/// Five repetitions of `iters` calls back to back and one wait (false:
+/// it failed), per call: the median of the whole and of the host's share
+/// (the time to enqueue the calls), printed as a row of the bench's CSV.
+template <typename Call, typename Wait>
+bool timeCalls(const char *op, int ranks, size_t bytes, int iters, Call call,
+               Wait wait, bool print) {
+  std::vector<double> samples, host;
+  for (int rep = 0; rep < 5; ++rep) {
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i)
+      call();
+    host.push_back(microsSince(start) / iters);
+    if (!wait())
+      return false;
+    samples.push_back(microsSince(start) / iters);
+  }
+  std::sort(samples.begin(), samples.end());
+  std::sort(host.begin(), host.end());
+  if (print)
+    std::printf("%s,%d,%zu,%.2f,%.2f\n", op, ranks, bytes, samples[2], host[2]);
+  return true;
+}
 } // namespace
 
 /// Per-call latency: `iters` calls back to back, then one wait; and the
@@ -42,20 +65,14 @@ void bench(Rank &k, int iters) {
       for (int i = 0; i < 3; ++i)
         k.check(call(), "warm-up");
       k.memory.sync(k.stream);
-      std::vector<double> samples, host;
-      for (int rep = 0; rep < 5; ++rep) {
-        auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < iters; ++i)
-          k.check(call(), "call");
-        host.push_back(microsSince(start) / iters);
-        k.memory.sync(k.stream);
-        samples.push_back(microsSince(start) / iters);
-      }
-      std::sort(samples.begin(), samples.end());
-      std::sort(host.begin(), host.end());
-      if (k.rank == 0)
-        std::printf("%s,%d,%zu,%.2f,%.2f\n", op ? "alltoall" : "allgather", R,
-                    chunk * R, samples[2], host[2]);
+      timeCalls(
+          op ? "alltoall" : "allgather", R, chunk * R, iters,
+          [&] { k.check(call(), "call"); },
+          [&] {
+            k.memory.sync(k.stream);
+            return true;
+          },
+          k.rank == 0);
     }
     sdmaMemFree(k.comm, out);
     sdmaMemFree(k.comm, in);
@@ -93,20 +110,11 @@ int baseline(const Args &args) {
         for (int i = 0; i < 3; ++i)
           executor->launch(error);
         executor->wait(error);
-        std::vector<double> samples, host;
-        for (int rep = 0; rep < 5; ++rep) {
-          auto start = std::chrono::steady_clock::now();
-          for (int i = 0; i < args.iters; ++i)
-            executor->launch(error);
-          host.push_back(microsSince(start) / args.iters);
-          if (!executor->wait(error))
-            return std::fprintf(stderr, "%s\n", error.c_str()), 1;
-          samples.push_back(microsSince(start) / args.iters);
-        }
-        std::sort(samples.begin(), samples.end());
-        std::sort(host.begin(), host.end());
-        std::printf("%s,%d,%zu,%.2f,%.2f\n", op ? "alltoall" : "allgather", R,
-                    chunk * R, samples[2], host[2]);
+        if (!timeCalls(
+                op ? "alltoall" : "allgather", R, chunk * R, args.iters,
+                [&] { executor->launch(error); },
+                [&] { return executor->wait(error); }, true))
+          return std::fprintf(stderr, "%s\n", error.c_str()), 1;
       }
     }
   }
