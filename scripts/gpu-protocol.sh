@@ -17,7 +17,7 @@
 #           kernels share the prelude), on the last directory.
 # Every step runs under its own timeout and prints its exit status.
 #
-#   ITERS=100 scripts/gpu-protocol.sh bench,moe,checks DIR...
+#   ITERS=100 [LL_BYTES="0 1048576"] scripts/gpu-protocol.sh bench,moe,checks DIR...
 #
 # Each directory holds precompiled programs (build/bin/sdma-precompile
 # --ranks=1,2,3,4,8 DIR, and the MoE and all-to-allv-2d ones the checks
@@ -57,6 +57,17 @@ if [[ $what == *bench* ]]; then
         "$test_bin" --case=bench --threads-as-ranks=$n --iters="$iters"
     done
   done
+  # LL_BYTES="0 1048576": the last directory again with each
+  # SDMA_LL_BYTES (0: no low-latency call), to place the size rule.
+  for v in ${LL_BYTES:-}; do
+    name="$(basename "$after")-ll$v"
+    for n in 1 2 8; do
+      echo "# capi $name $n"
+      step 300 "C API, $name, $n ranks" $(with "$after") env SDMA_PATH=ldst \
+        SDMA_LL_BYTES=$v "$test_bin" --case=bench --threads-as-ranks=$n \
+        --iters="$iters"
+    done
+  done
   echo "# in-process"
   step 400 "in-process, 1-8 ranks" $(with "$after") "$test_bin" --case=baseline \
     --schedule="$after" --iters="$iters"
@@ -85,6 +96,14 @@ if [[ $what == *checks* ]]; then
       env SDMA_PATH=ldst SDMA_EXPECT_PATH=ldst $launch=$n "$test_bin" \
       --counts=1,1000,300000
   done
+  # Low-latency calls back to back (no wait between them), small and large
+  # alternating, ranks reaching each call at different times.
+  step 200 "low-latency back to back, 2 processes" $(with "$after") \
+    $launch=2 "$test_bin" --case=low-latency --iters=48 --jitter-us=200
+  step 200 "low-latency back to back, 4 processes" $(with "$after") \
+    $launch=4 "$test_bin" --case=low-latency --iters=48 --jitter-us=200
+  step 200 "low-latency back to back, 8 ranks as threads" $(with "$after") \
+    "$test_bin" --case=low-latency --iters=48 --threads-as-ranks=8
   step 200 "CUDA graph, 2 processes" $(with "$after") $launch=2 "$test_bin" \
     --case=graph
   step 200 "ranks as threads, CUDA graph, 4" $(with "$after") "$test_bin" \

@@ -3,9 +3,9 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // The device code every file `sdma-translate --sdma-to-hip` writes ends
-// with: this file, LdstReduce.hip, LdstCounts.hip and LdstPhases.hip, in
-// that order, each after its banner (everything up to the first blank
-// line), embedded at build time as string literals
+// with: this file, LdstReduce.hip, LdstCounts.hip, LdstLowLatency.hip and
+// LdstPhases.hip, in that order, each after its banner (everything up to the
+// first blank line), embedded at build time as string literals
 // (runtime/EmbedKernel.cmake), so they are copied out
 // byte for byte. This one: the table of addresses, errors, the rank sync,
 // waits, signals and barriers. It compiles after what comes before it there:
@@ -38,6 +38,10 @@
 // step table.
 #ifndef SDMA_SPECIALISED
 #define SDMA_SPECIALISED 0
+#endif
+// SDMA_LL=1: the emitter planned the low-latency tables (sdma_ll_*).
+#ifndef SDMA_LL
+#define SDMA_LL 0
 #endif
 #ifndef SDMA_INLINE
 #define SDMA_INLINE inline __attribute__((always_inline))
@@ -124,6 +128,16 @@ struct SdmaTable {
   // premulsum, every rank's scalar: tags[r][SDMA_RANKS + s] rank s's.
   unsigned long long callTag;
   unsigned long long *tags[SDMA_RANKS];
+#if SDMA_LL
+  // A low-latency program (the emitter's SDMA_LL; LdstLowLatency.hip): the
+  // call runs without job barriers where ll[0] is set: ll[r] is rank r's
+  // inbox (two slots of SDMA_RANKS regions of llPairBytes), llSeq this
+  // rank's call counter and its blocks' count (the communicator's, shared
+  // by all its programs).
+  char *ll[SDMA_RANKS];
+  unsigned long long *llSeq;
+  unsigned long long llPairBytes;
+#endif
 };
 
 struct __attribute__((aligned(16))) sdma_v16 {

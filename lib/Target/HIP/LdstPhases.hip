@@ -3,8 +3,9 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // The last part of the generated kernel (after LdstKernel.hip,
-// LdstReduce.hip and LdstCounts.hip): the table kernel's phases and step
-// walk, the specialised kernel's copy segments, and `sdma_ldst`.
+// LdstReduce.hip, LdstCounts.hip and LdstLowLatency.hip): the table
+// kernel's phases and step walk, the specialised kernel's copy segments,
+// and `sdma_ldst`.
 //===----------------------------------------------------------------------===//
 
 static __device__ inline sdma_desc sdma_resolve(const SdmaTable *T,
@@ -557,3 +558,20 @@ extern "C" __global__ void SDMA_BOUNDS
   }
   sdma_call_exit(T, rank, runs, epoch);
 }
+
+#if SDMA_LL
+// A communicator's small call of a low-latency program (the launch set
+// SdmaTable::ll): no job barrier (LdstLowLatency.hip). An entry of its own,
+// so that its registers do not count against sdma_ldst's bound, and with no
+// bound of blocks per SM (a small call has few blocks; the runtime sizes
+// its grid by this entry's own occupancy).
+extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
+    sdma_ldst_ll(const SDMA_GRID_CONSTANT SdmaTable table,
+                 unsigned long long chunk, unsigned long long epoch,
+                 int rankBase) {
+  (void)epoch;
+  if (!table.ll[0])
+    SDMA_TRAP();
+  sdma_ll_call(&table, rankBase + (int)SDMA_BID_Y, chunk);
+}
+#endif

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuseReductions.h"
+#include "LowLatency.h"
 #include "Specialise.h"
 #include "sdma/IR/SdmaOps.h"
 #include "sdma/InitAllDialects.h"
@@ -58,7 +59,8 @@ constexpr int64_t kScanSeg = 16;
 constexpr int64_t kScanCacheWords = 4096;
 
 /// The device code every generated file carries: LdstKernel.hip,
-/// LdstReduce.hip, LdstCounts.hip and LdstPhases.hip after their banners,
+/// LdstReduce.hip, LdstCounts.hip, LdstLowLatency.hip and LdstPhases.hip
+/// after their banners,
 /// embedded at build time (adjacent string literals: one text). (The order of
 /// the parts is the order of the code: not sorted.)
 // clang-format off
@@ -66,6 +68,7 @@ constexpr const char *kKernelSource =
 #include "LdstKernel.hip.inc"
 #include "LdstReduce.hip.inc"
 #include "LdstCounts.hip.inc"
+#include "LdstLowLatency.hip.inc"
 #include "LdstPhases.hip.inc"
     ;
 // clang-format on
@@ -525,6 +528,14 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     phases.push_back(n);
   }
   meta["phases_per_rank"] = std::move(phases);
+  // Small calls of a communicator without a job barrier (LowLatency.h).
+  std::string noLowLatency;
+  std::optional<LowLatencyTables> lowLatency =
+      vops.empty() && reduceType < 0
+          ? planLowLatency(ranks, steps, ops, noLowLatency)
+          : std::nullopt;
+  if (lowLatency)
+    meta["low_latency"] = {{"pair_chunks", lowLatency->pairChunks}};
 
   os << "// sdma-ldst: "
      << meta.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
@@ -538,6 +549,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
      << kOpStride << "\n";
   if (specialised)
     os << specialised->defines;
+  if (lowLatency)
+    os << "#define SDMA_LL 1\n";
   // sdma.copyv resolves its counts and prefix sums with loads from other
   // ranks: one thread per op, all ops at once (staged) beats every thread
   // resolving every op in turn.
@@ -615,6 +628,11 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   }
   emitArray("int", "sdma_steps", stepValues);
   emitArray("int", "sdma_rank_begin", begin);
+  if (lowLatency) {
+    emitArray("long long", "sdma_ll_send", lowLatency->send);
+    emitArray("long long", "sdma_ll_recv", lowLatency->recv);
+    emitArray("int", "sdma_ll_recv_begin", lowLatency->recvBegin);
+  }
   os << "static "
      << (perEpoch.size() * 8 <= 16384 ? "__constant__" : "__device__")
      << " const unsigned long long sdma_per_epoch[] = {";

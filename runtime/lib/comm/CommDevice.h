@@ -46,7 +46,8 @@ constexpr uint64_t kAbortedStatus = 0xABABABABABABABABull;
 struct KernelLaunch {
   /// The SdmaTable, as 64-bit words: buf[R*B], flags[R], sync[R], error,
   /// timeoutNs, epochs, arrive[R], errorMirror, rowBytes, countsIn[2],
-  /// countsOut[2], callTag, tags[R] (LaunchTable decodes it).
+  /// countsOut[2], callTag, tags[R], then for a low-latency program
+  /// ll[R], llSeq, llPairBytes (LaunchTable decodes it).
   std::vector<uint64_t> table;
   size_t chunkBytes = 0;
   /// The program rank this process runs.
@@ -54,6 +55,9 @@ struct KernelLaunch {
   /// The point-to-point kernel: its operations, a block each.
   int blocks = 0;
   void *stream = nullptr;
+  /// A low-latency call (SdmaTable::ll set): the program's sdma_ldst_ll
+  /// entry, not its entry.
+  bool lowLatency = false;
 };
 
 class CommKernel {

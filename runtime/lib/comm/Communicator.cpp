@@ -154,17 +154,21 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   // After the control area, the point-to-point area (PointToPoint.h).
   P2pArea area{ranks, options.p2pChunkBytes};
   size_t areaBytes = (area.bytes() + 255) / 256 * 256;
+  // Then the low-latency calls' counter and inbox (Launcher.h).
+  LowLatencyArea lowLatency{ranks, uint64_t(options.lowLatencyBytes)};
+  size_t lowLatencyOffset = kControlBytes + areaBytes;
   heap = SymmetricHeap::create(*device, *agreement, deviceKind(),
-                               kControlBytes + areaBytes, options.heapBytes,
-                               error);
+                               lowLatencyOffset + lowLatency.bytes(),
+                               options.heapBytes, error);
   if (!heap)
     return false;
   p2p = std::make_unique<PointToPoint>(rank, ranks, options, *device, *heap,
                                        kControlBytes, options.p2pChunkBytes);
   programs = std::make_unique<ProgramCache>(rank, ranks, options, *device,
                                             *agreement, kMailboxOffset);
-  launcher = std::make_unique<Launcher>(rank, ranks, options, *device, *heap,
-                                        *programs, *agreement);
+  launcher =
+      std::make_unique<Launcher>(rank, ranks, options, *device, *heap,
+                                 *programs, *agreement, lowLatencyOffset);
   paths = std::make_unique<PathChooser>(options, *device, *programs, devices);
   return true;
 }
@@ -277,7 +281,7 @@ bool Communicator::Impl::launch(int index, const Call &call, void *stream,
     std::lock_guard<std::mutex> lock(lastPathMutex);
     lastPath = path.why;
   }
-  return launcher->run(index, call, path.dma, stream, error);
+  return launcher->run(index, call, path.dma, path.lowLatency, stream, error);
 }
 
 Communicator::Communicator(std::unique_ptr<Impl> impl)

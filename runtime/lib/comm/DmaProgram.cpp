@@ -122,7 +122,9 @@ bool LaunchTable::decode(const std::vector<uint64_t> &t, int ranks,
                          size_t buffers, LaunchTable &table,
                          std::string &error) {
   size_t RB = size_t(ranks) * buffers;
-  if (t.size() != RB + 4 * size_t(ranks) + 10) {
+  size_t plain = RB + 4 * size_t(ranks) + 10;
+  bool lowLatency = t.size() == plain + size_t(ranks) + 2;
+  if (t.size() != plain && !lowLatency) {
     error = "internal: a kernel table of " + std::to_string(t.size()) +
             " words for " + std::to_string(ranks) + " ranks and " +
             std::to_string(buffers) + " buffers";
@@ -154,5 +156,15 @@ bool LaunchTable::decode(const std::vector<uint64_t> &t, int ranks,
   table.callTag = t[at + 6];
   for (int r = 0; r < ranks; ++r)
     table.tags.push_back(static_cast<unsigned long long *>(word(at + 7 + r)));
+  table.ll.clear();
+  table.llSeq = nullptr;
+  table.llPairBytes = 0;
+  if (lowLatency) {
+    at += 7 + ranks;
+    for (int r = 0; r < ranks; ++r)
+      table.ll.push_back(static_cast<char *>(word(at + r)));
+    table.llSeq = static_cast<unsigned long long *>(word(at + ranks));
+    table.llPairBytes = t[at + ranks + 1];
+  }
   return true;
 }

@@ -106,9 +106,16 @@ struct LaunchTable {
   long long *counts[4] = {nullptr, nullptr, nullptr, nullptr};
   uint64_t callTag = 0;
   std::vector<unsigned long long *> tags; // [rank]
+  /// A low-latency program's words (LdstProgram::lowLatencyPairChunks):
+  /// every rank's inbox (null: not a low-latency call), the rank's counter,
+  /// the bytes of one sender's region. Empty for other programs.
+  std::vector<char *> ll; // [rank]
+  unsigned long long *llSeq = nullptr;
+  uint64_t llPairBytes = 0;
 
-  /// The words of a table for `ranks` ranks and `buffers` buffers; false
-  /// (an internal error) if it has another size.
+  /// The words of a table for `ranks` ranks and `buffers` buffers, with or
+  /// without the low-latency words; false (an internal error) if it has
+  /// another size.
   static bool decode(const std::vector<uint64_t> &words, int ranks,
                      size_t buffers, LaunchTable &table, std::string &error);
 };

@@ -85,6 +85,11 @@ Error Launcher::kernelError() {
                    "buffer is differs; the host checks a call's signature "
                    "the first time only, the launch every time): refused on "
                    "every rank");
+    if (slot == -5)
+      return remote(where + after + " waiting for rank " +
+                    std::to_string(r[3]) +
+                    "'s data (a low-latency call, no barrier): it did not "
+                    "arrive, exited, or made a different call");
     if (slot == -2 || slot == -3)
       return remote(
           where + after + " waiting for rank " + std::to_string(r[3]) +
@@ -128,7 +133,7 @@ Error Launcher::kernelError() {
 bool Launcher::table(const Instance &instance, const Call &call,
                      const std::vector<int> &region,
                      const std::vector<size_t> &offset, bool dma,
-                     std::vector<uint64_t> &t, Error &error) {
+                     bool lowLatency, std::vector<uint64_t> &t, Error &error) {
   // The DMA path keeps words of its own: the load/store kernel's flags
   // count its runs (a wait is for epoch x per-run + k), which a DMA call
   // must not advance.
@@ -195,11 +200,24 @@ bool Launcher::table(const Instance &instance, const Call &call,
   t.push_back(0);
   for (int q = 0; q < ranks_; ++q)
     t.push_back(reinterpret_cast<uint64_t>(heap.peer[q] + instance.tagsOffset));
+  // SdmaTable::ll, llSeq, llPairBytes (a program with them): every rank's
+  // inbox where this call is low-latency, else none.
+  if (program.lowLatencyPairChunks >= 0) {
+    LowLatencyArea area{ranks_, uint64_t(options_.lowLatencyBytes)};
+    for (int q = 0; q < ranks_; ++q)
+      t.push_back(lowLatency
+                      ? reinterpret_cast<uint64_t>(
+                            heap.peer[q] + lowLatencyOffset_ + area.inbox())
+                      : 0);
+    t.push_back(reinterpret_cast<uint64_t>(heap.local + lowLatencyOffset_ +
+                                           area.counter()));
+    t.push_back(area.pairBytes());
+  }
   return true;
 }
 
-bool Launcher::run(int index, const Call &call, bool dma, void *stream,
-                   Error &error) {
+bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
+                   void *stream, Error &error) {
   if (!healthy(error)) {
     error.context("the communicator has failed");
     return false;
@@ -254,9 +272,11 @@ bool Launcher::run(int index, const Call &call, bool dma, void *stream,
   }
   if (dma)
     signature += " dma " + instance.dma->variant;
+  if (lowLatency)
+    signature += " low-latency";
   std::vector<uint64_t> words;
   if (problem.empty())
-    table(instance, call, region, offset, dma, words, problem);
+    table(instance, call, region, offset, dma, lowLatency, words, problem);
   // The first call of a signature: every rank makes the same one, or every
   // rank refuses it (the refusing rank with its own reason).
   bool fresh = options_.checkCalls && !checked_.count(signature);
@@ -274,12 +294,15 @@ bool Launcher::run(int index, const Call &call, bool dma, void *stream,
   // The call's tag: what every rank must pass alike (the signature with
   // the shared buffers' positions and the path). The host compares it only
   // the first time; the launch compares it every time (LdstKernel.hip).
-  words[words.size() - ranks_ - 1] = tagOf(signature);
+  size_t tagWord = words.size() - ranks_ - 1 -
+                   (program.lowLatencyPairChunks >= 0 ? ranks_ + 2 : 0);
+  words[tagWord] = tagOf(signature);
   KernelLaunch launch;
   launch.table = std::move(words);
   launch.chunkBytes = call.chunkBytes;
   launch.programRank = rank_;
   launch.stream = stream;
+  launch.lowLatency = lowLatency;
   std::string why;
   CommKernel &kernel = dma ? *instance.dmaKernel : *instance.kernel;
   if (kernel.launch(launch, why))

@@ -21,12 +21,38 @@
 #include "comm/ProgramCache.h"
 #include "comm/SymmetricHeap.h"
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 
 namespace sdma::rt {
 
 /// What one call passes to its instance's kernel.
+/// Where a communicator's low-latency calls keep their words
+/// (LdstLowLatency.hip), at an offset of every rank's heap (region 0): the
+/// rank's call counter and its blocks' count, then its inbox, two slots of
+/// one region per sending rank, each a header packet and 2 x
+/// CommOptions::lowLatencyBytes of packets. Empty where they are off.
+struct LowLatencyArea {
+  int ranks = 1;
+  uint64_t bytesPerPeer = 0; // CommOptions::lowLatencyBytes
+  uint64_t pairBytes() const { return 16 + 2 * bytesPerPeer; }
+  size_t counter() const { return 0; }
+  size_t inbox() const { return 256; }
+  size_t bytes() const {
+    return bytesPerPeer ? inbox() + 2 * size_t(ranks) * pairBytes() : 0;
+  }
+  /// Whether a call of `pairChunks` chunks of `chunkBytes` from one rank to
+  /// another fits (each chunk's packets start 8-byte aligned). A program
+  /// with no such pair (one rank) counts one: its copies in place are the
+  /// low-latency call's 8-byte units, for small calls only.
+  bool fits(int64_t pairChunks, uint64_t chunkBytes) const {
+    uint64_t padded = (chunkBytes + 7) / 8 * 8;
+    return bytesPerPeer && pairChunks >= 0 &&
+           padded <= bytesPerPeer / uint64_t(std::max<int64_t>(pairChunks, 1));
+  }
+};
+
 struct Call {
   /// The schedule's buffers, in its order (null where this rank does not
   /// touch it); an all-to-allv's count tables are added by the launcher.
@@ -47,14 +73,19 @@ struct Call {
 class Launcher {
 public:
   Launcher(int rank, int ranks, const CommOptions &options, CommDevice &device,
-           SymmetricHeap &heap, ProgramCache &programs, Agreement &agreement)
+           SymmetricHeap &heap, ProgramCache &programs, Agreement &agreement,
+           size_t lowLatencyOffset)
       : rank_(rank), ranks_(ranks), options_(options), device_(device),
-        heap_(heap), programs_(programs), agreement_(agreement) {}
+        heap_(heap), programs_(programs), agreement_(agreement),
+        lowLatencyOffset_(lowLatencyOffset) {}
 
   /// Runs `call` on instance `index` on `stream`: its load/store kernel,
-  /// or with `dma` its DMA path (ProgramCache::addDma added it). The path
+  /// or with `dma` its DMA path (ProgramCache::addDma added it); with
+  /// `lowLatency` the kernel's low-latency call (PathChooser checked that
+  /// the program has one and the call fits the inbox). The path
   /// is part of the signature the ranks agree on.
-  bool run(int index, const Call &call, bool dma, void *stream, Error &error);
+  bool run(int index, const Call &call, bool dma, bool lowLatency, void *stream,
+           Error &error);
   /// False, with the first failure a kernel of this communicator
   /// recorded, once one has.
   bool healthy(Error &error);
@@ -64,7 +95,8 @@ private:
   /// flags, run counter and barrier words (Instance::dma*Offset).
   bool table(const Instance &instance, const Call &call,
              const std::vector<int> &region, const std::vector<size_t> &offset,
-             bool dma, std::vector<uint64_t> &words, Error &error);
+             bool dma, bool lowLatency, std::vector<uint64_t> &words,
+             Error &error);
   /// The failure any kernel recorded, decoded; empty if none.
   Error kernelError();
 
@@ -74,6 +106,7 @@ private:
   SymmetricHeap &heap_;
   ProgramCache &programs_;
   Agreement &agreement_;
+  size_t lowLatencyOffset_;
   std::set<std::string> checked_;
   /// The first failure, once seen (the watchdog's thread reads it too).
   std::mutex failedMutex_;

@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/PathChoice.h"
+#include "comm/Launcher.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -92,6 +94,17 @@ bool PathChooser::choose(int index, size_t chunkBytes, PathChoice &choice,
     } else {
       choice = predict(instance, chunkBytes);
     }
+  }
+  // Load/store: without job barriers where the program and the call allow.
+  const int64_t pairChunks = instance.program.lowLatencyPairChunks;
+  LowLatencyArea area{0, uint64_t(options_.lowLatencyBytes)};
+  if (!choice.dma && area.fits(pairChunks, chunkBytes)) {
+    choice.lowLatency = true;
+    choice.why += ", low-latency (" +
+                  std::to_string(uint64_t(std::max<int64_t>(pairChunks, 1)) *
+                                 chunkBytes) +
+                  " bytes to a peer, at most SDMA_LL_BYTES=" +
+                  std::to_string(options_.lowLatencyBytes) + ")";
   }
   if (const char *log = std::getenv("SDMA_PATH_LOG"); log && *log == '1')
     std::fprintf(stderr, "sdma: %s chunk %zu: %s\n",

@@ -17,7 +17,11 @@
 //     and GPU count and takes the faster; elsewhere it takes load/store:
 //     the CPU device (its DMA engines are host threads, there to test the
 //     path), and the HIP and CUDA devices until their DMA paths have run
-//     and been measured on GPUs (GpuDmaKernel.h).
+//     and been measured on GPUs (GpuDmaKernel.h);
+//   - on load/store, a program the compiler planned low-latency calls for
+//     (LdstLowLatency.hip) runs a call without job barriers where the
+//     bytes one rank sends another are at most lowLatencyBytes
+//     (SDMA_LL_BYTES; the reason says "low-latency").
 // The decision depends only on what every rank shares (the schedule, the
 // chunk, the options), and the launcher agrees on it across ranks with the
 // call's signature, so a rank configured otherwise is refused by name.
@@ -40,6 +44,9 @@ struct PathChoice {
   bool dma = false;
   /// "dma pcpy (SDMA_PATH=dma)", "ldst (auto: ...)".
   std::string why;
+  /// The load/store kernel's low-latency call (no job barrier): a program
+  /// planned for it whose call fits CommOptions::lowLatencyBytes.
+  bool lowLatency = false;
 };
 
 class PathChooser {

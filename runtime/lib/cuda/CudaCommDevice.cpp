@@ -52,6 +52,8 @@ private:
   CudaCommDevice &device_;
   LdstProgram program_;
   CudaKernel kernel_;
+  /// A low-latency program's sdma_ldst_ll (LdstPhases.hip).
+  CudaKernel lowLatency_;
   int64_t largest_ = 1; // chunks of the largest buffer
 };
 
@@ -255,7 +257,8 @@ private:
 
 CudaCommKernel::CudaCommKernel(CudaCommDevice &device,
                                const LdstProgram &program)
-    : device_(device), program_(program), kernel_(device.driver()) {}
+    : device_(device), program_(program), kernel_(device.driver()),
+      lowLatency_(device.driver()) {}
 
 bool CudaCommKernel::load(std::string &error) {
   const Driver &driver = device_.driver();
@@ -277,6 +280,13 @@ bool CudaCommKernel::load(std::string &error) {
     error = driver.describe("loading the kernel", kernel_.failure());
     return false;
   }
+  if (program_.lowLatencyPairChunks >= 0 &&
+      !lowLatency_.load(device_.context(), cubin, "sdma_ldst_ll", kLdstThreads,
+                        error)) {
+    error = driver.describe("loading the low-latency kernel",
+                            lowLatency_.failure());
+    return false;
+  }
   for (const Buffer &buffer : program_.buffers)
     largest_ = std::max<int64_t>(largest_, buffer.chunks);
   return true;
@@ -287,10 +297,15 @@ bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
   // As the in-process executor: never more blocks than can be resident at
   // once for all the ranks that share the GPU (a rank's blocks wait for
   // each other).
-  int blocks =
-      ldstBlocks(device_.smCount() * std::max(1, kernel_.blocksPerSM()) /
-                     device_.sharing(),
-                 largest_ * launch.chunkBytes);
+  if (launch.lowLatency && program_.lowLatencyPairChunks < 0) {
+    error = "internal: a low-latency launch of " + program_.schedule +
+            ", which has no low-latency entry";
+    return false;
+  }
+  CudaKernel &kernel = launch.lowLatency ? lowLatency_ : kernel_;
+  int blocks = ldstBlocks(
+      device_.smCount() * std::max(1, kernel.blocksPerSM()) / device_.sharing(),
+      largest_ * launch.chunkBytes);
   unsigned long long chunk = launch.chunkBytes, epoch = 0;
   int rankBase = launch.programRank;
   void *args[] = {const_cast<uint64_t *>(launch.table.data()), &chunk, &epoch,
@@ -299,8 +314,8 @@ bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
     error = driver.describe("cuLaunchKernel", r);
     return false;
   }
-  return kernel_.launch(blocks, 1, static_cast<CUstream>(launch.stream), args,
-                        error);
+  return kernel.launch(blocks, 1, static_cast<CUstream>(launch.stream), args,
+                       error);
 }
 
 CudaP2pKernel::CudaP2pKernel(CudaCommDevice &device)

@@ -158,6 +158,10 @@ bool CudaLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
     group.table.insert(group.table.end(), 4, 0); // countsIn/Out: none
     group.table.push_back(0); // callTag, tags: in-process, unchecked
     group.table.insert(group.table.end(), program_.ranks, 0);
+    // ll, llSeq, llPairBytes (a low-latency program): no inbox, no
+    // low-latency call.
+    if (program_.lowLatencyPairChunks >= 0)
+      group.table.insert(group.table.end(), program_.ranks + 2, 0);
     // A small chunk's size class, when it has one.
     if (!classes_.get(group.device, group.context, chunkBytes,
                       group.classKernel, error))

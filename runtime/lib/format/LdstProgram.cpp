@@ -47,6 +47,13 @@ LdstProgram parseHeader(const json &meta) {
   program.buffers = parseBuffers(meta, sdma::kMaxBufferChunks, index);
   program.collective =
       parseCollective(meta, program.buffers, index, program.ranks);
+  if (meta.contains("low_latency")) {
+    const json &ll = meta["low_latency"];
+    if (!ll.is_object())
+      fail("$.low_latency", "expected an object");
+    program.lowLatencyPairChunks = integerField(
+        ll, "$.low_latency", "pair_chunks", 0, sdma::kMaxBufferChunks);
+  }
   return program;
 }
 
@@ -66,6 +73,17 @@ std::optional<LdstProgram> LdstProgram::parse(std::string source,
                                                           : eol - kTag.size());
   std::optional<LdstProgram> program = parseJson<LdstProgram>(
       header, "load/store program metadata", parseHeader, error);
+  // The kernel's table has the low-latency words exactly where the header
+  // says it has the tables (a launch passes the table by size).
+  if (program &&
+      (program->lowLatencyPairChunks >= 0) !=
+          (source.find("\n#define SDMA_LL 1\n") != std::string::npos)) {
+    error = "load/store program metadata: $.low_latency " +
+            std::string(program->lowLatencyPairChunks >= 0
+                            ? "is set but the kernel has no SDMA_LL tables"
+                            : "is missing but the kernel has SDMA_LL tables");
+    return std::nullopt;
+  }
   if (program)
     program->source = std::move(source);
   return program;
@@ -202,6 +220,18 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
         if (vops[side] >= 0 && !add(vops[side + 1], vops[side]))
           return all;
     }
+  }
+  // A low-latency call's receives: the rank's own buffers its peers'
+  // packets go into (its kernel writes them).
+  if (lowLatencyPairChunks >= 0) {
+    std::vector<long long> recv = intTable(source, "sdma_ll_recv");
+    std::vector<long long> recvBegin = intTable(source, "sdma_ll_recv_begin");
+    if (recvBegin.size() != size_t(ranks) + 1)
+      return all;
+    for (long long i = recvBegin[rank]; i < recvBegin[rank + 1]; ++i)
+      if (i < 0 || 5 * i + 4 >= (long long)recv.size() ||
+          !add(rank, recv[5 * i + 1]))
+        return all;
   }
   for (size_t i = 0; i < all.size(); ++i)
     if (seen[i])

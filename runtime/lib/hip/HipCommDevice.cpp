@@ -50,6 +50,8 @@ private:
   HipCommDevice &device_;
   LdstProgram program_;
   HipKernel kernel_;
+  /// A low-latency program's sdma_ldst_ll (LdstPhases.hip).
+  HipKernel lowLatency_;
   int64_t largest_ = 1;
 };
 
@@ -204,7 +206,8 @@ private:
 };
 
 HipCommKernel::HipCommKernel(HipCommDevice &device, const LdstProgram &program)
-    : device_(device), program_(program), kernel_(device.api()) {}
+    : device_(device), program_(program), kernel_(device.api()),
+      lowLatency_(device.api()) {}
 
 bool HipCommKernel::load(std::string &error) {
   CompileInfo info;
@@ -219,6 +222,13 @@ bool HipCommKernel::load(std::string &error) {
   if (!kernel_.load(device_.ordinal(), code, program_.entry, kLdstThreads,
                     error)) {
     error = device_.api().describe("loading the kernel", kernel_.failure());
+    return false;
+  }
+  if (program_.lowLatencyPairChunks >= 0 &&
+      !lowLatency_.load(device_.ordinal(), code, "sdma_ldst_ll", kLdstThreads,
+                        error)) {
+    error = device_.api().describe("loading the low-latency kernel",
+                                   lowLatency_.failure());
     return false;
   }
   for (const Buffer &buffer : program_.buffers)
@@ -240,8 +250,14 @@ bool HipCommKernel::launch(const KernelLaunch &launch, std::string &error) {
     error = api.describe("hipModuleLaunchKernel", r);
     return false;
   }
-  return kernel_.launch(blocks, 1, static_cast<hipStream_t>(launch.stream),
-                        args, error);
+  if (launch.lowLatency && program_.lowLatencyPairChunks < 0) {
+    error = "internal: a low-latency launch of " + program_.schedule +
+            ", which has no low-latency entry";
+    return false;
+  }
+  HipKernel &kernel = launch.lowLatency ? lowLatency_ : kernel_;
+  return kernel.launch(blocks, 1, static_cast<hipStream_t>(launch.stream), args,
+                       error);
 }
 
 HipP2pKernel::HipP2pKernel(HipCommDevice &device)

@@ -122,6 +122,9 @@ bool HipLdstExecutor::prepare(size_t chunkBytes, std::string &error) {
   table.insert(table.end(), 4, 0);               // countsIn/Out: none
   table.push_back(0); // callTag, tags: in-process, unchecked
   table.insert(table.end(), s.program.ranks, 0);
+  // ll, llSeq, llPairBytes (a low-latency program): no low-latency call.
+  if (s.program.lowLatencyPairChunks >= 0)
+    table.insert(table.end(), s.program.ranks + 2, 0);
   s.table = std::move(table);
   // One resident block per CU and rank at most (ranks wait on each other).
   int64_t largest = 0;

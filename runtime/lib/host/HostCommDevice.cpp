@@ -135,6 +135,10 @@ public:
       p.counts[i] = t.counts[i];
     p.callTag = t.callTag;
     p.tags = t.tags;
+    if (!t.ll.empty() && t.ll[0])
+      p.ll = t.ll;
+    p.llSeq = t.llSeq;
+    p.llPairBytes = t.llPairBytes;
     return kernel_->run(p, launch.chunkBytes, epoch_++, options_.timeoutNs,
                         options_.blocks, options_.threads, begin, end, error) &&
            HostLdstKernel::readErrorRecord(p.errorRecord, error);

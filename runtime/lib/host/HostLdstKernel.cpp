@@ -28,7 +28,9 @@ extern "C" int sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
                                   unsigned long long rowBytes,
                                   long long **counts,
                                   unsigned long long callTag,
-                                  unsigned long long **tags) {
+                                  unsigned long long **tags, char **ll,
+                                  unsigned long long *llSeq,
+                                  unsigned long long llPairBytes) {
   SdmaTable table;
   for (int i = 0; i < SDMA_RANKS * SDMA_BUFFERS; ++i)
     table.buf[i] = bufs[i];
@@ -50,6 +52,20 @@ extern "C" int sdma_cpu_run_ranks(char **bufs, unsigned long long **flags,
   table.callTag = callTag;
   for (int r = 0; r < SDMA_RANKS; ++r)
     table.tags[r] = tags ? tags[r] : nullptr;
+#if SDMA_LL
+  for (int r = 0; r < SDMA_RANKS; ++r)
+    table.ll[r] = ll ? ll[r] : nullptr;
+  table.llSeq = llSeq;
+  table.llPairBytes = llPairBytes;
+#else
+  (void)ll, (void)llSeq, (void)llPairBytes;
+#endif
+#if SDMA_LL
+  if (table.ll[0])
+    return sdma_host_launch(blocks, rankEnd - rankBegin, threads, [&] {
+      sdma_ldst_ll(table, chunk, epoch, rankBegin);
+    });
+#endif
   return sdma_host_launch(blocks, rankEnd - rankBegin, threads,
                           [&] { sdma_ldst(table, chunk, epoch, rankBegin); });
 }
@@ -60,7 +76,7 @@ extern "C" int sdma_cpu_run(char **bufs, unsigned long long **flags,
                             int blocks, int threads) {
   return sdma_cpu_run_ranks(bufs, flags, sync, error, timeoutNs, chunk, epoch,
                             nullptr, nullptr, blocks, threads, 0, SDMA_RANKS,
-                            0, nullptr, 0, nullptr);
+                            0, nullptr, 0, nullptr, nullptr, nullptr, 0);
 }
 )SDMA";
 
@@ -115,7 +131,10 @@ bool HostLdstKernel::run(const RankPointers &pointers,
           const_cast<long long **>(pointers.counts), pointers.callTag,
           pointers.tags.empty()
               ? nullptr
-              : const_cast<unsigned long long **>(pointers.tags.data()))) {
+              : const_cast<unsigned long long **>(pointers.tags.data()),
+          pointers.ll.empty() ? nullptr
+                              : const_cast<char **>(pointers.ll.data()),
+          pointers.llSeq, pointers.llPairBytes)) {
     error = threadError(status);
     return false;
   }

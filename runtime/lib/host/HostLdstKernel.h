@@ -54,6 +54,11 @@ public:
     /// SdmaTable::callTag and tags (a communicator's); empty: unchecked.
     unsigned long long callTag = 0;
     std::vector<unsigned long long *> tags;
+    /// SdmaTable::ll, llSeq, llPairBytes (a low-latency program's);
+    /// empty: not a low-latency call.
+    std::vector<char *> ll;
+    unsigned long long *llSeq = nullptr;
+    unsigned long long llPairBytes = 0;
   };
 
   /// Builds `program` (with SDMA_STAGED_OPS and SDMA_STAGE_CAP as
@@ -84,7 +89,8 @@ private:
                         unsigned long long, unsigned long long,
                         unsigned long long *, unsigned long long **, int, int,
                         int, int, unsigned long long, long long **,
-                        unsigned long long, unsigned long long **);
+                        unsigned long long, unsigned long long **, char **,
+                        unsigned long long *, unsigned long long);
   HostLdstKernel(std::unique_ptr<HostKernel> kernel, RunFn run)
       : kernel_(std::move(kernel)), run_(run) {}
 

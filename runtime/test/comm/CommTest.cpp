@@ -11,6 +11,9 @@
 //                counts and types, twice (later runs are later epochs), a
 //                user schedule from --schedule; every byte of every buffer
 //                checked, including the ones that must not change;
+//   low-latency  --iters calls back to back without a wait, small ones
+//                (no job barrier) and large ones alternating, each with its
+//                own buffers; every byte and every call's path checked;
 //   graph        (cuda) AllGather captured in a CUDA graph, replayed with new
 //                data each time, mixed with direct calls;
 //   mismatch     rank 1 passes a different count: every rank must fail;
@@ -356,6 +359,8 @@ int runCase(Rank &k, const Args &args) {
     graph(k);
     return k.failures ? 1 : 0;
   }
+  if (c == "low-latency")
+    return lowLatency(k, args.iters);
   if (c == "bench") {
     bench(k, args.iters);
     return k.failures ? 1 : 0;

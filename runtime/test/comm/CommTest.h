@@ -197,6 +197,9 @@ void reductions(Rank &k, const Args &args);
 /// each, every byte checked; returns how many there were.
 int reductionVariants(Rank &k);
 
+/// `calls` collectives back to back, low-latency and not (CommLowLatency.cpp).
+int lowLatency(Rank &k, int calls);
+
 /// DeepSeek-V3 dispatch/combine through sdmaAlltoAllv (CommMoeBench.cpp).
 void moeBench(Rank &k, const Args &args);
 

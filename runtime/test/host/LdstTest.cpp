@@ -42,6 +42,35 @@ TEST(LdstProgram, ReadsItsMetadata) {
   EXPECT_EQ(layout.findBuffer("out"), 1);
 }
 
+// The low-latency words end a kernel's table only where its header says
+// the kernel has them: a header that disagrees with its source is refused
+// (a launch would pass a table of the wrong size).
+TEST(LdstProgram, LowLatencyHeaderMatchesItsKernel) {
+  std::string error;
+  std::string header = kProgram;
+  header.insert(header.find("}\n"), ",\"low_latency\":{\"pair_chunks\":1}");
+  std::optional<LdstProgram> both =
+      LdstProgram::parse(header + "#define SDMA_LL 1\n", error);
+  ASSERT_TRUE(both) << error;
+  EXPECT_EQ(both->lowLatencyPairChunks, 1);
+  std::optional<LdstProgram> plain = LdstProgram::parse(kProgram, error);
+  ASSERT_TRUE(plain) << error;
+  EXPECT_EQ(plain->lowLatencyPairChunks, -1);
+  EXPECT_FALSE(LdstProgram::parse(header, error));
+  EXPECT_EQ(error, "load/store program metadata: $.low_latency is set but the "
+                   "kernel has no SDMA_LL tables");
+  EXPECT_FALSE(
+      LdstProgram::parse(std::string(kProgram) + "#define SDMA_LL 1\n", error));
+  EXPECT_EQ(error, "load/store program metadata: $.low_latency is missing but "
+                   "the kernel has SDMA_LL tables");
+  std::string negative = header;
+  negative.replace(negative.find("\"pair_chunks\":1"), 15,
+                   "\"pair_chunks\":-1");
+  EXPECT_FALSE(LdstProgram::parse(negative + "#define SDMA_LL 1\n", error));
+  EXPECT_NE(error.find("$.low_latency.pair_chunks"), std::string::npos)
+      << error;
+}
+
 TEST(LdstProgram, RejectsWhatIsNotOne) {
   std::string error;
   EXPECT_FALSE(LdstProgram::parse("__global__ void k() {}", error));

@@ -104,6 +104,13 @@ struct CommOptions {
   /// With path "dma": calls whose chunk (bytes per rank) is below this
   /// take the load/store kernel (0: $SDMA_DMA_MIN_BYTES, else none).
   size_t dmaMinBytes = 0;
+  /// Calls of a schedule planned for it (one phase of copies: all-gather,
+  /// all-to-all, broadcast, scatter, gather direct) whose bytes from one
+  /// rank to another are at most this run without job barriers, the data
+  /// carrying its own flags (docs/c-api.md, "Low-latency calls"); 0: never.
+  /// -1: $SDMA_LL_BYTES, else 16 KiB. Each rank's inbox takes 2 x ranks x
+  /// (2 x this + 16) bytes of device memory.
+  int64_t lowLatencyBytes = -1;
 };
 
 /// One send or receive of a point-to-point group (Communicator::sendRecv).

@@ -67,6 +67,16 @@ constexpr const char *kCudaPrelude = R"SDMA(
 #define SDMA_ATOMIC_CAS_U64(p, c, v) atomicCAS((p), (c), (v))
 #define SDMA_ATOMIC_ADD_SYSTEM_U64(p, v) atomicAdd_system((p), (v))
 #define SDMA_TRAP() __trap()
+// A low-latency packet (LdstLowLatency.hip): 16 bytes in one access.
+#define SDMA_LL_STORE(p, w0, w1)                                               \
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p),          \
+               "l"(w0), "l"(w1)                                                \
+               : "memory")
+#define SDMA_LL_LOAD(p, w0, w1)                                                \
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"                     \
+               : "=l"(w0), "=l"(w1)                                            \
+               : "l"(p)                                                        \
+               : "memory")
 static __device__ __forceinline__ unsigned long long SDMA_NOW_NS() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));

@@ -27,6 +27,11 @@ struct LdstProgram {
   bool specialised = false;
   std::vector<Buffer> buffers;
   std::optional<Collective> collective;
+  /// A program with the low-latency tables (`"low_latency"`, SDMA_LL:
+  /// lib/Target/HIP/LowLatency.h): the most chunks one rank sends another
+  /// in a call; -1 for a program without them. Its SdmaTable ends with the
+  /// low-latency words (ll[R], llSeq, llPairBytes).
+  int64_t lowLatencyPairChunks = -1;
 
   static std::optional<LdstProgram> parse(std::string source,
                                           std::string &error);

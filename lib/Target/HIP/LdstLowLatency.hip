@@ -1,0 +1,262 @@
+//===- LdstLowLatency.hip - calls without a job barrier ---------*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// The low-latency call of a program the emitter planned for it (SDMA_LL,
+// lib/Target/HIP/LowLatency.h: every rank one phase of copies and broadcasts
+// out of its own memory), after LdstCounts.hip and before LdstPhases.hip,
+// whose sdma_ldst_ll runs it (a launch that set SdmaTable::ll).
+//===----------------------------------------------------------------------===//
+
+#if SDMA_LL
+// A call numbered `seq` (the rank's counter, llSeq[0], shared by all the
+// communicator's programs; every rank makes the same calls, so the same
+// number) uses slot seq % 2 of every inbox. Rank s's region in rank p's
+// inbox holds a header packet, then its packets for p: each 8 bytes of the
+// data become a 16-byte packet of two words, each word 4 of the bytes and
+// the call's flag (seq mod 2^32 - 1, plus 1: never 0, never the previous
+// call's). A word is written and read whole, so a receiver that sees the
+// flag in both words of a packet has its 8 bytes: no fence, no barrier.
+//   rank s:  header (its call tag) to every other rank's region s; its
+//            ops' bytes for other ranks as packets; every thread polls
+//            every peer's header and compares the tag (so a rank whose
+//            call differs is refused before any buffer is written); then
+//            its ops into its own memory, copied in place, and for every
+//            row of its receive table, poll the packets and write the
+//            bytes into its own buffer.
+// Why the slot is free when s writes it: s's previous call (any program,
+// low-latency or not) waited for every peer: a low-latency call for its
+// header, a barrier call at its exit. So every peer p had started that call
+// (seq - 1) when s started this one, so p's call seq - 2, the last to read
+// this slot, had ended (p's stream runs one kernel after another). A call
+// never writes another rank's buffers and reads only its own: the caller's
+// stream order covers them. test/protocol/low_latency.mlir proves this for
+// three consecutive calls (sdma-verify); dropping the header is refused.
+// Different calls on two ranks: the header's tag differs (slot -4, as the
+// entry barrier reports it), or a header (slot -2) or packet (slot -5)
+// never comes (timed out).
+#ifndef SDMA_LL_STORE
+#define SDMA_LL_STORE(p, w0, w1)                                               \
+  do {                                                                         \
+    volatile unsigned long long *q_ = (volatile unsigned long long *)(p);      \
+    q_[0] = (w0);                                                              \
+    q_[1] = (w1);                                                              \
+  } while (0)
+#endif
+#ifndef SDMA_LL_LOAD
+#define SDMA_LL_LOAD(p, w0, w1)                                                \
+  do {                                                                         \
+    const volatile unsigned long long *q_ =                                    \
+        (const volatile unsigned long long *)(p);                              \
+    (w0) = q_[0];                                                              \
+    (w1) = q_[1];                                                              \
+  } while (0)
+#endif
+#define SDMA_LL_WAIT_SLOT (-5)
+
+// Bytes [off, off + 8) of [p, p + n) as one value (zero past n).
+static __device__ SDMA_INLINE unsigned long long
+sdma_ll_get(const char *p, unsigned long long off, unsigned long long n) {
+  if (off + 8 <= n && (((unsigned long long)(p + off)) & 7ull) == 0)
+    return *(const unsigned long long *)(p + off);
+  unsigned long long v = 0;
+  for (unsigned long long j = 0; j < 8 && off + j < n; ++j)
+    v |= (unsigned long long)(unsigned char)p[off + j] << (8 * j);
+  return v;
+}
+
+// Writes the bytes of `v` that fall in [p, p + n) at `off`.
+static __device__ SDMA_INLINE void sdma_ll_put(char *p, unsigned long long off,
+                                               unsigned long long n,
+                                               unsigned long long v) {
+  if (off + 8 <= n && (((unsigned long long)(p + off)) & 7ull) == 0) {
+    *(unsigned long long *)(p + off) = v;
+    return;
+  }
+  for (unsigned long long j = 0; j < 8 && off + j < n; ++j)
+    p[off + j] = (char)(v >> (8 * j));
+}
+
+static __device__ SDMA_INLINE void sdma_ll_write(char *packet, unsigned int flag,
+                                                 unsigned long long v) {
+  const unsigned long long f = (unsigned long long)flag << 32;
+  SDMA_LL_STORE(packet, f | (v & 0xffffffffull), f | (v >> 32));
+}
+
+// Polls `packet` (from rank `from`) until both its words carry `flag`; its
+// 8 bytes into `v`. False on a timeout (recorded as `slot`: -2 for a header,
+// a peer that did not start the call, as the entry barrier says) or a
+// failure elsewhere.
+static __device__ bool sdma_ll_poll(const SdmaTable *T, int rank, int from,
+                                    const char *packet, unsigned int flag,
+                                    int slot, unsigned long long &v) {
+  unsigned long long w0, w1, start = 0;
+  for (;;) {
+    SDMA_LL_LOAD(packet, w0, w1);
+    if ((unsigned int)(w0 >> 32) == flag && (unsigned int)(w1 >> 32) == flag) {
+      v = (w0 & 0xffffffffull) | (w1 << 32);
+      return true;
+    }
+    if (sdma_aborted(T))
+      return false;
+    SDMA_SPIN_PAUSE();
+    const unsigned long long now = SDMA_NOW_NS();
+    if (!start) {
+      start = now;
+    } else if (now - start > T->timeoutNs) {
+      sdma_report(T, rank, slot, (unsigned long long)from,
+                  (w0 >> 32) == flag ? w1 >> 32 : w0 >> 32);
+      return false;
+    }
+  }
+}
+
+// Rank `from`'s region of rank `to`'s inbox in `slot`.
+static __device__ SDMA_INLINE char *sdma_ll_region(const SdmaTable *T, int to,
+                                                   int from,
+                                                   unsigned long long slot) {
+  return T->ll[to] +
+         (slot * SDMA_RANKS + (unsigned long long)from) * T->llPairBytes;
+}
+
+// The call's sends (`local` false: the packets for other ranks) or its
+// copies into the rank's own memory (`local` true): every op of the rank's
+// phase, each destination's 8-byte units spread over all threads of the
+// rank's blocks (`u`, `base` as in sdma_phase_ops).
+static __device__ void sdma_ll_sends(const SdmaTable *T, int rank,
+                                     unsigned long long chunk,
+                                     unsigned long long slot, unsigned int flag,
+                                     bool local, unsigned long long nthreads,
+                                     unsigned long long &u,
+                                     unsigned long long &base) {
+  if (sdma_rank_begin[rank] == sdma_rank_begin[rank + 1])
+    return;
+  const int *st = sdma_steps + 3 * sdma_rank_begin[rank];
+  // A chunk's packets: its bytes rounded up to 8, 16 bytes per 8.
+  const unsigned long long chunkPackets = (chunk + 7) / 8 * 16;
+  for (int i = st[1]; i < st[1] + st[2]; ++i) {
+    const long long *op = sdma_ops + (long long)i * SDMA_OP_STRIDE;
+    const char *src = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * chunk;
+    const unsigned long long n = (unsigned long long)op[4] * chunk;
+    const unsigned long long units = (n + 7) / 8;
+    for (int j = 0; j < (op[0] == 1 ? 2 : 1); ++j) {
+      const long long *dst = op + 5 + 3 * j;
+      const long long at = sdma_ll_send[2 * i + j];
+      if ((at < 0) != local)
+        continue;
+      if (local) {
+        char *to = T->buf[dst[0] * SDMA_BUFFERS + dst[1]] + dst[2] * chunk;
+        for (; u < base + units; u += nthreads)
+          sdma_ll_put(to, (u - base) * 8, n,
+                      sdma_ll_get(src, (u - base) * 8, n));
+      } else {
+        char *packets = sdma_ll_region(T, (int)dst[0], rank, slot) + 16 +
+                        (unsigned long long)at * chunkPackets;
+        for (; u < base + units; u += nthreads)
+          sdma_ll_write(packets + (u - base) * 16, flag,
+                        sdma_ll_get(src, (u - base) * 8, n));
+      }
+      base += units;
+    }
+  }
+}
+
+// Every peer's header for this call, polled by every thread before it
+// writes any of the rank's memory: the same call (the tag) on every rank,
+// or nothing is written (slot -4, as the entry barrier reports it).
+static __device__ bool sdma_ll_headers(const SdmaTable *T, int rank,
+                                       unsigned long long slot,
+                                       unsigned int flag) {
+  for (int q = 0; q < SDMA_RANKS; ++q) {
+    unsigned long long theirs;
+    if (q == rank)
+      continue;
+    if (!sdma_ll_poll(T, rank, q, sdma_ll_region(T, rank, q, slot), flag, -2,
+                      theirs))
+      return false;
+    if (theirs != T->callTag) {
+      sdma_report(T, rank, -4, (unsigned long long)q, theirs);
+      return false;
+    }
+  }
+  return true;
+}
+
+// The call's receives: every row of the rank's receive table. False once a
+// poll failed.
+static __device__ bool sdma_ll_receives(const SdmaTable *T, int rank,
+                                        unsigned long long chunk,
+                                        unsigned long long slot,
+                                        unsigned int flag,
+                                        unsigned long long nthreads,
+                                        unsigned long long &u,
+                                        unsigned long long &base) {
+  const unsigned long long chunkPackets = (chunk + 7) / 8 * 16;
+  for (int i = sdma_ll_recv_begin[rank]; i < sdma_ll_recv_begin[rank + 1];
+       ++i) {
+    const long long *row = sdma_ll_recv + 5 * i;
+    const int from = (int)row[0];
+    char *to = T->buf[rank * SDMA_BUFFERS + row[1]] + row[2] * chunk;
+    const unsigned long long n = (unsigned long long)row[3] * chunk;
+    const unsigned long long units = (n + 7) / 8;
+    const char *packets = sdma_ll_region(T, rank, from, slot) + 16 +
+                          (unsigned long long)row[4] * chunkPackets;
+    for (; u < base + units; u += nthreads) {
+      unsigned long long v;
+      if (!sdma_ll_poll(T, rank, from, packets + (u - base) * 16, flag,
+                        SDMA_LL_WAIT_SLOT, v))
+        return false;
+      sdma_ll_put(to, (u - base) * 8, n, v);
+    }
+    base += units;
+  }
+  return true;
+}
+
+// One low-latency call of rank `rank`. False where a poll failed (recorded:
+// the communicator has failed, the counter stays).
+static __device__ bool sdma_ll_call(const SdmaTable *T, int rank,
+                                    unsigned long long chunk) {
+  unsigned long long *seqWords = T->llSeq;
+  const unsigned long long seq = *(volatile unsigned long long *)seqWords;
+  const unsigned int flag = (unsigned int)(seq % 0xffffffffull) + 1u;
+  const unsigned long long slot = seq & 1ull;
+  const unsigned long long nthreads = (unsigned long long)SDMA_NBID * SDMA_NTID;
+  unsigned long long u = (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID;
+  unsigned long long base = 0;
+  // Headers first: a peer whose data is all here still waits for them.
+  if (SDMA_BID == 0)
+    for (int q = (int)SDMA_TID; q < SDMA_RANKS; q += (int)SDMA_NTID)
+      if (q != rank)
+        sdma_ll_write(sdma_ll_region(T, q, rank, slot), flag, T->callTag);
+  sdma_ll_sends(T, rank, chunk, slot, flag, false, nthreads, u, base);
+  bool ok = sdma_ll_headers(T, rank, slot, flag);
+  if (ok) {
+    sdma_ll_sends(T, rank, chunk, slot, flag, true, nthreads, u, base);
+    ok = sdma_ll_receives(T, rank, chunk, slot, flag, nthreads, u, base);
+  }
+  // The counter moves once every block of the rank is done with this
+  // call's number: the last block to count itself out advances it (a
+  // device-scope fence first, so no block's read of it can come later).
+  SDMA_BLOCK_SHARED(unsigned int, failed, 1);
+  if (SDMA_TID == 0)
+    failed[0] = 0;
+  SDMA_SYNC();
+  if (!ok)
+    failed[0] = 1;
+  SDMA_SYNC();
+  const bool blockOk = failed[0] == 0;
+  if (!blockOk || SDMA_TID != 0)
+    return blockOk;
+  if (SDMA_NBID == 1) {
+    *(volatile unsigned long long *)seqWords = seq + 1;
+    return true;
+  }
+  SDMA_FENCE();
+  if (SDMA_ATOMIC_ADD_SYSTEM_U64(seqWords + 1, 1ull) == SDMA_NBID - 1) {
+    seqWords[1] = 0;
+    *(volatile unsigned long long *)seqWords = seq + 1;
+  }
+  return true;
+}
+#endif
