@@ -4,8 +4,9 @@
 //
 // The low-latency call of a program the emitter planned for it (SDMA_LL,
 // lib/Target/HIP/LowLatency.h: every rank one phase of copies and broadcasts
-// out of its own memory), after LdstCounts.hip and before LdstPhases.hip,
-// whose sdma_ldst_ll runs it (a launch that set SdmaTable::ll).
+// out of its own memory and reductions into it), after LdstCounts.hip and
+// before LdstPhases.hip, whose sdma_ldst_ll runs it (a launch that set
+// SdmaTable::ll).
 //===----------------------------------------------------------------------===//
 
 #if SDMA_LL
@@ -17,13 +18,14 @@
 // the call's flag (seq mod 2^32 - 1, plus 1: never 0, never the previous
 // call's). A word is written and read whole, so a receiver that sees the
 // flag in both words of a packet has its 8 bytes: no fence, no barrier.
-//   rank s:  header (its call tag) to every other rank's region s; its
-//            ops' bytes for other ranks as packets; every thread polls
-//            every peer's header and compares the tag (so a rank whose
-//            call differs is refused before any buffer is written); then
-//            its ops into its own memory, copied in place, and for every
-//            row of its receive table, poll the packets and write the
-//            bytes into its own buffer.
+//   rank s:  header (its call tag) to every other rank's region s; the
+//            slices of its memory other ranks copy or reduce, as packets
+//            (sdma_ll_push); every thread polls every peer's header and
+//            compares the tag (so a rank whose call differs is refused
+//            before any buffer is written); then its copies within its own
+//            memory (sdma_ll_local), the packets it receives moved into its
+//            buffers (sdma_ll_recv), and its reductions (sdma_ll_red), each
+//            operand read in place or from its sender's packets.
 // Why the slot is free when s writes it: s's previous call (any program,
 // low-latency or not) waited for every peer: a low-latency call for its
 // header, a barrier call at its exit. So every peer p had started that call
@@ -119,45 +121,49 @@ static __device__ SDMA_INLINE char *sdma_ll_region(const SdmaTable *T, int to,
          (slot * SDMA_RANKS + (unsigned long long)from) * T->llPairBytes;
 }
 
-// The call's sends (`local` false: the packets for other ranks) or its
-// copies into the rank's own memory (`local` true): every op of the rank's
-// phase, each destination's 8-byte units spread over all threads of the
-// rank's blocks (`u`, `base` as in sdma_phase_ops).
-static __device__ void sdma_ll_sends(const SdmaTable *T, int rank,
-                                     unsigned long long chunk,
-                                     unsigned long long slot, unsigned int flag,
-                                     bool local, unsigned long long nthreads,
-                                     unsigned long long &u,
-                                     unsigned long long &base) {
-  if (sdma_rank_begin[rank] == sdma_rank_begin[rank + 1])
-    return;
-  const int *st = sdma_steps + 3 * sdma_rank_begin[rank];
+// The call's pushes: the rank's rows of sdma_ll_push (a slice of its own
+// memory into a peer's inbox), each 8-byte unit spread over all threads of
+// the rank's blocks (`u`, `base` as in sdma_phase_ops).
+static __device__ void sdma_ll_pushes(const SdmaTable *T, int rank,
+                                      unsigned long long chunk,
+                                      unsigned long long slot,
+                                      unsigned int flag,
+                                      unsigned long long nthreads,
+                                      unsigned long long &u,
+                                      unsigned long long &base) {
   // A chunk's packets: its bytes rounded up to 8, 16 bytes per 8.
   const unsigned long long chunkPackets = (chunk + 7) / 8 * 16;
-  for (int i = st[1]; i < st[1] + st[2]; ++i) {
-    const long long *op = sdma_ops + (long long)i * SDMA_OP_STRIDE;
-    const char *src = T->buf[op[1] * SDMA_BUFFERS + op[2]] + op[3] * chunk;
-    const unsigned long long n = (unsigned long long)op[4] * chunk;
+  for (int i = sdma_ll_push_begin[rank]; i < sdma_ll_push_begin[rank + 1];
+       ++i) {
+    const long long *row = sdma_ll_push + 5 * i;
+    const char *src = T->buf[rank * SDMA_BUFFERS + row[0]] + row[1] * chunk;
+    const unsigned long long n = (unsigned long long)row[2] * chunk;
     const unsigned long long units = (n + 7) / 8;
-    for (int j = 0; j < (op[0] == 1 ? 2 : 1); ++j) {
-      const long long *dst = op + 5 + 3 * j;
-      const long long at = sdma_ll_send[2 * i + j];
-      if ((at < 0) != local)
-        continue;
-      if (local) {
-        char *to = T->buf[dst[0] * SDMA_BUFFERS + dst[1]] + dst[2] * chunk;
-        for (; u < base + units; u += nthreads)
-          sdma_ll_put(to, (u - base) * 8, n,
-                      sdma_ll_get(src, (u - base) * 8, n));
-      } else {
-        char *packets = sdma_ll_region(T, (int)dst[0], rank, slot) + 16 +
-                        (unsigned long long)at * chunkPackets;
-        for (; u < base + units; u += nthreads)
-          sdma_ll_write(packets + (u - base) * 16, flag,
-                        sdma_ll_get(src, (u - base) * 8, n));
-      }
-      base += units;
-    }
+    char *packets = sdma_ll_region(T, (int)row[3], rank, slot) + 16 +
+                    (unsigned long long)row[4] * chunkPackets;
+    for (; u < base + units; u += nthreads)
+      sdma_ll_write(packets + (u - base) * 16, flag,
+                    sdma_ll_get(src, (u - base) * 8, n));
+    base += units;
+  }
+}
+
+// The rank's copies within its own memory (sdma_ll_local).
+static __device__ void sdma_ll_locals(const SdmaTable *T, int rank,
+                                      unsigned long long chunk,
+                                      unsigned long long nthreads,
+                                      unsigned long long &u,
+                                      unsigned long long &base) {
+  for (int i = sdma_ll_local_begin[rank]; i < sdma_ll_local_begin[rank + 1];
+       ++i) {
+    const long long *row = sdma_ll_local + 5 * i;
+    const char *src = T->buf[rank * SDMA_BUFFERS + row[0]] + row[1] * chunk;
+    char *to = T->buf[rank * SDMA_BUFFERS + row[3]] + row[4] * chunk;
+    const unsigned long long n = (unsigned long long)row[2] * chunk;
+    const unsigned long long units = (n + 7) / 8;
+    for (; u < base + units; u += nthreads)
+      sdma_ll_put(to, (u - base) * 8, n, sdma_ll_get(src, (u - base) * 8, n));
+    base += units;
   }
 }
 
@@ -213,6 +219,73 @@ static __device__ bool sdma_ll_receives(const SdmaTable *T, int rank,
   return true;
 }
 
+#if SDMA_REDUCE
+// The rank's reduce rows (sdma_ll_red): each 8-byte unit of the destination
+// is its operands combined in the barrier kernel's order (the destination
+// or the first source, then every source), a source read in place or from
+// its rank's packets. Premulsum (scalars exchanged at the entry barrier) is
+// never run here: the runtime keeps it on the barrier protocol.
+static __device__ bool sdma_ll_reduces(const SdmaTable *T, int rank,
+                                       unsigned long long chunk,
+                                       unsigned long long slot,
+                                       unsigned int flag,
+                                       unsigned long long nthreads,
+                                       unsigned long long &u,
+                                       unsigned long long &base) {
+#if SDMA_REDUCE_OP == 5
+  SDMA_TRAP();
+#endif
+  const unsigned long long chunkPackets = (chunk + 7) / 8 * 16;
+  union word {
+    unsigned long long w;
+    unsigned char b[8];
+  };
+  for (int i = sdma_ll_red_begin[rank]; i < sdma_ll_red_begin[rank + 1];
+       ++i) {
+    const long long *row = sdma_ll_red + 6 * i;
+    char *to = T->buf[rank * SDMA_BUFFERS + row[0]] + row[1] * chunk;
+    const unsigned long long n = (unsigned long long)row[2] * chunk;
+    const unsigned long long units = (n + 7) / 8;
+    const int first = (int)row[3], nsrc = (int)row[4];
+    const long long *srcs = sdma_ll_rsrc + 4 * row[5];
+    for (; u < base + units; u += nthreads) {
+      const unsigned long long off = (u - base) * 8;
+      const int m = (int)((n - off < 8 ? n - off : 8) / SDMA_ESIZE);
+      sdma_acc acc[8 / SDMA_ESIZE];
+      for (int s = first ? 0 : -1; s < nsrc; ++s) {
+        word x;
+        const long long *src = srcs + 4 * (s < 0 ? 0 : s);
+        if (s < 0) {
+          x.w = sdma_ll_get(to, off, n);
+        } else if (src[3] < 0) {
+          x.w = sdma_ll_get(T->buf[src[0] * SDMA_BUFFERS + src[1]] +
+                                src[2] * chunk,
+                            off, n);
+        } else if (!sdma_ll_poll(T, rank, (int)src[0],
+                                 sdma_ll_region(T, rank, (int)src[0], slot) +
+                                     16 +
+                                     (unsigned long long)src[3] * chunkPackets +
+                                     (u - base) * 16,
+                                 flag, SDMA_LL_WAIT_SLOT, x.w)) {
+          return false;
+        }
+        for (int e = 0; e < m; ++e) {
+          const sdma_acc v = (sdma_acc)SDMA_LOAD(x.b + e * SDMA_ESIZE);
+          acc[e] = s == (first ? 0 : -1) ? v : sdma_combine(acc[e], v);
+        }
+      }
+      word y;
+      y.w = 0;
+      for (int e = 0; e < m; ++e)
+        SDMA_STORE(y.b + e * SDMA_ESIZE, SDMA_FINISH(acc[e]));
+      sdma_ll_put(to, off, n, y.w);
+    }
+    base += units;
+  }
+  return true;
+}
+#endif
+
 // One low-latency call of rank `rank`. False where a poll failed (recorded:
 // the communicator has failed, the counter stays).
 static __device__ bool sdma_ll_call(const SdmaTable *T, int rank,
@@ -229,12 +302,18 @@ static __device__ bool sdma_ll_call(const SdmaTable *T, int rank,
     for (int q = (int)SDMA_TID; q < SDMA_RANKS; q += (int)SDMA_NTID)
       if (q != rank)
         sdma_ll_write(sdma_ll_region(T, q, rank, slot), flag, T->callTag);
-  sdma_ll_sends(T, rank, chunk, slot, flag, false, nthreads, u, base);
+  sdma_ll_pushes(T, rank, chunk, slot, flag, nthreads, u, base);
   bool ok = sdma_ll_headers(T, rank, slot, flag);
   if (ok) {
-    sdma_ll_sends(T, rank, chunk, slot, flag, true, nthreads, u, base);
+    sdma_ll_locals(T, rank, chunk, nthreads, u, base);
     ok = sdma_ll_receives(T, rank, chunk, slot, flag, nthreads, u, base);
   }
+#if SDMA_REDUCE
+  // The ops of one phase are independent (a copy and a reduction of a rank
+  // never touch the same bytes), so they share the threads' units.
+  if (ok)
+    ok = sdma_ll_reduces(T, rank, chunk, slot, flag, nthreads, u, base);
+#endif
   // The counter moves once every block of the rank is done with this
   // call's number: the last block to count itself out advances it (a
   // device-scope fence first, so no block's read of it can come later).

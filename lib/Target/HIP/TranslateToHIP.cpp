@@ -531,9 +531,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   // Small calls of a communicator without a job barrier (LowLatency.h).
   std::string noLowLatency;
   std::optional<LowLatencyTables> lowLatency =
-      vops.empty() && reduceType < 0
-          ? planLowLatency(ranks, steps, ops, noLowLatency)
-          : std::nullopt;
+      vops.empty() ? planLowLatency(ranks, steps, ops, rsrc, noLowLatency)
+                   : std::nullopt;
   if (lowLatency)
     meta["low_latency"] = {{"pair_chunks", lowLatency->pairChunks}};
 
@@ -629,9 +628,15 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   emitArray("int", "sdma_steps", stepValues);
   emitArray("int", "sdma_rank_begin", begin);
   if (lowLatency) {
-    emitArray("long long", "sdma_ll_send", lowLatency->send);
+    emitArray("long long", "sdma_ll_push", lowLatency->push);
+    emitArray("int", "sdma_ll_push_begin", lowLatency->pushBegin);
+    emitArray("long long", "sdma_ll_local", lowLatency->local);
+    emitArray("int", "sdma_ll_local_begin", lowLatency->localBegin);
     emitArray("long long", "sdma_ll_recv", lowLatency->recv);
     emitArray("int", "sdma_ll_recv_begin", lowLatency->recvBegin);
+    emitArray("long long", "sdma_ll_red", lowLatency->reduce);
+    emitArray("int", "sdma_ll_red_begin", lowLatency->reduceBegin);
+    emitArray("long long", "sdma_ll_rsrc", lowLatency->reduceSources);
   }
   os << "static "
      << (perEpoch.size() * 8 <= 16384 ? "__constant__" : "__device__")

@@ -96,9 +96,13 @@ bool PathChooser::choose(int index, size_t chunkBytes, PathChoice &choice,
     }
   }
   // Load/store: without job barriers where the program and the call allow.
+  // Not premulsum: its scalars travel with the entry barrier's tags.
   const int64_t pairChunks = instance.program.lowLatencyPairChunks;
   LowLatencyArea area{0, uint64_t(options_.lowLatencyBytes)};
-  if (!choice.dma && area.fits(pairChunks, chunkBytes)) {
+  const bool premul =
+      instance.program.collective &&
+      instance.program.collective->op.rfind("premulsum", 0) == 0;
+  if (!choice.dma && !premul && area.fits(pairChunks, chunkBytes)) {
     choice.lowLatency = true;
     choice.why += ", low-latency (" +
                   std::to_string(uint64_t(std::max<int64_t>(pairChunks, 1)) *

@@ -221,17 +221,42 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
           return all;
     }
   }
-  // A low-latency call's receives: the rank's own buffers its peers'
-  // packets go into (its kernel writes them).
+  // A low-latency call: what the rank pushes, copies in place, receives
+  // into and reduces (its own buffers: sdma_ll_* rows name a buffer at
+  // column `col`; a reduce source, a rank and buffer).
   if (lowLatencyPairChunks >= 0) {
-    std::vector<long long> recv = intTable(source, "sdma_ll_recv");
-    std::vector<long long> recvBegin = intTable(source, "sdma_ll_recv_begin");
-    if (recvBegin.size() != size_t(ranks) + 1)
-      return all;
-    for (long long i = recvBegin[rank]; i < recvBegin[rank + 1]; ++i)
-      if (i < 0 || 5 * i + 4 >= (long long)recv.size() ||
-          !add(rank, recv[5 * i + 1]))
+    struct Table {
+      const char *rows, *begin;
+      int stride;
+      std::vector<int> columns;
+    };
+    for (const Table &t :
+         {Table{"sdma_ll_push", "sdma_ll_push_begin", 5, {0}},
+          Table{"sdma_ll_local", "sdma_ll_local_begin", 5, {0, 3}},
+          Table{"sdma_ll_recv", "sdma_ll_recv_begin", 5, {1}},
+          Table{"sdma_ll_red", "sdma_ll_red_begin", 6, {0}}}) {
+      std::vector<long long> rows = intTable(source, t.rows);
+      std::vector<long long> begins = intTable(source, t.begin);
+      if (begins.size() != size_t(ranks) + 1)
         return all;
+      for (long long i = begins[rank]; i < begins[rank + 1]; ++i)
+        for (int c : t.columns)
+          if (i < 0 || t.stride * i + t.stride > (long long)rows.size() ||
+              !add(rank, rows[t.stride * i + c]))
+            return all;
+    }
+    // A reduction's sources read in place (pair offset -1).
+    std::vector<long long> red = intTable(source, "sdma_ll_red");
+    std::vector<long long> redBegin = intTable(source, "sdma_ll_red_begin");
+    std::vector<long long> rsrcs = intTable(source, "sdma_ll_rsrc");
+    for (long long i = redBegin[rank]; i < redBegin[rank + 1]; ++i)
+      for (long long k = red[6 * i + 5]; k < red[6 * i + 5] + red[6 * i + 4];
+           ++k) {
+        if (k < 0 || 4 * k + 4 > (long long)rsrcs.size())
+          return all;
+        if (rsrcs[4 * k + 3] < 0 && !add(rsrcs[4 * k], rsrcs[4 * k + 1]))
+          return all;
+      }
   }
   for (size_t i = 0; i < all.size(); ++i)
     if (seen[i])

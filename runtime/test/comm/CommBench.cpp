@@ -55,19 +55,25 @@ void bench(Rank &k, int iters) {
     size_t chunk = std::max<size_t>(4, bytes / R / 4 * 4);
     char *in = static_cast<char *>(k.alloc(chunk * R));
     char *out = static_cast<char *>(k.alloc(chunk * R));
-    for (int op = 0; op < 2; ++op) {
+    // All-gather, all-to-all, and an all-reduce (sum) of the whole buffer
+    // (its bytes are the message's, as nccl-tests counts them).
+    for (int op = 0; op < 3; ++op) {
       auto call = [&] {
         return op == 0 ? sdmaAllGather(in, out, chunk / 4, sdmaFloat32, k.comm,
                                        k.stream)
-                       : sdmaAlltoAll(in, out, chunk / 4, sdmaFloat32, k.comm,
-                                      k.stream);
+               : op == 1 ? sdmaAlltoAll(in, out, chunk / 4, sdmaFloat32, k.comm,
+                                        k.stream)
+                         : sdmaAllReduce(in, out, chunk * R / 4, sdmaFloat32,
+                                         sdmaSum, k.comm, k.stream);
       };
       for (int i = 0; i < 3; ++i)
         k.check(call(), "warm-up");
       k.memory.sync(k.stream);
       timeCalls(
-          op ? "alltoall" : "allgather", R, chunk * R, iters,
-          [&] { k.check(call(), "call"); },
+          op == 0   ? "allgather"
+          : op == 1 ? "alltoall"
+                    : "allreduce",
+          R, chunk * R, iters, [&] { k.check(call(), "call"); },
           [&] {
             k.memory.sync(k.stream);
             return true;

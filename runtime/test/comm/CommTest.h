@@ -203,8 +203,8 @@ int lowLatency(Rank &k, int calls);
 /// DeepSeek-V3 dispatch/combine through sdmaAlltoAllv (CommMoeBench.cpp).
 void moeBench(Rank &k, const Args &args);
 
-/// Per-call latency of AllGather and AlltoAll: `iters` calls back to back,
-/// then one wait (CSV on rank 0).
+/// Per-call latency of AllGather, AlltoAll and AllReduce: `iters` calls back
+/// to back, then one wait (CSV on rank 0).
 void bench(Rank &k, int iters);
 /// The in-process executor timed the same way (no launcher).
 int baseline(const Args &args);
