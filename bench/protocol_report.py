@@ -5,8 +5,10 @@ mode is a program directory's name or "in-process"), a Markdown table of
 each directory against the first and against the in-process executor, and
 the plot bench/plot_capi.py draws.
 
-usage: protocol_report.py LOG OUT_PREFIX DEVICE
-  writes OUT_PREFIX.csv, OUT_PREFIX-table.md and OUT_PREFIX.png
+usage: protocol_report.py LOG OUT_PREFIX DEVICE [FOCUS]
+  writes OUT_PREFIX.csv, OUT_PREFIX-table.md and OUT_PREFIX.png; FOCUS (a
+  directory's name; default the last) is the one compared with the
+  in-process executor
 """
 import csv
 import re
@@ -15,6 +17,7 @@ import sys
 from pathlib import Path
 
 log, prefix, device = sys.argv[1], sys.argv[2], sys.argv[3]
+focus = sys.argv[4] if len(sys.argv) > 4 else None
 rows, section, modes = [], None, []
 for line in Path(log).read_text().splitlines():
     if line.startswith("# capi "):
@@ -28,7 +31,8 @@ for line in Path(log).read_text().splitlines():
     if line.startswith("# "):
         section = None
         continue
-    m = re.match(r"(allgather|alltoall),(\d+),(\d+),([\d.]+),([\d.]+)$", line)
+    m = re.match(r"(allgather|alltoall|allreduce),(\d+),(\d+),([\d.]+),"
+                 r"([\d.]+)$", line)
     if m and section:
         rows.append({"mode": section, "op": m[1], "ranks": int(m[2]),
                      "bytes": int(m[3]), "us_per_call": float(m[4]),
@@ -43,14 +47,17 @@ with open(prefix + ".csv", "w", newline="") as f:
 
 at = {(r["mode"], r["op"], r["ranks"], r["bytes"]): r for r in rows}
 first = modes[0]
+focus = focus or modes[-1]
+if focus not in modes:
+    sys.exit(f"{log}: no directory {focus} (have {', '.join(modes)})")
 out = [f"Per call, us (median of 5 x ITERS back-to-back calls; host: the "
        f"time to enqueue them), {device}. Ratios against `{first}` and "
        f"against the in-process executor, same run.", ""]
 head = "| op | ranks | bytes | in-process | " + " | ".join(
     f"{m} (host)" for m in modes) + " | " + " | ".join(
-    f"{m} / {first}" for m in modes[1:]) + f" | {modes[-1]} / in-process |"
+    f"{m} / {first}" for m in modes[1:]) + f" | {focus} / in-process |"
 out += [head, "|" + "---|" * (head.count("|") - 1)]
-for op in ("allgather", "alltoall"):
+for op in ("allgather", "alltoall", "allreduce"):
     for ranks in sorted({r["ranks"] for r in rows}):
         sizes = sorted({r["bytes"] for r in rows
                         if r["op"] == op and r["ranks"] == ranks})
@@ -59,6 +66,7 @@ for op in ("allgather", "alltoall"):
             base = at.get(("in-process", op, ranks, b))
             if None in cells:
                 continue
+            mine = cells[modes.index(focus)]
             line = f"| {op} | {ranks} | {b} | " + (
                 f"{base['us_per_call']:.2f}" if base else "-") + " | "
             line += " | ".join(f"{c['us_per_call']:.2f} ({c['host_us_per_call']:.2f})"
@@ -66,7 +74,7 @@ for op in ("allgather", "alltoall"):
             line += " | ".join(
                 f"{c['us_per_call'] / cells[0]['us_per_call']:.2f}"
                 for c in cells[1:]) + " | "
-            line += (f"{cells[-1]['us_per_call'] / base['us_per_call']:.2f}"
+            line += (f"{mine['us_per_call'] / base['us_per_call']:.2f}"
                      if base else "-") + " |"
             out.append(line)
 Path(prefix + "-table.md").write_text("\n".join(out) + "\n")
