@@ -99,9 +99,7 @@ bool PathChooser::choose(int index, size_t chunkBytes, PathChoice &choice,
   // Not premulsum: its scalars travel with the entry barrier's tags.
   const int64_t pairChunks = instance.program.lowLatencyPairChunks;
   LowLatencyArea area{0, uint64_t(options_.lowLatencyBytes)};
-  const bool premul =
-      instance.program.collective &&
-      instance.program.collective->op.rfind("premulsum", 0) == 0;
+  const bool premul = instance.program.premulsum();
   if (!choice.dma && !premul && area.fits(pairChunks, chunkBytes)) {
     choice.lowLatency = true;
     choice.why += ", low-latency (" +

@@ -57,6 +57,12 @@ struct LdstProgram {
   /// that every operand of its reduce rows is a rank's input.
   bool setReduction(const std::string &type, const std::string &op,
                     std::string &error, int partOf = 0);
+  /// Whether its kernel computes a premulsum (setReduction's, or a node
+  /// part's: SDMA_REDUCE_OP 5), whose scalars travel with the entry
+  /// barrier.
+  bool premulsum() const {
+    return source.find("#define SDMA_REDUCE_OP 5\n") != std::string::npos;
+  }
   /// Whether its kernel reduces (has an element type and operator to set).
   bool reduces() const {
     return source.find("#ifndef SDMA_REDUCE_TYPE") != std::string::npos;
