@@ -74,19 +74,17 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
     return false;
   o.dmaMinBytes = dmaMin;
   // 0 turns the low-latency calls off: not envNumber's positive numbers.
-  if (o.lowLatencyBytes < 0) {
-    const char *text = std::getenv("SDMA_LL_BYTES");
-    uint64_t ll = 16 << 10;
-    if (text && *text) {
-      ll = 0;
-      for (const char *c = text; *c; ++c) {
-        if (*c < '0' || *c > '9' || ll > ((1ull << 24) - (*c - '0')) / 10)
-          return error.fail(ErrorKind::InvalidArgument,
-                            std::string("SDMA_LL_BYTES='") + text +
-                                "' is not a decimal number from 0 to " +
-                                std::to_string(1ull << 24));
-        ll = ll * 10 + (*c - '0');
-      }
+  // Unset, it stays -1: the communicator sizes it by its rank count.
+  if (const char *text = std::getenv("SDMA_LL_BYTES");
+      o.lowLatencyBytes < 0 && text && *text) {
+    uint64_t ll = 0;
+    for (const char *c = text; *c; ++c) {
+      if (*c < '0' || *c > '9' || ll > ((1ull << 24) - (*c - '0')) / 10)
+        return error.fail(ErrorKind::InvalidArgument,
+                          std::string("SDMA_LL_BYTES='") + text +
+                              "' is not a decimal number from 0 to " +
+                              std::to_string(1ull << 24));
+      ll = ll * 10 + (*c - '0');
     }
     o.lowLatencyBytes = int64_t(ll);
   }
@@ -94,7 +92,8 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
     return error.fail(ErrorKind::InvalidArgument,
                       "lowLatencyBytes " + std::to_string(o.lowLatencyBytes) +
                           " is more than 16 MiB");
-  o.lowLatencyBytes = (o.lowLatencyBytes + 7) / 8 * 8;
+  if (o.lowLatencyBytes > 0)
+    o.lowLatencyBytes = (o.lowLatencyBytes + 7) / 8 * 8;
   if (p2pChunk > (64ull << 20))
     return error.fail(ErrorKind::InvalidArgument, "p2pChunkBytes " +
                                                       std::to_string(p2pChunk) +

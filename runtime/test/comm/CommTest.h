@@ -70,10 +70,19 @@ struct Memory {
            driver->cuCtxSetCurrent(context) == 0;
   }
   void write(void *dst, const void *src, size_t n) const {
-    if (!driver)
+    if (!driver) {
       std::memcpy(dst, src, n);
-    else
-      driver->cuMemcpyHtoD_v2(reinterpret_cast<cuda::CUdeviceptr>(dst), src, n);
+      return;
+    }
+    driver->cuMemcpyHtoD_v2(reinterpret_cast<cuda::CUdeviceptr>(dst), src, n);
+    // From pageable memory the copy may return before its DMA lands, and
+    // the rank's stream is non-blocking (not ordered after it): a kernel
+    // that starts at once (a low-latency call, no barrier to wait at) read
+    // the bytes from before the write on an H200. Wait for the legacy
+    // stream only (the copy's): a whole-context wait would also wait for
+    // the kernels of ranks that are threads of this process, which may be
+    // waiting for this rank's next call.
+    driver->cuStreamSynchronize(nullptr);
   }
   void read(void *dst, const void *src, size_t n) const {
     if (!driver)

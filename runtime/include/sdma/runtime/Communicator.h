@@ -108,8 +108,9 @@ struct CommOptions {
   /// all-to-all, broadcast, scatter, gather direct) whose bytes from one
   /// rank to another are at most this run without job barriers, the data
   /// carrying its own flags (docs/c-api.md, "Low-latency calls"); 0: never.
-  /// -1: $SDMA_LL_BYTES, else 16 KiB. Each rank's inbox takes 2 x ranks x
-  /// (2 x this + 16) bytes of device memory.
+  /// -1: $SDMA_LL_BYTES, else 64 KiB (1 MiB / ranks past 16 ranks). Each
+  /// rank's inbox takes 2 x ranks x (2 x this + 16) bytes of device memory.
+  /// Every rank must have the same.
   int64_t lowLatencyBytes = -1;
 };
 
