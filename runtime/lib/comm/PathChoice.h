@@ -21,7 +21,8 @@
 //   - on load/store, a program the compiler planned low-latency calls for
 //     (LdstLowLatency.hip) runs a call without job barriers where the
 //     bytes one rank sends another are at most lowLatencyBytes
-//     (SDMA_LL_BYTES; the reason says "low-latency").
+//     (SDMA_LL_BYTES), an eighth of it for a reduction, never a premulsum
+//     (the reason says "low-latency").
 // The decision depends only on what every rank shares (the schedule, the
 // chunk, the options), and the launcher agrees on it across ranks with the
 // call's signature, so a rank configured otherwise is refused by name.
