@@ -65,8 +65,10 @@ sdma::hip::planLowLatency(int64_t ranks,
       if (row[0] == 4) {
         // A reduction into the rank's own memory: its sources in place or
         // pushed by their ranks.
-        if (row[1] != r || row[10] != 0)
+        if (row[1] != r)
           return refuse(r, "reduces into another rank's memory");
+        if (row[10] != 0)
+          return refuse(r, "stores a reduction to more than one place");
         int64_t first =
             int64_t(t.reduceSources.size()) / kLowLatencySourceStride;
         for (int64_t s = 0; s < row[8]; ++s) {

@@ -169,6 +169,17 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
                                options.heapBytes, error);
   if (!heap)
     return false;
+  // For tests: the low-latency call counter starts at $SDMA_TEST_LL_SEQ
+  // (its flag's wrap after 2^32 - 1 calls, reached in a few calls).
+  if (const char *first = std::getenv("SDMA_TEST_LL_SEQ");
+      first && *first && lowLatency.bytes()) {
+    uint64_t seq = std::strtoull(first, nullptr, 10);
+    std::string why;
+    if (!device->copy(heap->control() + lowLatencyOffset + lowLatency.counter(),
+                      &seq, sizeof(seq), nullptr, why) ||
+        !device->synchronize(nullptr, why))
+      return error.fail(deviceKind(), "SDMA_TEST_LL_SEQ: " + why);
+  }
   p2p = std::make_unique<PointToPoint>(rank, ranks, options, *device, *heap,
                                        kControlBytes, options.p2pChunkBytes);
   programs = std::make_unique<ProgramCache>(rank, ranks, options, *device,

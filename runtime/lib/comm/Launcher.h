@@ -36,14 +36,17 @@ namespace sdma::rt {
 struct LowLatencyArea {
   int ranks = 1;
   uint64_t bytesPerPeer = 0; // CommOptions::lowLatencyBytes
-  uint64_t pairBytes() const { return 16 + 2 * bytesPerPeer; }
+  /// A region: the header packet, then the packets (16-byte aligned, as a
+  /// packet's one 16-byte store needs).
+  uint64_t pairBytes() const { return 16 + (2 * bytesPerPeer + 15) / 16 * 16; }
   size_t counter() const { return 0; }
   size_t inbox() const { return 256; }
   size_t bytes() const {
     return bytesPerPeer ? inbox() + 2 * size_t(ranks) * pairBytes() : 0;
   }
   /// Whether a call of `pairChunks` chunks of `chunkBytes` from one rank to
-  /// another fits (each chunk's packets start 8-byte aligned). A program
+  /// another fits (each chunk's packets start at a multiple of 16 bytes:
+  /// its bytes rounded up to 8, 16 bytes of packet per 8). A program
   /// with no such pair (one rank) counts one: its copies in place are the
   /// low-latency call's 8-byte units, for small calls only.
   bool fits(int64_t pairChunks, uint64_t chunkBytes) const {

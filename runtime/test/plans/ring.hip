@@ -1529,22 +1529,38 @@ static __device__ bool sdma_ll_call(const SdmaTable *T, int rank,
   // The counter moves once every block of the rank is done with this
   // call's number: the last block to count itself out advances it (a
   // device-scope fence first, so no block's read of it can come later).
-  SDMA_BLOCK_SHARED(unsigned int, failed, 1);
+  SDMA_BLOCK_SHARED(unsigned int, state, 2);
   if (SDMA_TID == 0)
-    failed[0] = 0;
+    state[0] = 0, state[1] = 0;
   SDMA_SYNC();
   if (!ok)
-    failed[0] = 1;
+    state[0] = 1;
   SDMA_SYNC();
-  const bool blockOk = failed[0] == 0;
-  if (!blockOk || SDMA_TID != 0)
-    return blockOk;
-  if (SDMA_NBID == 1) {
-    *(volatile unsigned long long *)seqWords = seq + 1;
-    return true;
+  if (state[0])
+    return false;
+  if (SDMA_TID == 0) {
+    if (SDMA_NBID > 1)
+      SDMA_FENCE();
+    state[1] = SDMA_NBID == 1 ||
+               SDMA_ATOMIC_ADD_SYSTEM_U64(seqWords + 1, 1ull) == SDMA_NBID - 1;
   }
-  SDMA_FENCE();
-  if (SDMA_ATOMIC_ADD_SYSTEM_U64(seqWords + 1, 1ull) == SDMA_NBID - 1) {
+  SDMA_SYNC();
+  if (!state[1])
+    return true;
+  // The flag wraps after 2^32 - 1 calls: a slot's last call before it
+  // (flags 0xfffffffe and 0xffffffff) zeroes the slot once every block has
+  // read it (the last block), so no packet of this period can carry a flag
+  // of the next. A peer writes this slot again only after this rank's next
+  // header (the kernel's end orders the zeros before it).
+  if (flag >= 0xfffffffeu) {
+    unsigned long long *words = (unsigned long long *)sdma_ll_region(
+        T, rank, 0, slot);
+    const unsigned long long n = SDMA_RANKS * T->llPairBytes / 8;
+    for (unsigned long long i = SDMA_TID; i < n; i += SDMA_NTID)
+      words[i] = 0;
+    SDMA_SYNC();
+  }
+  if (SDMA_TID == 0) {
     seqWords[1] = 0;
     *(volatile unsigned long long *)seqWords = seq + 1;
   }
