@@ -18,6 +18,26 @@
 using namespace sdma::rt;
 
 namespace {
+/// `text`, the value of $name, as a decimal number from `least` (0 or 1) to
+/// `limit`.
+bool parseNumber(const char *name, const char *text, uint64_t least,
+                 uint64_t limit, uint64_t &value, Error &error) {
+  uint64_t parsed = 0;
+  for (const char *c = text; *c; ++c) {
+    if (*c < '0' || *c > '9' || parsed > (limit - (*c - '0')) / 10)
+      return error.fail(
+          ErrorKind::InvalidArgument,
+          std::string(name) + "='" + text + "' is not a decimal number from " +
+              std::to_string(least) + " to " + std::to_string(limit));
+    parsed = parsed * 10 + (*c - '0');
+  }
+  if (parsed < least)
+    return error.fail(ErrorKind::InvalidArgument,
+                      std::string(name) + "='" + text + "' must be positive");
+  value = parsed;
+  return true;
+}
+
 /// $name as a positive decimal number, into `value` when the option is
 /// unset (0); `fallback` if the variable is unset too.
 bool envNumber(const char *name, uint64_t fallback, uint64_t limit,
@@ -29,20 +49,7 @@ bool envNumber(const char *name, uint64_t fallback, uint64_t limit,
     value = fallback;
     return true;
   }
-  uint64_t parsed = 0;
-  for (const char *c = text; *c; ++c) {
-    if (*c < '0' || *c > '9' || parsed > (limit - (*c - '0')) / 10)
-      return error.fail(ErrorKind::InvalidArgument,
-                        std::string(name) + "='" + text +
-                            "' is not a decimal number from 1 to " +
-                            std::to_string(limit));
-    parsed = parsed * 10 + (*c - '0');
-  }
-  if (!parsed)
-    return error.fail(ErrorKind::InvalidArgument,
-                      std::string(name) + "='" + text + "' must be positive");
-  value = parsed;
-  return true;
+  return parseNumber(name, text, 1, limit, value, error);
 }
 } // namespace
 
@@ -78,14 +85,8 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
   if (const char *text = std::getenv("SDMA_LL_BYTES");
       o.lowLatencyBytes < 0 && text && *text) {
     uint64_t ll = 0;
-    for (const char *c = text; *c; ++c) {
-      if (*c < '0' || *c > '9' || ll > ((1ull << 24) - (*c - '0')) / 10)
-        return error.fail(ErrorKind::InvalidArgument,
-                          std::string("SDMA_LL_BYTES='") + text +
-                              "' is not a decimal number from 0 to " +
-                              std::to_string(1ull << 24));
-      ll = ll * 10 + (*c - '0');
-    }
+    if (!parseNumber("SDMA_LL_BYTES", text, 0, 1ull << 24, ll, error))
+      return false;
     o.lowLatencyBytes = int64_t(ll);
   }
   if (o.lowLatencyBytes > (int64_t(1) << 24))
