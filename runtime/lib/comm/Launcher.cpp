@@ -133,7 +133,8 @@ Error Launcher::kernelError() {
 bool Launcher::table(const Instance &instance, const Call &call,
                      const std::vector<int> &region,
                      const std::vector<size_t> &offset, bool dma,
-                     bool lowLatency, std::vector<uint64_t> &t, Error &error) {
+                     bool lowLatency, uint64_t tag, std::vector<uint64_t> &t,
+                     Error &error) {
   // The DMA path keeps words of its own: the load/store kernel's flags
   // count its runs (a wait is for epoch x per-run + k), which a DMA call
   // must not advance.
@@ -196,8 +197,8 @@ bool Launcher::table(const Instance &instance, const Call &call,
                                  : nullptr));
   t.push_back(reinterpret_cast<uint64_t>(counted ? call.recvCounts : nullptr));
   // SdmaTable::callTag and tags: the launch checks on the device that
-  // every rank makes this same call (run() sets the tag).
-  t.push_back(0);
+  // every rank makes this same call.
+  t.push_back(tag);
   for (int q = 0; q < ranks_; ++q)
     t.push_back(reinterpret_cast<uint64_t>(heap.peer[q] + instance.tagsOffset));
   // SdmaTable::ll, llSeq, llPairBytes (a program with them): every rank's
@@ -276,7 +277,12 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
     signature += " low-latency";
   std::vector<uint64_t> words;
   if (problem.empty())
-    table(instance, call, region, offset, dma, lowLatency, words, problem);
+    // The call's tag: what every rank must pass alike (the signature with
+    // the shared buffers' positions and the path). The host compares it
+    // only the first time; the launch compares it every time
+    // (LdstKernel.hip).
+    table(instance, call, region, offset, dma, lowLatency, tagOf(signature),
+          words, problem);
   // The first call of a signature: every rank makes the same one, or every
   // rank refuses it (the refusing rank with its own reason).
   bool fresh = options_.checkCalls && !checked_.count(signature);
@@ -291,12 +297,6 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
     error = problem;
     return false;
   }
-  // The call's tag: what every rank must pass alike (the signature with
-  // the shared buffers' positions and the path). The host compares it only
-  // the first time; the launch compares it every time (LdstKernel.hip).
-  size_t tagWord = words.size() - ranks_ - 1 -
-                   (program.lowLatencyPairChunks >= 0 ? ranks_ + 2 : 0);
-  words[tagWord] = tagOf(signature);
   KernelLaunch launch;
   launch.table = std::move(words);
   launch.chunkBytes = call.chunkBytes;

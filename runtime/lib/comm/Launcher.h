@@ -94,12 +94,13 @@ public:
   bool healthy(Error &error);
 
 private:
-  /// Builds the SdmaTable words of `call`: with `dma`, the DMA path's own
-  /// flags, run counter and barrier words (Instance::dma*Offset).
+  /// Builds the SdmaTable words of `call` with its tag: with `dma`, the DMA
+  /// path's own flags, run counter and barrier words (Instance::dma*Offset);
+  /// with `lowLatency`, every rank's inbox.
   bool table(const Instance &instance, const Call &call,
              const std::vector<int> &region, const std::vector<size_t> &offset,
-             bool dma, bool lowLatency, std::vector<uint64_t> &words,
-             Error &error);
+             bool dma, bool lowLatency, uint64_t tag,
+             std::vector<uint64_t> &words, Error &error);
   /// The failure any kernel recorded, decoded; empty if none.
   Error kernelError();
 
