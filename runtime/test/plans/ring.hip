@@ -1333,6 +1333,17 @@ static __device__ SDMA_INLINE char *sdma_ll_region(const SdmaTable *T, int to,
          (slot * SDMA_RANKS + (unsigned long long)from) * T->llPairBytes;
 }
 
+// Packet `unit` of the slice at chunk offset `at` in rank `from`'s region
+// of rank `to`'s inbox (after the header packet; a chunk's packets: its
+// bytes rounded up to 8, 16 bytes per 8).
+static __device__ SDMA_INLINE char *
+sdma_ll_packet(const SdmaTable *T, int to, int from, unsigned long long slot,
+               long long at, unsigned long long chunk,
+               unsigned long long unit) {
+  return sdma_ll_region(T, to, from, slot) + 16 +
+         (unsigned long long)at * ((chunk + 7) / 8 * 16) + unit * 16;
+}
+
 // The call's pushes: the rank's rows of sdma_ll_push (a slice of its own
 // memory into a peer's inbox), each 8-byte unit spread over all threads of
 // the rank's blocks (`u`, `base` as in sdma_phase_ops).
@@ -1343,19 +1354,16 @@ static __device__ void sdma_ll_pushes(const SdmaTable *T, int rank,
                                       unsigned long long nthreads,
                                       unsigned long long &u,
                                       unsigned long long &base) {
-  // A chunk's packets: its bytes rounded up to 8, 16 bytes per 8.
-  const unsigned long long chunkPackets = (chunk + 7) / 8 * 16;
   for (int i = sdma_ll_push_begin[rank]; i < sdma_ll_push_begin[rank + 1];
        ++i) {
     const long long *row = sdma_ll_push + 5 * i;
     const char *src = T->buf[rank * SDMA_BUFFERS + row[0]] + row[1] * chunk;
     const unsigned long long n = (unsigned long long)row[2] * chunk;
     const unsigned long long units = (n + 7) / 8;
-    char *packets = sdma_ll_region(T, (int)row[3], rank, slot) + 16 +
-                    (unsigned long long)row[4] * chunkPackets;
     for (; u < base + units; u += nthreads)
-      sdma_ll_write(packets + (u - base) * 16, flag,
-                    sdma_ll_get(src, (u - base) * 8, n));
+      sdma_ll_write(
+          sdma_ll_packet(T, (int)row[3], rank, slot, row[4], chunk, u - base),
+          flag, sdma_ll_get(src, (u - base) * 8, n));
     base += units;
   }
 }
@@ -1409,7 +1417,6 @@ static __device__ bool sdma_ll_receives(const SdmaTable *T, int rank,
                                         unsigned long long nthreads,
                                         unsigned long long &u,
                                         unsigned long long &base) {
-  const unsigned long long chunkPackets = (chunk + 7) / 8 * 16;
   for (int i = sdma_ll_recv_begin[rank]; i < sdma_ll_recv_begin[rank + 1];
        ++i) {
     const long long *row = sdma_ll_recv + 5 * i;
@@ -1417,12 +1424,12 @@ static __device__ bool sdma_ll_receives(const SdmaTable *T, int rank,
     char *to = T->buf[rank * SDMA_BUFFERS + row[1]] + row[2] * chunk;
     const unsigned long long n = (unsigned long long)row[3] * chunk;
     const unsigned long long units = (n + 7) / 8;
-    const char *packets = sdma_ll_region(T, rank, from, slot) + 16 +
-                          (unsigned long long)row[4] * chunkPackets;
     for (; u < base + units; u += nthreads) {
       unsigned long long v;
-      if (!sdma_ll_poll(T, rank, from, packets + (u - base) * 16, flag,
-                        SDMA_LL_WAIT_SLOT, v))
+      if (!sdma_ll_poll(T, rank, from,
+                        sdma_ll_packet(T, rank, from, slot, row[4], chunk,
+                                       u - base),
+                        flag, SDMA_LL_WAIT_SLOT, v))
         return false;
       sdma_ll_put(to, (u - base) * 8, n, v);
     }
@@ -1447,7 +1454,6 @@ static __device__ bool sdma_ll_reduces(const SdmaTable *T, int rank,
 #if SDMA_REDUCE_OP == 5
   SDMA_TRAP();
 #endif
-  const unsigned long long chunkPackets = (chunk + 7) / 8 * 16;
   union word {
     unsigned long long w;
     unsigned char b[8];
@@ -1474,10 +1480,8 @@ static __device__ bool sdma_ll_reduces(const SdmaTable *T, int rank,
                                 src[2] * chunk,
                             off, n);
         } else if (!sdma_ll_poll(T, rank, (int)src[0],
-                                 sdma_ll_region(T, rank, (int)src[0], slot) +
-                                     16 +
-                                     (unsigned long long)src[3] * chunkPackets +
-                                     (u - base) * 16,
+                                 sdma_ll_packet(T, rank, (int)src[0], slot,
+                                                src[3], chunk, u - base),
                                  flag, SDMA_LL_WAIT_SLOT, x.w)) {
           return false;
         }
