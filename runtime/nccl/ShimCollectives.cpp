@@ -4,7 +4,8 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // Each call runs sdma's collective of the same name and meaning, on the
-// caller's buffers where they are windows (ncclCommWindowRegister), else
+// caller's buffers where they are windows (ncclCommWindowRegister) or
+// where its path lets no peer reach them (a low-latency call), else
 // staged through the communicator's symmetric area (Shim.h); the
 // checks are sdma's (a bad type, operator, root, size or buffer is refused
 // on every rank, the communicator still usable), so the drop-in passes
@@ -157,8 +158,21 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
     logCallPath(op, comm->sdma, "in place in the caller's windows");
     return ncclSuccess;
   }
+  // A growth that failed failed on every rank (ranks that disagree on the
+  // sizes included): none runs the call.
   if (grown != ncclSuccess)
     return grown;
+  // The caller's buffers as they are where the call's path lets no peer
+  // reach them (a low-latency call: private buffers, ncclCommInitRank's
+  // communicators); sdma says at once, asking no rank, where they must be
+  // staged. Across nodes every buffer is staged.
+  if (sdmaResult_t r = comm->nodes ? sdmaNotSymmetric : run(send, recv);
+      r != sdmaNotSymmetric) {
+    if (r != sdmaSuccess)
+      return fromSdma(comm, r);
+    logCallPath(op, comm->sdma, "in place on the caller's buffers");
+    return ncclSuccess;
+  }
   char *in = comm->stage, *out = comm->stage + aligned(sendBytes);
   // A null user buffer stays null for sdma, which refuses the call on
   // every rank (every rank staged alike up to here: the sizes are the

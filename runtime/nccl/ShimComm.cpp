@@ -119,8 +119,13 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
   std::memcpy(sid.internal, id.internal, sizeof(sid.internal));
   // The device: SDMA_DEVICE (cuda by default: the calling thread's current
   // CUDA device, as NCCL's).
+  // Private buffers: a call whose path lets no peer reach the caller's
+  // buffers (a low-latency call) runs on them as they are; the others are
+  // staged (ShimCollectives.cpp).
+  sdmaConfig_t options = SDMA_CONFIG_INITIALIZER;
+  options.privateBuffers = 1;
   sdmaComm_t s = nullptr;
-  sdmaResult_t r = sdmaCommInitRank(&s, nranks, sid, rank);
+  sdmaResult_t r = sdmaCommInitRankConfig(&s, nranks, sid, rank, &options);
   if (r != sdmaSuccess)
     return fail(nullptr, static_cast<ncclResult_t>(r),
                 std::string("ncclCommInitRank: ") + sdmaGetLastError(nullptr));

@@ -75,7 +75,11 @@ typedef enum {
   sdmaInvalidUsage = 5,
   sdmaRemoteError = 6,
   sdmaInProgress = 7,
-  sdmaNumResults = 8
+  /* sdma's own (no NCCL result has it): with sdmaConfig_t.privateBuffers,
+   * a call whose path lets another rank reach a buffer that is not
+   * symmetric memory; nothing was enqueued and no rank was asked. */
+  sdmaNotSymmetric = 8,
+  sdmaNumResults = 9
 } sdmaResult_t;
 
 /* Numbered as ncclDataType_t. */
@@ -146,13 +150,24 @@ typedef struct {
    * earlier size (without them) is still accepted. */
   const char *path;
   const char *dmaVariant;
+  /* 1: any memory the device addresses may be a collective's buffer where
+   * the call's path lets no other rank reach it (a low-latency call's
+   * buffers, which peers reach through the communicator's inboxes only; a
+   * one-rank call's); a call whose path needs a buffer that is not
+   * symmetric memory then fails at once on this rank with sdmaNotSymmetric
+   * (nothing enqueued, no rank asked), so the caller can stage it
+   * (sdmaMemcpyAsync) and call again, as the NCCL drop-in does. Every rank
+   * must stage alike. 0 (the default): every buffer a collective touches is
+   * symmetric memory. Added after `path`: configs of the two earlier sizes
+   * are still accepted. */
+  int privateBuffers;
 } sdmaConfig_t;
 
 #define SDMA_CONFIG_MAGIC 0x53444d41u
 #define SDMA_CONFIG_INITIALIZER                                                \
   {                                                                            \
     sizeof(sdmaConfig_t), SDMA_CONFIG_MAGIC, SDMA_VERSION_CODE, NULL, -1, 0,   \
-        0, -1, NULL, NULL, NULL, NULL, NULL                                    \
+        0, -1, NULL, NULL, NULL, NULL, NULL, 0                                 \
   }
 
 /* Version and errors. */

@@ -62,6 +62,8 @@ sdmaResult_t resultOf(ErrorKind kind) {
     return sdmaUnhandledCudaError;
   case ErrorKind::Internal:
     return sdmaInternalError;
+  case ErrorKind::NotSymmetric:
+    return sdmaNotSymmetric;
   }
   return sdmaInternalError;
 }
@@ -76,8 +78,11 @@ bool readConfig(const sdmaConfig_t *config, CommOptions &options,
                 std::string &why) {
   if (!config)
     return true;
-  // 0.3's config ends before `path`: its fields mean the same.
-  bool withPath = config->size == sizeof(sdmaConfig_t);
+  // Earlier configs end before `path` or before `privateBuffers`: their
+  // fields mean the same.
+  bool withPrivate = config->size == sizeof(sdmaConfig_t);
+  bool withPath =
+      withPrivate || config->size == offsetof(sdmaConfig_t, privateBuffers);
   if (config->magic != SDMA_CONFIG_MAGIC ||
       (!withPath && config->size != offsetof(sdmaConfig_t, path))) {
     why = "config was not initialised with SDMA_CONFIG_INITIALIZER";
@@ -97,6 +102,14 @@ bool readConfig(const sdmaConfig_t *config, CommOptions &options,
   if (withPath) {
     options.path = config->path ? config->path : "";
     options.dmaVariant = config->dmaVariant ? config->dmaVariant : "";
+  }
+  if (withPrivate) {
+    if (config->privateBuffers != 0 && config->privateBuffers != 1) {
+      why = "config privateBuffers is " +
+            std::to_string(config->privateBuffers) + "; it takes 0 or 1";
+      return false;
+    }
+    options.privateBuffers = config->privateBuffers == 1;
   }
   return true;
 }
@@ -161,6 +174,26 @@ sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
     return fail(comm, name, error);
   });
 }
+
+/// A communicator of `options` as rank `rank` of `nranks` in job
+/// `commId`, into *comm (checked by the caller).
+sdmaResult_t initWith(sdmaComm_t *comm, int nranks, sdmaUniqueId commId,
+                      int rank, const CommOptions &options) {
+  return guarded(nullptr, [&] {
+    UniqueId id;
+    std::memcpy(&id, &commId, sizeof(id));
+    Error error;
+    auto made = Communicator::create(id, rank, nranks, options, error);
+    if (!made)
+      return fail(nullptr, "rank " + std::to_string(rank), error);
+    *comm = new sdmaComm();
+    (*comm)->comm = std::move(made);
+    (*comm)->node = (*comm)->comm.get();
+    liveHandles().add(*comm);
+    return sdmaSuccess;
+  });
+}
+
 } // namespace
 
 extern "C" {
@@ -191,6 +224,9 @@ const char *sdmaGetErrorString(sdmaResult_t result) {
     return "remote process exited, timed out or there was a network error";
   case sdmaInProgress:
     return "operation in progress";
+  case sdmaNotSymmetric:
+    return "a buffer the call's path shares is not symmetric memory (stage it "
+           "or register it)";
   default:
     return "unknown result code";
   }
@@ -263,19 +299,7 @@ sdmaResult_t sdmaCommInitRankConfig(sdmaComm_t *comm, int nranks,
   CommOptions options;
   if (!readConfig(config, options, why))
     return fail(nullptr, sdmaInvalidArgument, why);
-  return guarded(nullptr, [&] {
-    UniqueId id;
-    std::memcpy(&id, &commId, sizeof(id));
-    Error error;
-    auto made = Communicator::create(id, rank, nranks, options, error);
-    if (!made)
-      return fail(nullptr, "rank " + std::to_string(rank), error);
-    *comm = new sdmaComm();
-    (*comm)->comm = std::move(made);
-    (*comm)->node = (*comm)->comm.get();
-    liveHandles().add(*comm);
-    return sdmaSuccess;
-  });
+  return initWith(comm, nranks, commId, rank, options);
 }
 
 sdmaResult_t sdmaCommInitRank(sdmaComm_t *comm, int nranks, sdmaUniqueId commId,
@@ -353,8 +377,10 @@ sdmaResult_t sdmaCommShrink(sdmaComm_t comm, const int *excludeRanks,
     return fail(comm, resultOf(error.kind), "sdmaCommShrink: " + error.message);
   int position =
       int(std::find(members.begin(), members.end(), me) - members.begin());
-  if (sdmaResult_t r =
-          sdmaCommInitRank(newcomm, int(members.size()), id, position))
+  // The new communicator keeps the parent's options (NCCL's, without a
+  // config of its own).
+  if (sdmaResult_t r = initWith(newcomm, int(members.size()), id, position,
+                                comm->node->options()))
     return fail(comm, r,
                 std::string("sdmaCommShrink: ") + sdmaGetLastError(nullptr));
   return sdmaSuccess;

@@ -275,9 +275,11 @@ bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
   const void *from = call.buffers[0];
   void *to = const_cast<void *>(call.buffers[1]);
   // What the kernel's launch checks, the copy checks: both buffers are
-  // this rank's symmetric memory, whole.
+  // this rank's symmetric memory, whole (any memory where they may be
+  // private: no other rank reaches them).
   for (const void *buffer : {from, static_cast<const void *>(to)})
-    if (!buffer || !heap->contains(buffer, call.chunkBytes))
+    if (!buffer ||
+        (!options.privateBuffers && !heap->contains(buffer, call.chunkBytes)))
       return error.fail(
           ErrorKind::InvalidArgument,
           std::string(buffer == from ? "the send" : "the receive") +

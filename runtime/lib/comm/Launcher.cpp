@@ -146,6 +146,15 @@ bool Launcher::table(const Instance &instance, const Call &call,
   t.assign(ranks_ * B, 0);
   for (const auto &[r, b] : instance.touched[rank_]) {
     const std::string &name = program.buffers[b].name;
+    size_t stride = size_t(b) < call.stride.size() ? call.stride[b] : 0;
+    if (region[b] == kPrivateRegion) {
+      // This rank's own memory, as the caller passed it (run() checked that
+      // no other rank reaches it on this path): a peer's is never used.
+      if (r == rank_)
+        t[r * B + b] = reinterpret_cast<uint64_t>(
+            static_cast<const char *>(call.buffers[b]) + size_t(r) * stride);
+      continue;
+    }
     if (region[b] < 0)
       return error.fail(ErrorKind::InvalidArgument,
                         program.schedule + " on rank " + std::to_string(rank_) +
@@ -153,7 +162,6 @@ bool Launcher::table(const Instance &instance, const Call &call,
     const Region &at = heap_.region(region[b]);
     // A heap allocation has the same size everywhere (locate checked it);
     // a registration has each rank's own.
-    size_t stride = size_t(b) < call.stride.size() ? call.stride[b] : 0;
     uint64_t need = program.buffers[b].bytes(call.chunkBytes);
     uint64_t start = offset[b] + uint64_t(r) * stride;
     if ((region[b] != 0 || stride) && start + need > at.peerBytes[r])
@@ -254,10 +262,26 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
                        std::to_string(program.buffers[b].chunks) +
                        " chunks of " + std::to_string(call.chunkBytes) +
                        " bytes does not fit 64 bits");
-    } else if (call.buffers[b]) {
-      heap_.locate(call.buffers[b], *bytes,
-                   "buffer '" + program.buffers[b].name + "'", region[b],
-                   offset[b], problem);
+    } else if (call.buffers[b] &&
+               !(options_.privateBuffers &&
+                 heap_.lookup(call.buffers[b], *bytes, region[b], offset[b]))) {
+      // Memory no other rank reaches on this path may be any the device
+      // addresses (CommOptions::privateBuffers): a low-latency call's
+      // peers write only the communicator's inboxes.
+      if (!options_.privateBuffers ||
+          (!lowLatency && (dma || instance.remote[b])))
+        heap_.locate(call.buffers[b], *bytes,
+                     "buffer '" + program.buffers[b].name + "'", region[b],
+                     offset[b], problem);
+      else
+        region[b] = kPrivateRegion;
+      if (options_.privateBuffers && !problem.empty()) {
+        // Nothing enqueued, no rank asked: the caller stages and calls
+        // again, as every rank whose buffers are alike does.
+        error = problem;
+        error.kind = ErrorKind::NotSymmetric;
+        return false;
+      }
     }
   }
   // Where each buffer is, for the ranks to agree on: those another rank
@@ -265,7 +289,7 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
   std::string signature = call.signature;
   for (size_t b = 0; b < B; ++b) {
     size_t stride = b < call.stride.size() ? call.stride[b] : 0;
-    signature += !instance.remote[b]
+    signature += !instance.remote[b] || lowLatency
                      ? std::string(" local")
                      : " " + std::to_string(region[b]) + "+" +
                            std::to_string(region[b] < 0 ? 0 : offset[b]) +

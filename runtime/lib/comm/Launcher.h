@@ -27,7 +27,6 @@
 
 namespace sdma::rt {
 
-/// What one call passes to its instance's kernel.
 /// Where a communicator's low-latency calls keep their words
 /// (LdstLowLatency.hip), at an offset of every rank's heap (region 0): the
 /// rank's call counter and its blocks' count, then its inbox, two slots of
@@ -56,6 +55,12 @@ struct LowLatencyArea {
   }
 };
 
+/// The region of a private buffer (CommOptions::privateBuffers): memory
+/// outside the symmetric heap that only its own rank reaches on the call's
+/// path, passed to the kernel as the caller gave it.
+constexpr int kPrivateRegion = -2;
+
+/// What one call passes to its instance's kernel.
 struct Call {
   /// The schedule's buffers, in its order (null where this rank does not
   /// touch it); an all-to-allv's count tables are added by the launcher.

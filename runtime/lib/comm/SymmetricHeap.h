@@ -67,6 +67,11 @@ public:
   /// Whether [ptr, ptr + bytes) lies in one live allocation of the heap or
   /// one live registration (no exchange: this rank's view only).
   bool contains(const void *ptr, size_t bytes) const;
+  /// locate() without a message: false where it would refuse.
+  bool lookup(const void *ptr, size_t bytes, int &region,
+              size_t &offset) const {
+    return find(ptr, bytes, region, offset) == Miss::None;
+  }
 
   struct Share;
 

@@ -29,7 +29,7 @@ std::vector<std::string>
 job(int ranks,
     const std::function<void(sdmaComm_t, int, std::vector<std::string> &)>
         &body,
-    unsigned long long timeoutMs = 3000) {
+    unsigned long long timeoutMs = 3000, int privateBuffers = 0) {
   sdmaUniqueId id;
   EXPECT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
   std::vector<std::vector<std::string>> failures(ranks);
@@ -40,6 +40,7 @@ job(int ranks,
       config.device = "cpu";
       config.heapBytes = 1 << 20;
       config.timeoutMs = timeoutMs;
+      config.privateBuffers = privateBuffers;
       sdmaComm_t comm = nullptr;
       sdmaResult_t made = sdmaCommInitRankConfig(&comm, ranks, id, r, &config);
       if (made != sdmaSuccess) {
@@ -402,4 +403,126 @@ TEST(CApiResult, AConfigWithoutThePathFieldsIsAccepted) {
   config.size = offsetof(sdmaConfig_t, path) - 1;
   EXPECT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config),
             sdmaInvalidArgument);
+}
+
+TEST(CApiResult, PrivateBuffersRunInPlaceOrAreRefusedAtOnce) {
+  // Buffers in this thread's memory, never allocated by sdma: a
+  // low-latency call runs on them (no peer reaches them); a call whose path
+  // needs symmetric memory says so at once on every rank, nothing enqueued,
+  // and the communicator still works.
+  constexpr int R = 3;
+  auto failures = job(
+      R,
+      [](sdmaComm_t comm, int rank, std::vector<std::string> &f) {
+        std::vector<int32_t> in(16), out(R * 16, -1);
+        for (int i = 0; i < 16; ++i)
+          in[i] = rank * 1000 + i;
+        expect(
+            comm, "AllGather (private)",
+            sdmaAllGather(in.data(), out.data(), 16, sdmaInt32, comm, nullptr),
+            sdmaSuccess, "", f);
+        for (int r = 0; r < R; ++r)
+          for (int i = 0; i < 16; ++i)
+            if (out[r * 16 + i] != r * 1000 + i) {
+              f.push_back("private all-gather: wrong data");
+              r = R;
+              break;
+            }
+        const char *path = nullptr;
+        sdmaCommGetLastPath(comm, &path);
+        if (!path || !std::strstr(path, "low-latency"))
+          f.push_back(std::string("private all-gather path: ") +
+                      (path ? path : "null"));
+        // An all-reduce, the receive buffer symmetric on rank 0 only.
+        float *sym = nullptr;
+        ASSERT_EQ(sdmaMemAlloc(comm, (void **)&sym, 8 * sizeof(float)),
+                  sdmaSuccess);
+        std::vector<float> x(8, float(rank + 1)), y(8, 0);
+        float *to = rank == 0 ? sym : y.data();
+        expect(
+            comm, "AllReduce (private, mixed)",
+            sdmaAllReduce(x.data(), to, 8, sdmaFloat32, sdmaSum, comm, nullptr),
+            sdmaSuccess, "", f);
+        for (int i = 0; i < 8; ++i)
+          if (to[i] != float(R * (R + 1) / 2)) {
+            f.push_back("private all-reduce: wrong sum");
+            break;
+          }
+        // 128 KiB to each peer: past SDMA_LL_BYTES, on the barrier path,
+        // whose peers write the receive buffer.
+        size_t n = 32768;
+        std::vector<int32_t> big(n, rank), bigOut(R * n, -1);
+        expect(comm, "AllGather (private, large)",
+               sdmaAllGather(big.data(), bigOut.data(), n, sdmaInt32, comm,
+                             nullptr),
+               sdmaNotSymmetric, "is not symmetric memory", f);
+        if (bigOut[0] != -1 || bigOut[R * n - 1] != -1)
+          f.push_back("a refused private call wrote its receive buffer");
+        // Staged, as the caller then does: the same call runs.
+        int32_t *sin = nullptr, *sout = nullptr;
+        ASSERT_EQ(sdmaMemAlloc(comm, (void **)&sin, n * 4), sdmaSuccess);
+        ASSERT_EQ(sdmaMemAlloc(comm, (void **)&sout, R * n * 4), sdmaSuccess);
+        std::memcpy(sin, big.data(), n * 4);
+        expect(comm, "AllGather (staged)",
+               sdmaAllGather(sin, sout, n, sdmaInt32, comm, nullptr),
+               sdmaSuccess, "", f);
+        for (int r = 0; r < R; ++r)
+          if (sout[r * n] != r || sout[r * n + n - 1] != r)
+            f.push_back("staged all-gather: wrong data");
+        sdmaMemFree(comm, sout);
+        sdmaMemFree(comm, sin);
+        sdmaMemFree(comm, sym);
+        stillWorks(comm, rank, R, f);
+      },
+      3000, 1);
+  for (const std::string &failure : failures)
+    ADD_FAILURE() << failure;
+  // Without the option, the same small call on the same memory is refused
+  // on every rank, as before.
+  failures = job(2, [](sdmaComm_t comm, int rank, std::vector<std::string> &f) {
+    std::vector<int32_t> in(4, rank), out(8);
+    sdmaResult_t got =
+        sdmaAllGather(in.data(), out.data(), 4, sdmaInt32, comm, nullptr);
+    if (got != sdmaInvalidArgument && got != sdmaRemoteError)
+      f.push_back("a plain buffer without privateBuffers: " +
+                  std::to_string(got) + " " + sdmaGetLastError(comm));
+    stillWorks(comm, rank, 2, f);
+  });
+  for (const std::string &failure : failures)
+    ADD_FAILURE() << failure;
+}
+
+TEST(CApiResult, PrivateBuffersConfigIsChecked) {
+  sdmaUniqueId id;
+  ASSERT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.device = "cpu";
+  config.heapBytes = 1 << 20;
+  config.privateBuffers = 2;
+  sdmaComm_t comm = nullptr;
+  EXPECT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config),
+            sdmaInvalidArgument);
+  EXPECT_NE(std::string(sdmaGetLastError(nullptr)).find("privateBuffers"),
+            std::string::npos)
+      << sdmaGetLastError(nullptr);
+  // A config of the size before privateBuffers: the field is not read.
+  config.size = offsetof(sdmaConfig_t, privateBuffers);
+  ASSERT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  ASSERT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config), sdmaSuccess)
+      << sdmaGetLastError(nullptr);
+  // One rank, private: the call is a copy of this rank's own memory.
+  std::vector<int32_t> in(4, 5), out(4, 0);
+  EXPECT_EQ(sdmaAllGather(in.data(), out.data(), 4, sdmaInt32, comm, nullptr),
+            sdmaInvalidArgument)
+      << "privateBuffers was not read, so plain memory is refused";
+  EXPECT_EQ(sdmaCommDestroy(comm), sdmaSuccess);
+  config.size = sizeof(sdmaConfig_t);
+  config.privateBuffers = 1;
+  ASSERT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  ASSERT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config), sdmaSuccess);
+  EXPECT_EQ(sdmaAllGather(in.data(), out.data(), 4, sdmaInt32, comm, nullptr),
+            sdmaSuccess)
+      << sdmaGetLastError(comm);
+  EXPECT_EQ(out[3], 5);
+  EXPECT_EQ(sdmaCommDestroy(comm), sdmaSuccess);
 }

@@ -112,6 +112,16 @@ struct CommOptions {
   /// rank's inbox takes 2 x ranks x (2 x this + 16) bytes of device memory.
   /// Every rank must have the same.
   int64_t lowLatencyBytes = -1;
+  /// Any memory the device addresses may be a collective's buffer where
+  /// the call's path lets no other rank reach it: every buffer of a
+  /// low-latency call (peers reach only the communicator's inboxes), a
+  /// buffer only its own rank touches, a one-rank call's. A call whose path
+  /// needs a buffer that is not symmetric memory fails at once on this
+  /// rank with ErrorKind::NotSymmetric (nothing enqueued, no rank asked),
+  /// for the caller to stage it and call again (the NCCL drop-in). Off:
+  /// every buffer is symmetric memory, else the call is refused on every
+  /// rank.
+  bool privateBuffers = false;
 };
 
 /// One send or receive of a point-to-point group (Communicator::sendRecv).

@@ -45,6 +45,10 @@ enum class ErrorKind {
   Device,
   /// A broken invariant of sdma itself.
   Internal,
+  /// With CommOptions::privateBuffers: a buffer the call's path lets
+  /// another rank reach is not symmetric memory. Nothing was enqueued and
+  /// no rank was asked: the caller may stage it and call again.
+  NotSymmetric,
 };
 
 /// The kind's name, for logs and tests ("invalid argument", ...).
@@ -62,6 +66,8 @@ inline const char *errorKindName(ErrorKind kind) {
     return "device";
   case ErrorKind::Internal:
     return "internal";
+  case ErrorKind::NotSymmetric:
+    return "not symmetric";
   }
   return "unknown";
 }
