@@ -279,7 +279,8 @@ bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
   // private: no other rank reaches them).
   for (const void *buffer : {from, static_cast<const void *>(to)})
     if (!buffer ||
-        (!options.privateBuffers && !heap->contains(buffer, call.chunkBytes)))
+        !(heap->contains(buffer, call.chunkBytes) ||
+          (options.privateBuffers && heap->disjoint(buffer, call.chunkBytes))))
       return error.fail(
           ErrorKind::InvalidArgument,
           std::string(buffer == from ? "the send" : "the receive") +

@@ -266,15 +266,19 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
                !(options_.privateBuffers &&
                  heap_.lookup(call.buffers[b], *bytes, region[b], offset[b]))) {
       // Memory no other rank reaches on this path may be any the device
-      // addresses (CommOptions::privateBuffers): a low-latency call's
-      // peers write only the communicator's inboxes.
-      if (!options_.privateBuffers ||
-          (!lowLatency && (dma || instance.remote[b])))
+      // addresses (CommOptions::privateBuffers: a low-latency call's peers
+      // write only the communicator's inboxes), but never memory that
+      // overlaps symmetric memory without lying in one allocation or
+      // registration (the kernel would write past its end): the caller
+      // stages that too.
+      if (options_.privateBuffers &&
+          (lowLatency || (!dma && !instance.remote[b])) &&
+          heap_.disjoint(call.buffers[b], *bytes))
+        region[b] = kPrivateRegion;
+      else
         heap_.locate(call.buffers[b], *bytes,
                      "buffer '" + program.buffers[b].name + "'", region[b],
                      offset[b], problem);
-      else
-        region[b] = kPrivateRegion;
       if (options_.privateBuffers && !problem.empty()) {
         // Nothing enqueued, no rank asked: the caller stages and calls
         // again, as every rank whose buffers are alike does.

@@ -336,6 +336,19 @@ SymmetricHeap::Miss SymmetricHeap::find(const void *ptr, size_t bytes,
   return Miss::None;
 }
 
+bool SymmetricHeap::disjoint(const void *ptr, size_t bytes) const {
+  auto p = reinterpret_cast<uintptr_t>(ptr);
+  if (p + bytes < p)
+    return false;
+  for (size_t i = 0; i < regions_.size(); ++i) {
+    const Region &r = regions_[i];
+    auto base = reinterpret_cast<uintptr_t>(r.local);
+    if ((i == 0 || r.live) && p < base + r.bytes && base < p + bytes)
+      return false;
+  }
+  return true;
+}
+
 bool SymmetricHeap::contains(const void *ptr, size_t bytes) const {
   int region = -1;
   size_t offset = 0;

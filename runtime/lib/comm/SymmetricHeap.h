@@ -72,6 +72,10 @@ public:
               size_t &offset) const {
     return find(ptr, bytes, region, offset) == Miss::None;
   }
+  /// Whether [ptr, ptr + bytes) misses the heap and every live
+  /// registration entirely (memory a private buffer may be; a range that
+  /// wraps is not).
+  bool disjoint(const void *ptr, size_t bytes) const;
 
   struct Share;
 

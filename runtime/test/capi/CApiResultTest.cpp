@@ -448,6 +448,17 @@ TEST(CApiResult, PrivateBuffersRunInPlaceOrAreRefusedAtOnce) {
             f.push_back("private all-reduce: wrong sum");
             break;
           }
+        // A receive buffer that starts in a symmetric allocation and runs
+        // past its end is never taken as private memory (the kernel would
+        // write the next allocation): stage it.
+        // (Allocations are whole 256-byte granules: 3 x 128 bytes overrun.)
+        char *small = nullptr;
+        std::vector<int32_t> in32(32, rank);
+        ASSERT_EQ(sdmaMemAlloc(comm, (void **)&small, 64), sdmaSuccess);
+        expect(comm, "AllGather (past a symmetric allocation)",
+               sdmaAllGather(in32.data(), small, 32, sdmaInt32, comm, nullptr),
+               sdmaNotSymmetric, "runs past the end", f);
+        sdmaMemFree(comm, small);
         // 128 KiB to each peer: past SDMA_LL_BYTES, on the barrier path,
         // whose peers write the receive buffer.
         size_t n = 32768;
