@@ -19,6 +19,7 @@
 
 #include "sdma/runtime/Communicator.h"
 
+#include "comm/CallReplay.h"
 #include "comm/Collectives.h"
 #include "comm/CommDevice.h"
 #include "comm/PathChoice.h"
@@ -53,13 +54,18 @@ public:
   /// any state is created, so a rank that refuses makes every rank refuse,
   /// and nothing is left half made.
   bool run(bool planned, const CollectivePlan &plan, const Error &refused,
-           void *stream, Error &error);
+           void *stream, Error &error, const CallKey *replayKey = nullptr);
+  /// Starts the call of `key` as it was started before (CallReplay), if
+  /// one was; `ok` is its result.
+  bool replayed(const CallKey &key, void *stream, Error &error, bool &ok);
   /// One rank: every built-in collective (not all-to-allv) is its input
   /// chunk copied to its output, which the device copies at copy speed (no
   /// kernel, no barrier; capturable), or nothing where they are one.
   bool single(const Call &call, void *stream, Error &error);
-  /// Launches `call` of instance `index` on the path chosen for it.
-  bool launch(int index, const Call &call, void *stream, Error &error);
+  /// Launches `call` of instance `index` on the path chosen for it (kept
+  /// in `keep` with the path, for CallReplay, where given).
+  bool launch(int index, const Call &call, void *stream, Error &error,
+              ReplayedCall *keep = nullptr);
   /// False, with the failure, once a kernel of the communicator (a
   /// schedule's or the point-to-point one) has failed: it stays failed.
   bool healthy(Error &error) {
@@ -92,6 +98,7 @@ public:
   void *stage_ = nullptr;
   size_t stageBytes_ = 0;
   std::set<std::string> agreedCalls_;
+  CallReplay replay;
 };
 
 bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
@@ -223,8 +230,27 @@ bool Communicator::Impl::stage(size_t bytes, void *&ptr, Error &error) {
   return true;
 }
 
+bool Communicator::Impl::replayed(const CallKey &key, void *stream,
+                                  Error &error, bool &ok) {
+  std::shared_ptr<const ReplayedCall> call =
+      replay.find(key, heap->generation());
+  if (!call)
+    return false;
+  if (!p2p->healthy(error)) {
+    ok = error.context("the communicator has failed");
+    return true;
+  }
+  {
+    std::lock_guard<std::mutex> lock(lastPathMutex);
+    lastPath = call->path;
+  }
+  ok = launcher->replay(call->launch, stream, error);
+  return true;
+}
+
 bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
-                             const Error &refused, void *stream, Error &error) {
+                             const Error &refused, void *stream, Error &error,
+                             const CallKey *replayKey) {
   const std::string &signature = plan.call.signature;
   if (options.checkCalls && !agreedCalls_.count(signature)) {
     if (!agreement->agreeUnless(refused, signature, "the call", error))
@@ -258,7 +284,15 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
   }
   if (!p2p->healthy(error))
     return error.context("the communicator has failed");
-  return launch(index, call, stream, error);
+  ReplayedCall made;
+  if (!launch(index, call, stream, error, replayKey ? &made : nullptr))
+    return false;
+  // After the launch: a stage it grew is part of the heap it replays on.
+  if (replayKey && made.launch.index >= 0) {
+    made.generation = heap->generation();
+    replay.remember(*replayKey, std::move(made));
+  }
+  return true;
 }
 
 bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
@@ -294,7 +328,7 @@ bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
 }
 
 bool Communicator::Impl::launch(int index, const Call &call, void *stream,
-                                Error &error) {
+                                Error &error, ReplayedCall *keep) {
   PathChoice path;
   if (!paths->choose(index, call.chunkBytes, path, error))
     return false;
@@ -302,7 +336,10 @@ bool Communicator::Impl::launch(int index, const Call &call, void *stream,
     std::lock_guard<std::mutex> lock(lastPathMutex);
     lastPath = path.why;
   }
-  return launcher->run(index, call, path.dma, path.lowLatency, stream, error);
+  if (keep)
+    keep->path = path.why;
+  return launcher->run(index, call, path.dma, path.lowLatency, stream, error,
+                       keep ? &keep->launch : nullptr);
 }
 
 Communicator::Communicator(std::unique_ptr<Impl> impl)
@@ -395,11 +432,14 @@ bool Communicator::synchronize(void *stream, Error &error) {
 bool Communicator::collective(CommOp op, const void *send, void *recv,
                               size_t count, DataType type, int root,
                               void *stream, Error &error) {
+  CallKey key{int(op), send, recv, count, int(type), -1, root};
+  if (bool ok; impl_->replayed(key, stream, error, ok))
+    return ok;
   CollectivePlan plan;
   Error refused;
   bool planned = planCollective(op, send, recv, count, type, root,
                                 impl_->shape(), plan, refused);
-  return impl_->run(planned, plan, refused, stream, error);
+  return impl_->run(planned, plan, refused, stream, error, &key);
 }
 
 bool Communicator::reduce(CommReduction kind, const void *send, void *recv,
@@ -412,11 +452,22 @@ bool Communicator::reduce(CommReduction kind, const void *send, void *recv,
 bool Communicator::reduce(CommReduction kind, const void *send, void *recv,
                           size_t count, const Arithmetic &arithmetic, int root,
                           void *stream, Error &error) {
+  CallKey key{16 + int(kind),
+              send,
+              recv,
+              count,
+              int(arithmetic.type),
+              int(arithmetic.op) + 256 * arithmetic.partOf,
+              root,
+              arithmetic.deviceScalar,
+              arithmetic.scalar};
+  if (bool ok; impl_->replayed(key, stream, error, ok))
+    return ok;
   CollectivePlan plan;
   Error refused;
   bool planned = planReduction(kind, send, recv, count, arithmetic, root,
                                impl_->shape(), plan, refused);
-  return impl_->run(planned, plan, refused, stream, error);
+  return impl_->run(planned, plan, refused, stream, error, &key);
 }
 
 bool Communicator::allToAllv(const void *send, const int64_t *sendCounts,

@@ -226,7 +226,7 @@ bool Launcher::table(const Instance &instance, const Call &call,
 }
 
 bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
-                   void *stream, Error &error) {
+                   void *stream, Error &error, PreparedLaunch *keep) {
   if (!healthy(error)) {
     error.context("the communicator has failed");
     return false;
@@ -325,12 +325,34 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
     error = problem;
     return false;
   }
+  if (keep)
+    *keep = PreparedLaunch{index, words, call.chunkBytes, dma, lowLatency};
   KernelLaunch launch;
   launch.table = std::move(words);
   launch.chunkBytes = call.chunkBytes;
   launch.programRank = rank_;
   launch.stream = stream;
   launch.lowLatency = lowLatency;
+  return start(index, launch, dma, error);
+}
+
+bool Launcher::replay(const PreparedLaunch &prepared, void *stream,
+                      Error &error) {
+  if (!healthy(error)) {
+    error.context("the communicator has failed");
+    return false;
+  }
+  KernelLaunch launch;
+  launch.table = prepared.table;
+  launch.chunkBytes = prepared.chunkBytes;
+  launch.programRank = rank_;
+  launch.stream = stream;
+  launch.lowLatency = prepared.lowLatency;
+  return start(prepared.index, launch, prepared.dma, error);
+}
+
+bool Launcher::start(int index, KernelLaunch &launch, bool dma, Error &error) {
+  const Instance &instance = programs_.instance(index);
   std::string why;
   CommKernel &kernel = dma ? *instance.dmaKernel : *instance.kernel;
   if (kernel.launch(launch, why))

@@ -78,6 +78,16 @@ struct Call {
   std::string signature;
 };
 
+/// A call's launch as run() built it (its table, tag included), kept to
+/// be started again as it is (CallReplay): the same instance, buffers,
+/// chunk and path, so the same signature, already agreed.
+struct PreparedLaunch {
+  int index = -1;
+  std::vector<uint64_t> table;
+  size_t chunkBytes = 0;
+  bool dma = false, lowLatency = false;
+};
+
 class Launcher {
 public:
   Launcher(int rank, int ranks, const CommOptions &options, CommDevice &device,
@@ -93,7 +103,9 @@ public:
   /// the program has one and the call fits the inbox). The path
   /// is part of the signature the ranks agree on.
   bool run(int index, const Call &call, bool dma, bool lowLatency, void *stream,
-           Error &error);
+           Error &error, PreparedLaunch *keep = nullptr);
+  /// Starts a launch run() prepared (and ran) before, on `stream`.
+  bool replay(const PreparedLaunch &prepared, void *stream, Error &error);
   /// False, with the first failure a kernel of this communicator
   /// recorded, once one has.
   bool healthy(Error &error);
@@ -108,6 +120,10 @@ private:
              std::vector<uint64_t> &words, Error &error);
   /// The failure any kernel recorded, decoded; empty if none.
   Error kernelError();
+  /// Starts `launch` on instance `index`'s kernel (its DMA path's with
+  /// `dma`); a launch that failed fails the communicator as its cause
+  /// says.
+  bool start(int index, KernelLaunch &launch, bool dma, Error &error);
 
   int rank_, ranks_;
   const CommOptions &options_;

@@ -172,6 +172,7 @@ bool SymmetricHeap::allocate(size_t bytes, void *&ptr, Error &error) {
       free_[offset + want] = left;
     live_[offset] = want;
     ptr = regions_[0].local + offset;
+    ++generation_;
     return true;
   }
   size_t available = 0;
@@ -199,6 +200,7 @@ bool SymmetricHeap::free(void *ptr, Error &error) {
                       hex(ptr) + " is not an allocation of the symmetric heap");
   size_t offset = it->first, size = it->second;
   live_.erase(it);
+  ++generation_;
   auto next = free_.lower_bound(offset);
   if (next != free_.end() && next->first == offset + size) {
     size += next->second;
@@ -244,6 +246,7 @@ bool SymmetricHeap::registerMemory(void *ptr, size_t bytes, int &handle,
     return false;
   handle = static_cast<int>(regions_.size());
   regions_.push_back(std::move(mapped));
+  ++generation_;
   return true;
 }
 
@@ -261,6 +264,7 @@ bool SymmetricHeap::deregisterMemory(int handle, Error &error) {
   // The mapping stays (peers' handles are closed with the device): a later
   // registration of the same memory finds it again.
   regions_[handle].live = false;
+  ++generation_;
   return true;
 }
 

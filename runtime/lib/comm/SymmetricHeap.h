@@ -77,6 +77,11 @@ public:
   /// wraps is not).
   bool disjoint(const void *ptr, size_t bytes) const;
 
+  /// Advances whenever an allocation or registration is made or goes
+  /// (what a buffer's place depends on): a call replayed from an earlier
+  /// generation is planned afresh (CallReplay).
+  uint64_t generation() const { return generation_; }
+
   struct Share;
 
 private:
@@ -98,6 +103,7 @@ private:
   size_t controlBytes_ = 0, heapBytes_ = 0;
   std::map<size_t, size_t> live_; // offset -> bytes
   std::map<size_t, size_t> free_; // offset -> bytes
+  uint64_t generation_ = 0;
 };
 
 } // namespace sdma::rt

@@ -537,3 +537,45 @@ TEST(CApiResult, PrivateBuffersConfigIsChecked) {
   EXPECT_EQ(out[3], 5);
   EXPECT_EQ(sdmaCommDestroy(comm), sdmaSuccess);
 }
+
+TEST(CApiResult, ARepeatedCallSeesMemoryThatWentAway) {
+  // The same arguments again start the call made before (CallReplay), but
+  // not once an allocation has gone: its receive buffer freed, the call is
+  // refused as any call on freed memory is, on every rank.
+  auto failures =
+      job(2, [](sdmaComm_t comm, int rank, std::vector<std::string> &f) {
+        int32_t *in = nullptr, *out = nullptr;
+        ASSERT_EQ(sdmaMemAlloc(comm, (void **)&in, 4 * sizeof(int32_t)),
+                  sdmaSuccess);
+        ASSERT_EQ(sdmaMemAlloc(comm, (void **)&out, 8 * sizeof(int32_t)),
+                  sdmaSuccess);
+        for (int round = 0; round < 3; ++round) {
+          for (int i = 0; i < 4; ++i)
+            in[i] = 100 * round + 10 * rank + i;
+          expect(comm, "AllGather (repeated)",
+                 sdmaAllGather(in, out, 4, sdmaInt32, comm, nullptr),
+                 sdmaSuccess, "", f);
+          for (int r = 0; r < 2; ++r)
+            for (int i = 0; i < 4; ++i)
+              if (out[4 * r + i] != 100 * round + 10 * r + i) {
+                f.push_back("repeated all-gather round " +
+                            std::to_string(round) + ": wrong data");
+                r = 2;
+                break;
+              }
+        }
+        ASSERT_EQ(sdmaMemFree(comm, out), sdmaSuccess);
+        sdmaResult_t got = sdmaAllGather(in, out, 4, sdmaInt32, comm, nullptr);
+        if (got != sdmaInvalidArgument && got != sdmaRemoteError)
+          f.push_back("a repeated call on a freed buffer: " +
+                      std::to_string(got) + " " + sdmaGetLastError(comm));
+        else if (!std::strstr(sdmaGetLastError(comm), "no live allocation") &&
+                 !std::strstr(sdmaGetLastError(comm), "refused"))
+          f.push_back(std::string("a repeated call on a freed buffer: ") +
+                      sdmaGetLastError(comm));
+        sdmaMemFree(comm, in);
+        stillWorks(comm, rank, 2, f);
+      });
+  for (const std::string &failure : failures)
+    ADD_FAILURE() << failure;
+}

@@ -1,0 +1,101 @@
+//===- CallReplay.h - a repeated call started as it was ---------*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Jobs make the same calls over and over (a training step's collectives on
+// the same tensors). Planning a call, finding its instance, choosing its
+// path, locating its buffers, building its signature, tag and table are
+// functions of its arguments and of the communicator's state, so a call
+// whose arguments match one made before, while no allocation or
+// registration has been made or gone since (SymmetricHeap::generation),
+// is started with that call's table as it was: the same kernel, buffers
+// and tag, already agreed by every rank. The first call of any arguments,
+// and every call after the heap changed, goes the whole way.
+//
+//   call(args) ── seen, same generation? ── yes ──> Launcher::replay
+//                          │ no
+//                          └──> plan, instance, path, table ──> remember
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_COMM_CALLREPLAY_H
+#define SDMA_RUNTIME_LIB_COMM_CALLREPLAY_H
+
+#include "comm/Launcher.h"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace sdma::rt {
+
+/// A collective's or reduction's arguments, as the caller passed them (the
+/// stream aside: it is not part of a launch's table).
+struct CallKey {
+  int kind = 0; // a CommOp, or 16 + a CommReduction
+  const void *send = nullptr;
+  const void *recv = nullptr;
+  size_t count = 0;
+  int type = 0, op = -1, root = 0;
+  bool deviceScalar = false;
+  uint64_t scalar = 0;
+  bool operator==(const CallKey &o) const {
+    return kind == o.kind && send == o.send && recv == o.recv &&
+           count == o.count && type == o.type && op == o.op && root == o.root &&
+           deviceScalar == o.deviceScalar && scalar == o.scalar;
+  }
+};
+
+struct CallKeyHash {
+  size_t operator()(const CallKey &k) const {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    mix(uint64_t(k.kind));
+    mix(reinterpret_cast<uintptr_t>(k.send));
+    mix(reinterpret_cast<uintptr_t>(k.recv));
+    mix(k.count);
+    mix(uint64_t(k.type) << 32 | uint32_t(k.op));
+    mix(uint64_t(uint32_t(k.root)) << 1 | k.deviceScalar);
+    mix(k.scalar);
+    return size_t(h);
+  }
+};
+
+/// What a call started: its launch and the path it reported.
+struct ReplayedCall {
+  PreparedLaunch launch;
+  uint64_t generation = 0;
+  std::string path;
+};
+
+class CallReplay {
+public:
+  /// The call made with `key` at heap generation `generation`, if one was
+  /// remembered (shared: another thread may remember meanwhile).
+  std::shared_ptr<const ReplayedCall> find(const CallKey &key,
+                                           uint64_t generation) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = calls_.find(key);
+    if (it == calls_.end() || it->second->generation != generation)
+      return nullptr;
+    return it->second;
+  }
+  void remember(const CallKey &key, ReplayedCall call) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (calls_.size() >= kMostCalls) // ever new buffers: start afresh
+      calls_.clear();
+    calls_[key] = std::make_shared<const ReplayedCall>(std::move(call));
+  }
+
+private:
+  static constexpr size_t kMostCalls = 1024;
+  std::mutex mutex_;
+  std::unordered_map<CallKey, std::shared_ptr<const ReplayedCall>, CallKeyHash>
+      calls_;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LIB_COMM_CALLREPLAY_H
