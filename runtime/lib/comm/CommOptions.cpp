@@ -109,6 +109,13 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
                         "SDMA_CHECK_CALLS='" + value + "' must be 0 or 1");
     o.checkCalls = value == "1";
   }
+  if (const char *replay = std::getenv("SDMA_REPLAY_CALLS")) {
+    std::string value = replay;
+    if (value != "0" && value != "1")
+      return error.fail(ErrorKind::InvalidArgument,
+                        "SDMA_REPLAY_CALLS='" + value + "' must be 0 or 1");
+    o.replayCalls = value == "1";
+  }
   auto choose =
       [&](std::string &value, const char *variable, const char *fallback,
           std::initializer_list<const char *> allowed, const char *what) {

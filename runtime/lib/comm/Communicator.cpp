@@ -233,7 +233,7 @@ bool Communicator::Impl::stage(size_t bytes, void *&ptr, Error &error) {
 bool Communicator::Impl::replayed(const CallKey &key, void *stream,
                                   Error &error, bool &ok) {
   std::shared_ptr<const ReplayedCall> call =
-      replay.find(key, heap->generation());
+      options.replayCalls ? replay.find(key, heap->generation()) : nullptr;
   if (!call)
     return false;
   if (!p2p->healthy(error)) {
@@ -288,7 +288,7 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
   if (!launch(index, call, stream, error, replayKey ? &made : nullptr))
     return false;
   // After the launch: a stage it grew is part of the heap it replays on.
-  if (replayKey && made.launch.index >= 0) {
+  if (replayKey && options.replayCalls && made.launch.index >= 0) {
     made.generation = heap->generation();
     replay.remember(*replayKey, std::move(made));
   }

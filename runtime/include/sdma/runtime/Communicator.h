@@ -122,6 +122,11 @@ struct CommOptions {
   /// every buffer is symmetric memory, else the call is refused on every
   /// rank.
   bool privateBuffers = false;
+  /// A call whose arguments match one made before, while no allocation or
+  /// registration has been made or gone since, starts that call's launch
+  /// as it was (no planning, lookups or table per call); false plans every
+  /// call afresh ($SDMA_REPLAY_CALLS=0).
+  bool replayCalls = true;
 };
 
 /// One send or receive of a point-to-point group (Communicator::sendRecv).
