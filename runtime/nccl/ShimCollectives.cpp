@@ -152,8 +152,14 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
   // alike everywhere, so it fails everywhere alike; a call on windows does
   // not need it).
   ncclResult_t grown = reserve(comm, aligned(sendBytes) + recvBytes);
+  char *in = comm->stage, *out = comm->stage + aligned(sendBytes);
+  // A buffer the rank neither reads nor writes (a gather's receive buffer
+  // off the root, NULL in NCCL) is where the staged call would put it: a
+  // peer may still need its place (the root's, at the same offset).
+  const void *sendAs = copyIn || grown != ncclSuccess ? send : in;
+  void *recvAs = copyOut || grown != ncclSuccess ? recv : out;
   if (direct(comm, send, sendBytes, copyIn, recv, recvBytes, copyOut)) {
-    if (sdmaResult_t r = run(send, recv))
+    if (sdmaResult_t r = run(sendAs, recvAs))
       return fromSdma(comm, r);
     logCallPath(op, comm->sdma, "in place in the caller's windows");
     return ncclSuccess;
@@ -166,14 +172,13 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
   // reach them (a low-latency call: private buffers, ncclCommInitRank's
   // communicators); sdma says at once, asking no rank, where they must be
   // staged. Across nodes every buffer is staged.
-  if (sdmaResult_t r = comm->nodes ? sdmaNotSymmetric : run(send, recv);
+  if (sdmaResult_t r = comm->nodes ? sdmaNotSymmetric : run(sendAs, recvAs);
       r != sdmaNotSymmetric) {
     if (r != sdmaSuccess)
       return fromSdma(comm, r);
     logCallPath(op, comm->sdma, "in place on the caller's buffers");
     return ncclSuccess;
   }
-  char *in = comm->stage, *out = comm->stage + aligned(sendBytes);
   // A null user buffer stays null for sdma, which refuses the call on
   // every rank (every rank staged alike up to here: the sizes are the
   // call's, not the rank's).

@@ -294,7 +294,11 @@ ncclResult_t sdma::nccl::fail(ncclComm_t comm, ncclResult_t result,
 ncclResult_t sdma::nccl::fromSdma(ncclComm_t comm, sdmaResult_t result) {
   if (result == sdmaSuccess)
     return ncclSuccess;
-  return fail(comm, static_cast<ncclResult_t>(result),
+  // sdma's own result (a buffer to stage) has no NCCL number: the drop-in
+  // stages before it could get here, so it is the caller's buffer.
+  return fail(comm,
+              result == sdmaNotSymmetric ? ncclInvalidArgument
+                                         : static_cast<ncclResult_t>(result),
               sdmaGetLastError(comm ? comm->sdma : nullptr));
 }
 

@@ -380,7 +380,7 @@ sdmaResult_t sdmaCommShrink(sdmaComm_t comm, const int *excludeRanks,
   // The new communicator keeps the parent's options (NCCL's, without a
   // config of its own).
   if (sdmaResult_t r = initWith(newcomm, int(members.size()), id, position,
-                                comm->node->options()))
+                                comm->node->requestedOptions()))
     return fail(comm, r,
                 std::string("sdmaCommShrink: ") + sdmaGetLastError(nullptr));
   return sdmaSuccess;

@@ -41,10 +41,12 @@ struct CallKey {
   int type = 0, op = -1, root = 0;
   bool deviceScalar = false;
   uint64_t scalar = 0;
+  int partOf = 0; // Arithmetic::partOf
   bool operator==(const CallKey &o) const {
     return kind == o.kind && send == o.send && recv == o.recv &&
            count == o.count && type == o.type && op == o.op && root == o.root &&
-           deviceScalar == o.deviceScalar && scalar == o.scalar;
+           deviceScalar == o.deviceScalar && scalar == o.scalar &&
+           partOf == o.partOf;
   }
 };
 
@@ -59,6 +61,7 @@ struct CallKeyHash {
     mix(uint64_t(k.type) << 32 | uint32_t(k.op));
     mix(uint64_t(uint32_t(k.root)) << 1 | k.deviceScalar);
     mix(k.scalar);
+    mix(uint64_t(uint32_t(k.partOf)));
     return size_t(h);
   }
 };
@@ -68,6 +71,8 @@ struct ReplayedCall {
   PreparedLaunch launch;
   uint64_t generation = 0;
   std::string path;
+  /// With private buffers: the call must be staged (nothing started).
+  Error refused;
 };
 
 class CallReplay {

@@ -58,6 +58,11 @@ public:
   /// Starts the call of `key` as it was started before (CallReplay), if
   /// one was; `ok` is its result.
   bool replayed(const CallKey &key, void *stream, Error &error, bool &ok);
+  /// Fails a call with private buffers that must be staged (`why`, where
+  /// `error` does not say it yet), remembering that for `replayKey`: the
+  /// same arguments again are refused at once.
+  bool notSymmetric(const std::string &why, const CallKey *replayKey,
+                    Error &error);
   /// One rank: every built-in collective (not all-to-allv) is its input
   /// chunk copied to its output, which the device copies at copy speed (no
   /// kernel, no barrier; capturable), or nothing where they are one.
@@ -79,7 +84,8 @@ public:
   }
 
   int rank = 0, ranks = 0;
-  CommOptions options;
+  /// The options as asked for, and as resolved (environment, defaults).
+  CommOptions requested, options;
   /// shareAmong's calls so far on this rank (the mailbox's generation).
   uint64_t shares = 0;
   std::unique_ptr<Bootstrap> bootstrap;
@@ -236,6 +242,11 @@ bool Communicator::Impl::replayed(const CallKey &key, void *stream,
       options.replayCalls ? replay.find(key, heap->generation()) : nullptr;
   if (!call)
     return false;
+  if (!call->refused.empty()) {
+    error = call->refused;
+    ok = false;
+    return true;
+  }
   if (!p2p->healthy(error)) {
     ok = error.context("the communicator has failed");
     return true;
@@ -246,6 +257,21 @@ bool Communicator::Impl::replayed(const CallKey &key, void *stream,
   }
   ok = launcher->replay(call->launch, stream, error);
   return true;
+}
+
+bool Communicator::Impl::notSymmetric(const std::string &why,
+                                      const CallKey *replayKey, Error &error) {
+  if (!why.empty())
+    error.fail(ErrorKind::NotSymmetric,
+               why + " on rank " + std::to_string(rank) +
+                   " is not symmetric memory: stage it");
+  if (replayKey && options.replayCalls) {
+    ReplayedCall refused;
+    refused.refused = error;
+    refused.generation = heap->generation();
+    replay.remember(*replayKey, std::move(refused));
+  }
+  return false;
 }
 
 bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
@@ -276,6 +302,13 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
       !programs->addBuiltin(plan.schedule, params, arithmetic, index, error))
     return false;
   Call call = plan.call;
+  // Private memory in place (all_reduce_in_place) would be staged here on
+  // top of the caller's own staging: the caller stages it instead.
+  if (plan.stageBytes && options.privateBuffers &&
+      !heap->contains(call.buffers[0], plan.stageBytes))
+    return notSymmetric("the buffer of an in-place all-reduce the rank count "
+                        "does not divide",
+                        replayKey, error);
   if (plan.stageBytes) {
     void *staged = nullptr;
     if (!stage(plan.stageBytes, staged, error))
@@ -285,8 +318,11 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
   if (!p2p->healthy(error))
     return error.context("the communicator has failed");
   ReplayedCall made;
-  if (!launch(index, call, stream, error, replayKey ? &made : nullptr))
+  if (!launch(index, call, stream, error, replayKey ? &made : nullptr)) {
+    if (error.kind == ErrorKind::NotSymmetric)
+      return notSymmetric("", replayKey, error);
     return false;
+  }
   // After the launch: a stage it grew is part of the heap it replays on.
   if (replayKey && options.replayCalls && made.launch.index >= 0) {
     made.generation = heap->generation();
@@ -316,7 +352,8 @@ bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
         !(heap->contains(buffer, call.chunkBytes) ||
           (options.privateBuffers && heap->disjoint(buffer, call.chunkBytes))))
       return error.fail(
-          ErrorKind::InvalidArgument,
+          buffer && options.privateBuffers ? ErrorKind::NotSymmetric
+                                           : ErrorKind::InvalidArgument,
           std::string(buffer == from ? "the send" : "the receive") +
               " buffer is not symmetric memory of " +
               std::to_string(call.chunkBytes) +
@@ -357,6 +394,7 @@ std::unique_ptr<Communicator> Communicator::create(const UniqueId &id, int rank,
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();
+  impl->requested = options;
   impl->options = options;
   if (!resolveOptions(impl->options, error) ||
       !impl->init(id, rank, ranks, error))
@@ -368,6 +406,9 @@ int Communicator::rank() const { return impl_->rank; }
 int Communicator::ranks() const { return impl_->ranks; }
 std::string Communicator::deviceName() const { return impl_->device->name(); }
 const CommOptions &Communicator::options() const { return impl_->options; }
+const CommOptions &Communicator::requestedOptions() const {
+  return impl_->requested;
+}
 
 bool Communicator::memAlloc(size_t bytes, void *&ptr, Error &error) {
   // A failed communicator refuses new collective work, an allocation's
@@ -457,10 +498,11 @@ bool Communicator::reduce(CommReduction kind, const void *send, void *recv,
               recv,
               count,
               int(arithmetic.type),
-              int(arithmetic.op) + 256 * arithmetic.partOf,
+              int(arithmetic.op),
               root,
               arithmetic.deviceScalar,
-              arithmetic.scalar};
+              arithmetic.scalar,
+              arithmetic.partOf};
   if (bool ok; impl_->replayed(key, stream, error, ok))
     return ok;
   CollectivePlan plan;

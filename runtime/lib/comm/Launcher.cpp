@@ -145,6 +145,10 @@ bool Launcher::table(const Instance &instance, const Call &call,
   size_t B = program.buffers.size();
   t.assign(ranks_ * B, 0);
   for (const auto &[r, b] : instance.touched[rank_]) {
+    // A low-latency call reaches its own rank's buffers only (peers'
+    // bytes come through the inboxes below).
+    if (lowLatency && r != rank_)
+      continue;
     const std::string &name = program.buffers[b].name;
     size_t stride = size_t(b) < call.stride.size() ? call.stride[b] : 0;
     if (region[b] == kPrivateRegion) {

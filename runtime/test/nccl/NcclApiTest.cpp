@@ -143,10 +143,19 @@ void dataMovement(ncclComm_t comm, size_t n) {
     check(ncclGather(mine.data(), g.data(), n, ncclInt32, root, comm, nullptr),
           ncclSuccess, "ncclGather" + at, comm);
     expect(g, gWant, "Gather" + at);
+    // NCCL ignores the receive buffer off the root: NULL there.
+    std::fill(g.begin(), g.end(), -1);
+    check(ncclGather(mine.data(), rank == root ? g.data() : nullptr, n,
+                     ncclInt32, root, comm, nullptr),
+          ncclSuccess, "ncclGather (NULL off the root)" + at, comm);
+    expect(g, gWant, "Gather (NULL off the root)" + at);
     std::vector<int> sc = input<int>(rank, ranks * n), scOut(n);
     check(
         ncclScatter(sc.data(), scOut.data(), n, ncclInt32, root, comm, nullptr),
         ncclSuccess, "ncclScatter" + at, comm);
+    check(ncclScatter(rank == root ? sc.data() : nullptr, scOut.data(), n,
+                      ncclInt32, root, comm, nullptr),
+          ncclSuccess, "ncclScatter (NULL off the root)" + at, comm);
     expect(scOut, input<int>(root, n, rank * n), "Scatter" + at);
   }
 }

@@ -223,6 +223,10 @@ public:
   std::string deviceName() const;
   /// The options in force (the environment's and defaults filled in).
   const CommOptions &options() const;
+  /// The options as create() was given them, before the environment and
+  /// the defaults filled them in (what a communicator made from this one
+  /// starts from).
+  const CommOptions &requestedOptions() const;
 
   /// Symmetric memory (collective: every rank calls them in the same
   /// order with the same sizes).
