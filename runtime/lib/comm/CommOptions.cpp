@@ -51,6 +51,19 @@ bool envNumber(const char *name, uint64_t fallback, uint64_t limit,
   }
   return parseNumber(name, text, 1, limit, value, error);
 }
+
+/// $name, where set, as 0 or 1 into `value`.
+bool envSwitch(const char *name, bool &value, Error &error) {
+  const char *text = std::getenv(name);
+  if (!text)
+    return true;
+  std::string set = text;
+  if (set != "0" && set != "1")
+    return error.fail(ErrorKind::InvalidArgument,
+                      std::string(name) + "='" + set + "' must be 0 or 1");
+  value = set == "1";
+  return true;
+}
 } // namespace
 
 bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
@@ -102,20 +115,9 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
   o.p2pChunkBytes = (p2pChunk + 15) / 16 * 16;
   o.heapBytes = (heap + 255) / 256 * 256;
   o.twoShotBytes = twoShot;
-  if (const char *check = std::getenv("SDMA_CHECK_CALLS")) {
-    std::string value = check;
-    if (value != "0" && value != "1")
-      return error.fail(ErrorKind::InvalidArgument,
-                        "SDMA_CHECK_CALLS='" + value + "' must be 0 or 1");
-    o.checkCalls = value == "1";
-  }
-  if (const char *replay = std::getenv("SDMA_REPLAY_CALLS")) {
-    std::string value = replay;
-    if (value != "0" && value != "1")
-      return error.fail(ErrorKind::InvalidArgument,
-                        "SDMA_REPLAY_CALLS='" + value + "' must be 0 or 1");
-    o.replayCalls = value == "1";
-  }
+  if (!envSwitch("SDMA_CHECK_CALLS", o.checkCalls, error) ||
+      !envSwitch("SDMA_REPLAY_CALLS", o.replayCalls, error))
+    return false;
   auto choose =
       [&](std::string &value, const char *variable, const char *fallback,
           std::initializer_list<const char *> allowed, const char *what) {
