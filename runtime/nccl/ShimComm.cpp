@@ -123,7 +123,8 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
   // buffers (a low-latency call) runs on them as they are; the others are
   // staged (ShimCollectives.cpp).
   sdmaConfig_t options = SDMA_CONFIG_INITIALIZER;
-  options.privateBuffers = 1;
+  const char *privateBuffers = std::getenv("SDMA_NCCL_PRIVATE");
+  options.privateBuffers = privateBuffers && *privateBuffers == '0' ? 0 : 1;
   sdmaComm_t s = nullptr;
   sdmaResult_t r = sdmaCommInitRankConfig(&s, nranks, sid, rank, &options);
   if (r != sdmaSuccess)

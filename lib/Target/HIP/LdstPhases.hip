@@ -124,11 +124,19 @@ static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
       const unsigned long long off = (u - base) * 16;
       sdma_batch_add(p, a + off, b + off, (kind == 2 ? a : c) + off, kind);
     }
-    // The tail (and unaligned slices): byte by byte, 16 bytes per unit.
+    // The tail (and unaligned slices): 16 bytes per unit, in 8-byte words
+    // where a copy's both sides allow (a count exchange's 8-byte puts: one
+    // load instead of eight dependent byte loads), else byte by byte.
     for (; u < base + units; u += nthreads) {
       const unsigned long long off = (u - base) * 16;
       const unsigned long long end = off + 16 < n ? off + 16 : n;
-      for (unsigned long long j = off; j < end; ++j) {
+      unsigned long long j = off;
+      if (kind == 0 &&
+          ((((unsigned long long)(a + j)) | ((unsigned long long)(b + j))) &
+           7ull) == 0)
+        for (; j + 8 <= end; j += 8)
+          *(unsigned long long *)(b + j) = *(const unsigned long long *)(a + j);
+      for (; j < end; ++j) {
         char va = a[j];
         if (kind == 2) {
           char vb = b[j];

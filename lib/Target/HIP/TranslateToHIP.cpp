@@ -578,6 +578,29 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     os << "#define SDMA_COUNTS_IN " << entries(send)
        << "\n#define SDMA_COUNTS_OUT " << entries(recv)
        << "\n#define SDMA_COUNTS_OFFSETS " << offsets << "\n";
+    // Ops resolved per window of a staged phase: the largest phase at once
+    // where shared memory allows (each window is a resolve round and a
+    // drain that every block of the rank waits for; an MoE dispatch's 256
+    // expert segments took four of each per phase at the kernel's default
+    // of 64). Under 46 KiB of static shared memory (CUDA's limit: 48)
+    // with the phase's scan (scanWords), sdma_counts_out's scan and 80
+    // bytes per op (a 48-byte descriptor and SDMA_WARP_SPAN's four scan
+    // words); a runtime may define its own before this file.
+    int64_t maxPhaseOps = 0;
+    for (const auto &rankSteps : steps)
+      for (const Step &s : rankSteps)
+        if (s.kind == kPhase)
+          maxPhaseOps = std::max<int64_t>(maxPhaseOps, s.b);
+    const int64_t outEntries = entries(recv);
+    const int64_t seg = offsets == 2 ? ranks : kScanSeg;
+    const int64_t countWords = outEntries + 1 + (outEntries + seg - 1) / seg;
+    const int64_t freeBytes = 47104 - 8 * (scanWords + countWords) - 256;
+    const int64_t fit = freeBytes > 0 ? freeBytes / 80 / 32 * 32 : 0;
+    const int64_t cap = std::max<int64_t>(
+        64, std::min<int64_t>(fit, (maxPhaseOps + 31) / 32 * 32));
+    if (cap != 64)
+      os << "#ifndef SDMA_STAGE_CAP\n#define SDMA_STAGE_CAP " << cap
+         << "\n#endif\n";
   }
   // sdma.reduce: the type and operator (a runtime may define others before
   // this file), and the most sources one row adds.
