@@ -23,6 +23,14 @@
 
 using namespace sdma::nccl;
 
+namespace {
+/// SDMA_NCCL_PRIVATE=1: the drop-in's communicators take private buffers.
+bool privateBuffersAsked() {
+  const char *on = std::getenv("SDMA_NCCL_PRIVATE");
+  return on && std::string(on) == "1";
+}
+} // namespace
+
 #define NCCL_API extern "C" __attribute__((visibility("default")))
 
 namespace {
@@ -119,12 +127,13 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
   std::memcpy(sid.internal, id.internal, sizeof(sid.internal));
   // The device: SDMA_DEVICE (cuda by default: the calling thread's current
   // CUDA device, as NCCL's).
-  // Private buffers: a call whose path lets no peer reach the caller's
-  // buffers (a low-latency call) runs on them as they are; the others are
-  // staged (ShimCollectives.cpp).
+  // Private buffers (SDMA_NCCL_PRIVATE=1): a call whose path lets no peer
+  // reach the caller's buffers (a low-latency call) runs on them as they
+  // are; the others are staged (ShimCollectives.cpp). Off by default: its
+  // first GPU run under torch faulted on host memory, since fixed
+  // (CommDevice::addressable) but not yet run on a GPU again.
   sdmaConfig_t options = SDMA_CONFIG_INITIALIZER;
-  const char *privateBuffers = std::getenv("SDMA_NCCL_PRIVATE");
-  options.privateBuffers = privateBuffers && *privateBuffers == '0' ? 0 : 1;
+  options.privateBuffers = privateBuffersAsked() ? 1 : 0;
   sdmaComm_t s = nullptr;
   sdmaResult_t r = sdmaCommInitRankConfig(&s, nranks, sid, rank, &options);
   if (r != sdmaSuccess)
@@ -145,6 +154,8 @@ ncclResult_t sdma::nccl::adopt(ncclComm_t *out, sdmaComm_t s, int rank,
   comm->sdma = s;
   comm->rank = rank;
   comm->nranks = nranks;
+  // As initRank made it (a shrunk communicator keeps its parent's options).
+  comm->privateBuffers = !nodes && privateBuffersAsked();
   if (nodes) {
     comm->real = nodes->comm; // the fallback's too
     comm->nodes = std::move(nodes);

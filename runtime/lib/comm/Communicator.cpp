@@ -347,10 +347,12 @@ bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
   // What the kernel's launch checks, the copy checks: both buffers are
   // this rank's symmetric memory, whole (any memory where they may be
   // private: no other rank reaches them).
+  std::string why;
   for (const void *buffer : {from, static_cast<const void *>(to)})
     if (!buffer ||
         !(heap->contains(buffer, call.chunkBytes) ||
-          (options.privateBuffers && heap->disjoint(buffer, call.chunkBytes))))
+          (options.privateBuffers && heap->disjoint(buffer, call.chunkBytes) &&
+           device->addressable(buffer, why))))
       return error.fail(
           buffer && options.privateBuffers ? ErrorKind::NotSymmetric
                                            : ErrorKind::InvalidArgument,
@@ -358,7 +360,6 @@ bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
               " buffer is not symmetric memory of " +
               std::to_string(call.chunkBytes) +
               " bytes (memAlloc or registerMemory)");
-  std::string why;
   if (!device->copy(to, from, call.chunkBytes, stream, why))
     return error.fail(deviceKind(), why);
   return true;

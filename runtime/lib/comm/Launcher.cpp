@@ -273,11 +273,14 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
       // addresses (CommOptions::privateBuffers: a low-latency call's peers
       // write only the communicator's inboxes), but never memory that
       // overlaps symmetric memory without lying in one allocation or
-      // registration (the kernel would write past its end): the caller
-      // stages that too.
+      // registration (the kernel would write past its end), nor memory
+      // the kernel cannot address (pageable host memory on a GPU: a
+      // fault): the caller stages those.
+      std::string why;
       if (options_.privateBuffers &&
           (lowLatency || (!dma && !instance.remote[b])) &&
-          heap_.disjoint(call.buffers[b], *bytes))
+          heap_.disjoint(call.buffers[b], *bytes) &&
+          device_.addressable(call.buffers[b], why))
         region[b] = kPrivateRegion;
       else
         heap_.locate(call.buffers[b], *bytes,
