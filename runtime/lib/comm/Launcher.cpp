@@ -332,15 +332,12 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
     error = problem;
     return false;
   }
+  PreparedLaunch prepared{index, std::move(words), call.chunkBytes, dma,
+                          lowLatency};
+  bool started = start(prepared, stream, error);
   if (keep)
-    *keep = PreparedLaunch{index, words, call.chunkBytes, dma, lowLatency};
-  KernelLaunch launch;
-  launch.table = std::move(words);
-  launch.chunkBytes = call.chunkBytes;
-  launch.programRank = rank_;
-  launch.stream = stream;
-  launch.lowLatency = lowLatency;
-  return start(index, launch, dma, error);
+    *keep = std::move(prepared);
+  return started;
 }
 
 bool Launcher::replay(const PreparedLaunch &prepared, void *stream,
@@ -349,17 +346,19 @@ bool Launcher::replay(const PreparedLaunch &prepared, void *stream,
     error.context("the communicator has failed");
     return false;
   }
+  return start(prepared, stream, error);
+}
+
+bool Launcher::start(const PreparedLaunch &prepared, void *stream,
+                     Error &error) {
+  const Instance &instance = programs_.instance(prepared.index);
+  const bool dma = prepared.dma;
   KernelLaunch launch;
   launch.table = prepared.table;
   launch.chunkBytes = prepared.chunkBytes;
   launch.programRank = rank_;
   launch.stream = stream;
   launch.lowLatency = prepared.lowLatency;
-  return start(prepared.index, launch, prepared.dma, error);
-}
-
-bool Launcher::start(int index, KernelLaunch &launch, bool dma, Error &error) {
-  const Instance &instance = programs_.instance(index);
   std::string why;
   CommKernel &kernel = dma ? *instance.dmaKernel : *instance.kernel;
   if (kernel.launch(launch, why))

@@ -120,10 +120,10 @@ private:
              std::vector<uint64_t> &words, Error &error);
   /// The failure any kernel recorded, decoded; empty if none.
   Error kernelError();
-  /// Starts `launch` on instance `index`'s kernel (its DMA path's with
-  /// `dma`); a launch that failed fails the communicator as its cause
-  /// says.
-  bool start(int index, KernelLaunch &launch, bool dma, Error &error);
+  /// Starts `prepared` on its instance's kernel (its DMA path's where it
+  /// is a DMA launch) on `stream`; a launch that failed fails the
+  /// communicator as its cause says.
+  bool start(const PreparedLaunch &prepared, void *stream, Error &error);
 
   int rank_, ranks_;
   const CommOptions &options_;

@@ -356,5 +356,5 @@ bool SymmetricHeap::disjoint(const void *ptr, size_t bytes) const {
 bool SymmetricHeap::contains(const void *ptr, size_t bytes) const {
   int region = -1;
   size_t offset = 0;
-  return find(ptr, bytes, region, offset) == Miss::None;
+  return lookup(ptr, bytes, region, offset);
 }
