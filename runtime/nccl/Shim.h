@@ -52,8 +52,8 @@ struct ncclComm {
   /// The staging area (sdmaMemAlloc'd) and its size.
   char *stage = nullptr;
   size_t stageBytes = 0;
-  /// sdma's private buffers (SDMA_NCCL_PRIVATE=1): a call whose path lets
-  /// no peer reach the caller's buffers runs on them unstaged.
+  /// sdma's private buffers (SDMA_NCCL_PRIVATE, on by default): a call whose
+  /// path lets no peer reach the caller's buffers runs on them unstaged.
   bool privateBuffers = false;
   /// Calls of one communicator from several threads run one at a time.
   std::mutex mutex;

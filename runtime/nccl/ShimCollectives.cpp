@@ -168,10 +168,10 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
   // sizes included): none runs the call.
   if (grown != ncclSuccess)
     return grown;
-  // With private buffers (SDMA_NCCL_PRIVATE=1), the caller's buffers as
-  // they are where the call's path lets no peer reach them (a low-latency
-  // call); sdma says at once, asking no rank, where they must be staged.
-  // Otherwise, and across nodes, every buffer is staged.
+  // With private buffers (SDMA_NCCL_PRIVATE, on by default), the caller's
+  // buffers as they are where the call's path lets no peer reach them (a
+  // low-latency call); sdma says at once, asking no rank, where they must be
+  // staged. Otherwise, and across nodes, every buffer is staged.
   if (sdmaResult_t r =
           !comm->privateBuffers ? sdmaNotSymmetric : run(sendAs, recvAs);
       r != sdmaNotSymmetric) {

@@ -24,10 +24,14 @@
 using namespace sdma::nccl;
 
 namespace {
-/// SDMA_NCCL_PRIVATE=1: the drop-in's communicators take private buffers.
-bool privateBuffersAsked() {
-  const char *on = std::getenv("SDMA_NCCL_PRIVATE");
-  return on && std::string(on) == "1";
+/// SDMA_NCCL_PRIVATE: whether the drop-in's communicators take private
+/// buffers: 1 (the default) or 0; -1 for any other value (refused at init).
+int privateBuffersSetting() {
+  const char *set = std::getenv("SDMA_NCCL_PRIVATE");
+  if (!set || !*set)
+    return 1;
+  std::string value = set;
+  return value == "1" ? 1 : value == "0" ? 0 : -1;
 }
 } // namespace
 
@@ -127,13 +131,16 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
   std::memcpy(sid.internal, id.internal, sizeof(sid.internal));
   // The device: SDMA_DEVICE (cuda by default: the calling thread's current
   // CUDA device, as NCCL's).
-  // Private buffers (SDMA_NCCL_PRIVATE=1): a call whose path lets no peer
-  // reach the caller's buffers (a low-latency call) runs on them as they
-  // are; the others are staged (ShimCollectives.cpp). Off by default: its
-  // first GPU run under torch faulted on host memory, since fixed
-  // (CommDevice::addressable) but not yet run on a GPU again.
+  // Private buffers (SDMA_NCCL_PRIVATE, 1 by default): a call whose path
+  // lets no peer reach the caller's device buffers (a low-latency call, a
+  // one-rank call) runs on them as they are; the others are staged
+  // (ShimCollectives.cpp).
+  if (privateBuffersSetting() < 0)
+    return fail(nullptr, ncclInvalidArgument,
+                std::string("ncclCommInitRank: SDMA_NCCL_PRIVATE='") +
+                    std::getenv("SDMA_NCCL_PRIVATE") + "' must be 0 or 1");
   sdmaConfig_t options = SDMA_CONFIG_INITIALIZER;
-  options.privateBuffers = privateBuffersAsked() ? 1 : 0;
+  options.privateBuffers = privateBuffersSetting();
   sdmaComm_t s = nullptr;
   sdmaResult_t r = sdmaCommInitRankConfig(&s, nranks, sid, rank, &options);
   if (r != sdmaSuccess)
@@ -155,7 +162,7 @@ ncclResult_t sdma::nccl::adopt(ncclComm_t *out, sdmaComm_t s, int rank,
   comm->rank = rank;
   comm->nranks = nranks;
   // As initRank made it (a shrunk communicator keeps its parent's options).
-  comm->privateBuffers = !nodes && privateBuffersAsked();
+  comm->privateBuffers = !nodes && privateBuffersSetting() == 1;
   if (nodes) {
     comm->real = nodes->comm; // the fallback's too
     comm->nodes = std::move(nodes);
