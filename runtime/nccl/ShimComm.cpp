@@ -8,6 +8,7 @@
 #include "ShimFallback.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,25 @@ int privateBuffersSetting() {
     return 1;
   std::string value = set;
   return value == "1" ? 1 : value == "0" ? 0 : -1;
+}
+
+/// SDMA_NCCL_SHARED_BYTES (decimal bytes; 0: never) into `bytes`, else
+/// kSharedBytes; false for text that is not a number.
+bool sharedBytesSetting(long long &bytes) {
+  // Below it a call's two staging copies cost less than the exchange.
+  constexpr long long kSharedBytes = 8ll << 20;
+  const char *set = std::getenv("SDMA_NCCL_SHARED_BYTES");
+  if (!set || !*set) {
+    bytes = kSharedBytes;
+    return true;
+  }
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(set, &end, 10);
+  if (errno || *end || *set == '-' || v > (1ull << 50))
+    return false;
+  bytes = static_cast<long long>(v);
+  return true;
 }
 } // namespace
 
@@ -141,6 +161,15 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
                     std::getenv("SDMA_NCCL_PRIVATE") + "' must be 0 or 1");
   sdmaConfig_t options = SDMA_CONFIG_INITIALIZER;
   options.privateBuffers = privateBuffersSetting();
+  // Larger calls on the barrier path share the caller's buffers for the
+  // call (one host exchange) instead of staging them: at least
+  // SDMA_NCCL_SHARED_BYTES, 0 never (SDMA_SHARED_BYTES, sdma's own
+  // variable, is not read here).
+  if (!sharedBytesSetting(options.sharedBytes))
+    return fail(nullptr, ncclInvalidArgument,
+                std::string("ncclCommInitRank: SDMA_NCCL_SHARED_BYTES='") +
+                    std::getenv("SDMA_NCCL_SHARED_BYTES") +
+                    "' is not a number of bytes");
   sdmaComm_t s = nullptr;
   sdmaResult_t r = sdmaCommInitRankConfig(&s, nranks, sid, rank, &options);
   if (r != sdmaSuccess)

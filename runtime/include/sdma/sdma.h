@@ -161,13 +161,23 @@ typedef struct {
    * symmetric memory. Added after `path`: configs of the two earlier sizes
    * are still accepted. */
   int privateBuffers;
+  /* A call on the barrier path (not low-latency) one of whose buffers that
+   * peers reach is at least this many bytes shares its buffers for this
+   * call: every rank's are exchanged (one host exchange per such call;
+   * each peer allocation mapped once), so they may be any memory the
+   * device can share (cudaMalloc'd, a caching allocator's block), not only
+   * symmetric memory. Memory some rank cannot share fails the call on
+   * every rank (sdmaNotSymmetric with privateBuffers). 0: never; -1 (the
+   * initialiser): $SDMA_SHARED_BYTES, else 0. Every rank alike. Added after
+   * `privateBuffers`: configs of the earlier sizes are still accepted. */
+  long long sharedBytes;
 } sdmaConfig_t;
 
 #define SDMA_CONFIG_MAGIC 0x53444d41u
 #define SDMA_CONFIG_INITIALIZER                                                \
   {                                                                            \
     sizeof(sdmaConfig_t), SDMA_CONFIG_MAGIC, SDMA_VERSION_CODE, NULL, -1, 0,   \
-        0, -1, NULL, NULL, NULL, NULL, NULL, 0                                 \
+        0, -1, NULL, NULL, NULL, NULL, NULL, 0, -1                             \
   }
 
 /* Version and errors. */

@@ -78,9 +78,11 @@ bool readConfig(const sdmaConfig_t *config, CommOptions &options,
                 std::string &why) {
   if (!config)
     return true;
-  // Earlier configs end before `path` or before `privateBuffers`: their
-  // fields mean the same.
-  bool withPrivate = config->size == sizeof(sdmaConfig_t);
+  // Earlier configs end before `path`, `privateBuffers` or `sharedBytes`:
+  // their fields mean the same.
+  bool withShared = config->size == sizeof(sdmaConfig_t);
+  bool withPrivate =
+      withShared || config->size == offsetof(sdmaConfig_t, sharedBytes);
   bool withPath =
       withPrivate || config->size == offsetof(sdmaConfig_t, privateBuffers);
   if (config->magic != SDMA_CONFIG_MAGIC ||
@@ -110,6 +112,14 @@ bool readConfig(const sdmaConfig_t *config, CommOptions &options,
       return false;
     }
     options.privateBuffers = config->privateBuffers == 1;
+  }
+  if (withShared) {
+    if (config->sharedBytes < -1) {
+      why = "config sharedBytes is " + std::to_string(config->sharedBytes) +
+            "; it takes -1 (the environment's), 0 (never) or a size";
+      return false;
+    }
+    options.sharedBytes = config->sharedBytes;
   }
   return true;
 }

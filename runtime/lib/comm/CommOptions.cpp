@@ -102,6 +102,16 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
       return false;
     o.lowLatencyBytes = int64_t(ll);
   }
+  // 0 turns sharing off (the default); unset, -1 is 0.
+  if (const char *text = std::getenv("SDMA_SHARED_BYTES");
+      o.sharedBytes < 0 && text && *text) {
+    uint64_t shared = 0;
+    if (!parseNumber("SDMA_SHARED_BYTES", text, 0, 1ull << 50, shared, error))
+      return false;
+    o.sharedBytes = int64_t(shared);
+  }
+  if (o.sharedBytes < 0)
+    o.sharedBytes = 0;
   if (o.lowLatencyBytes > (int64_t(1) << 24))
     return error.fail(ErrorKind::InvalidArgument,
                       "lowLatencyBytes " + std::to_string(o.lowLatencyBytes) +

@@ -134,7 +134,8 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
       "SDMA_P2P_CHUNK_BYTES=" + std::to_string(options.p2pChunkBytes) +
       " SDMA_PATH=" + options.path + " SDMA_DMA_VARIANT=" + options.dmaVariant +
       " SDMA_DMA_MIN_BYTES=" + std::to_string(options.dmaMinBytes) +
-      " SDMA_LL_BYTES=" + std::to_string(options.lowLatencyBytes);
+      " SDMA_LL_BYTES=" + std::to_string(options.lowLatencyBytes) +
+      " SDMA_SHARED_BYTES=" + std::to_string(options.sharedBytes);
   std::vector<std::string> all;
   if (!agreement->allGather(mine + '\x1f' + chunk, all, error))
     return false;
@@ -318,13 +319,16 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
   if (!p2p->healthy(error))
     return error.context("the communicator has failed");
   ReplayedCall made;
-  if (!launch(index, call, stream, error, replayKey ? &made : nullptr)) {
+  // A call that shared its buffers is never remembered, nor its refusal:
+  // each such call exchanges (SharedBuffers.h), as every peer does.
+  if (!launch(index, call, stream, error, &made)) {
     if (error.kind == ErrorKind::NotSymmetric)
-      return notSymmetric("", replayKey, error);
+      return notSymmetric("", made.launch.shared ? nullptr : replayKey, error);
     return false;
   }
   // After the launch: a stage it grew is part of the heap it replays on.
-  if (replayKey && options.replayCalls && made.launch.index >= 0) {
+  if (replayKey && options.replayCalls && made.launch.index >= 0 &&
+      !made.launch.shared) {
     made.generation = heap->generation();
     replay.remember(*replayKey, std::move(made));
   }
@@ -376,8 +380,14 @@ bool Communicator::Impl::launch(int index, const Call &call, void *stream,
   }
   if (keep)
     keep->path = path.why;
-  return launcher->run(index, call, path.dma, path.lowLatency, stream, error,
-                       keep ? &keep->launch : nullptr);
+  if (!launcher->run(index, call, path.dma, path.lowLatency, stream, error,
+                     keep ? &keep->launch : nullptr))
+    return false;
+  if (keep && keep->launch.shared) {
+    std::lock_guard<std::mutex> lock(lastPathMutex);
+    lastPath += ", buffers shared for this call";
+  }
+  return true;
 }
 
 Communicator::Communicator(std::unique_ptr<Impl> impl)

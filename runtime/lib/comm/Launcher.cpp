@@ -132,9 +132,9 @@ Error Launcher::kernelError() {
 
 bool Launcher::table(const Instance &instance, const Call &call,
                      const std::vector<int> &region,
-                     const std::vector<size_t> &offset, bool dma,
-                     bool lowLatency, uint64_t tag, std::vector<uint64_t> &t,
-                     Error &error) {
+                     const std::vector<size_t> &offset,
+                     const SharedCall &shared, bool dma, bool lowLatency,
+                     uint64_t tag, std::vector<uint64_t> &t, Error &error) {
   // The DMA path keeps words of its own: the load/store kernel's flags
   // count its runs (a wait is for epoch x per-run + k), which a DMA call
   // must not advance.
@@ -159,11 +159,12 @@ bool Launcher::table(const Instance &instance, const Call &call,
             static_cast<const char *>(call.buffers[b]) + size_t(r) * stride);
       continue;
     }
-    if (region[b] < 0)
+    if (region[b] < 0 && region[b] != kSharedRegion)
       return error.fail(ErrorKind::InvalidArgument,
                         program.schedule + " on rank " + std::to_string(rank_) +
                             " needs buffer '" + name + "' (null here)");
-    const Region &at = heap_.region(region[b]);
+    const Region &at = region[b] == kSharedRegion ? shared.regions[b]
+                                                  : heap_.region(region[b]);
     // A heap allocation has the same size everywhere (locate checked it);
     // a registration has each rank's own.
     uint64_t need = program.buffers[b].bytes(call.chunkBytes);
@@ -250,12 +251,26 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
   // rank (symmetric memory).
   std::vector<int> region(B, -1);
   std::vector<size_t> offset(B, 0);
+  std::vector<uint64_t> sizes(B, 0);
+  for (size_t b = 0; b < B; ++b)
+    sizes[b] = checkedMul(program.buffers[b].chunks,
+                          program.buffers[b].counts ? 8 : call.chunkBytes)
+                   .value_or(~uint64_t(0));
+  // A large call may share buffers that are not symmetric memory for
+  // itself (SharedBuffers.h): every rank decides alike.
+  const bool share =
+      sharesBuffers(options_, ranks_, instance, sizes, user, lowLatency);
+  // A call that shares its buffers takes those only its own rank reaches
+  // as they are, as private buffers are.
+  const bool mayBePrivate = options_.privateBuffers || share;
   Error problem;
   for (size_t b = 0; b < B && problem.empty(); ++b) {
     std::optional<uint64_t> bytes =
         checkedMul(program.buffers[b].chunks,
                    program.buffers[b].counts ? 8 : call.chunkBytes);
-    if (b >= user) { // the count tables, side by side
+    if (share && b < user && instance.remote[b] && bytes) {
+      region[b] = kSharedRegion; // found by the exchange below
+    } else if (b >= user) {      // the count tables, side by side
       region[b] = 0;
       offset[b] =
           instance.countsOffset +
@@ -267,7 +282,7 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
                        " chunks of " + std::to_string(call.chunkBytes) +
                        " bytes does not fit 64 bits");
     } else if (call.buffers[b] &&
-               !(options_.privateBuffers &&
+               !(mayBePrivate &&
                  heap_.lookup(call.buffers[b], *bytes, region[b], offset[b]))) {
       // Memory no other rank reaches on this path may be any the device
       // addresses (CommOptions::privateBuffers: a low-latency call's peers
@@ -277,8 +292,7 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
       // the kernel cannot address (pageable host memory on a GPU: a
       // fault): the caller stages those.
       std::string why;
-      if (options_.privateBuffers &&
-          (lowLatency || (!dma && !instance.remote[b])) &&
+      if (mayBePrivate && (lowLatency || (!dma && !instance.remote[b])) &&
           heap_.disjoint(call.buffers[b], *bytes) &&
           device_.addressable(call.buffers[b], why))
         region[b] = kPrivateRegion;
@@ -300,8 +314,9 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
   std::string signature = call.signature;
   for (size_t b = 0; b < B; ++b) {
     size_t stride = b < call.stride.size() ? call.stride[b] : 0;
-    signature += !instance.remote[b] || lowLatency
-                     ? std::string(" local")
+    signature += !instance.remote[b] || lowLatency ? std::string(" local")
+                 : region[b] == kSharedRegion
+                     ? " shared" + (stride ? "/" + std::to_string(stride) : "")
                      : " " + std::to_string(region[b]) + "+" +
                            std::to_string(region[b] < 0 ? 0 : offset[b]) +
                            (stride ? "/" + std::to_string(stride) : "");
@@ -311,13 +326,30 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
   if (lowLatency)
     signature += " low-latency";
   std::vector<uint64_t> words;
+  SharedCall shared;
+  if (share) {
+    if (keep)
+      keep->shared = true;
+    // Each shared buffer's bytes from the base the caller passed (an
+    // in-place buffer's copies lie at rank x stride from it).
+    std::vector<uint64_t> need(user, 0);
+    for (size_t b = 0; b < user; ++b)
+      need[b] = sizes[b] + (b < call.stride.size() ? call.stride[b] : 0) *
+                               uint64_t(ranks_ - 1);
+    // Every rank exchanges (a rank whose call is already wrong says so),
+    // or fails alike: nothing to agree on after.
+    if (!shareBuffers(device_, agreement_, heap_, instance, call.buffers, need,
+                      user, tagOf(signature), options_.privateBuffers, problem,
+                      shared, error))
+      return false;
+  }
   if (problem.empty())
     // The call's tag: what every rank must pass alike (the signature with
     // the shared buffers' positions and the path). The host compares it
     // only the first time; the launch compares it every time
     // (LdstKernel.hip).
-    table(instance, call, region, offset, dma, lowLatency, tagOf(signature),
-          words, problem);
+    table(instance, call, region, offset, shared, dma, lowLatency,
+          tagOf(signature), words, problem);
   // The first call of a signature: every rank makes the same one, or every
   // rank refuses it (the refusing rank with its own reason).
   bool fresh = options_.checkCalls && !checked_.count(signature);
@@ -332,8 +364,8 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
     error = problem;
     return false;
   }
-  PreparedLaunch prepared{index, std::move(words), call.chunkBytes, dma,
-                          lowLatency};
+  PreparedLaunch prepared{index, std::move(words), call.chunkBytes,
+                          dma,   lowLatency,       share};
   bool started = start(prepared, stream, error);
   if (keep)
     *keep = std::move(prepared);

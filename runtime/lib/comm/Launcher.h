@@ -19,6 +19,7 @@
 #define SDMA_RUNTIME_LIB_COMM_LAUNCHER_H
 
 #include "comm/ProgramCache.h"
+#include "comm/SharedBuffers.h"
 #include "comm/SymmetricHeap.h"
 
 #include <algorithm>
@@ -86,6 +87,10 @@ struct PreparedLaunch {
   std::vector<uint64_t> table;
   size_t chunkBytes = 0;
   bool dma = false, lowLatency = false;
+  /// Its buffers were shared for this call (SharedBuffers.h): another
+  /// call with the same arguments exchanges again (peers' buffers may
+  /// differ), so it is never replayed.
+  bool shared = false;
 };
 
 class Launcher {
@@ -116,7 +121,7 @@ private:
   /// with `lowLatency`, every rank's inbox.
   bool table(const Instance &instance, const Call &call,
              const std::vector<int> &region, const std::vector<size_t> &offset,
-             bool dma, bool lowLatency, uint64_t tag,
+             const SharedCall &shared, bool dma, bool lowLatency, uint64_t tag,
              std::vector<uint64_t> &words, Error &error);
   /// The failure any kernel recorded, decoded; empty if none.
   Error kernelError();

@@ -50,6 +50,7 @@ public:
 
   /// Region 0 is the heap; registrations follow.
   const Region &region(int index) const { return regions_[index]; }
+  size_t regions() const { return regions_.size(); }
   /// This rank's control area: the heap's first controlBytes.
   char *control() const { return regions_[0].local; }
   size_t controlBytes() const { return controlBytes_; }

@@ -29,7 +29,8 @@ std::vector<std::string>
 job(int ranks,
     const std::function<void(sdmaComm_t, int, std::vector<std::string> &)>
         &body,
-    unsigned long long timeoutMs = 3000, int privateBuffers = 0) {
+    unsigned long long timeoutMs = 3000, int privateBuffers = 0,
+    long long sharedBytes = -1) {
   sdmaUniqueId id;
   EXPECT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
   std::vector<std::vector<std::string>> failures(ranks);
@@ -41,6 +42,7 @@ job(int ranks,
       config.heapBytes = 1 << 20;
       config.timeoutMs = timeoutMs;
       config.privateBuffers = privateBuffers;
+      config.sharedBytes = sharedBytes;
       sdmaComm_t comm = nullptr;
       sdmaResult_t made = sdmaCommInitRankConfig(&comm, ranks, id, r, &config);
       if (made != sdmaSuccess) {
@@ -536,6 +538,79 @@ TEST(CApiResult, PrivateBuffersConfigIsChecked) {
       << sdmaGetLastError(comm);
   EXPECT_EQ(out[3], 5);
   EXPECT_EQ(sdmaCommDestroy(comm), sdmaSuccess);
+}
+
+TEST(CApiResult, SharedBuffersRunInPlace) {
+  // sharedBytes: a call on the barrier path (128 KiB to each peer, past the
+  // low-latency calls) whose buffers are plain memory exchanges them for
+  // the call and runs on them: ranks that are threads of one process reach
+  // each other's host memory. Two rounds on other vectors (exchanged
+  // again), every element checked; a buffer one rank cannot share is
+  // refused on every rank, and the communicator still works.
+  const int R = 3;
+  auto failures = job(
+      R,
+      [](sdmaComm_t comm, int rank, std::vector<std::string> &f) {
+        size_t n = 32768;
+        for (int round = 0; round < 2; ++round) {
+          std::vector<int32_t> in(R * n), out(R * n, -1);
+          for (size_t i = 0; i < R * n; ++i)
+            in[i] = int32_t(1000 * rank + round + i % 7);
+          expect(
+              comm, "AllGather (shared)",
+              sdmaAllGather(in.data(), out.data(), n, sdmaInt32, comm, nullptr),
+              sdmaSuccess, "", f);
+          const char *path = nullptr;
+          sdmaCommGetLastPath(comm, &path);
+          if (!path || !std::strstr(path, "buffers shared for this call"))
+            f.push_back(std::string("path: ") + (path ? path : "none"));
+          for (int r = 0; r < R; ++r)
+            for (size_t i : {size_t(0), n / 2, n - 1})
+              if (out[r * n + i] != int32_t(1000 * r + round + i % 7))
+                f.push_back("shared all-gather: wrong data");
+          expect(
+              comm, "AlltoAll (shared)",
+              sdmaAlltoAll(in.data(), out.data(), n, sdmaInt32, comm, nullptr),
+              sdmaSuccess, "", f);
+          for (int r = 0; r < R; ++r)
+            for (size_t i : {size_t(0), n - 1})
+              if (out[r * n + i] !=
+                  int32_t(1000 * r + round + (rank * n + i) % 7))
+                f.push_back("shared all-to-all: wrong data");
+        }
+        // Rank 1's receive buffer starts in a symmetric allocation and runs
+        // past its end: it cannot be shared, and every rank refuses the
+        // call alike (NotSymmetric: the caller would stage), nothing
+        // written.
+        int32_t *sym = nullptr;
+        ASSERT_EQ(sdmaMemAlloc(comm, (void **)&sym, 1024), sdmaSuccess);
+        std::vector<int32_t> in(n, rank), out(R * n, -1);
+        expect(comm, "AllGather (rank 1's buffer straddles the heap)",
+               sdmaAllGather(in.data(), rank == 1 ? sym : out.data(), n,
+                             sdmaInt32, comm, nullptr),
+               sdmaNotSymmetric,
+               "rank 1's buffer 'output' cannot be shared with its peers", f);
+        if (out[0] != -1 || out[R * n - 1] != -1)
+          f.push_back("a refused shared call wrote its receive buffer");
+        sdmaMemFree(comm, sym);
+        stillWorks(comm, rank, R, f);
+      },
+      3000, 1, 4096);
+  for (const std::string &failure : failures)
+    ADD_FAILURE() << failure;
+  // A size below -1 is refused at init, naming the field.
+  sdmaUniqueId id;
+  ASSERT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.device = "cpu";
+  config.heapBytes = 1 << 20;
+  config.sharedBytes = -2;
+  sdmaComm_t comm = nullptr;
+  EXPECT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config),
+            sdmaInvalidArgument);
+  EXPECT_NE(std::string(sdmaGetLastError(nullptr)).find("sharedBytes"),
+            std::string::npos)
+      << sdmaGetLastError(nullptr);
 }
 
 TEST(CApiResult, ARepeatedCallSeesMemoryThatWentAway) {

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 
 namespace sdma::commtest {
 
@@ -47,24 +49,60 @@ bool timeCalls(const char *op, int ranks, size_t bytes, int iters, Call call,
 /// Per-call latency: `iters` calls back to back, then one wait; and the
 /// host's share of it, the time to enqueue the calls (where it is about
 /// the whole, the host's per-call work is the bound, not the GPU's).
+///
+/// SDMA_BENCH_BUFFERS says where the buffers are: "symmetric" (default,
+/// sdmaMemAlloc), "plain" (the caller's own allocation, cuMemAlloc'd on a
+/// GPU, a host vector on the CPU device: the calls share them where
+/// SDMA_SHARED_BYTES lets them, else fail) or "staged" (plain buffers
+/// copied into symmetric memory and out around each call, as the NCCL
+/// drop-in does without sharing). SDMA_BENCH_MIN_BYTES starts the sizes.
 void bench(Rank &k, int iters) {
   int R = k.ranks;
+  const char *mode = std::getenv("SDMA_BENCH_BUFFERS");
+  std::string buffers = mode && *mode ? mode : "symmetric";
+  const char *least = std::getenv("SDMA_BENCH_MIN_BYTES");
   if (k.rank == 0)
     std::printf("op,ranks,bytes,us_per_call,host_us_per_call\n");
-  for (size_t bytes = 1024; bytes <= (64u << 20); bytes *= 4) {
+  for (size_t bytes = least ? std::strtoull(least, nullptr, 10) : 1024;
+       bytes <= (64u << 20); bytes *= 4) {
     size_t chunk = std::max<size_t>(4, bytes / R / 4 * 4);
     char *in = static_cast<char *>(k.alloc(chunk * R));
     char *out = static_cast<char *>(k.alloc(chunk * R));
+    // The caller's own buffers, where the mode has them.
+    std::vector<char> hostIn, hostOut;
+    cuda::CUdeviceptr block = 0;
+    char *userIn = in, *userOut = out;
+    if (buffers != "symmetric") {
+      if (k.memory.driver) {
+        k.memory.driver->cuMemAlloc_v2(&block, 2 * chunk * R + 256);
+        userIn = reinterpret_cast<char *>(block) + 256;
+      } else {
+        hostIn.resize(2 * chunk * R);
+        userIn = hostIn.data();
+      }
+      userOut = userIn + chunk * R;
+    }
+    bool staged = buffers == "staged";
+    char *callIn = staged ? in : userIn, *callOut = staged ? out : userOut;
     // All-gather, all-to-all, and an all-reduce (sum) of the whole buffer
     // (its bytes are the message's, as nccl-tests counts them).
     for (int op = 0; op < 3; ++op) {
+      size_t inBytes = op == 0 ? chunk : chunk * R;
       auto call = [&] {
-        return op == 0 ? sdmaAllGather(in, out, chunk / 4, sdmaFloat32, k.comm,
-                                       k.stream)
-               : op == 1 ? sdmaAlltoAll(in, out, chunk / 4, sdmaFloat32, k.comm,
-                                        k.stream)
-                         : sdmaAllReduce(in, out, chunk * R / 4, sdmaFloat32,
-                                         sdmaSum, k.comm, k.stream);
+        if (staged)
+          if (sdmaResult_t r =
+                  sdmaMemcpyAsync(k.comm, in, userIn, inBytes, k.stream))
+            return r;
+        sdmaResult_t r =
+            op == 0   ? sdmaAllGather(callIn, callOut, chunk / 4, sdmaFloat32,
+                                      k.comm, k.stream)
+            : op == 1 ? sdmaAlltoAll(callIn, callOut, chunk / 4, sdmaFloat32,
+                                     k.comm, k.stream)
+                      : sdmaAllReduce(callIn, callOut, chunk * R / 4,
+                                      sdmaFloat32, sdmaSum, k.comm, k.stream);
+        if (staged && r == sdmaSuccess)
+          r = sdmaMemcpyAsync(k.comm, userOut, out, chunk * R, k.stream);
+        return r;
       };
       for (int i = 0; i < 3; ++i)
         k.check(call(), "warm-up");
@@ -82,6 +120,8 @@ void bench(Rank &k, int iters) {
     }
     sdmaMemFree(k.comm, out);
     sdmaMemFree(k.comm, in);
+    if (block)
+      k.memory.driver->cuMemFree_v2(block);
   }
 }
 

@@ -30,6 +30,11 @@
 //   stale-shm    (cpu) shared memory segments a dead process left named
 //                (older than a minute) are removed by a new communicator;
 //                a live process's, or a young one, are kept;
+//   shared       the caller's own memory (cuMemAlloc'd blocks; host vectors
+//                on the CPU device) in calls shared per call
+//                (SDMA_SHARED_BYTES): four rounds, every byte and the path
+//                checked, the host's time of first and later uses printed
+//                (CommShared.cpp);
 //   registered   (cuda) cuMemAlloc'd memory at an offset in its block,
 //                registered, used, deregistered and then refused; on the
 //                CPU device, registering malloc'd memory is refused;
@@ -353,6 +358,10 @@ int runCase(Rank &k, const Args &args) {
   }
   if (c == "registered") {
     registered(k);
+    return k.failures ? 1 : 0;
+  }
+  if (c == "shared") {
+    shared(k);
     return k.failures ? 1 : 0;
   }
   if (c == "graph") {

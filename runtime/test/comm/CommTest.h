@@ -215,6 +215,8 @@ void moeBench(Rank &k, const Args &args);
 /// Per-call latency of AllGather, AlltoAll and AllReduce: `iters` calls back
 /// to back, then one wait (CSV on rank 0).
 void bench(Rank &k, int iters);
+/// Buffers shared for a call on first use (CommShared.cpp).
+void shared(Rank &k);
 /// The in-process executor timed the same way (no launcher).
 int baseline(const Args &args);
 

@@ -160,6 +160,65 @@ void dataMovement(ncclComm_t comm, size_t n) {
   }
 }
 
+/// Buffers shared on first use (SDMA_NCCL_SHARED_BYTES at most the
+/// calls' size): ncclMemAlloc'd memory that is no window, as a
+/// caching-allocator block is on a GPU. Pieces at different offsets of one
+/// block, a second block, the same buffers again (the block mapped once),
+/// in place; every byte checked. NCCL_TEST_SHARE_HOST_RANK: that rank
+/// passes host vectors instead, which cannot be shared, so every rank
+/// stages that call alike. The CPU device only.
+void sharedBuffers(ncclComm_t comm, size_t n) {
+  int *block[2] = {nullptr, nullptr};
+  size_t words = 4 * ranks * n;
+  for (int *&b : block)
+    check(ncclMemAlloc((void **)&b, words * sizeof(int)), ncclSuccess,
+          "ncclMemAlloc", nullptr);
+  if (!block[0] || !block[1])
+    return;
+  const char *host = std::getenv("NCCL_TEST_SHARE_HOST_RANK");
+  bool plain = host && std::atoi(host) == rank;
+  std::vector<int> hostBlock(words);
+  std::vector<int> mine = input<int>(rank, n), want = everyRank<int>(n);
+  for (int round = 0; round < 3; ++round) {
+    // Round 0: block 0 at offset 0 and n; round 1: block 1 (new); round 2:
+    // block 0 again, the output first.
+    int *base = plain ? hostBlock.data() : block[round == 1];
+    int *in = base + (round == 2 ? 2 * ranks * n : 0);
+    int *out = base + (round == 2 ? 0 : ranks * n);
+    std::string how = " (shared, round " + std::to_string(round) + ")";
+    std::memcpy(in, mine.data(), n * sizeof(int));
+    std::fill(out, out + ranks * n, -1);
+    check(ncclAllGather(in, out, n, ncclInt32, comm, nullptr), ncclSuccess,
+          "ncclAllGather" + how, comm);
+    expect(std::vector<int>(out, out + ranks * n), want, "AllGather" + how);
+    std::vector<int> a2a = input<int>(rank, ranks * n),
+                     a2aWant = everyRank<int>(n, rank * n);
+    std::memcpy(in, a2a.data(), ranks * n * sizeof(int));
+    check(ncclAlltoAll(in, out, n, ncclInt32, comm, nullptr), ncclSuccess,
+          "ncclAlltoAll" + how, comm);
+    expect(std::vector<int>(out, out + ranks * n), a2aWant, "AlltoAll" + how);
+    // In place: rank r's chunk at out + r * n.
+    std::fill(out, out + ranks * n, -1);
+    std::memcpy(out + rank * n, mine.data(), n * sizeof(int));
+    check(ncclAllGather(out + rank * n, out, n, ncclInt32, comm, nullptr),
+          ncclSuccess, "ncclAllGather in place" + how, comm);
+    expect(std::vector<int>(out, out + ranks * n), want,
+           "AllGather in place" + how);
+    // A reduction: every rank's input summed into every rank's output.
+    std::vector<int> sumWant(ranks * n, 0);
+    for (size_t i = 0; i < ranks * n; ++i)
+      for (int r = 0; r < ranks; ++r)
+        sumWant[i] += value(r, i);
+    for (size_t i = 0; i < ranks * n; ++i)
+      in[i] = value(rank, i);
+    check(ncclAllReduce(in, out, ranks * n, ncclInt32, ncclSum, comm, nullptr),
+          ncclSuccess, "ncclAllReduce" + how, comm);
+    expect(std::vector<int>(out, out + ranks * n), sumWant, "AllReduce" + how);
+  }
+  for (int *b : block)
+    check(ncclMemFree(b), ncclSuccess, "ncclMemFree", nullptr);
+}
+
 /// Windows (ncclCommWindowRegister, collective, over ncclMemAlloc'd
 /// memory, shared between the processes): an AllGather and an AlltoAll
 /// whose buffers lie in windows run on them in place; the same on plain
@@ -655,6 +714,8 @@ int main(int argc, char **argv) {
       device && std::string(device) == "cpu") {
     windows(comm, 1);
     windows(comm, 777);
+    if (std::getenv("SDMA_NCCL_SHARED_BYTES"))
+      sharedBuffers(comm, 3000);
   }
   reductions(comm, 5);
   reductions(comm, 1000);

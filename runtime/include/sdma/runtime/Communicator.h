@@ -127,6 +127,14 @@ struct CommOptions {
   /// as it was (no planning, lookups or table per call); false plans every
   /// call afresh ($SDMA_REPLAY_CALLS=0).
   bool replayCalls = true;
+  /// A call on the barrier or DMA path one of whose buffers that peers
+  /// reach is at least this many bytes exchanges, for this call, where
+  /// every rank's such buffers are (one host exchange; each peer allocation
+  /// mapped once), so they may be any memory the device can share (a
+  /// cudaMalloc'd or caching-allocator block), not only symmetric memory
+  /// (docs/c-api.md, "Shared buffers"). 0: never. -1: $SDMA_SHARED_BYTES,
+  /// else 0. Every rank must have the same.
+  int64_t sharedBytes = -1;
 };
 
 /// One send or receive of a point-to-point group (Communicator::sendRecv).

@@ -1,0 +1,238 @@
+//===- SharedBuffers.cpp - a call's buffers shared for that call ----------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/SharedBuffers.h"
+
+#include <cstring>
+#include <unistd.h>
+
+using namespace sdma::rt;
+
+namespace {
+/// One rank's message (it fits one exchange): the magic, the call's tag,
+/// then a slot per shared buffer: its state, the length of what follows,
+/// and the device's handle (Posted) or why not (Refused).
+constexpr char kMagic[4] = {'\x02', 'S', 'H', 'R'};
+constexpr size_t kTagAt = 4, kPidAt = 12, kSlotsAt = 20, kSlotBytes = 116;
+constexpr size_t kDataBytes = kSlotBytes - 2;
+static_assert(kSlotsAt + kMaxSharedBuffers * kSlotBytes < kExchangeBytes,
+              "a rank's message fits one exchange");
+enum Slot : unsigned char {
+  None = 0,
+  Posted = 1,    // the device's handle of its allocation
+  Refused = 2,   // why it cannot be shared
+  Symmetric = 3, // a Place
+  InProcess = 4  // a Local: memory only ranks of its process reach
+};
+
+/// Memory the device cannot export but addresses (a thread rank's host
+/// memory on the CPU device): the address itself, for ranks of the same
+/// process, then why the device would not export it.
+struct Local {
+  int64_t pid = 0;
+  uint64_t address = 0;
+};
+
+/// Where a buffer in symmetric memory is: its region and offset, the same
+/// on every rank that has one there.
+struct Place {
+  int32_t region = 0;
+  uint64_t offset = 0;
+};
+
+void put(std::string &message, size_t slot, Slot state,
+         const std::string &data) {
+  size_t at = kSlotsAt + slot * kSlotBytes;
+  size_t n = std::min(data.size(), kDataBytes);
+  message[at] = static_cast<char>(state);
+  message[at + 1] = static_cast<char>(n);
+  message.replace(at + 2, n, data, 0, n);
+}
+
+Slot stateOf(const std::string &message, size_t slot) {
+  return static_cast<Slot>(
+      static_cast<unsigned char>(message[kSlotsAt + slot * kSlotBytes]));
+}
+
+std::string dataOf(const std::string &message, size_t slot) {
+  size_t at = kSlotsAt + slot * kSlotBytes;
+  size_t n =
+      std::min<size_t>(static_cast<unsigned char>(message[at + 1]), kDataBytes);
+  return message.substr(at + 2, n);
+}
+} // namespace
+
+bool sdma::rt::sharesBuffers(const CommOptions &options, int ranks,
+                             const Instance &instance,
+                             const std::vector<uint64_t> &bytes,
+                             size_t userBuffers, bool lowLatency) {
+  if (options.sharedBytes <= 0 || ranks < 2 || lowLatency)
+    return false;
+  size_t shared = 0;
+  bool large = false;
+  for (size_t b = 0; b < userBuffers; ++b)
+    if (instance.remote[b]) {
+      ++shared;
+      large |= bytes[b] >= uint64_t(options.sharedBytes);
+    }
+  return large && shared <= kMaxSharedBuffers;
+}
+
+bool sdma::rt::shareBuffers(CommDevice &device, Agreement &agreement,
+                            const SymmetricHeap &heap, const Instance &instance,
+                            const std::vector<const void *> &buffers,
+                            const std::vector<uint64_t> &need,
+                            size_t userBuffers, uint64_t tag,
+                            bool privateBuffers, const Error &refused,
+                            SharedCall &shared, Error &error) {
+  const int rank = agreement.rank(), ranks = agreement.ranks();
+  auto name = [&](size_t b) { return instance.program.buffers[b].name; };
+  // The shared buffers, in order: their slots in a message.
+  std::vector<int> slotOf(userBuffers, -1);
+  size_t slots = 0;
+  for (size_t b = 0; b < userBuffers; ++b)
+    if (instance.remote[b])
+      slotOf[b] = int(slots++);
+  std::string mine(kExchangeBytes - 1, '\0');
+  mine.replace(0, sizeof(kMagic), kMagic, sizeof(kMagic));
+  std::memcpy(&mine[kTagAt], &tag, sizeof(tag));
+  int64_t pid = getpid();
+  std::memcpy(&mine[kPidAt], &pid, sizeof(pid));
+  for (size_t b = 0; b < userBuffers; ++b) {
+    if (slotOf[b] < 0)
+      continue;
+    if (!refused.empty()) {
+      put(mine, slotOf[b], Refused, refused.message);
+      continue;
+    }
+    if (!buffers[b])
+      continue;
+    std::string blob, why;
+    char *ptr = static_cast<char *>(const_cast<void *>(buffers[b]));
+    int region = 0;
+    size_t offset = 0;
+    if (heap.lookup(ptr, need[b], region, offset)) {
+      // Symmetric memory (a staging area, a window): every rank has it
+      // mapped already.
+      Place place{region, offset};
+      put(mine, slotOf[b], Symmetric,
+          std::string(reinterpret_cast<const char *>(&place), sizeof(place)));
+    } else if (!heap.disjoint(ptr, need[b]))
+      put(mine, slotOf[b], Refused,
+          "it overlaps symmetric memory without lying in one allocation or "
+          "registration");
+    else if (!device.exportMemory(ptr, need[b], blob, why)) {
+      // Ranks that are threads of this process may still reach it.
+      std::string unreachable;
+      Local local{int64_t(getpid()), reinterpret_cast<uint64_t>(ptr)};
+      if (device.addressable(ptr, unreachable))
+        put(mine, slotOf[b], InProcess,
+            std::string(reinterpret_cast<const char *>(&local), sizeof(local)) +
+                why);
+      else
+        put(mine, slotOf[b], Refused, unreachable);
+    } else if (blob.size() > kDataBytes)
+      put(mine, slotOf[b], Refused,
+          "its handle (" + std::to_string(blob.size()) + " bytes) is too long");
+    else
+      put(mine, slotOf[b], Posted, blob);
+  }
+  std::vector<std::string> all;
+  if (!agreement.allGather(mine, all, error))
+    return error.context("sharing the call's buffers");
+  if (!refused.empty()) { // this rank's own reason stands
+    error = refused;
+    return false;
+  }
+  // What every rank decides alike, from every rank's message.
+  for (int r = 0; r < ranks; ++r)
+    if (all[r].compare(0, sizeof(kMagic), kMagic, sizeof(kMagic)) != 0 ||
+        all[r].compare(kTagAt, sizeof(tag),
+                       reinterpret_cast<const char *>(&tag), sizeof(tag)) != 0)
+      return error.fail(ErrorKind::InvalidUsage,
+                        "rank " + std::to_string(r) +
+                            " made another call while this one shared its "
+                            "buffers (" +
+                            instance.program.schedule + ")");
+  for (int r = 0; r < ranks; ++r)
+    for (size_t b = 0; b < userBuffers; ++b)
+      if (slotOf[b] >= 0 && stateOf(all[r], slotOf[b]) == Refused)
+        return error.fail(privateBuffers ? ErrorKind::NotSymmetric
+                                         : ErrorKind::InvalidArgument,
+                          "rank " + std::to_string(r) + "'s buffer '" +
+                              name(b) + "' cannot be shared with its peers (" +
+                              dataOf(all[r], slotOf[b]) + ")");
+  auto pidOf = [&](int r) {
+    int64_t p = 0;
+    std::memcpy(&p, &all[r][kPidAt], sizeof(p));
+    return p;
+  };
+  for (int q = 0; q < ranks; ++q)
+    for (const auto &[r, b] : instance.touched[q]) {
+      if (size_t(b) >= userBuffers || slotOf[b] < 0)
+        continue;
+      Slot state = stateOf(all[r], slotOf[b]);
+      if (state == None)
+        return error.fail(ErrorKind::InvalidArgument,
+                          "rank " + std::to_string(r) + " passed no buffer '" +
+                              name(b) + "', which rank " + std::to_string(q) +
+                              " reaches in " + instance.program.schedule);
+      if (state == InProcess && pidOf(q) != pidOf(r))
+        return error.fail(privateBuffers ? ErrorKind::NotSymmetric
+                                         : ErrorKind::InvalidArgument,
+                          "rank " + std::to_string(r) + "'s buffer '" +
+                              name(b) + "' cannot be shared with rank " +
+                              std::to_string(q) + ", another process (" +
+                              dataOf(all[r], slotOf[b]).substr(sizeof(Local)) +
+                              ")");
+    }
+  // This rank maps the peers' blocks it reaches (each block once).
+  shared.regions.assign(userBuffers, Region{});
+  for (size_t b = 0; b < userBuffers; ++b) {
+    if (slotOf[b] < 0)
+      continue;
+    Region &region = shared.regions[b];
+    region.local = static_cast<char *>(const_cast<void *>(buffers[b]));
+    region.bytes = need[b];
+    region.peer.assign(ranks, nullptr);
+    region.peerBytes.assign(ranks, need[b]);
+    region.peer[rank] = region.local;
+  }
+  for (const auto &[r, b] : instance.touched[rank]) {
+    if (size_t(b) >= userBuffers || slotOf[b] < 0 || r == rank ||
+        shared.regions[b].peer[r])
+      continue;
+    Region &region = shared.regions[b];
+    if (stateOf(all[r], slotOf[b]) == Symmetric) {
+      Place place;
+      std::string data = dataOf(all[r], slotOf[b]);
+      std::memcpy(&place, data.data(), std::min(data.size(), sizeof(place)));
+      if (data.size() != sizeof(place) || place.region < 0 ||
+          size_t(place.region) >= heap.regions() ||
+          !heap.region(place.region).live ||
+          place.offset > heap.region(place.region).peerBytes[r])
+        return error.fail(ErrorKind::Remote,
+                          "rank " + std::to_string(r) + "'s buffer '" +
+                              name(b) + "' is in no symmetric region here");
+      const Region &at = heap.region(place.region);
+      region.peer[r] = at.peer[r] + place.offset;
+      region.peerBytes[r] = at.peerBytes[r] - place.offset;
+      continue;
+    }
+    if (stateOf(all[r], slotOf[b]) == InProcess) { // checked above
+      Local local;
+      std::memcpy(&local, dataOf(all[r], slotOf[b]).data(), sizeof(local));
+      region.peer[r] = reinterpret_cast<char *>(local.address);
+      continue;
+    }
+    std::string why;
+    if (!device.importMemory(r, dataOf(all[r], slotOf[b]), region.peer[r], why))
+      return error.fail(ErrorKind::Device, "mapping rank " + std::to_string(r) +
+                                               "'s buffer '" + name(b) +
+                                               "': " + why);
+  }
+  return true;
+}
