@@ -93,23 +93,23 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
       !envNumber("SDMA_DMA_MIN_BYTES", 0, 1ull << 50, dmaMin, error))
     return false;
   o.dmaMinBytes = dmaMin;
-  // 0 turns the low-latency calls off: not envNumber's positive numbers.
-  // Unset, it stays -1: the communicator sizes it by its rank count.
-  if (const char *text = std::getenv("SDMA_LL_BYTES");
-      o.lowLatencyBytes < 0 && text && *text) {
-    uint64_t ll = 0;
-    if (!parseNumber("SDMA_LL_BYTES", text, 0, 1ull << 24, ll, error))
+  // A size where 0 turns a feature off (not envNumber's positive numbers),
+  // read where the option was left unset (-1).
+  auto envSize = [&](const char *name, uint64_t limit, int64_t &value) {
+    const char *text = std::getenv(name);
+    uint64_t v = 0;
+    if (value >= 0 || !text || !*text)
+      return true;
+    if (!parseNumber(name, text, 0, limit, v, error))
       return false;
-    o.lowLatencyBytes = int64_t(ll);
-  }
-  // 0 turns sharing off (the default); unset, -1 is 0.
-  if (const char *text = std::getenv("SDMA_SHARED_BYTES");
-      o.sharedBytes < 0 && text && *text) {
-    uint64_t shared = 0;
-    if (!parseNumber("SDMA_SHARED_BYTES", text, 0, 1ull << 50, shared, error))
-      return false;
-    o.sharedBytes = int64_t(shared);
-  }
+    value = int64_t(v);
+    return true;
+  };
+  // Low-latency calls unset stay -1: the communicator sizes them by its rank
+  // count. Sharing unset is off.
+  if (!envSize("SDMA_LL_BYTES", 1ull << 24, o.lowLatencyBytes) ||
+      !envSize("SDMA_SHARED_BYTES", 1ull << 50, o.sharedBytes))
+    return false;
   if (o.sharedBytes < 0)
     o.sharedBytes = 0;
   if (o.lowLatencyBytes > (int64_t(1) << 24))

@@ -338,7 +338,7 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
                                uint64_t(ranks_ - 1);
     // Every rank exchanges (a rank whose call is already wrong says so),
     // or fails alike: nothing to agree on after.
-    if (!shareBuffers(device_, agreement_, heap_, instance, call.buffers, need,
+    if (!shareBuffers(device_, board_, heap_, instance, call.buffers, need,
                       user, tagOf(signature), options_.privateBuffers, problem,
                       shared, error))
       return false;

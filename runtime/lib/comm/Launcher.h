@@ -100,7 +100,8 @@ public:
            size_t lowLatencyOffset)
       : rank_(rank), ranks_(ranks), options_(options), device_(device),
         heap_(heap), programs_(programs), agreement_(agreement),
-        lowLatencyOffset_(lowLatencyOffset) {}
+        lowLatencyOffset_(lowLatencyOffset),
+        board_(agreement, options.timeoutMs) {}
 
   /// Runs `call` on instance `index` on `stream`: its load/store kernel,
   /// or with `dma` its DMA path (ProgramCache::addDma added it); with
@@ -138,6 +139,8 @@ private:
   Agreement &agreement_;
   size_t lowLatencyOffset_;
   std::set<std::string> checked_;
+  /// Where shared calls exchange their buffers' places.
+  ExchangeBoard board_;
   /// The first failure, once seen (the watchdog's thread reads it too).
   std::mutex failedMutex_;
   Error failed_;

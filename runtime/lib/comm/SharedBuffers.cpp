@@ -81,14 +81,14 @@ bool sdma::rt::sharesBuffers(const CommOptions &options, int ranks,
   return large && shared <= kMaxSharedBuffers;
 }
 
-bool sdma::rt::shareBuffers(CommDevice &device, Agreement &agreement,
+bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
                             const SymmetricHeap &heap, const Instance &instance,
                             const std::vector<const void *> &buffers,
                             const std::vector<uint64_t> &need,
                             size_t userBuffers, uint64_t tag,
                             bool privateBuffers, const Error &refused,
                             SharedCall &shared, Error &error) {
-  const int rank = agreement.rank(), ranks = agreement.ranks();
+  const int rank = board.rank(), ranks = board.ranks();
   auto name = [&](size_t b) { return instance.program.buffers[b].name; };
   // The shared buffers, in order: their slots in a message.
   std::vector<int> slotOf(userBuffers, -1);
@@ -141,7 +141,7 @@ bool sdma::rt::shareBuffers(CommDevice &device, Agreement &agreement,
       put(mine, slotOf[b], Posted, blob);
   }
   std::vector<std::string> all;
-  if (!agreement.allGather(mine, all, error))
+  if (!board.allGather(mine, all, error))
     return error.context("sharing the call's buffers");
   if (!refused.empty()) { // this rank's own reason stands
     error = refused;

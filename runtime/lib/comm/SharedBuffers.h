@@ -8,9 +8,9 @@
 // (CommOptions::sharedBytes) exchanges, for this call, where every rank's
 // buffers are. Each rank exports the allocation that holds its buffer (a
 // CUDA IPC handle; on the CPU device a named segment), all ranks all-gather
-// the handles (one host exchange per call), and each rank maps the peers'
-// blocks it needs, once per block (IpcImports keeps them), so a block's
-// first use costs the map and later calls the exchange only.
+// the handles (one host exchange per call, ExchangeBoard.h), and each rank
+// maps the peers' blocks it needs, once per block (IpcImports keeps them), so a
+// block's first use costs the map and later calls the exchange only.
 //
 //   rank 0: cudaMalloc -> A (not symmetric)    rank 1: cudaMalloc -> B
 //   call: exchange {A's handle, offset}, {B's handle, offset}
@@ -26,8 +26,8 @@
 #ifndef SDMA_RUNTIME_LIB_COMM_SHAREDBUFFERS_H
 #define SDMA_RUNTIME_LIB_COMM_SHAREDBUFFERS_H
 
-#include "comm/Agreement.h"
 #include "comm/CommDevice.h"
+#include "comm/ExchangeBoard.h"
 #include "comm/ProgramCache.h"
 #include "comm/SymmetricHeap.h"
 
@@ -64,7 +64,7 @@ bool sharesBuffers(const CommOptions &options, int ranks,
 /// call on every rank: NotSymmetric with `privateBuffers` (the caller
 /// stages), else InvalidArgument. A rank whose call is already refused
 /// (`refused`) takes part with its reason and fails with it.
-bool shareBuffers(CommDevice &device, Agreement &agreement,
+bool shareBuffers(CommDevice &device, ExchangeBoard &board,
                   const SymmetricHeap &heap, const Instance &instance,
                   const std::vector<const void *> &buffers,
                   const std::vector<uint64_t> &need, size_t userBuffers,

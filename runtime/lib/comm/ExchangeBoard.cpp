@@ -1,0 +1,146 @@
+//===- ExchangeBoard.cpp - a fast all-gather among a node's ranks ---------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/ExchangeBoard.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <random>
+#include <sys/mman.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace sdma::rt;
+
+namespace {
+/// A slot: the exchange number it holds (0: none yet), then the message.
+constexpr size_t kSlotHeader = 64;
+constexpr size_t kSlotBytes = kSlotHeader + kExchangeBytes;
+
+std::atomic<uint64_t> &numberAt(char *slot) {
+  static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t) &&
+                    std::atomic<uint64_t>::is_always_lock_free,
+                "a slot's number is a lock-free word in shared memory");
+  return *reinterpret_cast<std::atomic<uint64_t> *>(slot);
+}
+} // namespace
+
+ExchangeBoard::~ExchangeBoard() {
+  if (base_)
+    munmap(base_, bytes_);
+}
+
+bool ExchangeBoard::map(Error &error) {
+  const int rank = agreement_.rank(), ranks = agreement_.ranks();
+  bytes_ = size_t(ranks) * 2 * kSlotBytes;
+  std::string name, why;
+  if (rank == 0) {
+    std::random_device random;
+    name = "/sdma-board-" + std::to_string(getpid()) + "-" +
+           std::to_string((uint64_t(random()) << 32) ^ random());
+    int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, off_t(bytes_)) != 0)
+      why = "cannot make " + name + ": " + std::strerror(errno);
+    if (fd >= 0) {
+      if (why.empty()) {
+        void *p =
+            mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+          why = "cannot map " + name + ": " + std::strerror(errno);
+        else
+          base_ = static_cast<char *>(p);
+      }
+      close(fd);
+    }
+    if (!why.empty())
+      shm_unlink(name.c_str());
+  }
+  // The name (rank 0), then every rank's verdict; the name goes after.
+  std::vector<std::string> all;
+  if (!agreement_.allGather(rank == 0 && why.empty() ? name : "", all, error))
+    return false;
+  std::string theirs = all[0].substr(0, all[0].find('\0'));
+  if (rank != 0 && !theirs.empty()) {
+    int fd = shm_open(theirs.c_str(), O_RDWR, 0);
+    void *p = fd < 0 ? MAP_FAILED
+                     : mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED,
+                            fd, 0);
+    if (fd >= 0)
+      close(fd);
+    if (p == MAP_FAILED)
+      why = "cannot map " + theirs + ": " + std::strerror(errno);
+    else
+      base_ = static_cast<char *>(p);
+  }
+  if (theirs.empty() && why.empty())
+    why = "rank 0 made no segment";
+  if (!agreement_.allGather(why.empty() ? "ok" : why, all, error))
+    return false;
+  if (rank == 0 && !name.empty())
+    shm_unlink(name.c_str());
+  bool everyone = true;
+  for (const std::string &verdict : all)
+    everyone &= verdict.compare(0, 3, std::string("ok\0", 3)) == 0;
+  if (!everyone && base_) {
+    munmap(base_, bytes_);
+    base_ = nullptr;
+  }
+  state_ = everyone ? State::Mapped : State::Bootstrap;
+  return true;
+}
+
+bool ExchangeBoard::allGather(const std::string &mine,
+                              std::vector<std::string> &all, Error &error) {
+  if (!failed_.empty()) {
+    error = failed_;
+    return false;
+  }
+  if (state_ == State::Unknown && !map(error))
+    return false;
+  if (state_ == State::Bootstrap)
+    return agreement_.allGather(mine, all, error);
+  if (mine.size() >= kExchangeBytes)
+    return error.fail(ErrorKind::Internal,
+                      "an exchange of " + std::to_string(mine.size()) +
+                          " bytes; the most is " +
+                          std::to_string(kExchangeBytes - 1));
+  const int rank = agreement_.rank(), ranks = agreement_.ranks();
+  const uint64_t n = ++count_;
+  auto slot = [&](int r) {
+    return base_ + (size_t(r) * 2 + (n & 1)) * kSlotBytes;
+  };
+  char *own = slot(rank);
+  std::memset(own + kSlotHeader, 0, kExchangeBytes);
+  std::memcpy(own + kSlotHeader, mine.data(), mine.size());
+  numberAt(own).store(n, std::memory_order_release);
+  all.assign(ranks, std::string());
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs_);
+  for (int r = 0; r < ranks; ++r) {
+    char *theirs = slot(r);
+    for (unsigned spins = 0;
+         numberAt(theirs).load(std::memory_order_acquire) != n; ++spins) {
+      if (spins < 4096)
+        continue;
+      if (std::chrono::steady_clock::now() > deadline) {
+        // The exchange numbers are out of step from here on: every later
+        // exchange fails the same way.
+        failed_.fail(ErrorKind::Remote,
+                     "rank " + std::to_string(r) +
+                         " did not reach the buffer exchange of a shared "
+                         "call within " +
+                         std::to_string(timeoutMs_) + " ms");
+        error = failed_;
+        return false;
+      }
+      std::this_thread::yield();
+    }
+    all[r].assign(theirs + kSlotHeader, kExchangeBytes);
+  }
+  return true;
+}

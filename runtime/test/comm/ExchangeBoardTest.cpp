@@ -1,0 +1,106 @@
+//===- ExchangeBoardTest.cpp - the shared-memory all-gather ---------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Ranks as threads over a real bootstrap: many exchanges back to back with
+// random delays per rank (both slots reused many times), every rank seeing
+// every rank's message of the same exchange; a rank that stops exchanging
+// makes the others fail after the timeout, naming it, and every later
+// exchange fails the same way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/ExchangeBoard.h"
+
+#include <gtest/gtest.h>
+#include <random>
+#include <thread>
+
+using namespace sdma::rt;
+
+namespace {
+template <typename Body>
+std::vector<std::string> onRanks(int ranks, uint64_t timeoutMs, Body body) {
+  UniqueId id;
+  Error made;
+  EXPECT_TRUE(createUniqueId(id, made)) << made.message;
+  std::vector<std::string> failures(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      Error error;
+      auto boot = Bootstrap::connect(id, r, ranks, 5000, error);
+      if (!boot) {
+        failures[r] = "connect: " + error.message;
+        return;
+      }
+      Agreement agreement(*boot);
+      ExchangeBoard board(agreement, timeoutMs);
+      body(r, board, failures[r]);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return failures;
+}
+} // namespace
+
+TEST(ExchangeBoard, ManyExchangesEveryMessageOfItsRound) {
+  const int R = 4;
+  auto failures = onRanks(
+      R, 5000, [](int rank, ExchangeBoard &board, std::string &failure) {
+        std::mt19937 random(rank);
+        for (int round = 0; round < 300 && failure.empty(); ++round) {
+          if (random() % 4 == 0)
+            std::this_thread::sleep_for(
+                std::chrono::microseconds(random() % 300));
+          std::vector<std::string> all;
+          Error error;
+          std::string mine = "round " + std::to_string(round) + " rank " +
+                             std::to_string(rank);
+          if (!board.allGather(mine, all, error)) {
+            failure = error.message;
+            break;
+          }
+          if (round == 0 && !board.onSegment())
+            failure = "the exchanges do not use the shared segment";
+          for (int r = 0; r < R; ++r) {
+            std::string want =
+                "round " + std::to_string(round) + " rank " + std::to_string(r);
+            if (all[r].substr(0, all[r].find('\0')) != want)
+              failure = "round " + std::to_string(round) + ": rank " +
+                        std::to_string(r) + " said '" + all[r].c_str() + "'";
+          }
+        }
+      });
+  for (int r = 0; r < R; ++r)
+    EXPECT_EQ(failures[r], "") << "rank " << r;
+}
+
+TEST(ExchangeBoard, ARankThatStopsIsNamedAfterTheTimeout) {
+  const int R = 3;
+  auto failures =
+      onRanks(R, 300, [](int rank, ExchangeBoard &board, std::string &failure) {
+        std::vector<std::string> all;
+        Error error;
+        if (!board.allGather("first", all, error)) { // every rank: the segment
+          failure = "first: " + error.message;
+          return;
+        }
+        if (rank == 2)
+          return; // stops exchanging
+        auto start = std::chrono::steady_clock::now();
+        if (board.allGather("second", all, error))
+          failure = "the second exchange succeeded without rank 2";
+        else if (error.message.find("rank 2 did not reach") ==
+                 std::string::npos)
+          failure = "second: " + error.message;
+        else if (std::chrono::steady_clock::now() - start <
+                 std::chrono::milliseconds(250))
+          failure = "failed before the timeout";
+        if (board.allGather("third", all, error) ||
+            error.message.find("rank 2 did not reach") == std::string::npos)
+          failure += " the exchange after a timeout did not fail alike";
+      });
+  for (int r = 0; r < R; ++r)
+    EXPECT_EQ(failures[r], "") << "rank " << r;
+}
