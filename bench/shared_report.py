@@ -50,7 +50,7 @@ def main():
     keys = sorted({(r["ranks"], r["op"], r["bytes"]) for r in rows})
     out = ["# Shared, staged and symmetric buffers (%s)" % device, "",
            "us per call (median of 5 x 20 back-to-back calls, ranks as "
-           "threads of one process, one run). shared: the caller's cuMemAlloc'd "
+           "threads of one process, one run; low-latency calls off, SDMA_LL_BYTES=0, so every call takes the barrier path). shared: the caller's cuMemAlloc'd "
            "buffers, exchanged for each call (SDMA_SHARED_BYTES); staged: the "
            "same buffers copied into symmetric memory and out around each call "
            "(the drop-in without sharing); symmetric: sdmaMemAlloc'd buffers, "
@@ -63,8 +63,10 @@ def main():
         sh = at.get(("shared", op, ranks, size))
         ratio = lambda a, b: "%.2fx" % (a / b) if a and b else "-"
         fmt = lambda v: "%.1f" % v if v else "-"
-        out.append("| %d | %s | %d MiB | %s | %s | %s | %s | %s |" % (
-            ranks, op, size >> 20, fmt(sym), fmt(st), fmt(sh), ratio(sh, st),
+        shown = "%d MiB" % (size >> 20) if size >= 1 << 20 else \
+            "%d KiB" % (size >> 10)
+        out.append("| %d | %s | %s | %s | %s | %s | %s | %s |" % (
+            ranks, op, shown, fmt(sym), fmt(st), fmt(sh), ratio(sh, st),
             ratio(sh, sym)))
     open(prefix + "-table.md", "w").write("\n".join(out) + "\n")
     try:

@@ -6,8 +6,12 @@
 # sharing (bench/shared_report.py: CSV, table, plot); the torch program
 # under the drop-in sharing from 4 KiB; nccl-tests -c 1 sharing from 1 MiB
 # at 2 and 4 processes. Every step's output in $OUT/shared-bench.txt.
+# The bench starts at SDMA_BENCH_MIN_BYTES (256 KiB) with low-latency calls
+# off (SDMA_LL_BYTES=0: sharing is for the barrier path; the symmetric and
+# staged baselines take that path too).
 #
-#   scripts/gpu-shared-bench.sh PRECOMPILED_DIR NCCL_TESTS_BIN_DIR
+#   scripts/gpu-shared-bench.sh PRECOMPILED_DIR NCCL_TESTS_BIN_DIR [bench]
+# ("bench": the bench only)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 pre=$(realpath "$1") bin=$(realpath "$2")
@@ -30,6 +34,8 @@ run() {
   echo "== $name"; grep -aE "$pattern|^exit" $tmp | grep -v "^sdma-nccl" | tail -8
 }
 L="$B/bin/sdma-launch --timeout-s=80 --nproc-per-node"
+only=${3:-}
+if [ "$only" != bench ]; then
 run "shared case, 4 threads" "round|expected|rror" 60 env \
   SDMA_SHARED_BYTES=65536 $B/bin/sdma-comm-test --case=shared \
   --threads-as-ranks=4
@@ -37,16 +43,19 @@ for n in 2 4; do
   run "shared case, $n processes" "round|expected|rror" 90 env \
     SDMA_SHARED_BYTES=65536 $L=$n $B/bin/sdma-comm-test --case=shared
 done
+fi
 for R in 2 8; do
   for cfg in "symmetric 0" "staged 0" "plain 1" "symmetric 1"; do
     set -- $cfg
     run "bench $R threads, buffers $1, SDMA_SHARED_BYTES=$2" "rror" 120 \
-      env SDMA_BENCH_BUFFERS=$1 SDMA_SHARED_BYTES=$2 \
-      SDMA_BENCH_MIN_BYTES=1048576 $B/bin/sdma-comm-test --case=bench \
+      env SDMA_BENCH_BUFFERS=$1 SDMA_SHARED_BYTES=$2 SDMA_LL_BYTES=0 \
+      SDMA_BENCH_MIN_BYTES=${SDMA_BENCH_MIN_BYTES:-262144} \
+      $B/bin/sdma-comm-test --case=bench \
       --threads-as-ranks=$R --iters=20
   done
 done
 python3 bench/shared_report.py $log $OUT/shared "one $device"
+[ "$only" = bench ] && exit 0
 for n in 2 4; do
   run "torch $n processes, SDMA_NCCL_SHARED_BYTES=4096" \
     "as expected|differ|rror" 100 env SDMA_NCCL_SHARED_BYTES=4096 \
