@@ -169,6 +169,127 @@ static __device__ void sdma_phase_ops(const SdmaTable *T, const long long *ops,
 #else
 #define SDMA_STAGE_WORDS 0
 #endif
+// SDMA_WARP_SPAN=1 (staged phases only): a window of plain copies (kind 0,
+// as every sdma.copyv and count copy is) is split into tiles of 32 units,
+// and each warp of the rank copies one contiguous run of tiles, a lane one
+// unit of each tile (coalesced), four tiles' loads in flight. A thread then
+// looks at the few ops its run overlaps (a binary search, then a step per
+// op boundary) instead of walking every op of the window as
+// sdma_phase_ops does (an MoE dispatch: 256 ops per phase, each a few
+// rows, shorter than a round of the rank's threads, every thread walking
+// all 256). The units before each op come from a scan of the staged ops
+// in shared memory (log2 of the window's ops rounds). A window with
+// another kind, or threads per block not a multiple of 32, takes
+// sdma_phase_ops.
+#ifndef SDMA_WARP_SPAN
+#define SDMA_WARP_SPAN 1
+#endif
+// The most units (16 bytes) per thread of the rank a window may have for
+// its copies to go in warp runs.
+#ifndef SDMA_SPAN_UNITS
+#define SDMA_SPAN_UNITS 512
+#endif
+// Lanes of a run's tile (a warp; the CPU tests take fewer).
+#ifndef SDMA_SPAN_LANES
+#define SDMA_SPAN_LANES 32
+#endif
+#if SDMA_STAGED_OPS && SDMA_WARP_SPAN
+#define SDMA_SPAN_WORDS (4 * (SDMA_STAGE_CAP + 1))
+// The inclusive sums of the staged ops' units in the returned array, and
+// whether all of them are kind 0 (every thread calls it; ends synced).
+static __device__ const long long *sdma_span_scan(const sdma_desc *staged,
+                                                  int m, long long *span,
+                                                  bool &plain) {
+  long long *src = span, *dst = span + (SDMA_STAGE_CAP + 1);
+  long long *bs = span + 2 * (SDMA_STAGE_CAP + 1),
+            *bd = span + 3 * (SDMA_STAGE_CAP + 1);
+  for (int i = (int)SDMA_TID; i < m; i += (int)SDMA_NTID) {
+    src[i] = (long long)((staged[i].n + 15) / 16);
+    bs[i] = staged[i].kind != 0;
+  }
+  SDMA_SYNC();
+  for (int off = 1; off < m; off *= 2) {
+    for (int i = (int)SDMA_TID; i < m; i += (int)SDMA_NTID) {
+      dst[i] = src[i] + (i >= off ? src[i - off] : 0);
+      bd[i] = bs[i] | (i >= off ? bs[i - off] : 0);
+    }
+    SDMA_SYNC();
+    long long *t = src;
+    src = dst;
+    dst = t;
+    t = bs;
+    bs = bd;
+    bd = t;
+  }
+  plain = m == 0 || bs[m - 1] == 0;
+  return src;
+}
+
+// The window's units, warp by warp (see SDMA_WARP_SPAN); `inc` from
+// sdma_span_scan.
+static __device__ void sdma_span_copy(const sdma_desc *staged,
+                                      const long long *inc, int m,
+                                      unsigned long long nthreads) {
+  const unsigned long long total = m ? (unsigned long long)inc[m - 1] : 0;
+  const unsigned long long L = SDMA_SPAN_LANES;
+  const unsigned long long warps = nthreads / L;
+  const unsigned long long g =
+      (unsigned long long)SDMA_BID * SDMA_NTID + SDMA_TID;
+  const unsigned long long lane = g % L, tiles = (total + L - 1) / L;
+  const unsigned long long t0 = g / L * tiles / warps,
+                           t1 = (g / L + 1) * tiles / warps;
+  if (t0 >= t1)
+    return;
+  // The op holding unit t0 * L: the first with inc > that.
+  int lo = 0, hi = m;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if ((unsigned long long)inc[mid] > t0 * L)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  int i = lo;
+  unsigned long long first = i ? (unsigned long long)inc[i - 1] : 0,
+                     end = (unsigned long long)inc[i];
+  char *a = staged[i].a, *b = staged[i].b;
+  unsigned long long n = staged[i].n;
+  bool aligned = ((((unsigned long long)a) | ((unsigned long long)b)) & 15ull) == 0;
+  sdma_batch p;
+  p.k = 0;
+  for (unsigned long long t = t0; t < t1; ++t) {
+    const unsigned long long x = t * L + lane;
+    if (x >= total)
+      break;
+    if (x >= end) {
+      while ((unsigned long long)inc[i] <= x)
+        ++i;
+      first = i ? (unsigned long long)inc[i - 1] : 0;
+      end = (unsigned long long)inc[i];
+      a = staged[i].a;
+      b = staged[i].b;
+      n = staged[i].n;
+      aligned = ((((unsigned long long)a) | ((unsigned long long)b)) & 15ull) == 0;
+    }
+    const unsigned long long off = (x - first) * 16;
+    if (aligned && off + 16 <= n) {
+      sdma_batch_add(p, a + off, b + off, b + off, 0);
+      continue;
+    }
+    // A tail or an unaligned slice: 8-byte words where both sides allow.
+    const unsigned long long stop = off + 16 < n ? off + 16 : n;
+    unsigned long long j = off;
+    if (((((unsigned long long)(a + j)) | ((unsigned long long)(b + j))) & 7ull) == 0)
+      for (; j + 8 <= stop; j += 8)
+        *(unsigned long long *)(b + j) = *(const unsigned long long *)(a + j);
+    for (; j < stop; ++j)
+      b[j] = a[j];
+  }
+  sdma_batch_run(p);
+}
+#else
+#define SDMA_SPAN_WORDS 0
+#endif
 #ifndef SDMA_PREFIX_CACHE
 #define SDMA_PREFIX_CACHE 0
 #endif
@@ -180,7 +301,8 @@ static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
   unsigned long long base = 0;
   (void)step;
 #if SDMA_STAGED_OPS || SDMA_PREFIX_CACHE
-  SDMA_BLOCK_SHARED(long long, words, SDMA_PREFIX_CACHE + SDMA_STAGE_WORDS);
+  SDMA_BLOCK_SHARED(long long, words,
+                    SDMA_PREFIX_CACHE + SDMA_STAGE_WORDS + SDMA_SPAN_WORDS);
 #endif
   const long long *cache = nullptr;
 #if SDMA_PREFIX_CACHE
@@ -200,7 +322,26 @@ static __device__ void sdma_phase(const SdmaTable *T, const long long *ops,
       staged[i] =
           sdma_resolve(T, ops + (w + i) * SDMA_OP_STRIDE, chunk, cache);
     SDMA_SYNC();
-    sdma_phase_ops(T, ops, staged, cache, m, chunk, nthreads, u, base);
+#if SDMA_WARP_SPAN
+    // Warp runs for a window of plain copies small enough for the rank's
+    // threads (at most SDMA_SPAN_UNITS units each): a window of large
+    // segments keeps every thread striding over every op, which measured
+    // faster for them (one H100: an MoE combine at 4096 tokens took 1.4x
+    // in warp runs).
+    bool plain = false;
+    const long long *inc = sdma_span_scan(
+        staged, m, words + SDMA_PREFIX_CACHE + SDMA_STAGE_WORDS, plain);
+    const unsigned long long total = m ? (unsigned long long)inc[m - 1] : 0;
+    if (plain && SDMA_NTID % SDMA_SPAN_LANES == 0 &&
+        total <= SDMA_SPAN_UNITS * nthreads) {
+      sdma_span_copy(staged, inc, m, nthreads);
+      // Where sdma_phase_ops would have left this thread's next unit.
+      base += total;
+      if (u < base)
+        u += (base - u + nthreads - 1) / nthreads * nthreads;
+    } else
+#endif
+      sdma_phase_ops(T, ops, staged, cache, m, chunk, nthreads, u, base);
     SDMA_SYNC(); // the next window overwrites `staged`
   }
 #else

@@ -52,6 +52,9 @@ static thread_local pthread_barrier_t *sdma_barrier;
 #define SDMA_NBID sdma_nbid
 #define SDMA_BID_Y sdma_bid_y
 #define SDMA_SYNC() pthread_barrier_wait(sdma_barrier)
+// Warp runs (LdstPhases.hip) of two lanes, so that the CPU device's few
+// threads per block take that path too.
+#define SDMA_SPAN_LANES 2
 // A spinning host thread gives its core to the threads it waits for (more
 // threads than cores: every GPU thread is one).
 #define SDMA_SPIN_PAUSE() sched_yield()
