@@ -10,8 +10,8 @@
 # off (SDMA_LL_BYTES=0: sharing is for the barrier path; the symmetric and
 # staged baselines take that path too).
 #
-#   scripts/gpu-shared-bench.sh PRECOMPILED_DIR NCCL_TESTS_BIN_DIR [bench]
-# ("bench": the bench only)
+#   scripts/gpu-shared-bench.sh PRECOMPILED_DIR NCCL_TESTS_BIN_DIR [bench|checks]
+# ("bench": the bench only; "checks": all but the bench)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 pre=$(realpath "$1") bin=$(realpath "$2")
@@ -44,7 +44,7 @@ for n in 2 4; do
     SDMA_SHARED_BYTES=65536 $L=$n $B/bin/sdma-comm-test --case=shared
 done
 fi
-for R in 2 8; do
+[ "$only" = checks ] || for R in 2 8; do
   for cfg in "symmetric 0" "staged 0" "plain 1" "symmetric 1"; do
     set -- $cfg
     run "bench $R threads, buffers $1, SDMA_SHARED_BYTES=$2" "rror" 120 \
@@ -54,7 +54,8 @@ for R in 2 8; do
       --threads-as-ranks=$R --iters=20
   done
 done
-python3 bench/shared_report.py $log $OUT/shared "one $device"
+[ "$only" = checks ] ||
+  python3 bench/shared_report.py $log $OUT/shared "one $device"
 [ "$only" = bench ] && exit 0
 for n in 2 4; do
   run "torch $n processes, SDMA_NCCL_SHARED_BYTES=4096" \

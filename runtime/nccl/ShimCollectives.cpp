@@ -158,11 +158,18 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
   // peer may still need its place (the root's, at the same offset).
   const void *sendAs = copyIn || grown != ncclSuccess ? send : in;
   void *recvAs = copyOut || grown != ncclSuccess ? recv : out;
-  if (direct(comm, send, sendBytes, copyIn, recv, recvBytes, copyOut)) {
-    if (sdmaResult_t r = run(sendAs, recvAs))
+  // A call on windows whose buffers a peer could not share for it
+  // (sdmaNotSymmetric: every rank was told alike) is staged as theirs are.
+  bool windows =
+      direct(comm, send, sendBytes, copyIn, recv, recvBytes, copyOut);
+  if (windows) {
+    sdmaResult_t r = run(sendAs, recvAs);
+    if (r == sdmaSuccess) {
+      logCallPath(op, comm->sdma, "in place in the caller's windows");
+      return ncclSuccess;
+    }
+    if (r != sdmaNotSymmetric)
       return fromSdma(comm, r);
-    logCallPath(op, comm->sdma, "in place in the caller's windows");
-    return ncclSuccess;
   }
   // A growth that failed failed on every rank (ranks that disagree on the
   // sizes included): none runs the call.
@@ -172,8 +179,8 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
   // buffers as they are where the call's path lets no peer reach them (a
   // low-latency call); sdma says at once, asking no rank, where they must be
   // staged. Otherwise, and across nodes, every buffer is staged.
-  if (sdmaResult_t r =
-          !comm->privateBuffers ? sdmaNotSymmetric : run(sendAs, recvAs);
+  if (sdmaResult_t r = !comm->privateBuffers || windows ? sdmaNotSymmetric
+                                                        : run(sendAs, recvAs);
       r != sdmaNotSymmetric) {
     if (r != sdmaSuccess)
       return fromSdma(comm, r);

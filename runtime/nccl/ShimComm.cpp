@@ -167,11 +167,15 @@ ncclResult_t sdma::nccl::initRank(ncclComm_t *out, int nranks, ncclUniqueId id,
   // call (one host exchange) instead of staging them: at least
   // SDMA_NCCL_SHARED_BYTES, 0 never (SDMA_SHARED_BYTES, sdma's own
   // variable, is not read here).
+  // (Only with private buffers: staging every call, a shared call's
+  // exchange would buy nothing.)
   if (!sharedBytesSetting(options.sharedBytes))
     return fail(nullptr, ncclInvalidArgument,
                 std::string("ncclCommInitRank: SDMA_NCCL_SHARED_BYTES='") +
                     std::getenv("SDMA_NCCL_SHARED_BYTES") +
                     "' is not a number of bytes");
+  if (options.privateBuffers != 1)
+    options.sharedBytes = 0;
   sdmaComm_t s = nullptr;
   sdmaResult_t r = sdmaCommInitRankConfig(&s, nranks, sid, rank, &options);
   if (r != sdmaSuccess)

@@ -70,7 +70,7 @@ public:
   /// Launches `call` of instance `index` on the path chosen for it (kept
   /// in `keep` with the path, for CallReplay, where given).
   bool launch(int index, const Call &call, void *stream, Error &error,
-              ReplayedCall *keep = nullptr);
+              ReplayedCall *keep = nullptr, const Error &refused = Error());
   /// False, with the failure, once a kernel of the communicator (a
   /// schedule's or the point-to-point one) has failed: it stays failed.
   bool healthy(Error &error) {
@@ -304,13 +304,16 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
     return false;
   Call call = plan.call;
   // Private memory in place (all_reduce_in_place) would be staged here on
-  // top of the caller's own staging: the caller stages it instead.
+  // top of the caller's own staging: the caller stages it instead (said in
+  // the exchange first where the call shares its buffers).
+  Error early;
   if (plan.stageBytes && options.privateBuffers &&
       !heap->contains(call.buffers[0], plan.stageBytes))
-    return notSymmetric("the buffer of an in-place all-reduce the rank count "
-                        "does not divide",
-                        replayKey, error);
-  if (plan.stageBytes) {
+    early.fail(ErrorKind::NotSymmetric,
+               "the buffer of an in-place all-reduce the rank count does not "
+               "divide on rank " +
+                   std::to_string(rank) + " is not symmetric memory: stage it");
+  if (plan.stageBytes && early.empty()) {
     void *staged = nullptr;
     if (!stage(plan.stageBytes, staged, error))
       return false;
@@ -321,7 +324,7 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
   ReplayedCall made;
   // A call that shared its buffers is never remembered, nor its refusal:
   // each such call exchanges (SharedBuffers.h), as every peer does.
-  if (!launch(index, call, stream, error, &made)) {
+  if (!launch(index, call, stream, error, &made, early)) {
     if (error.kind == ErrorKind::NotSymmetric)
       return notSymmetric("", made.launch.shared ? nullptr : replayKey, error);
     return false;
@@ -370,7 +373,8 @@ bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
 }
 
 bool Communicator::Impl::launch(int index, const Call &call, void *stream,
-                                Error &error, ReplayedCall *keep) {
+                                Error &error, ReplayedCall *keep,
+                                const Error &refused) {
   PathChoice path;
   if (!paths->choose(index, call.chunkBytes, path, error))
     return false;
@@ -381,7 +385,7 @@ bool Communicator::Impl::launch(int index, const Call &call, void *stream,
   if (keep)
     keep->path = path.why;
   if (!launcher->run(index, call, path.dma, path.lowLatency, stream, error,
-                     keep ? &keep->launch : nullptr))
+                     keep ? &keep->launch : nullptr, refused))
     return false;
   if (keep && keep->launch.shared) {
     std::lock_guard<std::mutex> lock(lastPathMutex);

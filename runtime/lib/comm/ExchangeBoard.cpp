@@ -61,9 +61,18 @@ bool ExchangeBoard::map(Error &error) {
       shm_unlink(name.c_str());
   }
   // The name (rank 0), then every rank's verdict; the name goes after.
+  // Whatever happens next, the name goes and a failed step unmaps.
+  auto fail = [&] {
+    if (rank == 0 && !name.empty())
+      shm_unlink(name.c_str());
+    if (base_)
+      munmap(base_, bytes_);
+    base_ = nullptr;
+    return false;
+  };
   std::vector<std::string> all;
   if (!agreement_.allGather(rank == 0 && why.empty() ? name : "", all, error))
-    return false;
+    return fail();
   std::string theirs = all[0].substr(0, all[0].find('\0'));
   if (rank != 0 && !theirs.empty()) {
     int fd = shm_open(theirs.c_str(), O_RDWR, 0);
@@ -80,7 +89,7 @@ bool ExchangeBoard::map(Error &error) {
   if (theirs.empty() && why.empty())
     why = "rank 0 made no segment";
   if (!agreement_.allGather(why.empty() ? "ok" : why, all, error))
-    return false;
+    return fail();
   if (rank == 0 && !name.empty())
     shm_unlink(name.c_str());
   bool everyone = true;

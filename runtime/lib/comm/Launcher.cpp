@@ -231,7 +231,8 @@ bool Launcher::table(const Instance &instance, const Call &call,
 }
 
 bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
-                   void *stream, Error &error, PreparedLaunch *keep) {
+                   void *stream, Error &error, PreparedLaunch *keep,
+                   const Error &refused) {
   if (!healthy(error)) {
     error.context("the communicator has failed");
     return false;
@@ -260,10 +261,18 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
   // itself (SharedBuffers.h): every rank decides alike.
   const bool share =
       sharesBuffers(options_, ranks_, instance, sizes, user, lowLatency);
+  if (keep)
+    keep->shared = share;
+  // A call the caller already refused on this rank: at once, or, where
+  // the call shares, through the exchange, which every rank makes.
+  if (!refused.empty() && !share) {
+    error = refused;
+    return false;
+  }
   // A call that shares its buffers takes those only its own rank reaches
   // as they are, as private buffers are.
   const bool mayBePrivate = options_.privateBuffers || share;
-  Error problem;
+  Error problem = refused;
   for (size_t b = 0; b < B && problem.empty(); ++b) {
     std::optional<uint64_t> bytes =
         checkedMul(program.buffers[b].chunks,
@@ -301,21 +310,26 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
                      "buffer '" + program.buffers[b].name + "'", region[b],
                      offset[b], problem);
       if (options_.privateBuffers && !problem.empty()) {
-        // Nothing enqueued, no rank asked: the caller stages and calls
-        // again, as every rank whose buffers are alike does.
-        error = problem;
-        error.kind = ErrorKind::NotSymmetric;
-        return false;
+        // Nothing enqueued: the caller stages and calls again, as every
+        // rank whose buffers are alike does. A call that shares says so
+        // in its exchange first (below), so that every rank makes it.
+        problem.kind = ErrorKind::NotSymmetric;
+        if (!share) {
+          error = problem;
+          return false;
+        }
       }
     }
   }
   // Where each buffer is, for the ranks to agree on: those another rank
   // reaches (a buffer only its own rank touches may differ, or be null).
+  // A shared buffer is "shared" on every rank, even one whose refusal ended
+  // the loop above early: the tag it sends in the exchange is every rank's.
   std::string signature = call.signature;
   for (size_t b = 0; b < B; ++b) {
     size_t stride = b < call.stride.size() ? call.stride[b] : 0;
     signature += !instance.remote[b] || lowLatency ? std::string(" local")
-                 : region[b] == kSharedRegion
+                 : share && b < user
                      ? " shared" + (stride ? "/" + std::to_string(stride) : "")
                      : " " + std::to_string(region[b]) + "+" +
                            std::to_string(region[b] < 0 ? 0 : offset[b]) +
@@ -328,8 +342,6 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
   std::vector<uint64_t> words;
   SharedCall shared;
   if (share) {
-    if (keep)
-      keep->shared = true;
     // Each shared buffer's bytes from the base the caller passed (an
     // in-place buffer's copies lie at rank x stride from it).
     std::vector<uint64_t> need(user, 0);
@@ -340,7 +352,7 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
     // or fails alike: nothing to agree on after.
     if (!shareBuffers(device_, board_, heap_, instance, call.buffers, need,
                       user, tagOf(signature), options_.privateBuffers, problem,
-                      shared, error))
+                      sharedBlocks_, shared, error))
       return false;
   }
   if (problem.empty())

@@ -108,8 +108,11 @@ public:
   /// `lowLatency` the kernel's low-latency call (PathChooser checked that
   /// the program has one and the call fits the inbox). The path
   /// is part of the signature the ranks agree on.
+  /// `refused`: this rank's own reason to refuse the call, found by the
+  /// caller (it still takes part in a shared call's exchange).
   bool run(int index, const Call &call, bool dma, bool lowLatency, void *stream,
-           Error &error, PreparedLaunch *keep = nullptr);
+           Error &error, PreparedLaunch *keep = nullptr,
+           const Error &refused = Error());
   /// Starts a launch run() prepared (and ran) before, on `stream`.
   bool replay(const PreparedLaunch &prepared, void *stream, Error &error);
   /// False, with the first failure a kernel of this communicator
@@ -139,8 +142,10 @@ private:
   Agreement &agreement_;
   size_t lowLatencyOffset_;
   std::set<std::string> checked_;
-  /// Where shared calls exchange their buffers' places.
+  /// Where shared calls exchange their buffers' places, and what they
+  /// keep between calls.
   ExchangeBoard board_;
+  SharedBlocks sharedBlocks_;
   /// The first failure, once seen (the watchdog's thread reads it too).
   std::mutex failedMutex_;
   Error failed_;

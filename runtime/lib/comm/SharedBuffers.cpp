@@ -63,6 +63,56 @@ std::string dataOf(const std::string &message, size_t slot) {
       std::min<size_t>(static_cast<unsigned char>(message[at + 1]), kDataBytes);
   return message.substr(at + 2, n);
 }
+/// Maps the peer copies this rank reaches into `shared` (each block
+/// once); the first failure, or none.
+Error mapPeers(CommDevice &device, const SymmetricHeap &heap,
+               const Instance &instance, const std::vector<std::string> &all,
+               const std::vector<int> &slotOf, int rank, SharedCall &shared) {
+  Error error;
+  auto name = [&](size_t b) { return instance.program.buffers[b].name; };
+  for (const auto &[r, b] : instance.touched[rank]) {
+    if (size_t(b) >= slotOf.size() || slotOf[b] < 0 || r == rank ||
+        shared.regions[b].peer[r])
+      continue;
+    Region &region = shared.regions[b];
+    std::string data = dataOf(all[r], slotOf[b]);
+    switch (stateOf(all[r], slotOf[b])) {
+    case Symmetric: {
+      Place place;
+      std::memcpy(&place, data.data(), std::min(data.size(), sizeof(place)));
+      if (data.size() != sizeof(place) || place.region < 0 ||
+          size_t(place.region) >= heap.regions() ||
+          !heap.region(place.region).live ||
+          place.offset > heap.region(place.region).peerBytes[r]) {
+        error.fail(ErrorKind::Remote, "rank " + std::to_string(r) +
+                                          "'s buffer '" + name(b) +
+                                          "' is in no symmetric region here");
+        return error;
+      }
+      const Region &at = heap.region(place.region);
+      region.peer[r] = at.peer[r] + place.offset;
+      region.peerBytes[r] = at.peerBytes[r] - place.offset;
+      break;
+    }
+    case InProcess: { // the same process (checked before)
+      Local local;
+      std::memcpy(&local, data.data(), sizeof(local));
+      region.peer[r] = reinterpret_cast<char *>(local.address);
+      break;
+    }
+    default: { // Posted: the first byte says whether it is a first post
+      std::string why;
+      if (!device.importMemory(r, data.substr(1), region.peer[r], why)) {
+        error.fail(ErrorKind::Device, "mapping rank " + std::to_string(r) +
+                                          "'s buffer '" + name(b) +
+                                          "': " + why);
+        return error;
+      }
+    }
+    }
+  }
+  return error;
+}
 } // namespace
 
 bool sdma::rt::sharesBuffers(const CommOptions &options, int ranks,
@@ -87,7 +137,8 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
                             const std::vector<uint64_t> &need,
                             size_t userBuffers, uint64_t tag,
                             bool privateBuffers, const Error &refused,
-                            SharedCall &shared, Error &error) {
+                            SharedBlocks &blocks, SharedCall &shared,
+                            Error &error) {
   const int rank = board.rank(), ranks = board.ranks();
   auto name = [&](size_t b) { return instance.program.buffers[b].name; };
   // The shared buffers, in order: their slots in a message.
@@ -105,7 +156,9 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
     if (slotOf[b] < 0)
       continue;
     if (!refused.empty()) {
-      put(mine, slotOf[b], Refused, refused.message);
+      put(mine, slotOf[b], Refused,
+          (refused.kind == ErrorKind::NotSymmetric ? "N" : "R") +
+              refused.message);
       continue;
     }
     if (!buffers[b])
@@ -122,7 +175,7 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
           std::string(reinterpret_cast<const char *>(&place), sizeof(place)));
     } else if (!heap.disjoint(ptr, need[b]))
       put(mine, slotOf[b], Refused,
-          "it overlaps symmetric memory without lying in one allocation or "
+          "Nit overlaps symmetric memory without lying in one allocation or "
           "registration");
     else if (!device.exportMemory(ptr, need[b], blob, why)) {
       // Ranks that are threads of this process may still reach it.
@@ -133,20 +186,20 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
             std::string(reinterpret_cast<const char *>(&local), sizeof(local)) +
                 why);
       else
-        put(mine, slotOf[b], Refused, unreachable);
-    } else if (blob.size() > kDataBytes)
+        put(mine, slotOf[b], Refused, "N" + unreachable);
+    } else if (blob.size() + 1 > kDataBytes)
       put(mine, slotOf[b], Refused,
-          "its handle (" + std::to_string(blob.size()) + " bytes) is too long");
+          "Nits handle (" + std::to_string(blob.size()) +
+              " bytes) is too long");
     else
-      put(mine, slotOf[b], Posted, blob);
+      // 'F': this rank's first post of the block (its peers map it now and
+      // say whether they could); 'A': posted before.
+      put(mine, slotOf[b], Posted,
+          (blocks.posted.insert(blob).second ? "F" : "A") + blob);
   }
   std::vector<std::string> all;
   if (!board.allGather(mine, all, error))
     return error.context("sharing the call's buffers");
-  if (!refused.empty()) { // this rank's own reason stands
-    error = refused;
-    return false;
-  }
   // What every rank decides alike, from every rank's message.
   for (int r = 0; r < ranks; ++r)
     if (all[r].compare(0, sizeof(kMagic), kMagic, sizeof(kMagic)) != 0 ||
@@ -157,14 +210,39 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
                             " made another call while this one shared its "
                             "buffers (" +
                             instance.program.schedule + ")");
+  // A refusal's first byte says whether the caller may stage ('N') or
+  // the call is wrong there ('R'). Any 'R' fails the call on every rank
+  // for good (a peer's refusal, as agreement reports one); else any 'N'
+  // fails it NotSymmetric with private buffers, so every rank stages and
+  // calls again alike. A refusing rank keeps its own reason.
+  std::string stageWhy, wrongWhy;
   for (int r = 0; r < ranks; ++r)
     for (size_t b = 0; b < userBuffers; ++b)
-      if (slotOf[b] >= 0 && stateOf(all[r], slotOf[b]) == Refused)
-        return error.fail(privateBuffers ? ErrorKind::NotSymmetric
-                                         : ErrorKind::InvalidArgument,
-                          "rank " + std::to_string(r) + "'s buffer '" +
-                              name(b) + "' cannot be shared with its peers (" +
-                              dataOf(all[r], slotOf[b]) + ")");
+      if (slotOf[b] >= 0 && stateOf(all[r], slotOf[b]) == Refused) {
+        std::string why = dataOf(all[r], slotOf[b]);
+        std::string &first =
+            !why.empty() && why[0] == 'N' ? stageWhy : wrongWhy;
+        if (first.empty())
+          first = "rank " + std::to_string(r) + "'s buffer '" + name(b) +
+                  "' cannot be shared with its peers (" +
+                  why.substr(why.empty() ? 0 : 1) + ")";
+      }
+  if (!wrongWhy.empty()) {
+    if (!refused.empty() && refused.kind != ErrorKind::NotSymmetric)
+      error = refused;
+    else
+      error.fail(ErrorKind::Remote, wrongWhy);
+    return false;
+  }
+  if (!stageWhy.empty()) {
+    if (!refused.empty())
+      error = refused;
+    else
+      error.fail(privateBuffers ? ErrorKind::NotSymmetric
+                                : ErrorKind::InvalidArgument,
+                 stageWhy);
+    return false;
+  }
   auto pidOf = [&](int r) {
     int64_t p = 0;
     std::memcpy(&p, &all[r][kPidAt], sizeof(p));
@@ -201,38 +279,34 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
     region.peerBytes.assign(ranks, need[b]);
     region.peer[rank] = region.local;
   }
-  for (const auto &[r, b] : instance.touched[rank]) {
-    if (size_t(b) >= userBuffers || slotOf[b] < 0 || r == rank ||
-        shared.regions[b].peer[r])
-      continue;
-    Region &region = shared.regions[b];
-    if (stateOf(all[r], slotOf[b]) == Symmetric) {
-      Place place;
-      std::string data = dataOf(all[r], slotOf[b]);
-      std::memcpy(&place, data.data(), std::min(data.size(), sizeof(place)));
-      if (data.size() != sizeof(place) || place.region < 0 ||
-          size_t(place.region) >= heap.regions() ||
-          !heap.region(place.region).live ||
-          place.offset > heap.region(place.region).peerBytes[r])
-        return error.fail(ErrorKind::Remote,
-                          "rank " + std::to_string(r) + "'s buffer '" +
-                              name(b) + "' is in no symmetric region here");
-      const Region &at = heap.region(place.region);
-      region.peer[r] = at.peer[r] + place.offset;
-      region.peerBytes[r] = at.peerBytes[r] - place.offset;
-      continue;
+  Error mapped = mapPeers(device, heap, instance, all, slotOf, rank, shared);
+  // Where some rank posted a block for the first time, every rank says
+  // whether it mapped what it reaches, so that a failure here fails the
+  // call everywhere (not a kernel waiting for this rank until its timeout).
+  bool first = false;
+  for (int r = 0; r < ranks; ++r)
+    for (size_t b = 0; b < userBuffers; ++b)
+      first |= slotOf[b] >= 0 && stateOf(all[r], slotOf[b]) == Posted &&
+               dataOf(all[r], slotOf[b]).compare(0, 1, "F") == 0;
+  if (first) {
+    std::vector<std::string> verdicts;
+    if (!board.allGather(mapped.empty() ? "ok" : "!" + mapped.message, verdicts,
+                         error))
+      return error.context("confirming the call's shared buffers");
+    if (!mapped.empty()) {
+      error = mapped;
+      return false;
     }
-    if (stateOf(all[r], slotOf[b]) == InProcess) { // checked above
-      Local local;
-      std::memcpy(&local, dataOf(all[r], slotOf[b]).data(), sizeof(local));
-      region.peer[r] = reinterpret_cast<char *>(local.address);
-      continue;
-    }
-    std::string why;
-    if (!device.importMemory(r, dataOf(all[r], slotOf[b]), region.peer[r], why))
-      return error.fail(ErrorKind::Device, "mapping rank " + std::to_string(r) +
-                                               "'s buffer '" + name(b) +
-                                               "': " + why);
+    for (int r = 0; r < ranks; ++r)
+      if (verdicts[r][0] == '!')
+        return error.fail(
+            ErrorKind::Remote,
+            "rank " + std::to_string(r) +
+                " could not map this call's shared buffers: " +
+                verdicts[r].substr(1, verdicts[r].find('\0') - 1));
+  } else if (!mapped.empty()) {
+    error = mapped;
+    return false;
   }
   return true;
 }

@@ -31,6 +31,8 @@
 #include "comm/ProgramCache.h"
 #include "comm/SymmetricHeap.h"
 
+#include <set>
+#include <string>
 #include <vector>
 
 namespace sdma::rt {
@@ -47,6 +49,12 @@ struct SharedCall {
   /// [buffer]: every rank's copy, mapped here (peer[r] null where rank r
   /// passed none), and each copy's bytes from its base.
   std::vector<Region> regions;
+};
+
+/// What a communicator's shared calls keep: the blocks this rank has
+/// posted (a block's first post makes every rank confirm its mapping).
+struct SharedBlocks {
+  std::set<std::string> posted;
 };
 
 /// Whether the call shares its buffers: every rank decides alike from the
@@ -69,7 +77,7 @@ bool shareBuffers(CommDevice &device, ExchangeBoard &board,
                   const std::vector<const void *> &buffers,
                   const std::vector<uint64_t> &need, size_t userBuffers,
                   uint64_t tag, bool privateBuffers, const Error &refused,
-                  SharedCall &shared, Error &error);
+                  SharedBlocks &blocks, SharedCall &shared, Error &error);
 
 } // namespace sdma::rt
 

@@ -592,6 +592,38 @@ TEST(CApiResult, SharedBuffersRunInPlace) {
                "rank 1's buffer 'output' cannot be shared with its peers", f);
         if (out[0] != -1 || out[R * n - 1] != -1)
           f.push_back("a refused shared call wrote its receive buffer");
+        // Rank 1's send buffer, which only rank 1 reads (all-to-all pushes),
+        // straddles the heap, and rank 2's receive buffer does: rank 1
+        // refuses before it would share, yet says so in the exchange, so
+        // every rank stages alike and the calls stay paired (a rank that
+        // skipped the exchange would pair its next call with its peers'
+        // retry). Then the staged call and a shared one, data checked.
+        std::vector<int32_t> a2a(R * n), got(R * n, -1);
+        for (size_t i = 0; i < R * n; ++i)
+          a2a[i] = int32_t(100 * rank + i / n);
+        expect(comm, "AlltoAll (ranks 1 and 2 straddle the heap)",
+               sdmaAlltoAll(rank == 1 ? sym + 64 : a2a.data(),
+                            rank == 2 ? sym + 64 : got.data(), n, sdmaInt32,
+                            comm, nullptr),
+               sdmaNotSymmetric, "", f);
+        int32_t *stage = nullptr;
+        ASSERT_EQ(sdmaMemAlloc(comm, (void **)&stage, 2 * R * n * 4),
+                  sdmaSuccess);
+        std::memcpy(stage, a2a.data(), R * n * 4);
+        expect(comm, "AlltoAll (staged after the refusal)",
+               sdmaAlltoAll(stage, stage + R * n, n, sdmaInt32, comm, nullptr),
+               sdmaSuccess, "", f);
+        for (int r = 0; r < R; ++r)
+          if (stage[R * n + r * n] != 100 * r + rank)
+            f.push_back("staged all-to-all after a refusal: wrong data");
+        expect(comm, "AlltoAll (shared after the refusal)",
+               sdmaAlltoAll(a2a.data(), got.data(), n, sdmaInt32, comm,
+                            nullptr),
+               sdmaSuccess, "", f);
+        for (int r = 0; r < R; ++r)
+          if (got[r * n + n - 1] != 100 * r + rank)
+            f.push_back("shared all-to-all after a refusal: wrong data");
+        sdmaMemFree(comm, stage);
         sdmaMemFree(comm, sym);
         stillWorks(comm, rank, R, f);
       },
