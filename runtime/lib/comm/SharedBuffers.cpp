@@ -7,6 +7,7 @@
 #include "comm/SharedBuffers.h"
 
 #include <cstring>
+#include <random>
 #include <unistd.h>
 
 using namespace sdma::rt;
@@ -16,7 +17,7 @@ namespace {
 /// then a slot per shared buffer: its state, the length of what follows,
 /// and the device's handle (Posted) or why not (Refused).
 constexpr char kMagic[4] = {'\x02', 'S', 'H', 'R'};
-constexpr size_t kTagAt = 4, kPidAt = 12, kSlotsAt = 20, kSlotBytes = 116;
+constexpr size_t kTagAt = 4, kProcessAt = 12, kSlotsAt = 20, kSlotBytes = 116;
 constexpr size_t kDataBytes = kSlotBytes - 2;
 static_assert(kSlotsAt + kMaxSharedBuffers * kSlotBytes < kExchangeBytes,
               "a rank's message fits one exchange");
@@ -28,11 +29,23 @@ enum Slot : unsigned char {
   InProcess = 4  // a Local: memory only ranks of its process reach
 };
 
+/// This process, as its messages name it: a random token drawn once (a
+/// pid repeats across PID namespaces, as containers have them), so that a
+/// rank takes a peer's address as its own only in the same process.
+int64_t processToken() {
+  static const int64_t token = [] {
+    std::random_device random;
+    return int64_t((uint64_t(random()) << 32) ^ random() ^
+                   (uint64_t(getpid()) << 16));
+  }();
+  return token;
+}
+
 /// Memory the device cannot export but addresses (a thread rank's host
 /// memory on the CPU device): the address itself, for ranks of the same
 /// process, then why the device would not export it.
 struct Local {
-  int64_t pid = 0;
+  int64_t process = 0; // processToken()
   uint64_t address = 0;
 };
 
@@ -150,8 +163,8 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
   std::string mine(kExchangeBytes - 1, '\0');
   mine.replace(0, sizeof(kMagic), kMagic, sizeof(kMagic));
   std::memcpy(&mine[kTagAt], &tag, sizeof(tag));
-  int64_t pid = getpid();
-  std::memcpy(&mine[kPidAt], &pid, sizeof(pid));
+  int64_t process = processToken();
+  std::memcpy(&mine[kProcessAt], &process, sizeof(process));
   for (size_t b = 0; b < userBuffers; ++b) {
     if (slotOf[b] < 0)
       continue;
@@ -180,7 +193,7 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
     else if (!device.exportMemory(ptr, need[b], blob, why)) {
       // Ranks that are threads of this process may still reach it.
       std::string unreachable;
-      Local local{int64_t(getpid()), reinterpret_cast<uint64_t>(ptr)};
+      Local local{processToken(), reinterpret_cast<uint64_t>(ptr)};
       if (device.addressable(ptr, unreachable))
         put(mine, slotOf[b], InProcess,
             std::string(reinterpret_cast<const char *>(&local), sizeof(local)) +
@@ -243,9 +256,9 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
                  stageWhy);
     return false;
   }
-  auto pidOf = [&](int r) {
+  auto processOf = [&](int r) {
     int64_t p = 0;
-    std::memcpy(&p, &all[r][kPidAt], sizeof(p));
+    std::memcpy(&p, &all[r][kProcessAt], sizeof(p));
     return p;
   };
   for (int q = 0; q < ranks; ++q)
@@ -258,7 +271,7 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
                           "rank " + std::to_string(r) + " passed no buffer '" +
                               name(b) + "', which rank " + std::to_string(q) +
                               " reaches in " + instance.program.schedule);
-      if (state == InProcess && pidOf(q) != pidOf(r))
+      if (state == InProcess && processOf(q) != processOf(r))
         return error.fail(privateBuffers ? ErrorKind::NotSymmetric
                                          : ErrorKind::InvalidArgument,
                           "rank " + std::to_string(r) + "'s buffer '" +
