@@ -230,49 +230,15 @@ bool Launcher::table(const Instance &instance, const Call &call,
   return true;
 }
 
-bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
-                   void *stream, Error &error, PreparedLaunch *keep,
-                   const Error &refused) {
-  if (!healthy(error)) {
-    error.context("the communicator has failed");
-    return false;
-  }
-  const Instance &instance = programs_.instance(index);
+void Launcher::locateBuffers(const Instance &instance, const Call &call,
+                             size_t user, bool dma, bool lowLatency, bool share,
+                             std::vector<int> &region,
+                             std::vector<size_t> &offset, Error &problem) {
   const LdstProgram &program = instance.program;
-  size_t B = program.buffers.size();
-  // An all-to-allv's count tables follow the user's buffers.
-  size_t user = instance.countsOffset ? B - 2 : B;
-  if (call.buffers.size() != user || call.chunkBytes == 0)
-    return error.fail(ErrorKind::InvalidArgument,
-                      program.schedule + " takes " + std::to_string(user) +
-                          " buffers and a chunk of at least one byte; got " +
-                          std::to_string(call.buffers.size()) + " and " +
-                          std::to_string(call.chunkBytes));
-  // Where each buffer lives; the same offset of the same region on every
-  // rank (symmetric memory).
-  std::vector<int> region(B, -1);
-  std::vector<size_t> offset(B, 0);
-  std::vector<uint64_t> sizes(B, 0);
-  for (size_t b = 0; b < B; ++b)
-    sizes[b] = checkedMul(program.buffers[b].chunks,
-                          program.buffers[b].counts ? 8 : call.chunkBytes)
-                   .value_or(~uint64_t(0));
-  // A large call may share buffers that are not symmetric memory for
-  // itself (SharedBuffers.h): every rank decides alike.
-  const bool share =
-      sharesBuffers(options_, ranks_, instance, sizes, user, lowLatency);
-  if (keep)
-    keep->shared = share;
-  // A call the caller already refused on this rank: at once, or, where
-  // the call shares, through the exchange, which every rank makes.
-  if (!refused.empty() && !share) {
-    error = refused;
-    return false;
-  }
+  const size_t B = program.buffers.size();
   // A call that shares its buffers takes those only its own rank reaches
   // as they are, as private buffers are.
   const bool mayBePrivate = options_.privateBuffers || share;
-  Error problem = refused;
   for (size_t b = 0; b < B && problem.empty(); ++b) {
     std::optional<uint64_t> bytes =
         checkedMul(program.buffers[b].chunks,
@@ -312,14 +278,60 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
       if (options_.privateBuffers && !problem.empty()) {
         // Nothing enqueued: the caller stages and calls again, as every
         // rank whose buffers are alike does. A call that shares says so
-        // in its exchange first (below), so that every rank makes it.
+        // in its exchange first (run()), so that every rank makes it.
         problem.kind = ErrorKind::NotSymmetric;
-        if (!share) {
-          error = problem;
-          return false;
-        }
+        return;
       }
     }
+  }
+}
+
+bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
+                   void *stream, Error &error, PreparedLaunch *keep,
+                   const Error &refused) {
+  if (!healthy(error)) {
+    error.context("the communicator has failed");
+    return false;
+  }
+  const Instance &instance = programs_.instance(index);
+  const LdstProgram &program = instance.program;
+  size_t B = program.buffers.size();
+  // An all-to-allv's count tables follow the user's buffers.
+  size_t user = instance.countsOffset ? B - 2 : B;
+  if (call.buffers.size() != user || call.chunkBytes == 0)
+    return error.fail(ErrorKind::InvalidArgument,
+                      program.schedule + " takes " + std::to_string(user) +
+                          " buffers and a chunk of at least one byte; got " +
+                          std::to_string(call.buffers.size()) + " and " +
+                          std::to_string(call.chunkBytes));
+  // Where each buffer lives; the same offset of the same region on every
+  // rank (symmetric memory).
+  std::vector<int> region(B, -1);
+  std::vector<size_t> offset(B, 0);
+  std::vector<uint64_t> sizes(B, 0);
+  for (size_t b = 0; b < B; ++b)
+    sizes[b] = checkedMul(program.buffers[b].chunks,
+                          program.buffers[b].counts ? 8 : call.chunkBytes)
+                   .value_or(~uint64_t(0));
+  // A large call may share buffers that are not symmetric memory for
+  // itself (SharedBuffers.h): every rank decides alike.
+  const bool share =
+      sharesBuffers(options_, ranks_, instance, sizes, user, lowLatency);
+  if (keep)
+    keep->shared = share;
+  // A call the caller already refused on this rank: at once, or, where
+  // the call shares, through the exchange, which every rank makes.
+  if (!refused.empty() && !share) {
+    error = refused;
+    return false;
+  }
+  Error problem = refused;
+  if (problem.empty())
+    locateBuffers(instance, call, user, dma, lowLatency, share, region, offset,
+                  problem);
+  if (!share && problem.kind == ErrorKind::NotSymmetric && !problem.empty()) {
+    error = problem; // nothing asked of any rank
+    return false;
   }
   // Where each buffer is, for the ranks to agree on: those another rank
   // reaches (a buffer only its own rank touches may differ, or be null).

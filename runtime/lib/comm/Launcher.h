@@ -127,6 +127,14 @@ private:
              const std::vector<int> &region, const std::vector<size_t> &offset,
              const SharedCall &shared, bool dma, bool lowLatency, uint64_t tag,
              std::vector<uint64_t> &words, Error &error);
+  /// Where each of `call`'s buffers is: its region and offset, the same on
+  /// every rank (symmetric memory), kPrivateRegion (memory only this rank
+  /// reaches) or kSharedRegion (found by the call's exchange); the first
+  /// problem (NotSymmetric where the caller may stage) in `problem`.
+  void locateBuffers(const Instance &instance, const Call &call, size_t user,
+                     bool dma, bool lowLatency, bool share,
+                     std::vector<int> &region, std::vector<size_t> &offset,
+                     Error &problem);
   /// The failure any kernel recorded, decoded; empty if none.
   Error kernelError();
   /// Starts `prepared` on its instance's kernel (its DMA path's where it

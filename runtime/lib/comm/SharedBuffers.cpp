@@ -126,40 +126,22 @@ Error mapPeers(CommDevice &device, const SymmetricHeap &heap,
   }
   return error;
 }
-} // namespace
-
-bool sdma::rt::sharesBuffers(const CommOptions &options, int ranks,
-                             const Instance &instance,
-                             const std::vector<uint64_t> &bytes,
-                             size_t userBuffers, bool lowLatency) {
-  if (options.sharedBytes <= 0 || ranks < 2 || lowLatency)
-    return false;
-  size_t shared = 0;
-  bool large = false;
-  for (size_t b = 0; b < userBuffers; ++b)
-    if (instance.remote[b]) {
-      ++shared;
-      large |= bytes[b] >= uint64_t(options.sharedBytes);
-    }
-  return large && shared <= kMaxSharedBuffers;
+/// `error` failed with `kind` and `message`.
+Error failed(Error &error, ErrorKind kind, const std::string &message) {
+  error.fail(kind, message);
+  return error;
 }
 
-bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
-                            const SymmetricHeap &heap, const Instance &instance,
-                            const std::vector<const void *> &buffers,
-                            const std::vector<uint64_t> &need,
-                            size_t userBuffers, uint64_t tag,
-                            bool privateBuffers, const Error &refused,
-                            SharedBlocks &blocks, SharedCall &shared,
-                            Error &error) {
-  const int rank = board.rank(), ranks = board.ranks();
-  auto name = [&](size_t b) { return instance.program.buffers[b].name; };
-  // The shared buffers, in order: their slots in a message.
-  std::vector<int> slotOf(userBuffers, -1);
-  size_t slots = 0;
-  for (size_t b = 0; b < userBuffers; ++b)
-    if (instance.remote[b])
-      slotOf[b] = int(slots++);
+/// This rank's message: each shared buffer's place (symmetric memory), the
+/// device's handle of its allocation (a first post of it marked 'F'), its
+/// address for ranks of this process, or why it cannot be shared ('N': the
+/// caller may stage; 'R': the call is wrong here, this rank's `refused`).
+std::string postOf(CommDevice &device, const SymmetricHeap &heap,
+                   const std::vector<const void *> &buffers,
+                   const std::vector<uint64_t> &need,
+                   const std::vector<int> &slotOf, uint64_t tag,
+                   const Error &refused, SharedBlocks &blocks) {
+  const size_t userBuffers = slotOf.size();
   std::string mine(kExchangeBytes - 1, '\0');
   mine.replace(0, sizeof(kMagic), kMagic, sizeof(kMagic));
   std::memcpy(&mine[kTagAt], &tag, sizeof(tag));
@@ -210,19 +192,28 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
       put(mine, slotOf[b], Posted,
           (blocks.posted.insert(blob).second ? "F" : "A") + blob);
   }
-  std::vector<std::string> all;
-  if (!board.allGather(mine, all, error))
-    return error.context("sharing the call's buffers");
+  return mine;
+}
+
+/// What every rank decides alike from every rank's message: the call's
+/// failure, or none. A refusing rank keeps its own reason.
+Error verdictOf(const std::vector<std::string> &all, const Instance &instance,
+                const std::vector<int> &slotOf, uint64_t tag,
+                bool privateBuffers, const Error &refused) {
+  const int ranks = int(all.size());
+  const size_t userBuffers = slotOf.size();
+  auto name = [&](size_t b) { return instance.program.buffers[b].name; };
+  Error error;
   // What every rank decides alike, from every rank's message.
   for (int r = 0; r < ranks; ++r)
     if (all[r].compare(0, sizeof(kMagic), kMagic, sizeof(kMagic)) != 0 ||
         all[r].compare(kTagAt, sizeof(tag),
                        reinterpret_cast<const char *>(&tag), sizeof(tag)) != 0)
-      return error.fail(ErrorKind::InvalidUsage,
-                        "rank " + std::to_string(r) +
-                            " made another call while this one shared its "
-                            "buffers (" +
-                            instance.program.schedule + ")");
+      return failed(error, ErrorKind::InvalidUsage,
+                    "rank " + std::to_string(r) +
+                        " made another call while this one shared its "
+                        "buffers (" +
+                        instance.program.schedule + ")");
   // A refusal's first byte says whether the caller may stage ('N') or
   // the call is wrong there ('R'). Any 'R' fails the call on every rank
   // for good (a peer's refusal, as agreement reports one); else any 'N'
@@ -242,19 +233,16 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
       }
   if (!wrongWhy.empty()) {
     if (!refused.empty() && refused.kind != ErrorKind::NotSymmetric)
-      error = refused;
-    else
-      error.fail(ErrorKind::Remote, wrongWhy);
-    return false;
+      return refused;
+    return failed(error, ErrorKind::Remote, wrongWhy);
   }
   if (!stageWhy.empty()) {
     if (!refused.empty())
-      error = refused;
-    else
-      error.fail(privateBuffers ? ErrorKind::NotSymmetric
-                                : ErrorKind::InvalidArgument,
-                 stageWhy);
-    return false;
+      return refused;
+    return failed(error,
+                  privateBuffers ? ErrorKind::NotSymmetric
+                                 : ErrorKind::InvalidArgument,
+                  stageWhy);
   }
   auto processOf = [&](int r) {
     int64_t p = 0;
@@ -267,19 +255,67 @@ bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
         continue;
       Slot state = stateOf(all[r], slotOf[b]);
       if (state == None)
-        return error.fail(ErrorKind::InvalidArgument,
-                          "rank " + std::to_string(r) + " passed no buffer '" +
-                              name(b) + "', which rank " + std::to_string(q) +
-                              " reaches in " + instance.program.schedule);
+        return failed(error, ErrorKind::InvalidArgument,
+                      "rank " + std::to_string(r) + " passed no buffer '" +
+                          name(b) + "', which rank " + std::to_string(q) +
+                          " reaches in " + instance.program.schedule);
       if (state == InProcess && processOf(q) != processOf(r))
-        return error.fail(privateBuffers ? ErrorKind::NotSymmetric
-                                         : ErrorKind::InvalidArgument,
-                          "rank " + std::to_string(r) + "'s buffer '" +
-                              name(b) + "' cannot be shared with rank " +
-                              std::to_string(q) + ", another process (" +
-                              dataOf(all[r], slotOf[b]).substr(sizeof(Local)) +
-                              ")");
+        return failed(error,
+                      privateBuffers ? ErrorKind::NotSymmetric
+                                     : ErrorKind::InvalidArgument,
+                      "rank " + std::to_string(r) + "'s buffer '" + name(b) +
+                          "' cannot be shared with rank " + std::to_string(q) +
+                          ", another process (" +
+                          dataOf(all[r], slotOf[b]).substr(sizeof(Local)) +
+                          ")");
     }
+  return error;
+}
+
+} // namespace
+
+bool sdma::rt::sharesBuffers(const CommOptions &options, int ranks,
+                             const Instance &instance,
+                             const std::vector<uint64_t> &bytes,
+                             size_t userBuffers, bool lowLatency) {
+  if (options.sharedBytes <= 0 || ranks < 2 || lowLatency)
+    return false;
+  size_t shared = 0;
+  bool large = false;
+  for (size_t b = 0; b < userBuffers; ++b)
+    if (instance.remote[b]) {
+      ++shared;
+      large |= bytes[b] >= uint64_t(options.sharedBytes);
+    }
+  return large && shared <= kMaxSharedBuffers;
+}
+
+bool sdma::rt::shareBuffers(CommDevice &device, ExchangeBoard &board,
+                            const SymmetricHeap &heap, const Instance &instance,
+                            const std::vector<const void *> &buffers,
+                            const std::vector<uint64_t> &need,
+                            size_t userBuffers, uint64_t tag,
+                            bool privateBuffers, const Error &refused,
+                            SharedBlocks &blocks, SharedCall &shared,
+                            Error &error) {
+  const int rank = board.rank(), ranks = board.ranks();
+  // The shared buffers, in order: their slots in a message.
+  std::vector<int> slotOf(userBuffers, -1);
+  size_t slots = 0;
+  for (size_t b = 0; b < userBuffers; ++b)
+    if (instance.remote[b])
+      slotOf[b] = int(slots++);
+  std::string mine =
+      postOf(device, heap, buffers, need, slotOf, tag, refused, blocks);
+  std::vector<std::string> all;
+  if (!board.allGather(mine, all, error))
+    return error.context("sharing the call's buffers");
+  if (Error failure =
+          verdictOf(all, instance, slotOf, tag, privateBuffers, refused);
+      !failure.empty()) {
+    error = failure;
+    return false;
+  }
   // This rank maps the peers' blocks it reaches (each block once).
   shared.regions.assign(userBuffers, Region{});
   for (size_t b = 0; b < userBuffers; ++b) {
