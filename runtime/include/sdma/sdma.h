@@ -77,7 +77,9 @@ typedef enum {
   sdmaInProgress = 7,
   /* sdma's own (no NCCL result has it): with sdmaConfig_t.privateBuffers,
    * a call whose path lets another rank reach a buffer that is not
-   * symmetric memory; nothing was enqueued and no rank was asked. */
+   * symmetric memory; nothing was enqueued and no rank was asked (a call
+   * that shares its buffers, sharedBytes: every rank was, and every rank
+   * gets this alike). */
   sdmaNotSymmetric = 8,
   sdmaNumResults = 9
 } sdmaResult_t;

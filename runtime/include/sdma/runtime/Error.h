@@ -46,8 +46,10 @@ enum class ErrorKind {
   /// A broken invariant of sdma itself.
   Internal,
   /// With CommOptions::privateBuffers: a buffer the call's path lets
-  /// another rank reach is not symmetric memory. Nothing was enqueued and
-  /// no rank was asked: the caller may stage it and call again.
+  /// another rank reach is not symmetric memory. Nothing was enqueued: the
+  /// caller may stage it and call again. (No rank was asked, unless the
+  /// call shared its buffers (CommOptions::sharedBytes): then every rank
+  /// was, and every rank gets this and stages alike.)
   NotSymmetric,
 };
 
