@@ -58,11 +58,10 @@ public:
   /// Starts the call of `key` as it was started before (CallReplay), if
   /// one was; `ok` is its result.
   bool replayed(const CallKey &key, void *stream, Error &error, bool &ok);
-  /// Fails a call with private buffers that must be staged (`why`, where
-  /// `error` does not say it yet), remembering that for `replayKey`: the
-  /// same arguments again are refused at once.
-  bool notSymmetric(const std::string &why, const CallKey *replayKey,
-                    Error &error);
+  /// Fails a call with private buffers that must be staged (`error` says
+  /// why), remembering that for `replayKey`: the same arguments again are
+  /// refused at once.
+  bool notSymmetric(const CallKey *replayKey, Error &error);
   /// One rank: every built-in collective (not all-to-allv) is its input
   /// chunk copied to its output, which the device copies at copy speed (no
   /// kernel, no barrier; capturable), or nothing where they are one.
@@ -260,12 +259,7 @@ bool Communicator::Impl::replayed(const CallKey &key, void *stream,
   return true;
 }
 
-bool Communicator::Impl::notSymmetric(const std::string &why,
-                                      const CallKey *replayKey, Error &error) {
-  if (!why.empty())
-    error.fail(ErrorKind::NotSymmetric,
-               why + " on rank " + std::to_string(rank) +
-                   " is not symmetric memory: stage it");
+bool Communicator::Impl::notSymmetric(const CallKey *replayKey, Error &error) {
   if (replayKey && options.replayCalls) {
     ReplayedCall refused;
     refused.refused = error;
@@ -326,7 +320,7 @@ bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
   // each such call exchanges (SharedBuffers.h), as every peer does.
   if (!launch(index, call, stream, error, &made, early)) {
     if (error.kind == ErrorKind::NotSymmetric)
-      return notSymmetric("", made.launch.shared ? nullptr : replayKey, error);
+      return notSymmetric(made.launch.shared ? nullptr : replayKey, error);
     return false;
   }
   // After the launch: a stage it grew is part of the heap it replays on.

@@ -616,10 +616,10 @@ TEST(CApiResult, SharedBuffersRunInPlace) {
         for (int r = 0; r < R; ++r)
           if (stage[R * n + r * n] != 100 * r + rank)
             f.push_back("staged all-to-all after a refusal: wrong data");
-        expect(comm, "AlltoAll (shared after the refusal)",
-               sdmaAlltoAll(a2a.data(), got.data(), n, sdmaInt32, comm,
-                            nullptr),
-               sdmaSuccess, "", f);
+        expect(
+            comm, "AlltoAll (shared after the refusal)",
+            sdmaAlltoAll(a2a.data(), got.data(), n, sdmaInt32, comm, nullptr),
+            sdmaSuccess, "", f);
         for (int r = 0; r < R; ++r)
           if (got[r * n + n - 1] != 100 * r + rank)
             f.push_back("shared all-to-all after a refusal: wrong data");
