@@ -33,7 +33,10 @@ import statistics
 import sys
 import time
 
-import torch
+try:
+    import torch
+except ImportError:  # `report` reads the logs only
+    torch = None
 
 R_DEFAULT, H, E, K = 8, 7168, 256, 8
 
@@ -620,6 +623,8 @@ def main():
     p.add_argument("--align", type=int, default=128,
                    help="--layout expert: rows an expert's group is padded to")
     args = p.parse_args()
+    if torch is None and args.mode != "report":
+        sys.exit("moe_bench.py %s: needs torch (with CUDA)" % args.mode)
     os.makedirs(args.out, exist_ok=True)
     {"rank": run_rank, "baselines": run_baselines,
      "report": run_report}[args.mode](args)

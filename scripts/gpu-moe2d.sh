@@ -14,7 +14,10 @@
 #           permutation, on the same count tables; then the report.
 # Every step runs under its own timeout and prints its exit status.
 #
-#   scripts/gpu-moe2d.sh PROGRAM_DIR OUT_DIR [checks,bench]
+#   scripts/gpu-moe2d.sh PROGRAM_DIR OUT_DIR [checks,bench] [TOKENS...]
+#
+# TOKENS: the bench's token counts (128 4096); the report reads every
+# baselines file in OUT_DIR, so runs of different counts can share one.
 #
 # PROGRAM_DIR holds the communicator's precompiled programs, made on the
 # compiler side:
@@ -25,6 +28,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 programs=$(realpath "$1") out=$2 what=${3:-checks,bench}
+shift $(($# < 3 ? $# : 3))
+token_counts=${*:-128 4096}
 mkdir -p "$out"
 out=$(realpath "$out")
 B=/tmp/sdma-moe-build
@@ -55,7 +60,7 @@ moe() { # moe TOKENS ROUTING LAYOUT
   echo "exit $?"
 }
 if [[ $what == *bench* ]]; then
-  for tokens in 128 4096; do
+  for tokens in $token_counts; do
     for routing in uniform skewed; do
       echo "== bench $tokens $routing"
       moe "$tokens" "$routing" expert > "$out/sdma-expert-$routing-$tokens.txt" 2>&1
@@ -68,5 +73,7 @@ if [[ $what == *bench* ]]; then
     done
   done
   echo "== report"
-  python3 bench/moe_bench.py report "$out" "$out/moe-h200" --layout expert
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 |
+    grep -oiE 'h100|h200|a100|b200' | tr A-Z a-z)
+  python3 bench/moe_bench.py report "$out" "$out/moe-${gpu:-gpu}" --layout expert
 fi
