@@ -160,6 +160,9 @@ public:
   /// rank as a flag wait too (a device without events between its
   /// engines), rather than as an event.
   virtual bool dmaValueWaits() const { return true; }
+  /// How the DMA path issues a queue's copies that may run in any order,
+  /// for the path's log line: "" one at a time, else how they are batched.
+  virtual std::string dmaBatching() const { return ""; }
 };
 
 /// The device `options.device` names (BackendRegistry.cpp), or nullptr

@@ -126,7 +126,8 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
   o.heapBytes = (heap + 255) / 256 * 256;
   o.twoShotBytes = twoShot;
   if (!envSwitch("SDMA_CHECK_CALLS", o.checkCalls, error) ||
-      !envSwitch("SDMA_REPLAY_CALLS", o.replayCalls, error))
+      !envSwitch("SDMA_REPLAY_CALLS", o.replayCalls, error) ||
+      !envSwitch("SDMA_DMA_BATCH", o.dmaBatch, error))
     return false;
   auto choose =
       [&](std::string &value, const char *variable, const char *fallback,

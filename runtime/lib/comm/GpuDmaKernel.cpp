@@ -18,8 +18,8 @@ namespace {
 class GpuDmaKernel : public CommKernel {
 public:
   GpuDmaKernel(std::unique_ptr<GpuDmaOps> ops,
-               std::shared_ptr<const DmaProgram> program)
-      : ops_(std::move(ops)), program_(std::move(program)) {}
+               std::shared_ptr<const DmaProgram> program, bool batch)
+      : ops_(std::move(ops)), program_(std::move(program)), batch_(batch) {}
 
   ~GpuDmaKernel() override {
     std::string ignored;
@@ -87,10 +87,13 @@ public:
       if (i > 0 && !ops_->waitEvent(stream, events_[0], error))
         return false;
       Sink sink{*this, stream, i, error};
+      if (batch_ && !ops_->mayBatch(stream, sink.batching, error))
+        return false;
       size_t q = P.queues[i];
       // Epoch 0 always: the flags are reset per call (DmaProgram.h).
       if (!walkCommands(P.plan, P.schedule, q, 0,
-                        P.plan.streams[q].commands.size(), 0, perRun_, sink))
+                        P.plan.streams[q].commands.size(), 0, perRun_, sink) ||
+          !sink.flush())
         return false;
     }
     for (size_t i = 1; i < queues; ++i)
@@ -101,18 +104,32 @@ public:
   }
 
 private:
-  /// The operations of one queue on `stream` (walkCommands' sink).
+  /// The operations of one queue on `stream` (walkCommands' sink). With
+  /// `batching`, copies wait in `pending` until one touches their bytes
+  /// (by address: two buffers of a call may be one memory, as in place),
+  /// or a swap, a notify, a poll or the queue's end comes.
   struct Sink {
     GpuDmaKernel &k;
     void *stream;
     size_t queue;
     std::string &error;
+    bool batching = false;
+    std::vector<DmaCopy> &pending = k.pending_;
 
     bool copy(const Slice &dst, const Slice &src) {
-      return k.ops_->copy(k.address(dst), k.address(src), k.bytes(src), stream,
-                          error);
+      DmaCopy c{k.address(dst), k.address(src), k.bytes(src)};
+      if (!c.bytes || c.dst == c.src)
+        return true;
+      if (!batching)
+        return k.ops_->copy(c.dst, c.src, c.bytes, stream, error);
+      if (conflicts(c) && !flush())
+        return false;
+      pending.push_back(c);
+      return true;
     }
     bool swap(const Slice &a, const Slice &b) {
+      if (!flush())
+        return false;
       char *stage = k.stage_ + k.stageOffset(queue);
       size_t n = k.bytes(a);
       return k.ops_->copy(stage, k.address(a), n, stream, error) &&
@@ -120,11 +137,35 @@ private:
              k.ops_->copy(k.address(b), stage, n, stream, error);
     }
     bool notify(int rank, int flag, uint64_t value) {
-      return k.ops_->sync(stream, k.args_, DmaSyncOp::Notify,
-                          (rank << 16) | flag, value, error);
+      return flush() && k.ops_->sync(stream, k.args_, DmaSyncOp::Notify,
+                                     (rank << 16) | flag, value, error);
     }
     bool poll(int flag, uint64_t value) {
-      return k.ops_->sync(stream, k.args_, DmaSyncOp::Poll, flag, value, error);
+      return flush() &&
+             k.ops_->sync(stream, k.args_, DmaSyncOp::Poll, flag, value, error);
+    }
+    /// Issues the pending copies: one as a plain copy, more as a batch.
+    bool flush() {
+      bool ok =
+          pending.size() != 1
+              ? pending.empty() || k.ops_->copyBatch(pending, stream, error)
+              : k.ops_->copy(pending[0].dst, pending[0].src, pending[0].bytes,
+                             stream, error);
+      pending.clear();
+      return ok;
+    }
+    /// Whether `c` writes a byte a pending copy reads or writes, or reads
+    /// one it writes.
+    bool conflicts(const DmaCopy &c) const {
+      auto overlap = [](const char *a, size_t n, const char *b, size_t m) {
+        return a < b + m && b < a + n;
+      };
+      for (const DmaCopy &p : pending)
+        if (overlap(c.dst, c.bytes, p.dst, p.bytes) ||
+            overlap(c.dst, c.bytes, p.src, p.bytes) ||
+            overlap(c.src, c.bytes, p.dst, p.bytes))
+          return true;
+      return false;
     }
   };
 
@@ -181,6 +222,8 @@ private:
 
   std::unique_ptr<GpuDmaOps> ops_;
   std::shared_ptr<const DmaProgram> program_;
+  bool batch_;
+  std::vector<DmaCopy> pending_; // a queue's batch (Sink), kept for its room
   std::vector<void *> streams_, events_;
   std::vector<int64_t> stageChunks_;
   std::vector<char *> stages_;
@@ -197,9 +240,9 @@ private:
 std::unique_ptr<CommKernel>
 sdma::rt::createGpuDmaKernel(std::unique_ptr<GpuDmaOps> ops,
                              std::shared_ptr<const DmaProgram> program,
-                             std::string &error) {
+                             bool batch, std::string &error) {
   auto kernel =
-      std::make_unique<GpuDmaKernel>(std::move(ops), std::move(program));
+      std::make_unique<GpuDmaKernel>(std::move(ops), std::move(program), batch);
   if (!kernel->load(error))
     return nullptr;
   return kernel;

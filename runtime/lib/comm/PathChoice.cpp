@@ -94,6 +94,9 @@ bool PathChooser::choose(int index, size_t chunkBytes, PathChoice &choice,
     } else {
       choice = predict(instance, chunkBytes);
     }
+    if (std::string batching = device_.dmaBatching();
+        choice.dma && !batching.empty())
+      choice.why += "; " + batching;
   }
   // Load/store: without job barriers where the program and the call allow.
   // Not premulsum: its scalars travel with the entry barrier's tags.

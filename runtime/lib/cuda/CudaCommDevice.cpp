@@ -232,7 +232,14 @@ public:
   std::unique_ptr<CommKernel> loadDma(std::shared_ptr<const DmaProgram> program,
                                       std::string &error) override {
     return createCudaDmaKernel(driver_, device(), context(), std::move(program),
-                               options_.cacheDirectory, error);
+                               options_.cacheDirectory, options_.dmaBatch,
+                               error);
+  }
+  std::string dmaBatching() const override {
+    return options_.dmaBatch && driver_.cuMemcpyBatchAsync
+               ? "a queue's unordered copies as one cuMemcpyBatchAsync "
+                 "outside graph capture"
+               : "";
   }
 
   const Driver &driver() const { return driver_; }

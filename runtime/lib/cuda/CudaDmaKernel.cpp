@@ -18,8 +18,8 @@ namespace {
 /// GpuDmaOps on the CUDA driver API, in the rank's primary context.
 class CudaDmaOps : public GpuDmaOps {
 public:
-  CudaDmaOps(const Driver &driver, CUcontext context)
-      : driver_(driver), context_(context), sync_(driver) {}
+  CudaDmaOps(const Driver &driver, CUdevice device, CUcontext context)
+      : driver_(driver), device_(device), context_(context), sync_(driver) {}
 
   bool load(CUdevice device, const std::string &cacheDirectory,
             std::string &error) {
@@ -88,6 +88,45 @@ public:
                                      static_cast<CUstream>(stream)),
         error);
   }
+  bool mayBatch(void *stream, bool &may, std::string &error) override {
+    may = false;
+    CUstream s = static_cast<CUstream>(stream);
+    // Not the legacy default stream (0 or CU_STREAM_LEGACY): the driver
+    // refuses a batch there. A driver that cannot tell whether the stream
+    // is being captured copies one by one.
+    if (!driver_.cuMemcpyBatchAsync || !driver_.cuStreamIsCapturing || !s ||
+        s == reinterpret_cast<CUstream>(uintptr_t(1)))
+      return true;
+    int status = 0;
+    if (!check("cuStreamIsCapturing", driver_.cuStreamIsCapturing(s, &status),
+               error))
+      return false;
+    may = status == 0;
+    return true;
+  }
+  bool copyBatch(const std::vector<DmaCopy> &copies, void *stream,
+                 std::string &error) override {
+    dsts_.clear();
+    srcs_.clear();
+    sizes_.clear();
+    for (const DmaCopy &c : copies) {
+      dsts_.push_back(reinterpret_cast<CUdeviceptr>(c.dst));
+      srcs_.push_back(reinterpret_cast<CUdeviceptr>(c.src));
+      sizes_.push_back(c.bytes);
+    }
+    // One attribute set for all: stream-ordered sources, and the hint that
+    // the copies should overlap compute (copy engines where the driver
+    // can; the location hints matter only for managed memory).
+    MemcpyAttributes attributes;
+    attributes.srcLocId = attributes.dstLocId = device_;
+    attributes.flags = 1;
+    size_t first = 0;
+    return check("cuMemcpyBatchAsync",
+                 driver_.cuMemcpyBatchAsync(
+                     dsts_.data(), srcs_.data(), sizes_.data(), dsts_.size(),
+                     &attributes, &first, 1, static_cast<CUstream>(stream)),
+                 error);
+  }
   bool allocate(size_t bytes, char *&ptr, std::string &error) override {
     CUdeviceptr p = 0;
     if (!check("cuMemAlloc (the DMA path's swap staging)",
@@ -117,8 +156,11 @@ private:
   }
 
   const Driver &driver_;
+  CUdevice device_;
   CUcontext context_;
   CudaKernel sync_;
+  std::vector<CUdeviceptr> dsts_, srcs_; // copyBatch's arrays, kept
+  std::vector<size_t> sizes_;
 };
 
 } // namespace
@@ -126,9 +168,9 @@ private:
 std::unique_ptr<CommKernel> sdma::rt::createCudaDmaKernel(
     const Driver &driver, CUdevice device, CUcontext context,
     std::shared_ptr<const DmaProgram> program,
-    const std::string &cacheDirectory, std::string &error) {
-  auto ops = std::make_unique<CudaDmaOps>(driver, context);
+    const std::string &cacheDirectory, bool batch, std::string &error) {
+  auto ops = std::make_unique<CudaDmaOps>(driver, device, context);
   if (!ops->load(device, cacheDirectory, error))
     return nullptr;
-  return createGpuDmaKernel(std::move(ops), std::move(program), error);
+  return createGpuDmaKernel(std::move(ops), std::move(program), batch, error);
 }

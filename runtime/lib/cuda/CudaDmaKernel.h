@@ -25,11 +25,12 @@ namespace sdma::rt {
 
 /// The DMA path of `program` on `device` in `context` (the sync kernel
 /// compiled through the kernel cache in `cacheDirectory`); null with why.
-std::unique_ptr<CommKernel>
-createCudaDmaKernel(const cuda::Driver &driver, cuda::CUdevice device,
-                    cuda::CUcontext context,
-                    std::shared_ptr<const DmaProgram> program,
-                    const std::string &cacheDirectory, std::string &error);
+/// `batch`: a queue's unordered copies as one cuMemcpyBatchAsync where the
+/// driver has it and the stream is not being captured.
+std::unique_ptr<CommKernel> createCudaDmaKernel(
+    const cuda::Driver &driver, cuda::CUdevice device, cuda::CUcontext context,
+    std::shared_ptr<const DmaProgram> program,
+    const std::string &cacheDirectory, bool batch, std::string &error);
 
 } // namespace sdma::rt
 

@@ -121,5 +121,6 @@ std::unique_ptr<CommKernel> sdma::rt::createHipDmaKernel(
   auto ops = std::make_unique<HipDmaOps>(api, ordinal);
   if (!ops->load(arch, cacheDirectory, error))
     return nullptr;
-  return createGpuDmaKernel(std::move(ops), std::move(program), error);
+  // No batch call: HIP's copies go one by one (GpuDmaOps' defaults).
+  return createGpuDmaKernel(std::move(ops), std::move(program), false, error);
 }

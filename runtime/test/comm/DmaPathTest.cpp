@@ -10,12 +10,17 @@
 // after each; a poll nobody notifies times out naming the flag (and the
 // notifier rank); ranks whose call tags differ stop before a byte moves;
 // an abort stops a wait at once; the launch table decodes;
-// the GPUs' sync kernel compiles for sm_90 and gfx90a.
+// the GPUs' sync kernel compiles for sm_90 and gfx90a. The GPU path's
+// command sequence (GpuDmaKernel.h) over a recording GpuDmaOps that runs a
+// batch's copies in reverse order: independent copies go as one batch, a
+// copy reading a pending one's bytes, a notify, a swap and the queue's end
+// issue the batch first, and the bytes match one copy at a time.
 //
 //===----------------------------------------------------------------------===//
 
 #include "comm/DmaProgram.h"
 #include "comm/DmaSyncKernel.h"
+#include "comm/GpuDmaKernel.h"
 #include "comm/KernelBuilds.h"
 #include "host/CpuDmaKernel.h"
 
@@ -78,9 +83,10 @@ Plan twoRankPlan() {
   return plan;
 }
 
-std::shared_ptr<const DmaProgram> programFor(int rank) {
+std::shared_ptr<const DmaProgram> programFor(int rank,
+                                             Plan plan = twoRankPlan()) {
   DmaProgram program;
-  program.plan = twoRankPlan();
+  program.plan = std::move(plan);
   program.variant = "pcpy";
   program.rank = rank;
   program.queues = {size_t(rank)};
@@ -279,4 +285,151 @@ TEST(DmaPath, AnAbortStopsAWaitAtOnce) {
 // MI200, where each is installed.
 TEST(DmaPath, SyncKernelCompilesForNvidiaAndAmd) {
   expectKernelBuilds(kDmaSyncKernelSource, "sdma_dma_sync");
+}
+
+namespace {
+
+/// GpuDmaOps over host memory that logs what it is asked to do: a copy
+/// runs at once, a batch's copies in reverse order (a batch is unordered);
+/// the sync kernel's operations are only logged.
+class RecordingOps : public GpuDmaOps {
+public:
+  RecordingOps(std::vector<std::string> &log, bool batches)
+      : log_(log), batches_(batches) {}
+  ~RecordingOps() override {
+    for (char *p : owned_)
+      delete[] p;
+  }
+  bool activate(std::string &) override { return true; }
+  bool createStream(void *&stream, std::string &) override {
+    stream = this;
+    return true;
+  }
+  void destroyStream(void *) override {}
+  bool createEvent(void *&event, std::string &) override {
+    event = this;
+    return true;
+  }
+  void destroyEvent(void *) override {}
+  bool record(void *, void *, std::string &) override { return true; }
+  bool waitEvent(void *, void *, std::string &) override { return true; }
+  bool copy(char *dst, const char *src, size_t bytes, void *,
+            std::string &) override {
+    log_.push_back("copy");
+    std::memmove(dst, src, bytes);
+    return true;
+  }
+  bool mayBatch(void *, bool &may, std::string &) override {
+    may = batches_;
+    return true;
+  }
+  bool copyBatch(const std::vector<DmaCopy> &copies, void *,
+                 std::string &) override {
+    log_.push_back("batch " + std::to_string(copies.size()));
+    for (auto c = copies.rbegin(); c != copies.rend(); ++c)
+      std::memmove(c->dst, c->src, c->bytes);
+    return true;
+  }
+  bool allocate(size_t bytes, char *&ptr, std::string &) override {
+    ptr = new char[bytes];
+    owned_.push_back(ptr);
+    return true;
+  }
+  void release(char *) override {}
+  bool sync(void *, const DmaSyncArgs &, DmaSyncOp op, int, uint64_t,
+            std::string &) override {
+    static const char *const names[] = {"enter", "exit", "poll", "notify"};
+    log_.push_back(names[int(op)]);
+    return true;
+  }
+
+private:
+  std::vector<std::string> &log_;
+  bool batches_;
+  std::vector<char *> owned_;
+};
+
+Command copyCommand(Slice dst, Slice src) {
+  Command c;
+  c.kind = Command::Kind::Copy;
+  c.slices[0] = src;
+  c.slices[1] = dst;
+  return c;
+}
+
+Slice chunk(int rank, int buffer, int64_t offset) {
+  Slice s = slice(rank, buffer);
+  s.offset = offset;
+  return s;
+}
+
+/// Rank 0's one queue, over chunks of 25 bytes (four to a buffer; buffer
+/// 0 "a", 1 "b"): two independent copies; a copy reading the first one's
+/// destination, and one independent of it; a notify; a copy; a swap.
+/// Rank 1's queue stays twoRankPlan's.
+Plan batchPlan() {
+  Plan plan = twoRankPlan();
+  Stream &q = plan.streams[0];
+  Command notify = q.commands[1];
+  Command swap;
+  swap.kind = Command::Kind::Swap;
+  swap.slices[0] = chunk(0, 0, 3);
+  swap.slices[1] = chunk(0, 1, 3);
+  q.commands = {copyCommand(chunk(1, 1, 0), chunk(0, 0, 0)),
+                copyCommand(chunk(1, 1, 1), chunk(0, 0, 1)),
+                copyCommand(chunk(1, 0, 0), chunk(1, 1, 0)),
+                copyCommand(chunk(1, 0, 3), chunk(0, 0, 3)),
+                notify,
+                copyCommand(chunk(1, 1, 3), chunk(1, 1, 1)),
+                swap};
+  return plan; // rank 1's queue polls the notify (else it is none)
+}
+
+/// Runs batchPlan's rank 0 through GpuDmaKernel: its log, and every byte
+/// of both ranks' buffers after it.
+std::vector<std::string> runBatchPlan(bool option, bool opsBatch,
+                                      std::vector<char> &bytes) {
+  std::vector<std::string> log;
+  std::string error;
+  std::unique_ptr<CommKernel> kernel =
+      createGpuDmaKernel(std::make_unique<RecordingOps>(log, opsBatch),
+                         programFor(0, batchPlan()), option, error);
+  EXPECT_TRUE(kernel) << error;
+  if (!kernel)
+    return log;
+  Job job;
+  for (int r = 0; r < kRanks; ++r)
+    for (size_t i = 0; i < kChunk; ++i) {
+      job.a[r][i] = char(1 + r * 101 + i);
+      job.b[r][i] = char(50 + r * 71 + i * 3);
+    }
+  KernelLaunch launch = job.launch(0, 1000);
+  launch.chunkBytes = 25;
+  EXPECT_TRUE(kernel->launch(launch, error)) << error;
+  bytes.clear();
+  for (int r = 0; r < kRanks; ++r) {
+    bytes.insert(bytes.end(), job.a[r].begin(), job.a[r].end());
+    bytes.insert(bytes.end(), job.b[r].begin(), job.b[r].end());
+  }
+  return log;
+}
+
+} // namespace
+
+TEST(DmaPath, GpuQueuesBatchIndependentCopiesAndKeepTheOrderThatMatters) {
+  std::vector<char> oneByOne, batched;
+  EXPECT_EQ(runBatchPlan(true, false, oneByOne),
+            (std::vector<std::string>{"enter", "copy", "copy", "copy", "copy",
+                                      "notify", "copy", "copy", "copy", "copy",
+                                      "exit"}))
+      << "a stream the vendor cannot batch on (captured): one by one";
+  // Copy 3 reads what copy 1 writes: the first batch ends before it.
+  EXPECT_EQ(runBatchPlan(true, true, batched),
+            (std::vector<std::string>{"enter", "batch 2", "batch 2", "notify",
+                                      "copy", "copy", "copy", "copy", "exit"}));
+  EXPECT_EQ(batched, oneByOne) << "the batches reordered dependent copies";
+  std::vector<char> off;
+  EXPECT_EQ(runBatchPlan(false, true, off).size(), 11u)
+      << "SDMA_DMA_BATCH=0: one by one";
+  EXPECT_EQ(off, oneByOne);
 }

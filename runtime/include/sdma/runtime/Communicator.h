@@ -104,6 +104,11 @@ struct CommOptions {
   /// With path "dma": calls whose chunk (bytes per rank) is below this
   /// take the load/store kernel (0: $SDMA_DMA_MIN_BYTES, else none).
   size_t dmaMinBytes = 0;
+  /// On a GPU's DMA path, copies a queue issues back to back (no wait or
+  /// swap between, none touching another's bytes) go as one batch
+  /// (cuMemcpyBatchAsync) where the stream is not being captured; false:
+  /// one device copy each ($SDMA_DMA_BATCH=0).
+  bool dmaBatch = true;
   /// Calls of a schedule planned for it (one phase of copies: all-gather,
   /// all-to-all, broadcast, scatter, gather direct) whose bytes from one
   /// rank to another are at most this run without job barriers, the data
