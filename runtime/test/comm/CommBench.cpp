@@ -63,8 +63,10 @@ void bench(Rank &k, int iters) {
   const char *least = std::getenv("SDMA_BENCH_MIN_BYTES");
   if (k.rank == 0)
     std::printf("op,ranks,bytes,us_per_call,host_us_per_call\n");
+  // A failed call fails the communicator: the bench stops at the first
+  // size that saw one (the failure, once, is the result).
   for (size_t bytes = least ? std::strtoull(least, nullptr, 10) : 1024;
-       bytes <= (64u << 20); bytes *= 4) {
+       bytes <= (64u << 20) && k.failures == 0; bytes *= 4) {
     size_t chunk = std::max<size_t>(4, bytes / R / 4 * 4);
     char *in = static_cast<char *>(k.alloc(chunk * R));
     char *out = static_cast<char *>(k.alloc(chunk * R));
@@ -107,11 +109,17 @@ void bench(Rank &k, int iters) {
       for (int i = 0; i < 3; ++i)
         k.check(call(), "warm-up");
       k.memory.sync(k.stream);
+      if (k.failures)
+        break;
       timeCalls(
           op == 0   ? "allgather"
           : op == 1 ? "alltoall"
                     : "allreduce",
-          R, chunk * R, iters, [&] { k.check(call(), "call"); },
+          R, chunk * R, iters,
+          [&] {
+            if (!k.failures)
+              k.check(call(), "call");
+          },
           [&] {
             k.memory.sync(k.stream);
             return true;
