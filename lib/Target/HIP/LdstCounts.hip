@@ -100,46 +100,55 @@ static __device__ inline long long sdma_prefix(const SdmaTable *T,
 #define SDMA_COUNTS_WORDS                                                      \
   (SDMA_COUNTS_OUT + 1 +                                                       \
    (SDMA_COUNTS_OUT + SDMA_COUNTS_SEG - 1) / SDMA_COUNTS_SEG)
-static __device__ inline long long sdma_scan_seg(long long form) {
+static __device__ inline unsigned sdma_scan_seg(long long form) {
   return form == 1 ? SDMA_RANKS : SDMA_SCAN_SEG;
 }
-
-// The entries of all `ntabs` tables.
-static __device__ inline long long sdma_scan_entries(const long long *rows,
-                                                     int ntabs) {
-  long long total = 0;
-  for (int t = 0; t < ntabs; ++t)
-    total += rows[t * SDMA_SCAN_ROW + 2];
-  return total;
-}
-
-// Table t's entry at flat index g of all tables' entries (the caller
-// bounds g by their sum): its P slot, and the entry's index in its table.
-static __device__ inline long long *
-sdma_scan_locate(const long long *rows, int ntabs, long long *cache,
-                 long long g, int &t, long long &i) {
-  for (t = 0; t + 1 < ntabs && g >= rows[t * SDMA_SCAN_ROW + 2]; ++t)
-    g -= rows[t * SDMA_SCAN_ROW + 2];
-  i = g;
-  return cache + rows[t * SDMA_SCAN_ROW + 4];
+// A table's entries, its segment length and its segments. Index
+// arithmetic is 32-bit (a phase's tables hold at most SDMA_PREFIX_CACHE
+// words): a 64-bit division is a long call on GPUs, and step 3 used to make
+// one per entry, step 2 one per segment (one H100: the scan of a rank's
+// 2239 expert-major entries took 9 us, its loads 4).
+struct sdma_scan_tab {
+  unsigned L, S, n;
+  long long *P;
+};
+static __device__ inline sdma_scan_tab sdma_scan_table(const long long *row,
+                                                       long long *cache) {
+  sdma_scan_tab t;
+  t.L = (unsigned)row[2];
+  t.S = sdma_scan_seg(row[3]);
+  t.n = (t.L + t.S - 1) / t.S;
+  t.P = cache + row[4];
+  return t;
 }
 
 // Every table's entries from their ranks' memory into shared memory, four
-// loads in flight per thread.
+// loads in flight per thread: flat index g over all tables' entries, the
+// table found by walking on from the last one (g only grows).
+static __device__ inline unsigned sdma_scan_total(const long long *rows,
+                                                  int ntabs) {
+  unsigned total = 0;
+  for (int t = 0; t < ntabs; ++t)
+    total += (unsigned)rows[t * SDMA_SCAN_ROW + 2];
+  return total;
+}
+
 static __device__ void sdma_scan_load(const SdmaTable *T, const long long *rows,
                                       int ntabs, long long *cache) {
-  const long long total = sdma_scan_entries(rows, ntabs);
-  for (long long g0 = SDMA_TID; g0 < total; g0 += 4 * (long long)SDMA_NTID) {
+  const unsigned total = sdma_scan_total(rows, ntabs);
+  int t = 0;
+  unsigned first = 0; // table t's first flat index
+  for (unsigned g0 = SDMA_TID; g0 < total; g0 += 4 * SDMA_NTID) {
     long long v[4];
     long long *at[4];
     int k = 0;
-    for (; k < 4 && g0 + k * (long long)SDMA_NTID < total; ++k) {
-      int t;
-      long long i;
-      at[k] = sdma_scan_locate(rows, ntabs, cache, g0 + k * SDMA_NTID, t, i) +
-              1 + i;
+    for (; k < 4 && g0 + k * SDMA_NTID < total; ++k) {
+      const unsigned g = g0 + k * SDMA_NTID;
+      while (g - first >= (unsigned)rows[t * SDMA_SCAN_ROW + 2])
+        first += (unsigned)rows[t++ * SDMA_SCAN_ROW + 2];
       const long long *row = rows + t * SDMA_SCAN_ROW;
-      v[k] = sdma_count(T, row[0], row[1], i);
+      at[k] = cache + row[4] + 1 + (g - first);
+      v[k] = sdma_count(T, row[0], row[1], g - first);
     }
     for (int j = 0; j < k; ++j)
       *at[j] = v[j];
@@ -151,59 +160,57 @@ static __device__ void sdma_scan(const long long *rows, int ntabs,
                                  long long *cache) {
   // 1. Per segment: the running sum in place (from the bad entry on, -1),
   // its total (form 1, a whole group: padded, and so is its last P) after
-  // P, or -1 if it holds a bad entry.
-  long long segs = 0;
+  // P, or -1 if it holds a bad entry. A thread takes the segments whose
+  // flat index over all tables is tid + m * ntid.
+  unsigned segs = 0;
   for (int t = 0; t < ntabs; ++t) {
     const long long *row = rows + t * SDMA_SCAN_ROW;
-    const long long S = sdma_scan_seg(row[3]);
-    const long long n = (row[2] + S - 1) / S;
-    // This thread's segments are the flat indices tid + m * ntid.
-    long long k = (long long)SDMA_TID - segs;
-    if (k < 0)
-      k += (-k + SDMA_NTID - 1) / SDMA_NTID * SDMA_NTID;
-    for (; k < n; k += SDMA_NTID) {
-      long long *P = cache + row[4];
-      const long long end = (k + 1) * S < row[2] ? (k + 1) * S : row[2];
+    const sdma_scan_tab tab = sdma_scan_table(row, cache);
+    for (unsigned k = (SDMA_TID + SDMA_NTID - segs % SDMA_NTID) % SDMA_NTID;
+         k < tab.n; k += SDMA_NTID) {
+      const unsigned end = (k + 1) * tab.S < tab.L ? (k + 1) * tab.S : tab.L;
       long long sum = 0;
       bool bad = false;
-      for (long long i = k * S; i < end; ++i) {
-        const long long v = P[1 + i];
+      for (unsigned i = k * tab.S; i < end; ++i) {
+        const long long v = tab.P[1 + i];
         bad |= (unsigned long long)v > (1ull << 35); // negative too
         sum += v;
-        P[1 + i] = bad ? -1 : sum;
+        tab.P[1 + i] = bad ? -1 : sum;
       }
-      if (row[3] == 1 && end - k * S == S && !bad) {
+      if (row[3] == 1 && end - k * tab.S == tab.S && !bad) {
         sum = sdma_pad_rows(sum);
-        P[end] = sum;
+        tab.P[end] = sum;
       }
-      P[row[2] + 1 + k] = bad ? -1 : sum;
+      tab.P[tab.L + 1 + k] = bad ? -1 : sum;
     }
-    segs += n;
+    segs += tab.n;
   }
   SDMA_SYNC();
   // 2. Per table: each segment's total becomes its base (-1 after a bad
   // segment).
   for (int t = (int)SDMA_TID; t < ntabs; t += (int)SDMA_NTID) {
-    const long long *row = rows + t * SDMA_SCAN_ROW;
-    long long *P = cache + row[4];
-    const long long S = sdma_scan_seg(row[3]);
+    const sdma_scan_tab tab = sdma_scan_table(rows + t * SDMA_SCAN_ROW, cache);
     long long base = 0;
-    for (long long k = 0; k < (row[2] + S - 1) / S; ++k) {
-      const long long total = P[row[2] + 1 + k];
-      P[row[2] + 1 + k] = base;
+    for (unsigned k = 0; k < tab.n; ++k) {
+      const long long total = tab.P[tab.L + 1 + k];
+      tab.P[tab.L + 1 + k] = base;
       base = base < 0 || total < 0 ? -1 : base + total;
     }
-    P[0] = 0;
+    tab.P[0] = 0;
   }
   SDMA_SYNC();
-  // 3. Per entry: its segment's base added.
-  const long long total = sdma_scan_entries(rows, ntabs);
-  for (long long g = SDMA_TID; g < total; g += SDMA_NTID) {
-    int t;
-    long long i;
-    long long *P = sdma_scan_locate(rows, ntabs, cache, g, t, i);
+  // 3. Per entry: its segment's base added. Flat over all tables' entries
+  // (a phase of many short tables keeps every thread busy), the table
+  // found by walking on from the last one (g only grows).
+  const unsigned total = sdma_scan_total(rows, ntabs);
+  unsigned first = 0; // table t's first flat index
+  for (unsigned g = SDMA_TID, t = 0; g < total; g += SDMA_NTID) {
+    while (g - first >= (unsigned)rows[t * SDMA_SCAN_ROW + 2])
+      first += (unsigned)rows[t++ * SDMA_SCAN_ROW + 2];
     const long long *row = rows + t * SDMA_SCAN_ROW;
-    const long long base = P[row[2] + 1 + i / sdma_scan_seg(row[3])];
+    long long *P = cache + row[4];
+    const unsigned L = (unsigned)row[2], i = g - first;
+    const long long base = P[L + 1 + i / sdma_scan_seg(row[3])];
     P[1 + i] = base < 0 || P[1 + i] < 0 ? -1 : base + P[1 + i];
   }
   SDMA_SYNC();
