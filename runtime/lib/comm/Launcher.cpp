@@ -231,7 +231,9 @@ bool Launcher::table(const Instance &instance, const Call &call,
 }
 
 void Launcher::locateBuffers(const Instance &instance, const Call &call,
-                             size_t user, bool dma, bool lowLatency, bool share,
+                             size_t user,
+                             const std::vector<std::optional<uint64_t>> &sizes,
+                             bool dma, bool lowLatency, bool share,
                              std::vector<int> &region,
                              std::vector<size_t> &offset, Error &problem) {
   const LdstProgram &program = instance.program;
@@ -240,9 +242,7 @@ void Launcher::locateBuffers(const Instance &instance, const Call &call,
   // as they are, as private buffers are.
   const bool mayBePrivate = options_.privateBuffers || share;
   for (size_t b = 0; b < B && problem.empty(); ++b) {
-    std::optional<uint64_t> bytes =
-        checkedMul(program.buffers[b].chunks,
-                   program.buffers[b].counts ? 8 : call.chunkBytes);
+    const std::optional<uint64_t> &bytes = sizes[b];
     if (share && b < user && instance.remote[b] && bytes) {
       region[b] = kSharedRegion; // found by the exchange below
     } else if (b >= user) {      // the count tables, side by side
@@ -308,11 +308,13 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
   // rank (symmetric memory).
   std::vector<int> region(B, -1);
   std::vector<size_t> offset(B, 0);
+  std::vector<std::optional<uint64_t>> bytes(B);
   std::vector<uint64_t> sizes(B, 0);
-  for (size_t b = 0; b < B; ++b)
-    sizes[b] = checkedMul(program.buffers[b].chunks,
-                          program.buffers[b].counts ? 8 : call.chunkBytes)
-                   .value_or(~uint64_t(0));
+  for (size_t b = 0; b < B; ++b) {
+    bytes[b] = checkedMul(program.buffers[b].chunks,
+                          program.buffers[b].counts ? 8 : call.chunkBytes);
+    sizes[b] = bytes[b].value_or(~uint64_t(0));
+  }
   // A large call may share buffers that are not symmetric memory for
   // itself (SharedBuffers.h): every rank decides alike.
   const bool share =
@@ -327,8 +329,8 @@ bool Launcher::run(int index, const Call &call, bool dma, bool lowLatency,
   }
   Error problem = refused;
   if (problem.empty())
-    locateBuffers(instance, call, user, dma, lowLatency, share, region, offset,
-                  problem);
+    locateBuffers(instance, call, user, bytes, dma, lowLatency, share, region,
+                  offset, problem);
   if (!share && problem.kind == ErrorKind::NotSymmetric && !problem.empty()) {
     error = problem; // nothing asked of any rank
     return false;

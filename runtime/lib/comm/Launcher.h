@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <set>
 
 namespace sdma::rt {
@@ -131,7 +132,9 @@ private:
   /// every rank (symmetric memory), kPrivateRegion (memory only this rank
   /// reaches) or kSharedRegion (found by the call's exchange); the first
   /// problem (NotSymmetric where the caller may stage) in `problem`.
+  /// `bytes`: each buffer's size at the call's chunk (none: past 64 bits).
   void locateBuffers(const Instance &instance, const Call &call, size_t user,
+                     const std::vector<std::optional<uint64_t>> &bytes,
                      bool dma, bool lowLatency, bool share,
                      std::vector<int> &region, std::vector<size_t> &offset,
                      Error &problem);
