@@ -23,15 +23,8 @@ SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
   scripts/build-runtime.sh $B sdma-nccl sdma-launch > $OUT/build.txt 2>&1 ||
   { tail -30 $OUT/build.txt; exit 1; }
 echo "build done $(( $(date +%s) - t0 )) s"
-# run NAME PATTERN COMMAND...: the step's output appended to the log, its
-# lines matching PATTERN and its exit status on the console.
-run() {
-  local name=$1 pattern=$2 tmp=$OUT/step.txt
-  shift 2
-  step 100 "$name" "$@" > $tmp 2>&1
-  { echo "##### $name"; cat $tmp; } >> $log
-  echo "== $name"; grep -E "$pattern|^exit" $tmp | grep -v "^sdma-nccl" | tail -6
-}
+# run NAME PATTERN COMMAND...: logged (gpu-step.sh), 100 s.
+run() { TAIL=6 logged "$log" 100 "$@"; }
 for n in 2 4; do
   for p in 0 1; do
     run "torch $n processes, SDMA_NCCL_PRIVATE=$p" "as expected|differ|rror" \

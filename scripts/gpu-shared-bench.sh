@@ -26,13 +26,8 @@ export CUDA_DEVICE_MAX_CONNECTIONS=32
 SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" \
   scripts/build-runtime.sh $B sdma-nccl sdma-launch sdma-comm-test \
   > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
-run() {
-  local name=$1 pattern=$2 t=$3 tmp=$OUT/step.txt
-  shift 3
-  step $t "$name" "$@" > $tmp 2>&1
-  { echo "== $name"; cat $tmp; } >> $log
-  echo "== $name"; grep -aE "$pattern|^exit" $tmp | grep -v "^sdma-nccl" | tail -8
-}
+# run NAME PATTERN SECONDS COMMAND...: logged (gpu-step.sh).
+run() { logged "$log" "$3" "$1" "$2" "${@:4}"; }
 L="$B/bin/sdma-launch --timeout-s=80 --nproc-per-node"
 only=${3:-}
 if [ "$only" != bench ]; then

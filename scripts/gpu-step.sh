@@ -23,3 +23,18 @@ build_benches() {
       return 1
   done
 }
+
+# logged LOG SECONDS NAME PATTERN COMMAND...: step's whole output appended
+# to LOG under "== NAME"; the console gets NAME, the output's lines that
+# match PATTERN (not the drop-in's own "sdma-nccl" lines) and the exit
+# status, the last ${TAIL:-8} of them.
+logged() {
+  local log=$1 t=$2 name=$3 pattern=$4 tmp
+  shift 4
+  tmp=$(mktemp)
+  step "$t" "$name" "$@" > "$tmp" 2>&1
+  { echo "== $name"; cat "$tmp"; } >> "$log"
+  echo "== $name"
+  grep -aE "$pattern|^exit" "$tmp" | grep -v "^sdma-nccl" | tail -"${TAIL:-8}"
+  rm -f "$tmp"
+}

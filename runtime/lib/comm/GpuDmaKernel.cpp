@@ -74,6 +74,7 @@ public:
       return false;
     chunk_ = launch.chunkBytes;
     void *caller = launch.stream;
+    pending_.clear(); // nothing of a call that stopped part way (a throw)
     if (!ops_->activate(error) || !ensureStage(error))
       return false;
     fillArgs();
@@ -157,7 +158,10 @@ private:
     /// Whether `c` writes a byte a pending copy reads or writes, or reads
     /// one it writes.
     bool conflicts(const DmaCopy &c) const {
-      auto overlap = [](const char *a, size_t n, const char *b, size_t m) {
+      // As integers: the pointers may be into different allocations.
+      auto overlap = [](const char *p, size_t n, const char *q, size_t m) {
+        uintptr_t a = reinterpret_cast<uintptr_t>(p),
+                  b = reinterpret_cast<uintptr_t>(q);
         return a < b + m && b < a + n;
       };
       for (const DmaCopy &p : pending)

@@ -63,10 +63,21 @@ void bench(Rank &k, int iters) {
   const char *least = std::getenv("SDMA_BENCH_MIN_BYTES");
   if (k.rank == 0)
     std::printf("op,ranks,bytes,us_per_call,host_us_per_call\n");
-  // A failed call fails the communicator: the bench stops at the first
-  // size that saw one (the failure, once, is the result).
+  // A failed call fails the communicator, which refuses every later one.
+  // Every rank still makes the same calls (allocations, frees and a
+  // signature's first call are agreed between the ranks, failed or not),
+  // but only a rank's first three failures are printed, and no size that
+  // saw one is reported.
+  auto note = [&k](sdmaResult_t result, const char *what) {
+    if (result == sdmaSuccess)
+      return;
+    if (k.failures < 3)
+      k.check(result, what);
+    else
+      ++k.failures;
+  };
   for (size_t bytes = least ? std::strtoull(least, nullptr, 10) : 1024;
-       bytes <= (64u << 20) && k.failures == 0; bytes *= 4) {
+       bytes <= (64u << 20); bytes *= 4) {
     size_t chunk = std::max<size_t>(4, bytes / R / 4 * 4);
     char *in = static_cast<char *>(k.alloc(chunk * R));
     char *out = static_cast<char *>(k.alloc(chunk * R));
@@ -107,22 +118,16 @@ void bench(Rank &k, int iters) {
         return r;
       };
       for (int i = 0; i < 3; ++i)
-        k.check(call(), "warm-up");
+        note(call(), "warm-up");
       k.memory.sync(k.stream);
-      if (k.failures)
-        break;
       timeCalls(
           op == 0   ? "allgather"
           : op == 1 ? "alltoall"
                     : "allreduce",
-          R, chunk * R, iters,
-          [&] {
-            if (!k.failures)
-              k.check(call(), "call");
-          },
+          R, chunk * R, iters, [&] { note(call(), "call"); },
           [&] {
             k.memory.sync(k.stream);
-            return true;
+            return k.failures == 0;
           },
           k.rank == 0);
     }

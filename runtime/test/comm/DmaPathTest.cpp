@@ -385,15 +385,28 @@ Plan batchPlan() {
   return plan; // rank 1's queue polls the notify (else it is none)
 }
 
-/// Runs batchPlan's rank 0 through GpuDmaKernel: its log, and every byte
-/// of both ranks' buffers after it.
+/// Rank 0's queue: a copy; one writing the first one's source; one
+/// independent of both; one writing the bytes the third writes.
+Plan hazardPlan() {
+  Plan plan = twoRankPlan();
+  plan.streams[0].commands = {copyCommand(chunk(1, 1, 0), chunk(0, 0, 0)),
+                              copyCommand(chunk(0, 0, 0), chunk(0, 1, 0)),
+                              copyCommand(chunk(1, 1, 2), chunk(0, 0, 1)),
+                              copyCommand(chunk(1, 1, 2), chunk(0, 0, 2)),
+                              plan.streams[0].commands[1]};
+  return plan;
+}
+
+/// Runs `plan`'s rank 0 through GpuDmaKernel: its log, and every byte of
+/// both ranks' buffers after it.
 std::vector<std::string> runBatchPlan(bool option, bool opsBatch,
-                                      std::vector<char> &bytes) {
+                                      std::vector<char> &bytes,
+                                      Plan plan = batchPlan()) {
   std::vector<std::string> log;
   std::string error;
   std::unique_ptr<CommKernel> kernel =
       createGpuDmaKernel(std::make_unique<RecordingOps>(log, opsBatch),
-                         programFor(0, batchPlan()), option, error);
+                         programFor(0, std::move(plan)), option, error);
   EXPECT_TRUE(kernel) << error;
   if (!kernel)
     return log;
@@ -432,4 +445,15 @@ TEST(DmaPath, GpuQueuesBatchIndependentCopiesAndKeepTheOrderThatMatters) {
   EXPECT_EQ(runBatchPlan(false, true, off).size(), 11u)
       << "SDMA_DMA_BATCH=0: one by one";
   EXPECT_EQ(off, oneByOne);
+}
+
+// A copy that writes what a pending copy reads, or writes what one writes,
+// ends the batch before it too.
+TEST(DmaPath, GpuQueuesNeverBatchAWriteAfterReadOrAWriteAfterWrite) {
+  std::vector<char> oneByOne, batched;
+  runBatchPlan(false, true, oneByOne, hazardPlan());
+  EXPECT_EQ(runBatchPlan(true, true, batched, hazardPlan()),
+            (std::vector<std::string>{"enter", "copy", "batch 2", "copy",
+                                      "notify", "exit"}));
+  EXPECT_EQ(batched, oneByOne) << "the batches reordered dependent copies";
 }
