@@ -6,20 +6,21 @@
 //
 //   Communicator ── Collectives (plans: arguments -> schedule call, pure)
 //        │
+//        ├── CallPath (a planned call: replay, agreement, path, launch)
 //        ├── Launcher ──> ProgramCache ──> CommDevice (kernels)
 //        │       └──────> SymmetricHeap ─> CommDevice (memory)
-//        └── Agreement (over the Bootstrap), used by all three
+//        └── Agreement (over the Bootstrap), used by all of them
 //
-// A call is planned first (every argument this rank can judge), then its
-// instance is found or added (collective: every rank adds it or none),
-// then launched (the first call of a signature agreed across ranks). A
-// refused call changes nothing, so the communicator stays usable.
+// A call is planned first (every argument this rank can judge), then
+// CallPath finds or adds its instance (collective: every rank adds it or
+// none) and launches it (the first call of a signature agreed across
+// ranks). A refused call changes nothing, so the communicator stays usable.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sdma/runtime/Communicator.h"
 
-#include "comm/CallReplay.h"
+#include "comm/CallPath.h"
 #include "comm/Collectives.h"
 #include "comm/CommDevice.h"
 #include "comm/PathChoice.h"
@@ -49,34 +50,11 @@ public:
   bool init(const UniqueId &id, int rank, int ranks, Error &error);
   ~Impl();
 
-  /// Runs `plan`, or refuses it with `refused` where this rank could not
-  /// plan it: the first call of a signature is agreed by every rank before
-  /// any state is created, so a rank that refuses makes every rank refuse,
-  /// and nothing is left half made.
-  bool run(bool planned, const CollectivePlan &plan, const Error &refused,
-           void *stream, Error &error, const CallKey *replayKey = nullptr);
-  /// Starts the call of `key` as it was started before (CallReplay), if
-  /// one was; `ok` is its result.
-  bool replayed(const CallKey &key, void *stream, Error &error, bool &ok);
-  /// Fails a call with private buffers that must be staged (`error` says
-  /// why), remembering that for `replayKey`: the same arguments again are
-  /// refused at once.
-  bool notSymmetric(const CallKey *replayKey, Error &error);
-  /// One rank: every built-in collective (not all-to-allv) is its input
-  /// chunk copied to its output, which the device copies at copy speed (no
-  /// kernel, no barrier; capturable), or nothing where they are one.
-  bool single(const Call &call, void *stream, Error &error);
-  /// Launches `call` of instance `index` on the path chosen for it (kept
-  /// in `keep` with the path, for CallReplay, where given).
-  bool launch(int index, const Call &call, void *stream, Error &error,
-              ReplayedCall *keep = nullptr, const Error &refused = Error());
   /// False, with the failure, once a kernel of the communicator (a
   /// schedule's or the point-to-point one) has failed: it stays failed.
   bool healthy(Error &error) {
     return launcher->healthy(error) && p2p->healthy(error);
   }
-  /// The staging buffer of at least `bytes` an in-place all-reduce needs.
-  bool stage(size_t bytes, void *&ptr, Error &error);
   CommShape shape() const { return {rank, ranks, options.twoShotBytes}; }
   ErrorKind deviceKind() const {
     return options.device == "cpu" ? ErrorKind::System : ErrorKind::Device;
@@ -97,13 +75,8 @@ public:
   std::unique_ptr<PathChooser> paths;
   /// The GPUs (devices) the ranks are on.
   int devices = 1;
-  /// The last call's path (Communicator::lastPath).
-  std::mutex lastPathMutex;
-  std::string lastPath;
-  void *stage_ = nullptr;
-  size_t stageBytes_ = 0;
-  std::set<std::string> agreedCalls_;
-  CallReplay replay;
+  /// A call from its plan to its launch; made last, gone first.
+  std::unique_ptr<CallPath> calls;
 };
 
 bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
@@ -201,6 +174,18 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
       std::make_unique<Launcher>(rank, ranks, options, *device, *heap,
                                  *programs, *agreement, lowLatencyOffset);
   paths = std::make_unique<PathChooser>(options, *device, *programs, devices);
+  CallPath::Parts parts;
+  parts.rank = rank;
+  parts.ranks = ranks;
+  parts.options = &options;
+  parts.agreement = agreement.get();
+  parts.device = device.get();
+  parts.heap = heap.get();
+  parts.programs = programs.get();
+  parts.launcher = launcher.get();
+  parts.p2p = p2p.get();
+  parts.paths = paths.get();
+  calls = std::make_unique<CallPath>(parts);
   return true;
 }
 
@@ -209,183 +194,13 @@ Communicator::Impl::~Impl() {
   // wait for them (bounded, errors ignored) before the device frees it.
   if (agreement && device)
     agreement->leave();
+  calls.reset();
   p2p.reset();
   launcher.reset();
   paths.reset();
   programs.reset();
   heap.reset();
   device.reset();
-}
-
-bool Communicator::Impl::stage(size_t bytes, void *&ptr, Error &error) {
-  if (bytes <= stageBytes_) {
-    ptr = stage_;
-    return true;
-  }
-  // Doubling: the stages outgrown stay allocated (a kernel still on a
-  // stream may read one), at most as much again as the largest.
-  size_t want = size_t(64) << 10;
-  while (want < bytes && want <= SIZE_MAX / 2)
-    want *= 2;
-  void *grown = nullptr;
-  if (!heap->allocate(std::max(want, bytes), grown, error))
-    return error.context(
-        "in place, each rank stages its value in the symmetric heap");
-  ptr = stage_ = grown;
-  stageBytes_ = std::max(want, bytes);
-  return true;
-}
-
-bool Communicator::Impl::replayed(const CallKey &key, void *stream,
-                                  Error &error, bool &ok) {
-  std::shared_ptr<const ReplayedCall> call =
-      options.replayCalls ? replay.find(key, heap->generation()) : nullptr;
-  if (!call)
-    return false;
-  if (!call->refused.empty()) {
-    error = call->refused;
-    ok = false;
-    return true;
-  }
-  if (!p2p->healthy(error)) {
-    ok = error.context("the communicator has failed");
-    return true;
-  }
-  {
-    std::lock_guard<std::mutex> lock(lastPathMutex);
-    lastPath = call->path;
-  }
-  ok = launcher->replay(call->launch, stream, error);
-  return true;
-}
-
-bool Communicator::Impl::notSymmetric(const CallKey *replayKey, Error &error) {
-  if (replayKey && options.replayCalls) {
-    ReplayedCall refused;
-    refused.refused = error;
-    refused.generation = heap->generation();
-    replay.remember(*replayKey, std::move(refused));
-  }
-  return false;
-}
-
-bool Communicator::Impl::run(bool planned, const CollectivePlan &plan,
-                             const Error &refused, void *stream, Error &error,
-                             const CallKey *replayKey) {
-  const std::string &signature = plan.call.signature;
-  if (options.checkCalls && !agreedCalls_.count(signature)) {
-    if (!agreement->agreeUnless(refused, signature, "the call", error))
-      return false;
-    agreedCalls_.insert(signature);
-  }
-  if (!planned) {
-    error = refused;
-    return false;
-  }
-  if (plan.nothing)
-    return true; // as NCCL: a call with nothing to move succeeds
-  // One rank, the path left to sdma: a copy (an explicit ldst or dma is
-  // honoured: it names the mechanism).
-  if (ranks == 1 && options.path == "auto" &&
-      plan.schedule.rfind("all_to_allv", 0) != 0)
-    return single(plan.call, stream, error);
-  const Arithmetic *arithmetic = plan.arithmetic ? &*plan.arithmetic : nullptr;
-  ProgramParams params{plan.root, plan.experts, plan.majorAlign};
-  std::string key = ProgramCache::key(plan.schedule, params, arithmetic);
-  int index = programs->find(key);
-  if (index < 0 &&
-      !programs->addBuiltin(plan.schedule, params, arithmetic, index, error))
-    return false;
-  Call call = plan.call;
-  // Private memory in place (all_reduce_in_place) would be staged here on
-  // top of the caller's own staging: the caller stages it instead (said in
-  // the exchange first where the call shares its buffers).
-  Error early;
-  if (plan.stageBytes && options.privateBuffers &&
-      !heap->contains(call.buffers[0], plan.stageBytes))
-    early.fail(ErrorKind::NotSymmetric,
-               "the buffer of an in-place all-reduce the rank count does not "
-               "divide on rank " +
-                   std::to_string(rank) + " is not symmetric memory: stage it");
-  if (plan.stageBytes && early.empty()) {
-    void *staged = nullptr;
-    if (!stage(plan.stageBytes, staged, error))
-      return false;
-    call.buffers[1] = staged;
-  }
-  if (!p2p->healthy(error))
-    return error.context("the communicator has failed");
-  ReplayedCall made;
-  // A call that shared its buffers is never remembered, nor its refusal:
-  // each such call exchanges (SharedBuffers.h), as every peer does.
-  if (!launch(index, call, stream, error, &made, early)) {
-    if (error.kind == ErrorKind::NotSymmetric)
-      return notSymmetric(made.launch.shared ? nullptr : replayKey, error);
-    return false;
-  }
-  // After the launch: a stage it grew is part of the heap it replays on.
-  if (replayKey && options.replayCalls && made.launch.index >= 0 &&
-      !made.launch.shared) {
-    made.generation = heap->generation();
-    replay.remember(*replayKey, std::move(made));
-  }
-  return true;
-}
-
-bool Communicator::Impl::single(const Call &call, void *stream, Error &error) {
-  {
-    std::lock_guard<std::mutex> lock(lastPathMutex);
-    lastPath = "copy (auto: one rank, the collective is its input, copied by "
-               "the device)";
-  }
-  if (!p2p->healthy(error))
-    return error.context("the communicator has failed");
-  // In place (one buffer, or the same one twice): already there.
-  if (call.buffers.size() < 2 || call.buffers[0] == call.buffers[1])
-    return true;
-  const void *from = call.buffers[0];
-  void *to = const_cast<void *>(call.buffers[1]);
-  // What the kernel's launch checks, the copy checks: both buffers are
-  // this rank's symmetric memory, whole (any memory where they may be
-  // private: no other rank reaches them).
-  std::string why;
-  for (const void *buffer : {from, static_cast<const void *>(to)})
-    if (!buffer ||
-        !(heap->contains(buffer, call.chunkBytes) ||
-          (options.privateBuffers && heap->disjoint(buffer, call.chunkBytes) &&
-           device->addressable(buffer, why))))
-      return error.fail(
-          buffer && options.privateBuffers ? ErrorKind::NotSymmetric
-                                           : ErrorKind::InvalidArgument,
-          std::string(buffer == from ? "the send" : "the receive") +
-              " buffer is not symmetric memory of " +
-              std::to_string(call.chunkBytes) +
-              " bytes (memAlloc or registerMemory)");
-  if (!device->copy(to, from, call.chunkBytes, stream, why))
-    return error.fail(deviceKind(), why);
-  return true;
-}
-
-bool Communicator::Impl::launch(int index, const Call &call, void *stream,
-                                Error &error, ReplayedCall *keep,
-                                const Error &refused) {
-  PathChoice path;
-  if (!paths->choose(index, call.chunkBytes, path, error))
-    return false;
-  {
-    std::lock_guard<std::mutex> lock(lastPathMutex);
-    lastPath = path.why;
-  }
-  if (keep)
-    keep->path = path.why;
-  if (!launcher->run(index, call, path.dma, path.lowLatency, stream, error,
-                     keep ? &keep->launch : nullptr, refused))
-    return false;
-  if (keep && keep->launch.shared) {
-    std::lock_guard<std::mutex> lock(lastPathMutex);
-    lastPath += ", buffers shared for this call";
-  }
-  return true;
 }
 
 Communicator::Communicator(std::unique_ptr<Impl> impl)
@@ -483,13 +298,13 @@ bool Communicator::collective(CommOp op, const void *send, void *recv,
                               size_t count, DataType type, int root,
                               void *stream, Error &error) {
   CallKey key{int(op), send, recv, count, int(type), -1, root};
-  if (bool ok; impl_->replayed(key, stream, error, ok))
+  if (bool ok; impl_->calls->replayed(key, stream, error, ok))
     return ok;
   CollectivePlan plan;
   Error refused;
   bool planned = planCollective(op, send, recv, count, type, root,
                                 impl_->shape(), plan, refused);
-  return impl_->run(planned, plan, refused, stream, error, &key);
+  return impl_->calls->run(planned, plan, refused, stream, error, &key);
 }
 
 bool Communicator::reduce(CommReduction kind, const void *send, void *recv,
@@ -512,13 +327,13 @@ bool Communicator::reduce(CommReduction kind, const void *send, void *recv,
               arithmetic.deviceScalar,
               arithmetic.scalar,
               arithmetic.partOf};
-  if (bool ok; impl_->replayed(key, stream, error, ok))
+  if (bool ok; impl_->calls->replayed(key, stream, error, ok))
     return ok;
   CollectivePlan plan;
   Error refused;
   bool planned = planReduction(kind, send, recv, count, arithmetic, root,
                                impl_->shape(), plan, refused);
-  return impl_->run(planned, plan, refused, stream, error, &key);
+  return impl_->calls->run(planned, plan, refused, stream, error, &key);
 }
 
 bool Communicator::allToAllv(const void *send, const int64_t *sendCounts,
@@ -529,7 +344,7 @@ bool Communicator::allToAllv(const void *send, const int64_t *sendCounts,
   Error refused;
   bool planned = planAllToAllv(send, sendCounts, recv, recvCounts, capacity,
                                rowBytes, layout, impl_->shape(), plan, refused);
-  return impl_->run(planned, plan, refused, stream, error);
+  return impl_->calls->run(planned, plan, refused, stream, error);
 }
 
 bool Communicator::allToAllv2d(const void *send, const int64_t *inSplits,
@@ -541,7 +356,7 @@ bool Communicator::allToAllv2d(const void *send, const int64_t *inSplits,
   bool planned = planAllToAllv2d(false, send, inSplits, recv, outSplitsOffsets,
                                  experts, capacity, rowBytes, majorAlign,
                                  impl_->shape(), plan, refused);
-  return impl_->run(planned, plan, refused, stream, error);
+  return impl_->calls->run(planned, plan, refused, stream, error);
 }
 
 bool Communicator::allToAllv2dOffset(const void *send,
@@ -554,7 +369,7 @@ bool Communicator::allToAllv2dOffset(const void *send,
   bool planned = planAllToAllv2d(true, send, inSplitsOffsets, recv,
                                  outSplitsOffsets, experts, capacity, rowBytes,
                                  1, impl_->shape(), plan, refused);
-  return impl_->run(planned, plan, refused, stream, error);
+  return impl_->calls->run(planned, plan, refused, stream, error);
 }
 
 bool Communicator::loadSchedule(const std::string &textOrPath,
@@ -603,7 +418,7 @@ bool Communicator::launch(const Schedule &schedule,
       (schedule.rowIsScalar ? " scalar" : " row " + std::to_string(rowBytes));
   if (!impl_->p2p->healthy(error))
     return error.context("the communicator has failed");
-  return impl_->launch(schedule.instance, call, stream, error);
+  return impl_->calls->launch(schedule.instance, call, stream, error);
 }
 
 bool Communicator::precompile(const std::string &directory, int ranks,
@@ -627,10 +442,7 @@ bool Communicator::sendRecv(const std::vector<PeerOp> &ops, void *stream,
 
 bool Communicator::asyncError(Error &error) { return impl_->healthy(error); }
 
-std::string Communicator::lastPath() const {
-  std::lock_guard<std::mutex> lock(impl_->lastPathMutex);
-  return impl_->lastPath;
-}
+std::string Communicator::lastPath() const { return impl_->calls->lastPath(); }
 
 bool Communicator::abort(Error &error) {
   Impl &c = *impl_;
