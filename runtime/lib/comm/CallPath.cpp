@@ -152,9 +152,7 @@ bool CallPath::single(const Call &call, void *stream, Error &error) {
               std::to_string(call.chunkBytes) +
               " bytes (memAlloc or registerMemory)");
   if (!c_.device->copy(to, from, call.chunkBytes, stream, why))
-    return error.fail(c_.options->device == "cpu" ? ErrorKind::System
-                                                  : ErrorKind::Device,
-                      why);
+    return error.fail(c_.deviceKind, why);
   return true;
 }
 

@@ -1,5 +1,4 @@
-//===- CallPath.h - a collective call from its plan to its launch -*- C++
-//-*-===//
+//===- CallPath.h - a collective call, from plan to launch ------*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -39,6 +38,8 @@ public:
   /// this).
   struct Parts {
     int rank = 0, ranks = 0;
+    /// What a failed device copy is (Communicator::Impl::deviceKind).
+    ErrorKind deviceKind = ErrorKind::Device;
     const CommOptions *options = nullptr;
     Agreement *agreement = nullptr;
     CommDevice *device = nullptr;

@@ -177,6 +177,7 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   CallPath::Parts parts;
   parts.rank = rank;
   parts.ranks = ranks;
+  parts.deviceKind = deviceKind();
   parts.options = &options;
   parts.agreement = agreement.get();
   parts.device = device.get();
