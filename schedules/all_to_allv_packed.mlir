@@ -1,20 +1,22 @@
 // All-to-allv, packed (torch's all_to_all_single with GPU-resident split
 // sizes): rank r's input holds the rows for rank 0, then for rank 1, ...;
 // each output holds the rows from rank 0, then from rank 1, ... Offsets are
-// exclusive prefix sums of the counts, so the receivers' counts must reach
-// the senders first: phase 1 exchanges the counts (one 8-byte put per
-// pair, then a barrier), phase 2 puts each run of rows where the receiver's
-// prefix sum says. Nothing goes through the host.
+// exclusive prefix sums of the counts a receiver gets. One phase: each
+// rank puts its counts into the receivers' recv_counts (one 8-byte put per
+// pair, for the caller) and each run of rows where the receiver's prefix
+// sum says, reading that sum `forwarded`: from the senders' send_counts,
+// where the count puts read it, so no barrier waits for the puts. Nothing
+// goes through the host.
 //
 //               rank 0                  rank 1
 //   send_counts [1][2]                  [3][1]
 //   before in:  [a][b c]                [d e f][g]
-//   phase 1:    recv_counts [1][3]      recv_counts [2][1]
-//   phase 2:    out [a][d e f]          out [b c][g]
+//   after       recv_counts [1][3]      recv_counts [2][1]
+//               out [a][d e f]          out [b c][g]
 //
-//   rank r:  copy send_counts[p] -> recv_counts[r] on p; barrier;
-//            copyv in[packed send_counts, p] -> out[packed recv_counts, r]
-//            on p, count send_counts[p]
+//   rank r:  copy send_counts[p] -> recv_counts[r] on p;
+//            copyv in[packed send_counts, p] -> out[packed forwarded
+//            recv_counts, r] on p, count send_counts[p]
 sdma.schedule @all_to_allv_packed ranks(%R)
     buffers(%input : ranks, %output : ranks, %send_counts : counts[ranks],
             %recv_counts : counts[ranks])
@@ -25,11 +27,10 @@ sdma.schedule @all_to_allv_packed ranks(%R)
       sdma.copy %send_counts[%p, 1] on %r -> %recv_counts[%r, 1] on %p
     }
   }
-  sdma.barrier
   affine.for %r = 0 to %R {
     affine.for %p = 0 to %R {
       sdma.copyv %input[packed %send_counts[%p] on %r] on %r
-          -> %output[packed %recv_counts[%r] on %p] on %p,
+          -> %output[packed forwarded %recv_counts[%r] on %p] on %p,
           count %send_counts[%p] on %r max 1
     }
   }

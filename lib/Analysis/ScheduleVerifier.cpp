@@ -19,6 +19,7 @@
 #include "sdma/Analysis/ScheduleVerifier.h"
 #include "Contributions.h"
 #include "Segments.h"
+#include "sdma/Analysis/CountForwarding.h"
 #include "sdma/Analysis/ScheduleGraph.h"
 #include "sdma/IR/IterationLoc.h"
 
@@ -89,6 +90,7 @@ private:
                         SegmentTracker &segments);
 
   ScheduleOp schedule;
+  std::optional<CountForwarding> forwarding;
   std::optional<Contributions> contributions;
   /// The operator every reduction output was combined with.
   std::optional<std::string> reduction;
@@ -134,17 +136,37 @@ void ScheduleVerifier::addCopyvAccesses(unsigned node, CopyvOp op,
       Value table = side ? op.getTargetPrefix() : op.getSourcePrefix();
       int64_t index = field(prefixRank + 1);
       // A prefix (plain or expert-major) reads the entries before j; `at`
-      // reads entry j.
+      // reads entry j; a forwarded prefix reads, instead, the entries the
+      // count copies into them read (runs of them merged).
       bool at = op.getTableForm(side) == CopyvOp::kAt;
-      if (index > 0 || at)
+      bool forwarded = op.isForwarded(side);
+      if (forwarded) {
+        std::vector<CountEntry> from =
+            forwarding->view(field(prefixRank), bufferIndex(table), index);
+        llvm::sort(from);
+        for (size_t i = 0; i < from.size();) {
+          size_t j = i + 1;
+          while (j < from.size() && from[j].rank == from[i].rank &&
+                 from[j].buffer == from[i].buffer &&
+                 from[j].index == from[j - 1].index + 1)
+            ++j;
+          accesses.push_back({node, from[i].rank, from[i].buffer, from[i].index,
+                              from[j - 1].index + 1, false});
+          i = j;
+        }
+      } else if (index > 0 || at) {
         accesses.push_back({node, field(prefixRank), bufferIndex(table),
                             at ? index : 0, index + (at ? 1 : 0), false});
+      }
       data.end = *schedule.getBufferChunks(buffer, ranks);
       if (!at) {
+        // Segments of one row are disjoint when read alike: a forwarded
+        // row is another form (it holds the senders' entries while the
+        // table itself may still be filling).
         data.table = bufferIndex(table);
         data.tableRank = field(prefixRank);
         data.segment = index;
-        data.form = op.getTableForm(side);
+        data.form = op.getTableForm(side) + (forwarded ? 4 : 0);
       }
     } else {
       data.begin =
@@ -440,7 +462,7 @@ LogicalResult ScheduleVerifier::checkPostcondition(const ScheduleGraph &graph) {
     return *schedule.getBufferChunks(schedule.getBufferArgs()[buffer], ranks);
   };
   bool dynamic = kind->starts_with("all_to_allv");
-  SegmentTracker segments(schedule, ranks);
+  SegmentTracker segments(schedule, ranks, *forwarding);
   if (dynamic ? failed(segments.checkLayout()) : failed(checkStaticKind(*kind)))
     return failure();
 
@@ -514,6 +536,10 @@ LogicalResult ScheduleVerifier::checkPostcondition(const ScheduleGraph &graph) {
 FailureOr<VerifyReport> ScheduleVerifier::run() {
   if (failed(checkFlat()))
     return failure();
+  FailureOr<CountForwarding> forwarded = CountForwarding::build(schedule);
+  if (failed(forwarded))
+    return failure();
+  forwarding = std::move(*forwarded);
   FailureOr<ScheduleGraph> graph = ScheduleGraph::build(schedule, budget);
   if (failed(graph) || failed(checkRaces(*graph)) ||
       failed(checkPostcondition(*graph)))

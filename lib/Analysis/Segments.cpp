@@ -80,10 +80,16 @@ SymbolicOffset SegmentTracker::tableOffset(CopyvOp op, unsigned side,
   }
   unsigned rank =
       side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
-  const std::vector<Symbol> &row =
-      memory[field(rank)]
-            [bufferIndex(side ? op.getTargetPrefix() : op.getSourcePrefix())];
+  unsigned table =
+      bufferIndex(side ? op.getTargetPrefix() : op.getSourcePrefix());
   int64_t j = field(rank + 1);
+  // A forwarded row holds what the count copies read, from their sources.
+  std::vector<Symbol> forwarded;
+  if (op.isForwarded(side))
+    for (const CountEntry &e : forwarding.view(field(rank), table, j))
+      forwarded.push_back(memory[e.rank][e.buffer][e.index]);
+  const std::vector<Symbol> &row =
+      op.isForwarded(side) ? forwarded : memory[field(rank)][table];
   switch (op.getTableForm(side)) {
   case CopyvOp::kPrefix:
     offset.terms.assign(row.begin(), row.begin() + j);
@@ -227,7 +233,7 @@ LogicalResult SegmentTracker::record(CopyvOp op, SymbolicMemory &memory) {
   if (op.isTargetPacked()) {
     table = bufferIndex(op.getTargetPrefix());
     tableRank = field(CopyvOp::kTargetPrefixRank);
-    form = op.getTableForm(1);
+    form = op.getTableForm(1) + (op.isForwarded(1) ? 4 : 0);
   }
   if (!w.segments.empty() &&
       (w.table != table || w.tableRank != tableRank || w.form != form))

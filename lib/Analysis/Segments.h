@@ -16,6 +16,7 @@
 #ifndef SDMA_LIB_ANALYSIS_SEGMENTS_H
 #define SDMA_LIB_ANALYSIS_SEGMENTS_H
 
+#include "sdma/Analysis/CountForwarding.h"
 #include "sdma/IR/SdmaOps.h"
 
 #include <map>
@@ -74,8 +75,9 @@ struct Segment {
 /// checks all_to_allv's postcondition on them.
 class SegmentTracker {
 public:
-  SegmentTracker(ScheduleOp schedule, int64_t ranks)
-      : schedule(schedule), ranks(ranks) {}
+  SegmentTracker(ScheduleOp schedule, int64_t ranks,
+                 const CountForwarding &forwarding)
+      : schedule(schedule), ranks(ranks), forwarding(forwarding) {}
 
   /// all_to_allv: buffer and table sizes, and that only sdma.copyv writes
   /// the data buffers (so the segments are all that is there).
@@ -117,6 +119,7 @@ private:
 
   ScheduleOp schedule;
   int64_t ranks;
+  const CountForwarding &forwarding;
   /// Per (rank, buffer): how copyv ops lay it out (-1: fixed slots, else
   /// the prefix table and its rank) and the segments by offset.
   struct Written {

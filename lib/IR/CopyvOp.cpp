@@ -7,7 +7,7 @@
 //   sdma.copyv SIDE -> SIDE, count %table[INDEX] on RANK max N
 //   SIDE ::= %buffer[OFFSET] on RANK
 //   OFFSET ::= field | FORM %table[INDEX] on RANK
-//   FORM ::= `packed` | `expert_major` | `at`
+//   FORM ::= `packed` [`forwarded`] | `expert_major` [`forwarded`] | `at`
 //
 // Fields are stored in CopyvOp::Field order, so sdma-unroll evaluates them
 // as it does every op's fields.
@@ -56,6 +56,7 @@ ParseResult CopyvOp::parse(OpAsmParser &parser, OperationState &result) {
   OpAsmParser::UnresolvedOperand source, target, counts;
   std::optional<OpAsmParser::UnresolvedOperand> prefix[2];
   int64_t forms[2] = {CopyvOp::kPrefix, CopyvOp::kPrefix};
+  bool forwarded[2] = {false, false};
   auto parseSide = [&](OpAsmParser::UnresolvedOperand &buffer,
                        unsigned side) -> ParseResult {
     unsigned rank = side ? kTargetRank : kSourceRank;
@@ -69,6 +70,12 @@ ParseResult CopyvOp::parse(OpAsmParser &parser, OperationState &result) {
       forms[side] = form == "packed"         ? CopyvOp::kPrefix
                     : form == "expert_major" ? CopyvOp::kExpertMajor
                                              : CopyvOp::kAt;
+      SMLoc at = parser.getCurrentLocation();
+      forwarded[side] = succeeded(parser.parseOptionalKeyword("forwarded"));
+      if (forwarded[side] && form == "at")
+        return parser.emitError(at, "'at' reads one entry of its table; "
+                                    "only packed and expert_major offsets "
+                                    "may be forwarded");
       prefix[side].emplace();
       if (parseTableEntry(parser, *prefix[side], fields[prefixRank + 1],
                           fields[prefixRank]))
@@ -113,6 +120,10 @@ ParseResult CopyvOp::parse(OpAsmParser &parser, OperationState &result) {
   if (forms[0] != kPrefix || forms[1] != kPrefix)
     result.addAttribute(getTableFormsAttrName(result.name),
                         builder.getDenseI64ArrayAttr({forms[0], forms[1]}));
+  if (forwarded[0] || forwarded[1])
+    result.addAttribute(
+        getForwardedAttrName(result.name),
+        builder.getDenseBoolArrayAttr({forwarded[0], forwarded[1]}));
   return success();
 }
 
@@ -132,6 +143,8 @@ void CopyvOp::print(OpAsmPrinter &printer) {
       printer << (form == kPrefix        ? "packed "
                   : form == kExpertMajor ? "expert_major "
                                          : "at ");
+      if (isForwarded(side))
+        printer << "forwarded ";
       printEntry(side ? getTargetPrefix() : getSourcePrefix(),
                  side ? kTargetPrefixIndex : kSourcePrefixIndex,
                  side ? kTargetPrefixRank : kSourcePrefixRank);
@@ -148,9 +161,10 @@ void CopyvOp::print(OpAsmPrinter &printer) {
   printer << ", count ";
   printEntry(getCounts(), kCountIndex, kCountRank);
   printer << " max " << getMaxCount();
-  sdma::detail::printAttributes(
-      printer, *this,
-      {getMaxAttrName(), getPackedAttrName(), getTableFormsAttrName()});
+  sdma::detail::printAttributes(printer, *this,
+                                {getMaxAttrName(), getPackedAttrName(),
+                                 getTableFormsAttrName(),
+                                 getForwardedAttrName()});
 }
 
 /// A table entry `table[index] on rank`: a count table, index in range.
@@ -232,6 +246,13 @@ LogicalResult CopyvOp::verify() {
           ((*forms)[side] != kPrefix && !getPacked()[side]))
         return emitOpError("expects 'table_forms' to hold two forms (0 "
                            "packed, 1 expert_major, 2 at) of table sides");
+  if (std::optional<ArrayRef<bool>> forwarded = getForwarded())
+    for (unsigned side = 0; side < 2; ++side)
+      if (forwarded->size() != 2 ||
+          ((*forwarded)[side] &&
+           (!getPacked()[side] || getTableForm(side) == kAt)))
+        return emitOpError("expects 'forwarded' to hold two flags, set only "
+                           "on sides read packed or expert_major");
   if (getMaxCount() < 1)
     return emitOpError("max ") << getMaxCount() << " must be positive";
   if (failed(verifySide(*this, *schedule, 0, "source")) ||

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sdma/Analysis/CountForwarding.h"
 #include "sdma/Analysis/ScheduleGraph.h"
 #include "sdma/Transforms/Passes.h"
 
@@ -49,6 +50,7 @@ private:
 
   ScheduleOp schedule;
   int64_t ranks = 0;
+  std::optional<CountForwarding> forwarding;
   /// tables[rank][buffer]: a count table's entries (empty: not a table).
   std::vector<std::vector<std::vector<int64_t>>> tables;
 };
@@ -61,10 +63,15 @@ int64_t Resolver::offset(CopyvOp op, unsigned side) {
     return field(side ? CopyvOp::kTargetOffset : CopyvOp::kSourceOffset);
   unsigned rank =
       side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
-  const std::vector<int64_t> &row =
-      tables[field(rank)]
-            [indexOf(side ? op.getTargetPrefix() : op.getSourcePrefix())];
+  unsigned table = indexOf(side ? op.getTargetPrefix() : op.getSourcePrefix());
   int64_t j = field(rank + 1);
+  // Forwarded: the entries the count copies read (tables nothing writes).
+  std::vector<int64_t> forwarded;
+  if (op.isForwarded(side))
+    for (const CountEntry &e : forwarding->view(field(rank), table, j))
+      forwarded.push_back(tables[e.rank][e.buffer][e.index]);
+  const std::vector<int64_t> &row =
+      op.isForwarded(side) ? forwarded : tables[field(rank)][table];
   if (op.getTableForm(side) == CopyvOp::kAt)
     return row[j] > (int64_t(1) << 35) ? -1 : row[j];
   int64_t align = schedule.getMajorAlignment(), sum = 0, group = 0;
@@ -142,6 +149,10 @@ LogicalResult Resolver::run(const CountTables &initial, CountTables &final) {
       t = given->second[r];
     }
   }
+  FailureOr<CountForwarding> forwarded = CountForwarding::build(schedule);
+  if (failed(forwarded))
+    return failure();
+  forwarding = std::move(*forwarded);
   FailureOr<ScheduleGraph> graph = ScheduleGraph::build(schedule);
   if (failed(graph))
     return failure();

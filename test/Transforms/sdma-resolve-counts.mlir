@@ -7,8 +7,8 @@
 // Rank 0 sends a row to itself and one to rank 1; rank 1 one to itself,
 // after rank 0's.
 // PACKED-NOT:  sdma.copy %send_counts
-// PACKED:      sdma.barrier
-// PACKED-NEXT: sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 0
+// PACKED-NOT:  sdma.barrier
+// PACKED:      sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 0
 // PACKED-NEXT: sdma.copy %input[1, 1] on 0 -> %output[0, 1] on 1
 // PACKED-NEXT: sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 1
 // PACKED-NOT:  sdma.copyv
@@ -18,8 +18,7 @@
 // expert 1's row from rank 1 lands at 2.
 // RUN: echo '{"send_counts": [[1,0,1,0,0,0,0,1],[0,1,0,0,1,0,0,0],[0,0,1,0,0,0,0,0],[0,0,0,0,0,0,0,0]]}' > %t/2d.json
 // RUN: sdma-opt %schedules/all_to_allv_2d.mlir --sdma-unroll="ranks=4 experts=2 major-align=2" --sdma-resolve-counts=counts=%t/2d.json | FileCheck %s --check-prefix=TWOD
-// TWOD:      sdma.barrier
-// TWOD-NEXT: sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 0
+// TWOD:      sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 0
 // TWOD-NEXT: sdma.copy %input[1, 1] on 0 -> %output[0, 1] on 1
 // TWOD-NEXT: sdma.copy %input[2, 1] on 0 -> %output[2, 1] on 3
 // TWOD-NEXT: sdma.copy %input[0, 1] on 1 -> %output[2, 1] on 0
@@ -31,8 +30,7 @@
 // split's offset is not used (99 and -1 here, as torch ignores them).
 // RUN: echo '{"send_counts": [[1,0,0,0,0,1,0,0,0,99,99,99,2,3,-1,99],[1,0,1,0,0,0,0,0,0,99,1,99,99,99,99,99],[0,0,0,0,0,0,0,0,99,99,99,99,99,99,99,99],[0,0,0,0,1,0,0,0,99,99,99,99,0,99,99,99]]}' > %t/offset.json
 // RUN: sdma-opt %schedules/all_to_allv_2d_offset.mlir --sdma-unroll="ranks=4 experts=2" --sdma-resolve-counts=counts=%t/offset.json | FileCheck %s --check-prefix=BACK
-// BACK:      sdma.barrier
-// BACK-NEXT: sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 0
+// BACK:      sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 0
 // BACK-NEXT: sdma.copy %input[3, 1] on 0 -> %output[0, 1] on 1
 // BACK-NEXT: sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 0
 // BACK-NEXT: sdma.copy %input[1, 1] on 1 -> %output[0, 1] on 2

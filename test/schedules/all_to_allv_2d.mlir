@@ -17,22 +17,26 @@
 // OPS:      sdma.copy %send_counts[0, 1] on 0 -> %recv_counts[0, 1] on 0
 // OPS-NEXT: sdma.copy %send_counts[1, 1] on 0 -> %recv_counts[2, 1] on 0
 // OPS-NEXT: sdma.copy %send_counts[2, 1] on 0 -> %recv_counts[0, 1] on 1
-// OPS:      sdma.barrier
-// OPS-NEXT: sdma.copyv %input[packed %send_counts[0] on 0] on 0 -> %output[expert_major %recv_counts[0] on 0] on 0, count %send_counts[0] on 0 max 1
-// OPS-NEXT: sdma.copyv %input[packed %send_counts[1] on 0] on 0 -> %output[expert_major %recv_counts[2] on 0] on 0, count %send_counts[1] on 0 max 1
+// OPS-NOT:  sdma.barrier
+// OPS:      sdma.copyv %input[packed %send_counts[0] on 0] on 0 -> %output[expert_major forwarded %recv_counts[0] on 0] on 0, count %send_counts[0] on 0 max 1
+// OPS-NEXT: sdma.copyv %input[packed %send_counts[1] on 0] on 0 -> %output[expert_major forwarded %recv_counts[2] on 0] on 0, count %send_counts[1] on 0 max 1
 
 // Mutants, each refused naming what is wrong.
 // RUN: sed 's/-> %%output\[expert_major/-> %%output[packed/' %schedules/all_to_allv_2d.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNPADDED
 // UNPADDED: does not implement all_to_allv_2d: the rows rank 0 sends to rank 0 (expert 0) are never written to output[0] on rank 0
 // RUN: sed 's/-> %%recv_counts\[%%j, 1\] on %%p/-> %%recv_counts[%%i, 1] on %%p/' %schedules/all_to_allv_2d.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=RANKMAJOR
-// RANKMAJOR: 'sdma.copy' op races with another op: it writes recv_counts[0, 1) on rank 0
-// RUN: grep -v sdma.barrier %schedules/all_to_allv_2d.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBARRIER
-// NOBARRIER: 'sdma.copyv' op races with another op: it reads recv_counts[0, 1) on rank 0
+// RANKMAJOR: 'sdma.copyv' op destination reads entry 0 of count table 'recv_counts' on rank 0 forwarded, but 3 copies write it; forwarding needs exactly one
+// Unforwarded (the receive table read while the count puts fill it) and
+// forwarded from a table an op writes.
+// RUN: sed 's/expert_major forwarded/expert_major/' %schedules/all_to_allv_2d.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNFORWARDED
+// UNFORWARDED: 'sdma.copyv' op races with another op: it reads recv_counts[0, 1) on rank 0
+// RUN: sed 's/packed forwarded/packed/' %schedules/all_to_allv_2d_offset.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNFORWARDED-COMBINE
+// UNFORWARDED-COMBINE: 'sdma.copyv' op races with another op: it reads recv_counts[0, 1) on rank 0
 // RUN: sed 's/count %%send_counts\[%%i\] on %%r max 1/count %%send_counts[%%j] on %%r max 1/' %schedules/all_to_allv_2d.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=COUNT
 // COUNT: the rows rank 1 sends to rank 0 (expert 0) number send_counts[0] of rank 1, but send_counts[1] of rank 1 are copied
 // RUN: sed 's/%%input\[at %%send_counts\[%%o\]/%%input[at %%send_counts[%%j]/' %schedules/all_to_allv_2d_offset.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFFSETS
 // OFFSETS: the rows rank 0 sends to rank 0 (expert 0) should come from input[0 + send_counts[6] of rank 0] of rank 0, but input[0 + send_counts[0] of rank 0] of rank 0 is copied there
-// RUN: sed 's/-> %%output\[packed %%recv_counts\[%%i\] on %%r\]/-> %%output[expert_major %%recv_counts[%%i] on %%r]/' %schedules/all_to_allv_2d_offset.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=PADDED
+// RUN: sed 's/-> %%output\[packed forwarded %%recv_counts\[%%i\] on %%r\]/-> %%output[expert_major forwarded %%recv_counts[%%i] on %%r]/' %schedules/all_to_allv_2d_offset.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=PADDED
 // PADDED: does not implement all_to_allv_2d_offset: the rows rank 0 sends to rank 0 (expert 0) are never written
 // No expert count bound.
 // RUN: not sdma-opt %schedules/all_to_allv_2d.mlir --sdma-unroll=ranks=3 2>&1 | FileCheck %s --check-prefix=UNBOUND

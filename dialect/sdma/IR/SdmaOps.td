@@ -356,6 +356,14 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
       rows: grouped-GEMM kernels reject empty groups), plus the elements of
       j's group before j (torch's `all_to_all_vdev_2d` output);
     - `at %table[j] on q`: element j itself (offsets the caller computed).
+    `packed forwarded` and `expert_major forwarded` read the entries of
+    `%table` on q where the schedule's `sdma.copy`s into them read them:
+    each entry the offset needs must be written by exactly one copy out of
+    a count table that no op writes (the senders' own tables), and that
+    source is what the copyv reads. The offset is the same as after those
+    copies, but the copyv no longer waits for them: a count exchange needs
+    no barrier before the data phase (after the communicator's entry
+    barrier every rank's tables are there to read).
     The source rank issues
     it (a put). A count above `max`, or a packed segment that ends past
     its buffer, is a run-time error that names the ranks; nothing is
@@ -370,6 +378,12 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
     // MoE dispatch into expert-major rows (E experts per rank)
     sdma.copyv %in[packed %send[%p * %E + %e] on %r] on %r
         -> %out[expert_major %recv[%e * %R + %r] on %p] on %p,
+        count %send[%p * %E + %e] on %r max 1
+    // the same, in the phase of the count copies that fill recv: its
+    // offsets come from every rank's send[p * E + g] (no barrier between)
+    sdma.copy %send[%p * %E + %e, 1] on %r -> %recv[%e * %R + %r, 1] on %p
+    sdma.copyv %in[packed %send[%p * %E + %e] on %r] on %r
+        -> %out[expert_major forwarded %recv[%e * %R + %r] on %p] on %p,
         count %send[%p * %E + %e] on %r max 1
     ```
     Buffers before and after the packed example for r = 0, p = 1 (rank 0
@@ -394,7 +408,8 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
                        Sdma_FieldsProp:$static_fields,
                        I64Attr:$max,
                        DenseBoolArrayAttr:$packed,
-                       OptionalAttr<DenseI64ArrayAttr>:$table_forms);
+                       OptionalAttr<DenseI64ArrayAttr>:$table_forms,
+                       OptionalAttr<DenseBoolArrayAttr>:$forwarded);
   let extraClassDeclaration = [{
     /// Field indices.
     enum Field : unsigned { kSourceRank, kSourceOffset, kTargetRank,
@@ -411,6 +426,12 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
       std::optional<::llvm::ArrayRef<int64_t>> forms = getTableForms();
       return forms && forms->size() == 2 ? TableForm((*forms)[side])
                                          : kPrefix;
+    }
+    /// Whether a packed side reads its table `forwarded` (through the
+    /// schedule's count copies into it; `forwarded`, absent: neither).
+    bool isForwarded(unsigned side) {
+      std::optional<::llvm::ArrayRef<bool>> f = getForwarded();
+      return f && f->size() == 2 && (*f)[side];
     }
   }];
 }

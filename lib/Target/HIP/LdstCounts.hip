@@ -39,11 +39,33 @@ static __device__ inline long long sdma_count(const SdmaTable *T, long long rank
   return ((volatile const long long *)T->buf[rank * SDMA_BUFFERS + table])[index];
 }
 
+// Entry i of a table as a copyv side or a scan row names it (its rank,
+// buffer and form words). A forwarded row (form + 4: CountForwarding.h)
+// is read where the count copies into it read it, from its sources in
+// sdma_fwd ((rank * SDMA_BUFFERS + buffer) << 32 | entry), its first at
+// `rank`; such a row is only read after every rank's counts are in (the
+// entry job barrier, or SDMA_FWD_SLOT's barrier in one launch).
+static __device__ inline long long sdma_table_entry(const SdmaTable *T,
+                                                    long long rank,
+                                                    long long table,
+                                                    long long form,
+                                                    long long i) {
+#if SDMA_FORWARDED
+  if (form >= 4) {
+    const long long e = sdma_fwd[rank + i];
+    return ((volatile const long long *)T->buf[e >> 32])[e & 0xffffffffll];
+  }
+#endif
+  (void)form;
+  return sdma_count(T, rank, table, i);
+}
+
 // One side's offset in rows, read from a count table (sdma_vops: table,
 // rank, index j, form): 0 the exclusive prefix sum of entries [0, j); 1
 // expert-major, the groups of SDMA_RANKS entries before j's each padded to
 // a multiple of SDMA_MAJOR_ALIGN (at least SDMA_MAJOR_ALIGN) plus j's
-// group's entries before j; 2 entry j itself. -1 if an entry is negative
+// group's entries before j; 2 entry j itself; plus 4, forwarded (above).
+// -1 if an entry is negative
 // or implausibly large (over 2^35 rows: a table has at most 2^27 entries,
 // so no sum, padding included, can overflow). No branch between the
 // loads: they are all in flight at once.
@@ -62,10 +84,10 @@ static __device__ inline long long sdma_prefix(const SdmaTable *T,
   long long sum = 0, group = 0;
   bool bad = false;
   for (long long i = 0; i < side[2]; ++i) {
-    long long n = sdma_count(T, side[1], side[0], i);
+    long long n = sdma_table_entry(T, side[1], side[0], side[3], i);
     bad |= (unsigned long long)n > (1ull << 35); // negative too
     group += n;
-    if (side[3] == 1 && (i + 1) % SDMA_RANKS == 0) {
+    if ((side[3] & 3) == 1 && (i + 1) % SDMA_RANKS == 0) {
       sum += sdma_pad_rows(group);
       group = 0;
     }
@@ -101,7 +123,7 @@ static __device__ inline long long sdma_prefix(const SdmaTable *T,
   (SDMA_COUNTS_OUT + 1 +                                                       \
    (SDMA_COUNTS_OUT + SDMA_COUNTS_SEG - 1) / SDMA_COUNTS_SEG)
 static __device__ inline unsigned sdma_scan_seg(long long form) {
-  return form == 1 ? SDMA_RANKS : SDMA_SCAN_SEG;
+  return (form & 3) == 1 ? SDMA_RANKS : SDMA_SCAN_SEG;
 }
 // A table's entries, its segment length and its segments. Index
 // arithmetic is 32-bit (a phase's tables hold at most SDMA_PREFIX_CACHE
@@ -148,7 +170,7 @@ static __device__ void sdma_scan_load(const SdmaTable *T, const long long *rows,
         first += (unsigned)rows[t++ * SDMA_SCAN_ROW + 2];
       const long long *row = rows + t * SDMA_SCAN_ROW;
       at[k] = cache + row[4] + 1 + (g - first);
-      v[k] = sdma_count(T, row[0], row[1], g - first);
+      v[k] = sdma_table_entry(T, row[0], row[1], row[3], g - first);
     }
     for (int j = 0; j < k; ++j)
       *at[j] = v[j];
@@ -177,7 +199,7 @@ static __device__ void sdma_scan(const long long *rows, int ntabs,
         sum += v;
         tab.P[1 + i] = bad ? -1 : sum;
       }
-      if (row[3] == 1 && end - k * tab.S == tab.S && !bad) {
+      if ((row[3] & 3) == 1 && end - k * tab.S == tab.S && !bad) {
         sum = sdma_pad_rows(sum);
         tab.P[end] = sum;
       }
@@ -353,7 +375,7 @@ static __device__ void sdma_check_counts(const SdmaTable *T, int rank,
         // A source at prefix-sum offsets (not `at`, whose offsets the
         // caller gave): its later rows move with a bad count.
         const long long *v = sdma_vops + op[11] * SDMA_VOP_STRIDE;
-        const bool packed = v[0] >= 0 && v[3] != 2;
+        const bool packed = v[0] >= 0 && (v[3] & 3) != 2;
         volatile long long *c =
             (volatile long long *)T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10];
         if (pass == 1) {

@@ -26,6 +26,7 @@
 #include "FuseReductions.h"
 #include "LowLatency.h"
 #include "Specialise.h"
+#include "sdma/Analysis/CountForwarding.h"
 #include "sdma/IR/SdmaOps.h"
 #include "sdma/InitAllDialects.h"
 #include "sdma/Target/HIP.h"
@@ -154,6 +155,7 @@ public:
 
 private:
   LogicalResult collect();
+  void planForwarding();
   int64_t planScans(std::vector<int64_t> &rows, std::vector<int> &begin);
   std::vector<int64_t> copyvRow(CopyvOp op);
   LogicalResult checkReduceTypes();
@@ -165,6 +167,12 @@ private:
   /// Per sdma.copyv: the prefix tables of its sides (buffer or -1, rank,
   /// index), kVopStride each; its op row points here.
   std::vector<int64_t> vops;
+  /// Forwarded sides (CountForwarding.h): the entries each forwarded table
+  /// row's scan needs, by (rank, buffer); then, in sdma_fwd, each row's
+  /// entries as (rank * buffers + buffer) << 32 | entry of their source.
+  std::optional<CountForwarding> forwarding;
+  std::map<std::pair<int64_t, int64_t>, int64_t> forwardedRows;
+  std::vector<int64_t> fwd;
   /// sdma.reduce sources (rank, buffer, offset), 3 each, by row.
   std::vector<int64_t> rsrc;
   size_t maxSources = 0, maxDests = 0;
@@ -202,12 +210,35 @@ std::vector<int64_t> HIPEmitter::copyvRow(CopyvOp op) {
         side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
     bool packed = op.getPacked()[side];
     Value table = side ? op.getTargetPrefix() : op.getSourcePrefix();
+    // A forwarded side's form word is its form + 4; its rank word becomes
+    // its row's place in sdma_fwd (planForwarding).
+    bool forwarded = op.isForwarded(side);
+    if (forwarded) {
+      int64_t &end = forwardedRows[{field(rank), bufferOf(table)}];
+      end = std::max(end, field(rank + 1));
+    }
     llvm::append_range(
         vops, std::initializer_list<int64_t>{
                   packed ? bufferOf(table) : -1, packed ? field(rank) : 0,
-                  packed ? field(rank + 1) : 0, op.getTableForm(side), -1});
+                  packed ? field(rank + 1) : 0,
+                  op.getTableForm(side) + (forwarded ? 4 : 0), -1});
   }
   return row;
+}
+
+/// sdma_fwd: each forwarded row's entries where the count copies read
+/// them; every forwarded side's rank word set to its row's first.
+void HIPEmitter::planForwarding() {
+  std::map<std::pair<int64_t, int64_t>, int64_t> place;
+  const int64_t buffers = schedule.getBufferArgs().size();
+  for (auto [key, end] : forwardedRows) {
+    place[key] = fwd.size();
+    for (const CountEntry &e : forwarding->view(key.first, key.second, end))
+      fwd.push_back(((e.rank * buffers + e.buffer) << 32) | e.index);
+  }
+  for (size_t at = 0; at < vops.size(); at += kVopStride / 2)
+    if (vops[at] >= 0 && vops[at + 3] >= 4)
+      vops[at + 1] = place.at({vops[at + 1], vops[at]});
 }
 
 /// The count tables each phase's sdma.copyv ops take packed offsets from
@@ -242,7 +273,7 @@ int64_t HIPEmitter::planScans(std::vector<int64_t> &rows,
       int64_t words = 0;
       std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> place;
       for (auto &[key, entries] : tables) {
-        int64_t seg = std::get<2>(key) == 1 ? ranks : kScanSeg;
+        int64_t seg = (std::get<2>(key) & 3) == 1 ? ranks : kScanSeg;
         place[key] = words;
         words += entries + 1 + (entries + seg - 1) / seg;
       }
@@ -307,6 +338,10 @@ LogicalResult HIPEmitter::checkReduceTypes() {
 LogicalResult HIPEmitter::collect() {
   if (failed(checkReduceTypes()))
     return failure();
+  FailureOr<CountForwarding> forwarded = CountForwarding::build(schedule);
+  if (failed(forwarded))
+    return failure();
+  forwarding = std::move(*forwarded);
   // Data ops go to per-rank phases, kept open until an ordering step.
   std::vector<std::vector<RawStep>> raw(ranks);
   // What each engine of a rank touched since the rank's last sync (a wait
@@ -486,6 +521,10 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   if (failed(collect()))
     return failure();
   int64_t numSlots = tagIndex.size() * ranks + (barriers ? 1 : 0);
+  // Forwarded count reads: where a launch has no job barriers (one launch
+  // runs every rank), a barrier of their own, on the last slot, after the
+  // ranks' counts are copied in and checked (LdstPhases.hip's sdma_ldst).
+  int64_t fwdSlot = forwarding->used() ? numSlots++ : -1;
   int64_t numBuffers = schedule.getBufferArgs().size();
 
   // Increments per run of every (rank, slot): waits in run n wait for
@@ -496,11 +535,15 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     perEpoch[key.second * slots + key.first] = count;
   if (barriers)
     for (int64_t r = 0; r < ranks; ++r)
-      perEpoch[r * slots + numSlots - 1] = barriers * ranks;
+      perEpoch[r * slots + tagIndex.size() * ranks] = barriers * ranks;
+  if (fwdSlot >= 0)
+    for (int64_t r = 0; r < ranks; ++r)
+      perEpoch[r * slots + fwdSlot] = ranks;
 
   // sdma.copyv's offset tables, scanned once per phase.
   std::vector<int64_t> scanRows;
   std::vector<int> scanBegin;
+  planForwarding();
   int64_t scanWords = vops.empty() ? 0 : planScans(scanRows, scanBegin);
 
   // Each rank's steps as code (Specialise.h), or the step table.
@@ -558,6 +601,9 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
        << "\n#ifndef SDMA_STAGED_OPS\n#define SDMA_STAGED_OPS 1\n#endif\n";
     // An expert-major offset pads each group of SDMA_RANKS counts.
     os << "#define SDMA_MAJOR_ALIGN " << schedule.getMajorAlignment() << "\n";
+    if (fwdSlot >= 0)
+      os << "#define SDMA_FORWARDED 1\n#define SDMA_FWD_SLOT " << fwdSlot
+         << "\n";
     if (scanWords)
       os << "#define SDMA_PREFIX_CACHE " << scanWords
          << "\n#define SDMA_SCAN_SEG " << kScanSeg << "\n";
@@ -635,6 +681,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     for (BlockArgument buffer : schedule.getBufferArgs())
       chunks.push_back(*schedule.getBufferChunks(buffer, ranks));
     emitArray("long long", "sdma_buffer_units", chunks);
+    if (!fwd.empty())
+      emitArray("long long", "sdma_fwd", fwd);
     if (scanWords) {
       emitArray("long long", "sdma_vtabs", scanRows);
       emitArray("int", "sdma_vtab_begin", scanBegin);

@@ -167,6 +167,7 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
   std::vector<long long> begin = intTable(source, "sdma_rank_begin");
   std::vector<long long> vops = intTable(source, "sdma_vops");
   std::vector<long long> rsrc = intTable(source, "sdma_rsrc");
+  std::vector<long long> fwd; // read at the first forwarded side
   size_t at = source.find("#define SDMA_OP_STRIDE ");
   long long stride =
       at == std::string::npos ? 0 : std::atoll(source.c_str() + at + 23);
@@ -216,9 +217,25 @@ std::vector<std::pair<int, int>> LdstProgram::touched(int rank) const {
       if (!add(ops[o + 8], ops[o + 9]) || v < 0 || vstride < 6 || vstride % 2 ||
           v + vstride > (long long)vops.size())
         return all;
-      for (long long side = v; side < v + vstride; side += vstride / 2)
-        if (vops[side] >= 0 && !add(vops[side + 1], vops[side]))
+      for (long long side = v; side < v + vstride; side += vstride / 2) {
+        if (vops[side] < 0)
+          continue;
+        // A forwarded side (form + 4) reads entries [0, index) of its row
+        // where sdma_fwd says ((rank * B + buffer) << 32 | entry), from the
+        // row's first (its rank word).
+        if (vstride >= 8 && vops[side + 3] >= 4) {
+          if (fwd.empty())
+            fwd = intTable(source, "sdma_fwd");
+          long long first = vops[side + 1], n = vops[side + 2];
+          if (first < 0 || n < 0 || first + n > (long long)fwd.size())
+            return all;
+          for (long long k = first; k < first + n; ++k)
+            if (!add((fwd[k] >> 32) / B, (fwd[k] >> 32) % B))
+              return all;
+        } else if (!add(vops[side + 1], vops[side])) {
           return all;
+        }
+      }
     }
   }
   // A low-latency call: what the rank pushes, copies in place, receives

@@ -9,6 +9,7 @@
 #include "cuda/CudaLdstExecutor.h"
 #include "sdma/runtime/LdstProgram.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -215,6 +216,52 @@ TEST(LdstProgram, TouchedFollowsReduceSources) {
   using Pairs = std::vector<std::pair<int, int>>;
   EXPECT_EQ(program->touched(0), (Pairs{{0, 1}, {1, 0}, {2, 0}}));
   EXPECT_EQ(program->touched(1), Pairs{});
+}
+
+// all_to_allv_packed at 2 ranks, its offsets forwarded (sdma-translate's
+// tables): rank 1's copyv into rank 0 reads its offset from rank 0's
+// send_counts (sdma_fwd), a table it neither copies from nor into, so a
+// launch must map it; rank 0 reads no entry before its own.
+static const char *kForwardedProgram =
+    R"(// sdma-ldst: {"format":"sdma.ldst","version":2,"schedule":"all_to_allv_packed","ranks":2,"entry":"sdma_ldst","flag_slots":1,"op_stride":12,"kernel":"table","buffers":[{"name":"input","chunks":2},{"name":"output","chunks":2},{"name":"send_counts","chunks":2,"counts":true},{"name":"recv_counts","chunks":2,"counts":true}],"collective":{"kind":"all_to_allv_packed","input":"input","output":"output","send_counts":"send_counts","recv_counts":"recv_counts"},"phases_per_rank":[1,1]}
+#define SDMA_OP_STRIDE 12
+#define SDMA_VOP_STRIDE 10
+static __constant__ const long long sdma_ops[] = {
+    0, 0, 2, 0, 1, 0, 3, 0, 0, 0, 0, 8,
+    0, 0, 2, 1, 1, 1, 3, 0, 0, 0, 0, 8,
+    3, 0, 0, 0, 1, 0, 1, 0, 0, 2, 0, 0,
+    3, 0, 0, 0, 1, 1, 1, 0, 0, 2, 1, 1,
+    0, 1, 2, 0, 1, 0, 3, 1, 0, 0, 0, 8,
+    0, 1, 2, 1, 1, 1, 3, 1, 0, 0, 0, 8,
+    3, 1, 0, 0, 1, 0, 1, 0, 1, 2, 0, 2,
+    3, 1, 0, 0, 1, 1, 1, 0, 1, 2, 1, 3,};
+static __constant__ const long long sdma_vops[] = {
+    2, 0, 0, 0, 0, 3, 0, 0, 4, 3, 2, 0,
+    1, 0, 0, 3, 1, 0, 4, 4, 2, 1, 0, 0,
+    3, 3, 0, 1, 4, 0, 2, 1, 1, 0, 3, 3,
+    1, 1, 4, 6,};
+static __constant__ const long long sdma_fwd[] = {
+    8589934592, 8589934593,};
+static __constant__ const int sdma_steps[] = {
+    0, 0, 4, 0, 4, 4,};
+static __constant__ const int sdma_rank_begin[] = {
+    0, 1, 2,};
+)";
+
+TEST(LdstProgram, TouchedFollowsForwardedCounts) {
+  std::string error;
+  std::optional<LdstProgram> program =
+      LdstProgram::parse(kForwardedProgram, error);
+  ASSERT_TRUE(program) << error;
+  using Pairs = std::vector<std::pair<int, int>>;
+  Pairs one = program->touched(1);
+  EXPECT_NE(std::find(one.begin(), one.end(), std::pair<int, int>(0, 2)),
+            one.end());
+  Pairs zero = program->touched(0);
+  EXPECT_EQ(std::count_if(
+                zero.begin(), zero.end(),
+                [](const auto &p) { return p.first == 1 && p.second == 2; }),
+            0);
 }
 
 TEST(LdstProgram, SetsAReductionsTypeAndOperator) {

@@ -48,6 +48,20 @@ sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[4]) {
 // -----
 
 sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[4]) {
+  // expected-error @+1 {{expects 'forwarded' to hold two flags, set only on sides read packed or expert_major}}
+  "sdma.copyv"(%in, %out, %n, %n, %n) <{static_fields = array<i64: 0, 0, 1, 0, 0, 0, 0, 0, 0, 0>}> {max = 1 : i64, packed = array<i1: false, false>, forwarded = array<i1: true, false>} : (!sdma.buffer, !sdma.buffer, !sdma.buffer, !sdma.buffer, !sdma.buffer) -> ()
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[4]) {
+  // expected-error @+1 {{'at' reads one entry of its table; only packed and expert_major offsets may be forwarded}}
+  sdma.copyv %in[at forwarded %n[1] on 0] on 0 -> %out[0] on 1, count %n[0] on 0 max 1
+}
+
+// -----
+
+sdma.schedule @s ranks(%R = 2) buffers(%in : 2, %out : 2, %n : counts[4]) {
   // expected-error @+1 {{source at index 4 is out of range of count table 'n', which has 4 entries}}
   sdma.copyv %in[at %n[4] on 0] on 0 -> %out[0] on 1, count %n[0] on 0 max 1
 }

@@ -117,10 +117,14 @@ sdma.schedule @moe ranks(%R = 2) buffers(%in : ranks, %out : ranks, %send : coun
 // CHECK-NEXT:    %[[E:.*]] = sdma.experts
 // CHECK-NEXT:    sdma.copyv %in[at %send[%[[E]]] on 1] on 1 -> %out[packed %recv[1] on 0] on 0, count %send[0] on 1 max 1
 // CHECK-NEXT:    sdma.copyv %in[packed %send[1] on 0] on 0 -> %out[expert_major %recv[1] on 1] on 1, count %send[1] on 0 max 1
+// CHECK-NEXT:    sdma.copyv %in[packed forwarded %send[1] on 0] on 0 -> %out[expert_major forwarded %recv[1] on 1] on 1, count %send[1] on 0 max 1
+// CHECK-NEXT:    sdma.copyv %in[at %send[2] on 0] on 0 -> %out[packed forwarded %recv[0] on 1] on 1, count %send[1] on 0 max 1
 sdma.schedule @moe_2d ranks(%R) buffers(%in : ranks, %out : 2 x ranks + 1, %send : counts[2 x experts x ranks], %recv : counts[experts x ranks]) implements all_to_allv_2d_offset(%in -> %out) counts(%send -> %recv) attributes {major_align = 4} {
   %e = sdma.experts
   sdma.copyv %in[at %send[%e] on 1] on 1 -> %out[packed %recv[1] on 0] on 0, count %send[0] on 1 max 1
   sdma.copyv %in[packed %send[1] on 0] on 0 -> %out[expert_major %recv[1] on 1] on 1, count %send[1] on 0 max 1
+  sdma.copyv %in[packed forwarded %send[1] on 0] on 0 -> %out[expert_major forwarded %recv[1] on 1] on 1, count %send[1] on 0 max 1
+  sdma.copyv %in[at %send[2] on 0] on 0 -> %out[packed forwarded %recv[0] on 1] on 1, count %send[1] on 0 max 1
 }
 
 // The root of a rooted schedule, named as a value.

@@ -5,31 +5,55 @@
 // each table once per phase (LdstPhases.hip's sdma_scan) instead of every
 // op summing up to a whole table of another rank's memory.
 //
-// Dispatch into expert-major rows, 2 ranks x 2 experts: rank 0's copyv
-// phase reads its own send counts packed (form 0, 3 entries: 5 words) and
-// each receiver's recv counts expert-major (form 1, 2 entries and one
-// group: 4 words each); rank 1's the same with 3 entries per receiver.
+// Dispatch into expert-major rows, 2 ranks x 2 experts, in one phase with
+// its count puts: rank 0's copyv ops read its own send counts packed (form
+// 0, 3 entries: 5 words) and each receiver's recv counts expert-major and
+// forwarded (form 1 + 4, 3 entries and one group: 5 words each), their
+// rank word the row's first entry in sdma_fwd, which holds where the count
+// puts read each entry: (rank * 4 buffers + send_counts) << 32 | entry, so
+// entry 1 of receiver 0's row is send_counts[0] of rank 1 (6 << 32). The
+// one launch that runs every rank waits on a barrier of its own (slot 0)
+// before reading peers' tables.
 // RUN: sdma-opt %schedules/all_to_allv_2d.mlir --sdma-unroll="ranks=2 experts=2 major-align=4" | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=DISPATCH
+// DISPATCH: #define SDMA_FLAG_SLOTS 1
 // DISPATCH: #define SDMA_VOP_STRIDE 10
-// DISPATCH: #define SDMA_PREFIX_CACHE 17
+// DISPATCH: #define SDMA_FORWARDED 1
+// DISPATCH-NEXT: #define SDMA_FWD_SLOT 0
+// DISPATCH-NEXT: #define SDMA_PREFIX_CACHE 17
 // DISPATCH-NEXT: #define SDMA_SCAN_SEG 16
 // DISPATCH-LABEL: sdma_vops[] = {
-// DISPATCH-NEXT: 2, 0, 0, 0, 0, 3, 0, 0, 1, 5, 2, 0,
+// DISPATCH-NEXT: 2, 0, 0, 0, 0, 3, 0, 0, 5, 5, 2, 0,
+// DISPATCH-LABEL: sdma_fwd[] = {
+// DISPATCH-NEXT: 8589934592, 25769803776, 8589934593, 8589934594, 25769803778, 8589934595,};
 // DISPATCH-LABEL: sdma_vtabs[] = {
-// DISPATCH-NEXT: 0, 2, 3, 0, 0, 0, 3, 2, 1, 5, 1, 3,
-// DISPATCH-NEXT: 2, 1, 9, 0, 3, 3, 1, 0, 1, 2, 3, 0,
-// DISPATCH-NEXT: 6, 1, 3, 3, 1, 11,};
+// DISPATCH-NEXT: 0, 2, 3, 0, 0, 0, 3, 2, 5, 5, 3, 3,
+// DISPATCH-NEXT: 2, 5, 9, 0, 3, 3, 5, 0, 1, 2, 3, 0,
+// DISPATCH-NEXT: 6, 3, 3, 3, 5, 11,};
 // DISPATCH-NEXT: sdma_vtab_begin[] = {
-// DISPATCH-NEXT: 0, 0, 0, 0, 3, 3, 3, 3, 6,};
+// DISPATCH-NEXT: 0, 3, 6,};
+// DISPATCH-LABEL: sdma_per_epoch[] = {
+// DISPATCH-NEXT: 2ull, 2ull,};
 //
 // The combine: its input offsets are given (form 2, one entry: no scan,
-// word 4 stays -1); its packed output is scanned.
+// word 4 stays -1); its packed output is forwarded (form 0 + 4) and
+// scanned.
 // RUN: sdma-opt %schedules/all_to_allv_2d_offset.mlir --sdma-unroll="ranks=2 experts=2" | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=COMBINE
 // COMBINE: #define SDMA_PREFIX_CACHE 10
 // COMBINE-LABEL: sdma_vops[] = {
-// COMBINE-NEXT: 2, 0, 4, 2, -1, 3, 0, 0, 0, 0,
+// COMBINE-NEXT: 2, 0, 4, 2, -1, 3, 0, 0, 4, 0,
+// COMBINE-LABEL: sdma_fwd[] = {
+// COMBINE-NEXT: 8589934592, 8589934594, 25769803776, 8589934593, 8589934595, 25769803777,};
 // COMBINE-LABEL: sdma_vtabs[] = {
-// COMBINE-NEXT: 0, 3, 1, 0, 0, 1, 3, 1, 0, 3,
+// COMBINE-NEXT: 0, 3, 1, 4, 0, 3, 3, 1, 4, 3,
+//
+// A schedule without forwarded sides has no sdma_fwd and no barrier of its
+// own.
+// RUN: sed 's/ forwarded//; /-> %%recv_counts\[%%r, 1\] on %%p/{n;n;s/$/\n  sdma.barrier/}' %schedules/all_to_allv_packed.mlir | sdma-opt --sdma-unroll=ranks=2 | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=PLAIN
+// PLAIN: #define SDMA_FLAG_SLOTS 1
+// PLAIN-NOT: SDMA_FORWARDED
+// PLAIN-NOT: sdma_fwd
+// PLAIN-LABEL: sdma_vtabs[] = {
+// PLAIN-NEXT: 0, 2, 1, 0, 0, 0, 3, 0, 0, 3, 1, 3,
 //
 // A phase whose tables pass 32 KiB of shared memory keeps the per-op sums:
 // 9 ranks x 40 experts fits (3983 words), 48 does not.
