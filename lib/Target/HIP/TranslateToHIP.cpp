@@ -658,10 +658,14 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
        << "SDMA_REDUCE_OP " << reduceOp << "\n#endif\n";
   os << "\n";
 
-  auto emitArray = [&](StringRef type, StringRef name, auto &&values) {
-    // Small tables go to constant memory (cached, broadcast to a warp).
+  // Small tables go to constant memory (cached, broadcast to a warp), but
+  // not one a warp's threads read at different places at once (constant
+  // memory serves one address a cycle).
+  auto emitArray = [&](StringRef type, StringRef name, auto &&values,
+                       bool divergent = false) {
     os << "static "
-       << (values.size() * 8 <= 16384 ? "__constant__" : "__device__")
+       << (values.size() * 8 <= 16384 && !divergent ? "__constant__"
+                                                     : "__device__")
        << " const " << type << " " << name << "[] = {";
     size_t i = 0;
     for (auto v : values)
@@ -682,7 +686,7 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
       chunks.push_back(*schedule.getBufferChunks(buffer, ranks));
     emitArray("long long", "sdma_buffer_units", chunks);
     if (!fwd.empty())
-      emitArray("long long", "sdma_fwd", fwd);
+      emitArray("long long", "sdma_fwd", fwd, /*divergent=*/true);
     if (scanWords) {
       emitArray("long long", "sdma_vtabs", scanRows);
       emitArray("int", "sdma_vtab_begin", scanBegin);
