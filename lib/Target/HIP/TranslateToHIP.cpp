@@ -665,7 +665,7 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
                        bool divergent = false) {
     os << "static "
        << (values.size() * 8 <= 16384 && !divergent ? "__constant__"
-                                                     : "__device__")
+                                                    : "__device__")
        << " const " << type << " " << name << "[] = {";
     size_t i = 0;
     for (auto v : values)
