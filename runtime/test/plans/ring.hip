@@ -1027,73 +1027,6 @@ static __device__ void sdma_scan_load(const SdmaTable *T, const long long *rows,
   SDMA_SYNC();
 }
 
-// sdma_scan's step 2: each table's segment totals (after its P) become
-// their exclusive running sums, -1 from a bad segment on. With
-// SDMA_SCAN_PAR, every table's segments at once in log2 of the longest
-// table's segments rounds (Hillis-Steele over the flat index of all
-// segments, a thread's few segments in registers), instead of one thread
-// per table walking its segments one after another (an expert-major
-// table of 256 entries has 32). Ends without a sync.
-#ifndef SDMA_SCAN_PAR
-#define SDMA_SCAN_PAR 1
-#endif
-#define SDMA_SCAN_PER 4
-static __device__ inline long long sdma_scan_add(long long a, long long b) {
-  return a < 0 || b < 0 ? -1 : a + b;
-}
-static __device__ void sdma_scan_bases(const long long *rows, int ntabs,
-                                       long long *cache) {
-  unsigned nsegs = 0, most = 0;
-  for (int t = 0; t < ntabs; ++t) {
-    const sdma_scan_tab tab = sdma_scan_table(rows + t * SDMA_SCAN_ROW, cache);
-    nsegs += tab.n;
-    most = tab.n > most ? tab.n : most;
-  }
-  if (SDMA_SCAN_PAR && nsegs <= SDMA_SCAN_PER * SDMA_NTID) {
-    long long *tot[SDMA_SCAN_PER];
-    unsigned at[SDMA_SCAN_PER];
-    int m = 0, t = 0;
-    unsigned first = 0; // table t's first flat segment
-    for (unsigned k = SDMA_TID; k < nsegs; k += SDMA_NTID, ++m) {
-      sdma_scan_tab tab = sdma_scan_table(rows + t * SDMA_SCAN_ROW, cache);
-      while (k - first >= tab.n) {
-        first += tab.n;
-        tab = sdma_scan_table(rows + ++t * SDMA_SCAN_ROW, cache);
-      }
-      tot[m] = tab.P + tab.L + 1;
-      at[m] = k - first;
-    }
-    long long v[SDMA_SCAN_PER];
-    for (unsigned off = 1; off < most; off *= 2) {
-      for (int j = 0; j < m; ++j)
-        v[j] = at[j] >= off ? sdma_scan_add(tot[j][at[j] - off], tot[j][at[j]])
-                            : tot[j][at[j]];
-      SDMA_SYNC();
-      for (int j = 0; j < m; ++j)
-        tot[j][at[j]] = v[j];
-      SDMA_SYNC();
-    }
-    for (int j = 0; j < m; ++j)
-      v[j] = at[j] ? tot[j][at[j] - 1] : 0;
-    SDMA_SYNC();
-    for (int j = 0; j < m; ++j)
-      tot[j][at[j]] = v[j];
-    for (int t = (int)SDMA_TID; t < ntabs; t += (int)SDMA_NTID)
-      cache[rows[t * SDMA_SCAN_ROW + 4]] = 0; // P[0]
-    return;
-  }
-  for (int t = (int)SDMA_TID; t < ntabs; t += (int)SDMA_NTID) {
-    const sdma_scan_tab tab = sdma_scan_table(rows + t * SDMA_SCAN_ROW, cache);
-    long long base = 0;
-    for (unsigned k = 0; k < tab.n; ++k) {
-      const long long total = tab.P[tab.L + 1 + k];
-      tab.P[tab.L + 1 + k] = base;
-      base = sdma_scan_add(base, total);
-    }
-    tab.P[0] = 0;
-  }
-}
-
 static __device__ void sdma_scan(const long long *rows, int ntabs,
                                  long long *cache) {
   // 1. Per segment: the running sum in place (from the bad entry on, -1),
@@ -1126,7 +1059,16 @@ static __device__ void sdma_scan(const long long *rows, int ntabs,
   SDMA_SYNC();
   // 2. Per table: each segment's total becomes its base (-1 after a bad
   // segment).
-  sdma_scan_bases(rows, ntabs, cache);
+  for (int t = (int)SDMA_TID; t < ntabs; t += (int)SDMA_NTID) {
+    const sdma_scan_tab tab = sdma_scan_table(rows + t * SDMA_SCAN_ROW, cache);
+    long long base = 0;
+    for (unsigned k = 0; k < tab.n; ++k) {
+      const long long total = tab.P[tab.L + 1 + k];
+      tab.P[tab.L + 1 + k] = base;
+      base = base < 0 || total < 0 ? -1 : base + total;
+    }
+    tab.P[0] = 0;
+  }
   SDMA_SYNC();
   // 3. Per entry: its segment's base added. Flat over all tables' entries
   // (a phase of many short tables keeps every thread busy), the table
