@@ -658,14 +658,10 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
        << "SDMA_REDUCE_OP " << reduceOp << "\n#endif\n";
   os << "\n";
 
-  // Small tables go to constant memory (cached, broadcast to a warp), but
-  // not one a warp's threads read at different places at once (constant
-  // memory serves one address a cycle).
-  auto emitArray = [&](StringRef type, StringRef name, auto &&values,
-                       bool divergent = false) {
+  auto emitArray = [&](StringRef type, StringRef name, auto &&values) {
+    // Small tables go to constant memory (cached, broadcast to a warp).
     os << "static "
-       << (values.size() * 8 <= 16384 && !divergent ? "__constant__"
-                                                    : "__device__")
+       << (values.size() * 8 <= 16384 ? "__constant__" : "__device__")
        << " const " << type << " " << name << "[] = {";
     size_t i = 0;
     for (auto v : values)
@@ -686,7 +682,7 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
       chunks.push_back(*schedule.getBufferChunks(buffer, ranks));
     emitArray("long long", "sdma_buffer_units", chunks);
     if (!fwd.empty())
-      emitArray("long long", "sdma_fwd", fwd, /*divergent=*/true);
+      emitArray("long long", "sdma_fwd", fwd);
     if (scanWords) {
       emitArray("long long", "sdma_vtabs", scanRows);
       emitArray("int", "sdma_vtab_begin", scanBegin);

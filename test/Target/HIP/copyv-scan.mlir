@@ -23,7 +23,7 @@
 // DISPATCH-NEXT: #define SDMA_SCAN_SEG 16
 // DISPATCH-LABEL: sdma_vops[] = {
 // DISPATCH-NEXT: 2, 0, 0, 0, 0, 3, 0, 0, 5, 5, 2, 0,
-// DISPATCH-LABEL: static __device__ const long long sdma_fwd[] = {
+// DISPATCH-LABEL: sdma_fwd[] = {
 // DISPATCH-NEXT: 8589934592, 25769803776, 8589934593, 8589934594, 25769803778, 8589934595,};
 // DISPATCH-LABEL: sdma_vtabs[] = {
 // DISPATCH-NEXT: 0, 2, 3, 0, 0, 0, 3, 2, 5, 5, 3, 3,
