@@ -8,11 +8,11 @@
 // (grouped-GEMM kernels reject empty groups). recv[e*R + r] ends holding
 // the rows rank r sent to expert e; the runtime writes torch's
 // out_splits_offsets from it (splits, then the padded offsets).
-// One phase: each rank puts its counts into the receivers' recv (E 8-byte
-// puts per pair, for the caller) and each run of rows where the receiver's
-// padded prefix says, reading it `forwarded`: from every rank's send,
-// where the count puts read it, so no barrier waits for the puts. Nothing
-// goes through the host.
+// One phase: each rank puts each run of rows where the receiver's padded
+// prefix says, reading it `forwarded` (from every rank's send, where the
+// count puts read it, so no barrier waits for the puts), then its counts
+// into the receivers' recv (E 8-byte puts per pair, for the caller).
+// Nothing goes through the host.
 //
 //   R = 2, E = 2, A = 2       rank 0                  rank 1
 //   send (rank-major)         [1 0][2 1]              [1 1][0 2]
@@ -20,9 +20,9 @@
 //   recv (expert-major):      [1 1][0 1]              [2 0][1 2]
 //   after  out:               [a e][f .]              [b c][d g h .]
 //
-//   rank r:  copy send[p*E + e] -> recv[e*R + r] on p;
-//            copyv in[packed send, p*E + e] -> out[expert_major forwarded
-//            recv, e*R + r] on p, count send[p*E + e]
+//   rank r:  copyv in[packed send, p*E + e] -> out[expert_major forwarded
+//            recv, e*R + r] on p, count send[p*E + e];
+//            copy send[p*E + e] -> recv[e*R + r] on p
 sdma.schedule @all_to_allv_2d ranks(%R)
     buffers(%input : ranks, %output : ranks,
             %send_counts : counts[experts x ranks],
@@ -35,7 +35,9 @@ sdma.schedule @all_to_allv_2d ranks(%R)
       affine.for %e = 0 to %E {
         %i = affine.apply affine_map<(p, e)[E] -> (p * E + e)>(%p, %e)[%E]
         %j = affine.apply affine_map<(e, r)[R] -> (e * R + r)>(%e, %r)[%R]
-        sdma.copy %send_counts[%i, 1] on %r -> %recv_counts[%j, 1] on %p
+        sdma.copyv %input[packed %send_counts[%i] on %r] on %r
+            -> %output[expert_major forwarded %recv_counts[%j] on %p] on %p,
+            count %send_counts[%i] on %r max 1
       }
     }
   }
@@ -44,9 +46,7 @@ sdma.schedule @all_to_allv_2d ranks(%R)
       affine.for %e = 0 to %E {
         %i = affine.apply affine_map<(p, e)[E] -> (p * E + e)>(%p, %e)[%E]
         %j = affine.apply affine_map<(e, r)[R] -> (e * R + r)>(%e, %r)[%R]
-        sdma.copyv %input[packed %send_counts[%i] on %r] on %r
-            -> %output[expert_major forwarded %recv_counts[%j] on %p] on %p,
-            count %send_counts[%i] on %r max 1
+        sdma.copy %send_counts[%i, 1] on %r -> %recv_counts[%j, 1] on %p
       }
     }
   }

@@ -15,9 +15,9 @@
 //   after  recv (rank-major): [1 0][2 1]              [1 1][0 2]
 //          out:               [a][b c][d]             [e][f][g h]
 //
-//   rank p:  copy splits[e*R + r] -> recv[p*E + e] on r;
-//            copyv in[at offsets[e*R + r]] -> out[packed forwarded recv,
-//            p*E + e] on r, count splits[e*R + r]
+//   rank p:  copyv in[at offsets[e*R + r]] -> out[packed forwarded recv,
+//            p*E + e] on r, count splits[e*R + r];
+//            copy splits[e*R + r] -> recv[p*E + e] on r
 // (one phase: the data's offsets are read `forwarded`, from every rank's
 // splits where the count puts read them, so no barrier waits for the
 // puts)
@@ -32,8 +32,11 @@ sdma.schedule @all_to_allv_2d_offset ranks(%R)
     affine.for %r = 0 to %R {
       affine.for %e = 0 to %E {
         %j = affine.apply affine_map<(e, r)[R] -> (e * R + r)>(%e, %r)[%R]
+        %o = affine.apply affine_map<(e, r)[R, E] -> (E * R + e * R + r)>(%e, %r)[%R, %E]
         %i = affine.apply affine_map<(p, e)[E] -> (p * E + e)>(%p, %e)[%E]
-        sdma.copy %send_counts[%j, 1] on %p -> %recv_counts[%i, 1] on %r
+        sdma.copyv %input[at %send_counts[%o] on %p] on %p
+            -> %output[packed forwarded %recv_counts[%i] on %r] on %r,
+            count %send_counts[%j] on %p max 1
       }
     }
   }
@@ -41,11 +44,8 @@ sdma.schedule @all_to_allv_2d_offset ranks(%R)
     affine.for %r = 0 to %R {
       affine.for %e = 0 to %E {
         %j = affine.apply affine_map<(e, r)[R] -> (e * R + r)>(%e, %r)[%R]
-        %o = affine.apply affine_map<(e, r)[R, E] -> (E * R + e * R + r)>(%e, %r)[%R, %E]
         %i = affine.apply affine_map<(p, e)[E] -> (p * E + e)>(%p, %e)[%E]
-        sdma.copyv %input[at %send_counts[%o] on %p] on %p
-            -> %output[packed forwarded %recv_counts[%i] on %r] on %r,
-            count %send_counts[%j] on %p max 1
+        sdma.copy %send_counts[%j, 1] on %p -> %recv_counts[%i, 1] on %r
       }
     }
   }

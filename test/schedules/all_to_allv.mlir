@@ -8,16 +8,17 @@
 // PACKED: remark: proved for 2 ranks: 8 data ops race-free
 // PACKED: remark: proved for 9 ranks: 162 data ops race-free, 0 waits always released (no deadlock), implements all_to_allv_packed(input -> output) counts(send_counts -> recv_counts) for every count
 
-// OPS:      sdma.copy %send_counts[0, 1] on 0 -> %recv_counts[0, 1] on 0
-// OPS-NEXT: sdma.copy %send_counts[1, 1] on 0 -> %recv_counts[0, 1] on 1
-// OPS-COUNT-7: sdma.copy %send_counts
-// OPS-NOT: sdma.barrier
-// OPS-NEXT: sdma.copyv %input[packed %send_counts[0] on 0] on 0 -> %output[packed forwarded %recv_counts[0] on 0] on 0, count %send_counts[0] on 0 max 1
+// OPS-NOT:  sdma.barrier
+// OPS:      sdma.copyv %input[packed %send_counts[0] on 0] on 0 -> %output[packed forwarded %recv_counts[0] on 0] on 0, count %send_counts[0] on 0 max 1
 // OPS-NEXT: sdma.copyv %input[packed %send_counts[1] on 0] on 0 -> %output[packed forwarded %recv_counts[0] on 1] on 1, count %send_counts[1] on 0 max 1
 // OPS-COUNT-6: sdma.copyv
 // OPS-NEXT: sdma.copyv %input[packed %send_counts[2] on 2] on 2 -> %output[packed forwarded %recv_counts[2] on 2] on 2, count %send_counts[2] on 2 max 1
+// OPS-NEXT: sdma.copy %send_counts[0, 1] on 0 -> %recv_counts[0, 1] on 0
+// OPS-NEXT: sdma.copy %send_counts[1, 1] on 0 -> %recv_counts[0, 1] on 1
+// OPS-COUNT-7: sdma.copy %send_counts
+// OPS-NOT:  sdma.barrier
 
 // Read unforwarded, the receive table races with the count puts filling it
 // (no barrier between them any more).
 // RUN: sed 's/packed forwarded/packed/' %schedules/all_to_allv_packed.mlir | not sdma-opt --sdma-unroll=ranks=3 --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNFORWARDED
-// UNFORWARDED: 'sdma.copyv' op races with another op: it reads recv_counts[0, 1) on rank 0, which the other op writes
+// UNFORWARDED: 'sdma.copy' op races with another op: it writes recv_counts[0, 1) on rank 0, which the other op reads

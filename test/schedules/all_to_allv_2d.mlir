@@ -14,12 +14,12 @@
 
 // OPS:      buffers(%input : 2, %output : 2, %send_counts : counts[4], %recv_counts : counts[4])
 // OPS-SAME: attributes {experts = 2 : i64, major_align = 16 : i64}
-// OPS:      sdma.copy %send_counts[0, 1] on 0 -> %recv_counts[0, 1] on 0
-// OPS-NEXT: sdma.copy %send_counts[1, 1] on 0 -> %recv_counts[2, 1] on 0
-// OPS-NEXT: sdma.copy %send_counts[2, 1] on 0 -> %recv_counts[0, 1] on 1
 // OPS-NOT:  sdma.barrier
 // OPS:      sdma.copyv %input[packed %send_counts[0] on 0] on 0 -> %output[expert_major forwarded %recv_counts[0] on 0] on 0, count %send_counts[0] on 0 max 1
 // OPS-NEXT: sdma.copyv %input[packed %send_counts[1] on 0] on 0 -> %output[expert_major forwarded %recv_counts[2] on 0] on 0, count %send_counts[1] on 0 max 1
+// OPS:      sdma.copy %send_counts[0, 1] on 0 -> %recv_counts[0, 1] on 0
+// OPS-NEXT: sdma.copy %send_counts[1, 1] on 0 -> %recv_counts[2, 1] on 0
+// OPS-NEXT: sdma.copy %send_counts[2, 1] on 0 -> %recv_counts[0, 1] on 1
 
 // Mutants, each refused naming what is wrong.
 // RUN: sed 's/-> %%output\[expert_major/-> %%output[packed/' %schedules/all_to_allv_2d.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNPADDED
@@ -29,9 +29,9 @@
 // Unforwarded (the receive table read while the count puts fill it) and
 // forwarded from a table an op writes.
 // RUN: sed 's/expert_major forwarded/expert_major/' %schedules/all_to_allv_2d.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNFORWARDED
-// UNFORWARDED: 'sdma.copyv' op races with another op: it reads recv_counts[0, 1) on rank 0
+// UNFORWARDED: 'sdma.copy' op races with another op: it writes recv_counts[0, 1) on rank 0, which the other op reads
 // RUN: sed 's/packed forwarded/packed/' %schedules/all_to_allv_2d_offset.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNFORWARDED-COMBINE
-// UNFORWARDED-COMBINE: 'sdma.copyv' op races with another op: it reads recv_counts[0, 1) on rank 0
+// UNFORWARDED-COMBINE: 'sdma.copy' op races with another op: it writes recv_counts[0, 1) on rank 0, which the other op reads
 // RUN: sed 's/count %%send_counts\[%%i\] on %%r max 1/count %%send_counts[%%j] on %%r max 1/' %schedules/all_to_allv_2d.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=COUNT
 // COUNT: the rows rank 1 sends to rank 0 (expert 0) number send_counts[0] of rank 1, but send_counts[1] of rank 1 are copied
 // RUN: sed 's/%%input\[at %%send_counts\[%%o\]/%%input[at %%send_counts[%%j]/' %schedules/all_to_allv_2d_offset.mlir | not sdma-opt --sdma-unroll="ranks=3 experts=2" --sdma-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFFSETS

@@ -46,14 +46,15 @@
 // COMBINE-LABEL: sdma_vtabs[] = {
 // COMBINE-NEXT: 0, 3, 1, 4, 0, 3, 3, 1, 4, 3,
 //
-// A schedule without forwarded sides has no sdma_fwd and no barrier of its
-// own.
-// RUN: sed 's/ forwarded//; /-> %%recv_counts\[%%r, 1\] on %%p/{n;n;s/$/\n  sdma.barrier/}' %schedules/all_to_allv_packed.mlir | sdma-opt --sdma-unroll=ranks=2 | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=PLAIN
+// A schedule without forwarded sides (capacity slots) has no sdma_fwd and
+// no barrier of its own.
+// RUN: sdma-opt %schedules/all_to_allv_slots.mlir --sdma-unroll=ranks=2 | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=PLAIN
 // PLAIN: #define SDMA_FLAG_SLOTS 1
+// PLAIN: #define SDMA_COUNT_OPS 1
 // PLAIN-NOT: SDMA_FORWARDED
 // PLAIN-NOT: sdma_fwd
-// PLAIN-LABEL: sdma_vtabs[] = {
-// PLAIN-NEXT: 0, 2, 1, 0, 0, 0, 3, 0, 0, 3, 1, 3,
+// PLAIN: sdma_per_epoch[] = {
+// PLAIN-NEXT: 0ull, 0ull,};
 //
 // A phase whose tables pass 32 KiB of shared memory keeps the per-op sums:
 // 9 ranks x 40 experts fits (3983 words), 48 does not.
