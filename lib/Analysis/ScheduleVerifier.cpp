@@ -166,7 +166,7 @@ void ScheduleVerifier::addCopyvAccesses(unsigned node, CopyvOp op,
         data.table = bufferIndex(table);
         data.tableRank = field(prefixRank);
         data.segment = index;
-        data.form = op.getTableForm(side) + (forwarded ? 4 : 0);
+        data.form = getTableCode(op, side);
       }
     } else {
       data.begin =

@@ -233,7 +233,7 @@ LogicalResult SegmentTracker::record(CopyvOp op, SymbolicMemory &memory) {
   if (op.isTargetPacked()) {
     table = bufferIndex(op.getTargetPrefix());
     tableRank = field(CopyvOp::kTargetPrefixRank);
-    form = op.getTableForm(1) + (op.isForwarded(1) ? 4 : 0);
+    form = getTableCode(op, 1);
   }
   if (!w.segments.empty() &&
       (w.table != table || w.tableRank != tableRank || w.form != form))

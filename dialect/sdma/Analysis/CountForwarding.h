@@ -1,5 +1,4 @@
-//===- CountForwarding.h - count tables read through their copies -*- C++
-//-*-===//
+//===- CountForwarding.h - count tables read via their copies -*- C++ -*-===//
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
@@ -60,6 +59,13 @@ private:
   std::map<CountEntry, CountEntry> from;
   bool anyForwarded = false;
 };
+
+/// A packed side's layout code: its table form (CopyvOp::TableForm) plus 4
+/// where it is read forwarded. The verifier tells segments of different
+/// codes apart, and it is the kernel's form word (LdstCounts.hip).
+inline int64_t getTableCode(CopyvOp op, unsigned side) {
+  return op.getTableForm(side) + (op.isForwarded(side) ? 4 : 0);
+}
 
 } // namespace sdma
 

@@ -220,8 +220,7 @@ std::vector<int64_t> HIPEmitter::copyvRow(CopyvOp op) {
     llvm::append_range(
         vops, std::initializer_list<int64_t>{
                   packed ? bufferOf(table) : -1, packed ? field(rank) : 0,
-                  packed ? field(rank + 1) : 0,
-                  op.getTableForm(side) + (forwarded ? 4 : 0), -1});
+                  packed ? field(rank + 1) : 0, getTableCode(op, side), -1});
   }
   return row;
 }
