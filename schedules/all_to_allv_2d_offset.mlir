@@ -15,12 +15,14 @@
 //   after  recv (rank-major): [1 0][2 1]              [1 1][0 2]
 //          out:               [a][b c][d]             [e][f][g h]
 //
-//   rank p:  copyv in[at offsets[e*R + r]] -> out[packed forwarded recv,
-//            p*E + e] on r, count splits[e*R + r];
-//            copy splits[e*R + r] -> recv[p*E + e] on r
+//   rank r:  copyv pull in[at offsets[e*R + r]] on p -> out[packed
+//            forwarded recv, p*E + e] on r, count splits[e*R + r] on p
+//   rank p:  copy splits[e*R + r] -> recv[p*E + e] on r
 // (one phase: the data's offsets are read `forwarded`, from every rank's
 // splits where the count puts read them, so no barrier waits for the
-// puts)
+// puts. The rows are pulled: each token rank reads its own rows back, so
+// an expert rank that holds most of them, as with skewed routing, does not
+// copy them all by itself)
 sdma.schedule @all_to_allv_2d_offset ranks(%R)
     buffers(%input : ranks, %output : ranks,
             %send_counts : counts[2 x experts x ranks],
@@ -34,7 +36,7 @@ sdma.schedule @all_to_allv_2d_offset ranks(%R)
         %j = affine.apply affine_map<(e, r)[R] -> (e * R + r)>(%e, %r)[%R]
         %o = affine.apply affine_map<(e, r)[R, E] -> (E * R + e * R + r)>(%e, %r)[%R, %E]
         %i = affine.apply affine_map<(p, e)[E] -> (p * E + e)>(%p, %e)[%E]
-        sdma.copyv %input[at %send_counts[%o] on %p] on %p
+        sdma.copyv pull %input[at %send_counts[%o] on %p] on %p
             -> %output[packed forwarded %recv_counts[%i] on %r] on %r,
             count %send_counts[%j] on %p max 1
       }

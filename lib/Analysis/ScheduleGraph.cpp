@@ -17,7 +17,7 @@ using namespace mlir;
 using namespace sdma;
 
 int64_t sdma::getIssuingRank(TransferOpInterface op) {
-  return *getConstantIntValue(op.getSlice(0).rank);
+  return *getConstantIntValue(op.getIssuingRankField());
 }
 
 SmallVector<SmallVector<TransferOpInterface>>
@@ -329,7 +329,8 @@ FailureOr<ScheduleGraph> ScheduleGraph::build(ScheduleOp schedule,
       std::optional<int64_t> engine;
       if (auto attr = op.getAttrOfType<IntegerAttr>("engine"))
         engine = attr.getInt();
-      addIssued(&op, *copyv.getConstantField(CopyvOp::kSourceRank), engine);
+      addIssued(&op, *copyv.getConstantField(copyv.getIssuingRankField()),
+                engine);
     } else if (auto notify = dyn_cast<NotifyOp>(&op)) {
       unsigned node = addIssued(&op, notify.getRank(), notify.getEngine());
       flagWriters[{notify.getTarget(), notify.getFlag()}].notifies.push_back(

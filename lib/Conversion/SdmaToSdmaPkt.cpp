@@ -149,7 +149,8 @@ void ConvertSdmaToSdmaPktPass::runOnOperation() {
                        "sdma-assign-engines and sdma-insert-sync) first");
         return signalPassFailure();
       }
-      key = {*getConstantIntValue(transfer.getSlice(0).rank), engine.getInt()};
+      key = {*getConstantIntValue(transfer.getIssuingRankField()),
+             engine.getInt()};
       if (isa<SwapOp>(op) && !profile->swap) {
         op.emitOpError("needs COPY_LINEAR_SWAP, which target '")
             << profile->name << "' does not support ("

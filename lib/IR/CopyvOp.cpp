@@ -4,7 +4,7 @@
 //
 // The syntax and the static checks of sdma.copyv:
 //
-//   sdma.copyv SIDE -> SIDE, count %table[INDEX] on RANK max N
+//   sdma.copyv [`pull`] SIDE -> SIDE, count %table[INDEX] on RANK max N
 //   SIDE ::= %buffer[OFFSET] on RANK
 //   OFFSET ::= field | FORM %table[INDEX] on RANK
 //   FORM ::= `packed` [`forwarded`] | `expert_major` [`forwarded`] | `at`
@@ -87,6 +87,9 @@ ParseResult CopyvOp::parse(OpAsmParser &parser, OperationState &result) {
                    fields[rank].parse(parser));
   };
   int64_t max = 0; // set by a successful parse; GCC cannot tell
+  if (succeeded(parser.parseOptionalKeyword("pull")))
+    result.addAttribute(getPullAttrName(result.name),
+                        parser.getBuilder().getUnitAttr());
   if (parseSide(source, 0) || parser.parseArrow() || parseSide(target, 1) ||
       parser.parseComma() || parser.parseKeyword("count") ||
       parseTableEntry(parser, counts, fields[kCountIndex],
@@ -154,7 +157,7 @@ void CopyvOp::print(OpAsmPrinter &printer) {
     printer << "] on ";
     printField(printer, getField(side ? kTargetRank : kSourceRank));
   };
-  printer << " ";
+  printer << (getPull() ? " pull " : " ");
   printSide(getSource(), 0);
   printer << " -> ";
   printSide(getTarget(), 1);
@@ -164,7 +167,7 @@ void CopyvOp::print(OpAsmPrinter &printer) {
   sdma::detail::printAttributes(printer, *this,
                                 {getMaxAttrName(), getPackedAttrName(),
                                  getTableFormsAttrName(),
-                                 getForwardedAttrName()});
+                                 getForwardedAttrName(), getPullAttrName()});
 }
 
 /// A table entry `table[index] on rank`: a count table, index in range.

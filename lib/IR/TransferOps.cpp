@@ -17,11 +17,17 @@ using namespace sdma::detail;
 // CopyOp
 //===----------------------------------------------------------------------===//
 
+/// copy ::= `pull`? slice `->` slice attr-dict
 ParseResult CopyOp::parse(OpAsmParser &parser, OperationState &result) {
+  if (succeeded(parser.parseOptionalKeyword("pull")))
+    result.addAttribute(getPullAttrName(result.name),
+                        parser.getBuilder().getUnitAttr());
   return parseTransfer<CopyOp>(parser, result, {"->"});
 }
 void CopyOp::print(OpAsmPrinter &printer) {
-  printTransfer(printer, *this, {"->"});
+  if (getPull())
+    printer << " pull";
+  printTransfer(printer, *this, {"->"}, {getPullAttrName()});
 }
 unsigned CopyOp::getNumSlices() { return 2; }
 bool CopyOp::isSliceRead(unsigned i) { return i == 0; }

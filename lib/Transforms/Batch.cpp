@@ -32,7 +32,7 @@ static std::optional<Queue> getQueue(Operation *op) {
     return Queue{poll.getRank(), poll.getEngine()};
   if (auto transfer = dyn_cast<TransferOpInterface>(op))
     if (auto engine = op->getAttrOfType<IntegerAttr>("engine"))
-      return Queue{*getConstantIntValue(transfer.getSlice(0).rank),
+      return Queue{*getConstantIntValue(transfer.getIssuingRankField()),
                    engine.getInt()};
   return std::nullopt;
 }

@@ -71,7 +71,8 @@ struct SdmaFuseBcastPass
     std::vector<Candidate> candidates;
     for (TransferOpInterface op : stretch)
       if (auto copy = dyn_cast<CopyOp>(op.getOperation()))
-        if (copy.hasStaticFields() && !copy.getEngine())
+        // A broadcast is a put: a pull's reader is not its source.
+        if (copy.hasStaticFields() && !copy.getEngine() && !copy.getPull())
           candidates.push_back({copy, *getStaticSlice(copy, 0),
                                 *getStaticSlice(copy, 1),
                                 unsigned(candidates.size())});

@@ -130,7 +130,7 @@ struct SdmaFuseSwapPass
     SmallVector<CopyOp> copies;
     for (TransferOpInterface op : stretch)
       if (auto copy = dyn_cast<CopyOp>(op.getOperation()))
-        if (copy.hasStaticFields() && !copy.getEngine())
+        if (copy.hasStaticFields() && !copy.getEngine() && !copy.getPull())
           copies.push_back(copy);
     // A copy p -> q pairs with the first later unused copy q -> p of the
     // same count whose slices do not overlap its own. Candidates are found

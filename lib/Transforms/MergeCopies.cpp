@@ -37,12 +37,13 @@ struct Piece {
   StaticSlice src, dst;
   unsigned position; // in the stretch: the merged copy takes the first's
 
-  /// Copies that can chain: same buffers, ranks and offset difference.
+  /// Copies that can chain: same buffers, ranks, offset difference and
+  /// issuer (a put and a pull between the same ranks stay two).
   auto key() const {
     return std::make_tuple(
         reinterpret_cast<uintptr_t>(src.buffer.getAsOpaquePointer()), src.rank,
         reinterpret_cast<uintptr_t>(dst.buffer.getAsOpaquePointer()), dst.rank,
-        dst.offset - src.offset);
+        dst.offset - src.offset, CopyOp(op).getPull());
   }
 };
 

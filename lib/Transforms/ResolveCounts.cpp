@@ -117,7 +117,7 @@ LogicalResult Resolver::resolve(CopyvOp op, OpBuilder &builder) {
     builder.setInsertionPoint(op);
     CopyOp::create(builder, op.getLoc(), op.getSource(), op.getTarget(),
                    ValueRange(), ArrayRef<int64_t>({from, src, n, to, dst, n}),
-                   IntegerAttr());
+                   IntegerAttr(), op.getPull());
   }
   op.erase();
   return success();

@@ -102,6 +102,31 @@ sdma.schedule @handoff ranks(%R = 2) buffers(%a : 2) {
 
 // -----
 
+// A pull is issued by its destination's rank (1): rank 1's fence orders
+// it (0) before rank 1's later copy of the chunk it pulled (2); rank 0's
+// fence (3) orders nothing of it, so rank 0's write of the chunk it reads
+// (4) races with it (a put, issued by rank 0, would be ordered).
+// CHECK-LABEL: schedule @pull: 5 nodes
+// CHECK-NEXT:  node 0: sdma.copy rank 1; preds: -; after: -
+// CHECK-NEXT:  node 1: sdma.fence rank 1; preds: 0; after: 0
+// CHECK-NEXT:  node 2: sdma.copy rank 1; preds: 1; after: 0, 1
+// CHECK-NEXT:  node 3: sdma.fence rank 0; preds: -; after: -
+// CHECK-NEXT:  node 4: sdma.copy rank 0; preds: 3; after: 3
+// CHECK-NEXT:  order:
+// CHECK-NEXT:  conflict 0 2: 0 before 2
+// CHECK-NEXT:  conflict 0 4: race
+// CHECK-NEXT:  conflict 2 4: race
+// CHECK-NOT:   conflict
+sdma.schedule @pull ranks(%R = 2) buffers(%a : 2) {
+  sdma.copy pull %a[0, 1] on 0 -> %a[0, 1] on 1
+  sdma.fence on 1
+  sdma.copy %a[0, 1] on 1 -> %a[1, 1] on 0
+  sdma.fence on 0
+  sdma.copy %a[1, 1] on 0 -> %a[0, 1] on 0
+}
+
+// -----
+
 // The k-th wait matches the k-th signal with the same tag: the tag-0 wait
 // (3) the tag-0 signal (1), the two tag-1 waits the tag-1 signals (0, 2),
 // each wait also after the rank's wait before it. Signal 2 comes after

@@ -27,14 +27,15 @@
 // TWOD-NOT:  sdma.copy
 //
 // The combine reads each segment at the offset its table gives; an empty
-// split's offset is not used (99 and -1 here, as torch ignores them).
+// split's offset is not used (99 and -1 here, as torch ignores them). Its
+// copyvs are pulls, and so are the copies they become.
 // RUN: echo '{"send_counts": [[1,0,0,0,0,1,0,0,0,99,99,99,2,3,-1,99],[1,0,1,0,0,0,0,0,0,99,1,99,99,99,99,99],[0,0,0,0,0,0,0,0,99,99,99,99,99,99,99,99],[0,0,0,0,1,0,0,0,99,99,99,99,0,99,99,99]]}' > %t/offset.json
 // RUN: sdma-opt %schedules/all_to_allv_2d_offset.mlir --sdma-unroll="ranks=4 experts=2" --sdma-resolve-counts=counts=%t/offset.json | FileCheck %s --check-prefix=BACK
-// BACK:      sdma.copy %input[0, 1] on 0 -> %output[0, 1] on 0
-// BACK-NEXT: sdma.copy %input[3, 1] on 0 -> %output[0, 1] on 1
-// BACK-NEXT: sdma.copy %input[0, 1] on 1 -> %output[1, 1] on 0
-// BACK-NEXT: sdma.copy %input[1, 1] on 1 -> %output[0, 1] on 2
-// BACK-NEXT: sdma.copy %input[0, 1] on 3 -> %output[2, 1] on 0
+// BACK:      sdma.copy pull %input[0, 1] on 0 -> %output[0, 1] on 0
+// BACK-NEXT: sdma.copy pull %input[3, 1] on 0 -> %output[0, 1] on 1
+// BACK-NEXT: sdma.copy pull %input[0, 1] on 1 -> %output[1, 1] on 0
+// BACK-NEXT: sdma.copy pull %input[1, 1] on 1 -> %output[0, 1] on 2
+// BACK-NEXT: sdma.copy pull %input[0, 1] on 3 -> %output[2, 1] on 0
 // BACK-NOT:  sdma.copy
 //
 // Counts out of range are errors naming the ranks, as at run time.

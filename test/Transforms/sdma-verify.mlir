@@ -63,6 +63,41 @@ sdma.schedule @wrong_fence ranks(%R = 3) buffers(%b : 1) {
 
 // -----
 
+// A pull is ordered by its issuer, the destination's rank: @wrong_fence's
+// fence on 1 orders rank 1's pull of the chunk before rank 1 forwards it.
+sdma.schedule @pull_fence ranks(%R = 3) buffers(%b : 1) {
+  sdma.copy pull %b[0, 1] on 0 -> %b[0, 1] on 1
+  sdma.fence on 1
+  sdma.copy %b[0, 1] on 1 -> %b[0, 1] on 2
+}
+
+// -----
+
+// ... and a fence on its source's rank does not order it: rank 0's later
+// write of what rank 1 pulls races with the pull.
+sdma.schedule @pull_source_fence ranks(%R = 2) buffers(%a : 1, %b : 1) {
+  // expected-note @+1 {{the other op, issued by rank 1}}
+  sdma.copy pull %a[0, 1] on 0 -> %b[0, 1] on 1
+  sdma.fence on 0
+  // expected-error @+1 {{races with another op: it writes a[0, 1) on rank 0, which the other op reads, and no fence, signal/wait or barrier orders the two (this op is issued by rank 0, the other by rank 1)}}
+  sdma.copy %b[0, 1] on 0 -> %a[0, 1] on 0
+}
+
+// -----
+
+// A pulled copyv reads its count where it lies: rank 1 pulls the rows
+// rank 0 counts; rank 0 rewriting that count afterwards, ordered only on
+// rank 0, races with the pull's read of it.
+sdma.schedule @pull_copyv_count ranks(%R = 2) buffers(%in : ranks, %out : ranks, %send : counts[ranks], %other : counts[ranks]) {
+  // expected-note @+1 {{the other op, issued by rank 1}}
+  sdma.copyv pull %in[1] on 0 -> %out[0] on 1, count %send[1] on 0 max 1
+  sdma.fence on 0
+  // expected-error @+1 {{races with another op: it writes send[1, 2) on rank 0, which the other op reads}}
+  sdma.copy %other[1, 1] on 0 -> %send[1, 1] on 0
+}
+
+// -----
+
 // Different engines of one rank run concurrently.
 sdma.schedule @two_engines ranks(%R = 2) buffers(%a : 1, %b : 1) {
   // expected-note @+1 {{the other op}}

@@ -53,16 +53,23 @@ def Sdma_TransferOpInterface : OpInterface<"TransferOpInterface"> {
   let cppNamespace = "::sdma";
   let description = [{
     A data-movement op: it reads and writes slices (rank, buffer, chunk
-    offset, chunk count). Slice 0 belongs to the issuing rank.
+    offset, chunk count). The issuing slice's rank issues it: slice 0,
+    except for a pull copy (its destination, slice 1).
   }];
   let methods = [
     InterfaceMethod<"the number of slices", "unsigned", "getNumSlices", (ins)>,
+    InterfaceMethod<"the slice whose rank issues the op", "unsigned",
+      "getIssuingSlice", (ins), [{}], [{ return 0; }]>,
     InterfaceMethod<"true when slice `i` is read", "bool", "isSliceRead",
       (ins "unsigned":$i)>,
     InterfaceMethod<"true when slice `i` is written", "bool",
       "isSliceWritten", (ins "unsigned":$i)>,
   ];
   let extraSharedClassDeclaration = [{
+    /// The rank field of the issuing slice.
+    ::mlir::OpFoldResult getIssuingRankField() {
+      return $_op.getSlice($_op.getIssuingSlice()).rank;
+    }
     /// Slice `i`: fields 3i..3i+2 are rank, offset and count.
     ::sdma::Slice getSlice(unsigned i) {
       auto fields = ::llvm::cast<::sdma::FieldsOpInterface>($_op.getOperation());

@@ -210,7 +210,9 @@ def Sdma_CopyOp : Sdma_TransferOp<"copy"> {
   let summary = "copy (put) one slice to another, possibly on another rank";
   let description = [{
     Copies `count` chunks from a source slice to a destination slice of the
-    same size. The source rank issues the copy (a put); source and
+    same size. The source rank issues the copy (a put), or with `pull` the
+    destination rank (a get: it reads the source, over the fabric when
+    remote, and its fences, signals and engines order the copy); source and
     destination may be on the same rank. A slice is
     `%buffer[offset, count] on rank`, offsets and counts in chunks; each
     field is a constant or an index value. Copying a slice onto itself is a
@@ -220,9 +222,11 @@ def Sdma_CopyOp : Sdma_TransferOp<"copy"> {
     ```mlir
     sdma.copy %input[0, 1] on %r -> %output[%r, 1] on %p
     sdma.copy %input[0, 2] on 0 -> %output[2, 2] on 1
+    // the same bytes, moved by rank 1 (a get)
+    sdma.copy pull %input[0, 2] on 0 -> %output[2, 2] on 1
     ```
 
-    Buffers before and after the second example:
+    Buffers before and after the second (or third) example:
 
     ```
                   rank 0             rank 1
@@ -234,11 +238,14 @@ def Sdma_CopyOp : Sdma_TransferOp<"copy"> {
   let arguments = (ins Sdma_BufferType:$source, Sdma_BufferType:$target,
                        Variadic<Index>:$fields,
                        Sdma_FieldsProp:$static_fields,
-                       OptionalAttr<I64Attr>:$engine);
+                       OptionalAttr<I64Attr>:$engine,
+                       UnitAttr:$pull);
   let hasCanonicalizer = 1;
   let extraClassDeclaration = [{
     ::sdma::Slice getSourceSlice() { return getSlice(0); }
     ::sdma::Slice getTargetSlice() { return getSlice(1); }
+    /// A pull is issued by the destination's rank.
+    unsigned getIssuingSlice() { return getPull() ? 1 : 0; }
   }];
 }
 
@@ -365,7 +372,10 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
     no barrier before the data phase (after the communicator's entry
     barrier every rank's tables are there to read).
     The source rank issues
-    it (a put). A count above `max`, or a packed segment that ends past
+    it (a put), or with `pull` the destination rank (a get: the receiver
+    reads the rows, their count and their offsets where they are; a hot
+    sender's rows are then moved by every receiver, not by the sender
+    alone). A count above `max`, or a packed segment that ends past
     its buffer, is a run-time error that names the ranks; nothing is
     written then.
     ```mlir
@@ -385,6 +395,10 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
     sdma.copyv %in[packed %send[%p * %E + %e] on %r] on %r
         -> %out[expert_major forwarded %recv[%e * %R + %r] on %p] on %p,
         count %send[%p * %E + %e] on %r max 1
+    // a combine the receivers pull: rank r reads its rows on p
+    sdma.copyv pull %in[at %so[%o] on %p] on %p
+        -> %out[packed forwarded %recv[%i] on %r] on %r,
+        count %so[%j] on %p max 1
     ```
     Buffers before and after the packed example for r = 0, p = 1 (rank 0
     sends 2 chunks to rank 0 and 1 to rank 1; rank 1 sends 3 to rank 0):
@@ -409,7 +423,8 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
                        I64Attr:$max,
                        DenseBoolArrayAttr:$packed,
                        OptionalAttr<DenseI64ArrayAttr>:$table_forms,
-                       OptionalAttr<DenseBoolArrayAttr>:$forwarded);
+                       OptionalAttr<DenseBoolArrayAttr>:$forwarded,
+                       UnitAttr:$pull);
   let extraClassDeclaration = [{
     /// Field indices.
     enum Field : unsigned { kSourceRank, kSourceOffset, kTargetRank,
@@ -432,6 +447,10 @@ def Sdma_CopyvOp : Sdma_ScheduleLevelOp<"copyv"> {
     bool isForwarded(unsigned side) {
       std::optional<::llvm::ArrayRef<bool>> f = getForwarded();
       return f && f->size() == 2 && (*f)[side];
+    }
+    /// The issuing rank's field: the source's, or a pull's destination's.
+    Field getIssuingRankField() {
+      return getPull() ? kTargetRank : kSourceRank;
     }
   }];
 }

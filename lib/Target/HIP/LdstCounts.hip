@@ -44,7 +44,7 @@ static __device__ inline long long sdma_count(const SdmaTable *T, long long rank
 // is read where the count copies into it read it, from its sources in
 // sdma_fwd ((rank * SDMA_BUFFERS + buffer) << 32 | entry), its first at
 // `rank`; such a row is only read after every rank's counts are in (the
-// entry job barrier, or SDMA_FWD_SLOT's barrier in one launch).
+// entry job barrier, or SDMA_PEER_COUNTS_SLOT's barrier in one launch).
 static __device__ inline long long sdma_table_entry(const SdmaTable *T,
                                                     long long rank,
                                                     long long table,
@@ -362,8 +362,16 @@ static __device__ void sdma_check_counts(const SdmaTable *T, int rank,
   if (SDMA_TID == 0)
     packedBad[0] = 0;
   SDMA_SYNC();
+  // The copyvs counted in this rank's tables: among its own steps, or with
+  // SDMA_PEER_COUNT_CHECKS (some copyv's count lives with another rank
+  // than the one issuing it: a pull) among every rank's.
+#if SDMA_PEER_COUNT_CHECKS
+  const int first = 0, last = sdma_rank_begin[SDMA_RANKS];
+#else
+  const int first = sdma_rank_begin[rank], last = sdma_rank_begin[rank + 1];
+#endif
   for (int pass = 0; pass < 2; ++pass) {
-    for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
+    for (int s = first; s < last; ++s) {
       const int *st = sdma_steps + 3 * s;
       if (st[0] != 0)
         continue;

@@ -692,12 +692,12 @@ extern "C" __global__ void SDMA_BOUNDS
   }
   if (!T->arrive[0])
     sdma_rank_sync(T, rank);
-#if SDMA_FORWARDED
-  // Forwarded offsets read the peers' count tables, which their block 0
-  // just copied in and checked: where no job barrier orders that (one
-  // launch runs every rank), a barrier of its own.
-  if (!T->arrive[0] &&
-      !sdma_barrier_step(T, rank, SDMA_FWD_SLOT, (epoch + 1) * SDMA_RANKS))
+#ifdef SDMA_PEER_COUNTS_SLOT
+  // Forwarded offsets and pulls read the peers' count tables, which their
+  // block 0 just copied in and checked: where no job barrier orders that
+  // (one launch runs every rank), a barrier of its own.
+  if (!T->arrive[0] && !sdma_barrier_step(T, rank, SDMA_PEER_COUNTS_SLOT,
+                                          (epoch + 1) * SDMA_RANKS))
     return;
 #endif
 #endif

@@ -158,6 +158,7 @@ private:
   void planForwarding();
   int64_t planScans(std::vector<int64_t> &rows, std::vector<int> &begin);
   std::vector<int64_t> copyvRow(CopyvOp op);
+  void notePeerCounts(CopyvOp op);
   LogicalResult checkReduceTypes();
   int slotFor(int64_t from, int64_t tag);
 
@@ -171,6 +172,11 @@ private:
   /// row's scan needs, by (rank, buffer); then, in sdma_fwd, each row's
   /// entries as (rank * buffers + buffer) << 32 | entry of their source.
   std::optional<CountForwarding> forwarding;
+  /// Whether some copyv reads a count table that another rank's launch
+  /// copies in (its caller's counts: forwarded, or a pull's count and
+  /// offsets), and whether some copyv's count lives on a rank other than
+  /// the one issuing it (each rank then checks every count it holds).
+  bool peerCounts = false, peerCountChecks = false;
   std::map<std::pair<int64_t, int64_t>, int64_t> forwardedRows;
   std::vector<int64_t> fwd;
   /// sdma.reduce sources (rank, buffer, offset), 3 each, by row.
@@ -223,6 +229,30 @@ std::vector<int64_t> HIPEmitter::copyvRow(CopyvOp op) {
                   packed ? field(rank + 1) : 0, getTableCode(op, side), -1});
   }
   return row;
+}
+
+/// Sets peerCounts and peerCountChecks for `op`. A count table some op
+/// writes is ordered by the schedule; one that none writes is the caller's,
+/// copied in by its rank's launch before that rank arrives anywhere.
+void HIPEmitter::notePeerCounts(CopyvOp op) {
+  auto field = [&](unsigned i) { return *op.getConstantField(i); };
+  int64_t issuer = field(op.getIssuingRankField());
+  auto copiedIn = [&](Value table) {
+    return llvm::none_of(schedule.getBody().getOps<CopyOp>(),
+                         [&](CopyOp c) { return c.getTarget() == table; });
+  };
+  if (field(CopyvOp::kCountRank) != issuer) {
+    peerCountChecks = true;
+    peerCounts |= copiedIn(op.getCounts());
+  }
+  for (unsigned side = 0; side < 2; ++side) {
+    Value table = side ? op.getTargetPrefix() : op.getSourcePrefix();
+    unsigned rank =
+        side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
+    peerCounts |=
+        op.isForwarded(side) ||
+        (op.getPacked()[side] && field(rank) != issuer && copiedIn(table));
+  }
 }
 
 /// sdma_fwd: each forwarded row's entries where the count copies read
@@ -380,7 +410,7 @@ LogicalResult HIPEmitter::collect() {
       }
       // The unit of offsets and counts: a chunk, or 8 bytes in count tables.
       row[11] = schedule.isCountBuffer(s0.buffer) ? 8 : 0;
-      int64_t rank = s0.rank;
+      int64_t rank = *getConstantIntValue(transfer.getIssuingRankField());
       // Ops on one engine run in program order: one that touches what an
       // earlier op of the same engine touched since the last sync (one of
       // the two writing) starts a new phase after a sync.
@@ -417,8 +447,9 @@ LogicalResult HIPEmitter::collect() {
       if (!copyv.hasStaticFields())
         return op.emitOpError("is not flat: run sdma-unroll before "
                               "--sdma-to-hip");
-      int64_t rank = *copyv.getConstantField(CopyvOp::kSourceRank);
+      int64_t rank = *copyv.getConstantField(copyv.getIssuingRankField());
       std::vector<int64_t> row = copyvRow(copyv);
+      notePeerCounts(copyv);
       // On an engine, program order: alone between two syncs.
       bool engine = op.hasAttr("engine");
       if (engine)
@@ -520,10 +551,11 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   if (failed(collect()))
     return failure();
   int64_t numSlots = tagIndex.size() * ranks + (barriers ? 1 : 0);
-  // Forwarded count reads: where a launch has no job barriers (one launch
-  // runs every rank), a barrier of their own, on the last slot, after the
-  // ranks' counts are copied in and checked (LdstPhases.hip's sdma_ldst).
-  int64_t fwdSlot = forwarding->used() ? numSlots++ : -1;
+  // Reads of the counts other ranks copy in: where a launch has no job
+  // barriers (one launch runs every rank), a barrier of their own, on the
+  // last slot, after the ranks' counts are copied in and checked
+  // (LdstPhases.hip's sdma_ldst).
+  int64_t peerSlot = peerCounts ? numSlots++ : -1;
   int64_t numBuffers = schedule.getBufferArgs().size();
 
   // Increments per run of every (rank, slot): waits in run n wait for
@@ -535,9 +567,9 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   if (barriers)
     for (int64_t r = 0; r < ranks; ++r)
       perEpoch[r * slots + tagIndex.size() * ranks] = barriers * ranks;
-  if (fwdSlot >= 0)
+  if (peerSlot >= 0)
     for (int64_t r = 0; r < ranks; ++r)
-      perEpoch[r * slots + fwdSlot] = ranks;
+      perEpoch[r * slots + peerSlot] = ranks;
 
   // sdma.copyv's offset tables, scanned once per phase.
   std::vector<int64_t> scanRows;
@@ -600,9 +632,12 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
        << "\n#ifndef SDMA_STAGED_OPS\n#define SDMA_STAGED_OPS 1\n#endif\n";
     // An expert-major offset pads each group of SDMA_RANKS counts.
     os << "#define SDMA_MAJOR_ALIGN " << schedule.getMajorAlignment() << "\n";
-    if (fwdSlot >= 0)
-      os << "#define SDMA_FORWARDED 1\n#define SDMA_FWD_SLOT " << fwdSlot
-         << "\n";
+    if (forwarding->used())
+      os << "#define SDMA_FORWARDED 1\n";
+    if (peerSlot >= 0)
+      os << "#define SDMA_PEER_COUNTS_SLOT " << peerSlot << "\n";
+    if (peerCountChecks)
+      os << "#define SDMA_PEER_COUNT_CHECKS 1\n";
     if (scanWords)
       os << "#define SDMA_PREFIX_CACHE " << scanWords
          << "\n#define SDMA_SCAN_SEG " << kScanSeg << "\n";

@@ -43,8 +43,8 @@ static FailureOr<json> opToJSON(ScheduleOp schedule, Operation *op) {
                        *getStaticSlice(cast<TransferOpInterface>(op), i));
   };
   return llvm::TypeSwitch<Operation *, json>(op)
-      .Case([&](CopyOp) {
-        json j{{"op", "copy"}, {"rank", slice(0)["rank"]}};
+      .Case([&](CopyOp copy) {
+        json j{{"op", "copy"}, {"rank", slice(copy.getIssuingSlice())["rank"]}};
         j["src"] = slice(0);
         j["dst"] = slice(1);
         return j;

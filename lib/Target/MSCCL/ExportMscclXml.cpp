@@ -181,6 +181,10 @@ LogicalResult Exporter::programs() {
       return op.emitOpError("has no MSCCL counterpart (--sdma-to-msccl-xml "
                             "writes copies, broadcasts, swaps between two "
                             "ranks, reduces, fences and signal/wait pairs)");
+    if (auto copy = dyn_cast<CopyOp>(&op); copy && copy.getPull())
+      return op.emitOpError("is a pull, which --sdma-to-msccl-xml does not "
+                            "write (MSCCL's copies are sends their source "
+                            "issues): write it as a put");
     if (auto swap = dyn_cast<SwapOp>(&op);
         swap && getStaticSlice(swap, 0)->rank == getStaticSlice(swap, 1)->rank)
       return op.emitOpError("swaps two slices of one rank, which MSCCL "

@@ -48,13 +48,15 @@ LogicalResult sdma::translateToPlan(ModuleOp module, raw_ostream &os) {
       if (!engineAttr || !cast<FieldsOpInterface>(&op).hasStaticFields())
         return op.emitOpError("is not engine-level: run sdma-assign-engines "
                               "and sdma-insert-sync before --sdma-to-plan");
-      rank = *getConstantIntValue(transfer.getSlice(0).rank);
+      rank = *getConstantIntValue(transfer.getIssuingRankField());
       engine = engineAttr.getInt();
-      if (isa<CopyOp>(op))
+      if (auto copy = dyn_cast<CopyOp>(op)) {
         command = json{{"op", "copy"},
                        {"src", sliceJSON(schedule, transfer.getSlice(0))},
                        {"dst", sliceJSON(schedule, transfer.getSlice(1))}};
-      else if (isa<BcastOp>(op))
+        if (copy.getPull())
+          command["pull"] = true;
+      } else if (isa<BcastOp>(op))
         command = json{
             {"op", "bcast"},
             {"src", sliceJSON(schedule, transfer.getSlice(0))},

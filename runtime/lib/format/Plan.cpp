@@ -57,6 +57,8 @@ Command parseCommand(const Plan &plan, const Context &context,
     const json &dst = field(object, path, "dst");
     if (op == "copy") {
       command.slices[1] = parseSlice(plan, context, dst, path + ".dst");
+      command.pull =
+          object.contains("pull") && booleanField(object, path, "pull");
     } else {
       if (!dst.is_array() || dst.size() != 2)
         fail(path + ".dst", "expected an array of two slices");
@@ -146,10 +148,12 @@ Plan parsePlan(const json &root) {
       Command command = parseCommand(plan, context, commands[j], commandPath);
       if (command.kind != Command::Kind::Notify &&
           command.kind != Command::Kind::Poll &&
-          command.slices[0].rank != stream.rank)
-        fail(commandPath, "a queue of rank " + std::to_string(stream.rank) +
-                              " issues a command of rank " +
-                              std::to_string(command.slices[0].rank));
+          command.issuer().rank != stream.rank)
+        fail(commandPath,
+             "a queue of rank " + std::to_string(stream.rank) +
+                 " issues a command of rank " +
+                 std::to_string(command.issuer().rank) +
+                 (command.pull ? " (a pull: its destination's)" : ""));
       if (command.kind == Command::Kind::Notify && command.flag == kDoneFlag)
         ++notifiesDone[command.target];
       stream.commands.push_back(command);

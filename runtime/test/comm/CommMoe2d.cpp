@@ -218,10 +218,14 @@ int sdma::commtest::allToAllv2dOverflow(Rank &k) {
   return k.failures ? 1 : 0;
 }
 
-int sdma::commtest::allToAllv2dBadOffset(Rank &k) {
+int sdma::commtest::allToAllv2dBadOffset(Rank &k, bool overCapacity) {
   // The combine with an offset the caller gave that puts rank 0's segment
   // for rank 1 past the end of its input: reported naming both ranks,
-  // nothing written for it; the other segments arrive.
+  // nothing written for it; the other segments arrive. The combine pulls,
+  // so rank 1, which issues that copy, finds it and reports it.
+  // `overCapacity`: rank 0 returns rank 1 more rows than the capacity
+  // instead. Rank 0 holds that count and checks it (whoever issues the
+  // copy) and reports it; rank 1's receive count from it is 0.
   int R = k.ranks, me = k.rank, E = 2;
   int64_t C = 2;
   size_t n = size_t(R) * E, rowBytes = 8, bytes = size_t(R) * C * rowBytes;
@@ -237,8 +241,9 @@ int sdma::commtest::allToAllv2dBadOffset(Rank &k) {
   // Expert 0 returns nothing: its offsets (-1 here) are never used.
   std::vector<int64_t> table(2 * n, 0);
   for (int r = 0; r < R; ++r) {
-    table[size_t(R) + r] = 1;
-    table[n + size_t(R) + r] = me == 0 && r == 1 % R ? R * C : r;
+    bool bad = me == 0 && r == 1 % R;
+    table[size_t(R) + r] = bad && overCapacity ? C + 1 : 1;
+    table[n + size_t(R) + r] = bad && !overCapacity ? R * C : r;
     table[n + r] = -1;
   }
   k.memory.write(counts, table.data(), 2 * n * sizeof(int64_t));
@@ -247,25 +252,49 @@ int sdma::commtest::allToAllv2dBadOffset(Rank &k) {
           "sdmaAlltoAllv2dOffset");
   k.memory.sync(k.stream);
   // Row p of mine (packed rank-major: one row per expert rank) is row
-  // `me` of p's input, except rank 0's when I am rank 1.
+  // `me` of p's input, except rank 0's when I am rank 1: a hole where its
+  // offset was bad, none where its count was (its count became 0, so the
+  // later rows pack one row earlier).
   std::vector<unsigned char> want(bytes, kUntouched);
-  for (int p = 0; p < R; ++p)
-    if (!(p == 0 && me == 1 % R))
-      for (size_t b = 0; b < rowBytes; ++b)
-        want[size_t(p) * rowBytes + b] = pattern(p, 7, me * rowBytes + b);
-  k.expect(recv, want, "AlltoAllv2dOffset with an offset past the end");
+  bool skipped = me == 1 % R;
+  for (int p = 0; p < R; ++p) {
+    if (p == 0 && skipped)
+      continue;
+    size_t at = p - (overCapacity && skipped ? 1 : 0);
+    for (size_t b = 0; b < rowBytes; ++b)
+      want[at * rowBytes + b] = pattern(p, 7, me * rowBytes + b);
+  }
+  k.expect(recv, want,
+           overCapacity ? "AlltoAllv2dOffset with a count over capacity"
+                        : "AlltoAllv2dOffset with an offset past the end");
+  std::vector<int64_t> splits(n);
+  k.memory.read(splits.data(), counts + 2 * n, n * sizeof(int64_t));
+  for (int p = 0; p < R; ++p) {
+    int64_t expected = p == 0 && me == 1 % R && overCapacity ? 0 : 1;
+    if (splits[size_t(p) * E + 1] != expected) {
+      std::fprintf(stderr,
+                   "rank %d: %lld rows from expert 1 of rank %d, expected "
+                   "%lld\n",
+                   me, (long long)splits[size_t(p) * E + 1], p,
+                   (long long)expected);
+      ++k.failures;
+    }
+  }
   sdmaResult_t result = sdmaSuccess;
   sdmaCommGetAsyncError(k.comm, &result);
-  if (me == 0 &&
-      expectFailure(k, result,
-                    ("rank 0 (all_to_allv_2d_offset) was to send 1 rows to "
-                     "rank " +
-                     std::to_string(1 % R) + ", past the end of its buffer")
-                        .c_str()))
+  std::string what =
+      "rank 0 (all_to_allv_2d_offset) was to send " +
+      std::to_string(overCapacity ? C + 1 : 1) + " rows to rank " +
+      std::to_string(1 % R) +
+      (overCapacity ? ", more than the capacity: nothing was sent for it "
+                      "(its receive count is 0)"
+                    : ", past the end of its buffer");
+  if (me == (overCapacity ? 0 : 1 % R) &&
+      expectFailure(k, result, what.c_str()))
     ++k.failures;
   if (!k.failures)
-    std::printf("rank %d: an offset past the end reported, the other rows "
-                "arrived\n",
-                me);
+    std::printf("rank %d: %s reported, the other rows arrived\n", me,
+                overCapacity ? "a combine count over capacity"
+                             : "an offset past the end");
   return k.failures ? 1 : 0;
 }

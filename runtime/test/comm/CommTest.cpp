@@ -54,6 +54,10 @@
 //                reported naming both ranks, nothing sent from rank 0;
 //   alltoallv-2d-bad-offset  the combine given an offset past its input:
 //                that segment reported and skipped, the others arrive;
+//   alltoallv-2d-combine-overflow  the combine given a count over the
+//                capacity: reported by the rank holding it (the copy is
+//                pulled by another), that segment skipped, its receive
+//                count 0, the others arrive;
 //   alltoallv-overflow  rank 0 sends rank 1 a bad count (--bad=over|
 //                negative|huge, --layout=slots|packed): rank 0's
 //                asynchronous error names both, nothing is overwritten,
@@ -408,7 +412,9 @@ int runCase(Rank &k, const Args &args) {
   if (c == "alltoallv-2d-overflow")
     return allToAllv2dOverflow(k);
   if (c == "alltoallv-2d-bad-offset")
-    return allToAllv2dBadOffset(k);
+    return allToAllv2dBadOffset(k, false);
+  if (c == "alltoallv-2d-combine-overflow")
+    return allToAllv2dBadOffset(k, true);
   if (c == "moe-bench") {
     moeBench(k, args);
     return k.failures ? 1 : 0;

@@ -197,7 +197,7 @@ int allToAllvOverflow(Rank &k, const Args &args);
 /// sdmaAlltoAllv2d and sdmaAlltoAllv2dOffset (CommMoe2d.cpp).
 void allToAllv2d(Rank &k);
 int allToAllv2dOverflow(Rank &k);
-int allToAllv2dBadOffset(Rank &k);
+int allToAllv2dBadOffset(Rank &k, bool overCapacity);
 
 /// sdmaAllReduce, sdmaReduceScatter and sdmaReduce against their
 /// definition (CommReduce.cpp).

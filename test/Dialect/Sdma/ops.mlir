@@ -138,3 +138,17 @@ sdma.schedule @rooted ranks(%R) buffers(%in : 1, %out : 1) implements broadcast(
     sdma.copy %in[0, 1] on %root -> %out[0, 1] on %p
   }
 }
+
+// Pulls: the destination's rank issues the copy (a get); `pull` prints
+// first, and the generic form keeps it as a unit attribute.
+// CHECK-LABEL: sdma.schedule @pulls
+// CHECK-NEXT:    sdma.copy pull %in[0, 1] on 1 -> %out[0, 1] on 0
+// CHECK-NEXT:    sdma.copy pull %in[0, 1] on 0 -> %out[1, 1] on 1 {engine = 2 : i64}
+// CHECK-NEXT:    sdma.copyv pull %in[at %send[2] on 1] on 1 -> %out[packed forwarded %recv[0] on 0] on 0, count %send[0] on 1 max 1
+// CHECK-NEXT:    sdma.copy %send[0, 1] on 1 -> %recv[0, 1] on 0
+sdma.schedule @pulls ranks(%R = 2) buffers(%in : ranks, %out : ranks, %send : counts[2 x ranks], %recv : counts[ranks]) {
+  sdma.copy pull %in[0, 1] on 1 -> %out[0, 1] on 0
+  sdma.copy pull %in[0, 1] on 0 -> %out[1, 1] on 1 {engine = 2 : i64}
+  sdma.copyv pull %in[at %send[2] on 1] on 1 -> %out[packed forwarded %recv[0] on 0] on 0, count %send[0] on 1 max 1
+  sdma.copy %send[0, 1] on 1 -> %recv[0, 1] on 0
+}

@@ -18,7 +18,7 @@
 // DISPATCH: #define SDMA_FLAG_SLOTS 1
 // DISPATCH: #define SDMA_VOP_STRIDE 10
 // DISPATCH: #define SDMA_FORWARDED 1
-// DISPATCH-NEXT: #define SDMA_FWD_SLOT 0
+// DISPATCH-NEXT: #define SDMA_PEER_COUNTS_SLOT 0
 // DISPATCH-NEXT: #define SDMA_PREFIX_CACHE 17
 // DISPATCH-NEXT: #define SDMA_SCAN_SEG 16
 // DISPATCH-LABEL: sdma_vops[] = {
@@ -36,15 +36,25 @@
 //
 // The combine: its input offsets are given (form 2, one entry: no scan,
 // word 4 stays -1); its packed output is forwarded (form 0 + 4) and
-// scanned.
+// scanned. Its rows are pulled, so each rank's phase holds the copyvs into
+// its own output and scans its own row of the receive counts only (one
+// table row per rank, 5 words) where a push scanned every receiver's
+// (10). The copyvs' counts lie with other ranks: each rank checks every
+// count it holds, and the one launch of every rank waits on a barrier of
+// its own (slot 0) before reading them.
 // RUN: sdma-opt %schedules/all_to_allv_2d_offset.mlir --sdma-unroll="ranks=2 experts=2" | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=COMBINE
-// COMBINE: #define SDMA_PREFIX_CACHE 10
+// COMBINE: #define SDMA_FORWARDED 1
+// COMBINE-NEXT: #define SDMA_PEER_COUNTS_SLOT 0
+// COMBINE-NEXT: #define SDMA_PEER_COUNT_CHECKS 1
+// COMBINE-NEXT: #define SDMA_PREFIX_CACHE 5
 // COMBINE-LABEL: sdma_vops[] = {
 // COMBINE-NEXT: 2, 0, 4, 2, -1, 3, 0, 0, 4, 0,
 // COMBINE-LABEL: sdma_fwd[] = {
 // COMBINE-NEXT: 8589934592, 8589934594, 25769803776, 8589934593, 8589934595, 25769803777,};
 // COMBINE-LABEL: sdma_vtabs[] = {
-// COMBINE-NEXT: 0, 3, 1, 4, 0, 3, 3, 1, 4, 3,
+// COMBINE-NEXT: 0, 3, 3, 4, 0, 3, 3, 3, 4, 0,};
+// COMBINE-NEXT: sdma_vtab_begin[] = {
+// COMBINE-NEXT: 0, 1, 2,};
 //
 // A schedule without forwarded sides (capacity slots) has no sdma_fwd and
 // no barrier of its own.
@@ -52,6 +62,7 @@
 // PLAIN: #define SDMA_FLAG_SLOTS 1
 // PLAIN: #define SDMA_COUNT_OPS 1
 // PLAIN-NOT: SDMA_FORWARDED
+// PLAIN-NOT: SDMA_PEER_COUNT
 // PLAIN-NOT: sdma_fwd
 // PLAIN: sdma_per_epoch[] = {
 // PLAIN-NEXT: 0ull, 0ull,};

@@ -62,6 +62,11 @@ struct Command {
   int flag = 0;
   /// Poll: the value to wait for (flag >= value).
   int64_t value = 0;
+  /// Copy: a pull, issued by the destination's rank (src is read there).
+  bool pull = false;
+
+  /// The slice whose rank issues the command (notifies and polls: none).
+  const Slice &issuer() const { return slices[pull ? 1 : 0]; }
 
   /// How many of `slices` the command uses: 3 for a bcast, 2 for a copy
   /// or swap, 0 for a notify or poll.
