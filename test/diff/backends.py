@@ -6,7 +6,8 @@ simulator (and with the collective, where one is declared).
 
 Steps:
 - unroll: sdma-opt --sdma-unroll gives exactly the tester's own expansion;
-- json: sdma-translate --sdma-to-json writes exactly that flat schedule;
+- json: sdma-translate --sdma-to-json writes exactly that flat schedule
+  (a copy's "rank" is its issuer: a pull's is its destination's);
 - verify: sdma-verify accepts what hbcheck proves race- and deadlock-free;
 - run: sdma-run --backend=sdma-packets per DMA variant (pcpy, bcst, swap,
   b2b) x prelaunch: compiles, loads the plan and the packet plan, runs the
@@ -212,7 +213,7 @@ def check_schedule(bin_dir, text, ranks, impl, expected_flat, work, seed, ldst=T
         fails.append(('unroll', '-', f'flat form differs from the expansion '
                       f'({len(flat)} vs {len(expected_flat)} ops)'))
     rc, js, jerr = tool(bin_dir, 'sdma-translate', ['-', '--sdma-to-json'], stdin=out)
-    if rc != 0 or sdmair.from_json(js) != flat:
+    if rc != 0 or sdmair.json_view(sdmair.from_json(js)) != sdmair.json_view(flat):
         fails.append(('json', '-', 'the flat JSON differs from the flat schedule: '
                       + first_line(jerr)))
     verdict = hbcheck.check(flat, ranks, head['buffers'], head['implements'])

@@ -116,18 +116,25 @@ def tree(rng, bld, kind, ranks, c, root, src, dst):
 
 
 def ring(rng, bld, ranks, c, src, dst):
-    """The ring all-gather, with loops, rank_add and a tag."""
+    """The ring all-gather, with loops, rank_add and a tag. Pushed: rank r
+    copies a chunk to r+1, then signals r+1, which forwards it next step;
+    or pulled: r+1 pulls the chunk from r, then signals r+2, which pulls it
+    from r+1 next step (the same signal/wait pairs, one rank on)."""
     r, s = V('r'), V('s')
+    pull = bld.prng is not None and bld.prng.random() < 0.5
     tag = rng.choice(TAGS)
     bld.add(('loop', 'affine', 'r', 0, 'R', [
         ('op', {'op': 'copy', 'src': (r, src, C(0), c), 'dst': (r, dst, ('mul', r, c), c),
                 'engine': None})]))
     nxt = ('radd', r, C(1))
     chunk = ('radd', r, ('add', C(1), ('mul', s, -1)))   # r - s + 1 mod R
-    body = [('loop', 'affine', 'r', 0, 'R', [
-                ('op', {'op': 'copy', 'src': (r, dst, ('mul', chunk, c), c),
-                        'dst': (nxt, dst, ('mul', chunk, c), c), 'engine': None}),
-                ('op', {'op': 'signal', 'from': r, 'to': nxt, 'tag': tag})]),
+    step = {'op': 'copy', 'src': (r, dst, ('mul', chunk, c), c),
+            'dst': (nxt, dst, ('mul', chunk, c), c), 'engine': None}
+    if pull:
+        step['pull'] = True
+    hand_off = ({'op': 'signal', 'from': nxt, 'to': ('radd', r, C(2)), 'tag': tag} if pull else
+                {'op': 'signal', 'from': r, 'to': nxt, 'tag': tag})
+    body = [('loop', 'affine', 'r', 0, 'R', [('op', step), ('op', hand_off)]),
             ('loop', 'scf', 'w', 0, 'R', [
                 ('op', {'op': 'wait', 'rank': V('w'), 'from': ('radd', V('w'), C(-1)),
                         'tag': tag})])]
@@ -188,7 +195,7 @@ def swaps(rng, bld, ranks, c, data):
         assert bld.add(('op', op))
 
 
-def gen_collective(rng, ranks):
+def gen_collective(rng, ranks, prng=None):
     kind = rng.choice(KINDS)
     c = rng.randint(1, 3)
     root = rng.randrange(ranks) if kind in ('broadcast', 'scatter', 'gather') else None
@@ -199,7 +206,7 @@ def gen_collective(rng, ranks):
     out_chunks = {'all_gather': ranks * c, 'all_to_all': ranks * c, 'broadcast': c,
                   'scatter': c, 'gather': ranks * c}[kind]
     sizes = {src: in_chunks, dst: out_chunks, TMP: 10 ** 6, 'sc': rng.randint(2, 6)}
-    bld = Builder(rng, ranks, sizes)
+    bld = Builder(rng, ranks, sizes, prng)
     tmp = Tmp()
     strategies = ['routed', 'direct', 'staged']
     if kind in ('all_gather', 'broadcast'):
@@ -249,11 +256,12 @@ def generate(seed):
     """A schedule dict, deterministic in seed."""
     import random
     rng = random.Random(seed)
+    prng = random.Random(f'pull{seed}')      # which copies are pulls (gen.py)
     ranks = rng.randint(2, 9)
     if rng.random() < 0.55:
-        sched = gen_collective(rng, ranks)
+        sched = gen_collective(rng, ranks, prng)
     else:
-        sched = gen_free(rng, ranks)
+        sched = gen_free(rng, ranks, prng)
         sched['strategy'] = 'free'
     sched.update(name=f'gen{seed}', ranks=ranks, fixed=rng.random() < 0.3, style=seed)
     return sched

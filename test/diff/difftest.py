@@ -9,10 +9,12 @@ Per seed: generates a random schedule that is race- and deadlock-free by
 construction (collgen/gen), checks that sdma-unroll expands it exactly as the
 generator does, that sdma-verify accepts it, and that every CPU-side backend
 gives the same bytes (backends.py); then derives mutants (one sync removed,
-one index shifted: mutate.py), asks the independent checker (hbcheck.py)
-what each is (valid, race on which buffer and rank, deadlock, postcondition
-failure, invalid) and requires sdma-verify to say the same; valid mutants run
-on the backends too. Failures are shrunk (shrink.py) and written to --out.
+one index shifted, one copy's issuer changed: mutate.py), asks the
+independent checker (hbcheck.py) what each is (valid, race on which buffer
+and rank, deadlock, postcondition failure, invalid) and requires sdma-verify
+to say the same; valid mutants run on the backends too. Failures are shrunk
+(shrink.py) and written to --out. About one copy in five is a pull; the
+summary counts them, and the mutants of a pull.
 Prints one line per failure and a summary; exit status 1 on any mismatch.
 """
 import argparse
@@ -28,8 +30,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import backends  # noqa: E402
 import collgen  # noqa: E402
 import gen  # noqa: E402
+import hbcheck  # noqa: E402
 import mutate  # noqa: E402
 import sdmair  # noqa: E402
+
+
+def pull_mutant(desc, sched, mut, flat, ranks):
+    """Does the mutant concern a pull: a copy's issuer changed, a pull's
+    slice or engine mutated (the path of mutate.candidates' description,
+    in the original), or a race of the mutant's with a pull in it?"""
+    if 'pull at ' in desc:
+        return True
+    node = sched['stmts']
+    for step in desc.rsplit(' at ', 1)[1].split('/'):
+        node = node[int(step)]
+    if sdmair.is_pull(node[1]):
+        return True
+    v = hbcheck.check(flat, ranks, sdmair.buffer_table(mut), mut.get('implements'))
+    return v['kind'] == 'race' and any(sdmair.is_pull(flat[i]) or sdmair.is_pull(flat[j])
+                                       for i, j, *_ in v['races'])
 
 
 def run_seed(args, seed, tmp):
@@ -40,7 +59,8 @@ def run_seed(args, seed, tmp):
     work = os.path.join(tmp, f's{seed}')
     res = {'seed': seed, 'ranks': ranks, 'ops': len(sched['flat']), 'strategy': sched['strategy'],
            'implements': bool(sched['implements']), 'failures': [], 'runs': {},
-           'mutants': {}, 'mutant_fail': [], 'valid_mutants': 0}
+           'mutants': {}, 'mutant_fail': [], 'valid_mutants': 0,
+           'pulls': sum(map(sdmair.is_pull, sched['flat'])), 'pull_mutants': 0}
     do_ldst = args.ldst_every > 0 and seed % args.ldst_every == 0
     fails, runs, verdict = backends.check_schedule(args.bin, text, ranks, sched['implements'],
                                                    sched['flat'], work, seed, do_ldst)
@@ -55,6 +75,7 @@ def run_seed(args, seed, tmp):
                                                     os.path.join(work, f'm{n}'))
         key = f'{mine}'
         res['mutants'][key] = res['mutants'].get(key, 0) + 1
+        res['pull_mutants'] += pull_mutant(desc, sched, mut, mflat, ranks)
         if not ok:
             res['mutant_fail'].append((seed, f'mutant {n} ({desc})', mine, said, msg, mtext))
             continue
@@ -72,9 +93,13 @@ def run_seed(args, seed, tmp):
 
 def summarise(results, elapsed):
     total = {'schedules': len(results), 'ops': 0, 'implements': 0, 'runs': {},
-             'mutants': {}, 'valid_mutants': 0}
+             'mutants': {}, 'valid_mutants': 0, 'pulls': 0, 'pull_schedules': 0,
+             'pull_mutants': 0}
     for r in results:
         total['ops'] += r['ops']
+        total['pulls'] += r['pulls']
+        total['pull_schedules'] += bool(r['pulls'])
+        total['pull_mutants'] += r['pull_mutants']
         total['implements'] += r['implements']
         total['valid_mutants'] += r['valid_mutants']
         for k, v in r['runs'].items():
@@ -94,6 +119,8 @@ def summarise(results, elapsed):
         f"mutants {sum(total['mutants'].values())}: " +
         ' '.join(f'{k}={v}' for k, v in sorted(total['mutants'].items())) +
         f"; valid mutants run on the backends {total['valid_mutants']}",
+        f"pull copies {total['pulls']} (in {total['pull_schedules']} schedules); "
+        f"mutants of a pull {total['pull_mutants']}",
         f'schedule mismatches {len(fails)}',
         f'mutant mismatches {len(mfails)}',
     ]
@@ -169,7 +196,7 @@ def main():
     ap.add_argument('--out', help='write failing schedules (and shrunk ones) here')
     ap.add_argument('--shrink', action='store_true', help='shrink failures (needs --out)')
     ap.add_argument('--avoid', default='', help='comma-separated constructs not to generate '
-                    '(self-copy): for open bugs that have a regression test')
+                    '(self-copy, pull): for open bugs that have a regression test')
     ap.add_argument('--exhaustive', nargs='*', help='every single mutant of these schedules')
     ap.add_argument('--ranks', default='2,3,4', help='rank counts for --exhaustive')
     ap.add_argument('--replay', nargs='*', help='run these schedule files through every backend')

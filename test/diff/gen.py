@@ -17,20 +17,44 @@ earlier op before the new one (a fence on the shared issuing rank, the
 same engine, a signal/wait pair from the earlier op's issuer to the new
 one's, or a barrier). Waits always follow their signals in text order, so
 text order is a valid execution: no deadlock.
+
+Pulls: about one copy statement in five is made a pull (`sdma.copy pull`,
+issued by its destination's rank) as it is added, by a second random
+stream (so a seed's other choices stay what they were until a pull needs
+other syncs). Issuers come from hbcheck.issuer, so the syncs placed for a
+pull are on its destination's rank. A statement whose own ops race as
+pulls (a loop ordered by its sources' signals) is added as puts instead.
 """
 
 import hbcheck
 from sdmair import C, V, DATA, expand
 
 TAGS = [0, 0, 0, 1, 2, 7]
+PULL = 0.2      # the share of copy statements made pulls
 
 
 class Builder:
-    def __init__(self, rng, ranks, sizes):
+    def __init__(self, rng, ranks, sizes, prng=None):
+        """prng: the random stream that picks the pulls (None: no pulls)."""
         self.rng, self.ranks, self.sizes = rng, ranks, sizes
+        self.prng = prng if 'pull' not in AVOID else None
         self.stmts, self.flat = [], []
         self.inc = hbcheck.Incremental(ranks)
         self.syncs = 0
+
+    def with_pulls(self, stmt):
+        """stmt with some of its copies made pulls (stmt itself if none)."""
+        if self.prng is None:
+            return stmt
+        if stmt[0] == 'op':
+            op = stmt[1]
+            if op['op'] == 'copy' and not op.get('pull') and self.prng.random() < PULL:
+                return ('op', dict(op, pull=True))
+            return stmt
+        body = [self.with_pulls(st) for st in stmt[5]]
+        if all(a is b for a, b in zip(body, stmt[5])):
+            return stmt
+        return stmt[:5] + (body,)
 
     def sync_stmt(self, op):
         self.stmts.append(('op', op))
@@ -58,6 +82,18 @@ class Builder:
         self.sync_stmt({'op': 'wait', 'rank': C(b), 'from': C(a), 'tag': tag})
 
     def add(self, stmt, max_fixes=60):
+        """Append stmt (some copies made pulls) with the syncs it needs;
+        False if its own ops race."""
+        pulled = self.with_pulls(stmt)
+        if pulled is not stmt:
+            mark = (len(self.stmts), len(self.flat), self.syncs)
+            if self.add_as_is(pulled, max_fixes):
+                return True
+            # Its own ops race as pulls: nothing was added; add it as puts.
+            assert mark == (len(self.stmts), len(self.flat), self.syncs)
+        return self.add_as_is(stmt, max_fixes)
+
+    def add_as_is(self, stmt, max_fixes=60):
         """Append stmt with the syncs it needs; False if its own ops race."""
         for _ in range(max_fixes):
             new = expand([stmt], self.ranks)
@@ -123,7 +159,10 @@ AVOID = set()   # constructs left out (difftest.py --avoid): known, open bugs
 
 
 def avoided(op):
-    return 'self-copy' in AVOID and op['op'] == 'copy' and op['src'] == op['dst']
+    if op['op'] != 'copy':
+        return False
+    return (('self-copy' in AVOID and op['src'] == op['dst']) or
+            ('pull' in AVOID and bool(op.get('pull'))))
 
 
 def free_data_op(rng, ranks, sizes, bufs):
@@ -225,7 +264,7 @@ def a2a_block(rng, bld, ranks, sizes, names):
             bld.add(('op', {'op': 'copy', 'src': src, 'dst': dst, 'engine': None}))
 
 
-def gen_free(rng, ranks):
+def gen_free(rng, ranks, prng=None):
     nbuf = rng.randint(2, 4)
     names = ['in', 'b1', 'b2', 'b3'][:nbuf]
     buffers = []
@@ -233,7 +272,7 @@ def gen_free(rng, ranks):
         need = rng.choice([1, 2, 3, ranks, 2 * ranks, ranks + 1])
         buffers.append((name,) + size_form(rng, need, ranks))
     sizes = {b: k * ranks + n for b, k, n in buffers}
-    bld = Builder(rng, ranks, sizes)
+    bld = Builder(rng, ranks, sizes, prng)
     steps = rng.randint(4, 16)
     for _ in range(steps):
         roll = rng.random()

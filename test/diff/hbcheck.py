@@ -6,8 +6,11 @@ and executes the schedule symbolically (chunk provenance) to check the
 collective's postcondition.
 
 Ordering contract (README, "Ordering model"):
-- data ops are issued by the rank of their first slice; signal by its
-  source, wait by its waiting rank;
+- a copy, bcast or swap is issued by the rank of its first slice (a
+  copy's source), a pull copy (`sdma.copy pull`) and a reduce by their
+  destination's rank; a signal by its source, a wait by its waiting rank;
+  fences, signals, waits and engines order a data op on its issuing rank
+  only, whichever ranks' memory it touches;
 - a fence on rank r (or on all ranks) orders r's earlier ops before r's
   later ops; a barrier orders every earlier op before every later op;
 - the k-th wait (b <- a, tag) matches the k-th signal (a -> b, tag); the
@@ -25,7 +28,13 @@ from sdmair import DATA, slices_of
 
 
 def issuer(op):
+    """The rank that issues op (its fences, signals, waits and engines
+    order it)."""
     k = op['op']
+    if k == 'copy':
+        return (op['dst'] if op.get('pull') else op['src'])[0]
+    if k == 'reduce':
+        return op['dst'][0]
     if k in DATA:
         return slices_of(op)[0][0]
     if k == 'signal':

@@ -1,4 +1,5 @@
-"""Mutants of a generated schedule: one sync removed or one index shifted.
+"""Mutants of a generated schedule: one sync removed, one index shifted or
+one copy's issuer changed (a pull made a put, or a put a pull).
 
 mutants(sched, rng, count) -> [(description, mutated schedule)]. What the
 verifier should say about each is decided by hbcheck on the mutant's flat
@@ -87,6 +88,15 @@ def candidates(sched):
                 if (o2['op'] == 'wait' and o2['from'] == op['from'] and
                         o2['rank'] == op['to'] and o2['tag'] == op['tag']):
                     out.append((f'drop signal+wait at {where}', _remove(stmts, [path, p2])))
+        if k == 'copy' and op['src'][0] != op['dst'][0]:
+            # The other rank issues it: the syncs placed on its issuer no
+            # longer order it (a pull made a put is a sync removed).
+            if op.get('pull'):
+                put = lambda o: {x: v for x, v in o.items() if x != 'pull'}  # noqa: E731
+                out.append((f'drop pull at {where}', _edit(stmts, path, put)))
+            else:
+                out.append((f'make pull at {where}',
+                            _edit(stmts, path, lambda o: dict(o, pull=True))))
         if k in DATA:
             if op.get('engine') is not None:
                 out.append((f'drop engine at {where}',

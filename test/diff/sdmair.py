@@ -8,14 +8,17 @@ affine.apply, sdma.rank_add); `parse_flat` reads sdma-opt's flat output
 back into the same flat form, so both can be compared and checked.
 
 Flat ops are dicts:
-  {'op': 'copy',  'src': S, 'dst': S, 'engine': E}
+  {'op': 'copy',  'src': S, 'dst': S, 'engine': E}   (+ 'pull': True: a pull)
   {'op': 'bcast', 'src': S, 'dst': [S, S], 'engine': E}
   {'op': 'swap',  'a': S, 'b': S, 'engine': E}
   {'op': 'reduce', 'kind': K, 'dst': S, 'src': S, 'engine': E}  (K: sum, ...)
   {'op': 'fence', 'rank': R or None}      {'op': 'barrier'}
   {'op': 'signal', 'from': A, 'to': B, 'tag': T}
   {'op': 'wait', 'rank': B, 'from': A, 'tag': T}
-with S = (rank, buffer, offset, count) and E an int or None.
+with S = (rank, buffer, offset, count) and E an int or None. A copy's
+'pull' key is there only when it is a pull (`sdma.copy pull`, issued by
+its destination's rank); a put has no 'pull' key, so flat forms compare
+with ==.
 """
 import re
 
@@ -58,7 +61,8 @@ DATA = ('copy', 'bcast', 'swap', 'reduce')
 
 
 def slices_of(op):
-    """The slices of a data op, first one first (its rank issues the op)."""
+    """The slices of a data op: a copy's source first (its rank issues the
+    op, except for a pull: see is_pull), a reduce's destination first."""
     if op['op'] == 'copy':
         return [op['src'], op['dst']]
     if op['op'] == 'bcast':
@@ -66,6 +70,11 @@ def slices_of(op):
     if op['op'] == 'reduce':
         return [op['dst'], op['src']]  # the destination's rank issues it
     return [op['a'], op['b']]
+
+
+def is_pull(op):
+    """A pull copy: issued by its destination's rank, not its source's."""
+    return op['op'] == 'copy' and bool(op.get('pull'))
 
 
 def map_slices(op, fn):
@@ -200,7 +209,8 @@ class Printer:
         eng = f' {{engine = {op["engine"]}}}' if op.get('engine') is not None else ''
         tag = lambda: f' tag {op["tag"]}' if op['tag'] else ''  # noqa: E731
         if k == 'copy':
-            text = f'sdma.copy {f(op["src"])} -> {f(op["dst"])}{eng}'
+            pull = 'pull ' if op.get('pull') else ''
+            text = f'sdma.copy {pull}{f(op["src"])} -> {f(op["dst"])}{eng}'
         elif k == 'bcast':
             text = f'sdma.bcast {f(op["src"])} -> {f(op["dst"][0])}, {f(op["dst"][1])}{eng}'
         elif k == 'swap':
@@ -269,7 +279,7 @@ def buffer_table(sched):
 SLICE = r'%(\w+)\[(\d+), (\d+)\] on (\d+)'
 ENGINE = r'(?: \{engine = (\d+) : i64\})?'
 _PATTERNS = [
-    ('copy', re.compile(rf'sdma\.copy {SLICE} -> {SLICE}{ENGINE}$')),
+    ('copy', re.compile(rf'sdma\.copy (pull )?{SLICE} -> {SLICE}{ENGINE}$')),
     ('bcast', re.compile(rf'sdma\.bcast {SLICE} -> {SLICE}, {SLICE}{ENGINE}$')),
     ('swap', re.compile(rf'sdma\.swap {SLICE} <-> {SLICE}{ENGINE}$')),
     ('reduce', re.compile(rf'sdma\.reduce (\w+) {SLICE} <- {SLICE}{ENGINE}$')),
@@ -289,7 +299,10 @@ def _slice(g, i):
 def _flat_op(kind, g):
     eng = lambda i: int(g[i]) if g[i] is not None else None  # noqa: E731
     if kind == 'copy':
-        return {'op': 'copy', 'src': _slice(g, 0), 'dst': _slice(g, 4), 'engine': eng(8)}
+        op = {'op': 'copy', 'src': _slice(g, 1), 'dst': _slice(g, 5), 'engine': eng(9)}
+        if g[0]:
+            op['pull'] = True
+        return op
     if kind == 'bcast':
         return {'op': 'bcast', 'src': _slice(g, 0), 'dst': [_slice(g, 4), _slice(g, 8)],
                 'engine': eng(12)}
@@ -359,7 +372,13 @@ def flat_to_stmts(ops):
 
 
 def from_json(text):
-    """sdma-translate --sdma-to-json output -> flat ops (one schedule)."""
+    """sdma-translate --sdma-to-json output -> flat ops (one schedule).
+
+    The schedule JSON has no pull flag (version 1): a copy's "rank" is its
+    issuer, so a copy whose issuer is its destination's rank, not its
+    source's, is a pull (as is one with "pull": true, should it come). A
+    pull within one rank (source and destination on the issuer) reads as a
+    put: compare json_view of both sides."""
     import json
     sched = json.loads(text)['schedules'][0]
     sl = lambda s: (s['rank'], s['buffer'], s['offset'], s['count'])  # noqa: E731
@@ -368,6 +387,9 @@ def from_json(text):
         k = o['op']
         if k == 'copy':
             ops.append({'op': k, 'src': sl(o['src']), 'dst': sl(o['dst']), 'engine': o.get('engine')})
+            if o.get('pull') or (o['rank'] != o['src']['rank'] and
+                                 o['rank'] == o['dst']['rank']):
+                ops[-1]['pull'] = True
         elif k == 'bcast':
             ops.append({'op': k, 'src': sl(o['src']), 'dst': [sl(d) for d in o['dst']],
                         'engine': o.get('engine')})
@@ -382,3 +404,15 @@ def from_json(text):
         else:
             ops.append({'op': 'wait', 'rank': o['rank'], 'from': o['from'], 'tag': o.get('tag', 0)})
     return ops
+
+
+def json_view(ops):
+    """What from_json can give back for these flat ops: a pull within one
+    rank is the same op as a put there (one issuer), and reads as a put."""
+    out = []
+    for op in ops:
+        if is_pull(op) and op['src'][0] == op['dst'][0]:
+            op = dict(op)
+            del op['pull']
+        out.append(op)
+    return out

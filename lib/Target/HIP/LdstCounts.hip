@@ -355,6 +355,32 @@ sdma_resolve_copyv(const SdmaTable *T, const long long *op,
 // where the counts say, so every count of the rank's packed copyvs becomes
 // 0: the rank sends nothing in this call rather than wrong rows. Block 0
 // only; the job barrier (or a rank sync) after it publishes the zeros.
+// One copyv's count, held by `rank` (sdma_check_counts): pass 0 checks it,
+// pass 1 zeroes it where the rank's packed rows moved (packed sources).
+static __device__ void sdma_check_count(const SdmaTable *T, const long long *op,
+                                        int pass, unsigned long long chunk,
+                                        unsigned long long row,
+                                        int *packedBad) {
+  // A source at prefix-sum offsets (not `at`, whose offsets the caller
+  // gave): its later rows move with a bad count.
+  const long long *v = sdma_vops + op[11] * SDMA_VOP_STRIDE;
+  const bool packed = v[0] >= 0 && (v[3] & 3) != 2;
+  volatile long long *c =
+      (volatile long long *)T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10];
+  if (pass == 1) {
+    if (packed)
+      *c = 0;
+    return;
+  }
+  const long long n = *c;
+  if (n < 0 || (unsigned long long)n > (unsigned long long)op[4] * chunk / row) {
+    sdma_report_count(T, (n < 0 ? 3 : 1) + (packed ? 4 : 0), op[1], op[5], n);
+    *c = 0;
+    if (packed)
+      packedBad[0] = 1;
+  }
+}
+
 static __device__ void sdma_check_counts(const SdmaTable *T, int rank,
                                          unsigned long long chunk) {
   const unsigned long long row = T->rowBytes ? T->rowBytes : chunk;
@@ -362,46 +388,30 @@ static __device__ void sdma_check_counts(const SdmaTable *T, int rank,
   if (SDMA_TID == 0)
     packedBad[0] = 0;
   SDMA_SYNC();
-  // The copyvs counted in this rank's tables: among its own steps, or with
-  // SDMA_PEER_COUNT_CHECKS (some copyv's count lives with another rank
-  // than the one issuing it: a pull) among every rank's.
-#if SDMA_PEER_COUNT_CHECKS
-  const int first = 0, last = sdma_rank_begin[SDMA_RANKS];
-#else
-  const int first = sdma_rank_begin[rank], last = sdma_rank_begin[rank + 1];
-#endif
   for (int pass = 0; pass < 2; ++pass) {
-    for (int s = first; s < last; ++s) {
+#if SDMA_PEER_COUNT_CHECKS
+    // Some copyv's count lives with another rank than the one issuing it
+    // (a pull): the emitter lists the copyvs each rank holds the count of.
+    for (int j = sdma_count_check_begin[rank] + (int)SDMA_TID;
+         j < sdma_count_check_begin[rank + 1]; j += (int)SDMA_NTID)
+      sdma_check_count(T,
+                       sdma_ops + (long long)sdma_count_checks[j] *
+                                      SDMA_OP_STRIDE,
+                       pass, chunk, row, packedBad);
+#else
+    // Every copyv counts in its issuer's tables: the rank's own steps.
+    for (int s = sdma_rank_begin[rank]; s < sdma_rank_begin[rank + 1]; ++s) {
       const int *st = sdma_steps + 3 * s;
       if (st[0] != 0)
         continue;
       for (int i = (int)SDMA_TID; i < st[2]; i += (int)SDMA_NTID) {
         const long long *op =
             sdma_ops + (long long)(st[1] + i) * SDMA_OP_STRIDE;
-        if (op[0] != 3 || op[8] != rank)
-          continue;
-        // A source at prefix-sum offsets (not `at`, whose offsets the
-        // caller gave): its later rows move with a bad count.
-        const long long *v = sdma_vops + op[11] * SDMA_VOP_STRIDE;
-        const bool packed = v[0] >= 0 && (v[3] & 3) != 2;
-        volatile long long *c =
-            (volatile long long *)T->buf[op[8] * SDMA_BUFFERS + op[9]] + op[10];
-        if (pass == 1) {
-          if (packed)
-            *c = 0;
-          continue;
-        }
-        const long long n = *c;
-        if (n < 0 ||
-            (unsigned long long)n > (unsigned long long)op[4] * chunk / row) {
-          sdma_report_count(T, (n < 0 ? 3 : 1) + (packed ? 4 : 0), op[1],
-                            op[5], n);
-          *c = 0;
-          if (packed)
-            packedBad[0] = 1;
-        }
+        if (op[0] == 3 && op[8] == rank)
+          sdma_check_count(T, op, pass, chunk, row, packedBad);
       }
     }
+#endif
     SDMA_SYNC();
     if (!packedBad[0])
       break;

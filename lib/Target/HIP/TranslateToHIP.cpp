@@ -721,6 +721,22 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
       emitArray("long long", "sdma_vtabs", scanRows);
       emitArray("int", "sdma_vtab_begin", scanBegin);
     }
+    if (peerCountChecks) {
+      // The copyv rows whose count each rank holds (row word 8), whoever
+      // issues them: what its block 0 checks (LdstCounts.hip).
+      std::vector<std::vector<int64_t>> held(ranks);
+      for (size_t i = 0; i < ops.size(); i += kOpStride)
+        if (ops[i] == 3)
+          held[ops[i + 8]].push_back(i / kOpStride);
+      std::vector<int64_t> checks;
+      std::vector<int> checkBegin{0};
+      for (const std::vector<int64_t> &rows : held) {
+        llvm::append_range(checks, rows);
+        checkBegin.push_back(checks.size());
+      }
+      emitArray("int", "sdma_count_checks", checks);
+      emitArray("int", "sdma_count_check_begin", checkBegin);
+    }
   }
   std::vector<int> stepValues;
   std::vector<int> begin{0};

@@ -5,7 +5,8 @@
 // Format (version 1), documented in README.md:
 //   {"format": "sdma.schedule", "version": 1, "schedules": [
 //     {"name": ..., "ranks": R, "buffers": [{"name": ..., "chunks": N}],
-//      "ops": [{"op": "copy", "rank": issuer, "src": slice, "dst": slice},
+//      "ops": [{"op": "copy", "rank": issuer, "src": slice, "dst": slice
+//               [, "pull": true]},
 //              {"op": "bcast", "rank": issuer, "src": slice,
 //               "dst": [slice, slice]},
 //              {"op": "swap", "rank": issuer, "a": slice, "b": slice},
@@ -47,6 +48,8 @@ static FailureOr<json> opToJSON(ScheduleOp schedule, Operation *op) {
         json j{{"op", "copy"}, {"rank", slice(copy.getIssuingSlice())["rank"]}};
         j["src"] = slice(0);
         j["dst"] = slice(1);
+        if (copy.getPull())
+          j["pull"] = true;
         return j;
       })
       .Case([&](BcastOp) {

@@ -148,6 +148,18 @@ INSTANTIATE_TEST_SUITE_P(
                    [](json &p) { firstCopy(p)["src"]["rank"] = 2; },
                    "$.streams[0].ops[2]: a queue of rank 0 issues a command "
                    "of rank 2"},
+        // A pull is its destination's: rank 0's own copy marked a pull
+        // belongs to the queue of its destination's rank.
+        Corruption{"foreign_pull",
+                   [](json &p) {
+                     firstCopy(p)["dst"]["rank"] = 1;
+                     firstCopy(p)["pull"] = true;
+                   },
+                   "$.streams[0].ops[2]: a queue of rank 0 issues a command "
+                   "of rank 1 (a pull: its destination's)"},
+        Corruption{"pull_not_boolean",
+                   [](json &p) { firstCopy(p)["pull"] = 1; },
+                   "$.streams[0].ops[2].pull: expected true or false"},
         Corruption{"duplicate_queue",
                    [](json &p) { p["streams"].push_back(p["streams"][0]); },
                    "$.streams[8]: a second queue for rank 0 engine 0"}),

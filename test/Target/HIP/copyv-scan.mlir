@@ -55,6 +55,12 @@
 // COMBINE-NEXT: 0, 3, 3, 4, 0, 3, 3, 3, 4, 0,};
 // COMBINE-NEXT: sdma_vtab_begin[] = {
 // COMBINE-NEXT: 0, 1, 2,};
+// Rank 0 holds the counts of its own pulls from itself (ops 0, 1) and of
+// rank 1's pulls from it (8, 9): its block 0 checks those.
+// COMBINE-NEXT: sdma_count_checks[] = {
+// COMBINE-NEXT: 0, 1, 8, 9, 2, 3, 10, 11,};
+// COMBINE-NEXT: sdma_count_check_begin[] = {
+// COMBINE-NEXT: 0, 4, 8,};
 //
 // A schedule without forwarded sides (capacity slots) has no sdma_fwd and
 // no barrier of its own.
@@ -64,6 +70,7 @@
 // PLAIN-NOT: SDMA_FORWARDED
 // PLAIN-NOT: SDMA_PEER_COUNT
 // PLAIN-NOT: sdma_fwd
+// PLAIN-NOT: sdma_count_checks
 // PLAIN: sdma_per_epoch[] = {
 // PLAIN-NEXT: 0ull, 0ull,};
 //

@@ -16,6 +16,13 @@ sdma.schedule @bar ranks(%R = 2) buffers(%input : 1, %output : 2) {
 
 // -----
 
+sdma.schedule @pull ranks(%R = 2) buffers(%input : 1, %output : 2) {
+  // expected-error@+1 {{is a pull, which --sdma-to-msccl-xml does not write (MSCCL's copies are sends their source issues): write it as a put}}
+  sdma.copy pull %input[0, 1] on 0 -> %output[0, 1] on 1
+}
+
+// -----
+
 sdma.schedule @local_swap ranks(%R = 2) buffers(%a : 2) {
   // expected-error@+1 {{swaps two slices of one rank, which MSCCL cannot do without a scratch chunk}}
   sdma.swap %a[0, 1] on 0 <-> %a[1, 1] on 0
