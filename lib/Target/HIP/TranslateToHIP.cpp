@@ -23,10 +23,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CountTables.h"
 #include "FuseReductions.h"
 #include "LowLatency.h"
 #include "Specialise.h"
-#include "sdma/Analysis/CountForwarding.h"
 #include "sdma/IR/SdmaOps.h"
 #include "sdma/InitAllDialects.h"
 #include "sdma/Target/HIP.h"
@@ -45,19 +45,6 @@ using json = nlohmann::ordered_json;
 using namespace sdma::hip;
 
 namespace {
-
-// Per side: table or -1, rank, index, form, and where the phase's scan of
-// the table puts its offsets in shared memory (-1: the kernel sums).
-constexpr int kVopStride = 10;
-// A phase's scanned count tables (sdma_vtabs): rank, buffer, entries, form,
-// offset in the phase's shared memory; and the most words of it one phase
-// may take (32 KiB; LdstPhases.hip's sdma_phase).
-constexpr int kScanRow = 5;
-/// Entries per segment of a packed (form 0) table's scan; an expert-major
-/// table's segment is one group of ranks (the kernel's SDMA_SCAN_SEG,
-/// which the emitter defines from this).
-constexpr int64_t kScanSeg = 16;
-constexpr int64_t kScanCacheWords = 4096;
 
 /// The device code every generated file carries: LdstKernel.hip,
 /// LdstReduce.hip, LdstCounts.hip, LdstLowLatency.hip and LdstPhases.hip
@@ -155,30 +142,14 @@ public:
 
 private:
   LogicalResult collect();
-  void planForwarding();
-  int64_t planScans(std::vector<int64_t> &rows, std::vector<int> &begin);
-  std::vector<int64_t> copyvRow(CopyvOp op);
-  void notePeerCounts(CopyvOp op);
   LogicalResult checkReduceTypes();
   int slotFor(int64_t from, int64_t tag);
 
   ScheduleOp schedule;
   int64_t ranks;
   std::vector<int64_t> ops; // kOpStride per op
-  /// Per sdma.copyv: the prefix tables of its sides (buffer or -1, rank,
-  /// index), kVopStride each; its op row points here.
-  std::vector<int64_t> vops;
-  /// Forwarded sides (CountForwarding.h): the entries each forwarded table
-  /// row's scan needs, by (rank, buffer); then, in sdma_fwd, each row's
-  /// entries as (rank * buffers + buffer) << 32 | entry of their source.
-  std::optional<CountForwarding> forwarding;
-  /// Whether some copyv reads a count table that another rank's launch
-  /// copies in (its caller's counts: forwarded, or a pull's count and
-  /// offsets), and whether some copyv's count lives on a rank other than
-  /// the one issuing it (each rank then checks every count it holds).
-  bool peerCounts = false, peerCountChecks = false;
-  std::map<std::pair<int64_t, int64_t>, int64_t> forwardedRows;
-  std::vector<int64_t> fwd;
+  /// sdma.copyv's sides and the tables the kernel resolves them with.
+  std::optional<CountTables> counts;
   /// sdma.reduce sources (rank, buffer, offset), 3 each, by row.
   std::vector<int64_t> rsrc;
   size_t maxSources = 0, maxDests = 0;
@@ -193,132 +164,6 @@ private:
 };
 
 } // namespace
-
-std::vector<int64_t> HIPEmitter::copyvRow(CopyvOp op) {
-  auto field = [&](unsigned i) { return *op.getConstantField(i); };
-  auto bufferOf = [&](Value buffer) -> int64_t {
-    return cast<BlockArgument>(buffer).getArgNumber() - 1;
-  };
-  std::vector<int64_t> row = {3,
-                              field(CopyvOp::kSourceRank),
-                              bufferOf(op.getSource()),
-                              field(CopyvOp::kSourceOffset),
-                              op.getMaxCount(),
-                              field(CopyvOp::kTargetRank),
-                              bufferOf(op.getTarget()),
-                              field(CopyvOp::kTargetOffset),
-                              field(CopyvOp::kCountRank),
-                              bufferOf(op.getCounts()),
-                              field(CopyvOp::kCountIndex),
-                              static_cast<int64_t>(vops.size() / kVopStride)};
-  for (unsigned side = 0; side < 2; ++side) {
-    unsigned rank =
-        side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
-    bool packed = op.getPacked()[side];
-    Value table = side ? op.getTargetPrefix() : op.getSourcePrefix();
-    // A forwarded side's form word is its form + 4; its rank word becomes
-    // its row's place in sdma_fwd (planForwarding).
-    bool forwarded = op.isForwarded(side);
-    if (forwarded) {
-      int64_t &end = forwardedRows[{field(rank), bufferOf(table)}];
-      end = std::max(end, field(rank + 1));
-    }
-    llvm::append_range(
-        vops, std::initializer_list<int64_t>{
-                  packed ? bufferOf(table) : -1, packed ? field(rank) : 0,
-                  packed ? field(rank + 1) : 0, getTableCode(op, side), -1});
-  }
-  return row;
-}
-
-/// Sets peerCounts and peerCountChecks for `op`. A count table some op
-/// writes is ordered by the schedule; one that none writes is the caller's,
-/// copied in by its rank's launch before that rank arrives anywhere.
-void HIPEmitter::notePeerCounts(CopyvOp op) {
-  auto field = [&](unsigned i) { return *op.getConstantField(i); };
-  int64_t issuer = field(op.getIssuingRankField());
-  auto copiedIn = [&](Value table) {
-    return llvm::none_of(schedule.getBody().getOps<CopyOp>(),
-                         [&](CopyOp c) { return c.getTarget() == table; });
-  };
-  if (field(CopyvOp::kCountRank) != issuer) {
-    peerCountChecks = true;
-    peerCounts |= copiedIn(op.getCounts());
-  }
-  for (unsigned side = 0; side < 2; ++side) {
-    Value table = side ? op.getTargetPrefix() : op.getSourcePrefix();
-    unsigned rank =
-        side ? CopyvOp::kTargetPrefixRank : CopyvOp::kSourcePrefixRank;
-    peerCounts |=
-        op.isForwarded(side) ||
-        (op.getPacked()[side] && field(rank) != issuer && copiedIn(table));
-  }
-}
-
-/// sdma_fwd: each forwarded row's entries where the count copies read
-/// them; every forwarded side's rank word set to its row's first.
-void HIPEmitter::planForwarding() {
-  std::map<std::pair<int64_t, int64_t>, int64_t> place;
-  const int64_t buffers = schedule.getBufferArgs().size();
-  for (auto [key, end] : forwardedRows) {
-    place[key] = fwd.size();
-    for (const CountEntry &e : forwarding->view(key.first, key.second, end))
-      fwd.push_back(((e.rank * buffers + e.buffer) << 32) | e.index);
-  }
-  for (size_t at = 0; at < vops.size(); at += kVopStride / 2)
-    if (vops[at] >= 0 && vops[at + 3] >= 4)
-      vops[at + 1] = place.at({vops[at + 1], vops[at]});
-}
-
-/// The count tables each phase's sdma.copyv ops take packed offsets from
-/// (forms 0 and 1; form 2 reads one entry), scanned once per phase into
-/// shared memory by every block (LdstCounts.hip's sdma_scan) instead of
-/// summed per op: rows (kScanRow each) per global step in `begin`, every
-/// side's vops word 4 set to its table's place. A phase whose tables pass
-/// kScanCacheWords keeps the per-op sums. Returns the most words a phase
-/// takes.
-int64_t HIPEmitter::planScans(std::vector<int64_t> &rows,
-                              std::vector<int> &begin) {
-  int64_t most = 0;
-  begin.assign(1, 0);
-  for (const std::vector<Step> &rankSteps : steps)
-    for (const Step &step : rankSteps) {
-      // (rank, buffer, form) -> the highest index read; the sides.
-      std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> tables;
-      std::vector<size_t> sides;
-      for (int64_t i = 0; step.kind == kPhase && i < step.b; ++i) {
-        const int64_t *row = &ops[(step.a + i) * kOpStride];
-        if (row[0] != 3)
-          continue;
-        for (int side = 0; side < 2; ++side) {
-          size_t at = row[11] * kVopStride + side * (kVopStride / 2);
-          if (vops[at] < 0 || vops[at + 3] == 2)
-            continue;
-          int64_t &last = tables[{vops[at + 1], vops[at], vops[at + 3]}];
-          last = std::max(last, vops[at + 2]);
-          sides.push_back(at);
-        }
-      }
-      int64_t words = 0;
-      std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> place;
-      for (auto &[key, entries] : tables) {
-        int64_t seg = (std::get<2>(key) & 3) == 1 ? ranks : kScanSeg;
-        place[key] = words;
-        words += entries + 1 + (entries + seg - 1) / seg;
-      }
-      if (!tables.empty() && words <= kScanCacheWords) {
-        for (auto &[key, entries] : tables)
-          llvm::append_range(rows, std::initializer_list<int64_t>{
-                                       std::get<0>(key), std::get<1>(key),
-                                       entries, std::get<2>(key), place[key]});
-        for (size_t at : sides)
-          vops[at + 4] = place[{vops[at + 1], vops[at], vops[at + 3]}];
-        most = std::max(most, words);
-      }
-      begin.push_back(rows.size() / kScanRow);
-    }
-  return most;
-}
 
 int HIPEmitter::slotFor(int64_t from, int64_t tag) {
   auto [it, inserted] = tagIndex.try_emplace(tag, tagIndex.size());
@@ -367,10 +212,10 @@ LogicalResult HIPEmitter::checkReduceTypes() {
 LogicalResult HIPEmitter::collect() {
   if (failed(checkReduceTypes()))
     return failure();
-  FailureOr<CountForwarding> forwarded = CountForwarding::build(schedule);
-  if (failed(forwarded))
+  FailureOr<CountTables> tables = CountTables::build(schedule);
+  if (failed(tables))
     return failure();
-  forwarding = std::move(*forwarded);
+  counts = std::move(*tables);
   // Data ops go to per-rank phases, kept open until an ordering step.
   std::vector<std::vector<RawStep>> raw(ranks);
   // What each engine of a rank touched since the rank's last sync (a wait
@@ -448,8 +293,7 @@ LogicalResult HIPEmitter::collect() {
         return op.emitOpError("is not flat: run sdma-unroll before "
                               "--sdma-to-hip");
       int64_t rank = *copyv.getConstantField(copyv.getIssuingRankField());
-      std::vector<int64_t> row = copyvRow(copyv);
-      notePeerCounts(copyv);
+      std::vector<int64_t> row = counts->addCopyv(copyv);
       // On an engine, program order: alone between two syncs.
       bool engine = op.hasAttr("engine");
       if (engine)
@@ -555,7 +399,7 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   // barriers (one launch runs every rank), a barrier of their own, on the
   // last slot, after the ranks' counts are copied in and checked
   // (LdstPhases.hip's sdma_ldst).
-  int64_t peerSlot = peerCounts ? numSlots++ : -1;
+  int64_t peerSlot = counts->readsPeerCounts() ? numSlots++ : -1;
   int64_t numBuffers = schedule.getBufferArgs().size();
 
   // Increments per run of every (rank, slot): waits in run n wait for
@@ -572,10 +416,7 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
       perEpoch[r * slots + peerSlot] = ranks;
 
   // sdma.copyv's offset tables, scanned once per phase.
-  std::vector<int64_t> scanRows;
-  std::vector<int> scanBegin;
-  planForwarding();
-  int64_t scanWords = vops.empty() ? 0 : planScans(scanRows, scanBegin);
+  counts->plan(steps, ops);
 
   // Each rank's steps as code (Specialise.h), or the step table.
   std::optional<SpecialisedCode> specialised;
@@ -605,8 +446,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
   // Small calls of a communicator without a job barrier (LowLatency.h).
   std::string noLowLatency;
   std::optional<LowLatencyTables> lowLatency =
-      vops.empty() ? planLowLatency(ranks, steps, ops, rsrc, noLowLatency)
-                   : std::nullopt;
+      counts->empty() ? planLowLatency(ranks, steps, ops, rsrc, noLowLatency)
+                      : std::nullopt;
   if (lowLatency)
     meta["low_latency"] = {{"pair_chunks", lowLatency->pairChunks}};
 
@@ -624,64 +465,8 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
     os << specialised->defines;
   if (lowLatency)
     os << "#define SDMA_LL 1\n";
-  // sdma.copyv resolves its counts and prefix sums with loads from other
-  // ranks: one thread per op, all ops at once (staged) beats every thread
-  // resolving every op in turn.
-  if (!vops.empty()) {
-    os << "#define SDMA_COUNT_OPS 1\n#define SDMA_VOP_STRIDE " << kVopStride
-       << "\n#ifndef SDMA_STAGED_OPS\n#define SDMA_STAGED_OPS 1\n#endif\n";
-    // An expert-major offset pads each group of SDMA_RANKS counts.
-    os << "#define SDMA_MAJOR_ALIGN " << schedule.getMajorAlignment() << "\n";
-    if (forwarding->used())
-      os << "#define SDMA_FORWARDED 1\n";
-    if (peerSlot >= 0)
-      os << "#define SDMA_PEER_COUNTS_SLOT " << peerSlot << "\n";
-    if (peerCountChecks)
-      os << "#define SDMA_PEER_COUNT_CHECKS 1\n";
-    if (scanWords)
-      os << "#define SDMA_PREFIX_CACHE " << scanWords
-         << "\n#define SDMA_SCAN_SEG " << kScanSeg << "\n";
-    // The count tables a communicator's call copies in (its send counts)
-    // and out (its receive counts, then with SDMA_COUNTS_OFFSETS the
-    // offsets of the segments they count: 1 packed, 2 expert-major).
-    std::optional<unsigned> send = schedule.getCollectiveSendCounts();
-    std::optional<unsigned> recv = schedule.getCollectiveRecvCounts();
-    auto entries = [&](std::optional<unsigned> table) -> int64_t {
-      return table ? *schedule.getBufferChunks(schedule.getBufferArgs()[*table],
-                                               ranks)
-                   : ranks;
-    };
-    std::optional<StringRef> kind = schedule.getCollective();
-    int offsets = kind == "all_to_allv_2d"          ? 2
-                  : kind == "all_to_allv_2d_offset" ? 1
-                                                    : 0;
-    os << "#define SDMA_COUNTS_IN " << entries(send)
-       << "\n#define SDMA_COUNTS_OUT " << entries(recv)
-       << "\n#define SDMA_COUNTS_OFFSETS " << offsets << "\n";
-    // Ops resolved per window of a staged phase: the largest phase at once
-    // where shared memory allows (each window is a resolve round and a
-    // drain that every block of the rank waits for; an MoE dispatch's 256
-    // expert segments took four of each per phase at the kernel's default
-    // of 64). Under 46 KiB of static shared memory (CUDA's limit: 48)
-    // with the phase's scan (scanWords), sdma_counts_out's scan and 80
-    // bytes per op (a 48-byte descriptor and SDMA_WARP_SPAN's four scan
-    // words); a runtime may define its own before this file.
-    int64_t maxPhaseOps = 0;
-    for (const auto &rankSteps : steps)
-      for (const Step &s : rankSteps)
-        if (s.kind == kPhase)
-          maxPhaseOps = std::max<int64_t>(maxPhaseOps, s.b);
-    const int64_t outEntries = entries(recv);
-    const int64_t seg = offsets == 2 ? ranks : kScanSeg;
-    const int64_t countWords = outEntries + 1 + (outEntries + seg - 1) / seg;
-    const int64_t freeBytes = 47104 - 8 * (scanWords + countWords) - 256;
-    const int64_t fit = freeBytes > 0 ? freeBytes / 80 / 32 * 32 : 0;
-    const int64_t cap = std::max<int64_t>(
-        64, std::min<int64_t>(fit, (maxPhaseOps + 31) / 32 * 32));
-    if (cap != 64)
-      os << "#ifndef SDMA_STAGE_CAP\n#define SDMA_STAGE_CAP " << cap
-         << "\n#endif\n";
-  }
+  if (!counts->empty())
+    counts->emitDefines(os, steps, peerSlot);
   // sdma.reduce: the type and operator (a runtime may define others before
   // this file), and the most sources one row adds.
   if (reduceType >= 0)
@@ -692,52 +477,11 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
        << "SDMA_REDUCE_OP " << reduceOp << "\n#endif\n";
   os << "\n";
 
-  auto emitArray = [&](StringRef type, StringRef name, auto &&values) {
-    // Small tables go to constant memory (cached, broadcast to a warp).
-    os << "static "
-       << (values.size() * 8 <= 16384 ? "__constant__" : "__device__")
-       << " const " << type << " " << name << "[] = {";
-    size_t i = 0;
-    for (auto v : values)
-      os << (i++ % 12 ? " " : "\n    ") << v << ",";
-    if (i == 0)
-      os << "0";
-    os << "};\n";
-  };
-  emitArray("long long", "sdma_ops", ops);
+  emitArray(os, "long long", "sdma_ops", ops);
   if (reduceType >= 0)
-    emitArray("long long", "sdma_rsrc", rsrc);
-  if (!vops.empty()) {
-    // sdma.copyv: the prefix tables, and every buffer's size in its unit
-    // (the bound a run-time offset is checked against).
-    emitArray("long long", "sdma_vops", vops);
-    std::vector<int64_t> chunks;
-    for (BlockArgument buffer : schedule.getBufferArgs())
-      chunks.push_back(*schedule.getBufferChunks(buffer, ranks));
-    emitArray("long long", "sdma_buffer_units", chunks);
-    if (!fwd.empty())
-      emitArray("long long", "sdma_fwd", fwd);
-    if (scanWords) {
-      emitArray("long long", "sdma_vtabs", scanRows);
-      emitArray("int", "sdma_vtab_begin", scanBegin);
-    }
-    if (peerCountChecks) {
-      // The copyv rows whose count each rank holds (row word 8), whoever
-      // issues them: what its block 0 checks (LdstCounts.hip).
-      std::vector<std::vector<int64_t>> held(ranks);
-      for (size_t i = 0; i < ops.size(); i += kOpStride)
-        if (ops[i] == 3)
-          held[ops[i + 8]].push_back(i / kOpStride);
-      std::vector<int64_t> checks;
-      std::vector<int> checkBegin{0};
-      for (const std::vector<int64_t> &rows : held) {
-        llvm::append_range(checks, rows);
-        checkBegin.push_back(checks.size());
-      }
-      emitArray("int", "sdma_count_checks", checks);
-      emitArray("int", "sdma_count_check_begin", checkBegin);
-    }
-  }
+    emitArray(os, "long long", "sdma_rsrc", rsrc);
+  if (!counts->empty())
+    counts->emitTables(os);
   std::vector<int> stepValues;
   std::vector<int> begin{0};
   for (int64_t r = 0; r < ranks; ++r) {
@@ -746,18 +490,18 @@ LogicalResult HIPEmitter::emit(raw_ostream &os) {
                          std::initializer_list<int>{s.kind, s.a, s.b});
     begin.push_back(stepValues.size() / 3);
   }
-  emitArray("int", "sdma_steps", stepValues);
-  emitArray("int", "sdma_rank_begin", begin);
+  emitArray(os, "int", "sdma_steps", stepValues);
+  emitArray(os, "int", "sdma_rank_begin", begin);
   if (lowLatency) {
-    emitArray("long long", "sdma_ll_push", lowLatency->push);
-    emitArray("int", "sdma_ll_push_begin", lowLatency->pushBegin);
-    emitArray("long long", "sdma_ll_local", lowLatency->local);
-    emitArray("int", "sdma_ll_local_begin", lowLatency->localBegin);
-    emitArray("long long", "sdma_ll_recv", lowLatency->recv);
-    emitArray("int", "sdma_ll_recv_begin", lowLatency->recvBegin);
-    emitArray("long long", "sdma_ll_red", lowLatency->reduce);
-    emitArray("int", "sdma_ll_red_begin", lowLatency->reduceBegin);
-    emitArray("long long", "sdma_ll_rsrc", lowLatency->reduceSources);
+    emitArray(os, "long long", "sdma_ll_push", lowLatency->push);
+    emitArray(os, "int", "sdma_ll_push_begin", lowLatency->pushBegin);
+    emitArray(os, "long long", "sdma_ll_local", lowLatency->local);
+    emitArray(os, "int", "sdma_ll_local_begin", lowLatency->localBegin);
+    emitArray(os, "long long", "sdma_ll_recv", lowLatency->recv);
+    emitArray(os, "int", "sdma_ll_recv_begin", lowLatency->recvBegin);
+    emitArray(os, "long long", "sdma_ll_red", lowLatency->reduce);
+    emitArray(os, "int", "sdma_ll_red_begin", lowLatency->reduceBegin);
+    emitArray(os, "long long", "sdma_ll_rsrc", lowLatency->reduceSources);
   }
   os << "static "
      << (perEpoch.size() * 8 <= 16384 ? "__constant__" : "__device__")
