@@ -67,7 +67,8 @@ struct SdmaAssignEnginesPass
         return signalPassFailure();
       // DMA engines move bytes; they cannot add.
       WalkResult compute = schedule.walk([&](sdma::ReduceOp op) {
-        op.emitOpError("combines values (a ") << op.getKind()
+        op.emitOpError("combines values (a ")
+            << op.getKind()
             << "), which DMA engines cannot do: run this schedule as a "
                "load/store kernel (--sdma-to-hip), where compute units do "
                "the arithmetic";
@@ -88,8 +89,11 @@ struct SdmaAssignEnginesPass
         // on one engine run in program order): keep it.
         if (op->hasAttr("engine"))
           return WalkResult::advance();
+        // The peer: the other end of the op from its issuer (a pull's
+        // source, everything else's first destination).
         int64_t rank = getIssuingRank(op);
-        int64_t peer = *getConstantIntValue(op.getSlice(1).rank);
+        int64_t peer = *getConstantIntValue(
+            op.getSlice(op.getIssuingSlice() == 0 ? 1 : 0).rank);
         int64_t engine = 0;
         if (policy == "affinity")
           engine = (((peer - rank - 1) % ranks + ranks) % ranks) % count;

@@ -268,31 +268,35 @@ std::optional<double> sdma::rt::predictDmaTime(const Plan &plan,
 
 double sdma::rt::predictLdstTime(const Plan &plan, size_t chunkBytes,
                                  const LdstTimingProfile &l, double linkGBps) {
-  // Per source rank: bytes to peers, bytes within the GPU, bytes per link.
+  // Per rank whose kernel moves the bytes: bytes to or from peers, bytes
+  // within the GPU; per link (source -> destination): bytes. A copy's
+  // bytes are its issuer's (a pull's: the destination's), a broadcast's
+  // its source's, a swap's each side's.
   std::map<int, double> peer, local;
   std::map<std::pair<int, int>, double> link;
-  auto move = [&](int from, int to, double bytes) {
+  auto move = [&](int from, int to, double bytes, int by) {
     if (from == to) {
-      local[from] += bytes;
+      local[by] += bytes;
     } else {
-      peer[from] += bytes;
+      peer[by] += bytes;
       link[{from, to}] += bytes;
     }
   };
   for (const Stream &stream : plan.streams)
     for (const Command &c : stream.commands) {
       double bytes = double(c.slices[0].count) * double(chunkBytes);
+      const int s0 = c.slices[0].rank, s1 = c.slices[1].rank;
       if (c.isNoOp()) {
         continue;
       } else if (c.kind == Command::Kind::Copy) {
-        move(c.slices[0].rank, c.slices[1].rank, bytes);
+        move(s0, s1, bytes, c.issuer().rank);
       } else if (c.kind == Command::Kind::Bcast) {
-        move(c.slices[0].rank, c.slices[1].rank, bytes);
+        move(s0, s1, bytes, s0);
         if (c.slices[2] != c.slices[1])
-          move(c.slices[0].rank, c.slices[2].rank, bytes);
+          move(s0, c.slices[2].rank, bytes, s0);
       } else if (c.kind == Command::Kind::Swap) {
-        move(c.slices[0].rank, c.slices[1].rank, bytes);
-        move(c.slices[1].rank, c.slices[0].rank, bytes);
+        move(s0, s1, bytes, s0);
+        move(s1, s0, bytes, s1);
       }
     }
   double busiest = 0; // us; GB/s = 1e3 bytes/us

@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sim/PacketMachine.h"
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/Packets.h"
+#include "sim/PacketMachine.h"
 
 #include <algorithm>
 #include <cstring>
@@ -237,6 +237,11 @@ std::optional<Plan> sdma::rt::liftPackets(const PacketPlan &plan,
           if (!slice(p.addr[i], p.bytes, c.slices[i]))
             return fail("an address is not a whole number of chunks of one "
                         "buffer");
+        // A copy in the queue of its destination's rank, not its source's,
+        // is a pull (Command::issuer).
+        c.pull = c.kind == Command::Kind::Copy &&
+                 c.slices[0].rank != queue.rank &&
+                 c.slices[1].rank == queue.rank;
         break;
       case Packet::Kind::Fence:
       case Packet::Kind::AtomicAdd64:

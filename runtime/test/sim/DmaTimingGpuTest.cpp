@@ -293,4 +293,16 @@ TEST(DmaTimingGpu, LoadStoreKernel) {
   Plan swapped = makePlan(2, 1, {{0, 0, {swap, noop, done(0), done(1)}}});
   EXPECT_NEAR(predictLdstTime(swapped, size_t(chunk), l, 1e9),
               10 + chunk / 400e3, 1e-9);
+  // A gather to rank 0 by pulls: rank 0's kernel moves all 7 chunks (as
+  // puts, each source would move one).
+  std::vector<Command> pulls;
+  for (int p = 1; p < 8; ++p) {
+    Command c = copy(p, 0, 1, p);
+    c.pull = true;
+    pulls.push_back(c);
+  }
+  pulls.push_back(done(0));
+  Plan gathered = makePlan(8, 8, {{0, 0, pulls}});
+  EXPECT_NEAR(predictLdstTime(gathered, size_t(chunk), l, 1e9),
+              10 + 7 * chunk / 400e3, 1e-9);
 }

@@ -5,10 +5,21 @@
 // reference simulator: the plan, the AMD packet program, and the
 // load/store kernel (where each rank's steps hold its own pulls).
 // RUN: sdma-opt %s --sdma-unroll=ranks=2 --sdma-verify=report=0 --sdma-lower-dma | sdma-translate --sdma-to-plan | FileCheck %s
+// Rank 0's pull from rank 1 goes on its engine 0, its local pull on its
+// last (affinity, sdma-assign-engines-pull.mlir), each in rank 0's queues.
 // CHECK:      "streams": [
 // CHECK-NEXT:  {
 // CHECK-NEXT:   "rank": 0,
-// CHECK-NEXT:   "engine": 1,
+// CHECK-NEXT:   "engine": 0,
+// CHECK-NEXT:   "ops": [
+// CHECK-NEXT:    {
+// CHECK-NEXT:     "op": "copy",
+// CHECK-NEXT:     "src": {
+// CHECK-NEXT:      "rank": 1,
+// CHECK:          "dst": {
+// CHECK-NEXT:      "rank": 0,
+// CHECK:          "pull": true
+// CHECK:        "engine": 1,
 // CHECK-NEXT:   "ops": [
 // CHECK-NEXT:    {
 // CHECK-NEXT:     "op": "copy",
@@ -17,14 +28,13 @@
 // CHECK:          "dst": {
 // CHECK-NEXT:      "rank": 0,
 // CHECK:          "pull": true
-// CHECK:          "op": "copy",
-// CHECK-NEXT:     "src": {
-// CHECK-NEXT:      "rank": 1,
-// CHECK:          "dst": {
-// CHECK-NEXT:      "rank": 0,
-// CHECK:          "pull": true
 // CHECK:        "rank": 1,
-// CHECK-NEXT:   "engine": 1,
+// CHECK-NEXT:   "engine": 0,
+// CHECK-NEXT:   "ops": [
+// CHECK-NEXT:    {
+// CHECK-NEXT:     "op": "copy",
+// CHECK-NEXT:     "src": {
+// CHECK-NEXT:      "rank": 0,
 // RUN: sdma-run %s --ranks=3 --backend=sim -b 1K -e 4K --iters=1 | FileCheck %s --check-prefix=EXEC
 // RUN: sdma-run %s --ranks=3 --backend=sdma-packets -b 1K -e 4K --iters=1 | FileCheck %s --check-prefix=EXEC
 // RUN: sdma-run %s --ranks=3 --backend=ldst-cpu -b 1K -e 4K --iters=1 | FileCheck %s --check-prefix=EXEC
