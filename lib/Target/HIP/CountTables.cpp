@@ -62,6 +62,13 @@ FailureOr<CountTables> CountTables::build(ScheduleOp schedule) {
   return CountTables(schedule, std::move(*forwarding));
 }
 
+CountTables::CountTables(ScheduleOp schedule, CountForwarding forwarding)
+    : schedule(schedule), ranks(*schedule.getRanks()),
+      forwarding(std::move(forwarding)) {
+  for (CopyOp copy : schedule.getBody().getOps<CopyOp>())
+    copiedTo.insert(copy.getTarget().getAsOpaquePointer());
+}
+
 std::vector<int64_t> CountTables::addCopyv(CopyvOp op) {
   auto field = [&](unsigned i) { return *op.getConstantField(i); };
   notePeerCounts(op);
@@ -96,15 +103,14 @@ std::vector<int64_t> CountTables::addCopyv(CopyvOp op) {
   return row;
 }
 
-/// Sets peerCounts and peerCountChecks for `op`. A count table some op
+/// Sets peerCounts and peerCountChecks for `op`. A count table some copy
 /// writes is ordered by the schedule; one that none writes is the caller's,
 /// copied in by its rank's launch before that rank arrives anywhere.
 void CountTables::notePeerCounts(CopyvOp op) {
   auto field = [&](unsigned i) { return *op.getConstantField(i); };
   int64_t issuer = field(op.getIssuingRankField());
   auto copiedIn = [&](Value table) {
-    return llvm::none_of(schedule.getBody().getOps<CopyOp>(),
-                         [&](CopyOp c) { return c.getTarget() == table; });
+    return !copiedTo.contains(table.getAsOpaquePointer());
   };
   if (field(CopyvOp::kCountRank) != issuer) {
     peerCountChecks = true;
@@ -196,12 +202,12 @@ void CountTables::planScans(const std::vector<std::vector<Step>> &steps,
 /// sdma_count_checks: the copyv rows whose count each rank holds (row word
 /// 8), whoever issues them: what its block 0 checks (LdstCounts.hip).
 void CountTables::planChecks(const std::vector<int64_t> &ops) {
-  std::vector<std::vector<int64_t>> held(ranks);
+  std::vector<std::vector<int>> held(ranks);
   for (size_t i = 0; i < ops.size(); i += kOpStride)
     if (ops[i] == 3)
-      held[ops[i + 8]].push_back(i / kOpStride);
+      held[ops[i + 8]].push_back(static_cast<int>(i / kOpStride));
   checkBegin.assign(1, 0);
-  for (const std::vector<int64_t> &rows : held) {
+  for (const std::vector<int> &rows : held) {
     llvm::append_range(checks, rows);
     checkBegin.push_back(checks.size());
   }
@@ -285,8 +291,7 @@ void CountTables::emitTables(raw_ostream &os) const {
     emitArray(os, "int", "sdma_vtab_begin", scanBegin);
   }
   if (peerCountChecks) {
-    std::vector<int> list(checks.begin(), checks.end());
-    emitArray(os, "int", "sdma_count_checks", list);
+    emitArray(os, "int", "sdma_count_checks", checks);
     emitArray(os, "int", "sdma_count_check_begin", checkBegin);
   }
 }

@@ -27,6 +27,7 @@
 #include "sdma/IR/SdmaOps.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/raw_ostream.h"
 #include <map>
 #include <optional>
@@ -69,9 +70,7 @@ public:
   void emitTables(llvm::raw_ostream &os) const;
 
 private:
-  CountTables(ScheduleOp schedule, CountForwarding forwarding)
-      : schedule(schedule), ranks(*schedule.getRanks()),
-        forwarding(std::move(forwarding)) {}
+  CountTables(ScheduleOp schedule, CountForwarding forwarding);
   void notePeerCounts(CopyvOp op);
   void planForwarding();
   void planScans(const std::vector<std::vector<Step>> &steps,
@@ -81,6 +80,9 @@ private:
   ScheduleOp schedule;
   int64_t ranks;
   CountForwarding forwarding;
+  /// The count tables some sdma.copy writes (ordered by the schedule); the
+  /// others are the caller's, copied in by each rank's launch.
+  llvm::SmallPtrSet<void *, 4> copiedTo;
   std::vector<int64_t> vops;
   /// Forwarded sides: the entries each forwarded table row's scan needs, by
   /// (rank, buffer); then sdma_fwd.
@@ -92,8 +94,7 @@ private:
   std::vector<int64_t> scanRows;
   std::vector<int> scanBegin;
   int64_t scanWords = 0;
-  std::vector<int64_t> checks;
-  std::vector<int> checkBegin;
+  std::vector<int> checks, checkBegin;
 };
 
 } // namespace sdma::hip

@@ -346,15 +346,6 @@ sdma_resolve_copyv(const SdmaTable *T, const long long *op,
   return d;
 }
 
-// Before any count leaves this rank: a count one of its copyv ops will
-// read from its own table that is negative or above the op's capacity is
-// reported and set to 0 there, so the count exchange hands the receiver 0
-// (its receive count says nothing came) and no prefix sum on either side
-// sees the bad value. Where the op's source is packed (its rows' offsets
-// are prefix sums of that table), the rows after the bad run are no longer
-// where the counts say, so every count of the rank's packed copyvs becomes
-// 0: the rank sends nothing in this call rather than wrong rows. Block 0
-// only; the job barrier (or a rank sync) after it publishes the zeros.
 // One copyv's count, held by `rank` (sdma_check_counts): pass 0 checks it,
 // pass 1 zeroes it where the rank's packed rows moved (packed sources).
 static __device__ void sdma_check_count(const SdmaTable *T, const long long *op,
@@ -381,6 +372,16 @@ static __device__ void sdma_check_count(const SdmaTable *T, const long long *op,
   }
 }
 
+// Before any count leaves this rank: a count in its own tables that a
+// copyv will read (its own copyv's, or with SDMA_PEER_COUNT_CHECKS a
+// peer's pull's) that is negative or above the op's capacity is reported
+// and set to 0 there, so the count exchange hands the receiver 0 (its
+// receive count says nothing came) and no prefix sum on either side sees
+// the bad value. Where the op's source is packed (its rows' offsets
+// are prefix sums of that table), the rows after the bad run are no longer
+// where the counts say, so every count of the rank's packed copyvs becomes
+// 0: the rank sends nothing in this call rather than wrong rows. Block 0
+// only; the job barrier (or a rank sync) after it publishes the zeros.
 static __device__ void sdma_check_counts(const SdmaTable *T, int rank,
                                          unsigned long long chunk) {
   const unsigned long long row = T->rowBytes ? T->rowBytes : chunk;
