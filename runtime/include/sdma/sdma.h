@@ -173,13 +173,20 @@ typedef struct {
    * initialiser): $SDMA_SHARED_BYTES, else 0. Every rank alike. Added after
    * `privateBuffers`: configs of the earlier sizes are still accepted. */
   long long sharedBytes;
+  /* Who submits the DMA path's commands: "host" (the driver's copies) or
+   * "kernel" (AMD's GPU-initiated SDMA: a kernel writes the plan's packets
+   * into the rank's engine rings; the CPU device runs the same writer on
+   * host threads; refused on NVIDIA). NULL: $SDMA_DMA_SUBMIT, else "host".
+   * Every rank alike. Added after `sharedBytes`: configs of the earlier
+   * sizes are still accepted. */
+  const char *dmaSubmit;
 } sdmaConfig_t;
 
 #define SDMA_CONFIG_MAGIC 0x53444d41u
 #define SDMA_CONFIG_INITIALIZER                                                \
   {                                                                            \
     sizeof(sdmaConfig_t), SDMA_CONFIG_MAGIC, SDMA_VERSION_CODE, NULL, -1, 0,   \
-        0, -1, NULL, NULL, NULL, NULL, NULL, 0, -1                             \
+        0, -1, NULL, NULL, NULL, NULL, NULL, 0, -1, NULL                       \
   }
 
 /* Version and errors. */

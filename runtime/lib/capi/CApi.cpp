@@ -78,9 +78,11 @@ bool readConfig(const sdmaConfig_t *config, CommOptions &options,
                 std::string &why) {
   if (!config)
     return true;
-  // Earlier configs end before `path`, `privateBuffers` or `sharedBytes`:
-  // their fields mean the same.
-  bool withShared = config->size == sizeof(sdmaConfig_t);
+  // Earlier configs end before `path`, `privateBuffers`, `sharedBytes` or
+  // `dmaSubmit`: their fields mean the same.
+  bool withSubmit = config->size == sizeof(sdmaConfig_t);
+  bool withShared =
+      withSubmit || config->size == offsetof(sdmaConfig_t, dmaSubmit);
   bool withPrivate =
       withShared || config->size == offsetof(sdmaConfig_t, sharedBytes);
   bool withPath =
@@ -121,6 +123,8 @@ bool readConfig(const sdmaConfig_t *config, CommOptions &options,
     }
     options.sharedBytes = config->sharedBytes;
   }
+  if (withSubmit)
+    options.dmaSubmit = config->dmaSubmit ? config->dmaSubmit : "";
   return true;
 }
 

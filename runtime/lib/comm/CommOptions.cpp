@@ -149,7 +149,9 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
       };
   if (!choose(o.path, "SDMA_PATH", "auto", {"auto", "ldst", "dma"}, "path") ||
       !choose(o.dmaVariant, "SDMA_DMA_VARIANT", "pcpy",
-              {"pcpy", "b2b", "bcst", "swap"}, "DMA variant"))
+              {"pcpy", "b2b", "bcst", "swap"}, "DMA variant") ||
+      !choose(o.dmaSubmit, "SDMA_DMA_SUBMIT", "host", {"host", "kernel"},
+              "DMA submission"))
     return false;
   if (o.programDirectory.empty() && std::getenv("SDMA_PROGRAM_DIR"))
     o.programDirectory = std::getenv("SDMA_PROGRAM_DIR");

@@ -6,6 +6,7 @@
 
 #include "comm/DmaProgram.h"
 
+#include <algorithm>
 #include <set>
 
 using namespace sdma::rt;
@@ -96,7 +97,109 @@ std::optional<DmaProgram> DmaProgram::create(Plan plan, std::string variant,
   return program;
 }
 
+bool DmaProgram::attachPackets(PacketPlan packed, std::string &error) {
+  const std::string what = "the SDMA packets of " + packed.program + ": ";
+  auto refuse = [&](const std::string &why) {
+    error = what + why;
+    return false;
+  };
+  if (packed.ranks != plan.ranks)
+    return refuse(std::to_string(packed.ranks) + " ranks, the DMA plan " +
+                  std::to_string(plan.ranks));
+  if (packed.buffers.size() != plan.buffers.size())
+    return refuse(std::to_string(packed.buffers.size()) +
+                  " buffers, the DMA plan " +
+                  std::to_string(plan.buffers.size()));
+  for (size_t b = 0; b < plan.buffers.size(); ++b)
+    if (packed.buffers[b].name != plan.buffers[b].name ||
+        packed.buffers[b].chunks != plan.buffers[b].chunks)
+      return refuse("buffer " + std::to_string(b) + " is '" +
+                    packed.buffers[b].name + "' of " +
+                    std::to_string(packed.buffers[b].chunks) +
+                    " chunks, in the DMA plan '" + plan.buffers[b].name +
+                    "' of " + std::to_string(plan.buffers[b].chunks));
+  if (packed.timestamps)
+    return refuse("they write timestamps (compiled for profiling)");
+  if (packed.flags <= kDoneFlag || packed.done.size() != size_t(plan.ranks))
+    return refuse("no completion flag for every rank");
+  packetQueues.clear();
+  packetBaseAlign = 1;
+  decodedPackets.assign(packed.queues.size(), {});
+  packetNotifiers.clear();
+  std::map<std::pair<int, int64_t>, std::set<int>> notify;
+  for (size_t q = 0; q < packed.queues.size(); ++q) {
+    const PacketQueue &queue = packed.queues[q];
+    const std::string where = "queue " + std::to_string(queue.rank) + ":" +
+                              std::to_string(queue.engine) + ": ";
+    if (queue.rank < 0 || queue.rank >= plan.ranks ||
+        (q && queue.rank < packed.queues[q - 1].rank))
+      return refuse(where + "the queues are not grouped by rank in order");
+    if (queue.rank == rank)
+      packetQueues.push_back(q);
+    std::string why;
+    std::vector<Packet> &packets = decodedPackets[q];
+    if (!decodePackets(queue.image, packets, why))
+      return refuse(where + why);
+    std::map<size_t, const Relocation *> flagAt;
+    for (const Relocation &r : queue.relocations)
+      if (r.kind == Relocation::Kind::Flag) {
+        if (r.slot < 0 || r.slot >= packed.flags)
+          return refuse(where + "flag slot " + std::to_string(r.slot) +
+                        " of " + std::to_string(packed.flags));
+        flagAt[r.dword] = &r;
+      }
+    for (const Packet &p : packets) {
+      if (p.kind == Packet::Kind::CopySwap)
+        packetBaseAlign = std::max(packetBaseAlign, 64u);
+      if (p.kind == Packet::Kind::CopyBroadcast)
+        packetBaseAlign = std::max(packetBaseAlign, 32u);
+      auto r = flagAt.find(p.dword + p.addrAt[0]);
+      if (r == flagAt.end())
+        continue;
+      if (p.kind == Packet::Kind::PollRegMem && r->second->slot == kLaunchFlag)
+        return refuse(where + "it waits for a launch flag (prelaunched "
+                              "packets): the ring writer is the launch");
+      if (p.kind == Packet::Kind::AtomicAdd64 ||
+          p.kind == Packet::Kind::Fence)
+        notify[{r->second->rank, r->second->slot}].insert(queue.rank);
+    }
+  }
+  for (auto &[flag, ranks] : notify)
+    packetNotifiers[flag] = {ranks.begin(), ranks.end()};
+  packets = std::make_shared<const PacketPlan>(std::move(packed));
+  return true;
+}
+
+std::string DmaProgram::packetRefusal(size_t chunkBytes,
+                                      unsigned baseAlign) const {
+  if (!packets)
+    return "";
+  const PacketPlan &p = *packets;
+  if (baseAlign < packetBaseAlign)
+    return "a buffer is not " + std::to_string(packetBaseAlign) +
+           "-byte aligned, which the " + variant + " packets' " +
+           (packetBaseAlign == 64 ? "swaps" : "broadcasts") + " need";
+  if (p.chunkAlign > 1 && chunkBytes % uint64_t(p.chunkAlign))
+    return "chunk " + std::to_string(chunkBytes) +
+           " bytes is not a multiple of the " + std::to_string(p.chunkAlign) +
+           " bytes the " + variant + " packets need";
+  if (chunkBytes > uint64_t(p.maxChunkBytes))
+    return "chunk " + std::to_string(chunkBytes) + " bytes exceeds the " +
+           std::to_string(p.maxChunkBytes) + " bytes the " + p.target.name +
+           " packets were split for";
+  return "";
+}
+
+std::string DmaProgram::submission() const {
+  return packets ? ", kernel-submitted " + packets->target.name + " packets"
+                 : "";
+}
+
 std::vector<int> DmaProgram::notifiers(int rank, int flag) const {
+  if (packets) {
+    auto it = packetNotifiers.find({rank, flag});
+    return it == packetNotifiers.end() ? std::vector<int>() : it->second;
+  }
   std::set<int> ranks;
   for (const Stream &stream : plan.streams)
     for (const Command &c : stream.commands)

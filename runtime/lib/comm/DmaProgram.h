@@ -46,8 +46,11 @@
 #include "comm/CommDevice.h"
 #include "exec/DmaQueueSchedule.h"
 #include "sdma/runtime/LdstProgram.h"
+#include "sdma/runtime/Packets.h"
 #include "sdma/runtime/Plan.h"
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +63,13 @@ inline int64_t dmaFlagSlot(int flag) { return kDmaFlagSlotBase - flag; }
 /// The error record's slot for a rank whose DMA engines stopped before
 /// they ran (a host thread that could not start).
 constexpr int64_t kDmaStoppedSlot = -15;
+/// Kernel submission's slots: the ring writer gave up (value: the packet
+/// plan's queue; seen: 1 waiting for ring space, 2 for the commit of
+/// earlier packets); an engine stopped at a packet it cannot run, or found
+/// none where the writer should have put one (value: the queue; seen: its
+/// ring offset).
+constexpr int64_t kDmaRingWriterSlot = -14;
+constexpr int64_t kDmaPacketFaultSlot = -13;
 
 struct DmaProgram {
   Plan plan;
@@ -72,6 +82,8 @@ struct DmaProgram {
   /// How this rank's queues are enqueued (DmaQueueSchedule.h), with the
   /// other ranks' queues as other processes.
   DmaSchedule schedule;
+  /// With packets: (rank, flag slot) -> the ranks whose packets notify it.
+  std::map<std::pair<int, int64_t>, std::vector<int>> packetNotifiers;
 
   /// The program of `plan` (compiled as `variant`) for `rank`: refused,
   /// naming why, where it is not the same collective over the same buffers
@@ -84,7 +96,40 @@ struct DmaProgram {
                                           const LdstProgram &ldst, int rank,
                                           bool valueWaits, std::string &error);
 
-  /// The ranks whose queues notify DMA flag `flag` of `rank`.
+  /// Kernel submission (CommOptions::dmaSubmit "kernel"): the same
+  /// compile's SDMA packets, which a ring writer kernel puts into the
+  /// rank's engine rings (host/CpuRingKernel.h, hip/HipRingKernel.h); null
+  /// where the host submits the plan's commands. The protocol is the one
+  /// above on the packet plan's flag slots: slot 1 (kDoneFlag) counts the
+  /// rank's finished queues up to packets->done[rank], the others are the
+  /// packets' notifies (ATOMIC adds) and polls; all are zeroed after the
+  /// exit barrier, as the plan's flags are.
+  std::shared_ptr<const PacketPlan> packets;
+  /// This rank's queues in `packets` (contiguous: the plan groups them by
+  /// rank), and every queue's decoded packets.
+  std::vector<size_t> packetQueues;
+  std::vector<std::vector<Packet>> decodedPackets;
+
+  /// Attaches `plan`, the packets of this program's compile: refused,
+  /// naming why, where they are not this plan's (ranks, buffers), write
+  /// timestamps, wait for a launch flag (prelaunched), or do not decode.
+  bool attachPackets(PacketPlan plan, std::string &error);
+  /// What every buffer's address must be a multiple of for the packets:
+  /// 64 with swaps, 32 with broadcasts (each destination pair within one
+  /// 32-byte window: their chunk alignment assumes aligned bases), else 1.
+  unsigned packetBaseAlign = 1;
+  /// Why a call of `chunkBytes` bytes per chunk over buffers aligned to
+  /// `baseAlign` bytes cannot take the packets (a chunk not a multiple of
+  /// their chunk alignment or larger than they were split for, buffers
+  /// short of packetBaseAlign), or "" (also without packets).
+  std::string packetRefusal(size_t chunkBytes, unsigned baseAlign) const;
+  /// ", kernel-submitted gfx942 packets" with packets, else "".
+  std::string submission() const;
+  /// The DMA flag slots each rank needs: the packets' where attached.
+  int flagSlots() const { return packets ? packets->flags : plan.flags; }
+
+  /// The ranks whose queues notify DMA flag `flag` of `rank` (a packet
+  /// flag slot where packets are attached).
   std::vector<int> notifiers(int rank, int flag) const;
   /// `launch`'s table for this program (LaunchTable::decode); false (an
   /// internal error) where its size is wrong or it is not for this rank.

@@ -101,6 +101,21 @@ Error Launcher::kernelError() {
                  where + ": its DMA engines' host threads did not start");
       return error;
     }
+    if (slot == kDmaRingWriterSlot)
+      return remote(where + "'s ring writer" + after + " waiting for " +
+                    (r[4] == 1 ? "space in the ring of engine queue "
+                               : "earlier packets to be committed to queue ") +
+                    std::to_string(r[3]) + " (its engine stopped: a wait "
+                                           "of its packets did not complete)");
+    if (slot == kDmaPacketFaultSlot) {
+      error.fail(ErrorKind::Internal,
+                 where + "'s DMA engine of queue " + std::to_string(r[3]) +
+                     " stopped at ring offset " + std::to_string(r[4]) +
+                     ": a packet it cannot run (an address outside the "
+                     "call's buffers and flags, or undecodable), or none "
+                     "where the ring writer should have put one");
+      return error;
+    }
     std::shared_ptr<const DmaProgram> dma =
         slot <= kDmaFlagSlotBase ? programs_.dmaOf(i) : nullptr;
     if (dma) {

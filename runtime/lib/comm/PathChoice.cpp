@@ -59,10 +59,10 @@ PathChoice PathChooser::predict(const Instance &instance, size_t chunkBytes) {
   return ldst(both);
 }
 
-bool PathChooser::choose(int index, size_t chunkBytes, PathChoice &choice,
-                         Error &error) {
+bool PathChooser::choose(int index, size_t chunkBytes, unsigned baseAlign,
+                         PathChoice &choice, Error &error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto known = decided_.find({index, chunkBytes});
+  auto known = decided_.find({index, chunkBytes, baseAlign});
   if (known != decided_.end()) {
     choice = known->second;
     return true;
@@ -89,8 +89,15 @@ bool PathChooser::choose(int index, size_t chunkBytes, PathChoice &choice,
         return error.context("SDMA_PATH=dma");
       }
       choice = {false, "ldst (auto: no DMA path: " + refused.message + ")"};
+    } else if (std::string no =
+                   instance.dma->packetRefusal(chunkBytes, baseAlign);
+               !no.empty()) {
+      choice = {false, std::string("ldst (") +
+                           (forced ? "SDMA_PATH=dma" : "auto") + ", " + no +
+                           ")"};
     } else if (forced) {
-      choice = {true, "dma " + instance.dma->variant + " (SDMA_PATH=dma)"};
+      choice = {true, "dma " + instance.dma->variant +
+                          instance.dma->submission() + " (SDMA_PATH=dma)"};
     } else {
       choice = predict(instance, chunkBytes);
     }
@@ -124,6 +131,6 @@ bool PathChooser::choose(int index, size_t chunkBytes, PathChoice &choice,
                  choice.why.c_str());
   if (decided_.size() >= 4096) // a job of ever new sizes: decide afresh
     decided_.clear();
-  decided_[{index, chunkBytes}] = choice;
+  decided_[{index, chunkBytes, baseAlign}] = choice;
   return true;
 }

@@ -38,6 +38,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 namespace sdma::rt {
 
@@ -58,10 +59,12 @@ public:
         devices_(devices) {}
 
   /// The path of a call of instance `index` at `chunkBytes` bytes per
-  /// chunk. Collective where it adds the DMA path (the first call of an
-  /// instance that may take it). False only where the call must fail: a
+  /// chunk whose buffers are all `baseAlign`-byte aligned (a power of two,
+  /// at most 256). Collective where it adds the DMA path (the first call of
+  /// an instance that may take it). False only where the call must fail: a
   /// forced DMA path that cannot be added.
-  bool choose(int index, size_t chunkBytes, PathChoice &choice, Error &error);
+  bool choose(int index, size_t chunkBytes, unsigned baseAlign,
+              PathChoice &choice, Error &error);
 
 private:
   /// Auto on a measured device: the cost model's pick.
@@ -72,7 +75,7 @@ private:
   ProgramCache &programs_;
   int devices_;
   std::mutex mutex_; // decided_ and the profile: calls from any thread
-  std::map<std::pair<int, size_t>, PathChoice> decided_;
+  std::map<std::tuple<int, size_t, unsigned>, PathChoice> decided_;
   std::optional<NvTimingProfile> profile_;
   std::string profileError_;
   bool profileTried_ = false;

@@ -437,15 +437,24 @@ std::string ProgramCache::dmaInapplicable(int index) const {
 }
 
 bool ProgramCache::compilePlan(const Instance &instance, Plan &plan,
+                               std::optional<PacketPlan> &packets,
                                Error &error) {
   const std::string &variant = options_.dmaVariant;
-  std::string why;
+  std::string why, target;
+  const bool kernel = options_.dmaSubmit == "kernel";
+  if (kernel && (target = device_.dmaPacketTarget(why)).empty())
+    return error.fail(ErrorKind::InvalidUsage,
+                      "SDMA_DMA_SUBMIT=kernel: " + why);
   if (ScheduleCompiler *compiler = this->compiler()) {
     ScheduleCompileOptions options;
     options.ranks = ranks_;
     options.root = instance.root;
     options.variants = {variant};
     options.name = instance.name;
+    if (kernel) {
+      options.packets = "primary";
+      options.sdmaTarget = target;
+    }
     ScheduleCompileResult result;
     if (!compiler->compile(instance.text, options, result, why))
       return error.fail(ErrorKind::System, why);
@@ -461,20 +470,36 @@ bool ProgramCache::compilePlan(const Instance &instance, Plan &plan,
     if (!parsed)
       return error.fail(ErrorKind::Internal, why);
     plan = std::move(*parsed);
+    if (!kernel)
+      return true;
+    if (!(packets = PacketPlan::parse(result.variants[0].packets, why)))
+      return error.fail(ErrorKind::InvalidArgument,
+                        instance.name + " has no " + target +
+                            " SDMA packets for its " + variant +
+                            " DMA plan: " + why);
     return true;
   }
-  std::string path = options_.programDirectory + "/" +
+  // Precompiled (sdma-precompile --dma-variants=V [--dma-packets=TARGET]).
+  std::string stem = options_.programDirectory + "/" +
                      programName(instance.name) + "-" + std::to_string(ranks_) +
-                     "." + variant + ".plan.json";
+                     "." + variant;
   std::optional<Plan> loaded;
   if (options_.programDirectory.empty())
     why = "no program directory (SDMA_PROGRAM_DIR) is set";
-  else if (!(loaded = Plan::load(path, why)))
+  else if (!(loaded = Plan::load(stem + ".plan.json", why)))
     why = "no precompiled DMA plan: " + why;
-  if (!loaded)
+  else if (kernel &&
+           !(packets = PacketPlan::load(stem + "." + target + ".packets.json",
+                                        why)))
+    why = "no precompiled " + target + " SDMA packets: " + why;
+  if (!loaded || (kernel && !packets))
     return error.fail(ErrorKind::System, "cannot compile the DMA plan of " +
                                              instance.name + ": " +
                                              compilerError_ + "; and " + why);
+  if (kernel && packets->target.name != target)
+    return error.fail(ErrorKind::InvalidArgument,
+                      stem + "." + target + ".packets.json is built for " +
+                          packets->target.name + ", not " + target);
   plan = std::move(*loaded);
   return true;
 }
@@ -490,19 +515,20 @@ bool ProgramCache::addDma(int index, Error &error) {
   size_t usedBefore = controlUsed_;
   Error local;
   Plan plan;
+  std::optional<PacketPlan> packets;
   std::shared_ptr<const DmaProgram> program;
   std::unique_ptr<CommKernel> kernel;
   size_t flagsOffset = 0, epochsOffset = 0, arriveOffset = 0;
   if (std::string no = dmaInapplicable(index); !no.empty()) {
     local.fail(ErrorKind::InvalidUsage, no);
-  } else if (compilePlan(instance, plan, local)) {
+  } else if (compilePlan(instance, plan, packets, local)) {
     std::string why;
     std::optional<DmaProgram> made = DmaProgram::create(
         std::move(plan), options_.dmaVariant, instance.program, rank_,
         device_.dmaValueWaits(), why);
-    if (!made)
+    if (!made || (packets && !made->attachPackets(std::move(*packets), why)))
       local.fail(ErrorKind::Internal, why);
-    else if (!reserve(std::max(1, made->plan.flags) * 8, flagsOffset) ||
+    else if (!reserve(std::max(1, made->flagSlots()) * 8, flagsOffset) ||
              !reserve(16, epochsOffset) ||
              !reserve(2 * ranks_ * 8, arriveOffset))
       local.fail(ErrorKind::InvalidUsage,
@@ -518,13 +544,14 @@ bool ProgramCache::addDma(int index, Error &error) {
   std::string what = "the DMA path of " + instance.program.schedule;
   // What the ranks reserve must be alike: the plan's flag count with it.
   std::string shape =
-      program ? " flags " + std::to_string(program->plan.flags) + " commands " +
-                    std::to_string(program->plan.commandCount())
+      program ? " flags " + std::to_string(program->flagSlots()) +
+                    " commands " + std::to_string(program->plan.commandCount())
               : std::string();
   bool agreed = options_.checkCalls
                     ? agreement_.agreeUnless(local,
                                              "dma " + instance.name + " " +
-                                                 options_.dmaVariant + shape,
+                                                 options_.dmaVariant + " " +
+                                                 options_.dmaSubmit + shape,
                                              "adding " + what, error)
                     : local.empty() || (error = local, false);
   instance.dmaTried = true;

@@ -167,9 +167,12 @@ private:
                Error &error);
   /// The compiler library, loaded on first use (null: compilerError_).
   ScheduleCompiler *compiler();
-  /// The DMA plan of instance `instance`'s schedule: compiled, or read
-  /// from the program directory where there is no compiler.
-  bool compilePlan(const Instance &instance, Plan &plan, Error &error);
+  /// The DMA plan of instance `instance`'s schedule, and with kernel
+  /// submission its SDMA packets for the device's target: compiled, or
+  /// read from the program directory where there is no compiler
+  /// (NAME-R.VARIANT.plan.json, NAME-R.VARIANT.TARGET.packets.json).
+  bool compilePlan(const Instance &instance, Plan &plan,
+                   std::optional<PacketPlan> &packets, Error &error);
   /// Reserves the control area (or shares that of program `programKey`'s
   /// earlier variant) and loads the kernel of `program` (or takes
   /// `refused`, this rank's reason it has none), then agrees with every

@@ -54,6 +54,9 @@ SymmetricHeap::create(CommDevice &device, Agreement &agreement,
                       size_t heapBytes, Error &error) {
   std::unique_ptr<SymmetricHeap> heap(
       new SymmetricHeap(device, agreement, deviceKind));
+  // The heap starts kAlign-aligned, as its allocations are within it (what
+  // vector loads and SDMA swaps and broadcasts need of a buffer).
+  controlBytes = (controlBytes + kAlign - 1) / kAlign * kAlign;
   heap->controlBytes_ = controlBytes;
   heap->heapBytes_ = heapBytes;
   size_t total = controlBytes + heapBytes;

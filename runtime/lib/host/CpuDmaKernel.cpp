@@ -7,11 +7,9 @@
 #include "host/CpuDmaKernel.h"
 
 #include "exec/DmaQueueWalk.h"
+#include "host/CpuCallSync.h"
 
-#include <chrono>
 #include <cstring>
-#include <optional>
-#include <sched.h>
 #include <system_error>
 #include <thread>
 
@@ -19,86 +17,17 @@ using namespace sdma::rt;
 
 namespace {
 
-uint64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-uint64_t load(const unsigned long long *word) {
-  return __atomic_load_n(word, __ATOMIC_ACQUIRE);
-}
-
 /// One launch of one rank: the table, the waits and the error record.
-class Run {
+class Run : public CpuCallSync {
 public:
   // The per-run counts are made here, before the engine threads start:
   // made lazily by the first queue() they were a race between engines (one
   // thread reallocating them under another's walk).
   Run(const DmaProgram &program, const LaunchTable &table, size_t chunk)
-      : P(program), T(table), chunk_(chunk), B(program.plan.buffers.size()),
+      : CpuCallSync(program.rank, program.plan.ranks, table), P(program),
+        chunk_(chunk), B(program.plan.buffers.size()),
         perRun_(size_t(program.plan.ranks),
                 std::vector<int64_t>(size_t(program.plan.flags), 0)) {}
-
-  /// Nonzero once any wait of this communicator's program failed, or the
-  /// communicator was aborted (the kernel's sdma_aborted).
-  bool aborted() const { return load(T.error) != 0; }
-
-  /// The record, as the kernel's sdma_report writes it: the first failure
-  /// only.
-  void report(int64_t slot, uint64_t value, uint64_t seen) {
-    unsigned long long zero = 0;
-    if (!__atomic_compare_exchange_n(T.error, &zero, 1ull, false,
-                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-      return;
-    T.error[1] = uint64_t(P.rank);
-    T.error[2] = uint64_t(slot);
-    T.error[3] = value;
-    T.error[4] = seen;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  }
-
-  /// Spins until *word >= value; false (reported as `slot`, awaiting
-  /// `value`, or `awaited` where given) at the timeout or an abort.
-  bool wait(const unsigned long long *word, uint64_t value, int64_t slot,
-            std::optional<uint64_t> awaited = std::nullopt) {
-    uint64_t start = nowNs(), seen;
-    for (unsigned spins = 0; (seen = load(word)) < value; ++spins) {
-      if (aborted())
-        return false;
-      if (spins % 64 == 63 && nowNs() - start > T.timeoutNs) {
-        report(slot, awaited ? *awaited : value, seen);
-        return false;
-      }
-      sched_yield();
-    }
-    return true;
-  }
-
-  /// Job barrier `phase` of run `epoch` (LdstKernel.hip's sdma_job_barrier).
-  /// With phase 0, the call's tag is written to every rank before the
-  /// arrival and every rank's compared after it (slot -4 on a difference).
-  bool barrier(int phase, uint64_t epoch) {
-    int R = P.plan.ranks;
-    bool tagged = phase == 0 && !T.tags.empty() && T.tags[0];
-    if (tagged)
-      for (int r = 0; r < R; ++r)
-        __atomic_store_n(T.tags[r] + P.rank, T.callTag, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    for (int r = 0; r < R; ++r)
-      __atomic_fetch_add(T.arrive[r] + phase * R + P.rank, 1ull,
-                         __ATOMIC_SEQ_CST);
-    for (int r = 0; r < R; ++r)
-      if (!wait(T.arrive[P.rank] + phase * R + r, epoch + 1, -2 - phase,
-                uint64_t(r)))
-        return false;
-    for (int r = 0; tagged && r < R; ++r)
-      if (uint64_t theirs = load(T.tags[P.rank] + r); theirs != T.callTag) {
-        report(-4, uint64_t(r), theirs);
-        return false;
-      }
-    return true;
-  }
 
   /// A slice's bytes, or null (an internal error: the table lacks it).
   char *address(const Slice &s) const {
@@ -162,7 +91,6 @@ private:
   const std::vector<std::vector<int64_t>> &perRun() const { return perRun_; }
 
   const DmaProgram &P;
-  const LaunchTable &T;
   size_t chunk_, B;
   const std::vector<std::vector<int64_t>> perRun_;
 };
@@ -182,7 +110,7 @@ public:
       error = why;
       return false;
     }
-    uint64_t epoch = load(T.epochs);
+    uint64_t epoch = CpuCallSync::load(T.epochs);
     if (!run.barrier(0, epoch))
       return failed(run, error);
     if (!engines(run, error))
@@ -191,9 +119,7 @@ public:
       return failed(run, error);
     // Every notify into this rank's flags was made before its notifier
     // arrived at the exit barrier (DmaProgram.h, step 4).
-    for (int f = 0; f < P.plan.flags; ++f)
-      __atomic_store_n(T.flags[P.rank] + f, 0ull, __ATOMIC_RELAXED);
-    __atomic_store_n(T.epochs, epoch + 1, __ATOMIC_SEQ_CST);
+    run.finish(P.plan.flags, epoch);
     return true;
   }
 

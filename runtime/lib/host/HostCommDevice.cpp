@@ -24,6 +24,7 @@
 #include "comm/PointToPoint.h"
 #include "compile/KernelCache.h"
 #include "host/CpuDmaKernel.h"
+#include "host/CpuRingKernel.h"
 #include "host/HostLdstKernel.h"
 #include "sdma/runtime/LdstCpuExecutor.h"
 
@@ -43,6 +44,11 @@
 using namespace sdma::rt;
 
 namespace {
+
+/// Kernel-submitted DMA: each engine queue's ring. 4 KiB holds about a
+/// hundred packets, so larger plans wrap and wait for ring space within a
+/// call, as they would on a GPU with a small ring.
+constexpr uint64_t kCpuRingBytes = 4096;
 
 std::string hex(const void *p) {
   char text[32];
@@ -388,9 +394,15 @@ public:
           "path";
     return false;
   }
+  std::string dmaPacketTarget(std::string &why) const override {
+    (void)why;
+    return "gfx942";
+  }
   std::unique_ptr<CommKernel> loadDma(std::shared_ptr<const DmaProgram> program,
                                       std::string &error) override {
-    (void)error;
+    if (program->packets)
+      return createCpuRingKernel(std::move(program), kCpuRingBytes, "",
+                                 options_.cacheDirectory, error);
     return createCpuDmaKernel(std::move(program));
   }
 

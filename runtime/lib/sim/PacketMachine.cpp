@@ -114,6 +114,18 @@ bool packetsim::checkChunk(const PacketPlan &plan, uint64_t chunk,
   return true;
 }
 
+size_t packetsim::packetDwords(uint32_t header, std::string &error) {
+  if ((header & 0xff) == 0) // NOP: count[29:16] extra dwords
+    return 1 + ((header >> 16) & 0x3fff);
+  // The header followed by zero dwords, which decode as 1-dword NOPs.
+  std::vector<uint32_t> probe(16, 0);
+  probe[0] = header;
+  std::vector<Packet> packets;
+  if (!decodePackets(probe, packets, error))
+    return 0;
+  return packets[0].size;
+}
+
 bool packetsim::compare(uint32_t func, uint32_t value, uint32_t reference) {
   switch (func) {
   case 0:
@@ -139,7 +151,58 @@ const char *packetsim::funcName(uint32_t func) {
   return func < 7 ? names[func] : "?";
 }
 
-Machine::Step Machine::execute(const Packet &p, uint64_t clock,
+uint8_t *Machine::translate(uint64_t addr, uint64_t len, std::string &error) {
+  auto outside = [&](const std::string &why) {
+    error = "address " + hex(addr) + " (+" + std::to_string(len) + " bytes) " +
+            why;
+    return nullptr;
+  };
+  if (addr >= kTimestampBase) {
+    uint64_t rank = (addr - kTimestampBase) >> kTimestampShift;
+    uint64_t off = (addr - kTimestampBase) & ((1ull << kTimestampShift) - 1);
+    if (rank >= uint64_t(plan.ranks) || len > timestamps[rank].size() ||
+        off > timestamps[rank].size() - len)
+      return outside("is outside every rank's timestamp slots");
+    return timestamps[rank].data() + off;
+  }
+  if (addr >= kFlagBase) {
+    uint64_t rank = (addr - kFlagBase) >> kFlagShift;
+    uint64_t off = (addr - kFlagBase) & ((1ull << kFlagShift) - 1);
+    uint64_t size = uint64_t(plan.flags) * 8;
+    if (rank >= uint64_t(plan.ranks) || len > size || off > size - len)
+      return outside("is outside every rank's flag slots");
+    return reinterpret_cast<uint8_t *>(memory.flags(rank).data()) + off;
+  }
+  if (addr >= kDataBase) {
+    uint64_t index = (addr - kDataBase) >> kDataShift;
+    uint64_t off = (addr - kDataBase) & ((1ull << kDataShift) - 1);
+    uint64_t rank = index / plan.buffers.size();
+    uint64_t buffer = index % plan.buffers.size();
+    if (rank >= uint64_t(plan.ranks))
+      return outside("is beyond the last rank's buffers");
+    if (len > memory.bufferBytes(rank, buffer) ||
+        off > memory.bufferBytes(rank, buffer) - len)
+      return outside("runs past the end of buffer \"" +
+                     plan.buffers[buffer].name + "\" of rank " +
+                     std::to_string(rank) + " (" +
+                     std::to_string(memory.bufferBytes(rank, buffer)) +
+                     " bytes)");
+    return memory.buffer(rank, buffer) + off;
+  }
+  return outside("is below every buffer");
+}
+
+std::string Machine::name(uint64_t addr) const {
+  if (addr >= kFlagBase && addr < kTimestampBase) {
+    uint64_t rank = (addr - kFlagBase) >> kFlagShift;
+    uint64_t off = (addr - kFlagBase) & ((1ull << kFlagShift) - 1);
+    return "flag@r" + std::to_string(rank) + "[" + std::to_string(off / 8) +
+           "]";
+  }
+  return hex(addr);
+}
+
+PacketExecutor::Step PacketExecutor::execute(const Packet &p, uint64_t clock,
                                PacketSimStats &s, std::string &what) {
   auto fault = [&](const std::string &why) {
     what = why;
@@ -218,8 +281,8 @@ Machine::Step Machine::execute(const Packet &p, uint64_t clock,
     uint8_t *word = translate(p.addr[0], 4, why);
     if (!word)
       return fault("FENCE " + why);
-    uint32_t value = static_cast<uint32_t>(p.value);
-    std::memcpy(word, &value, 4);
+    __atomic_store_n(reinterpret_cast<uint32_t *>(word),
+                     static_cast<uint32_t>(p.value), __ATOMIC_RELEASE);
     break;
   }
   case Packet::Kind::AtomicAdd64: {
@@ -228,10 +291,8 @@ Machine::Step Machine::execute(const Packet &p, uint64_t clock,
     uint8_t *word = translate(p.addr[0], 8, why);
     if (!word)
       return fault("ATOMIC " + why);
-    uint64_t value;
-    std::memcpy(&value, word, 8);
-    value += p.value;
-    std::memcpy(word, &value, 8);
+    __atomic_fetch_add(reinterpret_cast<uint64_t *>(word), p.value,
+                       __ATOMIC_SEQ_CST);
     break;
   }
   case Packet::Kind::PollRegMem: {
@@ -240,8 +301,8 @@ Machine::Step Machine::execute(const Packet &p, uint64_t clock,
     uint8_t *word = translate(p.addr[0], 4, why);
     if (!word)
       return fault("POLL_REGMEM " + why);
-    uint32_t value;
-    std::memcpy(&value, word, 4);
+    uint32_t value =
+        __atomic_load_n(reinterpret_cast<uint32_t *>(word), __ATOMIC_ACQUIRE);
     ++s.polls;
     if (!compare(p.func, value & p.mask, static_cast<uint32_t>(p.value))) {
       ++s.pollRetries;
@@ -266,12 +327,13 @@ Machine::Step Machine::execute(const Packet &p, uint64_t clock,
   return Step::Done;
 }
 
-std::string Machine::pollState(const Packet &p) {
+std::string PacketExecutor::pollState(const Packet &p) {
   std::string why;
   uint8_t *word = translate(p.addr[0], 4, why);
   uint32_t value = 0;
   if (word)
-    std::memcpy(&value, word, 4);
+    value =
+        __atomic_load_n(reinterpret_cast<uint32_t *>(word), __ATOMIC_ACQUIRE);
   return "polls " + name(p.addr[0]) + " " + funcName(p.func) + " " +
          std::to_string(p.value) + " but it stays at " + std::to_string(value);
 }

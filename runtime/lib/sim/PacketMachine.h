@@ -70,76 +70,49 @@ bool patchQueue(const PacketPlan &plan, const PacketQueue &queue,
                 uint64_t chunk, std::vector<uint32_t> &image,
                 std::string &error);
 
+/// A packet's size in dwords from its header dword, by the runtime's decoder
+/// (what an engine reading a ring needs before it reads the rest); 0 with
+/// `error` for a header it does not know.
+size_t packetDwords(uint32_t header, std::string &error);
+
 /// POLL_REGMEM's compare function `func` (0-6) and its name.
 bool compare(uint32_t func, uint32_t value, uint32_t reference);
 const char *funcName(uint32_t func);
 
-class Machine {
+/// One engine's packet semantics over an address space a subclass defines
+/// (translate): the packet simulator's and the ring model's simulated one
+/// (Machine), or the communicator's CPU engines' real one
+/// (host/CpuRingKernel.cpp). Flags are read and written with atomic
+/// operations, so engines of several processes may share them.
+class PacketExecutor {
+public:
+  virtual ~PacketExecutor() = default;
+  /// The host bytes at [addr, addr + len), or null with `error`.
+  virtual uint8_t *translate(uint64_t addr, uint64_t len,
+                             std::string &error) = 0;
+  /// How messages name `addr` ("flag@r1[2]" for a flag).
+  virtual std::string name(uint64_t addr) const { return hex(addr); }
+
+  enum class Step { Done, Blocked, Fault };
+  /// Runs packet `p` (a TIMESTAMP writes `clock`): Blocked when a poll's
+  /// compare fails, Fault with `what` on a bad address, alignment or
+  /// overlap. Callers serialise executors that share memory they do not
+  /// otherwise order (the simulators run one packet at a time).
+  Step execute(const Packet &p, uint64_t clock, PacketSimStats &s,
+               std::string &what);
+  /// "polls flag@r1[2] ge 3 but it stays at 1" for a poll packet.
+  std::string pollState(const Packet &p);
+};
+
+/// The simulated address space above, over `memory`.
+class Machine : public PacketExecutor {
 public:
   Machine(const PacketPlan &plan, HostMemory &memory)
       : plan(plan), memory(memory),
         timestamps(plan.ranks, std::vector<uint8_t>(plan.timestamps * 32, 0)) {}
 
-  /// The host bytes at [addr, addr + len), or null with `error`.
-  uint8_t *translate(uint64_t addr, uint64_t len, std::string &error) {
-    auto outside = [&](const std::string &why) {
-      error = "address " + hex(addr) + " (+" + std::to_string(len) +
-              " bytes) " + why;
-      return nullptr;
-    };
-    if (addr >= kTimestampBase) {
-      uint64_t rank = (addr - kTimestampBase) >> kTimestampShift;
-      uint64_t off = (addr - kTimestampBase) & ((1ull << kTimestampShift) - 1);
-      if (rank >= uint64_t(plan.ranks) || len > timestamps[rank].size() ||
-          off > timestamps[rank].size() - len)
-        return outside("is outside every rank's timestamp slots");
-      return timestamps[rank].data() + off;
-    }
-    if (addr >= kFlagBase) {
-      uint64_t rank = (addr - kFlagBase) >> kFlagShift;
-      uint64_t off = (addr - kFlagBase) & ((1ull << kFlagShift) - 1);
-      uint64_t size = uint64_t(plan.flags) * 8;
-      if (rank >= uint64_t(plan.ranks) || len > size || off > size - len)
-        return outside("is outside every rank's flag slots");
-      return reinterpret_cast<uint8_t *>(memory.flags(rank).data()) + off;
-    }
-    if (addr >= kDataBase) {
-      uint64_t index = (addr - kDataBase) >> kDataShift;
-      uint64_t off = (addr - kDataBase) & ((1ull << kDataShift) - 1);
-      uint64_t rank = index / plan.buffers.size();
-      uint64_t buffer = index % plan.buffers.size();
-      if (rank >= uint64_t(plan.ranks))
-        return outside("is beyond the last rank's buffers");
-      if (len > memory.bufferBytes(rank, buffer) ||
-          off > memory.bufferBytes(rank, buffer) - len)
-        return outside(
-            "runs past the end of buffer \"" + plan.buffers[buffer].name +
-            "\" of rank " + std::to_string(rank) + " (" +
-            std::to_string(memory.bufferBytes(rank, buffer)) + " bytes)");
-      return memory.buffer(rank, buffer) + off;
-    }
-    return outside("is below every buffer");
-  }
-
-  /// "flag@r1[2]" for a flag address, else the address.
-  std::string name(uint64_t addr) const {
-    if (addr >= kFlagBase && addr < kTimestampBase) {
-      uint64_t rank = (addr - kFlagBase) >> kFlagShift;
-      uint64_t off = (addr - kFlagBase) & ((1ull << kFlagShift) - 1);
-      return "flag@r" + std::to_string(rank) + "[" + std::to_string(off / 8) +
-             "]";
-    }
-    return hex(addr);
-  }
-
-  enum class Step { Done, Blocked, Fault };
-  /// Runs packet `p` (a TIMESTAMP writes `clock`): Blocked when a poll's
-  /// compare fails, Fault with `what` on a bad address, alignment or
-  /// overlap. Not thread-safe: callers serialise.
-  Step execute(const Packet &p, uint64_t clock, PacketSimStats &s,
-               std::string &what);
-  /// "polls flag@r1[2] ge 3 but it stays at 1" for a poll packet.
-  std::string pollState(const Packet &p);
+  uint8_t *translate(uint64_t addr, uint64_t len, std::string &error) override;
+  std::string name(uint64_t addr) const override;
 
   const PacketPlan &plan;
   HostMemory &memory;

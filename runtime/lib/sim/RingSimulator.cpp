@@ -103,20 +103,6 @@ const char *kindName(Packet::Kind kind) {
   return "?";
 }
 
-/// A packet's size in dwords from its header, by the runtime's decoder
-/// (the header followed by zero dwords, which decode as 1-dword NOPs); 0
-/// with `error` for a header it does not know.
-size_t headerDwords(uint32_t dw0, std::string &error) {
-  if ((dw0 & 0xff) == 0) // NOP: count[29:16] extra dwords
-    return 1 + ((dw0 >> 16) & 0x3fff);
-  std::vector<uint32_t> probe(16, 0);
-  probe[0] = dw0;
-  std::vector<Packet> packets;
-  if (!decodePackets(probe, packets, error))
-    return 0;
-  return packets[0].size;
-}
-
 class RingModel {
 public:
   RingModel(const PacketPlan &plan, HostMemory &memory,
@@ -227,7 +213,7 @@ bool RingModel::fetchOne(SimQueue &q, uint64_t value) {
                " but no packet was written here since the engine last read "
                "it");
   std::string why;
-  size_t size = headerDwords(q.ring[i], why);
+  size_t size = packetDwords(q.ring[i], why);
   if (!size)
     return bad("not a packet: " + why);
   if (i + size > bytes / 4)

@@ -222,6 +222,8 @@ void userSchedule(Rank &k, const std::string &path) {
   for (size_t c : {size_t(5), size_t(12345), size_t(4096)}) {
     char *in = static_cast<char *>(k.alloc(c));
     char *out = static_cast<char *>(k.alloc(R * c));
+    if (!in || !out) // reported (a failed communicator allocates nothing)
+      break;
     for (int round = 0; round < 2; ++round) {
       k.fill(in, c, k.rank, 6 + round);
       k.fill(out, R * c, k.rank, -1);

@@ -101,6 +101,14 @@ struct CommOptions {
   /// The DMA plans' variant: pcpy, b2b, bcst or swap ("":
   /// $SDMA_DMA_VARIANT, else pcpy).
   std::string dmaVariant;
+  /// Who submits the DMA path's commands: "host" (the driver's
+  /// asynchronous copies, the sync kernel's waits) or "kernel" (AMD's
+  /// GPU-initiated SDMA: a kernel writes the plan's SDMA packets into this
+  /// rank's engine rings; on the CPU device the same writer on host
+  /// threads, its rings read by host-thread engines; not on NVIDIA, whose
+  /// copy engines take no user packets). "": $SDMA_DMA_SUBMIT, else
+  /// "host".
+  std::string dmaSubmit;
   /// With path "dma": calls whose chunk (bytes per rank) is below this
   /// take the load/store kernel (0: $SDMA_DMA_MIN_BYTES, else none).
   size_t dmaMinBytes = 0;
