@@ -3,6 +3,7 @@
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
 // Usage: sdma-precompile --ranks=N[,N...] [--dma-variants=V[,V...]]
+//                        [--dma-packets=TARGET]
 //                        [--experts=E[,E...] [--major-align=A]] DIR
 //                        [SCHEDULE.mlir...]
 //
@@ -11,7 +12,10 @@
 // compiler library and writes them as DIR/<name>-<ranks>.hip (a schedule's
 // name: its file name without ".mlir"), and, where the schedule has one,
 // its DMA plan in each variant (default pcpy) as
-// DIR/<name>-<ranks>.<variant>.plan.json: what a communicator loads where
+// DIR/<name>-<ranks>.<variant>.plan.json, with --dma-packets its SDMA
+// packets for TARGET (gfx9, gfx942, gfx950; kernel submission,
+// SDMA_DMA_SUBMIT=kernel) as DIR/<name>-<ranks>.<variant>.<TARGET>.packets.json:
+// what a communicator loads where
 // the compiler library is not installed (SDMA_PROGRAM_DIR=DIR), e.g. a GPU
 // node without LLVM; sdmaScheduleLoad of a schedule's path finds its
 // program by that name.
@@ -35,6 +39,7 @@ int main(int argc, char **argv) {
   std::vector<int> ranks;
   std::string dir;
   std::vector<std::string> schedules, variants;
+  std::string packetTarget;
   int localRanks = 0, majorAlign = 1;
   std::vector<int> experts;
   for (int i = 1; i < argc; ++i) {
@@ -55,6 +60,18 @@ int main(int argc, char **argv) {
         else
           majorAlign = static_cast<int>(n);
         p = *end == ',' ? end + 1 : end;
+      }
+      continue;
+    }
+    if (a.rfind("--dma-packets=", 0) == 0) {
+      packetTarget = a.substr(14);
+      if (packetTarget != "gfx9" && packetTarget != "gfx942" &&
+          packetTarget != "gfx950") {
+        std::fprintf(stderr,
+                     "sdma-precompile: unknown SDMA packet target '%s' in %s "
+                     "(gfx9, gfx942 or gfx950)\n",
+                     packetTarget.c_str(), a.c_str());
+        return 2;
       }
       continue;
     }
@@ -95,14 +112,19 @@ int main(int argc, char **argv) {
       }
     } else if (a == "--help" || a == "-h") {
       std::puts("usage: sdma-precompile --ranks=N[,N...] "
-                "[--dma-variants=V[,V...]] [--experts=E[,E...] "
+                "[--dma-variants=V[,V...]] [--dma-packets=TARGET] "
+                "[--experts=E[,E...] "
                 "[--major-align=A]] DIR [SCHEDULE.mlir...]\n"
                 "       sdma-precompile --ranks=N[,N...] --local-ranks=G DIR "
                 "[HIERARCHICAL.mlir...]\n"
                 "Writes the communicator's built-in programs and each "
                 "SCHEDULE's as DIR/<name>-<ranks>.hip, and their DMA plans\n"
                 "(variants pcpy, b2b, bcst, swap; default pcpy) as "
-                "DIR/<name>-<ranks>.<variant>.plan.json. With --local-ranks,\n"
+                "DIR/<name>-<ranks>.<variant>.plan.json; with --dma-packets, "
+                "their SDMA packets for\nTARGET (gfx9, gfx942, gfx950: "
+                "SDMA_DMA_SUBMIT=kernel) as\n"
+                "DIR/<name>-<ranks>.<variant>.<TARGET>.packets.json. With "
+                "--local-ranks,\n"
                 "the node plans of the built-in hierarchical schedules and of "
                 "each HIERARCHICAL one\nfor N ranks of G per node instead, "
                 "as DIR/<name>-<ranks>.<G>.node-plan.json (multi-node jobs).\n"
@@ -149,6 +171,10 @@ int main(int argc, char **argv) {
     for (const std::string &variant : variants) {
       CommOptions options;
       options.dmaVariant = variant;
+      if (!packetTarget.empty()) {
+        options.dmaSubmit = "kernel";
+        options.dmaPacketTarget = packetTarget;
+      }
       Error error;
       if (!Communicator::precompile(dir, r, schedules, options, error, experts,
                                     majorAlign)) {

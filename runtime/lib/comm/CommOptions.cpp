@@ -153,6 +153,12 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
       !choose(o.dmaSubmit, "SDMA_DMA_SUBMIT", "host", {"host", "kernel"},
               "DMA submission"))
     return false;
+  // Unset stays "": the device's target.
+  const char *target = std::getenv("SDMA_DMA_PACKET_TARGET");
+  if ((!o.dmaPacketTarget.empty() || (target && *target)) &&
+      !choose(o.dmaPacketTarget, "SDMA_DMA_PACKET_TARGET", "",
+              {"gfx9", "gfx942", "gfx950"}, "SDMA packet target"))
+    return false;
   if (o.programDirectory.empty() && std::getenv("SDMA_PROGRAM_DIR"))
     o.programDirectory = std::getenv("SDMA_PROGRAM_DIR");
   o.cacheDirectory = KernelCache(o.cacheDirectory).directory();

@@ -106,6 +106,7 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
       "SDMA_P2P_CHUNK_BYTES=" + std::to_string(options.p2pChunkBytes) +
       " SDMA_PATH=" + options.path + " SDMA_DMA_VARIANT=" + options.dmaVariant +
       " SDMA_DMA_SUBMIT=" + options.dmaSubmit +
+      " SDMA_DMA_PACKET_TARGET=" + options.dmaPacketTarget +
       " SDMA_DMA_MIN_BYTES=" + std::to_string(options.dmaMinBytes) +
       " SDMA_LL_BYTES=" + std::to_string(options.lowLatencyBytes) +
       " SDMA_SHARED_BYTES=" + std::to_string(options.sharedBytes);

@@ -94,28 +94,39 @@ bool writeProgram(const std::string &directory, const std::string &name,
 
 /// Writes NAME-R.VARIANT.plan.json, the DMA plan of `text`, where it has
 /// one (a schedule that reduces or reads counts at run time has none).
+/// Writes NAME-R.VARIANT.plan.json and, with a packet target,
+/// NAME-R.VARIANT.TARGET.packets.json (kernel submission's packets).
 bool writePlan(ScheduleCompiler &compiler, const std::string &directory,
                const std::string &text, const std::string &name, int ranks,
                std::optional<int> root, const std::string &variant,
-               Error &error) {
+               const std::string &packetTarget, Error &error) {
   ScheduleCompileOptions options;
   options.ranks = ranks;
   options.root = root;
   options.variants = {variant};
   options.name = name;
+  if (!packetTarget.empty()) {
+    options.packets = "primary";
+    options.sdmaTarget = packetTarget;
+  }
   ScheduleCompileResult result;
   std::string why;
   if (!compiler.compile(text, options, result, why))
     return error.fail(ErrorKind::System, why);
   if (!result.ok || result.variants.empty())
     return true;
-  std::string path = directory + "/" + ProgramCache::programName(name) + "-" +
-                     std::to_string(ranks) + "." + variant + ".plan.json";
-  std::ofstream out(path, std::ios::binary);
-  out << result.variants[0].plan;
-  if (!out.flush())
-    return error.fail(ErrorKind::System, "cannot write " + path);
-  return true;
+  std::string stem = directory + "/" + ProgramCache::programName(name) + "-" +
+                     std::to_string(ranks) + "." + variant;
+  auto write = [&](const std::string &path, const std::string &bytes) {
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+    return out.flush() ? true
+                       : error.fail(ErrorKind::System, "cannot write " + path);
+  };
+  return write(stem + ".plan.json", result.variants[0].plan) &&
+         (packetTarget.empty() ||
+          write(stem + "." + packetTarget + ".packets.json",
+                result.variants[0].packets));
 }
 
 const char *typeName(DataType type) {
@@ -445,6 +456,8 @@ bool ProgramCache::compilePlan(const Instance &instance, Plan &plan,
   if (kernel && (target = device_.dmaPacketTarget(why)).empty())
     return error.fail(ErrorKind::InvalidUsage,
                       "SDMA_DMA_SUBMIT=kernel: " + why);
+  if (kernel && !options_.dmaPacketTarget.empty())
+    target = options_.dmaPacketTarget;
   if (ScheduleCompiler *compiler = this->compiler()) {
     ScheduleCompileOptions options;
     options.ranks = ranks_;
@@ -580,6 +593,9 @@ bool ProgramCache::precompile(const std::string &directory, int ranks,
     return error.fail(ErrorKind::System, why);
   std::string variant =
       options.dmaVariant.empty() ? std::string("pcpy") : options.dmaVariant;
+  // Kernel submission's packets where a target is named.
+  std::string packetTarget =
+      options.dmaSubmit == "kernel" ? options.dmaPacketTarget : std::string();
   for (const BuiltinSchedule &builtin : kBuiltinSchedules) {
     std::string schedule = builtin.name;
     // Each root of a rooted built-in; each expert count of an MoE one
@@ -601,7 +617,7 @@ bool ProgramCache::precompile(const std::string &directory, int ranks,
           (!isMoe(schedule) &&
            !writePlan(*compiler, directory, builtin.text, name, ranks,
                       bound ? std::optional<int>(bound->root) : std::nullopt,
-                      variant, error)))
+                      variant, packetTarget, error)))
         return false;
     }
   }
@@ -614,7 +630,7 @@ bool ProgramCache::precompile(const std::string &directory, int ranks,
                        error) ||
         !writeProgram(directory, programName(path), ranks, ldst, error) ||
         !writePlan(*compiler, directory, text, path, ranks, std::nullopt,
-                   variant, error))
+                   variant, packetTarget, error))
       return false;
   }
   return true;

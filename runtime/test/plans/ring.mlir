@@ -2,6 +2,10 @@
 // Regenerate ring.json (test/runtime/plans-up-to-date.test checks it):
 //   sdma-opt ring.mlir --sdma-unroll --sdma-verify --sdma-assign-engines \
 //     --sdma-insert-sync=prelaunch=1 | sdma-translate --sdma-to-plan
+// and ring-host.json / ring-host.packets.json (the same without prelaunch,
+// its plan and its gfx942 packets: --sdma-insert-sync, then sdma-translate
+// --sdma-to-plan, or sdma-opt --convert-sdma-to-sdmapkt=target=gfx942 |
+// sdma-translate --sdma-to-packets).
 sdma.schedule @all_gather_ring ranks(%R = 4)
     buffers(%input : 1, %output : ranks) implements all_gather(%input -> %output) {
   %c1 = arith.constant 1 : index

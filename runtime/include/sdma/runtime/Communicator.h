@@ -109,6 +109,10 @@ struct CommOptions {
   /// copy engines take no user packets). "": $SDMA_DMA_SUBMIT, else
   /// "host".
   std::string dmaSubmit;
+  /// With kernel submission: the SDMA target profile the packets are built
+  /// for (gfx9, gfx942, gfx950). "": $SDMA_DMA_PACKET_TARGET, else the
+  /// device's (its GPU's; gfx942 on the CPU device).
+  std::string dmaPacketTarget;
   /// With path "dma": calls whose chunk (bytes per rank) is below this
   /// take the load/store kernel (0: $SDMA_DMA_MIN_BYTES, else none).
   size_t dmaMinBytes = 0;
