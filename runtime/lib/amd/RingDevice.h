@@ -189,6 +189,55 @@ static __device__ bool sdma_ring_submit(const SdmaRingArgs &a,
 }
 )SDMA";
 
+/// The communicator's entry (hip/HipRingKernel.cpp), appended after a ring
+/// writer with SDMA_RING_TABLE_BUFS (ranks x buffers) and
+/// SDMA_RING_TABLE_RANKS defined: the call's buffer and flag addresses
+/// travel in the argument itself (nothing copied before the launch, so a
+/// CUDA-style graph can capture it); nothing is written once the call has
+/// failed (its record set: the entry barrier timed out, the ranks' calls
+/// differ, an abort); a writer that gives up reports it in the call's
+/// record as DmaProgram.h's kDmaRingWriterSlot (-14: value the queue, seen
+/// 1 ring space or 2 commit).
+constexpr const char *kRingTableEntry = R"SDMA(
+struct SdmaRingTable {
+  unsigned long long buf[SDMA_RING_TABLE_BUFS];
+  unsigned long long flags[SDMA_RING_TABLE_RANKS];
+  unsigned long long *callError;  // the call's record
+  unsigned long long *callMirror; // its host copy (null: none)
+  unsigned long long rank;
+};
+
+extern "C" __global__ void sdma_ring_write_table(SdmaRingArgs a,
+                                                 SdmaRingTable t) {
+  if (SDMA_RING_LOAD(t.callError))
+    return;
+  a.buf = t.buf;
+  a.flags = t.flags;
+  a.ts = t.flags; // the communicator's packets write no timestamps
+  sdma_ring_run(a);
+  SDMA_SYNC();
+  unsigned long long kind = SDMA_RING_LOAD(a.error);
+  if (SDMA_TID != 0 || (kind != SDMA_RING_ERR_FULL &&
+                        kind != SDMA_RING_ERR_COMMIT) ||
+      SDMA_ATOMIC_CAS_U64(t.callError, 0ull, 1ull) != 0ull)
+    return;
+  unsigned long long *records[2] = {t.callError, t.callMirror};
+  for (int i = 0; i < 2; ++i) {
+    unsigned long long *r = records[i];
+    if (!r)
+      continue;
+    r[1] = t.rank;
+    r[2] = (unsigned long long)-14ll;
+    r[3] = a.error[1];
+    r[4] = kind;
+    SDMA_FENCE_SYSTEM();
+    if (i == 1)
+      *(volatile unsigned long long *)r = 1ull;
+  }
+  SDMA_FENCE_SYSTEM();
+}
+)SDMA";
+
 /// The ring macros on AMD GPUs (after kHipPrelude or kHipClangPrelude).
 constexpr const char *kRingHipPrelude = R"SDMA(
 #define SDMA_RING_LOAD(p)                                                      \

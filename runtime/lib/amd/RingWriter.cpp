@@ -238,7 +238,7 @@ std::optional<std::string> sdma::rt::emitRingWriter(const PacketPlan &plan,
   os << "};\n\n"
      << "// One block per queue (of a.rank, or of every rank if a.rank < 0),\n"
      << "// one writer per wavefront (its first lane).\n"
-     << "extern \"C\" __global__ void sdma_ring_write(SdmaRingArgs a) {\n"
+     << "static __device__ void sdma_ring_run(const SdmaRingArgs &a) {\n"
      << "  unsigned q = SDMA_BID + (a.rank < 0 ? 0u : "
         "sdma_ring_first[a.rank]);\n"
      << "  unsigned w = SDMA_TID / SDMA_RING_WAVE;\n"
@@ -248,7 +248,9 @@ std::optional<std::string> sdma::rt::emitRingWriter(const PacketPlan &plan,
   for (size_t q = 0; q < plan.queues.size(); ++q)
     os << "  case " << q << ": sdma_ring_q" << q << "(a, &a.queues[" << q
        << "], w, nw, lead); break;\n";
-  os << "  }\n}\n";
+  os << "  }\n}\n\n"
+     << "extern \"C\" __global__ void sdma_ring_write(SdmaRingArgs a) {\n"
+     << "  sdma_ring_run(a);\n}\n";
   return os.str();
 }
 

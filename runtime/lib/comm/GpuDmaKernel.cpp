@@ -173,25 +173,7 @@ private:
     }
   };
 
-  void fillArgs() {
-    const DmaProgram &P = *program_;
-    std::memset(&args_, 0, sizeof(args_));
-    for (int r = 0; r < P.plan.ranks; ++r)
-      args_.arrive[r] = T_.arrive[r];
-    args_.flags = T_.flags[P.rank];
-    args_.epochs = T_.epochs;
-    args_.error = T_.error;
-    args_.errorMirror = T_.errorMirror;
-    args_.timeoutNs = T_.timeoutNs;
-    args_.rank = P.rank;
-    args_.ranks = P.plan.ranks;
-    args_.flagCount = P.plan.flags;
-    args_.callTag = T_.callTag;
-    for (int r = 0; r < P.plan.ranks && r < int(T_.tags.size()); ++r)
-      args_.tags[r] = T_.tags[r];
-    for (int r = 0; r < P.plan.ranks; ++r)
-      args_.peerFlags[r] = T_.flags[r];
-  }
+  void fillArgs() { args_ = dmaSyncArgs(*program_, T_); }
 
   char *address(const Slice &s) const {
     char *base =
@@ -240,6 +222,27 @@ private:
 };
 
 } // namespace
+
+DmaSyncArgs sdma::rt::dmaSyncArgs(const DmaProgram &P, const LaunchTable &T) {
+  DmaSyncArgs args;
+  std::memset(&args, 0, sizeof(args));
+  for (int r = 0; r < P.plan.ranks; ++r)
+    args.arrive[r] = T.arrive[r];
+  args.flags = T.flags[P.rank];
+  args.epochs = T.epochs;
+  args.error = T.error;
+  args.errorMirror = T.errorMirror;
+  args.timeoutNs = T.timeoutNs;
+  args.rank = P.rank;
+  args.ranks = P.plan.ranks;
+  args.flagCount = P.flagSlots();
+  args.callTag = T.callTag;
+  for (int r = 0; r < P.plan.ranks && r < int(T.tags.size()); ++r)
+    args.tags[r] = T.tags[r];
+  for (int r = 0; r < P.plan.ranks; ++r)
+    args.peerFlags[r] = T.flags[r];
+  return args;
+}
 
 std::unique_ptr<CommKernel>
 sdma::rt::createGpuDmaKernel(std::unique_ptr<GpuDmaOps> ops,

@@ -90,6 +90,10 @@ public:
                     int flag, uint64_t value, std::string &error) = 0;
 };
 
+/// The sync kernel's argument for a launch of `program` with table `table`
+/// (its DMA flags: DmaProgram::flagSlots of them, reset at the exit).
+DmaSyncArgs dmaSyncArgs(const DmaProgram &program, const LaunchTable &table);
+
 /// The DMA path of `program` on the GPU `ops` drives; null with why.
 /// `batch`: a queue's copies that may run in any order go as one batch
 /// where `ops` allows (CommOptions::dmaBatch).

@@ -18,6 +18,7 @@
 #include "hip/HipApi.h"
 #include "hip/HipDeviceSet.h"
 #include "hip/HipDmaKernel.h"
+#include "hip/HipRingKernel.h"
 #include "hip/HipKernel.h"
 #include "sdma/runtime/LdstPrelude.h"
 
@@ -177,8 +178,14 @@ public:
           "cost model";
     return false;
   }
+  std::string dmaPacketTarget(std::string &why) const override {
+    return sdmaPacketTargetOf(arch(), why);
+  }
   std::unique_ptr<CommKernel> loadDma(std::shared_ptr<const DmaProgram> program,
                                       std::string &error) override {
+    if (program->packets)
+      return createHipRingKernel(api_, ordinal(), arch(), std::move(program),
+                                 options_.cacheDirectory, error);
     return createHipDmaKernel(api_, ordinal(), arch(), std::move(program),
                               options_.cacheDirectory, error);
   }

@@ -252,3 +252,32 @@ TEST(RingPath, AnAbortStopsTheEnginesAndTheWriterAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(job.record[2][0], 0xABABABABABABABABull);
 }
+
+#ifdef SDMA_HAVE_HIP
+#include "hip/HipRingKernel.h"
+#include "sdma/runtime/Ring.h"
+
+TEST(RingPath, TheHipDevicesWriterCompilesForAmdAndItsTargetFollowsTheGpu) {
+  std::string error, why;
+  EXPECT_EQ(sdmaPacketTargetOf("gfx942:sramecc+:xnack-", why), "gfx942");
+  EXPECT_EQ(sdmaPacketTargetOf("gfx950", why), "gfx950");
+  EXPECT_EQ(sdmaPacketTargetOf("gfx90a", why), "gfx9");
+  EXPECT_EQ(sdmaPacketTargetOf("gfx1100", why), "");
+  EXPECT_NE(why.find("gfx1100 has no SDMA packet profile"), std::string::npos)
+      << why;
+  std::shared_ptr<DmaProgram> program = programFor(3, error);
+  ASSERT_TRUE(program) << error;
+  std::optional<std::string> writer = hipRingWriterSource(*program, error);
+  ASSERT_TRUE(writer) << error;
+  // The table holds the call's 4 x 2 buffers and 4 ranks' flags.
+  EXPECT_NE(writer->find("#define SDMA_RING_TABLE_BUFS 8\n"
+                         "#define SDMA_RING_TABLE_RANKS 4\n"),
+            std::string::npos);
+  EXPECT_NE(writer->find("sdma_ring_write_table"), std::string::npos);
+  // hipRTC (HIP 5.2's builds gfx90a; it cannot build gfx942).
+  std::string code;
+  ASSERT_TRUE(compileRingWriterHipRtc(*writer, "gfx90a", code, error))
+      << error;
+  EXPECT_GT(code.size(), 1000u);
+}
+#endif
