@@ -39,7 +39,7 @@ step 200 "load/store in a CUDA graph, 2 processes" $launch=2 "$test_bin" \
   --case=graph
 for p in ldst dma; do
   step 120 "ranks making different calls ($p), 3 processes" \
-    env SDMA_PATH=$p $launch=3 "$test_bin" --case=other-buffer
+    env SDMA_PATH=$p SDMA_LL_BYTES=0 $launch=3 "$test_bin" --case=other-buffer
 done
 for n in 2 4 8; do
   step 300 "DMA path: every collective, $n processes" $dma $launch=$n \

@@ -14,10 +14,10 @@
 // its DMA plan in each variant (default pcpy) as
 // DIR/<name>-<ranks>.<variant>.plan.json, with --dma-packets its SDMA
 // packets for TARGET (gfx9, gfx942, gfx950; kernel submission,
-// SDMA_DMA_SUBMIT=kernel) as DIR/<name>-<ranks>.<variant>.<TARGET>.packets.json:
-// what a communicator loads where
-// the compiler library is not installed (SDMA_PROGRAM_DIR=DIR), e.g. a GPU
-// node without LLVM; sdmaScheduleLoad of a schedule's path finds its
+// SDMA_DMA_SUBMIT=kernel) as
+// DIR/<name>-<ranks>.<variant>.<TARGET>.packets.json: what a communicator loads
+// where the compiler library is not installed (SDMA_PROGRAM_DIR=DIR), e.g. a
+// GPU node without LLVM; sdmaScheduleLoad of a schedule's path finds its
 // program by that name.
 //
 //===----------------------------------------------------------------------===//

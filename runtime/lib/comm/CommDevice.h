@@ -153,8 +153,9 @@ public:
   /// profile (gfx9, gfx942, gfx950) the DMA plans' packets are built for;
   /// "" with why where the device's engines take no packets from kernels.
   virtual std::string dmaPacketTarget(std::string &why) const {
-    why = "the " + name() + " device's DMA engines take no SDMA packets from "
-                            "a kernel (DMA submission 'kernel' is AMD's)";
+    why = "the " + name() +
+          " device's DMA engines take no SDMA packets from "
+          "a kernel (DMA submission 'kernel' is AMD's)";
     return "";
   }
   /// Whether CommOptions::path "auto" may pick the DMA path here by the

@@ -144,8 +144,8 @@ bool DmaProgram::attachPackets(PacketPlan packed, std::string &error) {
     for (const Relocation &r : queue.relocations)
       if (r.kind == Relocation::Kind::Flag) {
         if (r.slot < 0 || r.slot >= packed.flags)
-          return refuse(where + "flag slot " + std::to_string(r.slot) +
-                        " of " + std::to_string(packed.flags));
+          return refuse(where + "flag slot " + std::to_string(r.slot) + " of " +
+                        std::to_string(packed.flags));
         flagAt[r.dword] = &r;
       }
     for (const Packet &p : packets) {
@@ -159,8 +159,7 @@ bool DmaProgram::attachPackets(PacketPlan packed, std::string &error) {
       if (p.kind == Packet::Kind::PollRegMem && r->second->slot == kLaunchFlag)
         return refuse(where + "it waits for a launch flag (prelaunched "
                               "packets): the ring writer is the launch");
-      if (p.kind == Packet::Kind::AtomicAdd64 ||
-          p.kind == Packet::Kind::Fence)
+      if (p.kind == Packet::Kind::AtomicAdd64 || p.kind == Packet::Kind::Fence)
         notify[{r->second->rank, r->second->slot}].insert(queue.rank);
     }
   }

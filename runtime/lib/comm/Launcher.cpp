@@ -105,8 +105,9 @@ Error Launcher::kernelError() {
       return remote(where + "'s ring writer" + after + " waiting for " +
                     (r[4] == 1 ? "space in the ring of engine queue "
                                : "earlier packets to be committed to queue ") +
-                    std::to_string(r[3]) + " (its engine stopped: a wait "
-                                           "of its packets did not complete)");
+                    std::to_string(r[3]) +
+                    " (its engine stopped: a wait "
+                    "of its packets did not complete)");
     if (slot == kDmaPacketFaultSlot) {
       error.fail(ErrorKind::Internal,
                  where + "'s DMA engine of queue " + std::to_string(r[3]) +

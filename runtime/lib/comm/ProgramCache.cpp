@@ -501,9 +501,8 @@ bool ProgramCache::compilePlan(const Instance &instance, Plan &plan,
     why = "no program directory (SDMA_PROGRAM_DIR) is set";
   else if (!(loaded = Plan::load(stem + ".plan.json", why)))
     why = "no precompiled DMA plan: " + why;
-  else if (kernel &&
-           !(packets = PacketPlan::load(stem + "." + target + ".packets.json",
-                                        why)))
+  else if (kernel && !(packets = PacketPlan::load(
+                           stem + "." + target + ".packets.json", why)))
     why = "no precompiled " + target + " SDMA packets: " + why;
   if (!loaded || (kernel && !packets))
     return error.fail(ErrorKind::System, "cannot compile the DMA plan of " +

@@ -18,8 +18,8 @@
 #include "hip/HipApi.h"
 #include "hip/HipDeviceSet.h"
 #include "hip/HipDmaKernel.h"
-#include "hip/HipRingKernel.h"
 #include "hip/HipKernel.h"
+#include "hip/HipRingKernel.h"
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>

@@ -126,18 +126,16 @@ private:
               " SDMA queues (compile with fewer engines)";
       return false;
     }
-    std::vector<DeviceQueue> queues(P_->packets->queues.size(),
-                                    DeviceQueue{});
+    std::vector<DeviceQueue> queues(P_->packets->queues.size(), DeviceQueue{});
     for (size_t k = 0; k < mine.size(); ++k) {
       const SdmaRingDesc &d = rings[k];
-      queues[mine[k]] = DeviceQueue{
-          d.ring, d.ringBytes, d.readPtr, d.writePtr, d.doorbell,
-          0,      0,           mine[k],   0,          0};
+      queues[mine[k]] =
+          DeviceQueue{d.ring, d.ringBytes, d.readPtr, d.writePtr, d.doorbell,
+                      0,      0,           mine[k],   0,          0};
     }
     void *q = nullptr, *e = nullptr;
     size_t bytes = queues.size() * sizeof(DeviceQueue);
-    if (!check("hipMalloc (the ring queues)", api_.hipMalloc(&q, bytes),
-               error))
+    if (!check("hipMalloc (the ring queues)", api_.hipMalloc(&q, bytes), error))
       return false;
     queues_ = q;
     if (!check("hipMemcpy (the ring queues)",
@@ -179,8 +177,8 @@ private:
                           error);
   }
 
-  bool sync(hipStream_t stream, const DmaSyncArgs &args, DmaSyncOp op,
-            int flag, uint64_t value, std::string &error) {
+  bool sync(hipStream_t stream, const DmaSyncArgs &args, DmaSyncOp op, int flag,
+            uint64_t value, std::string &error) {
     DmaSyncArgs copy = args;
     int code = static_cast<int>(op);
     unsigned long long v = value;
@@ -218,8 +216,8 @@ std::string sdma::rt::sdmaPacketTargetOf(const std::string &arch,
   return "";
 }
 
-std::optional<std::string> sdma::rt::hipRingWriterSource(
-    const DmaProgram &program, std::string &error) {
+std::optional<std::string>
+sdma::rt::hipRingWriterSource(const DmaProgram &program, std::string &error) {
   if (!program.packets) {
     error = "internal: kernel-submitted DMA without packets";
     return std::nullopt;

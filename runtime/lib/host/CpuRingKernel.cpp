@@ -170,9 +170,8 @@ private:
     }
     int status = 0;
     if (cannot.empty() && !P.packetQueues.empty()) {
-      KernelArgs args{buf.data(), flags.data(),    ts.data(),
-                      chunk,      queues_.data(),  writerError_,
-                      T.timeoutNs, P.rank};
+      KernelArgs args{buf.data(),     flags.data(), ts.data(),   chunk,
+                      queues_.data(), writerError_, T.timeoutNs, P.rank};
       Hooks hooks{this, [](void *, unsigned long long, unsigned) {},
                   [](void *self, unsigned long long q, unsigned long long v) {
                     auto *k = static_cast<CpuRingKernel *>(self);
@@ -234,8 +233,8 @@ private:
       }
       const size_t i = (at % ringBytes_) / 4;
       std::vector<uint32_t> dwords;
-      size_t size = packetDwords(
-          __atomic_load_n(&ring.words[i], __ATOMIC_RELAXED), why);
+      size_t size =
+          packetDwords(__atomic_load_n(&ring.words[i], __ATOMIC_RELAXED), why);
       std::vector<Packet> decoded;
       if (size && i + size <= ringBytes_ / 4)
         for (size_t k = 0; k < size; ++k)
@@ -259,9 +258,9 @@ private:
           if (CpuCallSync::nowNs() - since > sync.timeoutNs()) {
             int64_t slot = -1;
             memory.flagOf(p.addr[0], slot);
-            uint32_t seen = __atomic_load_n(
-                reinterpret_cast<const uint32_t *>(p.addr[0]),
-                __ATOMIC_ACQUIRE);
+            uint32_t seen =
+                __atomic_load_n(reinterpret_cast<const uint32_t *>(p.addr[0]),
+                                __ATOMIC_ACQUIRE);
             return fault(dmaFlagSlot(int(slot)), p.value, seen);
           }
           sched_yield();

@@ -153,8 +153,8 @@ const char *packetsim::funcName(uint32_t func) {
 
 uint8_t *Machine::translate(uint64_t addr, uint64_t len, std::string &error) {
   auto outside = [&](const std::string &why) {
-    error = "address " + hex(addr) + " (+" + std::to_string(len) + " bytes) " +
-            why;
+    error =
+        "address " + hex(addr) + " (+" + std::to_string(len) + " bytes) " + why;
     return nullptr;
   };
   if (addr >= kTimestampBase) {
@@ -182,11 +182,10 @@ uint8_t *Machine::translate(uint64_t addr, uint64_t len, std::string &error) {
       return outside("is beyond the last rank's buffers");
     if (len > memory.bufferBytes(rank, buffer) ||
         off > memory.bufferBytes(rank, buffer) - len)
-      return outside("runs past the end of buffer \"" +
-                     plan.buffers[buffer].name + "\" of rank " +
-                     std::to_string(rank) + " (" +
-                     std::to_string(memory.bufferBytes(rank, buffer)) +
-                     " bytes)");
+      return outside(
+          "runs past the end of buffer \"" + plan.buffers[buffer].name +
+          "\" of rank " + std::to_string(rank) + " (" +
+          std::to_string(memory.bufferBytes(rank, buffer)) + " bytes)");
     return memory.buffer(rank, buffer) + off;
   }
   return outside("is below every buffer");
@@ -203,7 +202,8 @@ std::string Machine::name(uint64_t addr) const {
 }
 
 PacketExecutor::Step PacketExecutor::execute(const Packet &p, uint64_t clock,
-                               PacketSimStats &s, std::string &what) {
+                                             PacketSimStats &s,
+                                             std::string &what) {
   auto fault = [&](const std::string &why) {
     what = why;
     return Step::Fault;

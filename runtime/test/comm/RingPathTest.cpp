@@ -121,9 +121,10 @@ TEST(RingPath, PacketsOfTheRingAttach) {
   // Rank 1's engine 0 notifies rank 2's flag 4 (the listing's flag@r2[4]).
   EXPECT_EQ(program->notifiers(2, 4), std::vector<int>{1});
   EXPECT_EQ(program->packetRefusal(64, 256), "");
-  EXPECT_NE(program->packetRefusal(size_t(1) << 27, 256).find(
-                "exceeds the 67108864 bytes the gfx942 packets were split for"),
-            std::string::npos);
+  EXPECT_NE(
+      program->packetRefusal(size_t(1) << 27, 256)
+          .find("exceeds the 67108864 bytes the gfx942 packets were split for"),
+      std::string::npos);
 }
 
 TEST(RingPath, PacketsThatAreNotThePlansAreRefused) {
@@ -192,10 +193,10 @@ TEST(RingPath, BackToBackCallsWithDelaysAndFullRingsMoveEveryByte) {
       for (int s = 0; s < 10; ++s)
         EXPECT_EQ(job.flags[r][s], 0u) << "rank " << r << " flag " << s;
       for (int from = 0; from < kRanks; ++from)
-        EXPECT_EQ(std::vector<char>(job.output[r].begin() + from * kChunk,
-                                    job.output[r].begin() +
-                                        (from + 1) * kChunk),
-                  job.input[from])
+        EXPECT_EQ(
+            std::vector<char>(job.output[r].begin() + from * kChunk,
+                              job.output[r].begin() + (from + 1) * kChunk),
+            job.input[from])
             << "call " << call << ": rank " << r << "'s chunk from " << from;
     }
   }
@@ -276,8 +277,7 @@ TEST(RingPath, TheHipDevicesWriterCompilesForAmdAndItsTargetFollowsTheGpu) {
   EXPECT_NE(writer->find("sdma_ring_write_table"), std::string::npos);
   // hipRTC (HIP 5.2's builds gfx90a; it cannot build gfx942).
   std::string code;
-  ASSERT_TRUE(compileRingWriterHipRtc(*writer, "gfx90a", code, error))
-      << error;
+  ASSERT_TRUE(compileRingWriterHipRtc(*writer, "gfx90a", code, error)) << error;
   EXPECT_GT(code.size(), 1000u);
 }
 #endif
