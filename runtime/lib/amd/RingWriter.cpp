@@ -76,6 +76,18 @@ bool packetRanges(const PacketQueue &queue, const Packet &p,
 }
 } // namespace
 
+bool sdma::rt::checkRingBytes(uint64_t ringBytes, size_t largestDwords,
+                              std::string &error) {
+  if (ringBytes >= 64 && !(ringBytes & (ringBytes - 1)) &&
+      ringBytes >= 8 * largestDwords)
+    return true;
+  error = "a ring of " + std::to_string(ringBytes) +
+          " bytes: rings must be a power of two of at least 64 bytes and "
+          "twice the largest packet (" +
+          std::to_string(4 * largestDwords) + " bytes)";
+  return false;
+}
+
 std::vector<size_t> sdma::rt::ringBatches(const PacketQueue &queue,
                                           const std::vector<Packet> &packets) {
   std::map<size_t, const Relocation *> relocs;

@@ -22,17 +22,7 @@ public:
 
   bool load(const std::string &arch, const std::string &cacheDirectory,
             std::string &error) {
-    CompileInfo info;
-    info.arch = arch;
-    std::string code;
-    if (!HipKernel::build(kDmaSyncKernelSource, "sdma_dma_sync.hip",
-                          cacheDirectory, info, code, error))
-      return false;
-    if (!sync_.load(ordinal_, code, "sdma_dma_sync", 64, error)) {
-      error = api_.describe("loading the DMA sync kernel", sync_.failure());
-      return false;
-    }
-    return true;
+    return loadHipDmaSync(api_, sync_, ordinal_, arch, cacheDirectory, error);
   }
 
   bool activate(std::string &error) override {
@@ -92,11 +82,8 @@ public:
   void release(char *ptr) override { (void)api_.hipFree(ptr); }
   bool sync(void *stream, const DmaSyncArgs &args, DmaSyncOp op, int flag,
             uint64_t value, std::string &error) override {
-    DmaSyncArgs copy = args;
-    int code = static_cast<int>(op);
-    unsigned long long v = value;
-    void *params[] = {&copy, &code, &flag, &v};
-    return sync_.launch(1, 1, static_cast<hipStream_t>(stream), params, error);
+    return launchHipDmaSync(sync_, static_cast<hipStream_t>(stream), args, op,
+                            flag, value, error);
   }
 
 private:
@@ -113,6 +100,33 @@ private:
 };
 
 } // namespace
+
+bool sdma::rt::loadHipDmaSync(const HipApi &api, HipKernel &sync, int ordinal,
+                              const std::string &arch,
+                              const std::string &cacheDirectory,
+                              std::string &error) {
+  CompileInfo info;
+  info.arch = arch;
+  std::string code;
+  if (!HipKernel::build(kDmaSyncKernelSource, "sdma_dma_sync.hip",
+                        cacheDirectory, info, code, error))
+    return false;
+  if (!sync.load(ordinal, code, "sdma_dma_sync", 64, error)) {
+    error = api.describe("loading the DMA sync kernel", sync.failure());
+    return false;
+  }
+  return true;
+}
+
+bool sdma::rt::launchHipDmaSync(HipKernel &sync, hipStream_t stream,
+                                const DmaSyncArgs &args, DmaSyncOp op, int flag,
+                                uint64_t value, std::string &error) {
+  DmaSyncArgs copy = args;
+  int code = static_cast<int>(op);
+  unsigned long long v = value;
+  void *params[] = {&copy, &code, &flag, &v};
+  return sync.launch(1, 1, stream, params, error);
+}
 
 std::unique_ptr<CommKernel> sdma::rt::createHipDmaKernel(
     const HipApi &api, int ordinal, const std::string &arch,

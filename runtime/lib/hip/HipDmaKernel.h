@@ -18,11 +18,23 @@
 
 #include "comm/CommDevice.h"
 #include "comm/DmaProgram.h"
+#include "comm/DmaSyncKernel.h"
 #include "hip/HipApi.h"
+#include "hip/HipKernel.h"
 
 #include <memory>
 
 namespace sdma::rt {
+
+/// The DMA sync kernel (DmaSyncKernel.h) built for `arch` through the
+/// kernel cache and loaded into `sync` on GPU `ordinal`; false with why.
+bool loadHipDmaSync(const hip::HipApi &api, HipKernel &sync, int ordinal,
+                    const std::string &arch, const std::string &cacheDirectory,
+                    std::string &error);
+/// One launch of it (one thread) on `stream`.
+bool launchHipDmaSync(HipKernel &sync, hipStream_t stream,
+                      const DmaSyncArgs &args, DmaSyncOp op, int flag,
+                      uint64_t value, std::string &error);
 
 /// The DMA path of `program` on HIP GPU `ordinal` of architecture `arch`
 /// (the sync kernel compiled through the kernel cache in `cacheDirectory`);

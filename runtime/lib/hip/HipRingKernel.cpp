@@ -10,6 +10,7 @@
 #include "amd/RingDevice.h"
 #include "comm/DmaSyncKernel.h"
 #include "comm/GpuDmaKernel.h"
+#include "hip/HipDmaKernel.h"
 #include "hip/HipKernel.h"
 #include "sdma/runtime/Ring.h"
 
@@ -64,9 +65,7 @@ public:
     CompileInfo info;
     info.arch = arch;
     std::string code;
-    if (!HipKernel::build(kDmaSyncKernelSource, "sdma_dma_sync.hip",
-                          cacheDirectory, info, code, error) ||
-        !sync_.load(ordinal_, code, "sdma_dma_sync", 64, error))
+    if (!loadHipDmaSync(api_, sync_, ordinal_, arch, cacheDirectory, error))
       return false;
     if (!HipKernel::build(std::string("#define SDMA_RING_WAVE 64\n") +
                               kRingHipPrelude + *writer,
@@ -179,11 +178,7 @@ private:
 
   bool sync(hipStream_t stream, const DmaSyncArgs &args, DmaSyncOp op, int flag,
             uint64_t value, std::string &error) {
-    DmaSyncArgs copy = args;
-    int code = static_cast<int>(op);
-    unsigned long long v = value;
-    void *params[] = {&copy, &code, &flag, &v};
-    return sync_.launch(1, 1, stream, params, error);
+    return launchHipDmaSync(sync_, stream, args, op, flag, value, error);
   }
 
   bool check(const char *what, hipError_t result, std::string &error) const {

@@ -320,14 +320,8 @@ sdma::rt::createCpuRingKernel(std::shared_ptr<const DmaProgram> program,
   for (const std::vector<Packet> &queue : program->decodedPackets)
     for (const Packet &p : queue)
       largest = std::max(largest, p.size);
-  if (ringBytes < 64 || (ringBytes & (ringBytes - 1)) ||
-      ringBytes < 8 * largest) {
-    error = "a ring of " + std::to_string(ringBytes) +
-            " bytes: rings must be a power of two of at least 64 bytes and "
-            "twice the largest packet (" +
-            std::to_string(4 * largest) + " bytes)";
+  if (!checkRingBytes(ringBytes, largest, error))
     return nullptr;
-  }
   std::optional<std::string> writer =
       emitRingWriter(*program->packets, RingFault::None, error);
   if (!writer)

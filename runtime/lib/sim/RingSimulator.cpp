@@ -186,14 +186,8 @@ bool RingModel::setUp(std::string &error) {
   if (!ringBytes)
     for (ringBytes = 64; ringBytes < 8 * largest;)
       ringBytes *= 2;
-  if (ringBytes < 64 || (ringBytes & (ringBytes - 1)) ||
-      ringBytes < 8 * largest) {
-    error = "a ring of " + std::to_string(ringBytes) +
-            " bytes: rings must be a power of two of at least 64 bytes and "
-            "twice the largest packet (" +
-            std::to_string(4 * largest) + " bytes)";
+  if (!checkRingBytes(ringBytes, largest, error))
     return false;
-  }
   for (SimQueue &q : queues) {
     q.ring.assign(ringBytes / 4, 0);
     q.written = std::make_unique<std::atomic<uint8_t>[]>(ringBytes / 4);

@@ -54,6 +54,12 @@ std::optional<RingFault> parseRingFault(const std::string &name);
 std::vector<size_t> ringBatches(const PacketQueue &queue,
                                 const std::vector<Packet> &packets);
 
+/// Whether a ring of `ringBytes` takes packets of up to `largestDwords`
+/// dwords: a power of two of at least 64 bytes and twice the largest
+/// packet (so a packet and its NOP padding always fit); false with why.
+bool checkRingBytes(uint64_t ringBytes, size_t largestDwords,
+                    std::string &error);
+
 /// The ring writer kernel's source for `plan` (without a prelude: see
 /// ringHipSource). Fails on a plan it cannot write (queues not grouped by
 /// rank, an undecodable image).
