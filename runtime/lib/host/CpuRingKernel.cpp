@@ -225,8 +225,11 @@ private:
         return stopWriters();
       const uint64_t at = ring.rptr;
       if (__atomic_load_n(&ring.doorbell, __ATOMIC_ACQUIRE) == at) {
-        if (writerDone_.load() ||
-            CpuCallSync::nowNs() - since > sync.timeoutNs())
+        // The writers are done only after their last doorbell: look again
+        // once they are, before calling a packet missing.
+        bool missing = writerDone_.load() &&
+                       __atomic_load_n(&ring.doorbell, __ATOMIC_ACQUIRE) == at;
+        if (missing || CpuCallSync::nowNs() - since > sync.timeoutNs())
           return fault(kDmaPacketFaultSlot, q, at);
         sched_yield();
         continue;
