@@ -89,7 +89,8 @@ sdmaConfig_t makeConfig(const std::string &device, size_t heapBytes,
                         unsigned long long timeoutMs, int checkCalls,
                         const std::string &programDirectory,
                         const std::string &path,
-                        const std::string &dmaVariant) {
+                        const std::string &dmaVariant,
+                        const std::string &dmaSubmit) {
   sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
   config.device = device.empty() ? nullptr : device.c_str();
   config.heapBytes = heapBytes;
@@ -99,6 +100,7 @@ sdmaConfig_t makeConfig(const std::string &device, size_t heapBytes,
       programDirectory.empty() ? nullptr : programDirectory.c_str();
   config.path = path.empty() ? nullptr : path.c_str();
   config.dmaVariant = dmaVariant.empty() ? nullptr : dmaVariant.c_str();
+  config.dmaSubmit = dmaSubmit.empty() ? nullptr : dmaSubmit.c_str();
   return config;
 }
 
@@ -142,7 +144,8 @@ public:
                          unsigned long long timeoutMs, int checkCalls,
                          const std::string &programDirectory,
                          const std::string &path,
-                         const std::string &dmaVariant) {
+                         const std::string &dmaVariant,
+                         const std::string &dmaSubmit) {
     auto made = std::unique_ptr<Comm>(new Comm());
     auto python = std::make_unique<PythonTransport>();
     python->object = transport;
@@ -156,7 +159,8 @@ public:
     python->transport.name = python->name.c_str();
     python->transport.exchange = &PythonTransport::exchange;
     sdmaConfig_t config = makeConfig(device, heapBytes, timeoutMs, checkCalls,
-                                     programDirectory, path, dmaVariant);
+                                     programDirectory, path, dmaVariant,
+                                     dmaSubmit);
     sdmaResult_t result;
     {
       py::gil_scoped_release release;
@@ -171,7 +175,7 @@ public:
   Comm(int nranks, py::bytes id, int rank, const std::string &device,
        size_t heapBytes, unsigned long long timeoutMs, int checkCalls,
        const std::string &programDirectory, const std::string &path,
-       const std::string &dmaVariant) {
+       const std::string &dmaVariant, const std::string &dmaSubmit) {
     std::string bytes = id;
     if (bytes.size() != SDMA_UNIQUE_ID_BYTES)
       throw SdmaError(sdmaInvalidArgument,
@@ -180,7 +184,8 @@ public:
     sdmaUniqueId uid;
     std::memcpy(uid.internal, bytes.data(), sizeof(uid.internal));
     sdmaConfig_t config = makeConfig(device, heapBytes, timeoutMs, checkCalls,
-                                     programDirectory, path, dmaVariant);
+                                     programDirectory, path, dmaVariant,
+                                     dmaSubmit);
     sdmaResult_t result;
     {
       py::gil_scoped_release release;
@@ -564,17 +569,19 @@ PYBIND11_MODULE(_sdma, m) {
   py::class_<Comm>(m, "Comm")
       .def(py::init<int, py::bytes, int, const std::string &, size_t,
                     unsigned long long, int, const std::string &,
-                    const std::string &, const std::string &>(),
+                    const std::string &, const std::string &,
+                    const std::string &>(),
            py::arg("nranks"), py::arg("unique_id"), py::arg("rank"),
            py::arg("device") = "", py::arg("heap_bytes") = 0,
            py::arg("timeout_ms") = 0, py::arg("check_calls") = -1,
            py::arg("program_dir") = "", py::arg("path") = "",
-           py::arg("dma_variant") = "")
+           py::arg("dma_variant") = "", py::arg("dma_submit") = "")
       .def_static("multi_node", &Comm::multiNode, py::arg("transport"),
                   py::arg("local_ranks") = 0, py::arg("device") = "",
                   py::arg("heap_bytes") = 0, py::arg("timeout_ms") = 0,
                   py::arg("check_calls") = -1, py::arg("program_dir") = "",
                   py::arg("path") = "", py::arg("dma_variant") = "",
+                  py::arg("dma_submit") = "",
                   py::return_value_policy::take_ownership)
       .def("last_path", &Comm::lastPath)
       .def("destroy", &Comm::destroy)

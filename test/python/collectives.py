@@ -437,6 +437,11 @@ def run(rank, world, mode, device, unique_id, port, schedule, results):
         path = os.environ.get("SDMA_TEST_PATH")
         if path:
             options["path"] = path
+        # dma_submit="kernel": the DMA plan's SDMA packets through the ring
+        # writer (the CPU device runs it on host threads).
+        submit = os.environ.get("SDMA_TEST_DMA_SUBMIT")
+        if submit:
+            options["dma_submit"] = submit
         if mode == "id":
             comm = sdma.Communicator(rank, world, unique_id, **options)
         elif mode == "group":
@@ -457,6 +462,8 @@ def run(rank, world, mode, device, unique_id, port, schedule, results):
                 torch.cuda.synchronize()
             assert out[:, 0].tolist() == list(range(world)), out
             assert comm.last_path.startswith(path), comm.last_path
+            if submit:
+                assert "kernel-submitted" in comm.last_path, comm.last_path
             comm.free(out)
             comm.free(x)
         check_point_to_point(comm, device, mode)

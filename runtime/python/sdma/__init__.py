@@ -308,7 +308,8 @@ class Communicator(PointToPoint):
 
     def __init__(self, rank, world_size, unique_id, *, device=None,
                  heap_bytes=0, timeout_ms=0, check_calls=None,
-                 program_dir=None, path=None, dma_variant=None):
+                 program_dir=None, path=None, dma_variant=None,
+                 dma_submit=None):
         if isinstance(unique_id, str):
             unique_id = bytes.fromhex(unique_id)
         check = -1 if check_calls is None else int(bool(check_calls))
@@ -325,7 +326,7 @@ class Communicator(PointToPoint):
             self._comm = _sdma.Comm(world_size, unique_id, rank, device or "",
                                     heap_bytes, timeout_ms, check,
                                     program_dir or "", path or "",
-                                    dma_variant or "")
+                                    dma_variant or "", dma_submit or "")
         except _sdma.SdmaError as e:
             _raise(e)
         self.rank = rank
@@ -340,7 +341,9 @@ class Communicator(PointToPoint):
     @property
     def last_path(self):
         """The path this rank's last collective took, and why: "ldst (...)"
-        or "dma VARIANT (...)" (the `path` option, SDMA_PATH)."""
+        or "dma VARIANT (...)" (the `path` option, SDMA_PATH; with
+        dma_submit="kernel", SDMA_DMA_SUBMIT, "dma VARIANT, kernel-submitted
+        TARGET packets (...)")."""
         try:
             return self._comm.last_path()
         except _sdma.SdmaError as e:
@@ -386,7 +389,8 @@ class Communicator(PointToPoint):
     @classmethod
     def multi_node(cls, transport=None, *, local_ranks=0, device=None,
                    heap_bytes=0, timeout_ms=0, check_calls=None,
-                   program_dir=None, path=None, dma_variant=None):
+                   program_dir=None, path=None, dma_variant=None,
+                   dma_submit=None):
         """One rank of a job across nodes (docs/multi-node.md): sdma within
         each node of `local_ranks` ranks (0: the launcher's, LOCAL_WORLD_SIZE
         or OMPI_COMM_WORLD_LOCAL_SIZE), `transport` between nodes (default:
@@ -401,7 +405,8 @@ class Communicator(PointToPoint):
         try:
             self._comm = _sdma.Comm.multi_node(
                 transport, local_ranks, device or "", heap_bytes, timeout_ms,
-                check, program_dir or "", path or "", dma_variant or "")
+                check, program_dir or "", path or "", dma_variant or "",
+                dma_submit or "")
         except _sdma.SdmaError as e:
             _raise(e)
         self.rank = transport.rank
