@@ -91,16 +91,20 @@ static __device__ bool sdma_ring_fail(const SdmaRingArgs &a, unsigned kind,
   return false;
 }
 
-// Waits until *p >= want (ring offsets only grow); false on a timeout or an
-// error raised elsewhere.
+// Waits until *p >= want (ring offsets only grow); false on an error raised
+// elsewhere or once *p has not moved for the timeout (an engine that is
+// slow but advancing, e.g. through a large copy, is waited for).
 static __device__ bool sdma_ring_wait_ge(const SdmaRingArgs &a, unsigned kind,
                                          const SdmaRingQueue *q,
                                          unsigned long long *p,
                                          unsigned long long want) {
-  unsigned long long start = SDMA_NOW_NS(), seen;
+  unsigned long long start = SDMA_NOW_NS(), seen, last = SDMA_RING_LOAD(p);
   while ((seen = SDMA_RING_LOAD(p)) < want) {
-    if (SDMA_RING_LOAD(a.error) ||
-        SDMA_NOW_NS() - start > a.timeoutNs)
+    if (seen != last) {
+      last = seen;
+      start = SDMA_NOW_NS();
+    }
+    if (SDMA_RING_LOAD(a.error) || SDMA_NOW_NS() - start > a.timeoutNs)
       return sdma_ring_fail(a, kind, q, want, seen);
     SDMA_SPIN_PAUSE();
   }

@@ -154,6 +154,9 @@ bool DmaProgram::attachPackets(PacketPlan packed, std::string &error) {
       if (p.kind == Packet::Kind::CopyBroadcast)
         packetBaseAlign = std::max(packetBaseAlign, 32u);
       auto r = flagAt.find(p.dword + p.addrAt[0]);
+      if (r == flagAt.end() && p.kind == Packet::Kind::PollRegMem)
+        return refuse(where + "a poll at dword " + std::to_string(p.dword) +
+                      " reads no flag slot");
       if (r == flagAt.end())
         continue;
       if (p.kind == Packet::Kind::PollRegMem && r->second->slot == kLaunchFlag)

@@ -456,6 +456,15 @@ bool ProgramCache::compilePlan(const Instance &instance, Plan &plan,
   if (kernel && (target = device_.dmaPacketTarget(why)).empty())
     return error.fail(ErrorKind::InvalidUsage,
                       "SDMA_DMA_SUBMIT=kernel: " + why);
+  // A GPU takes its own packets or the conservative gfx9 subset; the CPU
+  // device's engines run any target's.
+  if (kernel && !options_.dmaPacketTarget.empty() &&
+      options_.dmaPacketTarget != target &&
+      options_.dmaPacketTarget != "gfx9" && options_.device != "cpu")
+    return error.fail(ErrorKind::InvalidUsage,
+                      "SDMA_DMA_PACKET_TARGET=" + options_.dmaPacketTarget +
+                          ": this GPU's SDMA engines take " + target +
+                          " (or gfx9) packets");
   if (kernel && !options_.dmaPacketTarget.empty())
     target = options_.dmaPacketTarget;
   if (ScheduleCompiler *compiler = this->compiler()) {
@@ -556,9 +565,17 @@ bool ProgramCache::addDma(int index, Error &error) {
   std::string what = "the DMA path of " + instance.program.schedule;
   // What the ranks reserve must be alike: the plan's flag count with it.
   std::string shape =
-      program ? " flags " + std::to_string(program->flagSlots()) +
-                    " commands " + std::to_string(program->plan.commandCount())
-              : std::string();
+      program
+          ? " flags " + std::to_string(program->flagSlots()) + " commands " +
+                std::to_string(program->plan.commandCount()) +
+                program->submission() +
+                (program->packets
+                     ? " align " +
+                           std::to_string(program->packets->chunkAlign) + "/" +
+                           std::to_string(program->packetBaseAlign) + " max " +
+                           std::to_string(program->packets->maxChunkBytes)
+                     : std::string())
+          : std::string();
   bool agreed = options_.checkCalls
                     ? agreement_.agreeUnless(local,
                                              "dma " + instance.name + " " +

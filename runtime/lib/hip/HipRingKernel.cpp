@@ -14,6 +14,7 @@
 #include "hip/HipKernel.h"
 #include "sdma/runtime/Ring.h"
 
+#include <cstdlib>
 #include <cstring>
 
 using namespace sdma::rt;
@@ -25,6 +26,9 @@ namespace {
 /// Wavefronts writing each queue, and each ring's size.
 constexpr int kWriters = 2;
 constexpr uint64_t kRingBytes = 64 * 1024;
+/// The writer's table (SdmaRingTable) with SdmaRingArgs within HIP's 4 KiB
+/// of kernel arguments.
+constexpr size_t kMaxTableWords = 500;
 
 /// SdmaRingQueue and SdmaRingArgs (RingDevice.h) as the host fills them.
 struct DeviceQueue {
@@ -56,6 +60,31 @@ public:
 
   bool load(const std::string &arch, const std::string &cacheDirectory,
             std::string &error) {
+    const PacketPlan &p = *P_->packets;
+    // The sync kernel's arrays, and the writer's argument (its table of
+    // the call's addresses within HIP's 4 KiB of kernel arguments).
+    size_t tableWords = size_t(p.ranks) * (p.buffers.size() + 1) + 3;
+    if (p.ranks > kDmaSyncMaxRanks || tableWords > kMaxTableWords) {
+      error = "kernel-submitted DMA takes at most " +
+              std::to_string(kDmaSyncMaxRanks) + " ranks and " +
+              std::to_string(kMaxTableWords) + " table words; " +
+              std::to_string(p.ranks) + " ranks of " +
+              std::to_string(p.buffers.size()) + " buffers need " +
+              std::to_string(tableWords);
+      return false;
+    }
+    // HIP's ordinal is the KFD node's rank among GPU nodes only where no
+    // visibility mask renumbers the devices.
+    for (const char *mask : {"HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                             "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"})
+      if (const char *v = std::getenv(mask); v && *v) {
+        error = std::string("kernel-submitted DMA finds its GPU's KFD node by "
+                            "HIP's device order, which ") +
+                mask + "=" + v +
+                " changes: unset it (bind ranks with "
+                "sdmaConfig_t::deviceOrdinal)";
+        return false;
+      }
     if (!check("hipSetDevice", api_.hipSetDevice(ordinal_), error) ||
         !openQueues(error))
       return false;
@@ -87,8 +116,11 @@ public:
     hipStream_t stream = static_cast<hipStream_t>(launch.stream);
     DmaSyncArgs sync = dmaSyncArgs(P, T);
     const int done = int(P.packets->done[size_t(P.rank)]);
+    // A rank without queues (a push broadcast's leaves) only meets the
+    // others at the barriers.
     return this->sync(stream, sync, DmaSyncOp::Enter, 0, 0, error) &&
-           write(stream, T, launch.chunkBytes, error) &&
+           (P.packetQueues.empty() ||
+            write(stream, T, launch.chunkBytes, error)) &&
            this->sync(stream, sync, DmaSyncOp::Poll, kDoneFlag, uint64_t(done),
                       error) &&
            this->sync(stream, sync, DmaSyncOp::Exit, 0, 0, error);
@@ -172,7 +204,13 @@ private:
     table.push_back(reinterpret_cast<uint64_t>(T.errorMirror));
     table.push_back(uint64_t(P.rank));
     void *params[] = {&args, table.data()};
-    return writer_.launch(unsigned(P.packetQueues.size()), 1, stream, params,
+    // The writer's own record starts clean in every call (a memset node in
+    // a captured graph).
+    return check("hipMemsetAsync (the ring writer's record)",
+                 api_.hipMemsetAsync(writerError_, 0, 4 * sizeof(uint64_t),
+                                     stream),
+                 error) &&
+           writer_.launch(unsigned(P.packetQueues.size()), 1, stream, params,
                           error);
   }
 

@@ -229,6 +229,8 @@ private:
         // once they are, before calling a packet missing.
         bool missing = writerDone_.load() &&
                        __atomic_load_n(&ring.doorbell, __ATOMIC_ACQUIRE) == at;
+        if (missing && stopped()) // a writer gave up: it reports why
+          return;
         if (missing || CpuCallSync::nowNs() - since > sync.timeoutNs())
           return fault(kDmaPacketFaultSlot, q, at);
         sched_yield();
@@ -260,7 +262,8 @@ private:
             return stopWriters();
           if (CpuCallSync::nowNs() - since > sync.timeoutNs()) {
             int64_t slot = -1;
-            memory.flagOf(p.addr[0], slot);
+            if (memory.flagOf(p.addr[0], slot) < 0) // attachPackets refuses
+              return fault(kDmaPacketFaultSlot, q, at);
             uint32_t seen =
                 __atomic_load_n(reinterpret_cast<const uint32_t *>(p.addr[0]),
                                 __ATOMIC_ACQUIRE);

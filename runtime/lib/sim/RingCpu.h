@@ -26,7 +26,9 @@ struct SdmaRingHooks {
   void (*store)(void *, unsigned long long, unsigned);
   void (*doorbell)(void *, unsigned long long, unsigned long long);
 };
-static SdmaRingHooks sdma_ring_hooks;
+// Per writer thread: ranks that are threads of one process share the
+// compiled writer (one object from the kernel cache), each with its hooks.
+static thread_local SdmaRingHooks sdma_ring_hooks;
 #define SDMA_RING_WAVE 1
 #define SDMA_RING_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define SDMA_RING_STORE_RELEASE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -41,8 +43,10 @@ static SdmaRingHooks sdma_ring_hooks;
 constexpr const char *kRingCpuEntry = R"SDMA(
 extern "C" int sdma_ring_cpu_run(SdmaRingArgs a, int queues, int writers,
                                  SdmaRingHooks hooks) {
-  sdma_ring_hooks = hooks;
-  return sdma_host_launch(queues, 1, writers, [&] { sdma_ring_write(a); });
+  return sdma_host_launch(queues, 1, writers, [&] {
+    sdma_ring_hooks = hooks;
+    sdma_ring_write(a);
+  });
 }
 )SDMA";
 

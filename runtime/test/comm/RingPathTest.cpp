@@ -99,13 +99,15 @@ struct Job {
   }
 };
 
-/// Rank `r`'s kernel with rings of `ringBytes`.
+/// Rank `r`'s kernel with rings of `ringBytes`, its writer from the kernel
+/// cache in `cache` ("": compiled apart).
 std::unique_ptr<CommKernel> kernelFor(int r, uint64_t ringBytes,
-                                      std::string &error) {
+                                      std::string &error,
+                                      const std::string &cache = "") {
   std::shared_ptr<DmaProgram> program = programFor(r, error);
   if (!program)
     return nullptr;
-  return createCpuRingKernel(program, ringBytes, "", "", error);
+  return createCpuRingKernel(program, ringBytes, "", cache, error);
 }
 
 } // namespace
@@ -164,8 +166,11 @@ TEST(RingPath, BackToBackCallsWithDelaysAndFullRingsMoveEveryByte) {
   Job job;
   std::unique_ptr<CommKernel> kernels[kRanks];
   std::string error;
+  // One cached writer object for every rank, as ranks that are threads of
+  // one process load it: each writer thread keeps its own rank's hooks.
+  const std::string cache = ::testing::TempDir() + "sdma-ring-path-cache";
   for (int r = 0; r < kRanks; ++r) {
-    kernels[r] = kernelFor(r, 64, error);
+    kernels[r] = kernelFor(r, 64, error, cache);
     ASSERT_TRUE(kernels[r]) << error;
   }
   std::mt19937 random(11);
@@ -250,8 +255,34 @@ TEST(RingPath, AnAbortStopsTheEnginesAndTheWriterAtOnce) {
   auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(kernel->launch(job.launch(2, 60000), error));
   abort.join();
+  // Long before the timeout (60 s): every engine and writer saw the abort.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  EXPECT_EQ(job.record[2][0], 0xABABABABABABABABull);
+}
+
+TEST(RingPath, APacketOutsideTheCallsMemoryStopsItsEngineNamingTheQueue) {
+  std::string error;
+  std::shared_ptr<DmaProgram> program = programFor(0, error);
+  ASSERT_TRUE(program) << error;
+  // Rank 0's engine 3 copies its input to chunk 100 of its output (4
+  // chunks): the address lies outside every buffer of the call.
+  PacketPlan bad = ringPackets();
+  for (Relocation &r : bad.queues[1].relocations)
+    if (r.kind == Relocation::Kind::Chunk && r.buffer == 1)
+      r.chunk = 100;
+  ASSERT_TRUE(program->attachPackets(std::move(bad), error)) << error;
+  std::unique_ptr<CommKernel> kernel =
+      createCpuRingKernel(program, 4096, "", "", error);
+  ASSERT_TRUE(kernel) << error;
+  Job job;
+  for (int r = 0; r < kRanks; ++r) {
+    job.arrive[0][r] = r != 0;
+    job.tags[0][r] = 7;
+  }
+  EXPECT_FALSE(kernel->launch(job.launch(0, 2000), error));
+  EXPECT_EQ(job.record[0][0], 1u);
+  EXPECT_EQ(int64_t(job.record[0][2]), kDmaPacketFaultSlot);
+  EXPECT_EQ(job.record[0][3], 1u) << "queue 1 (rank 0, engine 3)";
+  EXPECT_EQ(job.record[0][4], 0u) << "its first packet, at ring offset 0";
 }
 
 #ifdef SDMA_HAVE_HIP
