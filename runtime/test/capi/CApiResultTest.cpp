@@ -540,6 +540,28 @@ TEST(CApiResult, PrivateBuffersConfigIsChecked) {
   EXPECT_EQ(sdmaCommDestroy(comm), sdmaSuccess);
 }
 
+TEST(CApiResult, DmaSubmitConfigIsChecked) {
+  sdmaUniqueId id;
+  ASSERT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
+  config.device = "cpu";
+  config.heapBytes = 1 << 20;
+  config.dmaSubmit = "sideways";
+  sdmaComm_t comm = nullptr;
+  EXPECT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config),
+            sdmaInvalidArgument);
+  EXPECT_NE(std::string(sdmaGetLastError(nullptr))
+                .find("DMA submission 'sideways' is not one of host, kernel"),
+            std::string::npos)
+      << sdmaGetLastError(nullptr);
+  // A config of the size before dmaSubmit: the field is not read.
+  config.size = offsetof(sdmaConfig_t, dmaSubmit);
+  ASSERT_EQ(sdmaGetUniqueId(&id), sdmaSuccess);
+  ASSERT_EQ(sdmaCommInitRankConfig(&comm, 1, id, 0, &config), sdmaSuccess)
+      << sdmaGetLastError(nullptr);
+  EXPECT_EQ(sdmaCommDestroy(comm), sdmaSuccess);
+}
+
 TEST(CApiResult, SharedBuffersRunInPlace) {
   // sharedBytes: a call on the barrier path (128 KiB to each peer, past the
   // low-latency calls) whose buffers are plain memory exchanges them for
