@@ -20,13 +20,19 @@ Steps:
   (every byte of every buffer: the variants must agree with each other);
 - ldst: the load/store kernel (sdma-ldst-cpu: compiled for the host, one
   and two blocks per rank, aligned and unaligned chunks, two runs) against
-  one variant's plan.
+  one variant's plan;
+- comm (difftest.py --comm; commpath.py): the schedule as a user schedule
+  of the Python package's communicator on the CPU device, in `ranks`
+  processes (2-4), on its DMA path, variants pcpy, bcst and swap, host- and
+  kernel-submitted (the ring writer), two calls back to back, every byte of
+  every buffer of every rank against the expected bytes.
 """
 import os
 import re
 import subprocess
 import time
 
+import commpath
 import hbcheck
 import sdmair
 
@@ -198,8 +204,25 @@ def check_backends(bin_dir, path, ranks, work, seed, ldst=True):
     return fails, runs
 
 
-def check_schedule(bin_dir, text, ranks, impl, expected_flat, work, seed, ldst=True):
-    """Unroll, compare, verify, run everything. -> (failures, runs, verdict)."""
+def check_comm(text, ranks, flat, buffers, work, seed, comm, refused=()):
+    """The communicator step (commpath.check) -> (failures, runs); its
+    notes (skips) go to comm['notes']."""
+    fails, runs, notes = commpath.check(
+        text, ranks, flat, list(buffers.items()), os.path.join(work, 'comm'), seed,
+        python=comm.get('python'), python_path=comm.get('python_path'),
+        variants=comm.get('variants', commpath.VARIANTS),
+        submits=comm.get('submits', commpath.SUBMITS), refused=refused,
+        chunks=comm.get('chunks'), calls=comm.get('calls', 2), shift=comm.get('shift', 0),
+        others=comm.get('others', ()), threads=comm.get('threads', False),
+        jitter_ms=comm.get('jitter_ms', 0))
+    comm.setdefault('notes', []).extend(notes)
+    return fails, runs
+
+
+def check_schedule(bin_dir, text, ranks, impl, expected_flat, work, seed, ldst=True, comm=None):
+    """Unroll, compare, verify, run everything (comm: the communicator
+    step's options, None: not run; comm['only']: that step alone after the
+    verify). -> (failures, runs, verdict)."""
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, 'schedule.mlir')
     with open(path, 'w') as f:
@@ -223,8 +246,20 @@ def check_schedule(bin_dir, text, ranks, impl, expected_flat, work, seed, ldst=T
         fails.append(('verify', '-', f'checker says {verdict["kind"]}, sdma-verify says '
                       f'{said} {detail or ""}: {first_line(err)}'))
     if verdict['kind'] != 'ok' or said != 'ok':
+        if comm is not None:
+            comm.setdefault('notes', []).append(
+                f'comm: not run (the checker says {verdict["kind"]}, sdma-verify {said})')
         return fails, {}, verdict
-    more, runs = check_backends(bin_dir, path, ranks, work, seed, ldst)
+    more, runs = ([], {}) if comm and comm.get('only') else \
+        check_backends(bin_dir, path, ranks, work, seed, ldst)
+    if comm is not None:
+        # Variants whose compilation sdma-run refused are not the
+        # communicator's to run (their refusal is a failure above).
+        refused = {f[1] for f in more if f[0] == 'run' and f[2].startswith('refused')}
+        f2, r2 = check_comm(text, ranks, flat, head['buffers'], work, seed, comm, refused)
+        more += f2
+        for k, v in r2.items():
+            runs[k] = runs.get(k, 0) + v
     return fails + more, runs, verdict
 
 

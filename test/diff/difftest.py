@@ -15,6 +15,13 @@ and rank, deadlock, postcondition failure, invalid) and requires sdma-verify
 to say the same; valid mutants run on the backends too. Failures are shrunk
 (shrink.py) and written to --out. About one copy in five is a pull; the
 summary counts them, and the mutants of a pull.
+
+--comm adds a step (commpath.py): each schedule of 2-4 ranks as a user
+schedule of the Python package's communicator on the CPU device, in as many
+processes, on its DMA path (pcpy, bcst, swap; host- and kernel-submitted),
+two calls, every byte of every buffer of every rank checked; --comm-only
+runs that step alone (after unroll and verify; no mutants, and seeds of
+other rank counts are passed over).
 Prints one line per failure and a summary; exit status 1 on any mismatch.
 """
 import argparse
@@ -29,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import backends  # noqa: E402
 import collgen  # noqa: E402
+import commpath  # noqa: E402
 import gen  # noqa: E402
 import hbcheck  # noqa: E402
 import mutate  # noqa: E402
@@ -51,9 +59,22 @@ def pull_mutant(desc, sched, mut, flat, ranks):
                                        for i, j, *_ in v['races'])
 
 
+def comm_options(args):
+    """The communicator step's options (backends.check_schedule's comm)."""
+    return {'only': args.comm_only, 'python': args.comm_python,
+            'python_path': args.comm_python_path,
+            'variants': args.comm_variants.split(','),
+            'submits': args.comm_submits.split(','),
+            'chunks': [int(c) for c in args.comm_chunks.split(',')] if args.comm_chunks
+            else None, 'calls': args.comm_calls, 'shift': args.comm_shift,
+            'threads': args.comm_threads, 'jitter_ms': args.comm_jitter_ms}
+
+
 def run_seed(args, seed, tmp):
     """Everything for one seed -> a result dict."""
     sched = collgen.generate(seed)
+    if args.comm_repeat > 1:
+        sched = commpath.repeated(sched, args.comm_repeat)
     text = sdmair.print_schedule(sched)
     ranks = sched['ranks']
     work = os.path.join(tmp, f's{seed}')
@@ -62,13 +83,27 @@ def run_seed(args, seed, tmp):
            'mutants': {}, 'mutant_fail': [], 'valid_mutants': 0,
            'pulls': sum(map(sdmair.is_pull, sched['flat'])), 'pull_mutants': 0}
     do_ldst = args.ldst_every > 0 and seed % args.ldst_every == 0
+    comm = None
+    if args.comm or args.comm_only:
+        comm = comm_options(args)
+        res['comm'] = 2 <= ranks <= 4
+        if args.comm_pair:
+            # A second program on the same buffers: the schedule twice over.
+            twice = commpath.repeated(sched, 2)
+            comm['others'] = [(sdmair.print_schedule(twice), twice['flat'])]
+        if args.comm_only and not res['comm']:
+            res['text'] = text
+            return res
     fails, runs, verdict = backends.check_schedule(args.bin, text, ranks, sched['implements'],
-                                                   sched['flat'], work, seed, do_ldst)
+                                                   sched['flat'], work, seed, do_ldst, comm)
     res['failures'] += [(seed, 'schedule') + f for f in fails]
     res['runs'] = runs
     res['text'] = text
+    if comm:
+        res['comm_notes'] = comm.get('notes', [])
     rng = random.Random(seed * 7919 + 1)
-    for n, (desc, mut) in enumerate(mutate.mutants(sched, rng, args.mutants)):
+    for n, (desc, mut) in enumerate(mutate.mutants(sched, rng, 0 if args.comm_only
+                                                   else args.mutants)):
         mflat = sdmair.expand(mut['stmts'], ranks)
         mtext = sdmair.print_schedule(mut)
         mine, said, ok, msg = backends.check_mutant(args.bin, mtext, ranks, mflat,
@@ -92,6 +127,10 @@ def run_seed(args, seed, tmp):
 
 
 def summarise(results, elapsed):
+    passed_over = sum(1 for r in results if 'comm' in r and not r['comm'] and not r['runs']
+                      and not r['failures'])
+    results = [r for r in results if not ('comm' in r and not r['comm'] and not r['runs']
+                                          and not r['failures'])] if passed_over else results
     total = {'schedules': len(results), 'ops': 0, 'implements': 0, 'runs': {},
              'mutants': {}, 'valid_mutants': 0, 'pulls': 0, 'pull_schedules': 0,
              'pull_mutants': 0}
@@ -124,6 +163,18 @@ def summarise(results, elapsed):
         f'schedule mismatches {len(fails)}',
         f'mutant mismatches {len(mfails)}',
     ]
+    if passed_over or any('comm' in r for r in results):
+        ran = [r for r in results if r.get('comm')]
+        passed_over += sum(1 for r in results if 'comm' in r and not r['comm'])
+        lines.insert(-2, f"comm: schedules {len(ran)} (ranks " +
+                     ' '.join(f'{k}={v}' for k, v in sorted(
+                         {n: sum(r['ranks'] == n for r in ran) for n in (2, 3, 4)}.items())) +
+                     f"), passed over (other rank counts) {passed_over}; "
+                     f"calls host {total['runs'].get('comm host', 0)} kernel "
+                     f"{total['runs'].get('comm kernel', 0)} (ldst control "
+                     f"{total['runs'].get('comm ldst', 0)}), load/store fallbacks "
+                     f"{total['runs'].get('comm fallback', 0)}; skips "
+                     f"{sum(len(r.get('comm_notes', [])) for r in ran)}")
     return lines, fails, mfails
 
 
@@ -141,8 +192,11 @@ def replay(args):
             import re
             m = re.search(r'ranks\(%\w+ = (\d+)\)', text)
             ranks = int(m.group(1))
+            comm = comm_options(args) if args.comm or args.comm_only else None
             fails, runs, verdict = backends.check_schedule(
-                args.bin, text, ranks, None, None, os.path.join(tmp, str(i)), -1, True)
+                args.bin, text, ranks, None, None, os.path.join(tmp, str(i)), -1, True, comm)
+            for note in (comm or {}).get('notes', []) if args.verbose else []:
+                print(f'note {os.path.basename(path)}: {note}')
             for f in fails:
                 print(f'FAIL {path}: {f[0]} {f[1]}: {f[2]}')
             bad += bool(fails)
@@ -200,8 +254,35 @@ def main():
     ap.add_argument('--exhaustive', nargs='*', help='every single mutant of these schedules')
     ap.add_argument('--ranks', default='2,3,4', help='rank counts for --exhaustive')
     ap.add_argument('--replay', nargs='*', help='run these schedule files through every backend')
+    ap.add_argument('--comm', action='store_true', help='also run each schedule of 2-4 ranks '
+                    'on the communicator (CPU device, DMA path, host and kernel submission)')
+    ap.add_argument('--verbose', action='store_true', help='print the comm step\'s skips')
+    ap.add_argument('--comm-only', action='store_true', help='that step alone (after verify)')
+    ap.add_argument('--comm-python', default=None, help='an interpreter with torch for the '
+                    'communicator jobs (default: this one)')
+    ap.add_argument('--comm-python-path', default=None, help='the built Python package '
+                    '(default: $SDMA_PYTHON, else BIN/../python)')
+    ap.add_argument('--comm-variants', default=','.join(commpath.VARIANTS))
+    ap.add_argument('--comm-submits', default=','.join(commpath.SUBMITS))
+    ap.add_argument('--comm-shift', type=int, default=0, help='also run the first chunk size '
+                    'on buffers this many bytes into their allocations (e.g. 32: the swap '
+                    'packets refuse them)')
+    ap.add_argument('--comm-pair', action='store_true', help='a second program on the same '
+                    'buffers (the schedule twice over), its calls alternating with the first\'s')
+    ap.add_argument('--comm-threads', action='store_true', help='the ranks as threads of one '
+                    'process instead of processes')
+    ap.add_argument('--comm-jitter-ms', type=float, default=0, help='each rank sleeps up to '
+                    'this long before each call (ranks arrive in varying orders)')
+    ap.add_argument('--comm-calls', type=int, default=2, help='calls back to back per chunk size')
+    ap.add_argument('--comm-repeat', type=int, default=1, help='each schedule this many times '
+                    'over, a barrier between (more packets a queue: the rings wrap and fill)')
+    ap.add_argument('--comm-chunks', default='', help='chunk bytes (default: one multiple of '
+                    '64 and one not, by seed)')
     args = ap.parse_args()
     args.bin = os.path.abspath(args.bin)
+    if args.comm_python_path is None:
+        args.comm_python_path = os.environ.get('SDMA_PYTHON') or \
+            os.path.join(os.path.dirname(args.bin), 'python')
     gen.AVOID.update(a for a in args.avoid.split(',') if a)
     if args.replay:
         return replay(args)
@@ -233,6 +314,8 @@ def main():
 def report_failures(args, res):
     for f in res['failures']:
         print(f'FAIL seed {f[0]} {f[1]}: {f[2]} {f[3]}: {f[4]}', flush=True)
+    for note in res.get('comm_notes', []) if args.verbose else []:
+        print(f'note seed {res["seed"]}: {note}', flush=True)
     for seed, what, mine, said, msg, _ in res['mutant_fail']:
         print(f'FAIL seed {seed} {what}: checker says {mine}, sdma-verify says {said}: {msg}',
               flush=True)
