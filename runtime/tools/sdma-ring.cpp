@@ -53,6 +53,10 @@ static const char *kUsage =
     "10000)\n"
     "  --emit-writer=FILE   write the writer kernel's source and exit\n"
     "  --emit-hip=FILE      write it with the AMD prelude and exit\n"
+    "  --entry=communicator with --emit-writer/--emit-hip/--hiprtc: the\n"
+    "                       communicator's writer (kernel-submitted DMA: its\n"
+    "                       entry sdma_ring_write_table takes the call's\n"
+    "                       addresses in its argument)\n"
     "  --hip=clang|hiprtc   the prelude --emit-hip uses (default clang)\n"
     "  --hiprtc=ARCH        compile the writer with hipRTC for ARCH (e.g.\n"
     "                       gfx90a) and exit\n";
@@ -85,6 +89,7 @@ int main(int argc, char **argv) {
   std::vector<uint64_t> writers, timeoutMs, startBeforeEnd, latencyUs;
   bool lag = false;
   std::string emitWriter, emitHip, hip = "clang", hiprtcArch;
+  bool communicator = false;
   RingFault fault = RingFault::None;
   MemoryBudget budget;
   if (int status = tool::handleCommon(argc, argv, "sdma-ring", kUsage, budget);
@@ -138,6 +143,10 @@ int main(int argc, char **argv) {
       emitWriter = arg.substr(14);
     } else if (arg.rfind("--emit-hip=", 0) == 0) {
       emitHip = arg.substr(11);
+    } else if (arg.rfind("--entry=", 0) == 0) {
+      if (arg != "--entry=communicator")
+        return bad("--entry takes communicator");
+      communicator = true;
     } else if (arg.rfind("--hiprtc=", 0) == 0) {
       hiprtcArch = arg.substr(9);
     } else if (arg.rfind("--hip=", 0) == 0) {
@@ -162,7 +171,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!emitWriter.empty() || !emitHip.empty() || !hiprtcArch.empty()) {
-    std::optional<std::string> writer = emitRingWriter(*plan, fault, error);
+    std::optional<std::string> writer =
+        communicator ? emitCommunicatorRingWriter(*plan, error)
+                     : emitRingWriter(*plan, fault, error);
     if (!writer) {
       std::fprintf(stderr, "sdma-ring: error: %s\n", error.c_str());
       return 1;

@@ -266,6 +266,19 @@ std::optional<std::string> sdma::rt::emitRingWriter(const PacketPlan &plan,
   return os.str();
 }
 
+std::optional<std::string>
+sdma::rt::emitCommunicatorRingWriter(const PacketPlan &plan,
+                                     std::string &error) {
+  std::optional<std::string> writer =
+      emitRingWriter(plan, RingFault::None, error);
+  if (!writer)
+    return std::nullopt;
+  return *writer + "#define SDMA_RING_TABLE_BUFS " +
+         std::to_string(size_t(plan.ranks) * plan.buffers.size()) +
+         "\n#define SDMA_RING_TABLE_RANKS " + std::to_string(plan.ranks) +
+         "\n" + kRingTableEntry;
+}
+
 std::string sdma::rt::ringHipSource(const std::string &writer, bool clang) {
   return std::string(clang ? kHipClangPrelude : kHipPrelude) +
          "#define SDMA_RING_WAVE 64\n" + kRingHipPrelude + writer;

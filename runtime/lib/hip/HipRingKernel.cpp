@@ -88,7 +88,8 @@ public:
     if (!check("hipSetDevice", api_.hipSetDevice(ordinal_), error) ||
         !openQueues(error))
       return false;
-    std::optional<std::string> writer = hipRingWriterSource(*P_, error);
+    std::optional<std::string> writer =
+        emitCommunicatorRingWriter(*P_->packets, error);
     if (!writer)
       return false;
     CompileInfo info;
@@ -247,23 +248,6 @@ std::string sdma::rt::sdmaPacketTargetOf(const std::string &arch,
   why = "the GPU's architecture " + arch +
         " has no SDMA packet profile in sdma (gfx9, gfx942, gfx950)";
   return "";
-}
-
-std::optional<std::string>
-sdma::rt::hipRingWriterSource(const DmaProgram &program, std::string &error) {
-  if (!program.packets) {
-    error = "internal: kernel-submitted DMA without packets";
-    return std::nullopt;
-  }
-  std::optional<std::string> writer =
-      emitRingWriter(*program.packets, RingFault::None, error);
-  if (!writer)
-    return std::nullopt;
-  const PacketPlan &p = *program.packets;
-  return *writer + "#define SDMA_RING_TABLE_BUFS " +
-         std::to_string(size_t(p.ranks) * p.buffers.size()) +
-         "\n#define SDMA_RING_TABLE_RANKS " + std::to_string(p.ranks) + "\n" +
-         kRingTableEntry;
 }
 
 std::unique_ptr<CommKernel> sdma::rt::createHipRingKernel(

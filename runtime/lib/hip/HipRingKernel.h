@@ -45,11 +45,6 @@ namespace sdma::rt {
 /// "" with why for one without SDMA packets sdma knows.
 std::string sdmaPacketTargetOf(const std::string &arch, std::string &why);
 
-/// The source of the communicator's ring writer of `program` (the writer,
-/// kRingTableEntry and its table sizes), without a prelude.
-std::optional<std::string> hipRingWriterSource(const DmaProgram &program,
-                                               std::string &error);
-
 /// The kernel-submitted DMA path of `program` on HIP GPU `ordinal` of
 /// architecture `arch`; null with why.
 std::unique_ptr<CommKernel>

@@ -299,7 +299,8 @@ TEST(RingPath, TheHipDevicesWriterCompilesForAmdAndItsTargetFollowsTheGpu) {
       << why;
   std::shared_ptr<DmaProgram> program = programFor(3, error);
   ASSERT_TRUE(program) << error;
-  std::optional<std::string> writer = hipRingWriterSource(*program, error);
+  std::optional<std::string> writer =
+      emitCommunicatorRingWriter(*program->packets, error);
   ASSERT_TRUE(writer) << error;
   // The table holds the call's 4 x 2 buffers and 4 ranks' flags.
   EXPECT_NE(writer->find("#define SDMA_RING_TABLE_BUFS 8\n"

@@ -66,6 +66,12 @@ bool checkRingBytes(uint64_t ringBytes, size_t largestDwords,
 std::optional<std::string> emitRingWriter(const PacketPlan &plan,
                                           RingFault fault, std::string &error);
 
+/// The communicator's ring writer of `plan` (kernel-submitted DMA,
+/// hip/HipRingKernel.h): the writer and its entry sdma_ring_write_table,
+/// which takes the call's buffer and flag addresses in its argument.
+std::optional<std::string> emitCommunicatorRingWriter(const PacketPlan &plan,
+                                                      std::string &error);
+
 /// `writer` with the prelude for AMD GPUs: hipRTC's (clang = false) or
 /// clang -x hip -nogpuinc's (clang = true), ready to compile for gfx9.
 std::string ringHipSource(const std::string &writer, bool clang);
