@@ -88,8 +88,7 @@ class Schedule;
 sdmaConfig_t makeConfig(const std::string &device, size_t heapBytes,
                         unsigned long long timeoutMs, int checkCalls,
                         const std::string &programDirectory,
-                        const std::string &path,
-                        const std::string &dmaVariant,
+                        const std::string &path, const std::string &dmaVariant,
                         const std::string &dmaSubmit) {
   sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
   config.device = device.empty() ? nullptr : device.c_str();
@@ -143,8 +142,7 @@ public:
                          const std::string &device, size_t heapBytes,
                          unsigned long long timeoutMs, int checkCalls,
                          const std::string &programDirectory,
-                         const std::string &path,
-                         const std::string &dmaVariant,
+                         const std::string &path, const std::string &dmaVariant,
                          const std::string &dmaSubmit) {
     auto made = std::unique_ptr<Comm>(new Comm());
     auto python = std::make_unique<PythonTransport>();
@@ -158,9 +156,9 @@ public:
     python->transport.deviceMemory = 0;
     python->transport.name = python->name.c_str();
     python->transport.exchange = &PythonTransport::exchange;
-    sdmaConfig_t config = makeConfig(device, heapBytes, timeoutMs, checkCalls,
-                                     programDirectory, path, dmaVariant,
-                                     dmaSubmit);
+    sdmaConfig_t config =
+        makeConfig(device, heapBytes, timeoutMs, checkCalls, programDirectory,
+                   path, dmaVariant, dmaSubmit);
     sdmaResult_t result;
     {
       py::gil_scoped_release release;
@@ -183,9 +181,9 @@ public:
                           " bytes");
     sdmaUniqueId uid;
     std::memcpy(uid.internal, bytes.data(), sizeof(uid.internal));
-    sdmaConfig_t config = makeConfig(device, heapBytes, timeoutMs, checkCalls,
-                                     programDirectory, path, dmaVariant,
-                                     dmaSubmit);
+    sdmaConfig_t config =
+        makeConfig(device, heapBytes, timeoutMs, checkCalls, programDirectory,
+                   path, dmaVariant, dmaSubmit);
     sdmaResult_t result;
     {
       py::gil_scoped_release release;
