@@ -159,15 +159,11 @@ bool CallPath::single(const Call &call, void *stream, Error &error) {
 bool CallPath::launch(int index, const Call &call, void *stream, Error &error,
                       ReplayedCall *keep, const Error &refused) {
   PathChoice path;
-  // The largest power of two (at most 256) every buffer is aligned to:
-  // kernel-submitted packets may need it (DmaProgram::packetBaseAlign).
-  // Symmetric memory sits at one offset of every rank's heap, so every
-  // rank computes the same.
-  unsigned baseAlign = 256;
-  for (const void *b : call.buffers)
-    while (baseAlign > 1 && reinterpret_cast<uintptr_t>(b) % baseAlign)
-      baseAlign /= 2;
-  if (!c_.paths->choose(index, call.chunkBytes, baseAlign, path, error))
+  // Kernel-submitted packets may need aligned buffers
+  // (DmaProgram::packetBaseAlign). Symmetric memory sits at one offset of
+  // every rank's heap, so every rank computes the same.
+  if (!c_.paths->choose(index, call.chunkBytes, commonAlignment(call.buffers),
+                        path, error))
     return false;
   setLastPath(path.why);
   if (keep)

@@ -49,6 +49,7 @@
 #include "sdma/runtime/Packets.h"
 #include "sdma/runtime/Plan.h"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -70,6 +71,17 @@ constexpr int64_t kDmaStoppedSlot = -15;
 /// ring offset).
 constexpr int64_t kDmaRingWriterSlot = -14;
 constexpr int64_t kDmaPacketFaultSlot = -13;
+
+/// The largest power of two, at most 256, that every address in `buffers`
+/// is a multiple of (null counts as aligned): what
+/// DmaProgram::packetRefusal's `baseAlign` takes.
+template <typename Buffers> unsigned commonAlignment(const Buffers &buffers) {
+  unsigned align = 256;
+  for (const auto *b : buffers)
+    while (align > 1 && reinterpret_cast<uintptr_t>(b) % align)
+      align /= 2;
+  return align;
+}
 
 struct DmaProgram {
   Plan plan;

@@ -129,6 +129,13 @@ struct HipApi {
   std::string describe(const char *call, hipError_t result) const {
     return std::string(call) + " failed: " + hipGetErrorString(result);
   }
+  /// True on success, else false with describe(call, result) in `error`.
+  bool check(hipError_t result, const char *call, std::string &error) const {
+    if (result == hipSuccess)
+      return true;
+    error = describe(call, result);
+    return false;
+  }
 };
 
 } // namespace sdma::rt::hip

@@ -88,10 +88,7 @@ public:
 
 private:
   bool check(const char *what, hipError_t result, std::string &error) const {
-    if (result == hipSuccess)
-      return true;
-    error = api_.describe(what, result);
-    return false;
+    return api_.check(result, what, error);
   }
 
   const HipApi &api_;

@@ -111,7 +111,8 @@ public:
     LaunchTable T;
     if (!P.decode(launch, T, error))
       return false;
-    if (std::string no = P.packetRefusal(launch.chunkBytes, alignment(T));
+    if (std::string no =
+            P.packetRefusal(launch.chunkBytes, commonAlignment(T.buffers));
         !no.empty()) {
       error = "internal: kernel-submitted DMA launched with a " + no;
       return false;
@@ -133,16 +134,6 @@ public:
   }
 
 private:
-  /// The largest power of two (at most 256) every buffer of the call is
-  /// aligned to.
-  static unsigned alignment(const LaunchTable &T) {
-    unsigned align = 256;
-    for (char *b : T.buffers)
-      while (align > 1 && reinterpret_cast<uintptr_t>(b) % align)
-        align /= 2;
-    return align;
-  }
-
   /// The writer and the engines of one call; false once the record says
   /// why (or `error` does).
   bool runQueues(CpuCallSync &sync, const LaunchTable &T, size_t chunk,
