@@ -126,13 +126,15 @@ bool CallPath::run(bool planned, const CollectivePlan &plan,
 }
 
 bool CallPath::single(const Call &call, void *stream, Error &error) {
-  setLastPath("copy (auto: one rank, the collective is its input, copied by "
-              "the device)");
+  setLastPath("copy (auto: one rank, the collective is its input)");
   if (!c_.p2p->healthy(error))
     return error.context("the communicator has failed");
   // In place (one buffer, or the same one twice): already there.
-  if (call.buffers.size() < 2 || call.buffers[0] == call.buffers[1])
+  if (call.buffers.size() < 2 || call.buffers[0] == call.buffers[1]) {
+    setLastPath("copy (auto: one rank, the collective is its input, in "
+                "place: nothing to move)");
     return true;
+  }
   const void *from = call.buffers[0];
   void *to = const_cast<void *>(call.buffers[1]);
   // What the kernel's launch checks, the copy checks: both buffers are
@@ -151,8 +153,11 @@ bool CallPath::single(const Call &call, void *stream, Error &error) {
               " buffer is not symmetric memory of " +
               std::to_string(call.chunkBytes) +
               " bytes (memAlloc or registerMemory)");
-  if (!c_.device->copy(to, from, call.chunkBytes, stream, why))
+  std::string how;
+  if (!c_.device->localCopy(to, from, call.chunkBytes, stream, how, why))
     return error.fail(c_.deviceKind, why);
+  setLastPath("copy (auto: one rank, the collective is its input, copied by " +
+              how + ")");
   return true;
 }
 

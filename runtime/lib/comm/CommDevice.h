@@ -86,6 +86,14 @@ public:
   /// in `stream`'s order; the CPU device copies before it returns.
   virtual bool copy(void *dst, const void *src, size_t bytes, void *stream,
                     std::string &error) = 0;
+  /// copy() of memory this device's kernels address (the caller checked
+  /// it), where the device may pick how: `how` says what ran ("the
+  /// device's copy" by default).
+  virtual bool localCopy(void *dst, const void *src, size_t bytes, void *stream,
+                         std::string &how, std::string &error) {
+    how = "the device's copy";
+    return copy(dst, src, bytes, stream, error);
+  }
   /// Waits until everything enqueued on `stream` has run (the CPU device
   /// runs everything before it returns: nothing to wait for).
   virtual bool synchronize(void *stream, std::string &error) {

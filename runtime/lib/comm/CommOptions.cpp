@@ -108,8 +108,11 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
   // Low-latency calls unset stay -1: the communicator sizes them by its rank
   // count. Sharing unset is off.
   if (!envSize("SDMA_LL_BYTES", 1ull << 24, o.lowLatencyBytes) ||
-      !envSize("SDMA_SHARED_BYTES", 1ull << 50, o.sharedBytes))
+      !envSize("SDMA_SHARED_BYTES", 1ull << 50, o.sharedBytes) ||
+      !envSize("SDMA_COPY_KERNEL_BYTES", 1ull << 50, o.copyKernelBytes))
     return false;
+  if (o.copyKernelBytes < 0)
+    o.copyKernelBytes = 8 << 20;
   if (o.sharedBytes < 0)
     o.sharedBytes = 0;
   if (o.lowLatencyBytes > (int64_t(1) << 24))

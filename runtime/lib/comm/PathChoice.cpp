@@ -29,34 +29,62 @@ std::string microseconds(double us) {
 }
 } // namespace
 
+PathChoice sdma::rt::costModelPath(const NvTimingProfile *profile,
+                                   const std::string &profileError,
+                                   const Plan &plan, const std::string &variant,
+                                   size_t chunkBytes, int ranks, int devices) {
+  auto ldst = [](std::string why) {
+    return PathChoice{false, "ldst (auto: " + why + ")"};
+  };
+  if (!profile)
+    return ldst("the cost model does not load: " + profileError);
+  if (devices < ranks)
+    return ldst(std::to_string(ranks) + " ranks share " +
+                std::to_string(devices) +
+                " GPU(s): copies between ranks of one GPU run on SMs either "
+                "way; SDMA_PATH=dma forces the DMA path");
+  if (!profile->byDevices.count(devices)) {
+    std::string fitted;
+    for (const auto &[count, coefficients] : profile->byDevices)
+      fitted += (fitted.empty() ? "" : ", ") + std::to_string(count);
+    return ldst("the cost model (" + profile->target + ") is fitted on " +
+                (fitted.empty() ? std::string("no GPU count") : fitted) +
+                " GPU(s), not " + std::to_string(devices) +
+                "; SDMA_PATH=dma forces the DMA path");
+  }
+  std::string why;
+  std::optional<double> kernel =
+      profile->predict(plan, chunkBytes, NvExecutor::Ldst, devices, &why);
+  if (!kernel)
+    return ldst("no load/store prediction: " + why);
+  // The executors' fits, plus what the communicator's call adds on each
+  // path (its barriers; the DMA path's sync kernels and forked streams).
+  *kernel += profile->communicatorExtraFor(NvExecutor::Ldst);
+  std::optional<double> engines;
+  for (NvExecutor e : {NvExecutor::Ce, NvExecutor::CeBatch})
+    if (std::optional<double> t =
+            profile->predict(plan, chunkBytes, e, devices)) {
+      *t += profile->communicatorExtraFor(e);
+      engines = engines ? std::min(*engines, *t) : *t;
+    }
+  if (!engines)
+    return ldst("no copy-engine prediction");
+  std::string both = "predicted on " + std::to_string(devices) + " GPUs " +
+                     microseconds(*kernel) + " load/store, " +
+                     microseconds(*engines) + " copy engines";
+  if (*engines < *kernel)
+    return {true, "dma " + variant + " (auto: " + both + ")"};
+  return ldst(both);
+}
+
 PathChoice PathChooser::predict(const Instance &instance, size_t chunkBytes) {
   if (!profileTried_) {
     profileTried_ = true;
     profile_ = NvTimingProfile::parse(kNvProfiles[0].text, profileError_);
   }
-  auto ldst = [](std::string why) {
-    return PathChoice{false, "ldst (auto: " + why + ")"};
-  };
-  if (!profile_)
-    return ldst("the cost model does not load: " + profileError_);
-  const Plan &plan = instance.dma->plan;
-  std::string why;
-  std::optional<double> kernel =
-      profile_->predict(plan, chunkBytes, NvExecutor::Ldst, devices_, &why);
-  if (!kernel)
-    return ldst("no load/store prediction: " + why);
-  std::optional<double> engines;
-  for (NvExecutor e : {NvExecutor::Ce, NvExecutor::CeBatch})
-    if (std::optional<double> t =
-            profile_->predict(plan, chunkBytes, e, devices_))
-      engines = engines ? std::min(*engines, *t) : *t;
-  if (!engines)
-    return ldst("no copy-engine prediction");
-  std::string both = "predicted " + microseconds(*kernel) + " load/store, " +
-                     microseconds(*engines) + " copy engines";
-  if (*engines < *kernel)
-    return {true, "dma " + instance.dma->variant + " (auto: " + both + ")"};
-  return ldst(both);
+  return costModelPath(profile_ ? &*profile_ : nullptr, profileError_,
+                       instance.dma->plan, instance.dma->variant, chunkBytes,
+                       instance.program.ranks, devices_);
 }
 
 bool PathChooser::choose(int index, size_t chunkBytes, unsigned baseAlign,

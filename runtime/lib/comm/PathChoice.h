@@ -12,12 +12,12 @@
 //     load/store); a forced DMA path that cannot be built fails the call,
 //     naming why;
 //   - "auto" on a device whose DMA path may be picked by the cost model
-//     (CommDevice::dmaByCostModel) predicts both with the NVIDIA cost
-//     model (NvTimingModel.h, the profile built in) at the call's chunk
-//     and GPU count and takes the faster; elsewhere it takes load/store:
-//     the CPU device (its DMA engines are host threads, there to test the
-//     path), and the HIP and CUDA devices until their DMA paths have run
-//     and been measured on GPUs (GpuDmaKernel.h);
+//     (CommDevice::dmaByCostModel: CUDA) takes costModelPath's pick: the
+//     NVIDIA cost model (NvTimingModel.h, the profile built in) at the
+//     call's chunk where each rank has a GPU of its own and the profile
+//     was fitted on that many GPUs; elsewhere it takes load/store: the CPU
+//     device (its DMA engines are host threads, there to test the path)
+//     and the HIP device (its DMA path has not run on an AMD GPU);
 //   - on load/store, a program the compiler planned low-latency calls for
 //     (LdstLowLatency.hip) runs a call without job barriers where the
 //     bytes one rank sends another are at most lowLatencyBytes
@@ -50,6 +50,20 @@ struct PathChoice {
   /// planned for it whose call fits CommOptions::lowLatencyBytes.
   bool lowLatency = false;
 };
+
+/// Auto's pick between the load/store kernel and the copy engines for a
+/// call of `plan` (its DMA variant `variant`) at `chunkBytes` with its
+/// `ranks` on `devices` GPUs, by `profile` (null: `profileError` says
+/// why). Load/store, with why, where ranks share a GPU (copies between
+/// ranks of one GPU run on SMs either way, so the engines free nothing
+/// and cost their commands) or where the profile has no fit of its own for
+/// `devices` GPUs (its joint fit mispredicts GPU counts it was not fitted
+/// on: bench/results/cost-model-h200x4-out-of-sample.md); else the faster
+/// prediction, both predictions in the reason.
+PathChoice costModelPath(const NvTimingProfile *profile,
+                         const std::string &profileError, const Plan &plan,
+                         const std::string &variant, size_t chunkBytes,
+                         int ranks, int devices);
 
 class PathChooser {
 public:

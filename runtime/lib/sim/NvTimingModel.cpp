@@ -162,6 +162,20 @@ std::optional<NvTimingProfile> NvTimingProfile::parse(const std::string &text,
             field(*it, where, "executors"), where + ".executors");
       }
     }
+    if (root.contains("communicator")) {
+      const json &comm = field(root, "$", "communicator");
+      if (!comm.is_object())
+        fail("$.communicator", "expected an object");
+      for (auto it = comm.begin(); it != comm.end(); ++it) {
+        std::string at = keyPath("$.communicator", it.key());
+        if (it.key() == "measured")
+          continue;
+        std::optional<NvExecutor> executor = parseNvExecutor(it.key());
+        if (!executor || *executor == NvExecutor::CeGraph)
+          fail(at, "unknown path (ldst, ce, ce-batch)");
+        profile.communicatorExtra[*executor] = nonNegative(*it, at);
+      }
+    }
     return profile;
   };
   return parseJson<NvTimingProfile>(text, "timing profile", parse, error);

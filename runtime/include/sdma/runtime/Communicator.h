@@ -121,6 +121,13 @@ struct CommOptions {
   /// (cuMemcpyBatchAsync) where the stream is not being captured; false:
   /// one device copy each ($SDMA_DMA_BATCH=0).
   bool dmaBatch = true;
+  /// A one-rank call's copy (the collective is its input) of fewer bytes
+  /// than this runs as a copy kernel of the runtime's own, larger ones as
+  /// the driver's device copy (cuMemcpyAsync), on devices that have both
+  /// (CUDA); 0: always the driver's. -1: $SDMA_COPY_KERNEL_BYTES, else 8 MiB
+  /// (one H200: the kernel's launch is ~1.3 us cheaper than a device
+  /// copy's; bench/results/single-rank-kernel-h200.md).
+  int64_t copyKernelBytes = -1;
   /// Calls of a schedule planned for it (one phase of copies: all-gather,
   /// all-to-all, broadcast, scatter, gather direct) whose bytes from one
   /// rank to another are at most this run without job barriers, the data

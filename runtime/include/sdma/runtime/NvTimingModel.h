@@ -60,6 +60,15 @@ struct NvTimingProfile {
   /// count in ways the features do not carry, so a fit per size picks
   /// better where there is one.
   std::map<int, Coefficients> byDevices;
+  /// What the communicator's call adds to an executor's predicted time on
+  /// that path ("communicator": {"ldst": us, "ce": us, "ce-batch": us}):
+  /// its job barriers, the DMA path's sync kernels and forked streams.
+  /// Measured on one GPU (bench/fit_comm.py); absent: 0.
+  std::map<NvExecutor, double> communicatorExtra;
+  double communicatorExtraFor(NvExecutor executor) const {
+    auto it = communicatorExtra.find(executor);
+    return it == communicatorExtra.end() ? 0.0 : it->second;
+  }
 
   static std::optional<NvTimingProfile> load(const std::string &path,
                                              std::string &error);
