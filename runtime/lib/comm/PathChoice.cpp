@@ -29,6 +29,27 @@ std::string microseconds(double us) {
 }
 } // namespace
 
+std::string sdma::rt::costModelRefusal(const NvTimingProfile *profile,
+                                       const std::string &profileError,
+                                       int ranks, int devices) {
+  if (!profile)
+    return "the cost model does not load: " + profileError;
+  if (devices < ranks)
+    return std::to_string(ranks) + " ranks share " + std::to_string(devices) +
+           " GPU(s): copies between ranks of one GPU run on SMs either way; "
+           "SDMA_PATH=dma forces the DMA path";
+  if (!profile->byDevices.count(devices)) {
+    std::string fitted;
+    for (const auto &[count, coefficients] : profile->byDevices)
+      fitted += (fitted.empty() ? "" : ", ") + std::to_string(count);
+    return "the cost model (" + profile->target + ") is fitted on " +
+           (fitted.empty() ? std::string("no GPU count") : fitted) +
+           " GPU(s), not " + std::to_string(devices) +
+           "; SDMA_PATH=dma forces the DMA path";
+  }
+  return "";
+}
+
 PathChoice sdma::rt::costModelPath(const NvTimingProfile *profile,
                                    const std::string &profileError,
                                    const Plan &plan, const std::string &variant,
@@ -36,22 +57,9 @@ PathChoice sdma::rt::costModelPath(const NvTimingProfile *profile,
   auto ldst = [](std::string why) {
     return PathChoice{false, "ldst (auto: " + why + ")"};
   };
-  if (!profile)
-    return ldst("the cost model does not load: " + profileError);
-  if (devices < ranks)
-    return ldst(std::to_string(ranks) + " ranks share " +
-                std::to_string(devices) +
-                " GPU(s): copies between ranks of one GPU run on SMs either "
-                "way; SDMA_PATH=dma forces the DMA path");
-  if (!profile->byDevices.count(devices)) {
-    std::string fitted;
-    for (const auto &[count, coefficients] : profile->byDevices)
-      fitted += (fitted.empty() ? "" : ", ") + std::to_string(count);
-    return ldst("the cost model (" + profile->target + ") is fitted on " +
-                (fitted.empty() ? std::string("no GPU count") : fitted) +
-                " GPU(s), not " + std::to_string(devices) +
-                "; SDMA_PATH=dma forces the DMA path");
-  }
+  if (std::string no = costModelRefusal(profile, profileError, ranks, devices);
+      !no.empty())
+    return ldst(no);
   std::string why;
   std::optional<double> kernel =
       profile->predict(plan, chunkBytes, NvExecutor::Ldst, devices, &why);
@@ -77,14 +85,12 @@ PathChoice sdma::rt::costModelPath(const NvTimingProfile *profile,
   return ldst(both);
 }
 
-PathChoice PathChooser::predict(const Instance &instance, size_t chunkBytes) {
+const NvTimingProfile *PathChooser::profile() {
   if (!profileTried_) {
     profileTried_ = true;
     profile_ = NvTimingProfile::parse(kNvProfiles[0].text, profileError_);
   }
-  return costModelPath(profile_ ? &*profile_ : nullptr, profileError_,
-                       instance.dma->plan, instance.dma->variant, chunkBytes,
-                       instance.program.ranks, devices_);
+  return profile_ ? &*profile_ : nullptr;
 }
 
 bool PathChooser::choose(int index, size_t chunkBytes, unsigned baseAlign,
@@ -109,6 +115,13 @@ bool PathChooser::choose(int index, size_t chunkBytes, unsigned baseAlign,
               "ldst (auto: the " + device_.name() + " device has no DMA path)"};
   } else if (std::string why; !forced && !device_.dmaByCostModel(why)) {
     choice = {false, "ldst (auto: " + why + "; SDMA_PATH=dma forces it)"};
+  } else if (std::string no =
+                 forced ? ""
+                        : costModelRefusal(profile(), profileError_,
+                                           instance.program.ranks, devices_);
+             !no.empty()) {
+    // Before addDma: no DMA plan compiled or loaded where auto cannot pick it.
+    choice = {false, "ldst (auto: " + no + ")"};
   } else {
     Error refused;
     if (!programs_.addDma(index, refused)) {
@@ -127,7 +140,9 @@ bool PathChooser::choose(int index, size_t chunkBytes, unsigned baseAlign,
       choice = {true, "dma " + instance.dma->variant +
                           instance.dma->submission() + " (SDMA_PATH=dma)"};
     } else {
-      choice = predict(instance, chunkBytes);
+      choice = costModelPath(profile(), profileError_, instance.dma->plan,
+                             instance.dma->variant, chunkBytes,
+                             instance.program.ranks, devices_);
     }
     if (std::string batching = device_.dmaBatching();
         choice.dma && !batching.empty())

@@ -51,15 +51,22 @@ struct PathChoice {
   bool lowLatency = false;
 };
 
-/// Auto's pick between the load/store kernel and the copy engines for a
-/// call of `plan` (its DMA variant `variant`) at `chunkBytes` with its
-/// `ranks` on `devices` GPUs, by `profile` (null: `profileError` says
-/// why). Load/store, with why, where ranks share a GPU (copies between
-/// ranks of one GPU run on SMs either way, so the engines free nothing
-/// and cost their commands) or where the profile has no fit of its own for
-/// `devices` GPUs (its joint fit mispredicts GPU counts it was not fitted
-/// on: bench/results/cost-model-h200x4-out-of-sample.md); else the faster
-/// prediction, both predictions in the reason.
+/// Why auto cannot pick the copy engines for `ranks` on `devices` GPUs by
+/// `profile` (null: `profileError` says why), known before any plan is
+/// built; "" where it may. It cannot where ranks share a GPU (copies
+/// between ranks of one GPU run on SMs either way, so the engines free
+/// nothing and cost their commands) or where the profile has no fit of its
+/// own for `devices` GPUs (its joint fit mispredicts GPU counts it was not
+/// fitted on: bench/results/cost-model-h200x4-out-of-sample.md).
+std::string costModelRefusal(const NvTimingProfile *profile,
+                             const std::string &profileError, int ranks,
+                             int devices);
+
+/// Auto's pick for a call of `plan` (its DMA variant `variant`) at
+/// `chunkBytes`: load/store with costModelRefusal's reason, else the
+/// faster of the profile's predictions for the load/store kernel and the
+/// copy engines (plain or batched), each plus the communicator's extra on
+/// that path (NvTimingProfile::communicatorExtra), both in the reason.
 PathChoice costModelPath(const NvTimingProfile *profile,
                          const std::string &profileError, const Plan &plan,
                          const std::string &variant, size_t chunkBytes,
@@ -81,8 +88,8 @@ public:
               PathChoice &choice, Error &error);
 
 private:
-  /// Auto on a measured device: the cost model's pick.
-  PathChoice predict(const Instance &instance, size_t chunkBytes);
+  /// The built-in profile, parsed on first use; null with profileError_.
+  const NvTimingProfile *profile();
 
   const CommOptions &options_;
   CommDevice &device_;
