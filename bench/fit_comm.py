@@ -18,7 +18,8 @@ predictions.
       [--csv=OUT.csv]
 
 LOG: the GPU run's output, whose sections start "# C API N ranks as
-threads, path P" and hold the bench's CSV rows (op,ranks,bytes,us,host_us).
+threads, path P" (or "## N ranks, P", the older logs') and hold the bench's
+CSV rows (op,ranks,bytes,us[,host_us]).
 """
 import argparse
 import csv
@@ -36,16 +37,17 @@ def sections(text):
     """{(ranks, path): [(op, bytes, us)]} from the log."""
     out, key = {}, None
     for line in text.splitlines():
-        m = re.match(r"# C API (\d+) ranks as threads, path (\w+)", line)
+        m = (re.match(r"# C API (\d+) ranks as threads, path (\w+)", line) or
+             re.match(r"## (\d+) ranks, (\w+)$", line))
         if m:
             key = (int(m.group(1)), m.group(2))
             out[key] = []
             continue
         if line.startswith("#") or line.startswith("=="):
-            key = None
+            key = None  # another section
             continue
         parts = line.split(",")
-        if key and len(parts) == 5 and parts[0] in PLANS:
+        if key and len(parts) in (4, 5) and parts[0] in PLANS:
             out[key].append((parts[0], int(parts[2]), float(parts[3])))
     return out
 
