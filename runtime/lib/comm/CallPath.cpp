@@ -47,6 +47,14 @@ bool CallPath::replayed(const CallKey &key, void *stream, Error &error,
     return true;
   }
   setLastPath(call->path);
+  if (call->copy) {
+    std::string why;
+    ok = !call->copyBytes ||
+         c_.device->localCopy(call->copyTo, call->copyFrom, call->copyBytes,
+                              stream, nullptr, why) ||
+         error.fail(c_.deviceKind, why);
+    return true;
+  }
   ok = c_.launcher->replay(call->launch, stream, error);
   return true;
 }
@@ -80,7 +88,7 @@ bool CallPath::run(bool planned, const CollectivePlan &plan,
   // honoured: it names the mechanism).
   if (c_.ranks == 1 && c_.options->path == "auto" &&
       plan.schedule.rfind("all_to_allv", 0) != 0)
-    return single(plan.call, stream, error);
+    return single(plan.call, stream, error, replayKey);
   const Arithmetic *arithmetic = plan.arithmetic ? &*plan.arithmetic : nullptr;
   ProgramParams params{plan.root, plan.experts, plan.majorAlign};
   std::string key = ProgramCache::key(plan.schedule, params, arithmetic);
@@ -125,15 +133,28 @@ bool CallPath::run(bool planned, const CollectivePlan &plan,
   return true;
 }
 
-bool CallPath::single(const Call &call, void *stream, Error &error) {
+bool CallPath::single(const Call &call, void *stream, Error &error,
+                      const CallKey *replayKey) {
   setLastPath("copy (auto: one rank, the collective is its input)");
   if (!c_.p2p->healthy(error))
     return error.context("the communicator has failed");
+  // Planned once: a call with the same arguments while the heap is as it
+  // was repeats the copy (replayed()).
+  ReplayedCall made;
+  made.copy = true;
+  made.generation = c_.heap->generation();
+  auto remember = [&] {
+    if (replayKey && c_.options->replayCalls) {
+      made.path = lastPath();
+      replay_.remember(*replayKey, std::move(made));
+    }
+    return true;
+  };
   // In place (one buffer, or the same one twice): already there.
   if (call.buffers.size() < 2 || call.buffers[0] == call.buffers[1]) {
     setLastPath("copy (auto: one rank, the collective is its input, in "
                 "place: nothing to move)");
-    return true;
+    return remember();
   }
   const void *from = call.buffers[0];
   void *to = const_cast<void *>(call.buffers[1]);
@@ -154,11 +175,14 @@ bool CallPath::single(const Call &call, void *stream, Error &error) {
               std::to_string(call.chunkBytes) +
               " bytes (memAlloc or registerMemory)");
   std::string how;
-  if (!c_.device->localCopy(to, from, call.chunkBytes, stream, how, why))
+  if (!c_.device->localCopy(to, from, call.chunkBytes, stream, &how, why))
     return error.fail(c_.deviceKind, why);
   setLastPath("copy (auto: one rank, the collective is its input, copied by " +
               how + ")");
-  return true;
+  made.copyTo = to;
+  made.copyFrom = from;
+  made.copyBytes = call.chunkBytes;
+  return remember();
 }
 
 bool CallPath::launch(int index, const Call &call, void *stream, Error &error,

@@ -71,8 +71,10 @@ private:
   bool notSymmetric(const CallKey *replayKey, Error &error);
   /// One rank: every built-in collective (not all-to-allv) is its input
   /// chunk copied to its output, which the device copies at copy speed (no
-  /// kernel, no barrier; capturable), or nothing where they are one.
-  bool single(const Call &call, void *stream, Error &error);
+  /// kernel, no barrier; capturable), or nothing where they are one;
+  /// remembered for `replayKey` where given.
+  bool single(const Call &call, void *stream, Error &error,
+              const CallKey *replayKey);
   /// The staging buffer of at least `bytes` an in-place all-reduce needs.
   bool stage(size_t bytes, void *&ptr, Error &error);
   void setLastPath(std::string path, bool append = false);

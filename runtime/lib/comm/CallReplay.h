@@ -69,6 +69,12 @@ struct CallKeyHash {
 /// What a call started: its launch and the path it reported.
 struct ReplayedCall {
   PreparedLaunch launch;
+  /// A one-rank call (CallPath::single): its copy instead of a launch,
+  /// none where it is in place (copyBytes 0).
+  bool copy = false;
+  void *copyTo = nullptr;
+  const void *copyFrom = nullptr;
+  size_t copyBytes = 0;
   uint64_t generation = 0;
   std::string path;
   /// With private buffers: the call must be staged (nothing started).

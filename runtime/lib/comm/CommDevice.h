@@ -87,11 +87,12 @@ public:
   virtual bool copy(void *dst, const void *src, size_t bytes, void *stream,
                     std::string &error) = 0;
   /// copy() of memory this device's kernels address (the caller checked
-  /// it), where the device may pick how: `how` says what ran ("the
-  /// device's copy" by default).
+  /// it), where the device may pick how: `how`, where given, says what ran
+  /// ("the device's copy" by default).
   virtual bool localCopy(void *dst, const void *src, size_t bytes, void *stream,
-                         std::string &how, std::string &error) {
-    how = "the device's copy";
+                         std::string *how, std::string &error) {
+    if (how)
+      *how = "the device's copy";
     return copy(dst, src, bytes, stream, error);
   }
   /// Waits until everything enqueued on `stream` has run (the CPU device

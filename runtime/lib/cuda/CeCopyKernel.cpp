@@ -23,9 +23,7 @@ constexpr const char *kSource = R"SDMA(
 struct SdmaCopyEntry { unsigned long long dst, src, bytes; };
 struct SdmaCopyList { SdmaCopyEntry e[64]; };
 
-extern "C" __global__ void __launch_bounds__(256)
-sdma_copy_list(const __grid_constant__ SdmaCopyList list) {
-  const SdmaCopyEntry &c = list.e[blockIdx.y];
+__device__ __forceinline__ void sdma_copy_blocks(const SdmaCopyEntry &c) {
   unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x +
                          threadIdx.x;
   unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
@@ -49,6 +47,17 @@ sdma_copy_list(const __grid_constant__ SdmaCopyList list) {
   unsigned char *d = (unsigned char *)c.dst;
   for (; i < c.bytes; i += stride)
     d[i] = s[i];
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+sdma_copy_list(const __grid_constant__ SdmaCopyList list) {
+  sdma_copy_blocks(list.e[blockIdx.y]);
+}
+
+// One copy, its 24 bytes of parameters (a launch's cost grows with them).
+extern "C" __global__ void __launch_bounds__(256)
+sdma_copy_one(const __grid_constant__ SdmaCopyEntry copy) {
+  sdma_copy_blocks(copy);
 }
 )SDMA";
 
@@ -91,10 +100,14 @@ bool CopyListKernel::load(const CudaDeviceSet &devices,
     return false;
   }
   kernels_.clear();
+  singles_.clear();
   smCounts_.clear();
   for (const CudaDeviceSet::Device &d : all) {
     kernels_.emplace_back(driver_);
+    singles_.emplace_back(driver_);
     if (!kernels_.back().load(d.context, cubin, "sdma_copy_list",
+                              kCopyListThreads, error) ||
+        !singles_.back().load(d.context, cubin, "sdma_copy_one",
                               kCopyListThreads, error)) {
       error = "the copy-list kernel on GPU " + std::to_string(d.ordinal) +
               ": " + error;
@@ -123,6 +136,24 @@ bool CopyListKernel::launch(size_t device, CUstream stream,
   if (!kernel.launch(blocks, static_cast<unsigned>(entries.size()), stream,
                      args, error)) {
     error = driver_.describe("cuLaunchKernel (copy list)", kernel.failure());
+    return false;
+  }
+  return true;
+}
+
+bool CopyListKernel::launchOne(size_t device, CUstream stream,
+                               const CopyListEntry &copy, std::string &error) {
+  if (device >= singles_.size() || !singles_[device].loaded()) {
+    error = "copy launch on GPU index " + std::to_string(device) +
+            ", which has no loaded copy kernel";
+    return false;
+  }
+  CopyListEntry params = copy;
+  void *args[] = {&params};
+  unsigned blocks = copyListBlocks({copy}, smCounts_[device]);
+  CudaKernel &kernel = singles_[device];
+  if (!kernel.launch(blocks, 1, stream, args, error)) {
+    error = driver_.describe("cuLaunchKernel (copy)", kernel.failure());
     return false;
   }
   return true;

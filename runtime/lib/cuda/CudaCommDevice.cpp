@@ -153,11 +153,14 @@ public:
     return true;
   }
   bool localCopy(void *dst, const void *src, size_t bytes, void *stream,
-                 std::string &how, std::string &error) override {
+                 std::string *how, std::string &error) override {
     // A device copy is a kernel the driver launches with more work around
-    // it than ours: below copyKernelBytes our copy-list kernel's one entry.
-    if (bytes >= uint64_t(options_.copyKernelBytes))
-      return how = "cuMemcpyAsync", copy(dst, src, bytes, stream, error);
+    // it than ours: below copyKernelBytes our copy kernel.
+    if (bytes >= uint64_t(options_.copyKernelBytes)) {
+      if (how)
+        *how = "cuMemcpyAsync";
+      return copy(dst, src, bytes, stream, error);
+    }
     SDMA_TRY(cuCtxSetCurrent, context());
     {
       std::lock_guard<std::mutex> lock(copyMutex_);
@@ -168,13 +171,14 @@ public:
         copyKernel_ = std::move(kernel);
       }
     }
-    how = "a copy kernel (below SDMA_COPY_KERNEL_BYTES=" +
-          std::to_string(options_.copyKernelBytes) + ")";
-    return copyKernel_->launch(
-        0, static_cast<CUstream>(stream),
-        {{reinterpret_cast<uint64_t>(dst), reinterpret_cast<uint64_t>(src),
-          uint64_t(bytes)}},
-        error);
+    if (how)
+      *how = "a copy kernel (below SDMA_COPY_KERNEL_BYTES=" +
+             std::to_string(options_.copyKernelBytes) + ")";
+    return copyKernel_->launchOne(0, static_cast<CUstream>(stream),
+                                  {reinterpret_cast<uint64_t>(dst),
+                                   reinterpret_cast<uint64_t>(src),
+                                   uint64_t(bytes)},
+                                  error);
   }
   bool synchronize(void *stream, std::string &error) override {
     SDMA_TRY(cuCtxSetCurrent, context());

@@ -667,6 +667,64 @@ TEST(CApiResult, SharedBuffersRunInPlace) {
       << sdmaGetLastError(nullptr);
 }
 
+TEST(CApiResult, AOneRankCallIsACopyAndRepeatsAsOne) {
+  // At one rank a collective is its input copied (CallPath::single); the
+  // same arguments again repeat the copy without planning (CallReplay),
+  // with the data of the moment, each set of arguments its own; in place
+  // moves nothing; once the receive buffer is freed the call is refused.
+  auto failures = job(1, [](sdmaComm_t comm, int rank,
+                            std::vector<std::string> &f) {
+    int32_t *in = nullptr, *out[2] = {nullptr, nullptr};
+    ASSERT_EQ(sdmaMemAlloc(comm, (void **)&in, 4 * sizeof(int32_t)),
+              sdmaSuccess);
+    for (int32_t *&o : out)
+      ASSERT_EQ(sdmaMemAlloc(comm, (void **)&o, 4 * sizeof(int32_t)),
+                sdmaSuccess);
+    for (int round = 0; round < 4; ++round) {
+      int32_t *o = out[round % 2];
+      for (int i = 0; i < 4; ++i)
+        in[i] = 100 * round + i, o[i] = -1;
+      expect(comm, "AllGather (one rank, repeated)",
+             sdmaAllGather(in, o, 4, sdmaInt32, comm, nullptr), sdmaSuccess, "",
+             f);
+      for (int i = 0; i < 4; ++i)
+        if (o[i] != 100 * round + i) {
+          f.push_back("one-rank all-gather round " + std::to_string(round) +
+                      ": element " + std::to_string(i) + " is " +
+                      std::to_string(o[i]));
+          break;
+        }
+      const char *path = nullptr;
+      sdmaCommGetLastPath(comm, &path);
+      if (!path || !std::strstr(path, "copy (auto: one rank") ||
+          !std::strstr(path, "copied by"))
+        f.push_back(std::string("one-rank path: ") + (path ? path : ""));
+    }
+    for (int round = 0; round < 2; ++round) {
+      expect(comm, "AlltoAll (one rank, in place)",
+             sdmaAlltoAll(in, in, 4, sdmaInt32, comm, nullptr), sdmaSuccess, "",
+             f);
+      const char *path = nullptr;
+      sdmaCommGetLastPath(comm, &path);
+      if (!path || !std::strstr(path, "in place: nothing to move"))
+        f.push_back(std::string("one-rank in place: ") + (path ? path : ""));
+    }
+    if (in[3] != 303)
+      f.push_back("in place changed the data: " + std::to_string(in[3]));
+    ASSERT_EQ(sdmaMemFree(comm, out[1]), sdmaSuccess);
+    sdmaResult_t got = sdmaAllGather(in, out[1], 4, sdmaInt32, comm, nullptr);
+    if (got != sdmaInvalidArgument ||
+        !std::strstr(sdmaGetLastError(comm), "not symmetric memory"))
+      f.push_back("a repeated one-rank call on a freed buffer: " +
+                  std::to_string(got) + " " + sdmaGetLastError(comm));
+    sdmaMemFree(comm, out[0]);
+    sdmaMemFree(comm, in);
+    stillWorks(comm, rank, 1, f);
+  });
+  for (const std::string &failure : failures)
+    ADD_FAILURE() << failure;
+}
+
 TEST(CApiResult, ARepeatedCallSeesMemoryThatWentAway) {
   // The same arguments again start the call made before (CallReplay), but
   // not once an allocation has gone: its receive buffer freed, the call is
