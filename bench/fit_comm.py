@@ -9,7 +9,8 @@ on one GPU, ranks as threads, both paths forced (sdma-comm-test --case=bench
 --threads-as-ranks=N, SDMA_PATH=ldst|dma, SDMA_LL_BYTES=0), predicts the
 same calls with the profile's one-GPU fit (sdma-predict on the precompiled
 pcpy plans), and takes the median of measured - predicted over the calls of
-at most --max-bytes as each path's extra. With --write it stores them in the
+at most --max-bytes at --ranks (default 1 and 2: the fewest ranks sharing
+the GPU) as each path's extra. With --write it stores them in the
 profile's "communicator" section, which PathChoice.cpp adds to its
 predictions.
 
@@ -43,8 +44,8 @@ def sections(text):
             key = (int(m.group(1)), m.group(2))
             out[key] = []
             continue
-        if line.startswith("#") or line.startswith("=="):
-            key = None  # another section
+        if line.startswith("#"):
+            key = None  # another section ("== step" lines are inside one)
             continue
         parts = line.split(",")
         if key and len(parts) in (4, 5) and parts[0] in PLANS:
@@ -72,6 +73,9 @@ def main():
     ap.add_argument("--predict", default="build/bin/sdma-predict")
     ap.add_argument("--profile", default="runtime/profiles/h200-nvidia.json")
     ap.add_argument("--max-bytes", type=int, default=1 << 20)
+    # Where the fewest ranks share the GPU: the nearest a one-GPU run comes
+    # to one rank per GPU (at four, contention dominates both paths).
+    ap.add_argument("--ranks", default="1,2")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--md")
     ap.add_argument("--csv")
@@ -80,6 +84,7 @@ def main():
     if not data:
         sys.exit("no '# C API N ranks as threads, path P' sections in " + a.log)
     rows, extra = [], {"ldst": [], "dma": []}
+    fitted = {int(r) for r in a.ranks.split(",")}
     for (ranks, path), points in sorted(data.items()):
         for op in PLANS:
             mine = [(b, us) for o, b, us in points
@@ -97,16 +102,17 @@ def main():
                     continue
                 p = min(pred)
                 rows.append((ranks, path, op, b, us, p, us - p))
-                extra[path].append(us - p)
+                if ranks in fitted:
+                    extra[path].append(us - p)
     if not extra["ldst"] or not extra["dma"]:
         sys.exit("need points of both paths")
     ldst = max(0.0, statistics.median(extra["ldst"]))
     dma = max(0.0, statistics.median(extra["dma"]))
     note = ("median of measured - predicted (one-GPU fit) over %d load/store "
-            "and %d DMA calls of at most %d bytes, ranks as threads on one "
-            "GPU (bench/fit_comm.py %s)" % (len(extra["ldst"]),
-                                            len(extra["dma"]), a.max_bytes,
-                                            a.log.split("/")[-1]))
+            "and %d DMA calls of at most %d bytes at %s rank(s) as threads on "
+            "one GPU (bench/fit_comm.py %s)" % (
+                len(extra["ldst"]), len(extra["dma"]), a.max_bytes, a.ranks,
+                a.log.split("/")[-1]))
     print("ldst extra %.1f us, dma extra %.1f us" % (ldst, dma))
     if a.csv:
         with open(a.csv, "w") as f:
