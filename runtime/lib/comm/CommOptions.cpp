@@ -112,7 +112,7 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
       !envSize("SDMA_COPY_KERNEL_BYTES", 1ull << 50, o.copyKernelBytes))
     return false;
   if (o.copyKernelBytes < 0)
-    o.copyKernelBytes = 8 << 20;
+    o.copyKernelBytes = 32 << 20;
   if (o.sharedBytes < 0)
     o.sharedBytes = 0;
   if (o.lowLatencyBytes > (int64_t(1) << 24))

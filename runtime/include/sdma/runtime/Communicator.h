@@ -124,9 +124,9 @@ struct CommOptions {
   /// A one-rank call's copy (the collective is its input) of fewer bytes
   /// than this runs as a copy kernel of the runtime's own, larger ones as
   /// the driver's device copy (cuMemcpyAsync), on devices that have both
-  /// (CUDA); 0: always the driver's. -1: $SDMA_COPY_KERNEL_BYTES, else 8 MiB
-  /// (one H200: the kernel's launch is ~1.3 us cheaper than a device
-  /// copy's; bench/results/single-rank-kernel-h200.md).
+  /// (CUDA); 0: always the driver's. -1: $SDMA_COPY_KERNEL_BYTES, else 32
+  /// MiB (one H100: the kernel 7.3 us against 8.6 at 16 MiB, 51.9 against
+  /// 47.7 at 64 MiB; bench/results/single-rank-kernel-h100.md).
   int64_t copyKernelBytes = -1;
   /// Calls of a schedule planned for it (one phase of copies: all-gather,
   /// all-to-all, broadcast, scatter, gather direct) whose bytes from one
