@@ -139,34 +139,37 @@ bool CallPath::single(const Call &call, void *stream, Error &error,
   if (!c_.p2p->healthy(error))
     return error.context("the communicator has failed");
   // Planned once: a call with the same arguments while the heap is as it
-  // was repeats the copy (replayed()).
+  // was repeats the copy (replayed()). Not one with a private buffer: the
+  // heap's generation does not see it go.
   ReplayedCall made;
   made.copy = true;
   made.generation = c_.heap->generation();
-  auto remember = [&] {
-    if (replayKey && c_.options->replayCalls) {
-      made.path = lastPath();
+  auto done = [&](std::string path, bool replayable) {
+    setLastPath(path);
+    if (replayable && replayKey && c_.options->replayCalls) {
+      made.path = std::move(path);
       replay_.remember(*replayKey, std::move(made));
     }
     return true;
   };
   // In place (one buffer, or the same one twice): already there.
-  if (call.buffers.size() < 2 || call.buffers[0] == call.buffers[1]) {
-    setLastPath("copy (auto: one rank, the collective is its input, in "
-                "place: nothing to move)");
-    return remember();
-  }
+  if (call.buffers.size() < 2 || call.buffers[0] == call.buffers[1])
+    return done("copy (auto: one rank, the collective is its input, in "
+                "place: nothing to move)",
+                true);
   const void *from = call.buffers[0];
   void *to = const_cast<void *>(call.buffers[1]);
   // What the kernel's launch checks, the copy checks: both buffers are
   // this rank's symmetric memory, whole (any memory where they may be
   // private: no other rank reaches them).
   std::string why;
-  for (const void *buffer : {from, static_cast<const void *>(to)})
-    if (!buffer || !(c_.heap->contains(buffer, call.chunkBytes) ||
-                     (c_.options->privateBuffers &&
-                      c_.heap->disjoint(buffer, call.chunkBytes) &&
-                      c_.device->addressable(buffer, why))))
+  bool symmetric = true;
+  for (const void *buffer : {from, static_cast<const void *>(to)}) {
+    bool inHeap = buffer && c_.heap->contains(buffer, call.chunkBytes);
+    symmetric = symmetric && inHeap;
+    if (!buffer || !(inHeap || (c_.options->privateBuffers &&
+                                c_.heap->disjoint(buffer, call.chunkBytes) &&
+                                c_.device->addressable(buffer, why))))
       return error.fail(
           buffer && c_.options->privateBuffers ? ErrorKind::NotSymmetric
                                                : ErrorKind::InvalidArgument,
@@ -174,15 +177,16 @@ bool CallPath::single(const Call &call, void *stream, Error &error,
               " buffer is not symmetric memory of " +
               std::to_string(call.chunkBytes) +
               " bytes (memAlloc or registerMemory)");
+  }
   std::string how;
   if (!c_.device->localCopy(to, from, call.chunkBytes, stream, &how, why))
     return error.fail(c_.deviceKind, why);
-  setLastPath("copy (auto: one rank, the collective is its input, copied by " +
-              how + ")");
   made.copyTo = to;
   made.copyFrom = from;
   made.copyBytes = call.chunkBytes;
-  return remember();
+  return done("copy (auto: one rank, the collective is its input, copied by " +
+                  how + ")",
+              symmetric);
 }
 
 bool CallPath::launch(int index, const Call &call, void *stream, Error &error,

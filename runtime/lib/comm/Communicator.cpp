@@ -108,6 +108,7 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
       " SDMA_DMA_SUBMIT=" + options.dmaSubmit +
       " SDMA_DMA_PACKET_TARGET=" + options.dmaPacketTarget +
       " SDMA_DMA_MIN_BYTES=" + std::to_string(options.dmaMinBytes) +
+      " SDMA_DMA_BATCH=" + (options.dmaBatch ? "1" : "0") +
       " SDMA_LL_BYTES=" + std::to_string(options.lowLatencyBytes) +
       " SDMA_SHARED_BYTES=" + std::to_string(options.sharedBytes);
   std::vector<std::string> all;

@@ -53,7 +53,8 @@ std::string sdma::rt::costModelRefusal(const NvTimingProfile *profile,
 PathChoice sdma::rt::costModelPath(const NvTimingProfile *profile,
                                    const std::string &profileError,
                                    const Plan &plan, const std::string &variant,
-                                   size_t chunkBytes, int ranks, int devices) {
+                                   size_t chunkBytes, int ranks, int devices,
+                                   bool batched) {
   auto ldst = [](std::string why) {
     return PathChoice{false, "ldst (auto: " + why + ")"};
   };
@@ -69,9 +70,13 @@ PathChoice sdma::rt::costModelPath(const NvTimingProfile *profile,
   // path (its barriers; the DMA path's sync kernels and forked streams).
   *kernel += profile->communicatorExtraFor(NvExecutor::Ldst);
   std::optional<double> engines;
+  // Batched copies only where the DMA path batches (not SDMA_DMA_BATCH=0,
+  // nor a driver without cuMemcpyBatchAsync).
   for (NvExecutor e : {NvExecutor::Ce, NvExecutor::CeBatch})
     if (std::optional<double> t =
-            profile->predict(plan, chunkBytes, e, devices)) {
+            e == NvExecutor::CeBatch && !batched
+                ? std::nullopt
+                : profile->predict(plan, chunkBytes, e, devices)) {
       *t += profile->communicatorExtraFor(e);
       engines = engines ? std::min(*engines, *t) : *t;
     }
@@ -142,7 +147,8 @@ bool PathChooser::choose(int index, size_t chunkBytes, unsigned baseAlign,
     } else {
       choice = costModelPath(profile(), profileError_, instance.dma->plan,
                              instance.dma->variant, chunkBytes,
-                             instance.program.ranks, devices_);
+                             instance.program.ranks, devices_,
+                             !device_.dmaBatching().empty());
     }
     if (std::string batching = device_.dmaBatching();
         choice.dma && !batching.empty())

@@ -65,12 +65,13 @@ std::string costModelRefusal(const NvTimingProfile *profile,
 /// Auto's pick for a call of `plan` (its DMA variant `variant`) at
 /// `chunkBytes`: load/store with costModelRefusal's reason, else the
 /// faster of the profile's predictions for the load/store kernel and the
-/// copy engines (plain or batched), each plus the communicator's extra on
+/// copy engines (plain, or batched where `batched`: the DMA path batches),
+/// each plus the communicator's extra on
 /// that path (NvTimingProfile::communicatorExtra), both in the reason.
 PathChoice costModelPath(const NvTimingProfile *profile,
                          const std::string &profileError, const Plan &plan,
                          const std::string &variant, size_t chunkBytes,
-                         int ranks, int devices);
+                         int ranks, int devices, bool batched = true);
 
 class PathChooser {
 public:

@@ -155,22 +155,35 @@ public:
   bool localCopy(void *dst, const void *src, size_t bytes, void *stream,
                  std::string *how, std::string &error) override {
     // A device copy is a kernel the driver launches with more work around
-    // it than ours: below copyKernelBytes our copy kernel.
-    if (bytes >= uint64_t(options_.copyKernelBytes)) {
+    // it than ours: below copyKernelBytes our copy kernel, where its
+    // 16-byte path applies (it copies anything else a byte a thread).
+    auto driverCopy = [&](const std::string &why) {
       if (how)
-        *how = "cuMemcpyAsync";
+        *how = "cuMemcpyAsync (" + why + ")";
       return copy(dst, src, bytes, stream, error);
-    }
+    };
+    if (bytes >= uint64_t(options_.copyKernelBytes))
+      return driverCopy("from SDMA_COPY_KERNEL_BYTES=" +
+                        std::to_string(options_.copyKernelBytes));
+    if ((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) |
+         bytes) &
+        15)
+      return driverCopy("not 16-byte aligned");
     SDMA_TRY(cuCtxSetCurrent, context());
     {
+      // Built once: where it cannot be (no NVRTC), the driver copies.
       std::lock_guard<std::mutex> lock(copyMutex_);
-      if (!copyKernel_) {
+      if (!copyKernel_ && copyKernelError_.empty()) {
         auto kernel = std::make_unique<CopyListKernel>(driver_);
-        if (!kernel->load(devices_, options_.cacheDirectory, error))
-          return false;
-        copyKernel_ = std::move(kernel);
+        std::string why;
+        if (kernel->load(devices_, options_.cacheDirectory, why))
+          copyKernel_ = std::move(kernel);
+        else
+          copyKernelError_ = "the copy kernel does not build: " + why;
       }
     }
+    if (!copyKernel_)
+      return driverCopy(copyKernelError_);
     if (how)
       *how = "a copy kernel (below SDMA_COPY_KERNEL_BYTES=" +
              std::to_string(options_.copyKernelBytes) + ")";
@@ -254,9 +267,17 @@ public:
 
   bool hasDmaPath() const override { return true; }
   /// The cost model (the H200 profile: the executors measured on 1, 2 and
-  /// 4 GPUs) decides, where each rank has a GPU of its own (costModelPath).
+  /// 4 GPUs) decides on Hopper GPUs (H100, H200), where each rank has a
+  /// GPU of its own (costModelPath).
   bool dmaByCostModel(std::string &why) const override {
-    (void)why;
+    int major = 0;
+    if (driver_.cuDeviceGetAttribute(
+            &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device()) ||
+        major != 9) {
+      why = "the cost model was measured on H200s (sm_90); this GPU is sm_" +
+            std::to_string(major) + "x";
+      return false;
+    }
     return true;
   }
   std::unique_ptr<CommKernel> loadDma(std::shared_ptr<const DmaProgram> program,
@@ -291,6 +312,7 @@ private:
   /// use.
   std::mutex copyMutex_;
   std::unique_ptr<CopyListKernel> copyKernel_;
+  std::string copyKernelError_; // why it did not build, once
   /// An abort's own stream (markAborted), made on first use.
   std::mutex abortMutex_;
   CUstream abortStream_ = nullptr;

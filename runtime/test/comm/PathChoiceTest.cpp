@@ -50,6 +50,21 @@ Plan allGather(int ranks) {
   return plan;
 }
 
+/// The same all-gather with each rank's copies on one queue (b2b): where
+/// batched copies (ce-batch) apply.
+Plan allGatherOneQueue(int ranks) {
+  Plan plan = allGather(ranks);
+  std::vector<Stream> streams(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r)
+    streams[size_t(r)].rank = r;
+  for (const Stream &s : plan.streams)
+    for (const Command &c : s.commands)
+      streams[size_t(s.rank)].commands.push_back(c);
+  plan.streams = streams;
+  plan.engines = 1;
+  return plan;
+}
+
 NvTimingProfile shippedProfile() {
   std::string error;
   std::optional<NvTimingProfile> profile = NvTimingProfile::load(
@@ -107,6 +122,42 @@ TEST(PathChoice, TheProfilesCommunicatorSectionIsChecked) {
   EXPECT_NE(error.find("$.communicator.ce"), std::string::npos) << error;
   EXPECT_FALSE(NvTimingProfile::parse(std::string(head) + "[1]}", error));
   EXPECT_NE(error.find("$.communicator"), std::string::npos) << error;
+}
+
+TEST(PathChoice, BatchedCopiesCountOnlyWhereThePathBatches) {
+  NvTimingProfile profile = shippedProfile();
+  auto engines = [](double us) {
+    char text[48];
+    std::snprintf(text, sizeof(text), "%.1f us copy engines", us);
+    return std::string(text);
+  };
+  // At a size where the batch is predicted faster (the case that matters),
+  // a path that does not batch is costed without it.
+  bool seen = false;
+  for (int gpus : {2, 4}) {
+    Plan plan = allGatherOneQueue(gpus);
+    ASSERT_TRUE(nvBatchApplies(plan));
+    for (size_t chunk = 4096; chunk <= (256u << 20); chunk *= 4) {
+      std::optional<double> ce =
+          profile.predict(plan, chunk, NvExecutor::Ce, gpus);
+      std::optional<double> batch =
+          profile.predict(plan, chunk, NvExecutor::CeBatch, gpus);
+      ASSERT_TRUE(ce && batch);
+      double plain = *ce + profile.communicatorExtraFor(NvExecutor::Ce);
+      double batched =
+          *batch + profile.communicatorExtraFor(NvExecutor::CeBatch);
+      if (batched >= plain)
+        continue;
+      seen = true;
+      PathChoice off = costModelPath(&profile, "", plan, "b2b", chunk, gpus,
+                                     gpus, /*batched=*/false);
+      EXPECT_NE(off.why.find(engines(plain)), std::string::npos) << off.why;
+      PathChoice on = costModelPath(&profile, "", plan, "b2b", chunk, gpus,
+                                    gpus, /*batched=*/true);
+      EXPECT_NE(on.why.find(engines(batched)), std::string::npos) << on.why;
+    }
+  }
+  EXPECT_TRUE(seen) << "no size where batching is predicted faster";
 }
 
 TEST(PathChoice, TheSwitchPointIsMonotoneInSize) {
