@@ -60,6 +60,8 @@ def predict(tool, profile, plan, chunks, executor):
             "--chunk-bytes=" + ",".join(str(c) for c in chunks)]
     run = subprocess.run(args, capture_output=True, text=True)
     if run.returncode != 0:
+        print("warning: %s: %s" % (" ".join(args), run.stderr.strip()),
+              file=sys.stderr)
         return {}
     rows = csv.DictReader(io.StringIO(run.stdout))
     return {int(r["chunk_bytes"]): float(r["predicted_us"]) for r in rows
