@@ -168,8 +168,11 @@ std::optional<NvTimingProfile> NvTimingProfile::parse(const std::string &text,
         fail("$.communicator", "expected an object");
       for (auto it = comm.begin(); it != comm.end(); ++it) {
         std::string at = keyPath("$.communicator", it.key());
-        if (it.key() == "measured")
+        if (it.key() == "measured") {
+          if (!it->is_string())
+            fail(at, "expected a string (how the extras were measured)");
           continue;
+        }
         std::optional<NvExecutor> executor = parseNvExecutor(it.key());
         if (!executor || *executor == NvExecutor::CeGraph)
           fail(at, "unknown path (ldst, ce, ce-batch)");

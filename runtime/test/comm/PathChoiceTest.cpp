@@ -120,6 +120,9 @@ TEST(PathChoice, TheProfilesCommunicatorSectionIsChecked) {
   EXPECT_FALSE(
       NvTimingProfile::parse(std::string(head) + R"({"ce": -1}})", error));
   EXPECT_NE(error.find("$.communicator.ce"), std::string::npos) << error;
+  EXPECT_FALSE(
+      NvTimingProfile::parse(std::string(head) + R"({"measured": 3}})", error));
+  EXPECT_NE(error.find("$.communicator.measured"), std::string::npos) << error;
   EXPECT_FALSE(NvTimingProfile::parse(std::string(head) + "[1]}", error));
   EXPECT_NE(error.find("$.communicator"), std::string::npos) << error;
 }
