@@ -36,6 +36,8 @@ LiveHandles &liveHandles() {
 sdmaResult_t fail(sdmaComm *comm, sdmaResult_t result,
                   const std::string &message) {
   (comm ? comm->lastError : threadError) = message;
+  if (result != sdmaSuccess)
+    refusedInGroup(result, message);
   return result;
 }
 
@@ -151,14 +153,17 @@ sdmaResult_t runOp(CommOp op, const void *send, void *recv, size_t count,
     return fail(comm, sdmaInvalidArgument,
                 std::string(commOpName(op)) + ": invalid datatype " +
                     std::to_string(type));
+  if (!comm->multi)
+    return runOrDefer(comm, commOpName(op), [=](Error &error) {
+      return comm->node->collective(op, send, recv, count,
+                                    static_cast<DataType>(type), root, stream,
+                                    error);
+    });
   return guarded(comm, [&] {
     Error error;
-    if (comm->multi ? comm->multi->collective(op, send, recv, count,
-                                              static_cast<DataType>(type), root,
-                                              stream, error)
-                    : comm->node->collective(op, send, recv, count,
-                                             static_cast<DataType>(type), root,
-                                             stream, error))
+    if (comm->multi->collective(op, send, recv, count,
+                                static_cast<DataType>(type), root, stream,
+                                error))
       return sdmaSuccess;
     return fail(comm, commOpName(op), error);
   });
@@ -178,12 +183,15 @@ sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
   std::string why;
   if (!resolveRedOp(comm, type, op, arithmetic, why))
     return fail(comm, sdmaInvalidArgument, name + ": " + why);
+  if (!comm->multi)
+    return runOrDefer(comm, name, [=](Error &error) {
+      return comm->node->reduce(kind, send, recv, count, arithmetic, root,
+                                stream, error);
+    });
   return guarded(comm, [&] {
     Error error;
-    if (comm->multi ? comm->multi->reduce(kind, send, recv, count, arithmetic,
-                                          root, stream, error)
-                    : comm->node->reduce(kind, send, recv, count, arithmetic,
-                                         root, stream, error))
+    if (comm->multi->reduce(kind, send, recv, count, arithmetic, root, stream,
+                            error))
       return sdmaSuccess;
     return fail(comm, name, error);
   });
@@ -645,21 +653,27 @@ sdmaResult_t sdmaScheduleLaunch(sdmaSchedule_t schedule, void *const *buffers,
     return fail(comm, sdmaInvalidArgument,
                 "sdmaScheduleLaunch: invalid datatype " +
                     std::to_string(datatype));
+  std::vector<void *> list(buffers, buffers + nbuffers);
+  std::optional<uint64_t> bytes =
+      checkedMul(count, dataTypeBytes(static_cast<DataType>(datatype)));
+  if (!bytes)
+    return fail(comm, sdmaInvalidArgument,
+                "sdmaScheduleLaunch: " + std::to_string(count) +
+                    " elements of " +
+                    dataTypeName(static_cast<DataType>(datatype)) +
+                    " do not fit 64 bits of bytes");
+  if (!comm->multi)
+    // The schedule's plan is copied: it may be freed before a group ends.
+    return runOrDefer(comm, "sdmaScheduleLaunch",
+                      [comm, plan = schedule->schedule, list, bytes = *bytes,
+                       stream](Error &error) {
+                        return comm->node->launch(plan, list, bytes, stream,
+                                                  error);
+                      });
   return guarded(comm, [&] {
-    std::vector<void *> list(buffers, buffers + nbuffers);
-    std::optional<uint64_t> bytes =
-        checkedMul(count, dataTypeBytes(static_cast<DataType>(datatype)));
-    if (!bytes)
-      return fail(comm, sdmaInvalidArgument,
-                  "sdmaScheduleLaunch: " + std::to_string(count) +
-                      " elements of " +
-                      dataTypeName(static_cast<DataType>(datatype)) +
-                      " do not fit 64 bits of bytes");
     Error error;
-    if (comm->multi ? comm->multi->launch(schedule->multiSchedule, list, *bytes,
-                                          stream, error)
-                    : comm->node->launch(schedule->schedule, list, *bytes,
-                                         stream, error))
+    if (comm->multi->launch(schedule->multiSchedule, list, *bytes, stream,
+                            error))
       return sdmaSuccess;
     return fail(comm, "sdmaScheduleLaunch", error);
   });

@@ -38,21 +38,21 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
     return fail(comm, sdmaInvalidArgument,
                 "AlltoAllv: a row of " + std::to_string(rowcount) +
                     " elements overflows");
+  size_t rowBytes = rowcount * element;
+  if (!comm->multi)
+    return runOrDefer(comm, "AlltoAllv", [=](Error &error) {
+      return comm->node->allToAllv(
+          sendbuff, sendcounts, recvbuff, recvcounts, capacity, rowBytes,
+          layout == sdmaAlltoAllvPacked ? AlltoAllvLayout::Packed
+                                        : AlltoAllvLayout::Slots,
+          stream, error);
+    });
   return guarded(comm, [&] {
     Error error;
-    if (comm->multi)
-      return comm->multi->allToAllv(sendbuff, sendcounts, recvbuff, recvcounts,
-                                    capacity, rowcount * element, stream, error)
-                 ? sdmaSuccess
-                 : fail(comm, "AlltoAllv", error);
-    if (comm->node->allToAllv(sendbuff, sendcounts, recvbuff, recvcounts,
-                              capacity, rowcount * element,
-                              layout == sdmaAlltoAllvPacked
-                                  ? AlltoAllvLayout::Packed
-                                  : AlltoAllvLayout::Slots,
-                              stream, error))
-      return sdmaSuccess;
-    return fail(comm, "AlltoAllv", error);
+    return comm->multi->allToAllv(sendbuff, sendcounts, recvbuff, recvcounts,
+                                  capacity, rowBytes, stream, error)
+               ? sdmaSuccess
+               : fail(comm, "AlltoAllv", error);
   });
 }
 
@@ -81,17 +81,15 @@ static sdmaResult_t runAlltoAllv2d(bool combine, const void *sendbuff,
                 std::string(what) + ": a row of " + std::to_string(rowcount) +
                     " elements overflows, or the alignment " +
                     std::to_string(majoralign) + " is above 1048576 rows");
-  return guarded(comm, [&] {
-    Error error;
-    bool ok =
-        combine
-            ? comm->node->allToAllv2dOffset(sendbuff, incounts, recvbuff,
-                                            outcounts, experts, capacity,
-                                            rowcount * element, stream, error)
-            : comm->node->allToAllv2d(sendbuff, incounts, recvbuff, outcounts,
-                                      experts, capacity, rowcount * element,
-                                      int(majoralign), stream, error);
-    return ok ? sdmaSuccess : fail(comm, what, error);
+  size_t rowBytes = rowcount * element;
+  return runOrDefer(comm, what, [=](Error &error) {
+    return combine
+               ? comm->node->allToAllv2dOffset(sendbuff, incounts, recvbuff,
+                                               outcounts, experts, capacity,
+                                               rowBytes, stream, error)
+               : comm->node->allToAllv2d(sendbuff, incounts, recvbuff,
+                                         outcounts, experts, capacity, rowBytes,
+                                         int(majoralign), stream, error);
   });
 }
 

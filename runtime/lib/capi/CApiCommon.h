@@ -20,6 +20,7 @@
 #include "sdma/runtime/MultiNode.h"
 
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -102,6 +103,16 @@ bool readConfig(const sdmaConfig_t *config, rt::CommOptions &options,
                 std::string &why);
 /// The refusal of a call a multi-node communicator does not serve.
 sdmaResult_t notMultiNode(sdmaComm *comm, const std::string &call);
+
+/// A call refused inside a group on this thread (`message`, kept by
+/// fail()): the group's end runs none of it and returns `result`.
+void refusedInGroup(sdmaResult_t result, const std::string &message);
+/// Runs `call` on `comm` (a single-node communicator's call) now: success,
+/// or its failure kept as `name`'s. Inside a group on this thread
+/// (sdmaGroupStart) it is kept for the group's end instead (CApiPeer.cpp),
+/// which runs every communicator's calls together.
+sdmaResult_t runOrDefer(sdmaComm *comm, const std::string &name,
+                        std::function<bool(rt::Error &)> call);
 
 /// Runs `body`; what it throws becomes an error code (nothing crosses the
 /// C boundary).

@@ -2,13 +2,16 @@
 //
 // Part of sdma, a compiler for GPU collective-communication schedules.
 //
-// NCCL's point-to-point calls and groups. Outside a group a send or a
-// receive runs alone; between sdmaGroupStart and sdmaGroupEnd (which nest,
-// per thread) they are collected and run together when the outermost group
-// ends (Communicator::sendRecv: one launch, every operation at once); a
-// group spans one communicator. A call the C layer refuses inside a group fails
-// the group: its sdmaGroupEnd runs none of the group's operations and returns
-// that error, as NCCL's does.
+// NCCL's point-to-point calls and groups. Outside a group a call runs
+// alone; between sdmaGroupStart and sdmaGroupEnd (which nest, per thread)
+// calls are collected and run when the outermost group ends: collectives
+// and schedule launches of single-node communicators first, on any number
+// of communicators of this process (runGroup: each communicator's in order,
+// the communicators side by side, the launches of ranks sharing a GPU as
+// one), then the sends and receives (Communicator::sendRecv: one launch,
+// every operation at once), which span one communicator. A call the C layer
+// refuses inside a group fails the group: its sdmaGroupEnd runs none of the
+// group's operations and returns that error, as NCCL's does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,7 @@
 
 #include "sdma/runtime/CheckedMath.h"
 
+#include <functional>
 #include <vector>
 
 using namespace sdma::capi;
@@ -30,9 +34,17 @@ struct Pending {
   std::vector<PeerOp> ops;
 };
 
+/// A collective (or schedule launch) made in the open group.
+struct Deferred {
+  sdmaComm *comm = nullptr;
+  std::string name;
+  std::function<bool(Error &)> run;
+};
+
 struct Group {
   int depth = 0;
   std::vector<Pending> pending; // in the order of first use
+  std::vector<Deferred> calls;  // in the order made
   /// The first refusal inside the group.
   sdmaResult_t failed = sdmaSuccess;
   std::string why;
@@ -54,14 +66,8 @@ sdmaResult_t run(sdmaComm *comm, const std::vector<PeerOp> &ops,
 sdmaResult_t peerOp(bool send, void *buffer, size_t count, sdmaDataType_t type,
                     int peer, sdmaComm_t comm, sdmaStream_t stream) {
   const char *name = send ? "sdmaSend" : "sdmaRecv";
-  auto refuse = [&](sdmaComm *at, sdmaResult_t result) {
-    if (group.depth > 0 && group.failed == sdmaSuccess) {
-      group.failed = result;
-      group.why = std::string(name) +
-                  " in the group: " + (at ? at->lastError : threadError);
-    }
-    return result;
-  };
+  // fail() has noted the refusal in an open group (refusedInGroup).
+  auto refuse = [](sdmaComm *, sdmaResult_t result) { return result; };
   if (comm && !liveHandles().has(comm))
     return refuse(nullptr, deadHandle("comm"));
   if (!comm)
@@ -106,7 +112,60 @@ sdmaResult_t peerOp(bool send, void *buffer, size_t count, sdmaDataType_t type,
   return sdmaSuccess;
 }
 
+/// Runs the group's collectives (runGroup); the first failure, each failed
+/// call's kept on its communicator.
+sdmaResult_t runCalls(std::vector<Deferred> &deferred) {
+  if (deferred.empty())
+    return sdmaSuccess;
+  std::vector<GroupCall> calls;
+  for (Deferred &d : deferred) {
+    if (!liveHandles().has(d.comm))
+      return fail(nullptr, sdmaInvalidUsage,
+                  "sdmaGroupEnd: nothing of the group ran: a communicator of "
+                  "the group was destroyed before the group ended");
+    calls.push_back({d.comm->node, d.run, Error()});
+  }
+  if (sdmaResult_t r = guarded(nullptr, [&] {
+        runGroup(calls);
+        return sdmaSuccess;
+      }))
+    return r;
+  // Every failed call's message on its communicator; the first returned.
+  sdmaResult_t first = sdmaSuccess;
+  std::string why;
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (!calls[i].error.empty()) {
+      sdmaResult_t r = fail(deferred[i].comm, deferred[i].name, calls[i].error);
+      if (first == sdmaSuccess) {
+        first = r;
+        why = deferred[i].comm->lastError;
+      }
+    }
+  return first == sdmaSuccess ? first
+                              : fail(nullptr, first, "sdmaGroupEnd: " + why);
+}
+
 } // namespace
+
+void sdma::capi::refusedInGroup(sdmaResult_t result,
+                                const std::string &message) {
+  if (group.depth > 0 && group.failed == sdmaSuccess) {
+    group.failed = result;
+    group.why = message;
+  }
+}
+
+sdmaResult_t sdma::capi::runOrDefer(sdmaComm *comm, const std::string &name,
+                                    std::function<bool(Error &)> call) {
+  if (group.depth > 0) {
+    group.calls.push_back({comm, name, std::move(call)});
+    return sdmaSuccess;
+  }
+  return guarded(comm, [&] {
+    Error error;
+    return call(error) ? sdmaSuccess : fail(comm, name, error);
+  });
+}
 
 extern "C" {
 
@@ -138,9 +197,13 @@ sdmaResult_t sdmaGroupEnd(void) {
   if (ended.failed != sdmaSuccess)
     return fail(nullptr, ended.failed,
                 "sdmaGroupEnd: nothing of the group ran, since " + ended.why);
-  // One launch runs a communicator's group; several communicators' would
-  // run one after another, and could wait on each other where NCCL's fused
-  // group does not.
+  // Collectives first (every communicator's, together), then the sends and
+  // receives.
+  if (sdmaResult_t r = runCalls(ended.calls))
+    return r;
+  // One launch runs a communicator's sends and receives; several
+  // communicators' would run one after another, and could wait on each
+  // other where NCCL's fused group does not.
   if (ended.pending.size() > 1)
     return fail(nullptr, sdmaInvalidUsage,
                 "sdmaGroupEnd: nothing of the group ran: its sends and "

@@ -6,6 +6,8 @@
 
 #include "comm/CallPath.h"
 
+#include "comm/GroupLaunch.h"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -48,11 +50,8 @@ bool CallPath::replayed(const CallKey &key, void *stream, Error &error,
   }
   setLastPath(call->path);
   if (call->copy) {
-    std::string why;
-    ok = !call->copyBytes ||
-         c_.device->localCopy(call->copyTo, call->copyFrom, call->copyBytes,
-                              stream, nullptr, why) ||
-         error.fail(c_.deviceKind, why);
+    ok = !call->copyBytes || copy(call->copyTo, call->copyFrom, call->copyBytes,
+                                  stream, nullptr, error);
     return true;
   }
   ok = c_.launcher->replay(call->launch, stream, error);
@@ -179,14 +178,36 @@ bool CallPath::single(const Call &call, void *stream, Error &error,
               " bytes (memAlloc or registerMemory)");
   }
   std::string how;
-  if (!c_.device->localCopy(to, from, call.chunkBytes, stream, &how, why))
-    return error.fail(c_.deviceKind, why);
+  if (!copy(to, from, call.chunkBytes, stream, &how, error))
+    return false;
   made.copyTo = to;
   made.copyFrom = from;
   made.copyBytes = call.chunkBytes;
   return done("copy (auto: one rank, the collective is its input, copied by " +
                   how + ")",
               symmetric);
+}
+
+bool CallPath::copy(void *to, const void *from, size_t bytes, void *stream,
+                    std::string *how, Error &error) {
+  // In a group over several communicators: in its order, at its start.
+  if (GroupLaunch *group = GroupLaunch::current()) {
+    if (how)
+      *how = "the device at the group's end";
+    CommDevice *device = c_.device;
+    ErrorKind kind = c_.deviceKind;
+    group->hold(*c_.launcher, [=] {
+      Error failed;
+      std::string why;
+      if (!device->localCopy(to, from, bytes, stream, nullptr, why))
+        failed.fail(kind, why);
+      return failed;
+    });
+    return true;
+  }
+  std::string why;
+  return c_.device->localCopy(to, from, bytes, stream, how, why) ||
+         error.fail(c_.deviceKind, why);
 }
 
 bool CallPath::launch(int index, const Call &call, void *stream, Error &error,

@@ -75,6 +75,10 @@ private:
   /// remembered for `replayKey` where given.
   bool single(const Call &call, void *stream, Error &error,
               const CallKey *replayKey);
+  /// The device's copy of `bytes` on `stream` (`how`: by what), held in
+  /// a group over several communicators (GroupLaunch.h).
+  bool copy(void *to, const void *from, size_t bytes, void *stream,
+            std::string *how, Error &error);
   /// The staging buffer of at least `bytes` an in-place all-reduce needs.
   bool stage(size_t bytes, void *&ptr, Error &error);
   void setLastPath(std::string path, bool append = false);

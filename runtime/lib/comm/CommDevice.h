@@ -65,6 +65,21 @@ public:
   virtual ~CommKernel() = default;
   /// Enqueues (GPU) or runs (CPU) one launch.
   virtual bool launch(const KernelLaunch &launch, std::string &error) = 0;
+  /// Group launches (GroupLaunch.h): kernels of one process whose keys are
+  /// equal and not empty run the same code on the same device, so one
+  /// launchGroup of either runs the launches of both; at most groupLimit()
+  /// ranks in one. Empty: never grouped.
+  virtual std::string groupKey() const { return ""; }
+  virtual int groupLimit() const { return 0; }
+  /// Enqueues (GPU) or runs (CPU) `launches` (each a rank's, of kernels
+  /// with this key; all low-latency or none) as one launch, after the
+  /// work each launch's stream holds and before what comes after it.
+  virtual bool launchGroup(const std::vector<const KernelLaunch *> &launches,
+                           std::string &error) {
+    (void)launches;
+    error = "internal: a group launch of a kernel that has none";
+    return false;
+  }
 };
 
 class CommDevice {
@@ -116,6 +131,8 @@ public:
   /// How many ranks of the job share this device (their kernels must all
   /// be resident at once).
   virtual void setSharing(int ranksOnDevice) { (void)ranksOnDevice; }
+  /// Makes the device current on the calling thread (a GPU's context).
+  virtual void bindThread() {}
   virtual std::unique_ptr<CommKernel> load(const LdstProgram &program,
                                            std::string &error) = 0;
   /// Fills `bytes` bytes at `ptr` (this device's memory) with 0xAB now,

@@ -176,6 +176,7 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   launcher =
       std::make_unique<Launcher>(rank, ranks, options, *device, *heap,
                                  *programs, *agreement, lowLatencyOffset);
+  launcher->setJob(hashBytes(std::string(id.bytes, sizeof(id.bytes))));
   paths = std::make_unique<PathChooser>(options, *device, *programs, devices);
   CallPath::Parts parts;
   parts.rank = rank;
@@ -479,6 +480,8 @@ bool Communicator::abort(Error &error) {
     return error.fail(ErrorKind::Device, "abort: " + why);
   return true;
 }
+
+void Communicator::bindThread() { impl_->device->bindThread(); }
 
 bool Communicator::shareAmong(int root, const std::vector<int> &members,
                               void *data, size_t bytes, Error &error) {

@@ -6,6 +6,8 @@
 
 #include "comm/Launcher.h"
 
+#include "comm/GroupLaunch.h"
+
 #include "compile/KernelCache.h"
 #include "sdma/runtime/CheckedMath.h"
 #include "sdma/runtime/Limits.h"
@@ -435,14 +437,24 @@ bool Launcher::start(const PreparedLaunch &prepared, void *stream,
   launch.lowLatency = prepared.lowLatency;
   std::string why;
   CommKernel &kernel = dma ? *instance.dmaKernel : *instance.kernel;
+  // In a group over several communicators: started with the group's.
+  if (GroupLaunch *group = GroupLaunch::current()) {
+    group->hold(*this, kernel, std::move(launch), dma);
+    return true;
+  }
   if (kernel.launch(launch, why))
     return true;
+  startFailed(why, dma, error);
+  return false;
+}
+
+void Launcher::startFailed(const std::string &why, bool dma, Error &error) {
   // A CPU run reports a timeout itself; the record names the missing rank.
   std::lock_guard<std::mutex> lock(failedMutex_);
   failed_ = kernelError();
   if (!failed_.empty()) {
     error = failed_;
-    return false;
+    return;
   }
   error.fail(options_.device == "cpu" ? ErrorKind::System : ErrorKind::Device,
              why);
@@ -451,5 +463,4 @@ bool Launcher::start(const PreparedLaunch &prepared, void *stream,
   // counter, so no later call may run (the communicator has failed).
   if (dma)
     failed_ = error;
-  return false;
 }

@@ -114,11 +114,20 @@ public:
   bool run(int index, const Call &call, bool dma, bool lowLatency, void *stream,
            Error &error, PreparedLaunch *keep = nullptr,
            const Error &refused = Error());
+  /// The job's id (its unique id's hash): group launches run ranks of one
+  /// job only (GroupLaunch.h).
+  void setJob(uint64_t job) { job_ = job; }
+  uint64_t job() const { return job_; }
   /// Starts a launch run() prepared (and ran) before, on `stream`.
   bool replay(const PreparedLaunch &prepared, void *stream, Error &error);
   /// False, with the first failure a kernel of this communicator
   /// recorded, once one has.
   bool healthy(Error &error);
+  /// A launch of this communicator's that failed to start (`why`, from
+  /// the device; `dma`: its DMA path's): `error` says why, from the
+  /// kernel's record where it has one; the communicator fails as the
+  /// cause says (start(), or a group's launch: GroupLaunch.h).
+  void startFailed(const std::string &why, bool dma, Error &error);
 
 private:
   /// Builds the SdmaTable words of `call` with its tag: with `dma`, the DMA
@@ -152,6 +161,7 @@ private:
   ProgramCache &programs_;
   Agreement &agreement_;
   size_t lowLatencyOffset_;
+  uint64_t job_ = 0;
   std::set<std::string> checked_;
   /// Where shared calls exchange their buffers' places, and what they
   /// keep between calls.

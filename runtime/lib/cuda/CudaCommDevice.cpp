@@ -17,6 +17,7 @@
 
 #include "comm/CommDevice.h"
 #include "comm/PointToPoint.h"
+#include "compile/KernelCache.h"
 #include "cuda/CeCopyKernel.h"
 #include "cuda/CudaDeviceSet.h"
 #include "cuda/CudaDmaKernel.h"
@@ -25,6 +26,7 @@
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <unistd.h>
@@ -46,15 +48,36 @@ class CudaCommDevice;
 class CudaCommKernel : public CommKernel {
 public:
   CudaCommKernel(CudaCommDevice &device, const LdstProgram &program);
+  ~CudaCommKernel() override;
   bool load(std::string &error);
   bool launch(const KernelLaunch &launch, std::string &error) override;
+  std::string groupKey() const override { return groupKey_; }
+  int groupLimit() const override { return groupLimit_; }
+  bool launchGroup(const std::vector<const KernelLaunch *> &launches,
+                   std::string &error) override;
 
 private:
+  /// The blocks a rank's launch of `kernel` takes at `chunkBytes`.
+  int blocks(CudaKernel &kernel, size_t chunkBytes) const;
+  /// Orders `launches`' streams around a launch on the first one's: before
+  /// (after = false) every other stream's work so far, after (true) what
+  /// they enqueue next.
+  bool joinStreams(const std::vector<const KernelLaunch *> &launches,
+                   bool after, std::string &error);
+
   CudaCommDevice &device_;
   LdstProgram program_;
   CudaKernel kernel_;
   /// A low-latency program's sdma_ldst_ll (LdstPhases.hip).
   CudaKernel lowLatency_;
+  /// Built with SDMA_GROUP where ranks share the GPU: sdma_ldst_group and
+  /// (low-latency programs) sdma_ldst_ll_group, for up to groupLimit_
+  /// ranks a launch; groupKey_ names the build.
+  CudaKernel group_, groupLowLatency_;
+  int groupLimit_ = 0;
+  std::string groupKey_;
+  /// Events ordering a group launch's streams (made on first use).
+  std::vector<CUevent> events_;
   int64_t largest_ = 1; // chunks of the largest buffer
 };
 
@@ -136,6 +159,7 @@ public:
   void setSharing(int ranksOnDevice) override {
     sharing_ = std::max(1, ranksOnDevice);
   }
+  void bindThread() override { driver_.cuCtxSetCurrent(context()); }
 
   bool allocate(size_t bytes, char *&ptr, std::string &error) override {
     CUdeviceptr p = 0;
@@ -321,7 +345,17 @@ private:
 CudaCommKernel::CudaCommKernel(CudaCommDevice &device,
                                const LdstProgram &program)
     : device_(device), program_(program), kernel_(device.driver()),
-      lowLatency_(device.driver()) {}
+      lowLatency_(device.driver()), group_(device.driver()),
+      groupLowLatency_(device.driver()) {}
+
+CudaCommKernel::~CudaCommKernel() {
+  for (CUevent event : events_)
+    device_.driver().cuEventDestroy_v2(event);
+}
+
+/// The most bytes of parameters a kernel takes (CUDA 12.1 and later, Volta
+/// and later), less the chunk and epoch after the group's tables.
+constexpr size_t kGroupParamBytes = 32764 - 16;
 
 bool CudaCommKernel::load(std::string &error) {
   const Driver &driver = device_.driver();
@@ -333,8 +367,22 @@ bool CudaCommKernel::load(std::string &error) {
   std::string cubin;
   // Every rank of the job on this GPU: device-scope fences suffice.
   const bool oneGpu = device_.sharing() >= program_.ranks;
-  if (!CudaKernel::build(driver, device_.device(),
-                         CudaKernelSource::ldst(program_, false, oneGpu),
+  CudaKernelSource source = CudaKernelSource::ldst(program_, false, oneGpu);
+  // Ranks of the job share this GPU: the group entries too, for as many of
+  // them as one launch's parameters hold (each its table: LaunchTable's
+  // words, the low-latency ones included, and its rank).
+  const size_t R = size_t(program_.ranks),
+               words = R * program_.buffers.size() + 5 * R + 12;
+  groupLimit_ = std::min(device_.sharing(), program_.ranks);
+  while (groupLimit_ >= 2 &&
+         size_t(groupLimit_) * (words * 8 + 4) > kGroupParamBytes)
+    --groupLimit_;
+  if (groupLimit_ < 2)
+    groupLimit_ = 0;
+  else
+    source.text = "#define SDMA_GROUP " + std::to_string(groupLimit_) + "\n" +
+                  source.text;
+  if (!CudaKernel::build(driver, device_.device(), source,
                          device_.options().cacheDirectory, compile, cubin,
                          error))
     return false;
@@ -350,25 +398,126 @@ bool CudaCommKernel::load(std::string &error) {
                             lowLatency_.failure());
     return false;
   }
+  if (groupLimit_) {
+    if (!group_.load(device_.context(), cubin, "sdma_ldst_group", kLdstThreads,
+                     error)) {
+      error = driver.describe("loading the group kernel", group_.failure());
+      return false;
+    }
+    if (program_.lowLatencyPairChunks >= 0 &&
+        !groupLowLatency_.load(device_.context(), cubin, "sdma_ldst_ll_group",
+                               kLdstThreads, error)) {
+      error = driver.describe("loading the low-latency group kernel",
+                              groupLowLatency_.failure());
+      return false;
+    }
+    char key[160];
+    std::snprintf(key, sizeof(key), "cuda %p %016llx %d",
+                  static_cast<void *>(device_.context()),
+                  static_cast<unsigned long long>(hashBytes(cubin)),
+                  groupLimit_);
+    groupKey_ = key;
+  }
   for (const Buffer &buffer : program_.buffers)
     largest_ = std::max<int64_t>(largest_, buffer.chunks);
   return true;
 }
 
-bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
-  const Driver &driver = device_.driver();
+int CudaCommKernel::blocks(CudaKernel &kernel, size_t chunkBytes) const {
   // As the in-process executor: never more blocks than can be resident at
   // once for all the ranks that share the GPU (a rank's blocks wait for
   // each other).
+  return ldstBlocks(device_.smCount() * std::max(1, kernel.blocksPerSM()) /
+                        device_.sharing(),
+                    largest_ * chunkBytes);
+}
+
+bool CudaCommKernel::joinStreams(
+    const std::vector<const KernelLaunch *> &launches, bool after,
+    std::string &error) {
+  const Driver &driver = device_.driver();
+  CUstream first = static_cast<CUstream>(launches[0]->stream);
+  size_t used = 0;
+  for (size_t i = 1; i < launches.size(); ++i) {
+    CUstream other = static_cast<CUstream>(launches[i]->stream);
+    bool seen = other == first;
+    for (size_t j = 1; j < i && !seen; ++j)
+      seen = launches[j]->stream == launches[i]->stream;
+    if (seen)
+      continue;
+    if (used == events_.size()) {
+      CUevent event = nullptr;
+      if (CUresult r = driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING)) {
+        error = driver.describe("cuEventCreate", r);
+        return false;
+      }
+      events_.push_back(event);
+    }
+    CUevent event = events_[used++];
+    CUstream from = after ? first : other, to = after ? other : first;
+    if (CUresult r = driver.cuEventRecord(event, from)) {
+      error = driver.describe("cuEventRecord", r);
+      return false;
+    }
+    if (CUresult r = driver.cuStreamWaitEvent(to, event, 0)) {
+      error = driver.describe("cuStreamWaitEvent", r);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool CudaCommKernel::launchGroup(
+    const std::vector<const KernelLaunch *> &launches, std::string &error) {
+  const Driver &driver = device_.driver();
+  const bool ll = launches[0]->lowLatency;
+  const size_t words = launches[0]->table.size();
+  if (!groupLimit_ || launches.size() < 2 ||
+      launches.size() > size_t(groupLimit_) ||
+      (ll && program_.lowLatencyPairChunks < 0)) {
+    error = "internal: a group launch of " + std::to_string(launches.size()) +
+            " ranks of " + program_.schedule + ", built for " +
+            std::to_string(groupLimit_);
+    return false;
+  }
+  // SdmaGroupTables: groupLimit_ tables, then as many ranks (int).
+  std::vector<uint64_t> param(
+      size_t(groupLimit_) * words + (size_t(groupLimit_) * 4 + 7) / 8, 0);
+  int *ranks = reinterpret_cast<int *>(param.data() + groupLimit_ * words);
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const KernelLaunch &one = *launches[i];
+    if (one.table.size() != words || one.lowLatency != ll ||
+        one.chunkBytes != launches[0]->chunkBytes) {
+      error = "internal: the launches of a group differ in their table, "
+              "path or chunk";
+      return false;
+    }
+    std::copy(one.table.begin(), one.table.end(), param.begin() + i * words);
+    ranks[i] = one.programRank;
+  }
+  CudaKernel &kernel = ll ? groupLowLatency_ : group_;
+  unsigned long long chunk = launches[0]->chunkBytes, epoch = 0;
+  void *args[] = {param.data(), &chunk, &epoch};
+  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
+    error = driver.describe("cuLaunchKernel", r);
+    return false;
+  }
+  return joinStreams(launches, false, error) &&
+         kernel.launch(blocks(kernel, chunk), unsigned(launches.size()),
+                       static_cast<CUstream>(launches[0]->stream), args,
+                       error) &&
+         joinStreams(launches, true, error);
+}
+
+bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
+  const Driver &driver = device_.driver();
   if (launch.lowLatency && program_.lowLatencyPairChunks < 0) {
     error = "internal: a low-latency launch of " + program_.schedule +
             ", which has no low-latency entry";
     return false;
   }
   CudaKernel &kernel = launch.lowLatency ? lowLatency_ : kernel_;
-  int blocks = ldstBlocks(
-      device_.smCount() * std::max(1, kernel.blocksPerSM()) / device_.sharing(),
-      largest_ * launch.chunkBytes);
+  int blocks = this->blocks(kernel, launch.chunkBytes);
   unsigned long long chunk = launch.chunkBytes, epoch = 0;
   int rankBase = launch.programRank;
   void *args[] = {const_cast<uint64_t *>(launch.table.data()), &chunk, &epoch,

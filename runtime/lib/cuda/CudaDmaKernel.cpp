@@ -57,7 +57,8 @@ public:
   bool createEvent(void *&event, std::string &error) override {
     CUevent e = nullptr;
     // CU_EVENT_DISABLE_TIMING: the cheapest to record and wait for.
-    if (!check("cuEventCreate", driver_.cuEventCreate(&e, 2u), error))
+    if (!check("cuEventCreate",
+               driver_.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), error))
       return false;
     event = e;
     return true;

@@ -28,6 +28,7 @@
 #include "host/HostLdstKernel.h"
 #include "sdma/runtime/LdstCpuExecutor.h"
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -117,25 +118,68 @@ public:
       : kernel_(std::move(kernel)), ranks_(p.ranks), buffers_(p.buffers.size()),
         options_(options) {}
   bool launch(const KernelLaunch &launch, std::string &error) override {
+    HostLdstKernel::RankPointers p;
+    unsigned long long own[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (!pointers(launch, p, own, error))
+      return false;
+    int begin = launch.programRank;
+    return kernel_->run(p, launch.chunkBytes, epoch_++, options_.timeoutNs,
+                        options_.blocks, options_.threads, begin, begin + 1,
+                        error) &&
+           HostLdstKernel::readErrorRecord(p.errorRecord, error);
+  }
+  // Kernels built from one text run each other's launches.
+  std::string groupKey() const override {
+    return "cpu " + std::to_string(kernel_->textHash()) + " " +
+           std::to_string(options_.blocks) + "x" +
+           std::to_string(options_.threads) + " " +
+           std::to_string(options_.timeoutNs);
+  }
+  int groupLimit() const override { return ranks_; }
+  bool launchGroup(const std::vector<const KernelLaunch *> &launches,
+                   std::string &error) override {
+    std::vector<HostLdstKernel::RankPointers> p(launches.size());
+    std::vector<std::array<unsigned long long, 8>> own(launches.size());
+    std::vector<const HostLdstKernel::RankPointers *> each;
+    std::vector<int> ranks;
+    for (size_t i = 0; i < launches.size(); ++i) {
+      own[i].fill(0);
+      if (!pointers(*launches[i], p[i], own[i].data(), error))
+        return false;
+      each.push_back(&p[i]);
+      ranks.push_back(launches[i]->programRank);
+    }
+    if (!kernel_->runGroup(each, ranks, launches[0]->chunkBytes,
+                           options_.timeoutNs, options_.blocks,
+                           options_.threads, error))
+      return false;
+    // Each rank's record is its communicator's: the first failure found.
+    for (const HostLdstKernel::RankPointers &one : p)
+      if (!HostLdstKernel::readErrorRecord(one.errorRecord, error))
+        return false;
+    return true;
+  }
+
+private:
+  /// `launch`'s table as the host kernel takes it; `own`: the record of
+  /// a table without one.
+  bool pointers(const KernelLaunch &launch, HostLdstKernel::RankPointers &p,
+                unsigned long long *own, std::string &error) const {
     LaunchTable t;
     if (!LaunchTable::decode(launch.table, ranks_, buffers_, t, error))
       return false;
-    int begin = launch.programRank, end = launch.programRank + 1;
-    if (begin < 0 || end > ranks_) {
+    int begin = launch.programRank;
+    if (begin < 0 || begin >= ranks_) {
       error = "internal: a launch of program rank " + std::to_string(begin) +
               " in a " + std::to_string(ranks_) + "-rank program";
       return false;
     }
-    HostLdstKernel::RankPointers p;
     p.buffers = t.buffers;
     p.flags = t.flags;
     p.sync = t.sync;
     p.epochs = t.epochs;
     p.arrive = t.arrive;
-    p.errorRecord = t.error;
-    unsigned long long own[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    if (!p.errorRecord)
-      p.errorRecord = own;
+    p.errorRecord = t.error ? t.error : own;
     p.rowBytes = t.rowBytes;
     for (int i = 0; i < 4; ++i)
       p.counts[i] = t.counts[i];
@@ -145,12 +189,9 @@ public:
       p.ll = t.ll;
     p.llSeq = t.llSeq;
     p.llPairBytes = t.llPairBytes;
-    return kernel_->run(p, launch.chunkBytes, epoch_++, options_.timeoutNs,
-                        options_.blocks, options_.threads, begin, end, error) &&
-           HostLdstKernel::readErrorRecord(p.errorRecord, error);
+    return true;
   }
 
-private:
   std::unique_ptr<HostLdstKernel> kernel_;
   int ranks_;
   size_t buffers_;

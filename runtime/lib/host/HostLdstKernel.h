@@ -76,26 +76,56 @@ public:
   bool run(const RankPointers &pointers, unsigned long long chunkBytes,
            unsigned long long epoch, uint64_t timeoutNs, int blocks,
            int threads, int begin, int end, std::string &error) const;
+  /// Runs one rank of each of `pointers` (rank ranks[i] over pointers[i]:
+  /// communicators of one process, a group launch), all at once. As run().
+  bool runGroup(const std::vector<const RankPointers *> &pointers,
+                const std::vector<int> &ranks, unsigned long long chunkBytes,
+                uint64_t timeoutNs, int blocks, int threads,
+                std::string &error) const;
+  /// The same for every HostLdstKernel of one text (the hash of what the
+  /// host compiler built): either runs the other's launches.
+  uint64_t textHash() const { return textHash_; }
   /// False with `error` if the kernel's error record holds a failure (a
   /// flag wait or a rank barrier that timed out).
   static bool readErrorRecord(const unsigned long long record[5],
                               std::string &error);
 
 private:
-  /// The entry: 0, or the error number of a host thread that could not be
-  /// started (then no thread ran).
-  using RunFn = int (*)(char **, unsigned long long **, unsigned int **,
-                        unsigned long long *, unsigned long long,
-                        unsigned long long, unsigned long long,
-                        unsigned long long *, unsigned long long **, int, int,
-                        int, int, unsigned long long, long long **,
-                        unsigned long long, unsigned long long **, char **,
-                        unsigned long long *, unsigned long long);
-  HostLdstKernel(std::unique_ptr<HostKernel> kernel, RunFn run)
-      : kernel_(std::move(kernel)), run_(run) {}
+  /// A launched rank's words, as the CPU entry takes them (kCpuEntry's
+  /// struct of the same name).
+  struct SdmaCpuRank {
+    char **bufs;
+    unsigned long long **flags;
+    unsigned int **sync;
+    unsigned long long *error;
+    unsigned long long *epochs;
+    unsigned long long **arrive;
+    unsigned long long rowBytes;
+    long long **counts;
+    unsigned long long callTag;
+    unsigned long long **tags;
+    char **ll;
+    unsigned long long *llSeq;
+    unsigned long long llPairBytes;
+    int rank;
+  };
+  static SdmaCpuRank cpuRank(const RankPointers &pointers, int rank);
+  /// The entries: 0, or the error number of a host thread that could not
+  /// be started (then no thread ran).
+  using RunFn = int (*)(const SdmaCpuRank *, unsigned long long,
+                        unsigned long long, unsigned long long, int, int, int,
+                        int);
+  using GroupFn = int (*)(const SdmaCpuRank *, int, unsigned long long,
+                          unsigned long long, int, int);
+  HostLdstKernel(std::unique_ptr<HostKernel> kernel, RunFn run, GroupFn group,
+                 uint64_t textHash)
+      : kernel_(std::move(kernel)), run_(run), runGroup_(group),
+        textHash_(textHash) {}
 
   std::unique_ptr<HostKernel> kernel_;
   RunFn run_;
+  GroupFn runGroup_;
+  uint64_t textHash_;
 };
 
 } // namespace sdma::rt

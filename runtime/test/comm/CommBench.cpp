@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <thread>
 
 namespace sdma::commtest {
 
@@ -136,6 +138,105 @@ void bench(Rank &k, int iters) {
     if (block)
       k.memory.driver->cuMemFree_v2(block);
   }
+}
+
+/// bench()'s all-gather and all-to-all with every rank's call made by one
+/// thread: `ranks` communicators (made, and their buffers allocated, on a
+/// thread each, as ncclCommInitAll does), each size's calls a group
+/// (sdmaGroupStart, a call per rank, sdmaGroupEnd: one launch for the ranks
+/// that share the GPU). A stream per rank, or one for all with
+/// SDMA_BENCH_ONE_STREAM=1. After the timed calls every byte is checked.
+int groupBench(const Args &args, int ranks) {
+  sdmaUniqueId id;
+  if (sdmaGetUniqueId(&id) != sdmaSuccess)
+    return 1;
+  const char *one = std::getenv("SDMA_BENCH_ONE_STREAM");
+  bool oneStream = one && std::string(one) == "1";
+  std::vector<Rank> k(ranks);
+  auto each = [&](const std::function<void(Rank &)> &body) {
+    std::vector<std::thread> threads;
+    for (Rank &r : k)
+      threads.emplace_back([&] { body(r); });
+    for (std::thread &t : threads)
+      t.join();
+  };
+  std::string error;
+  for (int r = 0; r < ranks; ++r) {
+    k[r].rank = r;
+    k[r].ranks = ranks;
+    if (!k[r].memory.init(error))
+      return std::fprintf(stderr, "%s\n", error.c_str()), 1;
+  }
+  each([&](Rank &r) {
+    if (r.memory.driver)
+      r.memory.driver->cuStreamCreate(
+          reinterpret_cast<cuda::CUstream *>(&r.stream), 1);
+    r.check(sdmaCommInitRank(&r.comm, ranks, id, r.rank), "init");
+  });
+  for (Rank &r : k)
+    if (r.failures)
+      return 1;
+  if (oneStream)
+    for (Rank &r : k)
+      r.stream = k[0].stream;
+  std::printf("op,ranks,bytes,us_per_call,host_us_per_call\n");
+  int failed = 0;
+  for (size_t bytes = 1024; bytes <= (64u << 20) && !failed; bytes *= 4) {
+    size_t chunk = std::max<size_t>(4, bytes / ranks / 4 * 4);
+    std::vector<char *> in(ranks), out(ranks);
+    each([&](Rank &r) {
+      in[r.rank] = static_cast<char *>(r.alloc(chunk * ranks));
+      out[r.rank] = static_cast<char *>(r.alloc(chunk * ranks));
+    });
+    for (int op = 0; op < 2 && !failed; ++op) {
+      auto group = [&] {
+        sdmaGroupStart();
+        for (Rank &r : k)
+          op == 0 ? sdmaAllGather(in[r.rank], out[r.rank], chunk / 4,
+                                  sdmaFloat32, r.comm, r.stream)
+                  : sdmaAlltoAll(in[r.rank], out[r.rank], chunk / 4,
+                                 sdmaFloat32, r.comm, r.stream);
+        if (sdmaResult_t result = sdmaGroupEnd(); result && !failed++)
+          std::fprintf(stderr, "group of %zu bytes: %s\n", bytes,
+                       sdmaGetLastError(nullptr));
+      };
+      auto wait = [&] {
+        for (Rank &r : k)
+          r.memory.sync(r.stream);
+        return failed == 0;
+      };
+      for (Rank &r : k)
+        r.fill(in[r.rank], chunk * ranks, r.rank, op + 1);
+      for (int i = 0; i < 3; ++i)
+        group();
+      wait();
+      timeCalls(op == 0 ? "allgather" : "alltoall", ranks, chunk * ranks,
+                args.iters, group, wait, true);
+      // Every byte: rank q's chunk p is rank p's chunk (q for all-to-all)
+      // of its input.
+      for (Rank &r : k) {
+        std::vector<unsigned char> got(chunk * ranks);
+        r.memory.read(got.data(), out[r.rank], got.size());
+        for (int p = 0; p < ranks && !failed; ++p)
+          for (size_t i = 0; i < chunk; ++i) {
+            size_t from = (op == 0 ? 0 : size_t(r.rank) * chunk) + i;
+            if (got[p * chunk + i] != pattern(p, op + 1, from)) {
+              std::fprintf(
+                  stderr, "rank %d: byte %zu of %zu-byte %s is wrong\n", r.rank,
+                  p * chunk + i, bytes, op == 0 ? "allgather" : "alltoall");
+              ++failed;
+              break;
+            }
+          }
+      }
+    }
+    each([&](Rank &r) {
+      sdmaMemFree(r.comm, out[r.rank]);
+      sdmaMemFree(r.comm, in[r.rank]);
+    });
+  }
+  each([&](Rank &r) { sdmaCommDestroy(r.comm); });
+  return failed ? 1 : 0;
 }
 
 /// The in-process executor (every rank in one launch) timed as bench()

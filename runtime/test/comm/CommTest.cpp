@@ -4,7 +4,8 @@
 //
 // Usage (under sdma-launch, which sets RANK, WORLD_SIZE, SDMA_UNIQUE_ID):
 //   sdma-comm-test --case=CASE [--schedule=PATH] [--counts=N,...]
-//                  [--iters=N] [--threads-as-ranks=N] [--layout=L] [--bad=B]
+//                  [--iters=N] [--threads-as-ranks=N] [--group-ranks=N]
+//                  [--layout=L] [--bad=B]
 //                  [--tokens=N] [--routing=R] [--jitter-us=N]
 // Cases:
 //   collectives  every collective, every root, in place and not, several
@@ -69,6 +70,8 @@
 //                --major-align=A), eager
 //                and as one CUDA graph (use --threads-as-ranks on one GPU);
 //   bench        per-call latency of AllGather and AlltoAll (CSV on rank 0);
+//                with --group-ranks=N (no launcher) one thread makes N
+//                ranks' calls in groups, every byte checked after;
 //   baseline     (no launcher) the in-process cuda-ldst executor timed the
 //                same way, programs from --schedule=DIR (NAME-R.hip).
 // Exit status: 0 as expected, 1 not (the reason on stderr).
@@ -657,6 +660,8 @@ int main(int argc, char **argv) {
       args.jitterUs = std::atoi(a.c_str() + 12);
     else if (a.rfind("--threads-as-ranks=", 0) == 0)
       args.threadsAsRanks = std::atoi(a.c_str() + 19);
+    else if (a.rfind("--group-ranks=", 0) == 0)
+      args.groupRanks = std::atoi(a.c_str() + 14);
     else if (a.rfind("--counts=", 0) == 0) {
       args.counts.clear();
       for (const char *p = a.c_str() + 9; *p;) {
@@ -671,6 +676,8 @@ int main(int argc, char **argv) {
   }
   if (args.kase == "baseline")
     return baseline(args);
+  if (args.kase == "bench" && args.groupRanks > 0)
+    return groupBench(args, args.groupRanks);
   sdmaUniqueId id;
   if (args.threadsAsRanks > 0) {
     // One process, one thread per rank (each its own communicator and

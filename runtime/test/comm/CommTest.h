@@ -35,7 +35,7 @@ struct Args {
   /// reductions: the element types to run ("f32,bf16", ...; "": all).
   std::string types;
   std::vector<size_t> counts{1, 7, 1000, 4099};
-  int iters = 50, threadsAsRanks = 0, tokens = 128;
+  int iters = 50, threadsAsRanks = 0, groupRanks = 0, tokens = 128;
   /// moe-bench --layout=expert: rows an expert's group is padded to.
   int majorAlign = 128;
   /// Before each collective a rank sleeps a random 0..jitterUs us (its own
@@ -219,6 +219,9 @@ void bench(Rank &k, int iters);
 void shared(Rank &k);
 /// The in-process executor timed the same way (no launcher).
 int baseline(const Args &args);
+/// The bench's all-gather and all-to-all with one thread making every
+/// rank's call in groups (--group-ranks=N; CommBench.cpp).
+int groupBench(const Args &args, int ranks);
 
 } // namespace sdma::commtest
 

@@ -2264,8 +2264,6 @@ sdma_call_exit(const SdmaTable *T, int rank, unsigned long long *runs,
   }
 }
 
-// The table comes by value (kernel parameter space: no dependent global
-// load before the first data access).
 // SDMA_MIN_BLOCKS (CUDA/HIP compilers only): resident blocks per SM the
 // compiler must allow (it caps registers to fit).
 #ifdef SDMA_MIN_BLOCKS
@@ -2273,12 +2271,13 @@ sdma_call_exit(const SdmaTable *T, int rank, unsigned long long *runs,
 #else
 #define SDMA_BOUNDS __launch_bounds__(SDMA_MAX_THREADS)
 #endif
-extern "C" __global__ void SDMA_BOUNDS
-    sdma_ldst(const SDMA_GRID_CONSTANT SdmaTable table,
-              unsigned long long chunk, unsigned long long epoch,
-              int rankBase) {
-  const SdmaTable *T = &table;
-  const int rank = rankBase + (int)SDMA_BID_Y;
+
+// One rank's run of the kernel (a launched rank: the entries below): `runs`
+// its two run counters (SdmaTable::epochs; null: `epoch` numbers the run).
+static __device__ SDMA_INLINE void sdma_ldst_rank(const SdmaTable *T, int rank,
+                                                  unsigned long long *runs,
+                                                  unsigned long long chunk,
+                                                  unsigned long long epoch) {
 #ifdef SDMA_CHUNK_BYTES
   // A size class (the runtime's build for one small chunk size,
   // runtime/lib/cuda/CudaSizeClasses.h): the chunk compiled in, so that every
@@ -2288,7 +2287,6 @@ extern "C" __global__ void SDMA_BOUNDS
     SDMA_TRAP();
   chunk = SDMA_CHUNK_BYTES;
 #endif
-  unsigned long long *runs = T->epochs ? T->epochs + 2 * SDMA_BID_Y : nullptr;
   if (runs)
     epoch = *(volatile unsigned long long *)runs;
   // A communicator's launch (job barriers) numbers its runs on the device.
@@ -2328,6 +2326,19 @@ extern "C" __global__ void SDMA_BOUNDS
   sdma_call_exit(T, rank, runs, epoch);
 }
 
+// The table comes by value (kernel parameter space: no dependent global
+// load before the first data access). Ranks rankBase + blockIdx.y: one
+// table for all of them (in-process: SdmaTable::epochs, where set, holds
+// two counters per launched rank).
+extern "C" __global__ void SDMA_BOUNDS
+    sdma_ldst(const SDMA_GRID_CONSTANT SdmaTable table,
+              unsigned long long chunk, unsigned long long epoch,
+              int rankBase) {
+  sdma_ldst_rank(&table, rankBase + (int)SDMA_BID_Y,
+                 table.epochs ? table.epochs + 2 * SDMA_BID_Y : nullptr, chunk,
+                 epoch);
+}
+
 #if SDMA_LL
 // A communicator's small call of a low-latency program (the launch set
 // SdmaTable::ll): no job barrier (LdstLowLatency.hip). An entry of its own,
@@ -2343,6 +2354,36 @@ extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
     SDMA_TRAP();
   sdma_ll_call(&table, rankBase + (int)SDMA_BID_Y, chunk);
 }
+#endif
+
+// SDMA_GROUP=G (the runtime's build where ranks share a GPU): one launch
+// runs up to G ranks of a job, each with its own communicator's table (its
+// error record, run counters, counts and tag): the calls of a group over
+// several communicators of one process (sdmaGroupEnd), launched once for
+// the ranks of one GPU instead of once per rank. Block (x, y) runs rank
+// rank[y] with t[y]; a launch passes `count` tables (the rest unused).
+#ifdef SDMA_GROUP
+struct SdmaGroupTables {
+  SdmaTable t[SDMA_GROUP];
+  int rank[SDMA_GROUP];
+};
+extern "C" __global__ void SDMA_BOUNDS
+    sdma_ldst_group(const SDMA_GRID_CONSTANT SdmaGroupTables group,
+                    unsigned long long chunk, unsigned long long epoch) {
+  const SdmaTable *T = &group.t[SDMA_BID_Y];
+  sdma_ldst_rank(T, group.rank[SDMA_BID_Y], T->epochs, chunk, epoch);
+}
+#if SDMA_LL
+extern "C" __global__ void __launch_bounds__(SDMA_MAX_THREADS)
+    sdma_ldst_ll_group(const SDMA_GRID_CONSTANT SdmaGroupTables group,
+                       unsigned long long chunk, unsigned long long epoch) {
+  (void)epoch;
+  const SdmaTable *T = &group.t[SDMA_BID_Y];
+  if (!T->ll[0])
+    SDMA_TRAP();
+  sdma_ll_call(T, group.rank[SDMA_BID_Y], chunk);
+}
+#endif
 #endif
 
 // Each rank's steps (SDMA_SPECIALISED).

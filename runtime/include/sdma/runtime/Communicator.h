@@ -37,6 +37,7 @@
 #include "sdma/runtime/LdstProgram.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -390,6 +391,9 @@ public:
   /// writes and returns; the others wait for it, bounded by the timeout.
   bool shareAmong(int root, const std::vector<int> &members, void *data,
                   size_t bytes, Error &error);
+  /// Makes the calling thread's current device this communicator's (a
+  /// thread that makes calls for another: runGroup).
+  void bindThread();
 
   class Impl;
 
@@ -397,6 +401,24 @@ private:
   explicit Communicator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// A call of a group (runGroup): `run` makes it on `comm`.
+struct GroupCall {
+  Communicator *comm = nullptr;
+  std::function<bool(Error &)> run;
+  /// Its failure, after runGroup: empty where it was enqueued.
+  Error error;
+};
+
+/// Runs `calls`, made on communicators of this process (ranks of one job or
+/// of several; NCCL's group over the communicators of ncclCommInitAll), as
+/// one group: each communicator's calls in their order, the communicators
+/// side by side (a call that meets every rank on the host waits for the
+/// others'), and what they enqueue started once all have run, the launches
+/// of ranks sharing a GPU as one launch where they run the same program at
+/// the same size (comm/GroupLaunch.h). A failed call stops its
+/// communicator's later calls. False where any call failed (its `error`).
+bool runGroup(std::vector<GroupCall> &calls);
 
 } // namespace sdma::rt
 

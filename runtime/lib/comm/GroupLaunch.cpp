@@ -1,0 +1,270 @@
+//===- GroupLaunch.cpp - a group's calls, launched together ---------------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/GroupLaunch.h"
+
+#include "comm/Launcher.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <thread>
+
+using namespace sdma::rt;
+
+namespace {
+
+thread_local GroupLaunch *currentGroup = nullptr;
+thread_local int currentCall = 0;
+
+/// Threads that run a group's communicators side by side, kept for the
+/// next group (a group's end is a job's fixed cost per step: starting
+/// threads each time would cost more than its launches). An idle worker
+/// spins a while before it sleeps, so back-to-back groups find it awake.
+class Workers {
+public:
+  static Workers &get() {
+    static Workers *workers = new Workers(); // never destroyed: detached
+    return *workers;
+  }
+  /// Runs tasks[0] on this thread and the others on workers; returns when
+  /// all are done. One group at a time uses the workers.
+  void run(std::vector<std::function<void()>> &tasks) {
+    std::lock_guard<std::mutex> lock(use_);
+    while (workers_.size() + 1 < tasks.size())
+      workers_.push_back(std::make_unique<Worker>());
+    for (size_t i = 1; i < tasks.size(); ++i)
+      workers_[i - 1]->post(&tasks[i]);
+    tasks[0]();
+    for (size_t i = 1; i < tasks.size(); ++i)
+      workers_[i - 1]->wait();
+  }
+
+private:
+  struct Worker {
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::function<void()> *task = nullptr; // guarded by mutex
+    std::atomic<int> state{0};             // 0 idle, 1 posted, 2 done
+    std::thread thread;
+    Worker() : thread([this] { loop(); }) { thread.detach(); }
+    void post(std::function<void()> *work) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        task = work;
+        state.store(1, std::memory_order_release);
+      }
+      wake.notify_one();
+    }
+    void wait() {
+      for (int spins = 0; state.load(std::memory_order_acquire) != 2; ++spins)
+        if (spins > 1000)
+          std::this_thread::yield();
+      state.store(0, std::memory_order_relaxed);
+    }
+    void loop() {
+      for (;;) {
+        auto until =
+            std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+        while (state.load(std::memory_order_acquire) != 1 &&
+               std::chrono::steady_clock::now() < until)
+          std::this_thread::yield();
+        std::function<void()> *work = nullptr;
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          wake.wait(lock, [&] { return state.load() == 1; });
+          work = task;
+        }
+        (*work)();
+        state.store(2, std::memory_order_release);
+      }
+    }
+  };
+  std::mutex use_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+} // namespace
+
+GroupLaunch *GroupLaunch::current() { return currentGroup; }
+
+GroupLaunch::Scope::Scope(GroupLaunch *group, int call)
+    : previous_(currentGroup), previousCall_(currentCall) {
+  currentGroup = group;
+  currentCall = call;
+}
+
+GroupLaunch::Scope::~Scope() {
+  currentGroup = previous_;
+  currentCall = previousCall_;
+}
+
+void GroupLaunch::hold(Launcher &launcher, CommKernel &kernel,
+                       KernelLaunch launch, bool dma) {
+  Held held;
+  held.launcher = &launcher;
+  held.kernel = &kernel;
+  held.launch = std::move(launch);
+  held.dma = dma;
+  held.call = currentCall;
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_.push_back(std::move(held));
+}
+
+void GroupLaunch::hold(Launcher &launcher, std::function<Error()> work) {
+  Held held;
+  held.launcher = &launcher;
+  held.work = std::move(work);
+  held.call = currentCall;
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_.push_back(std::move(held));
+}
+
+void GroupLaunch::startTogether(const std::vector<Held *> &members,
+                                std::vector<Error> &errors,
+                                std::vector<Launcher *> &failed) {
+  auto failAll = [&](const std::vector<Held *> &which, const std::string &why) {
+    for (Held *h : which) {
+      Error error;
+      h->launcher->startFailed(why, h->dma, error);
+      if (errors[h->call].empty())
+        errors[h->call] = error;
+      failed.push_back(h->launcher);
+    }
+  };
+  size_t limit = size_t(std::max(1, members[0]->kernel->groupLimit()));
+  for (size_t at = 0; at < members.size(); at += limit) {
+    std::vector<Held *> part(members.begin() + at,
+                             members.begin() +
+                                 std::min(members.size(), at + limit));
+    std::string why;
+    if (part.size() == 1) {
+      if (!part[0]->kernel->launch(part[0]->launch, why))
+        failAll(part, why);
+      continue;
+    }
+    std::vector<const KernelLaunch *> launches;
+    for (Held *h : part)
+      launches.push_back(&h->launch);
+    if (!part[0]->kernel->launchGroup(launches, why))
+      failAll(part, why);
+  }
+}
+
+void GroupLaunch::start(std::vector<Error> &errors) {
+  // Each communicator's held work in its order; communicators in the order
+  // of their first.
+  std::vector<Launcher *> order;
+  std::map<Launcher *, std::vector<Held *>> of;
+  for (Held &h : held_) {
+    if (!of.count(h.launcher))
+      order.push_back(h.launcher);
+    of[h.launcher].push_back(&h);
+  }
+  std::vector<Launcher *> failed;
+  auto isFailed = [&](Launcher *l) {
+    return std::find(failed.begin(), failed.end(), l) != failed.end();
+  };
+  for (size_t round = 0;; ++round) {
+    // This round's launches by group key (in communicator order), the rest
+    // alone.
+    std::vector<std::pair<std::string, std::vector<Held *>>> together;
+    bool any = false;
+    for (Launcher *l : order) {
+      if (round >= of[l].size() || isFailed(l))
+        continue;
+      any = true;
+      Held *h = of[l][round];
+      if (h->work) {
+        if (Error error = h->work(); !error.empty()) {
+          if (errors[h->call].empty())
+            errors[h->call] = error;
+          failed.push_back(l);
+        }
+        continue;
+      }
+      // Ranks of one job (their blocks were sized for the ranks sharing
+      // the GPU), one program and build, one path and chunk.
+      std::string key = h->dma ? "" : h->kernel->groupKey();
+      if (!key.empty())
+        key += " job " + std::to_string(l->job()) +
+               (h->launch.lowLatency ? " ll " : " ") +
+               std::to_string(h->launch.chunkBytes);
+      auto it = std::find_if(together.begin(), together.end(),
+                             [&](const auto &p) { return p.first == key; });
+      if (key.empty() || it == together.end())
+        together.push_back({key, {h}});
+      else
+        it->second.push_back(h);
+    }
+    if (!any)
+      break;
+    for (auto &[key, members] : together)
+      startTogether(members, errors, failed);
+  }
+  held_.clear();
+}
+
+bool sdma::rt::runGroup(std::vector<GroupCall> &calls) {
+  // Each communicator's calls, in order, on one thread.
+  std::vector<Communicator *> comms;
+  std::vector<std::vector<size_t>> of;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    auto it = std::find(comms.begin(), comms.end(), calls[i].comm);
+    if (it == comms.end()) {
+      comms.push_back(calls[i].comm);
+      of.emplace_back();
+      it = comms.end() - 1;
+    }
+    of[size_t(it - comms.begin())].push_back(i);
+  }
+  GroupLaunch group;
+  std::vector<Error> errors(calls.size());
+  std::vector<std::function<void()>> tasks;
+  for (size_t c = 0; c < comms.size(); ++c)
+    tasks.push_back([&, c] {
+      comms[c]->bindThread();
+      for (size_t i : of[c]) {
+        GroupLaunch::Scope scope(&group, int(i));
+        Error error;
+        bool ok = false;
+        try {
+          ok = calls[i].run(error);
+        } catch (const std::bad_alloc &) {
+          error.fail(ErrorKind::System, "out of host memory");
+        } catch (const std::exception &e) {
+          error.fail(ErrorKind::Internal, e.what());
+        }
+        if (!ok) {
+          if (error.empty())
+            error.fail(ErrorKind::Internal, "a call failed without a reason");
+          errors[i] = error;
+          for (size_t j : of[c])
+            if (j > i)
+              errors[j].fail(ErrorKind::InvalidUsage,
+                             "not run: an earlier call of the group on this "
+                             "communicator failed");
+          return;
+        }
+      }
+    });
+  if (tasks.size() == 1)
+    tasks[0]();
+  else if (!tasks.empty())
+    Workers::get().run(tasks);
+  group.start(errors);
+  bool ok = true;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    calls[i].error = errors[i];
+    ok = ok && errors[i].empty();
+  }
+  return ok;
+}
