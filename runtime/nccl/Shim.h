@@ -143,6 +143,9 @@ bool inGroup();
 /// receives it collected together (`run`), or drops them
 /// (ncclGroupSimulateEnd).
 ncclResult_t endGroupPeerOps(bool run);
+/// The open group's collectives (ShimCollectives.cpp): run at its end
+/// through sdma's group (every communicator's together), or dropped.
+ncclResult_t endGroupCalls(bool run);
 
 } // namespace sdma::nccl
 

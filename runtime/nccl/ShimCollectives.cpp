@@ -12,9 +12,10 @@
 // what it cannot stage (an unknown type, a null buffer, a size that does
 // not fit) straight to sdma for its refusal.
 //
-// Inside ncclGroupStart/End a collective runs when it is called (the group
-// orders nothing more on one communicator); its ncclSend/ncclRecv run
-// together at ncclGroupEnd.
+// Inside ncclGroupStart/End a collective is kept and made at the outermost
+// ncclGroupEnd through sdma's group (every communicator's calls together:
+// one thread may make every rank's), then the group's ncclSend/ncclRecv,
+// together.
 //
 //===----------------------------------------------------------------------===//
 
@@ -205,6 +206,39 @@ staged(ncclComm_t comm, const char *op, const void *send, size_t sendBytes,
   return ncclSuccess;
 }
 
+/// A collective made inside the open group: NCCL runs a group's calls at
+/// its end, on any of the process's communicators (one thread may make
+/// every rank's: nccl-tests' -g, ncclCommInitAll). Kept here, whole, and
+/// made at the outermost ncclGroupEnd through sdma's group (sdmaGroupCall:
+/// on its communicator's thread, where `run` makes the call as outside a
+/// group).
+struct PendingCall {
+  std::shared_ptr<ncclComm> comm;
+  std::function<ncclResult_t()> run;
+  ncclResult_t result = ncclSuccess;
+  std::string why;
+};
+thread_local std::vector<PendingCall> pendingCalls;
+
+/// Inside a group: keeps `call` on `comm` for the group's end (true).
+bool deferred(ncclComm_t comm, std::function<ncclResult_t()> call) {
+  if (!inGroup())
+    return false;
+  std::shared_ptr<ncclComm> keep = acquire(comm);
+  if (!keep)
+    return false; // refused when made, as outside a group
+  pendingCalls.push_back({std::move(keep), std::move(call)});
+  return true;
+}
+
+sdmaResult_t runPending(void *ctx) {
+  auto *call = static_cast<PendingCall *>(ctx);
+  call->result = call->run();
+  if (call->result != ncclSuccess)
+    call->why = ncclGetLastError(call->comm.get());
+  return static_cast<sdmaResult_t>(call->result);
+}
+
 sdmaDataType_t toSdma(ncclDataType_t type) {
   return static_cast<sdmaDataType_t>(type);
 }
@@ -256,6 +290,11 @@ NCCL_API ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
                                     ncclComm_t comm, cudaStream_t stream) {
   if (ncclResult_t r = checkComm(comm, "ncclAllGather"))
     return r;
+  if (deferred(comm, [=] {
+        return ncclAllGather(sendbuff, recvbuff, sendcount, datatype, comm,
+                             stream);
+      }))
+    return ncclSuccess;
   size_t in = 0, out = 0;
   bool ok = bytesOf(sendcount, datatype, 1, in) &&
             bytesOf(sendcount, datatype, comm->nranks, out);
@@ -271,6 +310,10 @@ NCCL_API ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff,
                                    ncclComm_t comm, cudaStream_t stream) {
   if (ncclResult_t r = checkComm(comm, "ncclAlltoAll"))
     return r;
+  if (deferred(comm, [=] {
+        return ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
+      }))
+    return ncclSuccess;
   size_t bytes = 0;
   bool ok = bytesOf(count, datatype, comm->nranks, bytes);
   return staged(comm, "AlltoAll", sendbuff, bytes, true, recvbuff, bytes, true,
@@ -286,6 +329,11 @@ NCCL_API ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff,
                                     cudaStream_t stream) {
   if (ncclResult_t r = checkComm(comm, "ncclBroadcast"))
     return r;
+  if (deferred(comm, [=] {
+        return ncclBroadcast(sendbuff, recvbuff, count, datatype, root, comm,
+                             stream);
+      }))
+    return ncclSuccess;
   size_t bytes = 0;
   bool isRoot = comm->rank == root;
   bool ok = bytesOf(count, datatype, 1, bytes);
@@ -310,6 +358,11 @@ NCCL_API ncclResult_t ncclGather(const void *sendbuff, void *recvbuff,
                                  cudaStream_t stream) {
   if (ncclResult_t r = checkComm(comm, "ncclGather"))
     return r;
+  if (deferred(comm, [=] {
+        return ncclGather(sendbuff, recvbuff, count, datatype, root, comm,
+                          stream);
+      }))
+    return ncclSuccess;
   size_t in = 0, out = 0;
   bool isRoot = comm->rank == root;
   bool ok = bytesOf(count, datatype, 1, in) &&
@@ -327,6 +380,11 @@ NCCL_API ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff,
                                   cudaStream_t stream) {
   if (ncclResult_t r = checkComm(comm, "ncclScatter"))
     return r;
+  if (deferred(comm, [=] {
+        return ncclScatter(sendbuff, recvbuff, count, datatype, root, comm,
+                           stream);
+      }))
+    return ncclSuccess;
   size_t in = 0, out = 0;
   bool isRoot = comm->rank == root;
   bool ok = bytesOf(count, datatype, comm->nranks, in) &&
@@ -344,6 +402,11 @@ NCCL_API ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff,
                                     cudaStream_t stream) {
   if (ncclResult_t r = checkComm(comm, "ncclAllReduce"))
     return r;
+  if (deferred(comm, [=] {
+        return ncclAllReduce(sendbuff, recvbuff, count, datatype, op, comm,
+                             stream);
+      }))
+    return ncclSuccess;
   size_t bytes = 0;
   bool ok = op >= 0 && bytesOf(count, datatype, 1, bytes);
   return staged(comm, "AllReduce", sendbuff, bytes, true, recvbuff, bytes, true,
@@ -359,6 +422,11 @@ NCCL_API ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
                                         ncclComm_t comm, cudaStream_t stream) {
   if (ncclResult_t r = checkComm(comm, "ncclReduceScatter"))
     return r;
+  if (deferred(comm, [=] {
+        return ncclReduceScatter(sendbuff, recvbuff, recvcount, datatype, op,
+                                 comm, stream);
+      }))
+    return ncclSuccess;
   size_t in = 0, out = 0;
   bool ok = op >= 0 && bytesOf(recvcount, datatype, comm->nranks, in) &&
             bytesOf(recvcount, datatype, 1, out);
@@ -375,6 +443,11 @@ NCCL_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff,
                                  cudaStream_t stream) {
   if (ncclResult_t r = checkComm(comm, "ncclReduce"))
     return r;
+  if (deferred(comm, [=] {
+        return ncclReduce(sendbuff, recvbuff, count, datatype, op, root, comm,
+                          stream);
+      }))
+    return ncclSuccess;
   size_t bytes = 0;
   bool isRoot = comm->rank == root;
   bool ok = op >= 0 && bytesOf(count, datatype, 1, bytes);
@@ -465,6 +538,30 @@ ncclResult_t checkPeerOp(bool send, size_t count, ncclDataType_t datatype,
   return ncclSuccess;
 }
 } // namespace
+
+ncclResult_t sdma::nccl::endGroupCalls(bool run) {
+  std::vector<PendingCall> calls = std::move(pendingCalls);
+  pendingCalls.clear();
+  if (!run || calls.empty())
+    return ncclSuccess;
+  sdmaGroupStart();
+  for (PendingCall &call : calls)
+    if (sdmaResult_t r =
+            sdmaGroupCall(call.comm->sdma, runPending, &call, nullptr)) {
+      sdmaGroupEnd(); // refused inside the group: nothing of it runs
+      return fail(call.comm.get(), static_cast<ncclResult_t>(r),
+                  std::string("ncclGroupEnd: ") +
+                      sdmaGetLastError(call.comm->sdma));
+    }
+  sdmaResult_t ended = sdmaGroupEnd();
+  for (PendingCall &call : calls)
+    if (call.result != ncclSuccess)
+      return fail(nullptr, call.result, "ncclGroupEnd: " + call.why);
+  if (ended != sdmaSuccess)
+    return fail(nullptr, static_cast<ncclResult_t>(ended),
+                std::string("ncclGroupEnd: ") + sdmaGetLastError(nullptr));
+  return ncclSuccess;
+}
 
 ncclResult_t sdma::nccl::endGroupPeerOps(bool run) {
   std::vector<PendingOp> ops = std::move(pendingOps);

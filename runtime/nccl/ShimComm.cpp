@@ -636,14 +636,21 @@ NCCL_API ncclResult_t ncclGroupEnd(void) {
     return fail(nullptr, ncclInvalidUsage,
                 "ncclGroupEnd: no ncclGroupStart is open");
   --groupDepth;
-  // The group's sends and receives on sdma, then the fallback's calls.
-  if (groupDepth == 0)
-    if (ncclResult_t r = endGroupPeerOps(true)) {
+  // The group's collectives and its sends and receives on sdma, then the
+  // fallback's calls.
+  if (groupDepth == 0) {
+    ncclResult_t r = endGroupCalls(true);
+    if (r != ncclSuccess)
+      endGroupPeerOps(false); // nothing more of a failed group runs
+    else
+      r = endGroupPeerOps(true);
+    if (r != ncclSuccess) {
       std::string ignored;
       if (const RealNccl *real = realNccl(ignored))
         real->groupEnd();
       return r;
     }
+  }
   std::string ignored;
   if (const RealNccl *real = realNccl(ignored))
     if (ncclResult_t r = real->groupEnd())
@@ -658,9 +665,11 @@ NCCL_API ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
     return fail(nullptr, ncclInvalidUsage,
                 "ncclGroupSimulateEnd: no ncclGroupStart is open");
   --groupDepth;
-  // Nothing runs: the group's sends and receives are dropped.
-  if (groupDepth == 0)
+  // Nothing runs: the group's collectives, sends and receives are dropped.
+  if (groupDepth == 0) {
+    endGroupCalls(false);
     endGroupPeerOps(false);
+  }
   if (simInfo)
     simInfo->estimatedTime = -1.0f; // NCCL_UNDEF_FLOAT: not estimated
   return ncclSuccess;

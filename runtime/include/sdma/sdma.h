@@ -305,7 +305,8 @@ SDMA_API sdmaResult_t sdmaMemQuery(sdmaComm_t comm, const void *ptr,
 /* Copies `bytes` from `src` to `dst` on the communicator's device in
  * `stream`'s order (any memory the device addresses, symmetric or not; not
  * collective). The CPU device copies before it returns. Overlapping or
- * null ranges are refused. */
+ * null ranges are refused. Inside a group it runs at the group's end, in
+ * order with the communicator's other calls (sdmaGroupStart). */
 SDMA_API sdmaResult_t sdmaMemcpyAsync(sdmaComm_t comm, void *dst,
                                       const void *src, size_t bytes,
                                       sdmaStream_t stream);
@@ -440,8 +441,8 @@ SDMA_API sdmaResult_t sdmaAlltoAllv2dOffset(
  * all-to-allv in one group completes); outside a group each runs alone. A
  * group holds at most 128 operations, on one communicator and one stream;
  * a call refused inside a group makes sdmaGroupEnd run none of the group
- * and return its error. Collectives inside a group run when called. Not
- * capturable in a CUDA graph yet. A send or receive that never finds its
+ * and return its error. Sends and receives are not capturable in a CUDA
+ * graph yet. A send or receive that never finds its
  * match fails after the communicator's timeout, naming the peer
  * (sdmaCommGetAsyncError); so does a receive of another size. */
 SDMA_API sdmaResult_t sdmaSend(const void *sendbuff, size_t count,
@@ -450,8 +451,25 @@ SDMA_API sdmaResult_t sdmaSend(const void *sendbuff, size_t count,
 SDMA_API sdmaResult_t sdmaRecv(void *recvbuff, size_t count,
                                sdmaDataType_t datatype, int peer,
                                sdmaComm_t comm, sdmaStream_t stream);
+/* Groups (NCCL's ncclGroupStart/End): collectives, reductions,
+ * all-to-allvs and schedule launches of single-node communicators made
+ * inside a group (their arguments checked at once) run at the outermost
+ * sdmaGroupEnd, before its sends and receives: on any communicators of this
+ * process, each communicator's calls in order on a thread of their own, so
+ * one thread may make every rank's call (ncclCommInitAll's pattern), and
+ * the launches of ranks of one job sharing a GPU start as one launch.
+ * sdmaGroupEnd returns the first failure (each failed call's message on
+ * its communicator); a failed call stops its communicator's later calls. */
 SDMA_API sdmaResult_t sdmaGroupStart(void);
 SDMA_API sdmaResult_t sdmaGroupEnd(void);
+/* For libraries over sdma (the NCCL drop-in): inside a group, `call(ctx)`
+ * runs at its end as one of `comm`'s calls (on that communicator's thread,
+ * in order with its other calls; the sdma calls it makes there are part of
+ * the group), its result the call's; outside a group it runs now.
+ * `release(ctx)` (may be NULL) follows once, whether `call` ran or not. */
+SDMA_API sdmaResult_t sdmaGroupCall(sdmaComm_t comm,
+                                    sdmaResult_t (*call)(void *ctx), void *ctx,
+                                    void (*release)(void *ctx));
 
 /* Any schedule: `textOrPath` is schedule text, a .mlir file or a compiled
  * load/store program (.hip). Collective; every rank the same schedule. */

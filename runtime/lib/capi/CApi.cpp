@@ -510,11 +510,16 @@ sdmaResult_t sdmaMemcpyAsync(sdmaComm_t comm, void *dst, const void *src,
     return deadHandle("comm");
   if (!comm)
     return fail(nullptr, sdmaInvalidArgument, "comm is NULL");
+  auto copy = [=](Error &error) {
+    return comm->node->copy(dst, src, bytes, stream, error);
+  };
+  // In a group: in order with the group's calls on this communicator (a
+  // multi-node communicator's run when made).
+  if (!comm->multi)
+    return runOrDefer(comm, "sdmaMemcpyAsync", copy);
   return guarded(comm, [&] {
     Error error;
-    if (comm->node->copy(dst, src, bytes, stream, error))
-      return sdmaSuccess;
-    return fail(comm, "sdmaMemcpyAsync", error);
+    return copy(error) ? sdmaSuccess : fail(comm, "sdmaMemcpyAsync", error);
   });
 }
 

@@ -20,6 +20,7 @@
 #include "sdma/runtime/CheckedMath.h"
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 using namespace sdma::capi;
@@ -34,12 +35,35 @@ struct Pending {
   std::vector<PeerOp> ops;
 };
 
-/// A collective (or schedule launch) made in the open group.
+/// A collective (or schedule launch, or sdmaGroupCall) made in the open
+/// group.
 struct Deferred {
   sdmaComm *comm = nullptr;
   std::string name;
   std::function<bool(Error &)> run;
+  /// Its launches held for the group's (not a multi-node communicator's).
+  bool hold = true;
 };
+
+/// The error kind of `result` (resultOf's inverse).
+ErrorKind kindOf(sdmaResult_t result) {
+  switch (result) {
+  case sdmaInvalidArgument:
+    return ErrorKind::InvalidArgument;
+  case sdmaInvalidUsage:
+    return ErrorKind::InvalidUsage;
+  case sdmaRemoteError:
+    return ErrorKind::Remote;
+  case sdmaSystemError:
+    return ErrorKind::System;
+  case sdmaUnhandledCudaError:
+    return ErrorKind::Device;
+  case sdmaNotSymmetric:
+    return ErrorKind::NotSymmetric;
+  default:
+    return ErrorKind::Internal;
+  }
+}
 
 struct Group {
   int depth = 0;
@@ -123,7 +147,7 @@ sdmaResult_t runCalls(std::vector<Deferred> &deferred) {
       return fail(nullptr, sdmaInvalidUsage,
                   "sdmaGroupEnd: nothing of the group ran: a communicator of "
                   "the group was destroyed before the group ended");
-    calls.push_back({d.comm->node, d.run, Error()});
+    calls.push_back({d.comm->node, d.run, Error(), d.hold});
   }
   if (sdmaResult_t r = guarded(nullptr, [&] {
         runGroup(calls);
@@ -158,7 +182,7 @@ void sdma::capi::refusedInGroup(sdmaResult_t result,
 sdmaResult_t sdma::capi::runOrDefer(sdmaComm *comm, const std::string &name,
                                     std::function<bool(Error &)> call) {
   if (group.depth > 0) {
-    group.calls.push_back({comm, name, std::move(call)});
+    group.calls.push_back({comm, name, std::move(call), true});
     return sdmaSuccess;
   }
   return guarded(comm, [&] {
@@ -179,6 +203,36 @@ sdmaResult_t sdmaSend(const void *sendbuff, size_t count,
 sdmaResult_t sdmaRecv(void *recvbuff, size_t count, sdmaDataType_t datatype,
                       int peer, sdmaComm_t comm, sdmaStream_t stream) {
   return peerOp(false, recvbuff, count, datatype, peer, comm, stream);
+}
+
+sdmaResult_t sdmaGroupCall(sdmaComm_t comm, sdmaResult_t (*call)(void *),
+                           void *ctx, void (*release)(void *)) {
+  // Released once, whatever becomes of the call.
+  std::shared_ptr<void> owned(ctx, [release](void *p) {
+    if (release)
+      release(p);
+  });
+  if (comm && !liveHandles().has(comm))
+    return deadHandle("comm");
+  if (!comm || !call)
+    return fail(comm, sdmaInvalidArgument,
+                "sdmaGroupCall: comm or call is NULL");
+  auto run = [comm, call, owned](Error &error) {
+    comm->lastError.clear();
+    sdmaResult_t r = call(owned.get());
+    if (r != sdmaSuccess)
+      error.fail(kindOf(r),
+                 comm->lastError.empty()
+                     ? std::string("the call failed: ") + sdmaGetErrorString(r)
+                     : comm->lastError);
+    return r == sdmaSuccess;
+  };
+  if (group.depth == 0)
+    return call(owned.get());
+  // A multi-node communicator's calls wait on their streams: run with no
+  // launch held.
+  group.calls.push_back({comm, "", run, comm->multi == nullptr});
+  return sdmaSuccess;
 }
 
 sdmaResult_t sdmaGroupStart(void) {

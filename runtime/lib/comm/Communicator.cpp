@@ -23,6 +23,7 @@
 #include "comm/CallPath.h"
 #include "comm/Collectives.h"
 #include "comm/CommDevice.h"
+#include "comm/GroupLaunch.h"
 #include "comm/PathChoice.h"
 #include "comm/PointToPoint.h"
 #include "compile/KernelCache.h"
@@ -277,12 +278,24 @@ bool Communicator::copy(void *dst, const void *src, size_t bytes, void *stream,
   if (d != s && overlap(dst, bytes, src, bytes))
     return error.fail(ErrorKind::InvalidArgument,
                       "the copy's source and destination overlap");
+  ErrorKind kind =
+      impl_->options.device == "cpu" ? ErrorKind::System : ErrorKind::Device;
+  // In a group: in order with the communicator's held launches.
+  if (GroupLaunch *group = GroupLaunch::current()) {
+    CommDevice *device = impl_->device.get();
+    group->hold(*impl_->launcher, [=] {
+      Error failed;
+      std::string why;
+      if (!device->copy(dst, src, bytes, stream, why))
+        failed.fail(kind, why);
+      return failed;
+    });
+    return true;
+  }
   std::string why;
   if (impl_->device->copy(dst, src, bytes, stream, why))
     return true;
-  return error.fail(impl_->options.device == "cpu" ? ErrorKind::System
-                                                   : ErrorKind::Device,
-                    why);
+  return error.fail(kind, why);
 }
 
 bool Communicator::synchronize(void *stream, Error &error) {

@@ -35,17 +35,29 @@ public:
     static Workers *workers = new Workers(); // never destroyed: detached
     return *workers;
   }
-  /// Runs tasks[0] on this thread and the others on workers; returns when
-  /// all are done. One group at a time uses the workers.
+  /// Runs tasks[0] on this thread and the others on idle workers (more
+  /// made where none is idle: groups of several threads run at once, and
+  /// may wait for each other's ranks); returns when all are done.
   void run(std::vector<std::function<void()>> &tasks) {
-    std::lock_guard<std::mutex> lock(use_);
-    while (workers_.size() + 1 < tasks.size())
-      workers_.push_back(std::make_unique<Worker>());
+    std::vector<Worker *> mine;
+    {
+      std::lock_guard<std::mutex> lock(idleMutex_);
+      while (mine.size() + 1 < tasks.size()) {
+        if (idle_.empty()) {
+          all_.push_back(std::make_unique<Worker>());
+          idle_.push_back(all_.back().get());
+        }
+        mine.push_back(idle_.back());
+        idle_.pop_back();
+      }
+    }
     for (size_t i = 1; i < tasks.size(); ++i)
-      workers_[i - 1]->post(&tasks[i]);
+      mine[i - 1]->post(&tasks[i]);
     tasks[0]();
-    for (size_t i = 1; i < tasks.size(); ++i)
-      workers_[i - 1]->wait();
+    for (Worker *w : mine)
+      w->wait();
+    std::lock_guard<std::mutex> lock(idleMutex_);
+    idle_.insert(idle_.end(), mine.begin(), mine.end());
   }
 
 private:
@@ -88,8 +100,9 @@ private:
       }
     }
   };
-  std::mutex use_;
-  std::vector<std::unique_ptr<Worker>> workers_;
+  std::mutex idleMutex_;
+  std::vector<std::unique_ptr<Worker>> all_;
+  std::vector<Worker *> idle_;
 };
 
 } // namespace
@@ -233,7 +246,7 @@ bool sdma::rt::runGroup(std::vector<GroupCall> &calls) {
     tasks.push_back([&, c] {
       comms[c]->bindThread();
       for (size_t i : of[c]) {
-        GroupLaunch::Scope scope(&group, int(i));
+        GroupLaunch::Scope scope(calls[i].hold ? &group : nullptr, int(i));
         Error error;
         bool ok = false;
         try {

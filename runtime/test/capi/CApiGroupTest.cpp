@@ -223,3 +223,31 @@ TEST(CApiGroup, ACommunicatorDestroyedBeforeTheEndIsRefused) {
             std::string::npos)
       << sdmaGetLastError(nullptr);
 }
+
+TEST(CApiGroup, TwoThreadsEachDriveHalfTheRanks) {
+  // Ranks 0-1 in one thread's groups, 2-3 in another's, at once: the first
+  // calls meet all four ranks on the host (neither group may wait for the
+  // other to finish), and each group's launch waits on the device for the
+  // other's ranks.
+  Ranks job(4, 16);
+  for (int round = 0; round < 3; ++round) {
+    job.fill(round);
+    std::vector<sdmaResult_t> results(2, sdmaInternalError);
+    std::vector<std::string> why(2);
+    std::vector<std::thread> threads;
+    for (int half = 0; half < 2; ++half)
+      threads.emplace_back([&, half] {
+        sdmaGroupStart();
+        for (int r = 2 * half; r < 2 * half + 2; ++r)
+          sdmaAllGather(job.in[r], job.out[r], job.count, sdmaInt32,
+                        job.comms[r], nullptr);
+        results[half] = sdmaGroupEnd();
+        why[half] = sdmaGetLastError(nullptr);
+      });
+    for (std::thread &t : threads)
+      t.join();
+    ASSERT_EQ(results[0], sdmaSuccess) << why[0];
+    ASSERT_EQ(results[1], sdmaSuccess) << why[1];
+    EXPECT_TRUE(job.gathered(round)) << "round " << round;
+  }
+}

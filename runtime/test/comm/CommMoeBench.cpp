@@ -277,6 +277,78 @@ void timeMoe(Rank &k, const Args &args, const cuda::Driver *d, MoeCall &call,
                 (long long)call.arrived, dispatchUs, combineUs, graphUs, freeUs,
                 gatherUs);
 }
+/// The threads of a --group-ranks run meeting between their steps.
+class ThreadBarrier {
+public:
+  static ThreadBarrier &get() {
+    static ThreadBarrier barrier;
+    return barrier;
+  }
+  void wait(int ranks) {
+    std::unique_lock<std::mutex> lock(m_);
+    uint64_t generation = generation_;
+    if (++arrived_ == ranks) {
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait(lock, [&] { return generation_ != generation; });
+  }
+
+private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+};
+
+/// With --group-ranks (and --threads-as-ranks, the ranks sharing one
+/// stream): rank 0's thread makes every rank's dispatch, then combine, in
+/// one group each (one launch for all ranks: sdmaGroupEnd), timed as
+/// timeMoe times a rank's call (event-timed medians, started once the group
+/// is enqueued); the other threads wait, keeping their calls alive. Every
+/// row checked after the eager and the timed calls.
+void timeMoeGroup(Rank &k, const Args &args, const cuda::Driver *d,
+                  MoeCall &call) {
+  static std::vector<MoeCall *> calls;
+  static std::mutex m;
+  int R = k.ranks;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    calls.resize(R);
+    calls[k.rank] = &call;
+  }
+  ThreadBarrier::get().wait(R);
+  if (k.rank == 0) {
+    auto group = [&](bool dispatch) {
+      sdmaGroupStart();
+      for (MoeCall *c : calls)
+        dispatch ? c->dispatch() : c->combine();
+      k.check(sdmaGroupEnd(), dispatch ? "dispatch group" : "combine group");
+    };
+    for (int i = 0; i < 3; ++i)
+      group(true), group(false);
+    for (MoeCall *c : calls)
+      c->verify("group eager");
+    Timer timer(d, static_cast<cuda::CUstream>(k.stream), 1);
+    timer.gate = StartGate::get().init(d);
+    double dispatchUs = timer.medianUs(args.iters, true, [&] { group(true); });
+    double combineUs = timer.medianUs(args.iters, true, [&] { group(false); });
+    for (MoeCall *c : calls)
+      c->verify("group timed");
+    if (!timer.ok)
+      ++k.failures;
+    if (!k.failures)
+      std::printf("moe-bench group of %d: layout %s tokens %d routing %s "
+                  "dispatch_us %.2f combine_us %.2f (one thread, one group "
+                  "a call; every row checked)\n",
+                  R, args.layout.c_str(), args.tokens, args.routing.c_str(),
+                  dispatchUs, combineUs);
+  }
+  ThreadBarrier::get().wait(R);
+}
+
 int64_t padRows(int64_t n, int64_t align) {
   return std::max(align, (n + align - 1) / align * align);
 }
@@ -402,7 +474,10 @@ void moeBenchExpert(Rank &k, const Args &args, const cuda::Driver *d) {
   call.zero(); // rows past what the combine returns stay 0, as in `host`
   call.capacity = C, call.sent = sent, call.arrived = end;
   call.send = send, call.recv = recv;
-  timeMoe(k, args, d, call, {"moe-bench expert-counts", g});
+  if (args.groupRanks)
+    timeMoeGroup(k, args, d, call);
+  else
+    timeMoe(k, args, d, call, {"moe-bench expert-counts", g});
 }
 } // namespace
 
@@ -494,5 +569,8 @@ void sdma::commtest::moeBench(Rank &k, const Args &args) {
   };
   call.capacity = C, call.sent = n, call.arrived = arrived;
   call.send = send, call.recv = recv;
-  timeMoe(k, args, d, call, {"moe-bench counts", m});
+  if (args.groupRanks)
+    timeMoeGroup(k, args, d, call);
+  else
+    timeMoe(k, args, d, call, {"moe-bench counts", m});
 }

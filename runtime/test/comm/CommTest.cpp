@@ -69,6 +69,8 @@
 //                sdmaAlltoAllv2d(Offset) (--layout=expert
 //                --major-align=A), eager
 //                and as one CUDA graph (use --threads-as-ranks on one GPU);
+//                with --group-ranks (and --threads-as-ranks) one thread
+//                makes every rank's call in a group, on one stream;
 //   bench        per-call latency of AllGather and AlltoAll (CSV on rank 0);
 //                with --group-ranks=N (no launcher) one thread makes N
 //                ranks' calls in groups, every byte checked after;
@@ -87,6 +89,7 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <mutex>
 #include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -619,9 +622,20 @@ int runRank(int rank, int ranks, const sdmaUniqueId &id, const Args &args) {
     std::fprintf(stderr, "rank %d: %s\n", rank, error.c_str());
     return 1;
   }
-  if (k.memory.driver)
-    k.memory.driver->cuStreamCreate(
-        reinterpret_cast<cuda::CUstream *>(&k.stream), 1);
+  // --group-ranks with --threads-as-ranks: one stream for every rank (a
+  // group's calls run as one launch).
+  static std::mutex sharedMutex;
+  static sdmaStream_t shared = nullptr;
+  if (k.memory.driver) {
+    std::lock_guard<std::mutex> lock(sharedMutex);
+    if (!args.groupRanks || !shared)
+      k.memory.driver->cuStreamCreate(
+          reinterpret_cast<cuda::CUstream *>(&k.stream), 1);
+    if (args.groupRanks && !shared)
+      shared = k.stream;
+    if (args.groupRanks)
+      k.stream = shared;
+  }
   if (!k.check(sdmaCommInitRank(&k.comm, ranks, id, rank), "sdmaCommInitRank"))
     return 1;
   k.jitterUs = args.jitterUs;

@@ -490,6 +490,31 @@ int initAll(int ndev) {
   for (int r = 0; r < ndev; ++r)
     for (size_t k = 0; k < want.size(); ++k)
       want[k] += value(r, k);
+  for (int i = 0; i < ndev; ++i)
+    expect(data[i], want,
+           "AllReduce on InitAll communicator " + std::to_string(i));
+  // nccl-tests' single-thread pattern: this thread makes every rank's
+  // all-reduce in one group (twice: the first meets every rank on the
+  // host, the second is a replay), each rank on a stream of its own.
+  std::vector<RankStream> streams(ndev);
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < ndev; ++i)
+      data[i] = input<int>(i, 64);
+    check(ncclGroupStart(), ncclSuccess, "ncclGroupStart", nullptr);
+    for (int i = 0; i < ndev && comms[i]; ++i)
+      check(ncclAllReduce(data[i].data(), data[i].data(), data[i].size(),
+                          ncclInt32, ncclSum, comms[i],
+                          static_cast<cudaStream_t>(streams[i].stream)),
+            ncclSuccess, "ncclAllReduce in a group over every rank", comms[i]);
+    check(ncclGroupEnd(), ncclSuccess, "ncclGroupEnd over every rank", nullptr);
+    for (int i = 0; i < ndev; ++i) {
+      if (streams[i].synchronize)
+        streams[i].synchronize(streams[i].stream);
+      expect(data[i], want,
+             "AllReduce in a group, round " + std::to_string(round) +
+                 ", communicator " + std::to_string(i));
+    }
+  }
   // Destroyed one after another on this thread, as NCCL's programs do
   // (nccl-tests in one process): no destroy may wait for the others.
   auto start = std::chrono::steady_clock::now();
@@ -509,8 +534,9 @@ int initAll(int ndev) {
                  seconds);
     ++failures;
   }
-  std::printf("ncclCommInitAll: %d ranks in one process, all-reduce %s\n", ndev,
-              failures ? "WRONG" : "as expected");
+  std::printf("ncclCommInitAll: %d ranks in one process, all-reduce from a "
+              "thread each and from one thread in a group %s\n",
+              ndev, failures ? "WRONG" : "as expected");
   return failures ? 1 : 0;
 }
 

@@ -408,6 +408,10 @@ struct GroupCall {
   std::function<bool(Error &)> run;
   /// Its failure, after runGroup: empty where it was enqueued.
   Error error;
+  /// Its launches held and started with the group's (false: started as
+  /// made, for calls that wait on their streams: a multi-node
+  /// communicator's).
+  bool hold = true;
 };
 
 /// Runs `calls`, made on communicators of this process (ranks of one job or
