@@ -278,6 +278,11 @@ NCCL_API ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   std::shared_ptr<ncclComm> keep = acquire(comm);
   if (!keep)
     return checkComm(comm, "ncclRedOpDestroy");
+  // In a group after the calls that use it (torch destroys a PreMulSum
+  // operator as its call returns, inside its coalescing group): the
+  // operator stays until they have run.
+  if (deferred(comm, [=] { return ncclRedOpDestroy(op, comm); }))
+    return ncclSuccess;
   std::lock_guard<std::mutex> lock(comm->mutex);
   if (!acquire(comm))
     return checkComm(comm, "ncclRedOpDestroy");
@@ -542,7 +547,9 @@ ncclResult_t checkPeerOp(bool send, size_t count, ncclDataType_t datatype,
 ncclResult_t sdma::nccl::endGroupCalls(bool run) {
   std::vector<PendingCall> calls = std::move(pendingCalls);
   pendingCalls.clear();
-  if (!run || calls.empty())
+  // A send or receive refused in the group: none of it runs
+  // (endGroupPeerOps returns the refusal).
+  if (!run || calls.empty() || groupRefusal != ncclSuccess)
     return ncclSuccess;
   sdmaGroupStart();
   for (PendingCall &call : calls)

@@ -305,8 +305,9 @@ SDMA_API sdmaResult_t sdmaMemQuery(sdmaComm_t comm, const void *ptr,
 /* Copies `bytes` from `src` to `dst` on the communicator's device in
  * `stream`'s order (any memory the device addresses, symmetric or not; not
  * collective). The CPU device copies before it returns. Overlapping or
- * null ranges are refused. Inside a group it runs at the group's end, in
- * order with the communicator's other calls (sdmaGroupStart). */
+ * null ranges are refused. Inside a group, on a single-node communicator,
+ * it runs at the group's end, in order with the communicator's other calls
+ * (sdmaGroupStart). */
 SDMA_API sdmaResult_t sdmaMemcpyAsync(sdmaComm_t comm, void *dst,
                                       const void *src, size_t bytes,
                                       sdmaStream_t stream);
@@ -452,20 +453,24 @@ SDMA_API sdmaResult_t sdmaRecv(void *recvbuff, size_t count,
                                sdmaDataType_t datatype, int peer,
                                sdmaComm_t comm, sdmaStream_t stream);
 /* Groups (NCCL's ncclGroupStart/End): collectives, reductions,
- * all-to-allvs and schedule launches of single-node communicators made
- * inside a group (their arguments checked at once) run at the outermost
- * sdmaGroupEnd, before its sends and receives: on any communicators of this
- * process, each communicator's calls in order on a thread of their own, so
- * one thread may make every rank's call (ncclCommInitAll's pattern), and
- * the launches of ranks of one job sharing a GPU start as one launch.
- * sdmaGroupEnd returns the first failure (each failed call's message on
- * its communicator); a failed call stops its communicator's later calls. */
+ * all-to-allvs, sdmaMemcpyAsync and schedule launches of single-node
+ * communicators made inside a group run at the outermost sdmaGroupEnd,
+ * before its sends and receives: on any communicators of this process, each
+ * communicator's calls in order on a thread of their own, so one thread may
+ * make every rank's call (ncclCommInitAll's pattern), and the launches of
+ * ranks of one job sharing a GPU start as one launch. The handle, type and
+ * operator are checked when a call is made (a refusal: the group's calls do
+ * not run and sdmaGroupEnd returns it), the rest (buffers, sizes, roots,
+ * sdmaNotSymmetric) at the group's end. sdmaGroupEnd returns the first
+ * failure (each failed call's message on its communicator); a failed call
+ * stops its communicator's later calls. */
 SDMA_API sdmaResult_t sdmaGroupStart(void);
 SDMA_API sdmaResult_t sdmaGroupEnd(void);
 /* For libraries over sdma (the NCCL drop-in): inside a group, `call(ctx)`
  * runs at its end as one of `comm`'s calls (on that communicator's thread,
- * in order with its other calls; the sdma calls it makes there are part of
- * the group), its result the call's; outside a group it runs now.
+ * in order with its other calls; the collectives and copies it makes there
+ * are part of the group; sends, receives and stream waits there are
+ * refused), its result the call's; outside a group it runs now.
  * `release(ctx)` (may be NULL) follows once, whether `call` ran or not. */
 SDMA_API sdmaResult_t sdmaGroupCall(sdmaComm_t comm,
                                     sdmaResult_t (*call)(void *ctx), void *ctx,

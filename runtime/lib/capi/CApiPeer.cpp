@@ -250,14 +250,12 @@ sdmaResult_t sdmaGroupEnd(void) {
   group = Group();
   if (ended.failed != sdmaSuccess)
     return fail(nullptr, ended.failed,
-                "sdmaGroupEnd: nothing of the group ran, since " + ended.why);
-  // Collectives first (every communicator's, together), then the sends and
-  // receives.
-  if (sdmaResult_t r = runCalls(ended.calls))
-    return r;
-  // One launch runs a communicator's sends and receives; several
-  // communicators' would run one after another, and could wait on each
-  // other where NCCL's fused group does not.
+                "sdmaGroupEnd: the group's calls did not run, since " +
+                    ended.why);
+  // Every refusal before anything runs. One launch runs a communicator's
+  // sends and receives; several communicators' would run one after
+  // another, and could wait on each other where NCCL's fused group does
+  // not.
   if (ended.pending.size() > 1)
     return fail(nullptr, sdmaInvalidUsage,
                 "sdmaGroupEnd: nothing of the group ran: its sends and "
@@ -265,14 +263,18 @@ sdmaResult_t sdmaGroupEnd(void) {
                     std::to_string(ended.pending.size()) +
                     " communicators; sdma runs a group on one (a group per "
                     "communicator)");
-  for (Pending &p : ended.pending) {
+  for (Pending &p : ended.pending)
     if (!liveHandles().has(p.comm))
       return fail(nullptr, sdmaInvalidUsage,
-                  "sdmaGroupEnd: a communicator of the group was destroyed "
-                  "before the group ended");
+                  "sdmaGroupEnd: nothing of the group ran: a communicator of "
+                  "the group was destroyed before the group ended");
+  // Collectives first (every communicator's, together), then the sends and
+  // receives.
+  if (sdmaResult_t r = runCalls(ended.calls))
+    return r;
+  for (Pending &p : ended.pending)
     if (sdmaResult_t r = run(p.comm, p.ops, p.stream, "sdmaGroupEnd"))
       return fail(nullptr, r, p.comm->lastError);
-  }
   return sdmaSuccess;
 }
 

@@ -299,6 +299,10 @@ bool Communicator::copy(void *dst, const void *src, size_t bytes, void *stream,
 }
 
 bool Communicator::synchronize(void *stream, Error &error) {
+  if (GroupLaunch::current())
+    return error.fail(ErrorKind::InvalidUsage,
+                      "a group's call cannot wait for its stream: what it "
+                      "enqueues starts at the group's end");
   std::string why;
   bool capturing = false;
   if (!impl_->device->streamCapturing(stream, capturing, why))
@@ -455,6 +459,11 @@ bool Communicator::sendRecv(const std::vector<PeerOp> &ops, void *stream,
                             Error &error) {
   if (!impl_->healthy(error))
     return error.context("the communicator has failed");
+  // A group's held launches would start after them on the same stream.
+  if (GroupLaunch::current())
+    return error.fail(ErrorKind::InvalidUsage,
+                      "sends and receives cannot be made by a group's call "
+                      "(sdmaGroupCall): make them in the group itself");
   return impl_->p2p->run(ops, stream, error);
 }
 

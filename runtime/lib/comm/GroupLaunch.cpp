@@ -76,9 +76,13 @@ private:
       }
       wake.notify_one();
     }
+    /// Spins a while (a replayed call's work is microseconds), then
+    /// sleeps in steps (a first call's compile or a host meeting is not).
     void wait() {
       for (int spins = 0; state.load(std::memory_order_acquire) != 2; ++spins)
-        if (spins > 1000)
+        if (spins > 20000)
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        else if (spins > 1000)
           std::this_thread::yield();
       state.store(0, std::memory_order_relaxed);
     }
@@ -104,6 +108,14 @@ private:
   std::vector<std::unique_ptr<Worker>> all_;
   std::vector<Worker *> idle_;
 };
+
+/// Runs `tasks` side by side (the first on this thread); none may throw.
+void runTasks(std::vector<std::function<void()>> &tasks) {
+  if (tasks.size() == 1)
+    tasks[0]();
+  else if (!tasks.empty())
+    Workers::get().run(tasks);
+}
 
 } // namespace
 
@@ -145,6 +157,7 @@ void GroupLaunch::startTogether(const std::vector<Held *> &members,
                                 std::vector<Error> &errors,
                                 std::vector<Launcher *> &failed) {
   auto failAll = [&](const std::vector<Held *> &which, const std::string &why) {
+    std::lock_guard<std::mutex> lock(mutex_);
     for (Held *h : which) {
       Error error;
       h->launcher->startFailed(why, h->dma, error);
@@ -174,7 +187,9 @@ void GroupLaunch::startTogether(const std::vector<Held *> &members,
 
 void GroupLaunch::start(std::vector<Error> &errors) {
   // Each communicator's held work in its order; communicators in the order
-  // of their first.
+  // of their first. Round k is every communicator's k-th launch, after the
+  // other work it held before that launch (copies: a broadcast's root
+  // stages its input, the others do not, so rounds count launches only).
   std::vector<Launcher *> order;
   std::map<Launcher *, std::vector<Held *>> of;
   for (Held &h : held_) {
@@ -182,28 +197,33 @@ void GroupLaunch::start(std::vector<Error> &errors) {
       order.push_back(h.launcher);
     of[h.launcher].push_back(&h);
   }
+  std::map<Launcher *, size_t> next; // each one's first item not started
   std::vector<Launcher *> failed;
   auto isFailed = [&](Launcher *l) {
     return std::find(failed.begin(), failed.end(), l) != failed.end();
   };
-  for (size_t round = 0;; ++round) {
+  // Runs l's work items up to its next launch (or its end); false where
+  // one failed.
+  auto runWork = [&](Launcher *l) {
+    std::vector<Held *> &items = of[l];
+    size_t &at = next[l];
+    for (; at < items.size() && items[at]->work; ++at)
+      if (Error error = items[at]->work(); !error.empty()) {
+        if (errors[items[at]->call].empty())
+          errors[items[at]->call] = error;
+        failed.push_back(l);
+        return false;
+      }
+    return true;
+  };
+  for (;;) {
     // This round's launches by group key (in communicator order), the rest
     // alone.
     std::vector<std::pair<std::string, std::vector<Held *>>> together;
-    bool any = false;
     for (Launcher *l : order) {
-      if (round >= of[l].size() || isFailed(l))
+      if (isFailed(l) || !runWork(l) || next[l] >= of[l].size())
         continue;
-      any = true;
-      Held *h = of[l][round];
-      if (h->work) {
-        if (Error error = h->work(); !error.empty()) {
-          if (errors[h->call].empty())
-            errors[h->call] = error;
-          failed.push_back(l);
-        }
-        continue;
-      }
+      Held *h = of[l][next[l]++];
       // Ranks of one job (their blocks were sized for the ranks sharing
       // the GPU), one program and build, one path and chunk.
       std::string key = h->dma ? "" : h->kernel->groupKey();
@@ -218,15 +238,47 @@ void GroupLaunch::start(std::vector<Error> &errors) {
       else
         it->second.push_back(h);
     }
-    if (!any)
+    if (together.empty())
       break;
-    for (auto &[key, members] : together)
-      startTogether(members, errors, failed);
+    if (together.size() == 1) {
+      startTogether(together[0].second, errors, failed);
+      continue;
+    }
+    // Several launches that cannot be one start side by side: a device
+    // whose launch runs before it returns (the CPU device) would otherwise
+    // wait in one for ranks the next starts.
+    std::vector<std::vector<Launcher *>> failedEach(together.size());
+    std::vector<std::function<void()>> tasks;
+    for (size_t i = 0; i < together.size(); ++i)
+      tasks.push_back(
+          [&, i] { startTogether(together[i].second, errors, failedEach[i]); });
+    runTasks(tasks);
+    for (auto &some : failedEach)
+      failed.insert(failed.end(), some.begin(), some.end());
   }
+  // A communicator stopped by a failure: its later calls did not run.
+  for (Launcher *l : failed)
+    for (size_t i = next[l]; i < of[l].size(); ++i)
+      if (errors[of[l][i]->call].empty())
+        errors[of[l][i]->call].fail(ErrorKind::InvalidUsage,
+                                    "not run: an earlier call of the group "
+                                    "on this communicator failed");
   held_.clear();
 }
 
 bool sdma::rt::runGroup(std::vector<GroupCall> &calls) {
+  // Inside another group's call (sdmaGroupCall's function opening a group
+  // of its own): its calls are part of that call, in order, on this thread.
+  if (GroupLaunch::current()) {
+    bool ok = true;
+    for (GroupCall &call : calls)
+      if (ok)
+        ok = call.run(call.error);
+      else
+        call.error.fail(ErrorKind::InvalidUsage,
+                        "not run: an earlier call of the group failed");
+    return ok;
+  }
   // Each communicator's calls, in order, on one thread.
   std::vector<Communicator *> comms;
   std::vector<std::vector<size_t>> of;
@@ -244,12 +296,16 @@ bool sdma::rt::runGroup(std::vector<GroupCall> &calls) {
   std::vector<std::function<void()>> tasks;
   for (size_t c = 0; c < comms.size(); ++c)
     tasks.push_back([&, c] {
-      comms[c]->bindThread();
+      // Nothing thrown leaves a task (a worker's would end the process).
       for (size_t i : of[c]) {
-        GroupLaunch::Scope scope(calls[i].hold ? &group : nullptr, int(i));
         Error error;
         bool ok = false;
         try {
+          // A worker makes the communicator's device current (the calling
+          // thread keeps its own).
+          if (c > 0 && i == of[c].front())
+            comms[c]->bindThread();
+          GroupLaunch::Scope scope(calls[i].hold ? &group : nullptr, int(i));
           ok = calls[i].run(error);
         } catch (const std::bad_alloc &) {
           error.fail(ErrorKind::System, "out of host memory");
@@ -269,10 +325,7 @@ bool sdma::rt::runGroup(std::vector<GroupCall> &calls) {
         }
       }
     });
-  if (tasks.size() == 1)
-    tasks[0]();
-  else if (!tasks.empty())
-    Workers::get().run(tasks);
+  runTasks(tasks);
   group.start(errors);
   bool ok = true;
   for (size_t i = 0; i < calls.size(); ++i) {

@@ -353,9 +353,11 @@ CudaCommKernel::~CudaCommKernel() {
     device_.driver().cuEventDestroy_v2(event);
 }
 
-/// The most bytes of parameters a kernel takes (CUDA 12.1 and later, Volta
-/// and later), less the chunk and epoch after the group's tables.
-constexpr size_t kGroupParamBytes = 32764 - 16;
+/// The most bytes of parameters a kernel takes: 32764 from CUDA 12.1's
+/// driver on (Volta and later), 4096 before.
+size_t paramBytes(const Driver &driver) {
+  return driver.version >= 12010 ? 32764 : 4096;
+}
 
 bool CudaCommKernel::load(std::string &error) {
   const Driver &driver = device_.driver();
@@ -373,9 +375,13 @@ bool CudaCommKernel::load(std::string &error) {
   // words, the low-latency ones included, and its rank).
   const size_t R = size_t(program_.ranks),
                words = R * program_.buffers.size() + 5 * R + 12;
+  // SdmaGroupTables (the tables, then an int per rank padded to 8 bytes),
+  // the chunk and the epoch.
+  auto bytes = [&](size_t g) {
+    return g * words * 8 + (g * 4 + 7) / 8 * 8 + 16;
+  };
   groupLimit_ = std::min(device_.sharing(), program_.ranks);
-  while (groupLimit_ >= 2 &&
-         size_t(groupLimit_) * (words * 8 + 4) > kGroupParamBytes)
+  while (groupLimit_ >= 2 && bytes(size_t(groupLimit_)) > paramBytes(driver))
     --groupLimit_;
   if (groupLimit_ < 2)
     groupLimit_ = 0;
@@ -398,19 +404,16 @@ bool CudaCommKernel::load(std::string &error) {
                             lowLatency_.failure());
     return false;
   }
-  if (groupLimit_) {
-    if (!group_.load(device_.context(), cubin, "sdma_ldst_group", kLdstThreads,
-                     error)) {
-      error = driver.describe("loading the group kernel", group_.failure());
-      return false;
-    }
-    if (program_.lowLatencyPairChunks >= 0 &&
+  // Group entries that do not load leave the group's launches one by one.
+  std::string ignored;
+  if (groupLimit_ &&
+      (!group_.load(device_.context(), cubin, "sdma_ldst_group", kLdstThreads,
+                    ignored) ||
+       (program_.lowLatencyPairChunks >= 0 &&
         !groupLowLatency_.load(device_.context(), cubin, "sdma_ldst_ll_group",
-                               kLdstThreads, error)) {
-      error = driver.describe("loading the low-latency group kernel",
-                              groupLowLatency_.failure());
-      return false;
-    }
+                               kLdstThreads, ignored))))
+    groupLimit_ = 0;
+  if (groupLimit_) {
     char key[160];
     std::snprintf(key, sizeof(key), "cuda %p %016llx %d",
                   static_cast<void *>(device_.context()),

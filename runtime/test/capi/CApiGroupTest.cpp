@@ -172,7 +172,7 @@ TEST(CApiGroup, ARefusedCallRunsNothingAndTheRanksStayUsable) {
                           job.comms[0], nullptr),
             sdmaInvalidArgument);
   EXPECT_EQ(sdmaGroupEnd(), sdmaInvalidArgument);
-  EXPECT_NE(std::string(sdmaGetLastError(nullptr)).find("nothing of the group"),
+  EXPECT_NE(std::string(sdmaGetLastError(nullptr)).find("did not run"),
             std::string::npos)
       << sdmaGetLastError(nullptr);
   EXPECT_TRUE(job.untouched());
