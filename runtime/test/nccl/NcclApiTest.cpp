@@ -515,6 +515,47 @@ int initAll(int ndev) {
                  ", communicator " + std::to_string(i));
     }
   }
+  // A broadcast from rank 1 in one group (only the root stages its input:
+  // the ranks hold different numbers of copies before their launches), and
+  // a PreMulSum all-reduce (x2) whose operator each rank destroys inside
+  // the group, as torch's coalescing does.
+  {
+    std::vector<std::vector<float>> b(ndev), s(ndev);
+    std::vector<ncclRedOp_t> ops(ndev);
+    float two = 2.0f;
+    check(ncclGroupStart(), ncclSuccess, "ncclGroupStart", nullptr);
+    for (int i = 0; i < ndev && comms[i]; ++i) {
+      b[i] = i == 1 ? input<float>(1, 40000) : std::vector<float>(40000, -1.0f);
+      s[i] = input<float>(i, 32);
+      check(ncclBroadcast(b[i].data(), b[i].data(), b[i].size(), ncclFloat32, 1,
+                          comms[i],
+                          static_cast<cudaStream_t>(streams[i].stream)),
+            ncclSuccess, "ncclBroadcast in a group over every rank", comms[i]);
+      check(ncclRedOpCreatePreMulSum(&ops[i], &two, ncclFloat32,
+                                     ncclScalarHostImmediate, comms[i]),
+            ncclSuccess, "ncclRedOpCreatePreMulSum in a group", comms[i]);
+      check(ncclAllReduce(s[i].data(), s[i].data(), s[i].size(), ncclFloat32,
+                          ops[i], comms[i],
+                          static_cast<cudaStream_t>(streams[i].stream)),
+            ncclSuccess, "ncclAllReduce (PreMulSum) in a group", comms[i]);
+      check(ncclRedOpDestroy(ops[i], comms[i]), ncclSuccess,
+            "ncclRedOpDestroy in a group", comms[i]);
+    }
+    check(ncclGroupEnd(), ncclSuccess, "ncclGroupEnd (broadcast, PreMulSum)",
+          nullptr);
+    std::vector<float> premul(32, 0.0f);
+    for (int r = 0; r < ndev; ++r)
+      for (size_t k = 0; k < premul.size(); ++k)
+        premul[k] += 2.0f * float(value(r, k));
+    for (int i = 0; i < ndev; ++i) {
+      if (streams[i].synchronize)
+        streams[i].synchronize(streams[i].stream);
+      expect(b[i], input<float>(1, 40000),
+             "Broadcast in a group, communicator " + std::to_string(i));
+      expect(s[i], premul,
+             "PreMulSum in a group, communicator " + std::to_string(i));
+    }
+  }
   // Destroyed one after another on this thread, as NCCL's programs do
   // (nccl-tests in one process): no destroy may wait for the others.
   auto start = std::chrono::steady_clock::now();
