@@ -17,25 +17,13 @@ namespace {
 
 // Builds the kernel's table and runs every thread of every block of every
 // rank at once (ranks wait on each other).
+#define SDMA_STRING(...) #__VA_ARGS__
+#define SDMA_EXPANDED_STRING(...) SDMA_STRING(__VA_ARGS__)
+// One launched rank's table words: HostLdstKernel::SdmaCpuRank's text.
+const std::string kCpuRank =
+    std::string(SDMA_EXPANDED_STRING(SDMA_CPU_RANK_STRUCT)) + "\n";
+
 const char *kCpuEntry = R"SDMA(
-// One launched rank's table words (HostLdstKernel::RankPointers; its
-// layout is HostLdstKernel.h's SdmaCpuRank).
-struct SdmaCpuRank {
-  char **bufs;
-  unsigned long long **flags;
-  unsigned int **sync;
-  unsigned long long *error;
-  unsigned long long *epochs;
-  unsigned long long **arrive;
-  unsigned long long rowBytes;
-  long long **counts;
-  unsigned long long callTag;
-  unsigned long long **tags;
-  char **ll;
-  unsigned long long *llSeq;
-  unsigned long long llPairBytes;
-  int rank;
-};
 static void sdma_cpu_table(const SdmaCpuRank &a, unsigned long long timeoutNs,
                            SdmaTable &table) {
   for (int i = 0; i < SDMA_RANKS * SDMA_BUFFERS; ++i)
@@ -137,7 +125,7 @@ HostLdstKernel::build(const LdstProgram &program, const LdstCpuOptions &options,
       (options.stageCap > 0
            ? "#define SDMA_STAGE_CAP " + std::to_string(options.stageCap) + "\n"
            : std::string()) +
-      program.source + kCpuEntry;
+      program.source + kCpuRank + kCpuEntry;
   std::unique_ptr<HostKernel> kernel =
       HostKernel::build(text, options.compiler, options.cacheDirectory,
                         "the kernel of " + program.schedule, error);

@@ -91,24 +91,26 @@ public:
                               std::string &error);
 
 private:
-  /// A launched rank's words, as the CPU entry takes them (kCpuEntry's
-  /// struct of the same name).
-  struct SdmaCpuRank {
-    char **bufs;
-    unsigned long long **flags;
-    unsigned int **sync;
-    unsigned long long *error;
-    unsigned long long *epochs;
-    unsigned long long **arrive;
-    unsigned long long rowBytes;
-    long long **counts;
-    unsigned long long callTag;
-    unsigned long long **tags;
-    char **ll;
-    unsigned long long *llSeq;
-    unsigned long long llPairBytes;
-    int rank;
+  /// A launched rank's words, as the CPU entry takes them (the kernel's
+  /// text gets this definition as a string: HostLdstKernel.cpp).
+#define SDMA_CPU_RANK_STRUCT                                                   \
+  struct SdmaCpuRank {                                                         \
+    char **bufs;                                                               \
+    unsigned long long **flags;                                                \
+    unsigned int **sync;                                                       \
+    unsigned long long *error;                                                 \
+    unsigned long long *epochs;                                                \
+    unsigned long long **arrive;                                               \
+    unsigned long long rowBytes;                                               \
+    long long **counts;                                                        \
+    unsigned long long callTag;                                                \
+    unsigned long long **tags;                                                 \
+    char **ll;                                                                 \
+    unsigned long long *llSeq;                                                 \
+    unsigned long long llPairBytes;                                            \
+    int rank;                                                                  \
   };
+  SDMA_CPU_RANK_STRUCT
   static SdmaCpuRank cpuRank(const RankPointers &pointers, int rank);
   /// The entries: 0, or the error number of a host thread that could not
   /// be started (then no thread ran).
