@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <new>
@@ -180,8 +181,21 @@ void GroupLaunch::startTogether(const std::vector<Held *> &members,
     std::vector<const KernelLaunch *> launches;
     for (Held *h : part)
       launches.push_back(&h->launch);
-    if (!part[0]->kernel->launchGroup(launches, why))
-      failAll(part, why);
+    if (part[0]->kernel->launchGroup(launches, why))
+      continue;
+    // A group launch the device refused (its kernel then takes no more):
+    // each rank's launch alone, side by side.
+    std::vector<std::string> whys(part.size());
+    std::vector<std::function<void()>> tasks;
+    for (size_t i = 0; i < part.size(); ++i)
+      tasks.push_back([&, i] {
+        if (!part[i]->kernel->launch(part[i]->launch, whys[i]))
+          whys[i] += "; the group launch before it: " + why;
+      });
+    runTasks(tasks);
+    for (size_t i = 0; i < part.size(); ++i)
+      if (!whys[i].empty())
+        failAll({part[i]}, whys[i]);
   }
 }
 
@@ -197,6 +211,10 @@ void GroupLaunch::start(std::vector<Error> &errors) {
       order.push_back(h.launcher);
     of[h.launcher].push_back(&h);
   }
+  // SDMA_GROUP_LAUNCH=0: no launch for several ranks (each rank's alone,
+  // side by side), to compare or to work around a device that refuses it.
+  const char *fuse = std::getenv("SDMA_GROUP_LAUNCH");
+  const bool fuseLaunches = !fuse || std::string(fuse) != "0";
   std::map<Launcher *, size_t> next; // each one's first item not started
   std::vector<Launcher *> failed;
   auto isFailed = [&](Launcher *l) {
@@ -226,7 +244,7 @@ void GroupLaunch::start(std::vector<Error> &errors) {
       Held *h = of[l][next[l]++];
       // Ranks of one job (their blocks were sized for the ranks sharing
       // the GPU), one program and build, one path and chunk.
-      std::string key = h->dma ? "" : h->kernel->groupKey();
+      std::string key = h->dma || !fuseLaunches ? "" : h->kernel->groupKey();
       if (!key.empty())
         key += " job " + std::to_string(l->job()) +
                (h->launch.lowLatency ? " ll " : " ") +

@@ -505,11 +505,19 @@ bool CudaCommKernel::launchGroup(
     error = driver.describe("cuLaunchKernel", r);
     return false;
   }
-  return joinStreams(launches, false, error) &&
-         kernel.launch(blocks(kernel, chunk), unsigned(launches.size()),
-                       static_cast<CUstream>(launches[0]->stream), args,
-                       error) &&
-         joinStreams(launches, true, error);
+  if (!joinStreams(launches, false, error))
+    return false;
+  if (!kernel.launch(blocks(kernel, chunk), unsigned(launches.size()),
+                     static_cast<CUstream>(launches[0]->stream), args, error)) {
+    error += " (the group entry of " + program_.schedule + " for " +
+             std::to_string(launches.size()) + " ranks, " +
+             std::to_string(param.size() * 8) + " bytes of tables)";
+    // Not again: the group's launches go one by one (GroupLaunch.cpp).
+    groupKey_.clear();
+    groupLimit_ = 0;
+    return false;
+  }
+  return joinStreams(launches, true, error);
 }
 
 bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {

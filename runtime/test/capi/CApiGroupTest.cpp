@@ -15,6 +15,7 @@
 #include "sdma/sdma.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <gtest/gtest.h>
@@ -250,4 +251,20 @@ TEST(CApiGroup, TwoThreadsEachDriveHalfTheRanks) {
     ASSERT_EQ(results[1], sdmaSuccess) << why[1];
     EXPECT_TRUE(job.gathered(round)) << "round " << round;
   }
+}
+
+TEST(CApiGroup, RanksLaunchedOneByOneSideBySide) {
+  // SDMA_GROUP_LAUNCH=0 (and a device that refuses a group launch): each
+  // rank's launch alone, started side by side, so the CPU device's launches
+  // (each waiting for its peers) still meet.
+  setenv("SDMA_GROUP_LAUNCH", "0", 1);
+  {
+    Ranks job(3, 64);
+    for (int round = 0; round < 2; ++round) {
+      job.fill(round);
+      ASSERT_EQ(allGathers(job), sdmaSuccess) << sdmaGetLastError(nullptr);
+      EXPECT_TRUE(job.gathered(round)) << "round " << round;
+    }
+  }
+  unsetenv("SDMA_GROUP_LAUNCH");
 }
