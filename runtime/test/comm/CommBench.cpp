@@ -161,16 +161,19 @@ int groupBench(const Args &args, int ranks) {
       t.join();
   };
   std::string error;
+  // The streams are made here, where memory.init made the GPU's context
+  // current (a new thread has none: its stream would be the legacy one).
   for (int r = 0; r < ranks; ++r) {
     k[r].rank = r;
     k[r].ranks = ranks;
     if (!k[r].memory.init(error))
       return std::fprintf(stderr, "%s\n", error.c_str()), 1;
+    if (k[r].memory.driver &&
+        k[r].memory.driver->cuStreamCreate(
+            reinterpret_cast<cuda::CUstream *>(&k[r].stream), 1))
+      return std::fprintf(stderr, "rank %d: cuStreamCreate failed\n", r), 1;
   }
   each([&](Rank &r) {
-    if (r.memory.driver)
-      r.memory.driver->cuStreamCreate(
-          reinterpret_cast<cuda::CUstream *>(&r.stream), 1);
     r.check(sdmaCommInitRank(&r.comm, ranks, id, r.rank), "init");
   });
   for (Rank &r : k)
