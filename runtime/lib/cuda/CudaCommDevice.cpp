@@ -55,6 +55,10 @@ public:
   int groupLimit() const override { return groupLimit_; }
   bool launchGroup(const std::vector<const KernelLaunch *> &launches,
                    std::string &error) override;
+  /// The handles of a refused group launch, as the driver sees them.
+  std::string
+  describeHandles(const CudaKernel &kernel,
+                  const std::vector<const KernelLaunch *> &launches) const;
 
 private:
   /// The blocks a rank's launch of `kernel` takes at `chunkBytes`.
@@ -470,6 +474,34 @@ bool CudaCommKernel::joinStreams(
   return true;
 }
 
+std::string CudaCommKernel::describeHandles(
+    const CudaKernel &kernel,
+    const std::vector<const KernelLaunch *> &launches) const {
+  const Driver &driver = device_.driver();
+  CUcontext current = nullptr;
+  driver.cuCtxGetCurrent(&current);
+  char text[64];
+  std::snprintf(text, sizeof(text), "current context %p; ",
+                static_cast<void *>(current));
+  std::string out = text + kernel.describeHandles();
+  for (size_t i = 0; i < launches.size(); ++i) {
+    CUcontext of = nullptr;
+    CUstream stream = static_cast<CUstream>(launches[i]->stream);
+    CUresult r = driver.cuStreamGetCtx(stream, &of);
+    std::snprintf(text, sizeof(text),
+                  "; rank %d's stream %p: ", launches[i]->programRank,
+                  static_cast<void *>(stream));
+    out += text;
+    if (r) {
+      out += driver.describe("cuStreamGetCtx", r);
+      continue;
+    }
+    std::snprintf(text, sizeof(text), "context %p", static_cast<void *>(of));
+    out += text;
+  }
+  return out;
+}
+
 bool CudaCommKernel::launchGroup(
     const std::vector<const KernelLaunch *> &launches, std::string &error) {
   const Driver &driver = device_.driver();
@@ -511,7 +543,8 @@ bool CudaCommKernel::launchGroup(
                      static_cast<CUstream>(launches[0]->stream), args, error)) {
     error += " (the group entry of " + program_.schedule + " for " +
              std::to_string(launches.size()) + " ranks, " +
-             std::to_string(param.size() * 8) + " bytes of tables)";
+             std::to_string(param.size() * 8) + " bytes of tables; " +
+             describeHandles(kernel, launches) + ")";
     // Not again: the group's launches go one by one (GroupLaunch.cpp).
     groupKey_.clear();
     groupLimit_ = 0;

@@ -91,6 +91,7 @@ struct MemcpyAttributes {
   X(cuStreamCreate, (CUstream *, unsigned))                                    \
   X(cuStreamDestroy_v2, (CUstream))                                            \
   X(cuStreamQuery, (CUstream))                                                 \
+  X(cuStreamGetCtx, (CUstream, CUcontext *))                                   \
   X(cuStreamSynchronize, (CUstream))                                           \
   X(cuEventCreate, (CUevent *, unsigned))                                      \
   X(cuEventDestroy_v2, (CUevent))                                              \

@@ -10,6 +10,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <vector>
 
 using namespace sdma::rt;
@@ -171,6 +172,18 @@ CudaKernel::~CudaKernel() {
     return;
   driver_->cuCtxSetCurrent(context_);
   driver_->cuModuleUnload(module_);
+}
+
+std::string CudaKernel::describeHandles() const {
+  char text[160];
+  int registers = 0;
+  CUresult r = driver_->cuFuncGetAttribute(
+      &registers, CU_FUNC_ATTRIBUTE_NUM_REGS, function_);
+  std::snprintf(text, sizeof(text), "function %p of context %p: %s",
+                static_cast<void *>(function_), static_cast<void *>(context_),
+                r ? driver_->describe("cuFuncGetAttribute", r).c_str()
+                  : "answers");
+  return text;
 }
 
 bool CudaKernel::check(CUresult result, const char *call, std::string &error) {

@@ -101,6 +101,9 @@ public:
   /// cuLaunchKernel takes them. The kernel's context must be current.
   bool launch(unsigned blocksX, unsigned blocksY, cuda::CUstream stream,
               void **args, std::string &error);
+  /// What the driver says of this kernel's handles, for an error message
+  /// after a refused launch: its context and whether the function answers.
+  std::string describeHandles() const;
   /// Forgets the module without unloading it (a stuck executor).
   void abandon() { module_ = nullptr; }
 
