@@ -26,6 +26,7 @@
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -51,8 +52,12 @@ public:
   ~CudaCommKernel() override;
   bool load(std::string &error);
   bool launch(const KernelLaunch &launch, std::string &error) override;
-  std::string groupKey() const override { return groupKey_; }
-  int groupLimit() const override { return groupLimit_; }
+  std::string groupKey() const override {
+    return groupRefused_.load(std::memory_order_acquire) ? "" : groupKey_;
+  }
+  int groupLimit() const override {
+    return groupRefused_.load(std::memory_order_acquire) ? 0 : groupLimit_;
+  }
   bool launchGroup(const std::vector<const KernelLaunch *> &launches,
                    std::string &error) override;
   /// The handles of a refused group launch, as the driver sees them.
@@ -80,6 +85,10 @@ private:
   CudaKernel group_, groupLowLatency_;
   int groupLimit_ = 0;
   std::string groupKey_;
+  /// Set when the device refused a group launch: groupKey() and
+  /// groupLimit() then say none (read by other groups' threads, so the
+  /// two above stay as load() set them).
+  std::atomic<bool> groupRefused_{false};
   /// Events ordering a group launch's streams (made on first use).
   std::vector<CUevent> events_;
   int64_t largest_ = 1; // chunks of the largest buffer
@@ -507,7 +516,7 @@ bool CudaCommKernel::launchGroup(
   const Driver &driver = device_.driver();
   const bool ll = launches[0]->lowLatency;
   const size_t words = launches[0]->table.size();
-  if (!groupLimit_ || launches.size() < 2 ||
+  if (!groupLimit() || launches.size() < 2 ||
       launches.size() > size_t(groupLimit_) ||
       (ll && program_.lowLatencyPairChunks < 0)) {
     error = "internal: a group launch of " + std::to_string(launches.size()) +
@@ -546,8 +555,7 @@ bool CudaCommKernel::launchGroup(
              std::to_string(param.size() * 8) + " bytes of tables; " +
              describeHandles(kernel, launches) + ")";
     // Not again: the group's launches go one by one (GroupLaunch.cpp).
-    groupKey_.clear();
-    groupLimit_ = 0;
+    groupRefused_.store(true, std::memory_order_release);
     return false;
   }
   return joinStreams(launches, true, error);
