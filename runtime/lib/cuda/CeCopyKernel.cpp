@@ -107,8 +107,8 @@ bool CopyListKernel::load(const CudaDeviceSet &devices,
     singles_.emplace_back(driver_);
     if (!kernels_.back().load(d.context, cubin, "sdma_copy_list",
                               kCopyListThreads, error) ||
-        !singles_.back().load(d.context, cubin, "sdma_copy_one",
-                              kCopyListThreads, error)) {
+        !singles_.back().loadEntry(kernels_.back(), "sdma_copy_one",
+                                   kCopyListThreads, error)) {
       error = "the copy-list kernel on GPU " + std::to_string(d.ordinal) +
               ": " + error;
       return false;

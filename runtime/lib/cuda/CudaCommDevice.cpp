@@ -411,8 +411,7 @@ bool CudaCommKernel::load(std::string &error) {
     return false;
   }
   if (program_.lowLatencyPairChunks >= 0 &&
-      !lowLatency_.load(device_.context(), cubin, "sdma_ldst_ll", kLdstThreads,
-                        error)) {
+      !lowLatency_.loadEntry(kernel_, "sdma_ldst_ll", kLdstThreads, error)) {
     error = driver.describe("loading the low-latency kernel",
                             lowLatency_.failure());
     return false;
@@ -420,11 +419,10 @@ bool CudaCommKernel::load(std::string &error) {
   // Group entries that do not load leave the group's launches one by one.
   std::string ignored;
   if (groupLimit_ &&
-      (!group_.load(device_.context(), cubin, "sdma_ldst_group", kLdstThreads,
-                    ignored) ||
+      (!group_.loadEntry(kernel_, "sdma_ldst_group", kLdstThreads, ignored) ||
        (program_.lowLatencyPairChunks >= 0 &&
-        !groupLowLatency_.load(device_.context(), cubin, "sdma_ldst_ll_group",
-                               kLdstThreads, ignored))))
+        !groupLowLatency_.loadEntry(kernel_, "sdma_ldst_ll_group", kLdstThreads,
+                                    ignored))))
     groupLimit_ = 0;
   if (groupLimit_) {
     char key[160];

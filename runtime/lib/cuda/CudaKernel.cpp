@@ -159,19 +159,18 @@ bool CudaKernel::build(const Driver &driver, CUdevice device,
 }
 
 CudaKernel::CudaKernel(CudaKernel &&other) noexcept
-    : driver_(other.driver_), context_(other.context_), module_(other.module_),
-      function_(other.function_), threads_(other.threads_),
-      registers_(other.registers_), blocksPerSM_(other.blocksPerSM_),
-      failure_(other.failure_) {
-  other.module_ = nullptr;
+    : driver_(other.driver_), context_(other.context_),
+      module_(std::move(other.module_)), function_(other.function_),
+      threads_(other.threads_), registers_(other.registers_),
+      blocksPerSM_(other.blocksPerSM_), failure_(other.failure_) {
   other.function_ = nullptr;
 }
 
-CudaKernel::~CudaKernel() {
-  if (!module_)
+CudaKernel::Module::~Module() {
+  if (!module)
     return;
-  driver_->cuCtxSetCurrent(context_);
-  driver_->cuModuleUnload(module_);
+  driver->cuCtxSetCurrent(context);
+  driver->cuModuleUnload(module);
 }
 
 std::string CudaKernel::describeHandles() const {
@@ -198,11 +197,32 @@ bool CudaKernel::load(CUcontext context, const std::string &cubin,
                       const std::string &entry, int threads,
                       std::string &error) {
   context_ = context;
-  threads_ = threads;
+  module_ = std::make_shared<Module>();
+  module_->driver = driver_;
+  module_->context = context;
   return check(driver_->cuCtxSetCurrent(context), "cuCtxSetCurrent", error) &&
-         check(driver_->cuModuleLoadData(&module_, cubin.data()),
+         check(driver_->cuModuleLoadData(&module_->module, cubin.data()),
                "cuModuleLoadData", error) &&
-         check(driver_->cuModuleGetFunction(&function_, module_, entry.c_str()),
+         find(entry, threads, error);
+}
+
+bool CudaKernel::loadEntry(const CudaKernel &loaded, const std::string &entry,
+                           int threads, std::string &error) {
+  if (!loaded.module_ || !loaded.module_->module) {
+    error = "internal: no module loaded to find " + entry + " in";
+    return false;
+  }
+  context_ = loaded.context_;
+  module_ = loaded.module_;
+  return check(driver_->cuCtxSetCurrent(context_), "cuCtxSetCurrent", error) &&
+         find(entry, threads, error);
+}
+
+bool CudaKernel::find(const std::string &entry, int threads,
+                      std::string &error) {
+  threads_ = threads;
+  return check(driver_->cuModuleGetFunction(&function_, module_->module,
+                                            entry.c_str()),
                "cuModuleGetFunction", error) &&
          check(driver_->cuOccupancyMaxActiveBlocksPerMultiprocessor(
                    &blocksPerSM_, function_, threads, 0),

@@ -30,6 +30,7 @@
 #include "sdma/runtime/Executor.h"
 #include "sdma/runtime/LdstProgram.h"
 
+#include <memory>
 #include <string>
 
 namespace sdma::rt {
@@ -88,8 +89,8 @@ public:
   CudaKernel(const CudaKernel &) = delete;
   CudaKernel &operator=(const CudaKernel &) = delete;
   CudaKernel &operator=(CudaKernel &&) = delete;
-  /// Unloads the module (in its context).
-  ~CudaKernel();
+  /// The module is unloaded (in its context) with the last kernel of it.
+  ~CudaKernel() = default;
 
   /// Makes `context` current (and leaves it so), loads `cubin` there and
   /// finds `entry`; reads its registers per thread and its resident blocks
@@ -97,6 +98,10 @@ public:
   /// False with the failed call in `error` (and its result in failure()).
   bool load(cuda::CUcontext context, const std::string &cubin,
             const std::string &entry, int threads, std::string &error);
+  /// As load, for another entry of the module `loaded` holds (one CUBIN's
+  /// entries share one module: its code is on the GPU once).
+  bool loadEntry(const CudaKernel &loaded, const std::string &entry,
+                 int threads, std::string &error);
   /// Enqueues a grid of blocksX x blocksY blocks on `stream`; `args` as
   /// cuLaunchKernel takes them. The kernel's context must be current.
   bool launch(unsigned blocksX, unsigned blocksY, cuda::CUstream stream,
@@ -105,7 +110,10 @@ public:
   /// after a refused launch: its context and whether the function answers.
   std::string describeHandles() const;
   /// Forgets the module without unloading it (a stuck executor).
-  void abandon() { module_ = nullptr; }
+  void abandon() {
+    if (module_)
+      module_->module = nullptr;
+  }
 
   bool loaded() const { return function_ != nullptr; }
   int registers() const { return registers_; }
@@ -115,10 +123,20 @@ public:
 
 private:
   bool check(cuda::CUresult result, const char *call, std::string &error);
+  /// Finds `entry` in module_ and reads its resources.
+  bool find(const std::string &entry, int threads, std::string &error);
+
+  /// A loaded CUBIN, unloaded when its last kernel goes.
+  struct Module {
+    const cuda::Driver *driver = nullptr;
+    cuda::CUcontext context = nullptr;
+    cuda::CUmodule module = nullptr;
+    ~Module();
+  };
 
   const cuda::Driver *driver_;
   cuda::CUcontext context_ = nullptr;
-  cuda::CUmodule module_ = nullptr;
+  std::shared_ptr<Module> module_;
   cuda::CUfunction function_ = nullptr;
   int threads_ = 0, registers_ = 0, blocksPerSM_ = 0;
   cuda::CUresult failure_ = 0;
