@@ -65,6 +65,10 @@ public:
   virtual ~CommKernel() = default;
   /// Enqueues (GPU) or runs (CPU) one launch.
   virtual bool launch(const KernelLaunch &launch, std::string &error) = 0;
+  /// Whether a launch queues on its stream (a GPU's: it starts when what
+  /// the stream holds has ended); false where it runs before it returns
+  /// (the CPU device's).
+  virtual bool queuesOnStream() const { return true; }
   /// Group launches (GroupLaunch.h): kernels of one process whose keys are
   /// equal and not empty run the same code on the same device, so one
   /// launchGroup of either runs the launches of both; at most groupLimit()

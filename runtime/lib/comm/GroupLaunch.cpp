@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -154,49 +155,83 @@ void GroupLaunch::hold(Launcher &launcher, std::function<Error()> work) {
   held_.push_back(std::move(held));
 }
 
-void GroupLaunch::startTogether(const std::vector<Held *> &members,
-                                std::vector<Error> &errors,
-                                std::vector<Launcher *> &failed) {
-  auto failAll = [&](const std::vector<Held *> &which, const std::string &why) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (Held *h : which) {
-      Error error;
-      h->launcher->startFailed(why, h->dma, error);
-      if (errors[h->call].empty())
-        errors[h->call] = error;
-      failed.push_back(h->launcher);
+std::string sdma::rt::streamConflict(const std::vector<RoundLaunch> &launches) {
+  for (size_t i = 0; i < launches.size(); ++i)
+    for (size_t j = i + 1; j < launches.size(); ++j) {
+      const RoundLaunch &a = launches[i], &b = launches[j];
+      if (a.unit == b.unit || a.job != b.job || a.stream != b.stream ||
+          !a.queues || !b.queues)
+        continue;
+      char stream[32];
+      std::snprintf(stream, sizeof(stream), "%p", a.stream);
+      return "ranks " + std::to_string(a.rank) + " and " +
+             std::to_string(b.rank) + " of one job are on one stream (" +
+             stream +
+             ") but their calls cannot start as one launch: the first would "
+             "wait for the other, queued behind it, until the timeout (give "
+             "each rank a stream of its own)";
     }
-  };
-  size_t limit = size_t(std::max(1, members[0]->kernel->groupLimit()));
-  for (size_t at = 0; at < members.size(); at += limit) {
-    std::vector<Held *> part(members.begin() + at,
-                             members.begin() +
-                                 std::min(members.size(), at + limit));
-    std::string why;
-    if (part.size() == 1) {
-      if (!part[0]->kernel->launch(part[0]->launch, why))
-        failAll(part, why);
-      continue;
-    }
-    std::vector<const KernelLaunch *> launches;
-    for (Held *h : part)
-      launches.push_back(&h->launch);
-    if (part[0]->kernel->launchGroup(launches, why))
-      continue;
-    // A group launch the device refused (its kernel then takes no more):
-    // each rank's launch alone, side by side.
-    std::vector<std::string> whys(part.size());
-    std::vector<std::function<void()>> tasks;
-    for (size_t i = 0; i < part.size(); ++i)
-      tasks.push_back([&, i] {
-        if (!part[i]->kernel->launch(part[i]->launch, whys[i]))
-          whys[i] += "; the group launch before it: " + why;
-      });
-    runTasks(tasks);
-    for (size_t i = 0; i < part.size(); ++i)
-      if (!whys[i].empty())
-        failAll({part[i]}, whys[i]);
+  return "";
+}
+
+std::string
+GroupLaunch::conflict(const std::vector<std::vector<Held *>> &units) {
+  std::vector<RoundLaunch> launches;
+  for (size_t u = 0; u < units.size(); ++u)
+    for (Held *h : units[u])
+      launches.push_back({u, h->launcher->job(), h->launch.programRank,
+                          h->launch.stream, h->kernel->queuesOnStream()});
+  return streamConflict(launches);
+}
+
+void GroupLaunch::failHeld(const std::vector<Held *> &which,
+                           const std::string &why, std::vector<Error> &errors,
+                           std::vector<Launcher *> &failed) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Held *h : which) {
+    Error error;
+    h->launcher->startFailed(why, h->dma, error);
+    if (errors[h->call].empty())
+      errors[h->call] = error;
+    failed.push_back(h->launcher);
   }
+}
+
+void GroupLaunch::startUnit(const std::vector<Held *> &unit,
+                            std::vector<Error> &errors,
+                            std::vector<Launcher *> &failed) {
+  std::string why;
+  if (unit.size() == 1) {
+    if (!unit[0]->kernel->launch(unit[0]->launch, why))
+      failHeld(unit, why, errors, failed);
+    return;
+  }
+  std::vector<const KernelLaunch *> launches;
+  for (Held *h : unit)
+    launches.push_back(&h->launch);
+  if (unit[0]->kernel->launchGroup(launches, why))
+    return;
+  // A group launch the device refused (its kernel then takes no more):
+  // each rank's launch alone, side by side, unless two share a stream.
+  std::vector<std::vector<Held *>> alone;
+  for (Held *h : unit)
+    alone.push_back({h});
+  if (std::string clash = conflict(alone); !clash.empty()) {
+    failHeld(unit, clash + "; the group launch before it: " + why, errors,
+             failed);
+    return;
+  }
+  std::vector<std::string> whys(unit.size());
+  std::vector<std::function<void()>> tasks;
+  for (size_t i = 0; i < unit.size(); ++i)
+    tasks.push_back([&, i] {
+      if (!unit[i]->kernel->launch(unit[i]->launch, whys[i]))
+        whys[i] += "; the group launch before it: " + why;
+    });
+  runTasks(tasks);
+  for (size_t i = 0; i < unit.size(); ++i)
+    if (!whys[i].empty())
+      failHeld({unit[i]}, whys[i], errors, failed);
 }
 
 void GroupLaunch::start(std::vector<Error> &errors) {
@@ -258,18 +293,34 @@ void GroupLaunch::start(std::vector<Error> &errors) {
     }
     if (together.empty())
       break;
-    if (together.size() == 1) {
-      startTogether(together[0].second, errors, failed);
+    // The launches: a key's members, as many ranks a launch as their
+    // kernel takes; the others alone.
+    std::vector<std::vector<Held *>> units;
+    for (auto &[key, members] : together) {
+      size_t limit =
+          key.empty() ? 1
+                      : size_t(std::max(1, members[0]->kernel->groupLimit()));
+      for (size_t at = 0; at < members.size(); at += limit)
+        units.emplace_back(members.begin() + at,
+                           members.begin() +
+                               std::min(members.size(), at + limit));
+    }
+    if (std::string clash = conflict(units); !clash.empty()) {
+      for (auto &unit : units)
+        failHeld(unit, clash, errors, failed);
       continue;
     }
-    // Several launches that cannot be one start side by side: a device
-    // whose launch runs before it returns (the CPU device) would otherwise
-    // wait in one for ranks the next starts.
-    std::vector<std::vector<Launcher *>> failedEach(together.size());
+    if (units.size() == 1) {
+      startUnit(units[0], errors, failed);
+      continue;
+    }
+    // Several launches start side by side: a device whose launch runs
+    // before it returns (the CPU device) would otherwise wait in one for
+    // ranks the next starts.
+    std::vector<std::vector<Launcher *>> failedEach(units.size());
     std::vector<std::function<void()>> tasks;
-    for (size_t i = 0; i < together.size(); ++i)
-      tasks.push_back(
-          [&, i] { startTogether(together[i].second, errors, failedEach[i]); });
+    for (size_t i = 0; i < units.size(); ++i)
+      tasks.push_back([&, i] { startUnit(units[i], errors, failedEach[i]); });
     runTasks(tasks);
     for (auto &some : failedEach)
       failed.insert(failed.end(), some.begin(), some.end());

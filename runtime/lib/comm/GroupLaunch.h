@@ -28,6 +28,7 @@
 
 #include "comm/CommDevice.h"
 
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -36,6 +37,21 @@
 namespace sdma::rt {
 
 class Launcher;
+
+/// A launch of one round of a group, as streamConflict sees it: which of
+/// the round's launches it starts in (`unit`), its job, program rank and
+/// stream, and whether its kernel queues on the stream (a GPU's).
+struct RoundLaunch {
+  size_t unit = 0;
+  uint64_t job = 0;
+  int rank = 0;
+  const void *stream = nullptr;
+  bool queues = true;
+};
+/// Two ranks of one job on one queueing stream that start in different
+/// launches: the first launch's ranks would wait for the other's, queued
+/// behind it, until the timeout. The message names them; "" where none.
+std::string streamConflict(const std::vector<RoundLaunch> &launches);
 
 class GroupLaunch {
 public:
@@ -73,11 +89,16 @@ private:
     std::function<Error()> work;
     int call = 0;
   };
-  /// Starts `members` (one round's launches with one group key) in as few
-  /// launches as their kernel takes.
-  void startTogether(const std::vector<Held *> &members,
-                     std::vector<Error> &errors,
-                     std::vector<Launcher *> &failed);
+  /// Starts `unit` (a launch alone, or launches of one group key that
+  /// their kernel takes as one); a group launch the device refuses falls
+  /// back to each alone, side by side.
+  void startUnit(const std::vector<Held *> &unit, std::vector<Error> &errors,
+                 std::vector<Launcher *> &failed);
+  /// streamConflict of a round's `units`, each a launch.
+  std::string conflict(const std::vector<std::vector<Held *>> &units);
+  /// Fails `which` (each launcher's call) with `why`.
+  void failHeld(const std::vector<Held *> &which, const std::string &why,
+                std::vector<Error> &errors, std::vector<Launcher *> &failed);
 
   std::mutex mutex_;
   std::vector<Held> held_;

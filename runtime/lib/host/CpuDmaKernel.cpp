@@ -97,6 +97,8 @@ private:
 
 class CpuDmaKernel : public CommKernel {
 public:
+  /// A CPU launch runs before it returns: no stream queues it.
+  bool queuesOnStream() const override { return false; }
   explicit CpuDmaKernel(std::shared_ptr<const DmaProgram> program)
       : program_(std::move(program)) {}
 

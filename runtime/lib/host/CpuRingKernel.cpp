@@ -84,6 +84,8 @@ struct Ring {
 
 class CpuRingKernel : public CommKernel {
 public:
+  /// A CPU launch runs before it returns: no stream queues it.
+  bool queuesOnStream() const override { return false; }
   CpuRingKernel(std::shared_ptr<const DmaProgram> program, uint64_t ringBytes,
                 std::unique_ptr<HostKernel> writer, RunFn run)
       : P_(std::move(program)), ringBytes_(ringBytes),

@@ -113,6 +113,8 @@ void removeStaleSegments() {
 /// One program on host threads, run for this process's rank.
 class CpuKernel : public CommKernel {
 public:
+  /// A CPU launch runs before it returns: no stream queues it.
+  bool queuesOnStream() const override { return false; }
   CpuKernel(std::unique_ptr<HostLdstKernel> kernel, const LdstProgram &p,
             const LdstCpuOptions &options)
       : kernel_(std::move(kernel)), ranks_(p.ranks), buffers_(p.buffers.size()),
@@ -215,6 +217,8 @@ using P2pRunFn = int (*)(const unsigned long long *, int, int);
 /// The point-to-point kernel on host threads, run before launch() returns.
 class CpuP2pKernel : public CommKernel {
 public:
+  /// A CPU launch runs before it returns: no stream queues it.
+  bool queuesOnStream() const override { return false; }
   CpuP2pKernel(std::unique_ptr<HostKernel> kernel, P2pRunFn run, int threads)
       : kernel_(std::move(kernel)), run_(run), threads_(threads) {}
   bool launch(const KernelLaunch &launch, std::string &error) override {
