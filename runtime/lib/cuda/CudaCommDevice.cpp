@@ -26,10 +26,10 @@
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 #include <unistd.h>
 
 using namespace sdma::rt;
@@ -53,11 +53,9 @@ public:
   bool load(std::string &error);
   bool launch(const KernelLaunch &launch, std::string &error) override;
   std::string groupKey() const override {
-    return groupRefused_.load(std::memory_order_acquire) ? "" : groupKey_;
+    return groupRefused() ? "" : groupKey_;
   }
-  int groupLimit() const override {
-    return groupRefused_.load(std::memory_order_acquire) ? 0 : groupLimit_;
-  }
+  int groupLimit() const override { return groupRefused() ? 0 : groupLimit_; }
   bool launchGroup(const std::vector<const KernelLaunch *> &launches,
                    std::string &error) override;
   /// The handles of a refused group launch, as the driver sees them.
@@ -85,10 +83,12 @@ private:
   CudaKernel group_, groupLowLatency_;
   int groupLimit_ = 0;
   std::string groupKey_;
-  /// Set when the device refused a group launch: groupKey() and
-  /// groupLimit() then say none (read by other groups' threads, so the
-  /// two above stay as load() set them).
-  std::atomic<bool> groupRefused_{false};
+  /// Whether the device refused a group launch of this build (of any
+  /// rank's kernel with this key: one refusal stops them all, so the rest
+  /// do not each try and fail in turn). groupKey_ and groupLimit_ stay as
+  /// load() set them: other groups' threads read them.
+  bool groupRefused() const;
+  void refuseGroups();
   /// Events ordering a group launch's streams (made on first use).
   std::vector<CUevent> events_;
   int64_t largest_ = 1; // chunks of the largest buffer
@@ -481,6 +481,30 @@ bool CudaCommKernel::joinStreams(
   return true;
 }
 
+/// The group keys whose launch a device refused, in this process.
+struct RefusedGroups {
+  std::mutex mutex;
+  std::set<std::string> keys;
+  static RefusedGroups &get() {
+    static RefusedGroups *refused = new RefusedGroups(); // outlives kernels
+    return *refused;
+  }
+};
+
+bool CudaCommKernel::groupRefused() const {
+  if (groupKey_.empty())
+    return false;
+  RefusedGroups &refused = RefusedGroups::get();
+  std::lock_guard<std::mutex> lock(refused.mutex);
+  return refused.keys.count(groupKey_) > 0;
+}
+
+void CudaCommKernel::refuseGroups() {
+  RefusedGroups &refused = RefusedGroups::get();
+  std::lock_guard<std::mutex> lock(refused.mutex);
+  refused.keys.insert(groupKey_);
+}
+
 std::string CudaCommKernel::describeHandles(
     const CudaKernel &kernel,
     const std::vector<const KernelLaunch *> &launches) const {
@@ -553,7 +577,7 @@ bool CudaCommKernel::launchGroup(
              std::to_string(param.size() * 8) + " bytes of tables; " +
              describeHandles(kernel, launches) + ")";
     // Not again: the group's launches go one by one (GroupLaunch.cpp).
-    groupRefused_.store(true, std::memory_order_release);
+    refuseGroups();
     return false;
   }
   return joinStreams(launches, true, error);
