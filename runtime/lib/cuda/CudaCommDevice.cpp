@@ -16,9 +16,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/CommDevice.h"
-#include "comm/PointToPoint.h"
 #include "compile/KernelCache.h"
 #include "cuda/CeCopyKernel.h"
+#include "cuda/CudaCommKernel.h"
 #include "cuda/CudaDeviceSet.h"
 #include "cuda/CudaDmaKernel.h"
 #include "cuda/CudaDriver.h"
@@ -29,7 +29,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <set>
 #include <unistd.h>
 
 using namespace sdma::rt;
@@ -43,70 +42,7 @@ using namespace sdma::rt::cuda;
 
 namespace {
 
-class CudaCommDevice;
-
-/// One program on the device, launched for this process's rank.
-class CudaCommKernel : public CommKernel {
-public:
-  CudaCommKernel(CudaCommDevice &device, const LdstProgram &program);
-  ~CudaCommKernel() override;
-  bool load(std::string &error);
-  bool launch(const KernelLaunch &launch, std::string &error) override;
-  std::string groupKey() const override {
-    return groupRefused() ? "" : groupKey_;
-  }
-  int groupLimit() const override { return groupRefused() ? 0 : groupLimit_; }
-  bool launchGroup(const std::vector<const KernelLaunch *> &launches,
-                   std::string &error) override;
-  /// The handles of a refused group launch, as the driver sees them.
-  std::string
-  describeHandles(const CudaKernel &kernel,
-                  const std::vector<const KernelLaunch *> &launches) const;
-
-private:
-  /// The blocks a rank's launch of `kernel` takes at `chunkBytes`.
-  int blocks(CudaKernel &kernel, size_t chunkBytes) const;
-  /// Orders `launches`' streams around a launch on the first one's: before
-  /// (after = false) every other stream's work so far, after (true) what
-  /// they enqueue next.
-  bool joinStreams(const std::vector<const KernelLaunch *> &launches,
-                   bool after, std::string &error);
-
-  CudaCommDevice &device_;
-  LdstProgram program_;
-  CudaKernel kernel_;
-  /// A low-latency program's sdma_ldst_ll (LdstPhases.hip).
-  CudaKernel lowLatency_;
-  /// Built with SDMA_GROUP where ranks share the GPU: sdma_ldst_group and
-  /// (low-latency programs) sdma_ldst_ll_group, for up to groupLimit_
-  /// ranks a launch; groupKey_ names the build.
-  CudaKernel group_, groupLowLatency_;
-  int groupLimit_ = 0;
-  std::string groupKey_;
-  /// Whether the device refused a group launch of this build (of any
-  /// rank's kernel with this key: one refusal stops them all, so the rest
-  /// do not each try and fail in turn). groupKey_ and groupLimit_ stay as
-  /// load() set them: other groups' threads read them.
-  bool groupRefused() const;
-  void refuseGroups();
-  /// Events ordering a group launch's streams (made on first use).
-  std::vector<CUevent> events_;
-  int64_t largest_ = 1; // chunks of the largest buffer
-};
-
-/// The point-to-point kernel, launched for this process's rank.
-class CudaP2pKernel : public CommKernel {
-public:
-  explicit CudaP2pKernel(CudaCommDevice &device);
-  bool load(std::string &error);
-  bool launch(const KernelLaunch &launch, std::string &error) override;
-
-private:
-  CudaCommDevice &device_;
-  CudaKernel kernel_;
-};
-
-class CudaCommDevice : public CommDevice {
+class CudaCommDevice : public CommDevice, public CudaCommGpu {
 public:
   CudaCommDevice(const Driver &driver, const CommOptions &options)
       : driver_(driver), options_(options), devices_(driver) {}
@@ -250,10 +186,7 @@ public:
 
   std::unique_ptr<CommKernel> load(const LdstProgram &program,
                                    std::string &error) override {
-    auto kernel = std::make_unique<CudaCommKernel>(*this, program);
-    if (!kernel->load(error))
-      return nullptr;
-    return kernel;
+    return loadCudaCommKernel(*this, program, error);
   }
 
   bool addressable(const void *ptr, std::string &why) override {
@@ -296,10 +229,7 @@ public:
   }
 
   std::unique_ptr<CommKernel> loadPointToPoint(std::string &error) override {
-    auto kernel = std::make_unique<CudaP2pKernel>(*this);
-    if (!kernel->load(error))
-      return nullptr;
-    return kernel;
+    return loadCudaP2pKernel(*this, error);
   }
 
   bool hasDmaPath() const override { return true; }
@@ -330,12 +260,14 @@ public:
                : "";
   }
 
-  const Driver &driver() const { return driver_; }
-  const CommOptions &options() const { return options_; }
-  CUdevice device() const { return devices_.devices()[0].device; }
-  CUcontext context() const { return devices_.devices()[0].context; }
-  int smCount() const { return devices_.devices()[0].smCount; }
-  int sharing() const { return sharing_; }
+  const Driver &driver() const override { return driver_; }
+  CUdevice device() const override { return devices_.devices()[0].device; }
+  CUcontext context() const override { return devices_.devices()[0].context; }
+  int smCount() const override { return devices_.devices()[0].smCount; }
+  int sharing() const override { return sharing_; }
+  const std::string &cacheDirectory() const override {
+    return options_.cacheDirectory;
+  }
 
 private:
   const Driver &driver_;
@@ -354,295 +286,6 @@ private:
   std::mutex abortMutex_;
   CUstream abortStream_ = nullptr;
 };
-
-CudaCommKernel::CudaCommKernel(CudaCommDevice &device,
-                               const LdstProgram &program)
-    : device_(device), program_(program), kernel_(device.driver()),
-      lowLatency_(device.driver()), group_(device.driver()),
-      groupLowLatency_(device.driver()) {}
-
-CudaCommKernel::~CudaCommKernel() {
-  for (CUevent event : events_)
-    device_.driver().cuEventDestroy_v2(event);
-}
-
-/// The most bytes of parameters a kernel takes: 32764 from CUDA 12.1's
-/// driver on (Volta and later), 4096 before.
-size_t paramBytes(const Driver &driver) {
-  return driver.version >= 12010 ? 32764 : 4096;
-}
-
-bool CudaCommKernel::load(std::string &error) {
-  const Driver &driver = device_.driver();
-  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
-    error = driver.describe("cuCtxSetCurrent", r);
-    return false;
-  }
-  CompileInfo compile;
-  std::string cubin;
-  // Every rank of the job on this GPU: device-scope fences suffice.
-  const bool oneGpu = device_.sharing() >= program_.ranks;
-  CudaKernelSource source = CudaKernelSource::ldst(program_, false, oneGpu);
-  // Ranks of the job share this GPU: the group entries too, for as many of
-  // them as one launch's parameters hold (each its table: LaunchTable's
-  // words, the low-latency ones included, and its rank).
-  const size_t R = size_t(program_.ranks),
-               words = R * program_.buffers.size() + 5 * R + 12;
-  // SdmaGroupTables (the tables, then an int per rank padded to 8 bytes),
-  // the chunk and the epoch.
-  auto bytes = [&](size_t g) {
-    return g * words * 8 + (g * 4 + 7) / 8 * 8 + 16;
-  };
-  groupLimit_ = std::min(device_.sharing(), program_.ranks);
-  while (groupLimit_ >= 2 && bytes(size_t(groupLimit_)) > paramBytes(driver))
-    --groupLimit_;
-  if (groupLimit_ < 2)
-    groupLimit_ = 0;
-  else
-    source.text = "#define SDMA_GROUP " + std::to_string(groupLimit_) + "\n" +
-                  source.text;
-  if (!CudaKernel::build(driver, device_.device(), source,
-                         device_.options().cacheDirectory, compile, cubin,
-                         error))
-    return false;
-  if (!kernel_.load(device_.context(), cubin, program_.entry, kLdstThreads,
-                    error)) {
-    error = driver.describe("loading the kernel", kernel_.failure());
-    return false;
-  }
-  if (program_.lowLatencyPairChunks >= 0 &&
-      !lowLatency_.loadEntry(kernel_, "sdma_ldst_ll", kLdstThreads, error)) {
-    error = driver.describe("loading the low-latency kernel",
-                            lowLatency_.failure());
-    return false;
-  }
-  // Group entries that do not load leave the group's launches one by one.
-  std::string ignored;
-  if (groupLimit_ &&
-      (!group_.loadEntry(kernel_, "sdma_ldst_group", kLdstThreads, ignored) ||
-       (program_.lowLatencyPairChunks >= 0 &&
-        !groupLowLatency_.loadEntry(kernel_, "sdma_ldst_ll_group", kLdstThreads,
-                                    ignored))))
-    groupLimit_ = 0;
-  if (groupLimit_) {
-    char key[160];
-    std::snprintf(key, sizeof(key), "cuda %p %016llx %d",
-                  static_cast<void *>(device_.context()),
-                  static_cast<unsigned long long>(hashBytes(cubin)),
-                  groupLimit_);
-    groupKey_ = key;
-  }
-  for (const Buffer &buffer : program_.buffers)
-    largest_ = std::max<int64_t>(largest_, buffer.chunks);
-  return true;
-}
-
-int CudaCommKernel::blocks(CudaKernel &kernel, size_t chunkBytes) const {
-  // As the in-process executor: never more blocks than can be resident at
-  // once for all the ranks that share the GPU (a rank's blocks wait for
-  // each other).
-  return ldstBlocks(device_.smCount() * std::max(1, kernel.blocksPerSM()) /
-                        device_.sharing(),
-                    largest_ * chunkBytes);
-}
-
-bool CudaCommKernel::joinStreams(
-    const std::vector<const KernelLaunch *> &launches, bool after,
-    std::string &error) {
-  const Driver &driver = device_.driver();
-  CUstream first = static_cast<CUstream>(launches[0]->stream);
-  size_t used = 0;
-  for (size_t i = 1; i < launches.size(); ++i) {
-    CUstream other = static_cast<CUstream>(launches[i]->stream);
-    bool seen = other == first;
-    for (size_t j = 1; j < i && !seen; ++j)
-      seen = launches[j]->stream == launches[i]->stream;
-    if (seen)
-      continue;
-    if (used == events_.size()) {
-      CUevent event = nullptr;
-      if (CUresult r = driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING)) {
-        error = driver.describe("cuEventCreate", r);
-        return false;
-      }
-      events_.push_back(event);
-    }
-    CUevent event = events_[used++];
-    CUstream from = after ? first : other, to = after ? other : first;
-    if (CUresult r = driver.cuEventRecord(event, from)) {
-      error = driver.describe("cuEventRecord", r);
-      return false;
-    }
-    if (CUresult r = driver.cuStreamWaitEvent(to, event, 0)) {
-      error = driver.describe("cuStreamWaitEvent", r);
-      return false;
-    }
-  }
-  return true;
-}
-
-/// The group keys whose launch a device refused, in this process.
-struct RefusedGroups {
-  std::mutex mutex;
-  std::set<std::string> keys;
-  static RefusedGroups &get() {
-    static RefusedGroups *refused = new RefusedGroups(); // outlives kernels
-    return *refused;
-  }
-};
-
-bool CudaCommKernel::groupRefused() const {
-  if (groupKey_.empty())
-    return false;
-  RefusedGroups &refused = RefusedGroups::get();
-  std::lock_guard<std::mutex> lock(refused.mutex);
-  return refused.keys.count(groupKey_) > 0;
-}
-
-void CudaCommKernel::refuseGroups() {
-  RefusedGroups &refused = RefusedGroups::get();
-  std::lock_guard<std::mutex> lock(refused.mutex);
-  refused.keys.insert(groupKey_);
-}
-
-std::string CudaCommKernel::describeHandles(
-    const CudaKernel &kernel,
-    const std::vector<const KernelLaunch *> &launches) const {
-  const Driver &driver = device_.driver();
-  CUcontext current = nullptr;
-  driver.cuCtxGetCurrent(&current);
-  char text[64];
-  std::snprintf(text, sizeof(text), "current context %p; ",
-                static_cast<void *>(current));
-  std::string out = text + kernel.describeHandles();
-  for (size_t i = 0; i < launches.size(); ++i) {
-    CUcontext of = nullptr;
-    CUstream stream = static_cast<CUstream>(launches[i]->stream);
-    CUresult r = driver.cuStreamGetCtx(stream, &of);
-    std::snprintf(text, sizeof(text),
-                  "; rank %d's stream %p: ", launches[i]->programRank,
-                  static_cast<void *>(stream));
-    out += text;
-    if (r) {
-      out += driver.describe("cuStreamGetCtx", r);
-      continue;
-    }
-    std::snprintf(text, sizeof(text), "context %p", static_cast<void *>(of));
-    out += text;
-  }
-  return out;
-}
-
-bool CudaCommKernel::launchGroup(
-    const std::vector<const KernelLaunch *> &launches, std::string &error) {
-  const Driver &driver = device_.driver();
-  const bool ll = launches[0]->lowLatency;
-  const size_t words = launches[0]->table.size();
-  if (!groupLimit() || launches.size() < 2 ||
-      launches.size() > size_t(groupLimit_) ||
-      (ll && program_.lowLatencyPairChunks < 0)) {
-    error = "internal: a group launch of " + std::to_string(launches.size()) +
-            " ranks of " + program_.schedule + ", built for " +
-            std::to_string(groupLimit_);
-    return false;
-  }
-  // SdmaGroupTables: groupLimit_ tables, then as many ranks (int).
-  std::vector<uint64_t> param(
-      size_t(groupLimit_) * words + (size_t(groupLimit_) * 4 + 7) / 8, 0);
-  int *ranks = reinterpret_cast<int *>(param.data() + groupLimit_ * words);
-  for (size_t i = 0; i < launches.size(); ++i) {
-    const KernelLaunch &one = *launches[i];
-    if (one.table.size() != words || one.lowLatency != ll ||
-        one.chunkBytes != launches[0]->chunkBytes) {
-      error = "internal: the launches of a group differ in their table, "
-              "path or chunk";
-      return false;
-    }
-    std::copy(one.table.begin(), one.table.end(), param.begin() + i * words);
-    ranks[i] = one.programRank;
-  }
-  CudaKernel &kernel = ll ? groupLowLatency_ : group_;
-  unsigned long long chunk = launches[0]->chunkBytes, epoch = 0;
-  void *args[] = {param.data(), &chunk, &epoch};
-  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
-    error = driver.describe("cuLaunchKernel", r);
-    return false;
-  }
-  if (!joinStreams(launches, false, error))
-    return false;
-  if (!kernel.launch(blocks(kernel, chunk), unsigned(launches.size()),
-                     static_cast<CUstream>(launches[0]->stream), args, error)) {
-    error += " (the group entry of " + program_.schedule + " for " +
-             std::to_string(launches.size()) + " ranks, " +
-             std::to_string(param.size() * 8) + " bytes of tables; " +
-             describeHandles(kernel, launches) + ")";
-    // Not again: the group's launches go one by one (GroupLaunch.cpp).
-    refuseGroups();
-    return false;
-  }
-  return joinStreams(launches, true, error);
-}
-
-bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
-  const Driver &driver = device_.driver();
-  if (launch.lowLatency && program_.lowLatencyPairChunks < 0) {
-    error = "internal: a low-latency launch of " + program_.schedule +
-            ", which has no low-latency entry";
-    return false;
-  }
-  CudaKernel &kernel = launch.lowLatency ? lowLatency_ : kernel_;
-  int blocks = this->blocks(kernel, launch.chunkBytes);
-  unsigned long long chunk = launch.chunkBytes, epoch = 0;
-  int rankBase = launch.programRank;
-  void *args[] = {const_cast<uint64_t *>(launch.table.data()), &chunk, &epoch,
-                  &rankBase};
-  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
-    error = driver.describe("cuLaunchKernel", r);
-    return false;
-  }
-  return kernel.launch(blocks, 1, static_cast<CUstream>(launch.stream), args,
-                       error);
-}
-
-CudaP2pKernel::CudaP2pKernel(CudaCommDevice &device)
-    : device_(device), kernel_(device.driver()) {}
-
-bool CudaP2pKernel::load(std::string &error) {
-  const Driver &driver = device_.driver();
-  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
-    error = driver.describe("cuCtxSetCurrent", r);
-    return false;
-  }
-  CudaKernelSource source;
-  source.text = std::string(kCudaPrelude) + p2pKernelSource();
-  source.name = "sdma_p2p.cu";
-  CompileInfo compile;
-  std::string cubin;
-  if (!CudaKernel::build(driver, device_.device(), source,
-                         device_.options().cacheDirectory, compile, cubin,
-                         error))
-    return false;
-  if (!kernel_.load(device_.context(), cubin, "sdma_p2p", kLdstThreads,
-                    error)) {
-    error =
-        driver.describe("loading the point-to-point kernel", kernel_.failure());
-    return false;
-  }
-  return true;
-}
-
-bool CudaP2pKernel::launch(const KernelLaunch &launch, std::string &error) {
-  if (!checkP2pLaunch(launch, error))
-    return false;
-  const Driver &driver = device_.driver();
-  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
-    error = driver.describe("cuCtxSetCurrent", r);
-    return false;
-  }
-  void *args[] = {const_cast<uint64_t *>(launch.table.data())};
-  return kernel_.launch(launch.blocks, 1, static_cast<CUstream>(launch.stream),
-                        args, error);
-}
 
 } // namespace
 
