@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -23,6 +24,52 @@
 using namespace sdma::rt;
 
 namespace {
+
+/// SDMA_GROUP_PROFILE's sums, printed at exit.
+class GroupProfile {
+public:
+  static GroupProfile &get() {
+    // Never destroyed: detached workers may still time a phase at exit.
+    static GroupProfile *profile = new GroupProfile();
+    return *profile;
+  }
+  bool on() const { return on_; }
+  void add(GroupPhase phase, int64_t ns) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ns_[size_t(phase)] += ns;
+    ++count_[size_t(phase)];
+  }
+  void print() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    static const char *names[] = {"end",         "calls",        "rank 0 calls",
+                                  "start",       "fused launch", "join before",
+                                  "launch call", "join after"};
+    static_assert(sizeof(names) / sizeof(*names) == size_t(GroupPhase::Count));
+    for (size_t i = 0; i < size_t(GroupPhase::Count); ++i)
+      if (count_[i])
+        std::fprintf(stderr, "sdma group profile: %s %.2f us x %lld\n",
+                     names[i], double(ns_[i]) / 1e3 / double(count_[i]),
+                     static_cast<long long>(count_[i]));
+  }
+
+private:
+  GroupProfile() {
+    const char *env = std::getenv("SDMA_GROUP_PROFILE");
+    on_ = env && std::string(env) == "1";
+    if (on_)
+      std::atexit([] { get().print(); });
+  }
+  bool on_ = false;
+  std::mutex mutex_;
+  int64_t ns_[size_t(GroupPhase::Count)] = {};
+  int64_t count_[size_t(GroupPhase::Count)] = {};
+};
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 thread_local GroupLaunch *currentGroup = nullptr;
 thread_local int currentCall = 0;
@@ -121,6 +168,16 @@ void runTasks(std::vector<std::function<void()>> &tasks) {
 
 } // namespace
 
+GroupPhaseTimer::GroupPhaseTimer(GroupPhase phase) : phase_(phase) {
+  if (phase != GroupPhase::Count && GroupProfile::get().on())
+    startNs_ = nowNs();
+}
+
+GroupPhaseTimer::~GroupPhaseTimer() {
+  if (startNs_ >= 0)
+    GroupProfile::get().add(phase_, nowNs() - startNs_);
+}
+
 GroupLaunch *GroupLaunch::current() { return currentGroup; }
 
 GroupLaunch::Scope::Scope(GroupLaunch *group, int call)
@@ -209,7 +266,8 @@ void GroupLaunch::startUnit(const std::vector<Held *> &unit,
   std::vector<const KernelLaunch *> launches;
   for (Held *h : unit)
     launches.push_back(&h->launch);
-  if (unit[0]->kernel->launchGroup(launches, why))
+  if (GroupPhaseTimer timer(GroupPhase::FusedLaunch);
+      unit[0]->kernel->launchGroup(launches, why))
     return;
   // A group launch the device refused (its kernel then takes no more):
   // each rank's launch alone, side by side, unless two share a stream.
@@ -336,6 +394,7 @@ void GroupLaunch::start(std::vector<Error> &errors) {
 }
 
 bool sdma::rt::runGroup(std::vector<GroupCall> &calls) {
+  GroupPhaseTimer timer(GroupPhase::End);
   // Inside another group's call (sdmaGroupCall's function opening a group
   // of its own): its calls are part of that call, in order, on this thread.
   if (GroupLaunch::current()) {
@@ -375,6 +434,8 @@ bool sdma::rt::runGroup(std::vector<GroupCall> &calls) {
           if (c > 0 && i == of[c].front())
             comms[c]->bindThread();
           GroupLaunch::Scope scope(calls[i].hold ? &group : nullptr, int(i));
+          GroupPhaseTimer first(c == 0 ? GroupPhase::FirstCalls
+                                       : GroupPhase::Count);
           ok = calls[i].run(error);
         } catch (const std::bad_alloc &) {
           error.fail(ErrorKind::System, "out of host memory");
@@ -394,8 +455,14 @@ bool sdma::rt::runGroup(std::vector<GroupCall> &calls) {
         }
       }
     });
-  runTasks(tasks);
-  group.start(errors);
+  {
+    GroupPhaseTimer calling(GroupPhase::Calls);
+    runTasks(tasks);
+  }
+  {
+    GroupPhaseTimer starting(GroupPhase::Start);
+    group.start(errors);
+  }
   bool ok = true;
   for (size_t i = 0; i < calls.size(); ++i) {
     calls[i].error = errors[i];

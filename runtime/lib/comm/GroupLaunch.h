@@ -38,6 +38,38 @@ namespace sdma::rt {
 
 class Launcher;
 
+/// The phases of a group's end whose time SDMA_GROUP_PROFILE=1 reports:
+/// the whole of runGroup, its communicators' calls (every one, side by
+/// side), rank 0's calls alone, the held work's start, the fused launches,
+/// and inside each (CUDA) the streams joined before, the launch call and
+/// the streams joined after.
+enum class GroupPhase {
+  End,
+  Calls,
+  FirstCalls,
+  Start,
+  FusedLaunch,
+  JoinBefore,
+  Launch,
+  JoinAfter,
+  Count
+};
+/// Times one phase while alive (GroupPhase::Count: none), where
+/// SDMA_GROUP_PROFILE=1 (read once); else costs a flag test. At exit the
+/// process's mean and count of each phase go to stderr ("sdma group profile:
+/// ...").
+class GroupPhaseTimer {
+public:
+  explicit GroupPhaseTimer(GroupPhase phase);
+  ~GroupPhaseTimer();
+  GroupPhaseTimer(const GroupPhaseTimer &) = delete;
+  GroupPhaseTimer &operator=(const GroupPhaseTimer &) = delete;
+
+private:
+  GroupPhase phase_;
+  int64_t startNs_ = -1; // -1: not timing
+};
+
 /// A launch of one round of a group, as streamConflict sees it: which of
 /// the round's launches it starts in (`unit`), its job, program rank and
 /// stream, and whether its kernel queues on the stream (a GPU's).

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/CudaCommKernel.h"
+#include "comm/GroupLaunch.h"
 #include "comm/PointToPoint.h"
 #include "compile/KernelCache.h"
 #include "cuda/CudaKernel.h"
@@ -176,6 +177,28 @@ bool CudaCommKernel::joinStreams(
     std::string &error) {
   const Driver &driver = device_.driver();
   CUstream first = static_cast<CUstream>(launches[0]->stream);
+  auto event = [&](size_t i, CUevent &out) {
+    while (events_.size() <= i) {
+      CUevent made = nullptr;
+      if (CUresult r = driver.cuEventCreate(&made, CU_EVENT_DISABLE_TIMING)) {
+        error = driver.describe("cuEventCreate", r);
+        return false;
+      }
+      events_.push_back(made);
+    }
+    out = events_[i];
+    return true;
+  };
+  auto record = [&](CUevent e, CUstream on) {
+    if (CUresult r = driver.cuEventRecord(e, on)) {
+      error = driver.describe("cuEventRecord", r);
+      return false;
+    }
+    return true;
+  };
+  // After: one event on the first stream, which every other one waits for
+  // (a wait takes the event as recorded when it is made).
+  CUevent done = nullptr;
   size_t used = 0;
   for (size_t i = 1; i < launches.size(); ++i) {
     CUstream other = static_cast<CUstream>(launches[i]->stream);
@@ -184,21 +207,13 @@ bool CudaCommKernel::joinStreams(
       seen = launches[j]->stream == launches[i]->stream;
     if (seen)
       continue;
-    if (used == events_.size()) {
-      CUevent event = nullptr;
-      if (CUresult r = driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING)) {
-        error = driver.describe("cuEventCreate", r);
-        return false;
-      }
-      events_.push_back(event);
-    }
-    CUevent event = events_[used++];
-    CUstream from = after ? first : other, to = after ? other : first;
-    if (CUresult r = driver.cuEventRecord(event, from)) {
-      error = driver.describe("cuEventRecord", r);
+    // Before: the first stream waits for each other one's work so far.
+    if (after && !done && (!event(0, done) || !record(done, first)))
       return false;
-    }
-    if (CUresult r = driver.cuStreamWaitEvent(to, event, 0)) {
+    CUevent e = done;
+    if (!after && (!event(used++, e) || !record(e, other)))
+      return false;
+    if (CUresult r = driver.cuStreamWaitEvent(after ? other : first, e, 0)) {
       error = driver.describe("cuStreamWaitEvent", r);
       return false;
     }
@@ -293,9 +308,11 @@ bool CudaCommKernel::launchGroup(
     error = driver.describe("cuLaunchKernel", r);
     return false;
   }
-  if (!joinStreams(launches, false, error))
+  if (GroupPhaseTimer timer(GroupPhase::JoinBefore);
+      !joinStreams(launches, false, error))
     return false;
-  if (!kernel.launch(blocks(kernel, chunk), unsigned(launches.size()),
+  if (GroupPhaseTimer timer(GroupPhase::Launch);
+      !kernel.launch(blocks(kernel, chunk), unsigned(launches.size()),
                      static_cast<CUstream>(launches[0]->stream), args, error)) {
     error += " (the group entry of " + program_.schedule + " for " +
              std::to_string(launches.size()) + " ranks, " +
@@ -305,6 +322,7 @@ bool CudaCommKernel::launchGroup(
     refuseGroups();
     return false;
   }
+  GroupPhaseTimer timer(GroupPhase::JoinAfter);
   return joinStreams(launches, true, error);
 }
 

@@ -145,7 +145,8 @@ void bench(Rank &k, int iters) {
 /// thread each, as ncclCommInitAll does), each size's calls a group
 /// (sdmaGroupStart, a call per rank, sdmaGroupEnd: one launch for the ranks
 /// that share the GPU). A stream per rank, or one for all with
-/// SDMA_BENCH_ONE_STREAM=1. After the timed calls every byte is checked.
+/// SDMA_BENCH_ONE_STREAM=1 (=legacy: the legacy default stream). After the
+/// timed calls every byte is checked.
 int groupBench(const Args &args, int ranks) {
   sdmaUniqueId id;
   if (sdmaGetUniqueId(&id) != sdmaSuccess)
@@ -182,6 +183,10 @@ int groupBench(const Args &args, int ranks) {
   if (oneStream)
     for (Rank &r : k)
       r.stream = k[0].stream;
+  // SDMA_BENCH_ONE_STREAM=legacy: every rank on the legacy default stream.
+  if (one && std::string(one) == "legacy")
+    for (Rank &r : k)
+      r.stream = nullptr;
   std::printf("op,ranks,bytes,us_per_call,host_us_per_call\n");
   int failed = 0;
   for (size_t bytes = 1024; bytes <= (64u << 20) && !failed; bytes *= 4) {
