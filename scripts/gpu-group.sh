@@ -9,8 +9,9 @@
 # WHAT (default "check,bench,moe"): check runs the group at 2 and 8 ranks
 # (every byte checked) and, where the fused launch fails, the variants that
 # tell why (one stream, no low-latency path, one launch per rank,
-# compute-sanitizer); bench the timed modes (bench/group_report.py reads
-# OUT_DIR/group.txt); moe the MoE group bench. PRECOMPILED_DIR:
+# compute-sanitizer), and the legacy default stream; bench the timed modes
+# (bench/group_report.py reads OUT_DIR/group.txt; the group runs print
+# SDMA_GROUP_PROFILE's phases); moe the MoE group bench. PRECOMPILED_DIR:
 # sdma-precompile's programs (--ranks=1,2,3,4,8; the MoE ones at 8 ranks).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,9 @@ if [[ $what == *check* ]]; then
       $T --case=bench --group-ranks=$R --iters=3
     grep -A100 "== group $R check" "$log" | grep -q "^exit 0" || group_ok=0
   done
+  # Every rank on the legacy default stream (refused once, session 61).
+  logged "$log" 120 "group 2 legacy stream" "bytes|failed|wrong|handles" \
+    env SDMA_BENCH_ONE_STREAM=legacy $T --case=bench --group-ranks=2 --iters=3
   if [ $group_ok = 0 ]; then
     logged "$log" 120 "group 2 one stream" "bytes|failed|wrong" \
       env SDMA_BENCH_ONE_STREAM=1 $T --case=bench --group-ranks=2 --iters=3
@@ -52,8 +56,9 @@ fi
 if [[ $what == *bench* ]]; then
   log=$out/group.txt
   for R in 2 8; do
-    logged "$log" 200 "group $R" "^allgather,.*,1024,|^alltoall,.*,67108864," \
-      $T --case=bench --group-ranks=$R --iters=$iters
+    logged "$log" 200 "group $R" \
+      "^allgather,.*,1024,|^alltoall,.*,67108864,|group profile" \
+      env SDMA_GROUP_PROFILE=1 $T --case=bench --group-ranks=$R --iters=$iters
     logged "$log" 200 "group $R one stream" "^allgather,.*,1024,|failed" \
       env SDMA_BENCH_ONE_STREAM=1 $T --case=bench --group-ranks=$R \
       --iters=$iters
