@@ -196,6 +196,12 @@ int groupBench(const Args &args, int ranks) {
       in[r.rank] = static_cast<char *>(r.alloc(chunk * ranks));
       out[r.rank] = static_cast<char *>(r.alloc(chunk * ranks));
     });
+    // A heap too small for this size (named by alloc): the sizes so far.
+    for (Rank &r : k)
+      if (!in[r.rank] || !out[r.rank])
+        failed = 1;
+    if (failed)
+      break;
     for (int op = 0; op < 2 && !failed; ++op) {
       auto group = [&] {
         sdmaGroupStart();
