@@ -69,6 +69,10 @@ public:
   /// the stream holds has ended); false where it runs before it returns
   /// (the CPU device's).
   virtual bool queuesOnStream() const { return true; }
+  /// What its launches' stream handles belong to (a CUDA context): handles
+  /// of different ones never name one stream (the legacy default stream's
+  /// is the same value on every GPU). Null: unknown, compared with all.
+  virtual const void *streamDomain() const { return nullptr; }
   /// Group launches (GroupLaunch.h): kernels of one process whose keys are
   /// equal and not empty run the same code on the same device, so one
   /// launchGroup of either runs the launches of both; at most groupLimit()
@@ -78,9 +82,12 @@ public:
   /// Enqueues (GPU) or runs (CPU) `launches` (each a rank's, of kernels
   /// with this key; all low-latency or none) as one launch, after the
   /// work each launch's stream holds and before what comes after it.
+  /// `started`: whether any of it was enqueued or ran (false: nothing did,
+  /// and each launch may still start alone).
   virtual bool launchGroup(const std::vector<const KernelLaunch *> &launches,
-                           std::string &error) {
+                           bool &started, std::string &error) {
     (void)launches;
+    started = false;
     error = "internal: a group launch of a kernel that has none";
     return false;
   }

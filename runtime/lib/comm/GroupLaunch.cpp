@@ -212,13 +212,17 @@ void GroupLaunch::hold(Launcher &launcher, std::function<Error()> work) {
   held_.push_back(std::move(held));
 }
 
-std::string sdma::rt::streamConflict(const std::vector<RoundLaunch> &launches) {
+std::string sdma::rt::streamConflict(const std::vector<RoundLaunch> &launches,
+                                     uint64_t *job) {
   for (size_t i = 0; i < launches.size(); ++i)
     for (size_t j = i + 1; j < launches.size(); ++j) {
       const RoundLaunch &a = launches[i], &b = launches[j];
       if (a.unit == b.unit || a.job != b.job || a.stream != b.stream ||
-          !a.queues || !b.queues)
+          !a.queues || !b.queues ||
+          (a.domain && b.domain && a.domain != b.domain))
         continue;
+      if (job)
+        *job = a.job;
       char stream[32];
       std::snprintf(stream, sizeof(stream), "%p", a.stream);
       return "ranks " + std::to_string(a.rank) + " and " +
@@ -231,14 +235,53 @@ std::string sdma::rt::streamConflict(const std::vector<RoundLaunch> &launches) {
   return "";
 }
 
-std::string
-GroupLaunch::conflict(const std::vector<std::vector<Held *>> &units) {
+std::string GroupLaunch::conflict(const std::vector<std::vector<Held *>> &units,
+                                  uint64_t *job) {
   std::vector<RoundLaunch> launches;
   for (size_t u = 0; u < units.size(); ++u)
     for (Held *h : units[u])
       launches.push_back({u, h->launcher->job(), h->launch.programRank,
-                          h->launch.stream, h->kernel->queuesOnStream()});
-  return streamConflict(launches);
+                          h->launch.stream, h->kernel->queuesOnStream(),
+                          h->kernel->streamDomain()});
+  return streamConflict(launches, job);
+}
+
+void GroupLaunch::startUnits(const std::vector<std::vector<Held *>> &units,
+                             std::vector<Error> &errors,
+                             std::vector<Launcher *> &failed) {
+  // Kernels known to enqueue without waiting (those that name their
+  // streams' domain: the CUDA load/store and point-to-point kernels) are
+  // enqueued one after another on this thread, in the round's order (from
+  // several threads, two jobs sharing two streams could queue in opposite
+  // orders and wait for each other). The others start side by side: a
+  // device whose launch runs before it returns (the CPU device) would wait
+  // in one launch for ranks the next starts, and a DMA launch may wait on
+  // the host.
+  bool queue = std::all_of(units.begin(), units.end(), [](const auto &u) {
+    return std::all_of(u.begin(), u.end(), [](const Held *h) {
+      return h->kernel->queuesOnStream() && h->kernel->streamDomain();
+    });
+  });
+  if (queue || units.size() == 1) {
+    for (const std::vector<Held *> &unit : units)
+      startUnit(unit, errors, failed);
+    return;
+  }
+  std::vector<std::vector<Launcher *>> failedEach(units.size());
+  std::vector<std::function<void()>> tasks;
+  for (size_t i = 0; i < units.size(); ++i)
+    tasks.push_back([&, i] {
+      // Nothing thrown leaves a task (a worker's would end the process).
+      try {
+        startUnit(units[i], errors, failedEach[i]);
+      } catch (const std::exception &e) {
+        failHeld(units[i], std::string("starting the launch: ") + e.what(),
+                 errors, failedEach[i]);
+      }
+    });
+  runTasks(tasks);
+  for (auto &some : failedEach)
+    failed.insert(failed.end(), some.begin(), some.end());
 }
 
 void GroupLaunch::failHeld(const std::vector<Held *> &which,
@@ -266,11 +309,17 @@ void GroupLaunch::startUnit(const std::vector<Held *> &unit,
   std::vector<const KernelLaunch *> launches;
   for (Held *h : unit)
     launches.push_back(&h->launch);
+  bool started = false;
   if (GroupPhaseTimer timer(GroupPhase::FusedLaunch);
-      unit[0]->kernel->launchGroup(launches, why))
+      unit[0]->kernel->launchGroup(launches, started, why))
     return;
+  // Part of it ran or was enqueued: the ranks must not start again.
+  if (started) {
+    failHeld(unit, why, errors, failed);
+    return;
+  }
   // A group launch the device refused (its kernel then takes no more):
-  // each rank's launch alone, side by side, unless two share a stream.
+  // each rank's launch alone, unless two share a stream.
   std::vector<std::vector<Held *>> alone;
   for (Held *h : unit)
     alone.push_back({h});
@@ -279,17 +328,7 @@ void GroupLaunch::startUnit(const std::vector<Held *> &unit,
              failed);
     return;
   }
-  std::vector<std::string> whys(unit.size());
-  std::vector<std::function<void()>> tasks;
-  for (size_t i = 0; i < unit.size(); ++i)
-    tasks.push_back([&, i] {
-      if (!unit[i]->kernel->launch(unit[i]->launch, whys[i]))
-        whys[i] += "; the group launch before it: " + why;
-    });
-  runTasks(tasks);
-  for (size_t i = 0; i < unit.size(); ++i)
-    if (!whys[i].empty())
-      failHeld({unit[i]}, whys[i], errors, failed);
+  startUnits(alone, errors, failed);
 }
 
 void GroupLaunch::start(std::vector<Error> &errors) {
@@ -304,8 +343,8 @@ void GroupLaunch::start(std::vector<Error> &errors) {
       order.push_back(h.launcher);
     of[h.launcher].push_back(&h);
   }
-  // SDMA_GROUP_LAUNCH=0: no launch for several ranks (each rank's alone,
-  // side by side), to compare or to work around a device that refuses it.
+  // SDMA_GROUP_LAUNCH=0: no launch for several ranks (each rank's alone),
+  // to compare or to work around a device that refuses it.
   const char *fuse = std::getenv("SDMA_GROUP_LAUNCH");
   const bool fuseLaunches = !fuse || std::string(fuse) != "0";
   std::map<Launcher *, size_t> next; // each one's first item not started
@@ -363,25 +402,21 @@ void GroupLaunch::start(std::vector<Error> &errors) {
                            members.begin() +
                                std::min(members.size(), at + limit));
     }
-    if (std::string clash = conflict(units); !clash.empty()) {
+    // A job whose ranks clash on a stream fails this round (named); the
+    // other jobs' launches start.
+    for (uint64_t job = 0;;) {
+      std::string clash = conflict(units, &job);
+      if (clash.empty())
+        break;
+      auto of = [&](const std::vector<Held *> &unit) {
+        return unit[0]->launcher->job() == job;
+      };
       for (auto &unit : units)
-        failHeld(unit, clash, errors, failed);
-      continue;
+        if (of(unit))
+          failHeld(unit, clash, errors, failed);
+      units.erase(std::remove_if(units.begin(), units.end(), of), units.end());
     }
-    if (units.size() == 1) {
-      startUnit(units[0], errors, failed);
-      continue;
-    }
-    // Several launches start side by side: a device whose launch runs
-    // before it returns (the CPU device) would otherwise wait in one for
-    // ranks the next starts.
-    std::vector<std::vector<Launcher *>> failedEach(units.size());
-    std::vector<std::function<void()>> tasks;
-    for (size_t i = 0; i < units.size(); ++i)
-      tasks.push_back([&, i] { startUnit(units[i], errors, failedEach[i]); });
-    runTasks(tasks);
-    for (auto &some : failedEach)
-      failed.insert(failed.end(), some.begin(), some.end());
+    startUnits(units, errors, failed);
   }
   // A communicator stopped by a failure: its later calls did not run.
   for (Launcher *l : failed)

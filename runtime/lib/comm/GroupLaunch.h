@@ -79,11 +79,17 @@ struct RoundLaunch {
   int rank = 0;
   const void *stream = nullptr;
   bool queues = true;
+  /// CommKernel::streamDomain (null: unknown, compared with every one).
+  const void *domain = nullptr;
 };
-/// Two ranks of one job on one queueing stream that start in different
-/// launches: the first launch's ranks would wait for the other's, queued
-/// behind it, until the timeout. The message names them; "" where none.
-std::string streamConflict(const std::vector<RoundLaunch> &launches);
+/// Two ranks of one job on one queueing stream (of one domain) that start
+/// in different launches: the first launch's ranks would wait for the
+/// other's, queued behind it, until the timeout. The message names them,
+/// and `job` gets their job; "" where none. (A rank on the legacy default
+/// stream and another on a blocking stream of the same GPU wait for each
+/// other too: not seen here, they wait until the timeout.)
+std::string streamConflict(const std::vector<RoundLaunch> &launches,
+                           uint64_t *job = nullptr);
 
 class GroupLaunch {
 public:
@@ -126,8 +132,13 @@ private:
   /// back to each alone, side by side.
   void startUnit(const std::vector<Held *> &unit, std::vector<Error> &errors,
                  std::vector<Launcher *> &failed);
+  /// Starts a round's `units`: one after another where their kernels queue
+  /// on streams, else side by side.
+  void startUnits(const std::vector<std::vector<Held *>> &units,
+                  std::vector<Error> &errors, std::vector<Launcher *> &failed);
   /// streamConflict of a round's `units`, each a launch.
-  std::string conflict(const std::vector<std::vector<Held *>> &units);
+  std::string conflict(const std::vector<std::vector<Held *>> &units,
+                       uint64_t *job = nullptr);
   /// Fails `which` (each launcher's call) with `why`.
   void failHeld(const std::vector<Held *> &which, const std::string &why,
                 std::vector<Error> &errors, std::vector<Launcher *> &failed);

@@ -33,7 +33,8 @@ public:
   }
   int groupLimit() const override { return groupRefused() ? 0 : groupLimit_; }
   bool launchGroup(const std::vector<const KernelLaunch *> &launches,
-                   std::string &error) override;
+                   bool &started, std::string &error) override;
+  const void *streamDomain() const override { return device_.context(); }
   /// The handles of a refused group launch, as the driver sees them.
   std::string
   describeHandles(const CudaKernel &kernel,
@@ -76,6 +77,7 @@ public:
   explicit CudaP2pKernel(const CudaCommGpu &device);
   bool load(std::string &error);
   bool launch(const KernelLaunch &launch, std::string &error) override;
+  const void *streamDomain() const override { return device_.context(); }
 
 private:
   const CudaCommGpu &device_;
@@ -274,7 +276,9 @@ std::string CudaCommKernel::describeHandles(
 }
 
 bool CudaCommKernel::launchGroup(
-    const std::vector<const KernelLaunch *> &launches, std::string &error) {
+    const std::vector<const KernelLaunch *> &launches, bool &started,
+    std::string &error) {
+  started = false;
   const Driver &driver = device_.driver();
   const bool ll = launches[0]->lowLatency;
   const size_t words = launches[0]->table.size();
@@ -322,6 +326,8 @@ bool CudaCommKernel::launchGroup(
     refuseGroups();
     return false;
   }
+  // Enqueued: a failure from here on must not launch the ranks again.
+  started = true;
   GroupPhaseTimer timer(GroupPhase::JoinAfter);
   return joinStreams(launches, true, error);
 }

@@ -139,7 +139,8 @@ public:
   }
   int groupLimit() const override { return ranks_; }
   bool launchGroup(const std::vector<const KernelLaunch *> &launches,
-                   std::string &error) override {
+                   bool &started, std::string &error) override {
+    started = false;
     std::vector<HostLdstKernel::RankPointers> p(launches.size());
     std::vector<std::array<unsigned long long, 8>> own(launches.size());
     std::vector<const HostLdstKernel::RankPointers *> each;
@@ -151,6 +152,7 @@ public:
       each.push_back(&p[i]);
       ranks.push_back(launches[i]->programRank);
     }
+    started = true;
     if (!kernel_->runGroup(each, ranks, launches[0]->chunkBytes,
                            options_.timeoutNs, options_.blocks,
                            options_.threads, error))

@@ -17,6 +17,7 @@ using namespace sdma::rt;
 namespace {
 
 int streamA, streamB; // two distinct stream handles
+int gpu0, gpu1;       // two streams' domains (CUDA contexts)
 
 TEST(GroupLaunchStreams, RanksOfOneJobInTwoLaunchesOnOneStreamAreRefused) {
   std::string why =
@@ -25,6 +26,22 @@ TEST(GroupLaunchStreams, RanksOfOneJobInTwoLaunchesOnOneStreamAreRefused) {
             std::string::npos)
       << why;
   EXPECT_NE(why.find("a stream of its own"), std::string::npos) << why;
+}
+
+TEST(GroupLaunchStreams, OneHandleOnTwoGpusIsTwoStreams) {
+  // The legacy default stream (null) of two GPUs: one handle, two streams.
+  EXPECT_EQ(streamConflict({{0, 7, 0, nullptr, true, &gpu0},
+                            {1, 7, 1, nullptr, true, &gpu1}}),
+            "");
+  uint64_t job = 0;
+  std::string why = streamConflict(
+      {{0, 7, 0, nullptr, true, &gpu0}, {1, 7, 1, nullptr, true, &gpu0}}, &job);
+  EXPECT_NE(why.find("ranks 0 and 1"), std::string::npos) << why;
+  EXPECT_EQ(job, 7u);
+  // A kernel that does not name its domain is compared with every one.
+  EXPECT_NE(streamConflict({{0, 7, 0, &streamA, true, nullptr},
+                            {1, 7, 1, &streamA, true, &gpu1}}),
+            "");
 }
 
 TEST(GroupLaunchStreams, TheClashingPairIsNamedAmongOthers) {
