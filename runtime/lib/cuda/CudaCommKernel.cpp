@@ -12,6 +12,7 @@
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <set>
@@ -103,10 +104,8 @@ size_t paramBytes(const Driver &driver) {
 
 bool CudaCommKernel::load(std::string &error) {
   const Driver &driver = device_.driver();
-  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
-    error = driver.describe("cuCtxSetCurrent", r);
+  if (!device_.makeCurrent(error))
     return false;
-  }
   CompileInfo compile;
   std::string cubin;
   // Every rank of the job on this GPU: device-scope fences suffice.
@@ -198,8 +197,9 @@ bool CudaCommKernel::joinStreams(
     }
     return true;
   };
-  // After: one event on the first stream, which every other one waits for
-  // (a wait takes the event as recorded when it is made).
+  // Before: the first stream waits for each other one's work so far, an
+  // event each. After: one event on the first stream, which every other
+  // one waits for (a wait takes the event as recorded when it is made).
   CUevent done = nullptr;
   size_t used = 0;
   for (size_t i = 1; i < launches.size(); ++i) {
@@ -209,7 +209,6 @@ bool CudaCommKernel::joinStreams(
       seen = launches[j]->stream == launches[i]->stream;
     if (seen)
       continue;
-    // Before: the first stream waits for each other one's work so far.
     if (after && !done && (!event(0, done) || !record(done, first)))
       return false;
     CUevent e = done;
@@ -227,6 +226,9 @@ bool CudaCommKernel::joinStreams(
 struct RefusedGroups {
   std::mutex mutex;
   std::set<std::string> keys;
+  /// Whether keys holds any: the common case asks without the lock (every
+  /// held launch of every group asks).
+  std::atomic<bool> any{false};
   static RefusedGroups &get() {
     static RefusedGroups *refused = new RefusedGroups(); // outlives kernels
     return *refused;
@@ -234,9 +236,9 @@ struct RefusedGroups {
 };
 
 bool CudaCommKernel::groupRefused() const {
-  if (groupKey_.empty())
-    return false;
   RefusedGroups &refused = RefusedGroups::get();
+  if (groupKey_.empty() || !refused.any.load(std::memory_order_acquire))
+    return false;
   std::lock_guard<std::mutex> lock(refused.mutex);
   return refused.keys.count(groupKey_) > 0;
 }
@@ -245,6 +247,7 @@ void CudaCommKernel::refuseGroups() {
   RefusedGroups &refused = RefusedGroups::get();
   std::lock_guard<std::mutex> lock(refused.mutex);
   refused.keys.insert(groupKey_);
+  refused.any.store(true, std::memory_order_release);
 }
 
 std::string CudaCommKernel::describeHandles(
@@ -279,7 +282,6 @@ bool CudaCommKernel::launchGroup(
     const std::vector<const KernelLaunch *> &launches, bool &started,
     std::string &error) {
   started = false;
-  const Driver &driver = device_.driver();
   const bool ll = launches[0]->lowLatency;
   const size_t words = launches[0]->table.size();
   if (!groupLimit() || launches.size() < 2 ||
@@ -308,10 +310,8 @@ bool CudaCommKernel::launchGroup(
   CudaKernel &kernel = ll ? groupLowLatency_ : group_;
   unsigned long long chunk = launches[0]->chunkBytes, epoch = 0;
   void *args[] = {param.data(), &chunk, &epoch};
-  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
-    error = driver.describe("cuLaunchKernel", r);
+  if (!device_.makeCurrent(error))
     return false;
-  }
   if (GroupPhaseTimer timer(GroupPhase::JoinBefore);
       !joinStreams(launches, false, error))
     return false;
@@ -333,7 +333,6 @@ bool CudaCommKernel::launchGroup(
 }
 
 bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
-  const Driver &driver = device_.driver();
   if (launch.lowLatency && program_.lowLatencyPairChunks < 0) {
     error = "internal: a low-latency launch of " + program_.schedule +
             ", which has no low-latency entry";
@@ -345,10 +344,8 @@ bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
   int rankBase = launch.programRank;
   void *args[] = {const_cast<uint64_t *>(launch.table.data()), &chunk, &epoch,
                   &rankBase};
-  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
-    error = driver.describe("cuLaunchKernel", r);
+  if (!device_.makeCurrent(error))
     return false;
-  }
   return kernel.launch(blocks, 1, static_cast<CUstream>(launch.stream), args,
                        error);
 }
@@ -358,10 +355,8 @@ CudaP2pKernel::CudaP2pKernel(const CudaCommGpu &device)
 
 bool CudaP2pKernel::load(std::string &error) {
   const Driver &driver = device_.driver();
-  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
-    error = driver.describe("cuCtxSetCurrent", r);
+  if (!device_.makeCurrent(error))
     return false;
-  }
   CudaKernelSource source;
   source.text = std::string(kCudaPrelude) + p2pKernelSource();
   source.name = "sdma_p2p.cu";
@@ -382,11 +377,8 @@ bool CudaP2pKernel::load(std::string &error) {
 bool CudaP2pKernel::launch(const KernelLaunch &launch, std::string &error) {
   if (!checkP2pLaunch(launch, error))
     return false;
-  const Driver &driver = device_.driver();
-  if (CUresult r = driver.cuCtxSetCurrent(device_.context()); r) {
-    error = driver.describe("cuCtxSetCurrent", r);
+  if (!device_.makeCurrent(error))
     return false;
-  }
   void *args[] = {const_cast<uint64_t *>(launch.table.data())};
   return kernel_.launch(launch.blocks, 1, static_cast<CUstream>(launch.stream),
                         args, error);

@@ -35,6 +35,15 @@ public:
   virtual int sharing() const = 0;
   /// The kernel cache's folder ("": the default one).
   virtual const std::string &cacheDirectory() const = 0;
+
+  /// Makes context() the calling thread's; false with the driver's reason.
+  bool makeCurrent(std::string &error) const {
+    if (cuda::CUresult r = driver().cuCtxSetCurrent(context()); r) {
+      error = driver().describe("cuCtxSetCurrent", r);
+      return false;
+    }
+    return true;
+  }
 };
 
 /// `program` built and loaded on `gpu` (it must outlive the kernel); null
