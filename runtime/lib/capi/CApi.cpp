@@ -154,11 +154,14 @@ sdmaResult_t runOp(CommOp op, const void *send, void *recv, size_t count,
                 std::string(commOpName(op)) + ": invalid datatype " +
                     std::to_string(type));
   if (!comm->multi)
-    return runOrDefer(comm, commOpName(op), [=](Error &error) {
-      return comm->node->collective(op, send, recv, count,
-                                    static_cast<DataType>(type), root, stream,
-                                    error);
-    });
+    return runOrDefer(
+        comm, commOpName(op),
+        [=](Error &error) {
+          return comm->node->collective(op, send, recv, count,
+                                        static_cast<DataType>(type), root,
+                                        stream, error);
+        },
+        true);
   return guarded(comm, [&] {
     Error error;
     if (comm->multi->collective(op, send, recv, count,
@@ -184,10 +187,13 @@ sdmaResult_t runReduction(CommReduction kind, const void *send, void *recv,
   if (!resolveRedOp(comm, type, op, arithmetic, why))
     return fail(comm, sdmaInvalidArgument, name + ": " + why);
   if (!comm->multi)
-    return runOrDefer(comm, name, [=](Error &error) {
-      return comm->node->reduce(kind, send, recv, count, arithmetic, root,
-                                stream, error);
-    });
+    return runOrDefer(
+        comm, name,
+        [=](Error &error) {
+          return comm->node->reduce(kind, send, recv, count, arithmetic, root,
+                                    stream, error);
+        },
+        true);
   return guarded(comm, [&] {
     Error error;
     if (comm->multi->reduce(kind, send, recv, count, arithmetic, root, stream,

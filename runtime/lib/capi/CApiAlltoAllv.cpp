@@ -40,13 +40,16 @@ sdmaResult_t sdmaAlltoAllv(const void *sendbuff, const int64_t *sendcounts,
                     " elements overflows");
   size_t rowBytes = rowcount * element;
   if (!comm->multi)
-    return runOrDefer(comm, "AlltoAllv", [=](Error &error) {
-      return comm->node->allToAllv(
-          sendbuff, sendcounts, recvbuff, recvcounts, capacity, rowBytes,
-          layout == sdmaAlltoAllvPacked ? AlltoAllvLayout::Packed
-                                        : AlltoAllvLayout::Slots,
-          stream, error);
-    });
+    return runOrDefer(
+        comm, "AlltoAllv",
+        [=](Error &error) {
+          return comm->node->allToAllv(
+              sendbuff, sendcounts, recvbuff, recvcounts, capacity, rowBytes,
+              layout == sdmaAlltoAllvPacked ? AlltoAllvLayout::Packed
+                                            : AlltoAllvLayout::Slots,
+              stream, error);
+        },
+        true);
   return guarded(comm, [&] {
     Error error;
     return comm->multi->allToAllv(sendbuff, sendcounts, recvbuff, recvcounts,
@@ -82,15 +85,18 @@ static sdmaResult_t runAlltoAllv2d(bool combine, const void *sendbuff,
                     " elements overflows, or the alignment " +
                     std::to_string(majoralign) + " is above 1048576 rows");
   size_t rowBytes = rowcount * element;
-  return runOrDefer(comm, what, [=](Error &error) {
-    return combine
-               ? comm->node->allToAllv2dOffset(sendbuff, incounts, recvbuff,
-                                               outcounts, experts, capacity,
-                                               rowBytes, stream, error)
-               : comm->node->allToAllv2d(sendbuff, incounts, recvbuff,
-                                         outcounts, experts, capacity, rowBytes,
-                                         int(majoralign), stream, error);
-  });
+  return runOrDefer(
+      comm, what,
+      [=](Error &error) {
+        return combine
+                   ? comm->node->allToAllv2dOffset(sendbuff, incounts, recvbuff,
+                                                   outcounts, experts, capacity,
+                                                   rowBytes, stream, error)
+                   : comm->node->allToAllv2d(
+                         sendbuff, incounts, recvbuff, outcounts, experts,
+                         capacity, rowBytes, int(majoralign), stream, error);
+      },
+      true);
 }
 
 sdmaResult_t sdmaAlltoAllv2d(const void *sendbuff, const int64_t *insplits,

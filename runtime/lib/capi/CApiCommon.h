@@ -110,9 +110,11 @@ void refusedInGroup(sdmaResult_t result, const std::string &message);
 /// Runs `call` on `comm` (a single-node communicator's call) now: success,
 /// or its failure kept as `name`'s. Inside a group on this thread
 /// (sdmaGroupStart) it is kept for the group's end instead (CApiPeer.cpp),
-/// which runs every communicator's calls together.
+/// which runs every communicator's calls together; `probe`: it is a
+/// collective, reduction or all-to-allv (rt::GroupCall::probe).
 sdmaResult_t runOrDefer(sdmaComm *comm, const std::string &name,
-                        std::function<bool(rt::Error &)> call);
+                        std::function<bool(rt::Error &)> call,
+                        bool probe = false);
 
 /// Runs `body`; what it throws becomes an error code (nothing crosses the
 /// C boundary).

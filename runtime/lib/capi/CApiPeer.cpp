@@ -43,6 +43,8 @@ struct Deferred {
   std::function<bool(Error &)> run;
   /// Its launches held for the group's (not a multi-node communicator's).
   bool hold = true;
+  /// Made first on the group's thread (GroupCall::probe).
+  bool probe = false;
 };
 
 /// The error kind of `result` (resultOf's inverse).
@@ -147,7 +149,7 @@ sdmaResult_t runCalls(std::vector<Deferred> &deferred) {
       return fail(nullptr, sdmaInvalidUsage,
                   "sdmaGroupEnd: nothing of the group ran: a communicator of "
                   "the group was destroyed before the group ended");
-    calls.push_back({d.comm->node, d.run, Error(), d.hold});
+    calls.push_back({d.comm->node, d.run, Error(), d.hold, d.probe});
   }
   if (sdmaResult_t r = guarded(nullptr, [&] {
         runGroup(calls);
@@ -180,9 +182,10 @@ void sdma::capi::refusedInGroup(sdmaResult_t result,
 }
 
 sdmaResult_t sdma::capi::runOrDefer(sdmaComm *comm, const std::string &name,
-                                    std::function<bool(Error &)> call) {
+                                    std::function<bool(Error &)> call,
+                                    bool probe) {
   if (group.depth > 0) {
-    group.calls.push_back({comm, name, std::move(call), true});
+    group.calls.push_back({comm, name, std::move(call), true, probe});
     return sdmaSuccess;
   }
   return guarded(comm, [&] {

@@ -34,6 +34,8 @@ bool CallPath::stage(size_t bytes, void *&ptr, Error &error) {
 
 bool CallPath::replayed(const CallKey &key, void *stream, Error &error,
                         bool &ok) {
+  GroupPhaseTimer timer(GroupLaunch::current() ? GroupPhase::Replayed
+                                               : GroupPhase::Count);
   std::shared_ptr<const ReplayedCall> call =
       c_.options->replayCalls ? replay_.find(key, c_.heap->generation())
                               : nullptr;
@@ -71,6 +73,12 @@ bool CallPath::notSymmetric(const CallKey *replayKey, Error &error) {
 bool CallPath::run(bool planned, const CollectivePlan &plan,
                    const Error &refused, void *stream, Error &error,
                    const CallKey *replayKey) {
+  // runGroup's probe: the whole way may meet the other ranks on the host;
+  // the call runs again on a thread of its communicator's.
+  if (GroupLaunch::probing()) {
+    GroupLaunch::defer();
+    return false;
+  }
   const std::string &signature = plan.call.signature;
   if (c_.options->checkCalls && !agreedCalls_.count(signature)) {
     if (!c_.agreement->agreeUnless(refused, signature, "the call", error))

@@ -31,10 +31,10 @@
 
 namespace sdma::rt {
 
-/// A collective's or reduction's arguments, as the caller passed them (the
-/// stream aside: it is not part of a launch's table).
+/// A collective's, reduction's or all-to-allv's arguments, as the caller
+/// passed them (the stream aside: it is not part of a launch's table).
 struct CallKey {
-  int kind = 0; // a CommOp, or 16 + a CommReduction
+  int kind = 0; // a CommOp, 16 + a CommReduction, or 32 + AllToAllvKind
   const void *send = nullptr;
   const void *recv = nullptr;
   size_t count = 0;
@@ -42,13 +42,24 @@ struct CallKey {
   bool deviceScalar = false;
   uint64_t scalar = 0;
   int partOf = 0; // Arithmetic::partOf
+  /// An all-to-allv's (kind 32 + AllToAllvKind; count: its capacity): its
+  /// count tables, a row's bytes, and the 2d variants' experts and
+  /// alignment.
+  const void *sendCounts = nullptr, *recvCounts = nullptr;
+  size_t rowBytes = 0;
+  int experts = 0, majorAlign = 0;
   bool operator==(const CallKey &o) const {
     return kind == o.kind && send == o.send && recv == o.recv &&
            count == o.count && type == o.type && op == o.op && root == o.root &&
            deviceScalar == o.deviceScalar && scalar == o.scalar &&
-           partOf == o.partOf;
+           partOf == o.partOf && sendCounts == o.sendCounts &&
+           recvCounts == o.recvCounts && rowBytes == o.rowBytes &&
+           experts == o.experts && majorAlign == o.majorAlign;
   }
 };
+
+/// The all-to-allv calls (CallKey::kind 32 + this).
+enum class AllToAllvKind { Slots, Packed, TwoD, TwoDOffset };
 
 struct CallKeyHash {
   size_t operator()(const CallKey &k) const {
@@ -62,6 +73,10 @@ struct CallKeyHash {
     mix(uint64_t(uint32_t(k.root)) << 1 | k.deviceScalar);
     mix(k.scalar);
     mix(uint64_t(uint32_t(k.partOf)));
+    mix(reinterpret_cast<uintptr_t>(k.sendCounts));
+    mix(reinterpret_cast<uintptr_t>(k.recvCounts));
+    mix(k.rowBytes);
+    mix(uint64_t(uint32_t(k.experts)) << 32 | uint32_t(k.majorAlign));
     return size_t(h);
   }
 };

@@ -362,23 +362,46 @@ bool Communicator::allToAllv(const void *send, const int64_t *sendCounts,
                              void *recv, int64_t *recvCounts, size_t capacity,
                              size_t rowBytes, AlltoAllvLayout layout,
                              void *stream, Error &error) {
+  CallKey key;
+  key.kind = 32 + int(layout == AlltoAllvLayout::Packed ? AllToAllvKind::Packed
+                                                        : AllToAllvKind::Slots);
+  key.send = send;
+  key.recv = recv;
+  key.count = capacity;
+  key.sendCounts = sendCounts;
+  key.recvCounts = recvCounts;
+  key.rowBytes = rowBytes;
+  if (bool ok; impl_->calls->replayed(key, stream, error, ok))
+    return ok;
   CollectivePlan plan;
   Error refused;
   bool planned = planAllToAllv(send, sendCounts, recv, recvCounts, capacity,
                                rowBytes, layout, impl_->shape(), plan, refused);
-  return impl_->calls->run(planned, plan, refused, stream, error);
+  return impl_->calls->run(planned, plan, refused, stream, error, &key);
 }
 
 bool Communicator::allToAllv2d(const void *send, const int64_t *inSplits,
                                void *recv, int64_t *outSplitsOffsets,
                                int experts, size_t capacity, size_t rowBytes,
                                int majorAlign, void *stream, Error &error) {
+  CallKey key;
+  key.kind = 32 + int(AllToAllvKind::TwoD);
+  key.send = send;
+  key.recv = recv;
+  key.count = capacity;
+  key.sendCounts = inSplits;
+  key.recvCounts = outSplitsOffsets;
+  key.rowBytes = rowBytes;
+  key.experts = experts;
+  key.majorAlign = majorAlign;
+  if (bool ok; impl_->calls->replayed(key, stream, error, ok))
+    return ok;
   CollectivePlan plan;
   Error refused;
   bool planned = planAllToAllv2d(false, send, inSplits, recv, outSplitsOffsets,
                                  experts, capacity, rowBytes, majorAlign,
                                  impl_->shape(), plan, refused);
-  return impl_->calls->run(planned, plan, refused, stream, error);
+  return impl_->calls->run(planned, plan, refused, stream, error, &key);
 }
 
 bool Communicator::allToAllv2dOffset(const void *send,
@@ -386,12 +409,23 @@ bool Communicator::allToAllv2dOffset(const void *send,
                                      int64_t *outSplitsOffsets, int experts,
                                      size_t capacity, size_t rowBytes,
                                      void *stream, Error &error) {
+  CallKey key;
+  key.kind = 32 + int(AllToAllvKind::TwoDOffset);
+  key.send = send;
+  key.recv = recv;
+  key.count = capacity;
+  key.sendCounts = inSplitsOffsets;
+  key.recvCounts = outSplitsOffsets;
+  key.rowBytes = rowBytes;
+  key.experts = experts;
+  if (bool ok; impl_->calls->replayed(key, stream, error, ok))
+    return ok;
   CollectivePlan plan;
   Error refused;
   bool planned = planAllToAllv2d(true, send, inSplitsOffsets, recv,
                                  outSplitsOffsets, experts, capacity, rowBytes,
                                  1, impl_->shape(), plan, refused);
-  return impl_->calls->run(planned, plan, refused, stream, error);
+  return impl_->calls->run(planned, plan, refused, stream, error, &key);
 }
 
 bool Communicator::loadSchedule(const std::string &textOrPath,

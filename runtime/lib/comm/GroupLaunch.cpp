@@ -25,7 +25,9 @@ using namespace sdma::rt;
 
 namespace {
 
-/// SDMA_GROUP_PROFILE's sums, printed at exit.
+/// SDMA_GROUP_PROFILE's samples, printed at exit: each phase's median (a
+/// signature's first call compiles and meets, which would swamp a mean) and
+/// mean.
 class GroupProfile {
 public:
   static GroupProfile &get() {
@@ -36,20 +38,32 @@ public:
   bool on() const { return on_; }
   void add(GroupPhase phase, int64_t ns) {
     std::lock_guard<std::mutex> lock(mutex_);
-    ns_[size_t(phase)] += ns;
-    ++count_[size_t(phase)];
+    auto &samples = ns_[size_t(phase)];
+    if (samples.size() < kMostSamples)
+      samples.push_back(ns);
   }
   void print() {
     std::lock_guard<std::mutex> lock(mutex_);
-    static const char *names[] = {"end",         "calls",        "rank 0 calls",
-                                  "start",       "fused launch", "join before",
-                                  "launch call", "join after"};
+    static const char *names[] = {
+        "end",           "calls",       "rank 0 calls", "start",
+        "fused launch",  "join before", "launch call",  "join after",
+        "replayed call", "probed calls"};
     static_assert(sizeof(names) / sizeof(*names) == size_t(GroupPhase::Count));
-    for (size_t i = 0; i < size_t(GroupPhase::Count); ++i)
-      if (count_[i])
-        std::fprintf(stderr, "sdma group profile: %s %.2f us x %lld\n",
-                     names[i], double(ns_[i]) / 1e3 / double(count_[i]),
-                     static_cast<long long>(count_[i]));
+    for (size_t i = 0; i < size_t(GroupPhase::Count); ++i) {
+      std::vector<int64_t> &samples = ns_[i];
+      if (samples.empty())
+        continue;
+      double sum = 0;
+      for (int64_t ns : samples)
+        sum += double(ns);
+      std::nth_element(samples.begin(), samples.begin() + samples.size() / 2,
+                       samples.end());
+      std::fprintf(stderr,
+                   "sdma group profile: %s median %.2f us, mean %.2f us x "
+                   "%zu\n",
+                   names[i], double(samples[samples.size() / 2]) / 1e3,
+                   sum / 1e3 / double(samples.size()), samples.size());
+    }
   }
 
 private:
@@ -61,8 +75,8 @@ private:
   }
   bool on_ = false;
   std::mutex mutex_;
-  int64_t ns_[size_t(GroupPhase::Count)] = {};
-  int64_t count_[size_t(GroupPhase::Count)] = {};
+  static constexpr size_t kMostSamples = size_t(1) << 20;
+  std::vector<int64_t> ns_[size_t(GroupPhase::Count)];
 };
 
 int64_t nowNs() {
@@ -73,6 +87,9 @@ int64_t nowNs() {
 
 thread_local GroupLaunch *currentGroup = nullptr;
 thread_local int currentCall = 0;
+/// The calling thread's call as runGroup's probe sees it.
+enum { kNotProbing, kProbing, kDeferred };
+thread_local int currentProbe = kNotProbing;
 
 /// Threads that run a group's communicators side by side, kept for the
 /// next group (a group's end is a job's fixed cost per step: starting
@@ -180,15 +197,32 @@ GroupPhaseTimer::~GroupPhaseTimer() {
 
 GroupLaunch *GroupLaunch::current() { return currentGroup; }
 
-GroupLaunch::Scope::Scope(GroupLaunch *group, int call)
-    : previous_(currentGroup), previousCall_(currentCall) {
+GroupLaunch::Scope::Scope(GroupLaunch *group, int call, bool probe)
+    : previous_(currentGroup), previousCall_(currentCall),
+      previousProbe_(currentProbe) {
   currentGroup = group;
   currentCall = call;
+  currentProbe = probe ? kProbing : kNotProbing;
 }
 
 GroupLaunch::Scope::~Scope() {
   currentGroup = previous_;
   currentCall = previousCall_;
+  currentProbe = previousProbe_;
+}
+
+bool GroupLaunch::probing() { return currentProbe != kNotProbing; }
+
+void GroupLaunch::defer() {
+  if (currentProbe == kProbing)
+    currentProbe = kDeferred;
+}
+
+bool GroupLaunch::deferred() {
+  bool was = currentProbe == kDeferred;
+  if (was)
+    currentProbe = kProbing;
+  return was;
 }
 
 void GroupLaunch::hold(Launcher &launcher, CommKernel &kernel,
@@ -456,40 +490,83 @@ bool sdma::rt::runGroup(std::vector<GroupCall> &calls) {
   }
   GroupLaunch group;
   std::vector<Error> errors(calls.size());
-  std::vector<std::function<void()>> tasks;
-  for (size_t c = 0; c < comms.size(); ++c)
-    tasks.push_back([&, c] {
-      // Nothing thrown leaves a task (a worker's would end the process).
-      for (size_t i : of[c]) {
-        Error error;
-        bool ok = false;
-        try {
-          // A worker makes the communicator's device current (the calling
-          // thread keeps its own).
-          if (c > 0 && i == of[c].front())
-            comms[c]->bindThread();
-          GroupLaunch::Scope scope(calls[i].hold ? &group : nullptr, int(i));
-          GroupPhaseTimer first(c == 0 ? GroupPhase::FirstCalls
-                                       : GroupPhase::Count);
-          ok = calls[i].run(error);
-        } catch (const std::bad_alloc &) {
-          error.fail(ErrorKind::System, "out of host memory");
-        } catch (const std::exception &e) {
-          error.fail(ErrorKind::Internal, e.what());
-        }
-        if (!ok) {
-          if (error.empty())
-            error.fail(ErrorKind::Internal, "a call failed without a reason");
-          errors[i] = error;
-          for (size_t j : of[c])
-            if (j > i)
-              errors[j].fail(ErrorKind::InvalidUsage,
-                             "not run: an earlier call of the group on this "
-                             "communicator failed");
-          return;
+  // Call `i` of communicator `c` (position `at` of its calls): false where
+  // it failed (the communicator's later calls are not run) or, probed,
+  // deferred (`deferred` set). Nothing thrown leaves it (a worker's would
+  // end the process).
+  // With `bind`, first makes the communicator's device current (a worker's
+  // first call).
+  auto run = [&](size_t c, size_t at, bool probe, bool bind, bool &deferred) {
+    size_t i = of[c][at];
+    Error error;
+    bool ok = false;
+    deferred = false;
+    try {
+      if (bind)
+        comms[c]->bindThread();
+      GroupLaunch::Scope scope(calls[i].hold ? &group : nullptr, int(i), probe);
+      GroupPhaseTimer first(c == 0 ? GroupPhase::FirstCalls
+                                   : GroupPhase::Count);
+      ok = calls[i].run(error);
+      deferred = probe && GroupLaunch::deferred();
+    } catch (const std::bad_alloc &) {
+      error.fail(ErrorKind::System, "out of host memory");
+    } catch (const std::exception &e) {
+      error.fail(ErrorKind::Internal, e.what());
+    }
+    if (ok || deferred)
+      return ok;
+    if (error.empty())
+      error.fail(ErrorKind::Internal, "a call failed without a reason");
+    errors[i] = error;
+    for (size_t j = at + 1; j < of[c].size(); ++j)
+      errors[of[c][j]].fail(ErrorKind::InvalidUsage,
+                            "not run: an earlier call of the group on this "
+                            "communicator failed");
+    return false;
+  };
+  // First, on this thread: each communicator's calls while they start as
+  // made before (a microsecond each: a thread's handoff would cost more).
+  // from[c]: its first call left for the threads (its count: none).
+  // SDMA_GROUP_PROBE=0: every call on its communicator's thread, to
+  // compare.
+  static const bool probe = [] {
+    const char *env = std::getenv("SDMA_GROUP_PROBE");
+    return !env || std::string(env) != "0";
+  }();
+  std::vector<size_t> from(comms.size(), 0);
+  if (probe) {
+    GroupPhaseTimer probing(GroupPhase::Probe);
+    for (size_t c = 0; c < comms.size(); ++c)
+      for (bool deferred = false; from[c] < of[c].size(); ++from[c]) {
+        if (!calls[of[c][from[c]]].probe)
+          break;
+        if (!run(c, from[c], true, false, deferred)) {
+          if (!deferred)
+            from[c] = of[c].size(); // failed: the rest are not run
+          break;
         }
       }
+  }
+  // Then the rest, each communicator's in order on a thread of its own,
+  // side by side (a call that meets every rank on the host waits for the
+  // others'); the first communicator's on this thread, whose device the
+  // caller made current, the others' on workers that make theirs current.
+  std::vector<std::function<void()>> tasks;
+  for (size_t c = 0; c < comms.size(); ++c) {
+    if (from[c] == of[c].size()) {
+      if (c == 0)
+        tasks.push_back([] {});
+      continue;
+    }
+    tasks.push_back([&, c] {
+      for (size_t at = from[c]; at < of[c].size(); ++at)
+        if (bool deferred; !run(c, at, false, c > 0 && at == from[c], deferred))
+          return;
     });
+  }
+  if (tasks.size() == 1 && from[0] == of[0].size())
+    tasks.clear();
   {
     GroupPhaseTimer calling(GroupPhase::Calls);
     runTasks(tasks);

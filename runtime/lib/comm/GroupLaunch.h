@@ -4,19 +4,22 @@
 //
 // A group of calls on several communicators of one process (NCCL's
 // ncclGroupStart/End over the communicators ncclCommInitAll made; one
-// thread driving the ranks of its GPUs). Each communicator's calls run in
-// order on a thread of their own (runGroup: the first call of a signature
-// meets every rank on the host, so one thread cannot make them one after
-// another); what they would enqueue is held instead, and started when all
-// have run, round by round (the n-th held launch of every communicator):
-// launches of kernels with one group key (the same program built for the
-// same GPU: ranks sharing it) as one launch, the rest alone.
+// thread driving the ranks of its GPUs). runGroup first makes, on the
+// calling thread, each communicator's calls that start as made before
+// (CallPath::replayed: a microsecond each, nothing to meet); the first call
+// of a communicator that would go the whole way, and its later ones, run in
+// order on a thread of their own (the first call of a signature meets
+// every rank on the host, so one thread cannot make them one after
+// another). What the calls would enqueue is held instead, and started when
+// all have run, round by round (the n-th held launch of every
+// communicator): launches of kernels with one group key (the same program
+// built for the same GPU: ranks sharing it) as one launch, the rest alone.
 //
-//   thread per communicator:  call ─ call ─ ...      (plan, agree, table)
-//                                 │      │
-//                                 v      v  hold
-//   runGroup:              round 0: [rank 0, rank 1, ...] ─ launchGroup
-//                          round 1: [rank 0, rank 1, ...] ─ launchGroup
+//   calling thread:  replayed ─ replayed ─ ... (a miss: that communicator's
+//                        │          │           rest on a thread of its own:
+//                        v  hold    v           plan, agree, table, hold)
+//   runGroup:   round 0: [rank 0, rank 1, ...] ─ launchGroup
+//               round 1: [rank 0, rank 1, ...] ─ launchGroup
 //
 // Two ranks on one GPU then cost one launch, and ranks on one stream, which
 // launched one by one would wait for each other, run.
@@ -39,10 +42,12 @@ namespace sdma::rt {
 class Launcher;
 
 /// The phases of a group's end whose time SDMA_GROUP_PROFILE=1 reports:
-/// the whole of runGroup, its communicators' calls (every one, side by
-/// side), rank 0's calls alone, the held work's start, the fused launches,
-/// and inside each (CUDA) the streams joined before, the launch call and
-/// the streams joined after.
+/// the whole of runGroup, the calls made first on its thread (probed), the
+/// rest (every communicator's side by side), rank 0's calls alone, the held
+/// work's start, the fused launches, and inside each (CUDA) the streams joined
+/// before, the launch call and the streams joined after; and each call's replay
+/// lookup in a group (CallPath::replayed, with the start it holds where it
+/// finds one).
 enum class GroupPhase {
   End,
   Calls,
@@ -52,11 +57,14 @@ enum class GroupPhase {
   JoinBefore,
   Launch,
   JoinAfter,
+  Replayed,
+  Probe,
   Count
 };
 /// Times one phase while alive (GroupPhase::Count: none), where
 /// SDMA_GROUP_PROFILE=1 (read once); else costs a flag test. At exit the
-/// process's mean and count of each phase go to stderr ("sdma group profile:
+/// process's median, mean and count of each phase go to stderr ("sdma group
+/// profile:
 /// ...").
 class GroupPhaseTimer {
 public:
@@ -95,10 +103,12 @@ class GroupLaunch {
 public:
   /// The group whose calls the calling thread makes, or null.
   static GroupLaunch *current();
-  /// Makes `group` the calling thread's for call `call` of it while alive.
+  /// Makes `group` the calling thread's for call `call` of it while alive;
+  /// with `probe`, a call that would go the whole way defers instead
+  /// (probing()).
   class Scope {
   public:
-    Scope(GroupLaunch *group, int call);
+    Scope(GroupLaunch *group, int call, bool probe = false);
     ~Scope();
     Scope(const Scope &) = delete;
     Scope &operator=(const Scope &) = delete;
@@ -106,7 +116,18 @@ public:
   private:
     GroupLaunch *previous_;
     int previousCall_;
+    int previousProbe_;
   };
+  /// Whether the calling thread's call is runGroup's probe: it may start
+  /// as made before (CallPath::replayed: nothing to meet), but one that
+  /// would go the whole way (planning, agreement, an exchange: the host
+  /// may meet the other ranks) calls defer() and returns, having done
+  /// nothing, to run again on a thread of its communicator's.
+  static bool probing();
+  /// Said by a probed call that did nothing (false then, its error unset).
+  static void defer();
+  /// Whether the calling thread's probed call deferred (and clears it).
+  static bool deferred();
 
   /// Holds `launch` of `kernel` for `launcher`'s communicator (a DMA
   /// launch: started alone).

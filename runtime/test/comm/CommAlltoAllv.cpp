@@ -48,16 +48,31 @@ unsigned char rowByte(int r, int64_t row, size_t b, size_t rowBytes) {
   return pattern(r, 7, size_t(row) * rowBytes + b);
 }
 
-/// One call: fills, runs, and checks against the specification.
+/// A call's buffers: rows to send, rows received, and the send then
+/// receive counts.
+struct Buffers {
+  char *send = nullptr, *recv = nullptr;
+  int64_t *counts = nullptr;
+};
+
+/// One call: fills, runs, and checks against the specification; in
+/// `reuse`'s buffers where given, else in its own.
 void runOnce(Rank &k, const Matrix &m, int64_t C, size_t rowElems,
              sdmaDataType_t type, size_t elemBytes,
-             sdmaAlltoAllvLayout_t layout, const std::string &what) {
+             sdmaAlltoAllvLayout_t layout, const std::string &what,
+             const Buffers *reuse = nullptr) {
   int R = k.ranks, me = k.rank;
   size_t rowBytes = rowElems * elemBytes, bytes = R * C * rowBytes;
   bool packed = layout == sdmaAlltoAllvPacked;
-  char *send = static_cast<char *>(k.alloc(bytes));
-  char *recv = static_cast<char *>(k.alloc(bytes));
-  auto *counts = static_cast<int64_t *>(k.alloc(2 * R * sizeof(int64_t)));
+  Buffers own;
+  if (!reuse) {
+    own.send = static_cast<char *>(k.alloc(bytes));
+    own.recv = static_cast<char *>(k.alloc(bytes));
+    own.counts = static_cast<int64_t *>(k.alloc(2 * R * sizeof(int64_t)));
+  }
+  char *send = reuse ? reuse->send : own.send;
+  char *recv = reuse ? reuse->recv : own.recv;
+  int64_t *counts = reuse ? reuse->counts : own.counts;
   if (!send || !recv || !counts)
     return;
   k.fill(send, bytes, me, 7);
@@ -95,9 +110,37 @@ void runOnce(Rank &k, const Matrix &m, int64_t C, size_t rowElems,
       ++k.failures;
       break;
     }
+  if (reuse)
+    return;
   sdmaMemFree(k.comm, counts);
   sdmaMemFree(k.comm, recv);
   sdmaMemFree(k.comm, send);
+}
+
+/// Calls on the same buffers, new counts each time: all but the first of
+/// a layout start as made before (CallReplay.h), the kernel reading the
+/// counts afresh.
+void repeated(Rank &k, unsigned &seed) {
+  const char *shapes[] = {"uniform", "hot", "zero", "capacity", "zipf"};
+  const int64_t C = 6;
+  const size_t rowElems = 5, bytes = k.ranks * C * rowElems * 4;
+  Buffers b;
+  b.send = static_cast<char *>(k.alloc(bytes));
+  b.recv = static_cast<char *>(k.alloc(bytes));
+  b.counts = static_cast<int64_t *>(k.alloc(2 * k.ranks * sizeof(int64_t)));
+  for (int round = 0; round < 2; ++round)
+    for (sdmaAlltoAllvLayout_t layout :
+         {sdmaAlltoAllvSlots, sdmaAlltoAllvPacked})
+      for (const char *shape : shapes)
+        runOnce(k, makeCounts(shape, k.ranks, C, seed++), C, rowElems,
+                sdmaFloat32, 4, layout,
+                std::string("AlltoAllv repeated on one set of buffers, ") +
+                    (layout == sdmaAlltoAllvPacked ? "packed " : "slots ") +
+                    shape + " round " + std::to_string(round),
+                &b);
+  for (void *p : {(void *)b.counts, (void *)b.recv, (void *)b.send})
+    if (p)
+      sdmaMemFree(k.comm, p);
 }
 
 } // namespace
@@ -124,9 +167,11 @@ void sdma::commtest::allToAllv(Rank &k) {
                       std::to_string(row.elems * row.bytes) + " round " +
                       std::to_string(round));
         }
+  repeated(k, seed);
   if (!k.failures)
     std::printf("rank %d of %d: all-to-allv: every byte as the specification "
-                "says (5 count shapes x 2 layouts x 3 row sizes x 2 rounds)\n",
+                "says (5 count shapes x 2 layouts x 3 row sizes x 2 rounds; "
+                "20 calls on one set of buffers)\n",
                 k.rank, k.ranks);
 }
 

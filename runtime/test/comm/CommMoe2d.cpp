@@ -59,20 +59,46 @@ struct Case {
   int64_t align;
 };
 
-/// One dispatch and its combine on fresh buffers; false on a refusal.
-void runPair(Rank &k, const Case &c, unsigned seed) {
+/// A pair's buffers: rows sent, dispatched and combined back, and its
+/// counts (5 rows of R * E).
+struct PairBuffers {
+  char *send = nullptr, *mid = nullptr, *back = nullptr;
+  int64_t *counts = nullptr;
+};
+
+/// A pair sends at most this many rows (`reuse`d buffers: a fixed count,
+/// so one capacity fits every call).
+int64_t rowBudget(unsigned seed, bool reuse) {
+  return reuse ? 4 : 2 + int64_t(seed % 4);
+}
+
+/// The capacity of a pair of `budget` rows: the padded output fits R * C.
+int64_t capacityOf(int R, const Case &c, int64_t budget) {
+  return budget + (c.experts * c.align + R - 1) / R;
+}
+
+/// One dispatch and its combine, in `reuse`'s buffers where given (sized
+/// for capacityOf(rowBudget(.., true))), else on fresh ones.
+void runPair(Rank &k, const Case &c, unsigned seed,
+             const PairBuffers *reuse = nullptr) {
   int R = k.ranks, me = k.rank, E = c.experts;
   const size_t rowBytes = 12; // torch's odd row sizes
-  // A pair sends at most `budget` rows: the padded output then fits R * C.
-  int64_t budget = 2 + int64_t(seed % 4);
-  int64_t C = budget + (E * c.align + R - 1) / R;
+  int64_t budget = rowBudget(seed, reuse);
+  int64_t C = capacityOf(R, c, budget);
   Table t = makeTable(c.shape, R, E, budget, seed);
   size_t bytes = size_t(R) * C * rowBytes;
   size_t n = size_t(R) * E; // entries of one count row
-  char *send = static_cast<char *>(k.alloc(bytes));
-  char *mid = static_cast<char *>(k.alloc(bytes));
-  char *back = static_cast<char *>(k.alloc(bytes));
-  auto *counts = static_cast<int64_t *>(k.alloc(5 * n * sizeof(int64_t)));
+  PairBuffers b;
+  if (reuse)
+    b = *reuse;
+  else {
+    b.send = static_cast<char *>(k.alloc(bytes));
+    b.mid = static_cast<char *>(k.alloc(bytes));
+    b.back = static_cast<char *>(k.alloc(bytes));
+    b.counts = static_cast<int64_t *>(k.alloc(5 * n * sizeof(int64_t)));
+  }
+  char *send = b.send, *mid = b.mid, *back = b.back;
+  int64_t *counts = b.counts;
   if (!send || !mid || !back || !counts)
     return;
   int64_t *inSplits = counts, *dispatchOut = counts + n,
@@ -147,6 +173,8 @@ void runPair(Rank &k, const Case &c, unsigned seed) {
   for (size_t i = 0; i < size_t(total) * rowBytes; ++i)
     want[i] = pattern(me, 7, i);
   k.expect(back, want, what + " combine rows");
+  if (reuse)
+    return;
   sdmaMemFree(k.comm, counts);
   sdmaMemFree(k.comm, back);
   sdmaMemFree(k.comm, mid);
@@ -164,10 +192,31 @@ void sdma::commtest::allToAllv2d(Rank &k) {
   unsigned seed = 11;
   for (const Case &c : cases)
     runPair(k, c, seed++);
+  // Pairs on one set of buffers, new counts each time: all but the first
+  // start as made before (CallReplay.h), the kernels reading counts afresh.
+  const int E = 3;
+  const int64_t align = 4,
+                C = capacityOf(k.ranks, {"", E, align}, rowBudget(0, true));
+  const size_t bytes = size_t(k.ranks) * C * 12, n = size_t(k.ranks) * E;
+  PairBuffers b{static_cast<char *>(k.alloc(bytes)),
+                static_cast<char *>(k.alloc(bytes)),
+                static_cast<char *>(k.alloc(bytes)),
+                static_cast<int64_t *>(k.alloc(5 * n * sizeof(int64_t)))};
+  int repeated = 0;
+  for (int round = 0; round < 2; ++round)
+    for (const char *shape : {"uniform", "hot", "zero", "capacity"}) {
+      runPair(k, {shape, E, align}, seed++, &b);
+      ++repeated;
+    }
+  for (void *p :
+       {(void *)b.counts, (void *)b.back, (void *)b.mid, (void *)b.send})
+    if (p)
+      sdmaMemFree(k.comm, p);
   if (!k.failures)
     std::printf("rank %d of %d: expert-major all-to-allv: dispatch and "
-                "combine as the definition says (%zu cases)\n",
-                k.rank, k.ranks, cases.size());
+                "combine as the definition says (%zu cases; %d on one set "
+                "of buffers)\n",
+                k.rank, k.ranks, cases.size(), repeated);
 }
 
 int sdma::commtest::allToAllv2dOverflow(Rank &k) {

@@ -4,13 +4,22 @@
 //
 // streamConflict: ranks of one job on one stream that would start in
 // different launches of a group's round (each waiting for a peer queued
-// behind it) are refused with their names, and only they.
+// behind it) are refused with their names, and only they. runGroup: calls
+// that start as made before run on the calling thread; the first of a
+// signature, which meets every rank on the host, and what follows it on
+// its communicator run on a thread of their own, in order.
 //
 //===----------------------------------------------------------------------===//
 
 #include "comm/GroupLaunch.h"
 
+#include "ThreadJob.h"
+#include "sdma/runtime/Communicator.h"
+
+#include <cstring>
 #include <gtest/gtest.h>
+#include <memory>
+#include <thread>
 
 using namespace sdma::rt;
 
@@ -70,6 +79,185 @@ TEST(GroupLaunchStreams, OneLaunchOtherStreamsOrJobsOrACpuDeviceAreFine) {
       streamConflict({{0, 7, 0, nullptr, false}, {1, 7, 1, nullptr, false}}),
       "");
   EXPECT_EQ(streamConflict({}), "");
+}
+
+/// `ranks` communicators of one job on the CPU device, made on a thread
+/// each (as ncclCommInitAll does), then driven from one thread; `in` and
+/// `out` symmetric buffers of `count` int32 per rank (out: ranks times).
+struct GroupJob {
+  int ranks;
+  size_t count;
+  test::TempDir cache;
+  std::vector<std::unique_ptr<Communicator>> comms;
+  std::vector<int32_t *> in, out;
+
+  GroupJob(int n, size_t elements)
+      : ranks(n), count(elements), comms(n), in(n), out(n) {
+    UniqueId id;
+    Error error;
+    EXPECT_TRUE(createUniqueId(id, error)) << error.message;
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r)
+      threads.emplace_back([&, r] {
+        CommOptions options;
+        options.device = "cpu";
+        options.heapBytes = 1 << 20;
+        options.timeoutMs = 20000;
+        options.cpuThreads = 1;
+        options.cacheDirectory = cache.path;
+        Error e;
+        comms[r] = Communicator::create(id, r, ranks, options, e);
+        void *a = nullptr, *b = nullptr;
+        if (comms[r] && comms[r]->memAlloc(count * 4, a, e) &&
+            comms[r]->memAlloc(ranks * count * 4, b, e)) {
+          in[r] = static_cast<int32_t *>(a);
+          out[r] = static_cast<int32_t *>(b);
+        }
+      });
+    for (std::thread &t : threads)
+      t.join();
+  }
+  /// Destroyed as made, on a thread each (collective).
+  ~GroupJob() {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r)
+      threads.emplace_back([&, r] { comms[r].reset(); });
+    for (std::thread &t : threads)
+      t.join();
+  }
+  bool ready() const {
+    for (int r = 0; r < ranks; ++r)
+      if (!comms[r] || !in[r] || !out[r])
+        return false;
+    return true;
+  }
+  void fill(int round) {
+    for (int r = 0; r < ranks; ++r) {
+      for (size_t i = 0; i < count; ++i)
+        in[r][i] = int32_t(round * 100000 + r * 1000 + int(i));
+      std::memset(out[r], 0xff, ranks * count * 4);
+    }
+  }
+  /// Every rank's first `ranks * n` outputs are round `round`'s all-gather
+  /// of its inputs' first `n`.
+  bool gathered(int round, size_t n) const {
+    for (int r = 0; r < ranks; ++r)
+      for (int q = 0; q < ranks; ++q)
+        for (size_t i = 0; i < n; ++i)
+          if (out[r][q * n + i] != int32_t(round * 100000 + q * 1000 + i))
+            return false;
+    return true;
+  }
+  /// A group call of every rank's all-gather of `n` elements, recording
+  /// the thread that made it in `made[rank]`.
+  std::vector<GroupCall> allGathers(size_t n,
+                                    std::vector<std::thread::id> &made) {
+    std::vector<GroupCall> calls;
+    for (int r = 0; r < ranks; ++r) {
+      GroupCall call;
+      call.comm = comms[r].get();
+      call.probe = true;
+      call.run = [this, r, n, &made](Error &error) {
+        made[r] = std::this_thread::get_id();
+        return comms[r]->collective(CommOp::AllGather, in[r], out[r], n,
+                                    DataType::Int32, 0, nullptr, error);
+      };
+      calls.push_back(std::move(call));
+    }
+    return calls;
+  }
+};
+
+/// A runtime built alone (test/runtime/without-hip.test) has no schedule
+/// compiler to build a first call's program: the tests below run in the
+/// main build.
+bool noCompiler(const std::vector<GroupCall> &calls) {
+  return !calls.empty() &&
+         calls[0].error.message.find("no compiler") != std::string::npos;
+}
+
+TEST(RunGroup, ReplayedCallsRunOnTheCallingThread) {
+  GroupJob job(3, 32);
+  ASSERT_TRUE(job.ready());
+  const std::thread::id self = std::this_thread::get_id();
+  for (int round = 0; round < 3; ++round) {
+    job.fill(round);
+    std::vector<std::thread::id> made(job.ranks);
+    std::vector<GroupCall> calls = job.allGathers(job.count, made);
+    bool ok = runGroup(calls);
+    if (noCompiler(calls))
+      GTEST_SKIP() << calls[0].error.message;
+    ASSERT_TRUE(ok) << calls[0].error.message;
+    EXPECT_TRUE(job.gathered(round, job.count)) << "round " << round;
+    // The first round meets every rank on the host: a thread per
+    // communicator (the first the caller's). Later ones replay, here.
+    EXPECT_EQ(made[0], self);
+    for (int r = 1; r < job.ranks; ++r)
+      EXPECT_EQ(made[r] == self, round > 0)
+          << "rank " << r << " round " << round;
+  }
+}
+
+TEST(RunGroup, AMissDefersItsCommunicatorsLaterCallsInOrder) {
+  GroupJob job(3, 32);
+  ASSERT_TRUE(job.ready());
+  const std::thread::id self = std::this_thread::get_id();
+  // Made once: the all-gather of 32 replays from here on.
+  {
+    job.fill(0);
+    std::vector<std::thread::id> made(job.ranks);
+    std::vector<GroupCall> calls = job.allGathers(job.count, made);
+    bool ok = runGroup(calls);
+    if (noCompiler(calls))
+      GTEST_SKIP() << calls[0].error.message;
+    ASSERT_TRUE(ok) << calls[0].error.message;
+  }
+  // Each rank: the all-gather of 32 (replayed, here), one of 8 never made
+  // (meets on the host: a worker's for ranks 1 and 2), then the one of 32
+  // again (after the miss: in order, on the same thread). The last writes
+  // what the first did: every rank's output is round 1's gather of 32.
+  job.fill(1);
+  std::vector<std::thread::id> first(job.ranks), second(job.ranks),
+      third(job.ranks);
+  std::vector<GroupCall> a = job.allGathers(job.count, first),
+                         b = job.allGathers(8, second),
+                         c = job.allGathers(job.count, third), calls;
+  for (int r = 0; r < job.ranks; ++r)
+    for (std::vector<GroupCall> *part : {&a, &b, &c})
+      calls.push_back((*part)[r]);
+  ASSERT_TRUE(runGroup(calls));
+  EXPECT_TRUE(job.gathered(1, job.count));
+  for (int r = 0; r < job.ranks; ++r) {
+    EXPECT_EQ(first[r], self) << "rank " << r;
+    EXPECT_EQ(second[r] == self, r == 0) << "rank " << r;
+    EXPECT_EQ(third[r], second[r]) << "rank " << r;
+  }
+}
+
+TEST(RunGroup, ACallNotProbedIsNeverMadeOnTheCallingThreadTwice) {
+  // A call that does not defer (an sdmaGroupCall's function, a schedule
+  // launch) is made once, on its communicator's thread, even where the
+  // calls before it replayed.
+  GroupJob job(2, 16);
+  ASSERT_TRUE(job.ready());
+  std::vector<std::thread::id> made(job.ranks);
+  for (int round = 0; round < 2; ++round) {
+    job.fill(round);
+    std::vector<GroupCall> calls = job.allGathers(job.count, made);
+    std::vector<int> ran(job.ranks, 0);
+    for (int r = 0; r < job.ranks; ++r) {
+      GroupCall other;
+      other.comm = job.comms[r].get();
+      other.run = [&ran, r](Error &) { return ++ran[r] > 0; };
+      calls.insert(calls.begin() + 2 * r + 1, other);
+    }
+    bool ok = runGroup(calls);
+    if (noCompiler(calls))
+      GTEST_SKIP() << calls[0].error.message;
+    ASSERT_TRUE(ok) << calls[0].error.message;
+    EXPECT_TRUE(job.gathered(round, job.count));
+    EXPECT_EQ(ran, std::vector<int>(job.ranks, 1)) << "round " << round;
+  }
 }
 
 } // namespace

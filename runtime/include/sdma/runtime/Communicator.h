@@ -412,6 +412,10 @@ struct GroupCall {
   /// made, for calls that wait on their streams: a multi-node
   /// communicator's).
   bool hold = true;
+  /// It is a collective, reduction or all-to-allv of this communicator
+  /// (its CallPath defers where probed: GroupLaunch::probing): made first
+  /// on the group's thread, where it starts as made before.
+  bool probe = false;
 };
 
 /// Runs `calls`, made on communicators of this process (ranks of one job or
