@@ -46,6 +46,22 @@ bool timeCalls(const char *op, int ranks, size_t bytes, int iters, Call call,
     std::printf("%s,%d,%zu,%.2f,%.2f\n", op, ranks, bytes, samples[2], host[2]);
   return true;
 }
+/// The sizes every bench mode times: 1 KiB to 64 MiB by fours, or from
+/// SDMA_BENCH_MIN_BYTES to SDMA_BENCH_MAX_BYTES (one size for a profiler).
+std::vector<size_t> benchSizes() {
+  auto bound = [](const char *name, size_t otherwise) {
+    const char *value = std::getenv(name);
+    return value && *value ? size_t(std::strtoull(value, nullptr, 10))
+                           : otherwise;
+  };
+  std::vector<size_t> sizes;
+  size_t most =
+      std::min<size_t>(bound("SDMA_BENCH_MAX_BYTES", 64u << 20), 64u << 20);
+  for (size_t bytes = std::max<size_t>(bound("SDMA_BENCH_MIN_BYTES", 1024), 4);
+       bytes <= most; bytes *= 4)
+    sizes.push_back(bytes);
+  return sizes;
+}
 } // namespace
 
 /// Per-call latency: `iters` calls back to back, then one wait; and the
@@ -57,12 +73,12 @@ bool timeCalls(const char *op, int ranks, size_t bytes, int iters, Call call,
 /// GPU, a host vector on the CPU device: the calls share them where
 /// SDMA_SHARED_BYTES lets them, else fail) or "staged" (plain buffers
 /// copied into symmetric memory and out around each call, as the NCCL
-/// drop-in does without sharing). SDMA_BENCH_MIN_BYTES starts the sizes.
+/// drop-in does without sharing). SDMA_BENCH_MIN_BYTES and
+/// SDMA_BENCH_MAX_BYTES bound the sizes (benchSizes).
 void bench(Rank &k, int iters) {
   int R = k.ranks;
   const char *mode = std::getenv("SDMA_BENCH_BUFFERS");
   std::string buffers = mode && *mode ? mode : "symmetric";
-  const char *least = std::getenv("SDMA_BENCH_MIN_BYTES");
   if (k.rank == 0)
     std::printf("op,ranks,bytes,us_per_call,host_us_per_call\n");
   // A failed call fails the communicator, which refuses every later one.
@@ -78,8 +94,7 @@ void bench(Rank &k, int iters) {
     else
       ++k.failures;
   };
-  for (size_t bytes = least ? std::strtoull(least, nullptr, 10) : 1024;
-       bytes <= (64u << 20); bytes *= 4) {
+  for (size_t bytes : benchSizes()) {
     size_t chunk = std::max<size_t>(4, bytes / R / 4 * 4);
     char *in = static_cast<char *>(k.alloc(chunk * R));
     char *out = static_cast<char *>(k.alloc(chunk * R));
@@ -189,7 +204,9 @@ int groupBench(const Args &args, int ranks) {
       r.stream = nullptr;
   std::printf("op,ranks,bytes,us_per_call,host_us_per_call\n");
   int failed = 0;
-  for (size_t bytes = 1024; bytes <= (64u << 20) && !failed; bytes *= 4) {
+  for (size_t bytes : benchSizes()) {
+    if (failed)
+      break;
     size_t chunk = std::max<size_t>(4, bytes / ranks / 4 * 4);
     std::vector<char *> in(ranks), out(ranks);
     each([&](Rank &r) {
@@ -277,7 +294,7 @@ int baseline(const Args &args) {
         std::fprintf(stderr, "%s\n", error.c_str());
         return 1;
       }
-      for (size_t bytes = 1024; bytes <= (64u << 20); bytes *= 4) {
+      for (size_t bytes : benchSizes()) {
         size_t chunk = std::max<size_t>(4, bytes / R / 4 * 4);
         if (!executor->prepare(chunk, error))
           return std::fprintf(stderr, "%s\n", error.c_str()), 1;
