@@ -7,7 +7,8 @@ threads (a launch each) and the in-process executor, from one GPU run's log.
 
 LOG sections ("== NAME", then the bench's CSV rows op,ranks,bytes,us,host):
   "group R" (sdma-comm-test --case=bench --group-ranks=R), "group R one
-  stream" (SDMA_BENCH_ONE_STREAM=1), "threads R" (--threads-as-ranks=R) and
+  stream" (SDMA_BENCH_ONE_STREAM=1), "group R no probe" (SDMA_GROUP_PROBE=0:
+  every call on its communicator's thread, as before), "threads R" (--threads-as-ranks=R) and
   "in-process" (--case=baseline: every rank count). Writes OUT_STEM.csv (a
   row per op, ranks, bytes and mode), OUT_STEM.md (each mode against the
   in-process executor of the same run) and OUT_STEM.png.
@@ -16,14 +17,15 @@ import argparse
 import re
 import sys
 
-MODES = ["group", "group one stream", "threads", "in-process"]
+MODES = ["group", "group one stream", "group no probe", "threads",
+         "in-process"]
 
 
 def parse(text):
     """{(op, ranks, bytes): {mode: us}}"""
     data, mode, want = {}, None, None
     for line in text.splitlines():
-        m = re.match(r"== (group|threads) (\d+)( one stream)?\s*$", line)
+        m = re.match(r"== (group|threads) (\d+)( one stream| no probe)?\s*$", line)
         if m:
             mode = m.group(1) + (m.group(3) or "")
             want = int(m.group(2))
@@ -66,12 +68,15 @@ def main():
                 "(sdma-comm-test's bench), every mode in the same run. "
                 "`group`: one thread makes every rank's call between "
                 "sdmaGroupStart and sdmaGroupEnd (a stream per rank; "
-                "`one stream`: all on one); `threads`: a thread per rank, "
+                "`one stream`: all on one; `no probe`: SDMA_GROUP_PROBE=0, "
+                "every call handed to its communicator's thread, as before "
+                "replayed calls were made on the ending thread); `threads`: a thread per rank, "
                 "each its own call; `in-process`: the executor's one launch "
                 "for every rank. Ratios are to the in-process executor.\n\n")
-        f.write("| op | ranks | bytes | group us | one stream us | threads us "
-                "| in-process us | group / in-process | threads / in-process "
-                "|\n|---|---|---|---|---|---|---|---|---|\n")
+        f.write("| op | ranks | bytes | group us | one stream us | no probe us "
+                "| threads us | in-process us | group / in-process "
+                "| one stream / in-process | threads / in-process "
+                "|\n|---|---|---|---|---|---|---|---|---|---|---|\n")
         for op, ranks, b in keys:
             row = data[(op, ranks, b)]
             base = row.get("in-process")
@@ -83,10 +88,12 @@ def main():
                 if mode not in row or not base:
                     return "-"
                 return "%.2fx" % (row[mode] / base)
-            f.write("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n" %
+            f.write("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s "
+                    "|\n" %
                     (op, ranks, b, cell("group"), cell("group one stream"),
-                     cell("threads"), cell("in-process"), ratio("group"),
-                     ratio("threads")))
+                     cell("group no probe"), cell("threads"),
+                     cell("in-process"), ratio("group"),
+                     ratio("group one stream"), ratio("threads")))
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
