@@ -109,7 +109,8 @@ def main():
                 pts = [(b, y) for b, y in zip(sizes, ys) if y is not None]
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts],
-                            marker="o", label=mode)
+                            marker="o", label=mode,
+                            color="C%d" % MODES.index(mode))
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_title("%s, %d ranks on one GPU" % (op, ranks))
