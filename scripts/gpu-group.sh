@@ -10,8 +10,8 @@
 # (every byte checked) and, where the fused launch fails, the variants that
 # tell why (one stream, no low-latency path, one launch per rank,
 # compute-sanitizer), and the legacy default stream; bench the timed modes
-# (bench/group_report.py reads OUT_DIR/group.txt; the group runs print
-# SDMA_GROUP_PROFILE's phases; "no probe": SDMA_GROUP_PROBE=0, every call on
+# (bench/group_report.py reads OUT_DIR/group.txt; "profile R" runs print
+# SDMA_GROUP_PROFILE's phases, up to 64 KiB; "no probe": SDMA_GROUP_PROBE=0, every call on
 # its communicator's thread, to compare); moe the MoE group bench. PRECOMPILED_DIR:
 # sdma-precompile's programs (--ranks=1,2,3,4,8; the MoE ones at 8 ranks).
 set -uo pipefail
@@ -57,17 +57,22 @@ fi
 if [[ $what == *bench* ]]; then
   log=$out/group.txt
   for R in 2 8; do
-    logged "$log" 200 "group $R" \
-      "^allgather,.*,1024,|^alltoall,.*,67108864,|group profile" \
-      env SDMA_GROUP_PROFILE=1 $T --case=bench --group-ranks=$R --iters=$iters
-    logged "$log" 200 "group $R one stream" \
-      "^allgather,.*,1024,|failed|group profile" \
-      env SDMA_GROUP_PROFILE=1 SDMA_BENCH_ONE_STREAM=1 $T --case=bench \
-      --group-ranks=$R --iters=$iters
+    logged "$log" 200 "group $R" "^allgather,.*,1024,|^alltoall,.*,67108864," \
+      $T --case=bench --group-ranks=$R --iters=$iters
+    logged "$log" 200 "group $R one stream" "^allgather,.*,1024,|failed" \
+      env SDMA_BENCH_ONE_STREAM=1 $T --case=bench --group-ranks=$R \
+      --iters=$iters
     logged "$log" 200 "group $R no probe" "^allgather,.*,1024,|failed" \
       env SDMA_GROUP_PROBE=0 $T --case=bench --group-ranks=$R --iters=$iters
     logged "$log" 200 "threads $R" "^allgather,.*,1024,|^alltoall,.*,67108864," \
       $T --case=bench --threads-as-ranks=$R --iters=$iters
+    # The phases, apart (timing them costs a little): up to 64 KiB.
+    for s in "" 1; do
+      TAIL=12 logged "$log" 100 "profile $R${s:+ one stream}" "group profile" \
+        env SDMA_GROUP_PROFILE=1 SDMA_BENCH_ONE_STREAM=$s \
+        SDMA_BENCH_MAX_BYTES=65536 $T --case=bench --group-ranks=$R \
+        --iters=$iters
+    done
   done
   logged "$log" 300 "in-process" "^allgather,.*,1024,|^alltoall,8,67108864," \
     $T --case=baseline --schedule="$pre" --iters=$iters

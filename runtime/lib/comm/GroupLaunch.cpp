@@ -379,8 +379,10 @@ void GroupLaunch::start(std::vector<Error> &errors) {
   }
   // SDMA_GROUP_LAUNCH=0: no launch for several ranks (each rank's alone),
   // to compare or to work around a device that refuses it.
-  const char *fuse = std::getenv("SDMA_GROUP_LAUNCH");
-  const bool fuseLaunches = !fuse || std::string(fuse) != "0";
+  static const bool fuseLaunches = [] {
+    const char *fuse = std::getenv("SDMA_GROUP_LAUNCH");
+    return !fuse || std::string(fuse) != "0";
+  }();
   std::map<Launcher *, size_t> next; // each one's first item not started
   std::vector<Launcher *> failed;
   auto isFailed = [&](Launcher *l) {
@@ -403,22 +405,30 @@ void GroupLaunch::start(std::vector<Error> &errors) {
   for (;;) {
     // This round's launches by group key (in communicator order), the rest
     // alone.
-    std::vector<std::pair<std::string, std::vector<Held *>>> together;
+    // Ranks of one job (their blocks were sized for the ranks sharing the
+    // GPU), one program and build, one path and chunk; an empty build:
+    // alone.
+    struct Key {
+      std::string build;
+      uint64_t job;
+      bool lowLatency;
+      size_t chunk;
+      bool operator==(const Key &o) const {
+        return job == o.job && lowLatency == o.lowLatency && chunk == o.chunk &&
+               build == o.build;
+      }
+    };
+    std::vector<std::pair<Key, std::vector<Held *>>> together;
     for (Launcher *l : order) {
       if (isFailed(l) || !runWork(l) || next[l] >= of[l].size())
         continue;
       Held *h = of[l][next[l]++];
-      // Ranks of one job (their blocks were sized for the ranks sharing
-      // the GPU), one program and build, one path and chunk.
-      std::string key = h->dma || !fuseLaunches ? "" : h->kernel->groupKey();
-      if (!key.empty())
-        key += " job " + std::to_string(l->job()) +
-               (h->launch.lowLatency ? " ll " : " ") +
-               std::to_string(h->launch.chunkBytes);
+      Key key{h->dma || !fuseLaunches ? "" : h->kernel->groupKey(), l->job(),
+              h->launch.lowLatency, h->launch.chunkBytes};
       auto it = std::find_if(together.begin(), together.end(),
                              [&](const auto &p) { return p.first == key; });
-      if (key.empty() || it == together.end())
-        together.push_back({key, {h}});
+      if (key.build.empty() || it == together.end())
+        together.push_back({std::move(key), {h}});
       else
         it->second.push_back(h);
     }
@@ -429,8 +439,9 @@ void GroupLaunch::start(std::vector<Error> &errors) {
     std::vector<std::vector<Held *>> units;
     for (auto &[key, members] : together) {
       size_t limit =
-          key.empty() ? 1
-                      : size_t(std::max(1, members[0]->kernel->groupLimit()));
+          key.build.empty()
+              ? 1
+              : size_t(std::max(1, members[0]->kernel->groupLimit()));
       for (size_t at = 0; at < members.size(); at += limit)
         units.emplace_back(members.begin() + at,
                            members.begin() +
