@@ -62,6 +62,7 @@ const Driver *Driver::get(std::string &error) {
     // CUDA 12.8 exported a different signature under the plain name; only
     // CUDA 13's _v2 is used.
     optional(driver.cuMemcpyBatchAsync, "cuMemcpyBatchAsync_v2");
+    optional(driver.cuFuncLoad, "cuFuncLoad");
     CUresult result = driver.cuInit(0);
     if (result != 0) {
       loadError = "no GPU: " + driver.describe("cuInit", result);

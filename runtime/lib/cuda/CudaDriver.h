@@ -143,6 +143,9 @@ struct Driver {
   CUresult (*cuMemcpyBatchAsync)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
                                  MemcpyAttributes *, size_t *, size_t,
                                  CUstream) = nullptr;
+  /// A function's loading finished now (CUDA 12.4+; null before, where
+  /// nothing is loaded lazily at a launch).
+  CUresult (*cuFuncLoad)(CUfunction) = nullptr;
 
   /// Loads libcuda.so.1 and initialises it. Returns nullptr with `error`
   /// ("no GPU: ...") where there is no driver or no device.

@@ -221,9 +221,15 @@ bool CudaKernel::loadEntry(const CudaKernel &loaded, const std::string &entry,
 bool CudaKernel::find(const std::string &entry, int threads,
                       std::string &error) {
   threads_ = threads;
+  // Loaded whole now: under lazy loading (CUDA_MODULE_LOADING=LAZY, the
+  // default since CUDA 12.2) the rest would load at the first launch, which
+  // may wait for the kernels running on the GPU, and a peer rank's kernel
+  // there waits for this rank's launch until it times out.
   return check(driver_->cuModuleGetFunction(&function_, module_->module,
                                             entry.c_str()),
                "cuModuleGetFunction", error) &&
+         (!driver_->cuFuncLoad ||
+          check(driver_->cuFuncLoad(function_), "cuFuncLoad", error)) &&
          check(driver_->cuOccupancyMaxActiveBlocksPerMultiprocessor(
                    &blocksPerSM_, function_, threads, 0),
                "cuOccupancyMaxActiveBlocksPerMultiprocessor", error) &&
