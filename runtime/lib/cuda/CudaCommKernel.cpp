@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <set>
 
@@ -110,10 +109,7 @@ bool CudaCommKernel::load(std::string &error) {
   CompileInfo compile;
   std::string cubin;
   // Every rank of the job on this GPU: device-scope fences suffice.
-  // SDMA_ONE_GPU=0: system-scope fences even so (to compare).
-  const char *scope = std::getenv("SDMA_ONE_GPU");
-  const bool oneGpu = device_.sharing() >= program_.ranks &&
-                      !(scope && std::string(scope) == "0");
+  const bool oneGpu = device_.sharing() >= program_.ranks;
   CudaKernelSource source = CudaKernelSource::ldst(program_, false, oneGpu);
   // Ranks of the job share this GPU: the group entries too, for as many of
   // them as one launch's parameters hold (each its table: LaunchTable's

@@ -115,7 +115,12 @@ bool CudaDeviceSet::alloc(int rank, CUdeviceptr &ptr, size_t bytes,
     return false;
   SDMA_CU(cuMemAlloc_v2, &ptr, std::max<size_t>(bytes, 1));
   owned_.emplace_back(rank, ptr);
+  // Zeroed before anyone learns the address: cuMemsetD8 on device memory
+  // returns before it runs (on the legacy stream, which streams made
+  // non-blocking do not wait for), so a peer's first kernel could write a
+  // flag or a header here that the zeroing then wiped.
   SDMA_CU(cuMemsetD8_v2, ptr, 0, bytes);
+  SDMA_CU(cuStreamSynchronize, nullptr);
   return true;
 }
 

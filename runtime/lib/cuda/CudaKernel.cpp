@@ -221,10 +221,11 @@ bool CudaKernel::loadEntry(const CudaKernel &loaded, const std::string &entry,
 bool CudaKernel::find(const std::string &entry, int threads,
                       std::string &error) {
   threads_ = threads;
-  // Loaded whole now: under lazy loading (CUDA_MODULE_LOADING=LAZY, the
-  // default since CUDA 12.2) the rest would load at the first launch, which
-  // may wait for the kernels running on the GPU, and a peer rank's kernel
-  // there waits for this rank's launch until it times out.
+  // Loaded whole now, not at its first launch: under lazy loading (the
+  // default since CUDA 12.2) NVIDIA warns that loading at a launch may wait
+  // for the kernels running on the GPU, and a peer rank's kernel there may
+  // be waiting for this launch. (It did not cure the timeouts of 8 ranks as
+  // threads on one H100, docs/limitations.md: nor did eager loading.)
   return check(driver_->cuModuleGetFunction(&function_, module_->module,
                                             entry.c_str()),
                "cuModuleGetFunction", error) &&

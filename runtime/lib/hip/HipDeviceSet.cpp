@@ -110,7 +110,11 @@ bool HipDeviceSet::alloc(int rank, void *&ptr, size_t bytes,
     return false;
   SDMA_HIP(hipMalloc, &ptr, std::max<size_t>(bytes, 1));
   owned_.emplace_back(rank, ptr);
+  // Zeroed before anyone learns the address (hipMemset on device memory
+  // may return before it runs; a peer's first kernel must not write a flag
+  // here that the zeroing then wipes).
   SDMA_HIP(hipMemset, ptr, 0, bytes);
+  SDMA_HIP(hipStreamSynchronize, nullptr);
   return true;
 }
 
