@@ -61,6 +61,25 @@ struct CallKey {
 /// The all-to-allv calls (CallKey::kind 32 + this).
 enum class AllToAllvKind { Slots, Packed, TwoD, TwoDOffset };
 
+/// An all-to-allv's replay key (CallKey: the count tables, not the counts).
+inline CallKey allToAllvKey(AllToAllvKind kind, const void *send,
+                            const int64_t *sendCounts, const void *recv,
+                            const int64_t *recvCounts, size_t capacity,
+                            size_t rowBytes, int experts = 0,
+                            int majorAlign = 0) {
+  CallKey key;
+  key.kind = 32 + int(kind);
+  key.send = send;
+  key.recv = recv;
+  key.count = capacity;
+  key.sendCounts = sendCounts;
+  key.recvCounts = recvCounts;
+  key.rowBytes = rowBytes;
+  key.experts = experts;
+  key.majorAlign = majorAlign;
+  return key;
+}
+
 struct CallKeyHash {
   size_t operator()(const CallKey &k) const {
     uint64_t h = 1469598103934665603ull;

@@ -362,15 +362,10 @@ bool Communicator::allToAllv(const void *send, const int64_t *sendCounts,
                              void *recv, int64_t *recvCounts, size_t capacity,
                              size_t rowBytes, AlltoAllvLayout layout,
                              void *stream, Error &error) {
-  CallKey key;
-  key.kind = 32 + int(layout == AlltoAllvLayout::Packed ? AllToAllvKind::Packed
-                                                        : AllToAllvKind::Slots);
-  key.send = send;
-  key.recv = recv;
-  key.count = capacity;
-  key.sendCounts = sendCounts;
-  key.recvCounts = recvCounts;
-  key.rowBytes = rowBytes;
+  CallKey key =
+      allToAllvKey(layout == AlltoAllvLayout::Packed ? AllToAllvKind::Packed
+                                                     : AllToAllvKind::Slots,
+                   send, sendCounts, recv, recvCounts, capacity, rowBytes);
   if (bool ok; impl_->calls->replayed(key, stream, error, ok))
     return ok;
   CollectivePlan plan;
@@ -384,16 +379,9 @@ bool Communicator::allToAllv2d(const void *send, const int64_t *inSplits,
                                void *recv, int64_t *outSplitsOffsets,
                                int experts, size_t capacity, size_t rowBytes,
                                int majorAlign, void *stream, Error &error) {
-  CallKey key;
-  key.kind = 32 + int(AllToAllvKind::TwoD);
-  key.send = send;
-  key.recv = recv;
-  key.count = capacity;
-  key.sendCounts = inSplits;
-  key.recvCounts = outSplitsOffsets;
-  key.rowBytes = rowBytes;
-  key.experts = experts;
-  key.majorAlign = majorAlign;
+  CallKey key =
+      allToAllvKey(AllToAllvKind::TwoD, send, inSplits, recv, outSplitsOffsets,
+                   capacity, rowBytes, experts, majorAlign);
   if (bool ok; impl_->calls->replayed(key, stream, error, ok))
     return ok;
   CollectivePlan plan;
@@ -409,15 +397,9 @@ bool Communicator::allToAllv2dOffset(const void *send,
                                      int64_t *outSplitsOffsets, int experts,
                                      size_t capacity, size_t rowBytes,
                                      void *stream, Error &error) {
-  CallKey key;
-  key.kind = 32 + int(AllToAllvKind::TwoDOffset);
-  key.send = send;
-  key.recv = recv;
-  key.count = capacity;
-  key.sendCounts = inSplitsOffsets;
-  key.recvCounts = outSplitsOffsets;
-  key.rowBytes = rowBytes;
-  key.experts = experts;
+  CallKey key =
+      allToAllvKey(AllToAllvKind::TwoDOffset, send, inSplitsOffsets, recv,
+                   outSplitsOffsets, capacity, rowBytes, experts);
   if (bool ok; impl_->calls->replayed(key, stream, error, ok))
     return ok;
   CollectivePlan plan;
