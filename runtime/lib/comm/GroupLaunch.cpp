@@ -175,15 +175,14 @@ private:
   std::vector<Worker *> idle_;
 };
 
-/// Runs `tasks` side by side (the first on this thread); none may throw.
-void runTasks(std::vector<std::function<void()>> &tasks) {
+} // namespace
+
+void sdma::rt::runTasks(std::vector<std::function<void()>> &tasks) {
   if (tasks.size() == 1)
     tasks[0]();
   else if (!tasks.empty())
     Workers::get().run(tasks);
 }
-
-} // namespace
 
 GroupPhaseTimer::GroupPhaseTimer(GroupPhase phase) : phase_(phase) {
   if (phase != GroupPhase::Count && GroupProfile::get().on())
@@ -471,125 +470,4 @@ void GroupLaunch::start(std::vector<Error> &errors) {
                                     "not run: an earlier call of the group "
                                     "on this communicator failed");
   held_.clear();
-}
-
-bool sdma::rt::runGroup(std::vector<GroupCall> &calls) {
-  GroupPhaseTimer timer(GroupPhase::End);
-  // Inside another group's call (sdmaGroupCall's function opening a group
-  // of its own): its calls are part of that call, in order, on this thread.
-  if (GroupLaunch::current()) {
-    bool ok = true;
-    for (GroupCall &call : calls)
-      if (ok)
-        ok = call.run(call.error);
-      else
-        call.error.fail(ErrorKind::InvalidUsage,
-                        "not run: an earlier call of the group failed");
-    return ok;
-  }
-  // Each communicator's calls, in order, on one thread.
-  std::vector<Communicator *> comms;
-  std::vector<std::vector<size_t>> of;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    auto it = std::find(comms.begin(), comms.end(), calls[i].comm);
-    if (it == comms.end()) {
-      comms.push_back(calls[i].comm);
-      of.emplace_back();
-      it = comms.end() - 1;
-    }
-    of[size_t(it - comms.begin())].push_back(i);
-  }
-  GroupLaunch group;
-  std::vector<Error> errors(calls.size());
-  // Call `i` of communicator `c` (position `at` of its calls): false where
-  // it failed (the communicator's later calls are not run) or, probed,
-  // deferred (`deferred` set). Nothing thrown leaves it (a worker's would
-  // end the process).
-  // With `bind`, first makes the communicator's device current (a worker's
-  // first call).
-  auto run = [&](size_t c, size_t at, bool probe, bool bind, bool &deferred) {
-    size_t i = of[c][at];
-    Error error;
-    bool ok = false;
-    deferred = false;
-    try {
-      if (bind)
-        comms[c]->bindThread();
-      GroupLaunch::Scope scope(calls[i].hold ? &group : nullptr, int(i), probe);
-      GroupPhaseTimer first(c == 0 ? GroupPhase::FirstCalls
-                                   : GroupPhase::Count);
-      ok = calls[i].run(error);
-      deferred = probe && GroupLaunch::deferred();
-    } catch (const std::bad_alloc &) {
-      error.fail(ErrorKind::System, "out of host memory");
-    } catch (const std::exception &e) {
-      error.fail(ErrorKind::Internal, e.what());
-    }
-    if (ok || deferred)
-      return ok;
-    if (error.empty())
-      error.fail(ErrorKind::Internal, "a call failed without a reason");
-    errors[i] = error;
-    for (size_t j = at + 1; j < of[c].size(); ++j)
-      errors[of[c][j]].fail(ErrorKind::InvalidUsage,
-                            "not run: an earlier call of the group on this "
-                            "communicator failed");
-    return false;
-  };
-  // First, on this thread: each communicator's calls while they start as
-  // made before (a microsecond each: a thread's handoff would cost more).
-  // from[c]: its first call left for the threads (its count: none).
-  // SDMA_GROUP_PROBE=0: every call on its communicator's thread, to
-  // compare.
-  static const bool probe = [] {
-    const char *env = std::getenv("SDMA_GROUP_PROBE");
-    return !env || std::string(env) != "0";
-  }();
-  std::vector<size_t> from(comms.size(), 0);
-  if (probe) {
-    GroupPhaseTimer probing(GroupPhase::Probe);
-    for (size_t c = 0; c < comms.size(); ++c)
-      for (bool deferred = false; from[c] < of[c].size(); ++from[c]) {
-        if (!calls[of[c][from[c]]].probe)
-          break;
-        if (!run(c, from[c], true, false, deferred)) {
-          if (!deferred)
-            from[c] = of[c].size(); // failed: the rest are not run
-          break;
-        }
-      }
-  }
-  // Then the rest, each communicator's in order on a thread of its own,
-  // side by side (a call that meets every rank on the host waits for the
-  // others'); the first communicator's on this thread, whose device the
-  // caller made current, the others' on workers that make theirs current.
-  std::vector<std::function<void()>> tasks;
-  for (size_t c = 0; c < comms.size(); ++c) {
-    if (from[c] == of[c].size()) {
-      if (c == 0)
-        tasks.push_back([] {});
-      continue;
-    }
-    tasks.push_back([&, c] {
-      for (size_t at = from[c]; at < of[c].size(); ++at)
-        if (bool deferred; !run(c, at, false, c > 0 && at == from[c], deferred))
-          return;
-    });
-  }
-  if (tasks.size() == 1 && from[0] == of[0].size())
-    tasks.clear();
-  {
-    GroupPhaseTimer calling(GroupPhase::Calls);
-    runTasks(tasks);
-  }
-  {
-    GroupPhaseTimer starting(GroupPhase::Start);
-    group.start(errors);
-  }
-  bool ok = true;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    calls[i].error = errors[i];
-    ok = ok && errors[i].empty();
-  }
-  return ok;
 }

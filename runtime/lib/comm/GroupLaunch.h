@@ -99,6 +99,11 @@ struct RoundLaunch {
 std::string streamConflict(const std::vector<RoundLaunch> &launches,
                            uint64_t *job = nullptr);
 
+/// Runs `tasks` side by side, the first on this thread, the others on
+/// worker threads kept between groups (an idle one spins a while before it
+/// sleeps); returns when all are done. None may throw.
+void runTasks(std::vector<std::function<void()>> &tasks);
+
 class GroupLaunch {
 public:
   /// The group whose calls the calling thread makes, or null.
