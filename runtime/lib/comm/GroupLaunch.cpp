@@ -402,11 +402,9 @@ void GroupLaunch::start(std::vector<Error> &errors) {
     return true;
   };
   for (;;) {
-    // This round's launches by group key (in communicator order), the rest
-    // alone.
-    // Ranks of one job (their blocks were sized for the ranks sharing the
-    // GPU), one program and build, one path and chunk; an empty build:
-    // alone.
+    // This round's launches by group key, in communicator order: ranks of
+    // one job (their blocks were sized for the ranks sharing the GPU), one
+    // program and build, one path and chunk; an empty build: alone.
     struct Key {
       std::string build;
       uint64_t job;

@@ -43,11 +43,11 @@ class Launcher;
 
 /// The phases of a group's end whose time SDMA_GROUP_PROFILE=1 reports:
 /// the whole of runGroup, the calls made first on its thread (probed), the
-/// rest (every communicator's side by side), rank 0's calls alone, the held
-/// work's start, the fused launches, and inside each (CUDA) the streams joined
-/// before, the launch call and the streams joined after; and each call's replay
-/// lookup in a group (CallPath::replayed, with the start it holds where it
-/// finds one).
+/// rest (every communicator's side by side), rank 0's calls alone, the
+/// held work's start, the fused launches, and inside each (CUDA) the
+/// streams joined before, the launch call and the streams joined after;
+/// and each call's replay lookup in a group (CallPath::replayed, with the
+/// start it holds where it finds one).
 enum class GroupPhase {
   End,
   Calls,
@@ -63,9 +63,8 @@ enum class GroupPhase {
 };
 /// Times one phase while alive (GroupPhase::Count: none), where
 /// SDMA_GROUP_PROFILE=1 (read once); else costs a flag test. At exit the
-/// process's median, mean and count of each phase go to stderr ("sdma group
-/// profile:
-/// ...").
+/// process's median, mean and count of each phase go to stderr, a line
+/// each ("sdma group profile: PHASE median ...").
 class GroupPhaseTimer {
 public:
   explicit GroupPhaseTimer(GroupPhase phase);
