@@ -41,6 +41,13 @@ constexpr int kRecords = kMaxPrograms + 1;
 /// A record's status once the communicator was aborted: every byte 0xAB
 /// (what a device's byte fill writes into a polled word).
 constexpr uint64_t kAbortedStatus = 0xABABABABABABABABull;
+/// A job barrier's timeout (slots -2 and -3) records as its value the rank
+/// awaited in the low 16 bits and the arrival count awaited (the run's
+/// epoch + 1) above: the kernels' sources (LdstKernel.hip, DmaSyncKernel.h)
+/// write `r | (epoch + 1) << 16` alike.
+constexpr uint64_t arrivalAwaited(uint64_t rank, uint64_t epoch) {
+  return rank | (epoch + 1) << 16;
+}
 
 /// One launch of one rank's part of a program.
 struct KernelLaunch {

@@ -119,7 +119,7 @@ static __device__ bool sdma_dma_barrier(const SdmaDmaSync *S, int phase,
     SDMA_ATOMIC_ADD_SYSTEM_U64(S->arrive[r] + phase * S->ranks + S->rank, 1ull);
   for (int r = 0; r < S->ranks; ++r)
     if (!sdma_dma_wait(S, S->arrive[S->rank] + phase * S->ranks + r, epoch + 1,
-                       -2 - phase, (unsigned long long)r))
+                       -2 - phase, (unsigned long long)r | (epoch + 1) << 16))
       return false;
   for (int r = 0; tagged && r < S->ranks; ++r) {
     unsigned long long theirs =

@@ -94,9 +94,11 @@ Error Launcher::kernelError() {
                     "arrive, exited, or made a different call");
     if (slot == -2 || slot == -3)
       return remote(
-          where + after + " waiting for rank " + std::to_string(r[3]) +
+          where + after + " waiting for rank " + std::to_string(r[3] & 0xffff) +
           (slot == -2 ? " to start the call" : " to finish the call") +
-          ": it did not arrive, exited, or made a different call");
+          " (its arrivals here: " + std::to_string(r[4]) + " of " +
+          std::to_string(r[3] >> 16) +
+          "): it did not arrive, exited, or made a different call");
 
     if (slot == kDmaStoppedSlot) {
       error.fail(ErrorKind::System,
