@@ -25,8 +25,11 @@ for i in $(seq 1 "$runs"); do
   status=$?
   [ $status = 0 ] || failed=$((failed + 1))
   echo "run $i exit $status, $(grep -c 'timed out' "$log") timeout lines," \
-    "$(grep -c '^all' "$log") rows; $(grep -m1 'timed out' "$log" |
-    sed 's/.*has failed: //; s/: it did not.*//')"
+    "$(grep -c '^all' "$log") rows"
+  # Each rank's first wait that timed out: whom it awaited, and what it saw.
+  grep -o 'rank [0-9]* ([a-z_0-9]*) timed out.*: it did not' "$log" |
+    sed 's/ timed out after [0-9]* ms//; s/: it did not//' |
+    sort -u -t' ' -k2,2n | sed 's/^/  /'
 done
 echo "$failed of $runs runs failed"
 [ $failed = 0 ]

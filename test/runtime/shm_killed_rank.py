@@ -53,12 +53,12 @@ message(root, WELCOME)
 # The device exchange: every rank says which device it has, and its
 # settings every rank must share ("device\x1fsettings": the point-to-point
 # chunk, 16 KiB on the CPU device, the path settings and the low-latency
-# inbox, 64 KiB a peer at two ranks, and sharing off: the defaults).
+# inbox, 256 KiB a peer at two ranks, and sharing off: the defaults).
 root.sendall(HEADER.pack(MAGIC, GATHER, 0, 0, 256) +
              b"cpu\x1fSDMA_P2P_CHUNK_BYTES=16384 SDMA_PATH=auto "
              b"SDMA_DMA_VARIANT=pcpy SDMA_DMA_SUBMIT=host "
              b"SDMA_DMA_PACKET_TARGET= SDMA_DMA_MIN_BYTES=0 SDMA_DMA_BATCH=1 "
-             b"SDMA_LL_BYTES=65536 SDMA_SHARED_BYTES=0".ljust(256, b"\0"))
+             b"SDMA_LL_BYTES=262144 SDMA_SHARED_BYTES=0".ljust(256, b"\0"))
 message(root, RESULT)
 
 

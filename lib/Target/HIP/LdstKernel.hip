@@ -247,7 +247,7 @@ static __device__ unsigned long long sdma_premul_own(const SdmaTable *T) {
 // every rank, every block that calls it waits for every rank; a rank that
 // does not come in time is reported as flag slot -2 - phase with the rank
 // awaited and the count awaited as the value (r | (epoch + 1) << 16,
-// sdma::rt::arrivalAwaited). `released`: the arriving thread has just fenced
+// sdma::rt::PeerWait). `released`: the arriving thread has just fenced
 // after everything its arrival must publish (its block's and, through
 // the fence's cumulativity, what it acquired), so it arrives without
 // another fence.
@@ -285,7 +285,8 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
         if (sdma_aborted(T))
           break;
         if (SDMA_NOW_NS() - start > T->timeoutNs) {
-          sdma_report(T, rank, -2 - phase, (unsigned long long)r | (epoch + 1) << 16, seen);
+          sdma_report(T, rank, -2 - phase,
+                      (unsigned long long)r | (epoch + 1) << 16, seen);
           break;
         }
       }

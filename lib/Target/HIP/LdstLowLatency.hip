@@ -88,10 +88,14 @@ static __device__ SDMA_INLINE void sdma_ll_write(char *packet, unsigned int flag
 // Polls `packet` (from rank `from`) until both its words carry `flag`; its
 // 8 bytes into `v`. False on a timeout (recorded as `slot`: -2 for a header,
 // a peer that did not start the call, as the entry barrier says) or a
-// failure elsewhere.
+// failure elsewhere. The record's value: the rank, the flag awaited, a
+// low-latency wait (sdma::rt::PeerWait); its seen value: the flag found,
+// and above it the flag of `other` where given (the peer's header in the
+// other slot: a peer a call ahead or behind shows there).
 static __device__ bool sdma_ll_poll(const SdmaTable *T, int rank, int from,
                                     const char *packet, unsigned int flag,
-                                    int slot, unsigned long long &v) {
+                                    int slot, unsigned long long &v,
+                                    const char *other = 0) {
   unsigned long long w0, w1, start = 0;
   for (;;) {
     SDMA_LL_LOAD(packet, w0, w1);
@@ -106,8 +110,14 @@ static __device__ bool sdma_ll_poll(const SdmaTable *T, int rank, int from,
     if (!start) {
       start = now;
     } else if (now - start > T->timeoutNs) {
-      sdma_report(T, rank, slot, (unsigned long long)from,
-                  (w0 >> 32) == flag ? w1 >> 32 : w0 >> 32);
+      unsigned long long o0 = 0, o1 = 0;
+      if (other)
+        SDMA_LL_LOAD(other, o0, o1);
+      sdma_report(T, rank, slot,
+                  (unsigned long long)from |
+                      (unsigned long long)flag << 16 | 1ull << 63,
+                  ((w0 >> 32) == flag ? w1 >> 32 : w0 >> 32) |
+                      (o0 >> 32) << 32);
       return false;
     }
   }
@@ -186,7 +196,7 @@ static __device__ bool sdma_ll_headers(const SdmaTable *T, int rank,
     if (q == rank)
       continue;
     if (!sdma_ll_poll(T, rank, q, sdma_ll_region(T, rank, q, slot), flag, -2,
-                      theirs))
+                      theirs, sdma_ll_region(T, rank, q, slot ^ 1ull)))
       return false;
     if (theirs != T->callTag) {
       sdma_report(T, rank, -4, (unsigned long long)q, theirs);

@@ -41,13 +41,25 @@ constexpr int kRecords = kMaxPrograms + 1;
 /// A record's status once the communicator was aborted: every byte 0xAB
 /// (what a device's byte fill writes into a polled word).
 constexpr uint64_t kAbortedStatus = 0xABABABABABABABABull;
-/// A job barrier's timeout (slots -2 and -3) records as its value the rank
-/// awaited in the low 16 bits and the arrival count awaited (the run's
-/// epoch + 1) above: the kernels' sources (LdstKernel.hip, DmaSyncKernel.h)
-/// write `r | (epoch + 1) << 16` alike.
-constexpr uint64_t arrivalAwaited(uint64_t rank, uint64_t epoch) {
-  return rank | (epoch + 1) << 16;
-}
+/// What a timed-out wait for a peer records as its value (slots -2 and -3,
+/// a job barrier or a low-latency header; -5, a low-latency packet): the
+/// rank awaited in bits 0-15, the count or flag awaited in bits 16-62 (an
+/// arrival count is the run's epoch + 1), bit 63 set for a low-latency
+/// call's wait. The kernels' sources (LdstKernel.hip, LdstLowLatency.hip,
+/// DmaSyncKernel.h) write `r | awaited << 16 [| 1ull << 63]` alike.
+struct PeerWait {
+  uint64_t rank, awaited;
+  bool lowLatency;
+  static constexpr uint64_t encode(uint64_t rank, uint64_t awaited,
+                                   bool lowLatency = false) {
+    return rank | (awaited & ((1ull << 47) - 1)) << 16 |
+           uint64_t(lowLatency) << 63;
+  }
+  static constexpr PeerWait decode(uint64_t value) {
+    return {value & 0xffff, (value >> 16) & ((1ull << 47) - 1),
+            (value >> 63) != 0};
+  }
+};
 
 /// One launch of one rank's part of a program.
 struct KernelLaunch {
@@ -65,6 +77,10 @@ struct KernelLaunch {
   /// A low-latency call (SdmaTable::ll set): the program's sdma_ldst_ll
   /// entry, not its entry.
   bool lowLatency = false;
+  /// A call that repeats an earlier one (CallReplay.h): the same table
+  /// again, which a device may launch in a faster way it prepared
+  /// (CUDA: a graph, CudaLaunchGraphs.h).
+  bool replayed = false;
 };
 
 class CommKernel {

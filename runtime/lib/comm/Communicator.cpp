@@ -97,12 +97,20 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   // sender writes into the receiver's area by its own) and how calls pick
   // their path (the ranks of a call must take the same one, and add the
   // same DMA programs to their control areas).
-  // The low-latency inbox by default: 64 KiB a peer (measured on one H200
-  // at 8 ranks: 0.72x the barrier protocol at 32 KiB a peer, even at 128
-  // KiB, 1.8x at 512 KiB), fewer past 16 ranks so it stays within 4 MiB.
-  if (options.lowLatencyBytes < 0)
-    options.lowLatencyBytes =
-        std::min<int64_t>(64 << 10, (int64_t(1) << 20) / ranks / 8 * 8);
+  // The low-latency inbox by default: 512 KiB / ranks a peer, at most 256
+  // KiB, at least 64 KiB up to 16 ranks, then 1 MiB / ranks (an inbox of
+  // two slots stays within 4 MiB). Measured with ranks as threads: on one
+  // H200 at 8 ranks 0.72x the barrier protocol at 32 KiB a peer, even at
+  // 128 KiB, 1.8x at 512 KiB; on one H100 at 2 ranks 256 KiB a peer takes
+  // 256 KiB calls from 8.5 to 5.6 us with small calls unchanged, at 4 ranks
+  // 128 KiB a peer is as fast as 64 KiB below it and 256 KiB makes small
+  // calls 2 us slower (bench/results/gpu-runs/h100-s64-ll-area.txt).
+  if (options.lowLatencyBytes < 0) {
+    int64_t perPeer = std::max<int64_t>(
+        (int64_t(512) << 10) / ranks,
+        std::min<int64_t>(64 << 10, (int64_t(1) << 20) / ranks));
+    options.lowLatencyBytes = std::min<int64_t>(256 << 10, perPeer) / 8 * 8;
+  }
   std::string chunk =
       "SDMA_P2P_CHUNK_BYTES=" + std::to_string(options.p2pChunkBytes) +
       " SDMA_PATH=" + options.path + " SDMA_DMA_VARIANT=" + options.dmaVariant +

@@ -87,18 +87,27 @@ Error Launcher::kernelError() {
                    "buffer is differs; the host checks a call's signature "
                    "the first time only, the launch every time): refused on "
                    "every rank");
-    if (slot == -5)
-      return remote(where + after + " waiting for rank " +
-                    std::to_string(r[3]) +
-                    "'s data (a low-latency call, no barrier): it did not "
-                    "arrive, exited, or made a different call");
-    if (slot == -2 || slot == -3)
+    if (slot == -2 || slot == -3 || slot == -5) {
+      PeerWait wait = PeerWait::decode(r[3]);
+      // A low-latency header's wait also saw the peer's header in the
+      // other slot (LdstLowLatency.hip's sdma_ll_poll): a peer a call ahead
+      // or behind this rank writes there.
+      std::string seen = wait.lowLatency
+                             ? "its low-latency flag here: " +
+                                   std::to_string(r[4] & 0xffffffffu) +
+                                   ", awaited " + std::to_string(wait.awaited) +
+                                   (slot == -2 ? "; in the other slot: " +
+                                                     std::to_string(r[4] >> 32)
+                                               : std::string())
+                             : "its arrivals here: " + std::to_string(r[4]) +
+                                   " of " + std::to_string(wait.awaited);
       return remote(
-          where + after + " waiting for rank " + std::to_string(r[3] & 0xffff) +
-          (slot == -2 ? " to start the call" : " to finish the call") +
-          " (its arrivals here: " + std::to_string(r[4]) + " of " +
-          std::to_string(r[3] >> 16) +
-          "): it did not arrive, exited, or made a different call");
+          where + after + " waiting for rank " + std::to_string(wait.rank) +
+          (slot == -5   ? "'s data (a low-latency call, no barrier; "
+           : slot == -2 ? " to start the call ("
+                        : " to finish the call (") +
+          seen + "): it did not arrive, exited, or made a different call");
+    }
 
     if (slot == kDmaStoppedSlot) {
       error.fail(ErrorKind::System,
@@ -424,11 +433,11 @@ bool Launcher::replay(const PreparedLaunch &prepared, void *stream,
     error.context("the communicator has failed");
     return false;
   }
-  return start(prepared, stream, error);
+  return start(prepared, stream, error, true);
 }
 
-bool Launcher::start(const PreparedLaunch &prepared, void *stream,
-                     Error &error) {
+bool Launcher::start(const PreparedLaunch &prepared, void *stream, Error &error,
+                     bool replayed) {
   const Instance &instance = programs_.instance(prepared.index);
   const bool dma = prepared.dma;
   KernelLaunch launch;
@@ -437,6 +446,7 @@ bool Launcher::start(const PreparedLaunch &prepared, void *stream,
   launch.programRank = rank_;
   launch.stream = stream;
   launch.lowLatency = prepared.lowLatency;
+  launch.replayed = replayed;
   std::string why;
   CommKernel &kernel = dma ? *instance.dmaKernel : *instance.kernel;
   // In a group over several communicators: started with the group's.

@@ -151,8 +151,10 @@ private:
   Error kernelError();
   /// Starts `prepared` on its instance's kernel (its DMA path's where it
   /// is a DMA launch) on `stream`; a launch that failed fails the
-  /// communicator as its cause says.
-  bool start(const PreparedLaunch &prepared, void *stream, Error &error);
+  /// communicator as its cause says. `replayed`: it repeats an earlier
+  /// call (KernelLaunch::replayed).
+  bool start(const PreparedLaunch &prepared, void *stream, Error &error,
+             bool replayed = false);
 
   int rank_, ranks_;
   const CommOptions &options_;

@@ -9,6 +9,7 @@
 #include "comm/PointToPoint.h"
 #include "compile/KernelCache.h"
 #include "cuda/CudaKernel.h"
+#include "cuda/CudaLaunchGraphs.h"
 #include "sdma/runtime/LdstPrelude.h"
 
 #include <algorithm>
@@ -69,6 +70,8 @@ private:
   void refuseGroups();
   /// Events ordering a group launch's streams (made on first use).
   std::vector<CUevent> events_;
+  /// Replayed launches as graphs.
+  LaunchGraphs graphs_;
   int64_t largest_ = 1; // chunks of the largest buffer
 };
 
@@ -89,7 +92,7 @@ CudaCommKernel::CudaCommKernel(const CudaCommGpu &device,
                                const LdstProgram &program)
     : device_(device), program_(program), kernel_(device.driver()),
       lowLatency_(device.driver()), group_(device.driver()),
-      groupLowLatency_(device.driver()) {}
+      groupLowLatency_(device.driver()), graphs_(device.driver()) {}
 
 CudaCommKernel::~CudaCommKernel() {
   for (CUevent event : events_)
@@ -346,8 +349,23 @@ bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
                   &rankBase};
   if (!device_.makeCurrent(error))
     return false;
-  return kernel.launch(blocks, 1, static_cast<CUstream>(launch.stream), args,
-                       error);
+  CUstream stream = static_cast<CUstream>(launch.stream);
+  if (launch.replayed) {
+    // Every byte the launch passes: the graph holds them.
+    std::vector<uint64_t> key(launch.table);
+    key.insert(key.end(), {chunk, uint64_t(rankBase), uint64_t(blocks),
+                           uint64_t(launch.lowLatency)});
+    switch (
+        graphs_.launch(kernel, unsigned(blocks), args, key, stream, error)) {
+    case LaunchGraphs::Result::Launched:
+      return true;
+    case LaunchGraphs::Result::Failed:
+      return false;
+    case LaunchGraphs::Result::Plain:
+      break;
+    }
+  }
+  return kernel.launch(blocks, 1, stream, args, error);
 }
 
 CudaP2pKernel::CudaP2pKernel(const CudaCommGpu &device)

@@ -87,7 +87,7 @@ public:
                          __ATOMIC_SEQ_CST);
     for (int r = 0; r < R; ++r)
       if (!wait(T.arrive[rank_] + phase * R + r, epoch + 1, -2 - phase,
-                arrivalAwaited(uint64_t(r), epoch)))
+                PeerWait::encode(uint64_t(r), epoch + 1)))
         return false;
     for (int r = 0; tagged && r < R; ++r)
       if (uint64_t theirs = load(T.tags[rank_] + r); theirs != T.callTag) {

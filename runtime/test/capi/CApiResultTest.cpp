@@ -39,7 +39,7 @@ job(int ranks,
     threads.emplace_back([&, r] {
       sdmaConfig_t config = SDMA_CONFIG_INITIALIZER;
       config.device = "cpu";
-      config.heapBytes = 1 << 20;
+      config.heapBytes = 8 << 20;
       config.timeoutMs = timeoutMs;
       config.privateBuffers = privateBuffers;
       config.sharedBytes = sharedBytes;
@@ -461,9 +461,9 @@ TEST(CApiResult, PrivateBuffersRunInPlaceOrAreRefusedAtOnce) {
                sdmaAllGather(in32.data(), small, 32, sdmaInt32, comm, nullptr),
                sdmaNotSymmetric, "runs past the end", f);
         sdmaMemFree(comm, small);
-        // 128 KiB to each peer: past SDMA_LL_BYTES, on the barrier path,
-        // whose peers write the receive buffer.
-        size_t n = 32768;
+        // 512 KiB to each peer: past SDMA_LL_BYTES (at most 256 KiB), on
+        // the barrier path, whose peers write the receive buffer.
+        size_t n = 131072;
         std::vector<int32_t> big(n, rank), bigOut(R * n, -1);
         expect(comm, "AllGather (private, large)",
                sdmaAllGather(big.data(), bigOut.data(), n, sdmaInt32, comm,
@@ -563,8 +563,8 @@ TEST(CApiResult, DmaSubmitConfigIsChecked) {
 }
 
 TEST(CApiResult, SharedBuffersRunInPlace) {
-  // sharedBytes: a call on the barrier path (128 KiB to each peer, past the
-  // low-latency calls) whose buffers are plain memory exchanges them for
+  // sharedBytes: a call on the barrier path (512 KiB to each peer, past the
+  // low-latency calls' 256 KiB at most) whose buffers are plain memory exchanges them for
   // the call and runs on them: ranks that are threads of one process reach
   // each other's host memory. Two rounds on other vectors (exchanged
   // again), every element checked; a buffer one rank cannot share is
@@ -573,7 +573,7 @@ TEST(CApiResult, SharedBuffersRunInPlace) {
   auto failures = job(
       R,
       [](sdmaComm_t comm, int rank, std::vector<std::string> &f) {
-        size_t n = 32768;
+        size_t n = 131072;
         for (int round = 0; round < 2; ++round) {
           std::vector<int32_t> in(R * n), out(R * n, -1);
           for (size_t i = 0; i < R * n; ++i)

@@ -23,8 +23,9 @@ namespace sdma::commtest {
 
 int lowLatency(Rank &k, int calls) {
   const int R = k.ranks, me = k.rank;
-  // Bytes per rank: small (low-latency at the default 64 KiB), large not.
-  const size_t small = 1000, large = 100000;
+  // Bytes per rank: small (low-latency at the default, 64-256 KiB a peer),
+  // large not.
+  const size_t small = 1000, large = 300000;
   struct Planned {
     int kind; // 0 all-gather, 1 all-to-all, 2 broadcast
     size_t c;

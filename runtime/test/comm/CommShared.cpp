@@ -22,7 +22,8 @@ namespace sdma::commtest {
 
 void shared(Rank &k) {
   int R = k.ranks;
-  size_t count = 40000, c = count * 4; // 160 KB to each peer
+  size_t count = 80000, c = count * 4; // 320 KB to each peer: past the
+                                       // low-latency calls
   const cuda::Driver *d = k.memory.driver;
   std::vector<std::vector<char>> host(2);
   char *base[2] = {nullptr, nullptr};

@@ -234,7 +234,7 @@ TEST(DmaPath, AnEntryBarrierNobodyReachesNamesTheRank) {
   EXPECT_FALSE(
       createCpuDmaKernel(programFor(0))->launch(job.launch(0, 100), error));
   EXPECT_EQ(int64_t(job.record[0][2]), -2);
-  EXPECT_EQ(job.record[0][3], arrivalAwaited(1, 0))
+  EXPECT_EQ(job.record[0][3], PeerWait::encode(1, 1))
       << "rank 1 did not start run 0 (its first arrival, awaited)";
   EXPECT_EQ(job.record[0][4], 0u) << "no arrival of rank 1 seen";
   EXPECT_EQ(job.b[1], std::vector<char>(kChunk, 0)) << "nothing written";

@@ -278,7 +278,7 @@ static __device__ unsigned long long sdma_premul_own(const SdmaTable *T) {
 // every rank, every block that calls it waits for every rank; a rank that
 // does not come in time is reported as flag slot -2 - phase with the rank
 // awaited and the count awaited as the value (r | (epoch + 1) << 16,
-// sdma::rt::arrivalAwaited). `released`: the arriving thread has just fenced
+// sdma::rt::PeerWait). `released`: the arriving thread has just fenced
 // after everything its arrival must publish (its block's and, through
 // the fence's cumulativity, what it acquired), so it arrives without
 // another fence.
@@ -316,7 +316,8 @@ static __device__ bool sdma_job_barrier(const SdmaTable *T, int rank,
         if (sdma_aborted(T))
           break;
         if (SDMA_NOW_NS() - start > T->timeoutNs) {
-          sdma_report(T, rank, -2 - phase, (unsigned long long)r | (epoch + 1) << 16, seen);
+          sdma_report(T, rank, -2 - phase,
+                      (unsigned long long)r | (epoch + 1) << 16, seen);
           break;
         }
       }
@@ -1349,10 +1350,14 @@ static __device__ SDMA_INLINE void sdma_ll_write(char *packet, unsigned int flag
 // Polls `packet` (from rank `from`) until both its words carry `flag`; its
 // 8 bytes into `v`. False on a timeout (recorded as `slot`: -2 for a header,
 // a peer that did not start the call, as the entry barrier says) or a
-// failure elsewhere.
+// failure elsewhere. The record's value: the rank, the flag awaited, a
+// low-latency wait (sdma::rt::PeerWait); its seen value: the flag found,
+// and above it the flag of `other` where given (the peer's header in the
+// other slot: a peer a call ahead or behind shows there).
 static __device__ bool sdma_ll_poll(const SdmaTable *T, int rank, int from,
                                     const char *packet, unsigned int flag,
-                                    int slot, unsigned long long &v) {
+                                    int slot, unsigned long long &v,
+                                    const char *other = 0) {
   unsigned long long w0, w1, start = 0;
   for (;;) {
     SDMA_LL_LOAD(packet, w0, w1);
@@ -1367,8 +1372,14 @@ static __device__ bool sdma_ll_poll(const SdmaTable *T, int rank, int from,
     if (!start) {
       start = now;
     } else if (now - start > T->timeoutNs) {
-      sdma_report(T, rank, slot, (unsigned long long)from,
-                  (w0 >> 32) == flag ? w1 >> 32 : w0 >> 32);
+      unsigned long long o0 = 0, o1 = 0;
+      if (other)
+        SDMA_LL_LOAD(other, o0, o1);
+      sdma_report(T, rank, slot,
+                  (unsigned long long)from |
+                      (unsigned long long)flag << 16 | 1ull << 63,
+                  ((w0 >> 32) == flag ? w1 >> 32 : w0 >> 32) |
+                      (o0 >> 32) << 32);
       return false;
     }
   }
@@ -1447,7 +1458,7 @@ static __device__ bool sdma_ll_headers(const SdmaTable *T, int rank,
     if (q == rank)
       continue;
     if (!sdma_ll_poll(T, rank, q, sdma_ll_region(T, rank, q, slot), flag, -2,
-                      theirs))
+                      theirs, sdma_ll_region(T, rank, q, slot ^ 1ull)))
       return false;
     if (theirs != T->callTag) {
       sdma_report(T, rank, -4, (unsigned long long)q, theirs);

@@ -1,0 +1,83 @@
+//===- CudaLaunchGraphs.h - replayed launches as CUDA graphs ----*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// A communicator's call that repeats an earlier one (CallReplay.h) launches
+// the same kernel with the same parameters: its table holds no per-call
+// value (the run number is on the device). On one H100 cuLaunchKernel
+// costs the host 4.0 us and cudaGraphLaunch of a graph holding that one
+// launch 1.9 us (bench/launch_cost.cu, bench/results/launch-cost/), so a
+// parameter block seen twice becomes a one-node graph, captured on a
+// stream of its own, and later launches of it launch the graph:
+//
+//   launch 1 (replayed)  cuLaunchKernel            the key is counted
+//   launch 2 (replayed)  capture, instantiate, cuGraphLaunch
+//   launch 3...          cuGraphLaunch             the parameters compared
+//
+// A graph is never launched into a stream being captured (the caller's
+// graph gets the plain launch), and nothing is built where the driver
+// lacks graphs or SDMA_LAUNCH_GRAPHS=0.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_CUDA_CUDALAUNCHGRAPHS_H
+#define SDMA_RUNTIME_LIB_CUDA_CUDALAUNCHGRAPHS_H
+
+#include "cuda/CudaDriver.h"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace sdma::rt {
+class CudaKernel;
+} // namespace sdma::rt
+
+namespace sdma::rt::cuda {
+
+/// Whether SDMA_LAUNCH_GRAPHS allows graphs (default on; read once).
+bool launchGraphsEnabled();
+
+class LaunchGraphs {
+public:
+  explicit LaunchGraphs(const Driver &driver) : driver_(driver) {}
+  ~LaunchGraphs();
+  LaunchGraphs(const LaunchGraphs &) = delete;
+  LaunchGraphs &operator=(const LaunchGraphs &) = delete;
+
+  enum class Result { Launched, Plain, Failed };
+  /// Launches `kernel` (blocks x 1 x 1, `args`) on `stream` as a graph
+  /// where `key` (every byte the launch passes, the grid included) was seen
+  /// before: Launched. Plain: the caller launches it itself (seen once,
+  /// no graphs, the stream capturing, a launch the driver would not
+  /// capture). Failed: cuGraphLaunch failed (`error`). The kernel's context
+  /// must be current.
+  Result launch(rt::CudaKernel &kernel, unsigned blocks, void **args,
+                const std::vector<uint64_t> &key, CUstream stream,
+                std::string &error);
+  /// Graphs kept (for tests and the profile).
+  size_t graphs() const;
+
+private:
+  struct Entry {
+    std::vector<uint64_t> key;
+    CUgraphExec exec = nullptr;
+    int seen = 0;
+  };
+  bool capture(rt::CudaKernel &kernel, unsigned blocks, void **args,
+               CUgraphExec &exec, std::string &error);
+  void clear();
+
+  const Driver &driver_;
+  mutable std::mutex mutex_;
+  /// By the key's hash; a hit compares the whole key.
+  std::multimap<uint64_t, Entry> entries_;
+  size_t graphs_ = 0;
+  CUstream captureStream_ = nullptr;
+};
+
+} // namespace sdma::rt::cuda
+
+#endif // SDMA_RUNTIME_LIB_CUDA_CUDALAUNCHGRAPHS_H
