@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstdio>
 #include <mutex>
 #include <set>
@@ -146,6 +147,16 @@ bool CudaCommKernel::load(std::string &error) {
                             lowLatency_.failure());
     return false;
   }
+  // SDMA_LOG_KERNELS=1: each entry's resources, as loaded.
+  if (const char *log = std::getenv("SDMA_LOG_KERNELS"); log && *log == '1')
+    for (const CudaKernel *k : {&kernel_, &lowLatency_})
+      if (k->loaded())
+        std::fprintf(stderr,
+                     "sdma: kernel %s (%s): %d registers, %d blocks/SM, %d "
+                     "bytes of local memory a thread\n",
+                     program_.schedule.c_str(),
+                     k == &kernel_ ? "entry" : "low-latency entry",
+                     k->registers(), k->blocksPerSM(), k->localBytes());
   // Group entries that do not load leave the group's launches one by one.
   std::string ignored;
   if (groupLimit_ &&

@@ -162,7 +162,8 @@ CudaKernel::CudaKernel(CudaKernel &&other) noexcept
     : driver_(other.driver_), context_(other.context_),
       module_(std::move(other.module_)), function_(other.function_),
       threads_(other.threads_), registers_(other.registers_),
-      blocksPerSM_(other.blocksPerSM_), failure_(other.failure_) {
+      blocksPerSM_(other.blocksPerSM_), localBytes_(other.localBytes_),
+      failure_(other.failure_) {
   other.function_ = nullptr;
 }
 
@@ -236,6 +237,9 @@ bool CudaKernel::find(const std::string &entry, int threads,
                "cuOccupancyMaxActiveBlocksPerMultiprocessor", error) &&
          check(driver_->cuFuncGetAttribute(
                    &registers_, CU_FUNC_ATTRIBUTE_NUM_REGS, function_),
+               "cuFuncGetAttribute", error) &&
+         check(driver_->cuFuncGetAttribute(
+                   &localBytes_, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, function_),
                "cuFuncGetAttribute", error);
 }
 

@@ -118,6 +118,8 @@ public:
   bool loaded() const { return function_ != nullptr; }
   int registers() const { return registers_; }
   int blocksPerSM() const { return blocksPerSM_; }
+  /// Local memory a thread (its stack and spills), in bytes.
+  int localBytes() const { return localBytes_; }
   /// The driver's result of the call that failed last.
   cuda::CUresult failure() const { return failure_; }
 
@@ -138,7 +140,7 @@ private:
   cuda::CUcontext context_ = nullptr;
   std::shared_ptr<Module> module_;
   cuda::CUfunction function_ = nullptr;
-  int threads_ = 0, registers_ = 0, blocksPerSM_ = 0;
+  int threads_ = 0, registers_ = 0, blocksPerSM_ = 0, localBytes_ = 0;
   cuda::CUresult failure_ = 0;
 };
 
