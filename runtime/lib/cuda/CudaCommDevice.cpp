@@ -81,13 +81,6 @@ public:
     if (!devices_.init(1, {ordinal}, ordinal, error))
       return false;
     SDMA_TRY(cuCtxSetCurrent, context());
-    // SDMA_STACK_BYTES: the context's stack reserved now, a thread's bytes
-    // (a launch that needs more local memory than is reserved waits for
-    // the GPU to idle while it grows it).
-    if (const char *stack = std::getenv("SDMA_STACK_BYTES");
-        stack && *stack && driver_.cuCtxSetLimit)
-      SDMA_TRY(cuCtxSetLimit, CU_LIMIT_STACK_SIZE,
-               size_t(std::strtoull(stack, nullptr, 10)));
     char bus[64] = {0};
     SDMA_TRY(cuDeviceGetPCIBusId, bus, sizeof(bus) - 1, device());
     char host[256] = {0};

@@ -63,8 +63,6 @@ const Driver *Driver::get(std::string &error) {
     // CUDA 13's _v2 is used.
     optional(driver.cuMemcpyBatchAsync, "cuMemcpyBatchAsync_v2");
     optional(driver.cuFuncLoad, "cuFuncLoad");
-    optional(driver.cuCtxSetLimit, "cuCtxSetLimit");
-    optional(driver.cuCtxGetLimit, "cuCtxGetLimit");
     CUresult result = driver.cuInit(0);
     if (result != 0) {
       loadError = "no GPU: " + driver.describe("cuInit", result);

@@ -49,7 +49,6 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
 constexpr int CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
-constexpr int CU_LIMIT_STACK_SIZE = 0;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
@@ -148,9 +147,6 @@ struct Driver {
   /// A function's loading finished now (CUDA 12.4+; null before, where
   /// nothing is loaded lazily at a launch).
   CUresult (*cuFuncLoad)(CUfunction) = nullptr;
-  /// (limit, value): CU_LIMIT_STACK_SIZE, bytes a thread.
-  CUresult (*cuCtxSetLimit)(int, size_t) = nullptr;
-  CUresult (*cuCtxGetLimit)(size_t *, int) = nullptr;
 
   /// Loads libcuda.so.1 and initialises it. Returns nullptr with `error`
   /// ("no GPU: ...") where there is no driver or no device.

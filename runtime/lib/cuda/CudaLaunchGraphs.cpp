@@ -30,7 +30,7 @@ uint64_t hashWords(const std::vector<uint64_t> &words) {
 bool sdma::rt::cuda::launchGraphsEnabled() {
   static const bool enabled = [] {
     const char *v = std::getenv("SDMA_LAUNCH_GRAPHS");
-    return !v || std::string(v) != "0";
+    return v && std::string(v) == "1";
   }();
   return enabled;
 }
