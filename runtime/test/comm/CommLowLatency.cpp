@@ -17,15 +17,26 @@
 
 #include "CommTest.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace sdma::commtest {
 
 int lowLatency(Rank &k, int calls) {
   const int R = k.ranks, me = k.rank;
-  // Bytes per rank: small (low-latency at the default, 64-256 KiB a peer),
-  // large not.
-  const size_t small = 1000, large = 300000;
+  // Bytes per rank: small (low-latency at any default), medium
+  // (low-latency where the default inbox, 512 KiB / ranks a peer within
+  // 64-256 KiB, holds it: up to 5 ranks), large (never: past 256 KiB).
+  const size_t small = 1000, medium = 100000, large = 300000;
+  const char *set = std::getenv("SDMA_LL_BYTES");
+  const size_t inbox =
+      set && *set
+          ? size_t(std::strtoull(set, nullptr, 10))
+          : std::min<size_t>(
+                256 << 10,
+                std::max<size_t>((512 << 10) / R,
+                                 std::min<size_t>(64 << 10, (1 << 20) / R)));
   struct Planned {
     int kind; // 0 all-gather, 1 all-to-all, 2 broadcast
     size_t c;
@@ -33,7 +44,11 @@ int lowLatency(Rank &k, int calls) {
   };
   std::vector<Planned> plan;
   for (int i = 0; i < calls; ++i) {
-    Planned p{i % 3, i % 4 == 3 ? large : small, nullptr, nullptr};
+    Planned p{i % 3,
+              i % 4 == 3   ? large
+              : i % 4 == 1 ? medium
+                           : small,
+              nullptr, nullptr};
     p.in = static_cast<char *>(k.alloc(R * p.c));
     p.out = static_cast<char *>(k.alloc(R * p.c));
     if (!p.in || !p.out)
@@ -60,7 +75,7 @@ int lowLatency(Rank &k, int calls) {
     const char *path = nullptr;
     if (!k.check(sdmaCommGetLastPath(k.comm, &path), "sdmaCommGetLastPath"))
       return 1;
-    bool want = p.c == small && R > 1;
+    bool want = R > 1 && p.c <= inbox / 8 * 8;
     if ((std::strstr(path, "low-latency") != nullptr) != want) {
       std::fprintf(stderr, "rank %d: %s (%zu bytes) took '%s': %s\n", me,
                    what.c_str(), p.c, path,
