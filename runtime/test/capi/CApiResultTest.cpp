@@ -564,10 +564,10 @@ TEST(CApiResult, DmaSubmitConfigIsChecked) {
 
 TEST(CApiResult, SharedBuffersRunInPlace) {
   // sharedBytes: a call on the barrier path (512 KiB to each peer, past the
-  // low-latency calls' 256 KiB at most) whose buffers are plain memory exchanges them for
-  // the call and runs on them: ranks that are threads of one process reach
-  // each other's host memory. Two rounds on other vectors (exchanged
-  // again), every element checked; a buffer one rank cannot share is
+  // low-latency calls' 256 KiB at most) whose buffers are plain memory
+  // exchanges them for the call and runs on them: ranks that are threads of one
+  // process reach each other's host memory. Two rounds on other vectors
+  // (exchanged again), every element checked; a buffer one rank cannot share is
   // refused on every rank, and the communicator still works.
   const int R = 3;
   auto failures = job(
