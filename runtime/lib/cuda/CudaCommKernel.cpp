@@ -361,7 +361,7 @@ bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
   if (!device_.makeCurrent(error))
     return false;
   CUstream stream = static_cast<CUstream>(launch.stream);
-  if (launch.replayed) {
+  if (launch.replayed && launchGraphsEnabled()) {
     // Every byte the launch passes: the graph holds them.
     std::vector<uint64_t> key(launch.table);
     key.insert(key.end(), {chunk, uint64_t(rankBase), uint64_t(blocks),

@@ -46,12 +46,6 @@ void LaunchGraphs::clear() {
     if (entry.exec)
       driver_.cuGraphExecDestroy(entry.exec);
   entries_.clear();
-  graphs_ = 0;
-}
-
-size_t LaunchGraphs::graphs() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return graphs_;
 }
 
 bool LaunchGraphs::capture(rt::CudaKernel &kernel, unsigned blocks, void **args,
@@ -120,7 +114,6 @@ LaunchGraphs::Result LaunchGraphs::launch(rt::CudaKernel &kernel,
       entry->seen = -(1 << 30);
       return Result::Plain;
     }
-    ++graphs_;
   }
   if (CUresult r = driver_.cuGraphLaunch(entry->exec, stream); r) {
     error = driver_.describe("cuGraphLaunch", r) +

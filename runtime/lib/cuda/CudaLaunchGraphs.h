@@ -65,8 +65,6 @@ public:
   Result launch(rt::CudaKernel &kernel, unsigned blocks, void **args,
                 const std::vector<uint64_t> &key, CUstream stream,
                 std::string &error);
-  /// Graphs kept (for tests and the profile).
-  size_t graphs() const;
 
 private:
   struct Entry {
@@ -79,10 +77,9 @@ private:
   void clear();
 
   const Driver &driver_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   /// By the key's hash; a hit compares the whole key.
   std::multimap<uint64_t, Entry> entries_;
-  size_t graphs_ = 0;
   CUstream captureStream_ = nullptr;
 };
 
