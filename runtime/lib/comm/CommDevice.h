@@ -208,6 +208,12 @@ public:
     error = "the " + name() + " device has no DMA path";
     return nullptr;
   }
+  /// Whether the kernels of ranks that share a context (threads of one
+  /// process on this device) reach it through hardware queues two streams
+  /// may share, so that a kernel waiting for its stream's previous one
+  /// holds up a peer's behind it: their launches must start as one
+  /// (CoLaunch.h). CUDA and HIP.
+  virtual bool launchesShareQueues() const { return false; }
   virtual bool hasDmaPath() const { return false; }
   /// Kernel submission (CommOptions::dmaSubmit "kernel"): the SDMA target
   /// profile (gfx9, gfx942, gfx950) the DMA plans' packets are built for;

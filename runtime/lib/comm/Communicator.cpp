@@ -33,6 +33,7 @@
 #include <chrono>
 #include <set>
 #include <thread>
+#include <unistd.h>
 
 using namespace sdma::rt;
 
@@ -121,18 +122,23 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
       " SDMA_LL_BYTES=" + std::to_string(options.lowLatencyBytes) +
       " SDMA_SHARED_BYTES=" + std::to_string(options.sharedBytes);
   std::vector<std::string> all;
-  if (!agreement->allGather(mine + '\x1f' + chunk, all, error))
+  // Then this process's id: ranks of one process on one GPU share its
+  // context (CoLaunch.h).
+  const std::string pid = std::to_string(getpid());
+  if (!agreement->allGather(mine + '\x1f' + pid + '\x1f' + chunk, all, error))
     return false;
   int sharing = 0;
+  std::vector<int> colocated;
   // This rank's own failure first, then the first peer's.
   for (int i = 0; i < ranks; ++i) {
     int r = (rank + i) % ranks;
     std::string theirs = all[r].substr(0, all[r].find('\0'));
-    std::string theirChunk;
-    if (size_t sep = theirs.rfind('\x1f'); sep != std::string::npos) {
-      theirChunk = theirs.substr(sep + 1);
-      theirs.resize(sep);
-    }
+    std::string theirChunk, theirPid;
+    for (std::string *field : {&theirChunk, &theirPid})
+      if (size_t sep = theirs.rfind('\x1f'); sep != std::string::npos) {
+        *field = theirs.substr(sep + 1);
+        theirs.resize(sep);
+      }
     if (theirs[0] == '!') {
       std::string hint =
           options.device == "cpu"
@@ -150,7 +156,10 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
                             " and rank " + std::to_string(rank) + " " + chunk +
                             ": every rank must make these settings alike");
     sharing += theirs == mine;
+    if (theirs == mine && theirPid == pid)
+      colocated.push_back(r);
   }
+  std::sort(colocated.begin(), colocated.end());
   std::set<std::string> identities;
   for (const std::string &one : all)
     identities.insert(one.substr(0, one.find('\x1f')));
@@ -186,6 +195,13 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
       std::make_unique<Launcher>(rank, ranks, options, *device, *heap,
                                  *programs, *agreement, lowLatencyOffset);
   launcher->setJob(hashBytes(std::string(id.bytes, sizeof(id.bytes))));
+  // Ranks sharing this rank's GPU context start their launches as one
+  // where the device's hardware queues need it (CoLaunch.h), or where
+  // SDMA_COLAUNCH=1 asks (the CPU device, for tests).
+  if (colocated.size() > 1 &&
+      (options.coLaunch == 1 ||
+       (options.coLaunch < 0 && device->launchesShareQueues())))
+    launcher->setCoLaunch(CoLaunch::join(launcher->job(), colocated));
   paths = std::make_unique<PathChooser>(options, *device, *programs, devices);
   CallPath::Parts parts;
   parts.rank = rank;

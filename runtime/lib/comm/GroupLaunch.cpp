@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/GroupLaunch.h"
+#include "comm/CoLaunch.h"
 
 #include "comm/Launcher.h"
 
@@ -44,10 +45,19 @@ public:
   }
   void print() {
     std::lock_guard<std::mutex> lock(mutex_);
-    static const char *names[] = {
-        "end",           "calls",       "rank 0 calls", "start",
-        "fused launch",  "join before", "launch call",  "join after",
-        "replayed call", "probed calls"};
+    static const char *names[] = {"end",
+                                  "calls",
+                                  "rank 0 calls",
+                                  "start",
+                                  "fused launch",
+                                  "join before",
+                                  "launch call",
+                                  "join after",
+                                  "replayed call",
+                                  "probed calls",
+                                  "co-launch wait",
+                                  "co-launch together",
+                                  "co-launch alone"};
     static_assert(sizeof(names) / sizeof(*names) == size_t(GroupPhase::Count));
     for (size_t i = 0; i < size_t(GroupPhase::Count); ++i) {
       std::vector<int64_t> &samples = ns_[i];
@@ -297,7 +307,7 @@ void GroupLaunch::startUnits(const std::vector<std::vector<Held *>> &units,
   });
   if (queue || units.size() == 1) {
     for (const std::vector<Held *> &unit : units)
-      startUnit(unit, errors, failed);
+      startUnit(unit, units, errors, failed);
     return;
   }
   std::vector<std::vector<Launcher *>> failedEach(units.size());
@@ -306,7 +316,7 @@ void GroupLaunch::startUnits(const std::vector<std::vector<Held *>> &units,
     tasks.push_back([&, i] {
       // Nothing thrown leaves a task (a worker's would end the process).
       try {
-        startUnit(units[i], errors, failedEach[i]);
+        startUnit(units[i], units, errors, failedEach[i]);
       } catch (const std::exception &e) {
         failHeld(units[i], std::string("starting the launch: ") + e.what(),
                  errors, failedEach[i]);
@@ -330,10 +340,47 @@ void GroupLaunch::failHeld(const std::vector<Held *> &which,
   }
 }
 
+CoLaunch *GroupLaunch::handInTo(const std::vector<Held *> &unit,
+                                const std::vector<std::vector<Held *>> &round) {
+  CoLaunch *room = unit[0]->launcher->coLaunch();
+  if (!room)
+    return nullptr;
+  for (const Held *h : unit)
+    if (h->dma || h->launcher->coLaunch() != room)
+      return nullptr;
+  size_t inRound = 0;
+  for (const auto &other : round)
+    for (const Held *h : other)
+      inRound += !h->dma && h->launcher->coLaunch() == room;
+  return inRound == unit.size() && unit.size() < room->members().size()
+             ? room
+             : nullptr;
+}
+
 void GroupLaunch::startUnit(const std::vector<Held *> &unit,
+                            const std::vector<std::vector<Held *>> &round,
                             std::vector<Error> &errors,
                             std::vector<Launcher *> &failed) {
   std::string why;
+  if (CoLaunch *room = handInTo(unit, round)) {
+    std::vector<CoLaunch::Hand> hands;
+    for (Held *h : unit)
+      hands.push_back({h->kernel, h->launch});
+    std::vector<Error> handed;
+    if (room->launch(std::move(hands), unit[0]->launcher->timeoutMs(), handed))
+      return;
+    for (size_t i = 0; i < unit.size(); ++i) {
+      if (handed[i].kind == ErrorKind::Device) {
+        failHeld({unit[i]}, handed[i].message, errors, failed);
+      } else if (!handed[i].empty()) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (errors[unit[i]->call].empty())
+          errors[unit[i]->call] = handed[i];
+        failed.push_back(unit[i]->launcher);
+      }
+    }
+    return;
+  }
   if (unit.size() == 1) {
     if (!unit[0]->kernel->launch(unit[0]->launch, why))
       failHeld(unit, why, errors, failed);

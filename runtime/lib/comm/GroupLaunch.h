@@ -39,6 +39,7 @@
 
 namespace sdma::rt {
 
+class CoLaunch;
 class Launcher;
 
 /// The phases of a group's end whose time SDMA_GROUP_PROFILE=1 reports:
@@ -46,8 +47,10 @@ class Launcher;
 /// rest (every communicator's side by side), rank 0's calls alone, the
 /// held work's start, the fused launches, and inside each (CUDA) the
 /// streams joined before, the launch call and the streams joined after;
-/// and each call's replay lookup in a group (CallPath::replayed, with the
-/// start it holds where it finds one).
+/// each call's replay lookup in a group (CallPath::replayed, with the
+/// start it holds where it finds one); and for ranks sharing a GPU
+/// context (CoLaunch.h) a member's wait for the others, and a round's
+/// start as one launch or as launches alone.
 enum class GroupPhase {
   End,
   Calls,
@@ -59,6 +62,9 @@ enum class GroupPhase {
   JoinAfter,
   Replayed,
   Probe,
+  CoWait,
+  CoTogether,
+  CoAlone,
   Count
 };
 /// Times one phase while alive (GroupPhase::Count: none), where
@@ -153,10 +159,18 @@ private:
     int call = 0;
   };
   /// Starts `unit` (a launch alone, or launches of one group key that
-  /// their kernel takes as one); a group launch the device refuses falls
-  /// back to each alone, side by side.
-  void startUnit(const std::vector<Held *> &unit, std::vector<Error> &errors,
-                 std::vector<Launcher *> &failed);
+  /// their kernel takes as one) of `round`; a group launch the device
+  /// refuses falls back to each alone, side by side. Ranks that share a GPU
+  /// context with other threads' hand their launches in (handInTo).
+  void startUnit(const std::vector<Held *> &unit,
+                 const std::vector<std::vector<Held *>> &round,
+                 std::vector<Error> &errors, std::vector<Launcher *> &failed);
+  /// The CoLaunch `unit` is handed to: its ranks share a GPU context with
+  /// ranks of other threads, and it holds every one of them in `round` (a
+  /// group that holds them all but split them over launches starts them
+  /// as before: handing in one part would wait for the other). Null: none.
+  static CoLaunch *handInTo(const std::vector<Held *> &unit,
+                            const std::vector<std::vector<Held *>> &round);
   /// Starts a round's `units`: one after another where their kernels queue
   /// on streams, else side by side.
   void startUnits(const std::vector<std::vector<Held *>> &units,

@@ -454,6 +454,22 @@ bool Launcher::start(const PreparedLaunch &prepared, void *stream, Error &error,
     group->hold(*this, kernel, std::move(launch), dma);
     return true;
   }
+  // Ranks sharing this GPU context: their load/store launches start as one
+  // (a kernel behind another in a hardware queue would wait for it).
+  if (coLaunch_ && !dma) {
+    std::vector<CoLaunch::Hand> hands(1);
+    hands[0].kernel = &kernel;
+    hands[0].launch = std::move(launch);
+    std::vector<Error> errors;
+    if (coLaunch_->launch(std::move(hands), options_.timeoutMs, errors))
+      return true;
+    if (errors[0].kind == ErrorKind::Device) {
+      startFailed(errors[0].message, false, error);
+    } else {
+      error = errors[0];
+    }
+    return false;
+  }
   if (kernel.launch(launch, why))
     return true;
   startFailed(why, dma, error);

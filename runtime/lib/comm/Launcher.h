@@ -18,11 +18,13 @@
 #ifndef SDMA_RUNTIME_LIB_COMM_LAUNCHER_H
 #define SDMA_RUNTIME_LIB_COMM_LAUNCHER_H
 
+#include "comm/CoLaunch.h"
 #include "comm/ProgramCache.h"
 #include "comm/SharedBuffers.h"
 #include "comm/SymmetricHeap.h"
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -118,6 +120,15 @@ public:
   /// job only (GroupLaunch.h).
   void setJob(uint64_t job) { job_ = job; }
   uint64_t job() const { return job_; }
+  /// The ranks of this job that share this rank's GPU context (threads of
+  /// this process on its GPU): each load/store launch is handed to them
+  /// and starts with theirs as one (CoLaunch.h). Null: alone.
+  void setCoLaunch(std::shared_ptr<CoLaunch> coLaunch) {
+    coLaunch_ = std::move(coLaunch);
+  }
+  CoLaunch *coLaunch() const { return coLaunch_.get(); }
+  /// How long a wait for another rank may take (CommOptions::timeoutMs).
+  uint64_t timeoutMs() const { return options_.timeoutMs; }
   /// Starts a launch run() prepared (and ran) before, on `stream`.
   bool replay(const PreparedLaunch &prepared, void *stream, Error &error);
   /// False, with the first failure a kernel of this communicator
@@ -164,6 +175,7 @@ private:
   Agreement &agreement_;
   size_t lowLatencyOffset_;
   uint64_t job_ = 0;
+  std::shared_ptr<CoLaunch> coLaunch_;
   std::set<std::string> checked_;
   /// Where shared calls exchange their buffers' places, and what they
   /// keep between calls.

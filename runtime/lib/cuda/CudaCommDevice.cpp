@@ -232,6 +232,8 @@ public:
     return loadCudaP2pKernel(*this, error);
   }
 
+  /// Streams share CUDA_DEVICE_MAX_CONNECTIONS hardware queues (8).
+  bool launchesShareQueues() const override { return true; }
   bool hasDmaPath() const override { return true; }
   /// The cost model (the H200 profile: the executors measured on 1, 2 and
   /// 4 GPUs) decides on Hopper GPUs (H100, H200), where each rank has a

@@ -172,6 +172,8 @@ public:
     return kernel;
   }
 
+  /// Streams share GPU_MAX_HW_QUEUES hardware queues (4).
+  bool launchesShareQueues() const override { return true; }
   bool hasDmaPath() const override { return true; }
   bool dmaByCostModel(std::string &why) const override {
     why = "the hip device's DMA path has not run on an AMD GPU and has no "

@@ -152,6 +152,13 @@ struct CommOptions {
   /// as it was (no planning, lookups or table per call); false plans every
   /// call afresh ($SDMA_REPLAY_CALLS=0).
   bool replayCalls = true;
+  /// Ranks of one job that share this rank's GPU context (threads of one
+  /// process on one GPU) hand each load/store launch to each other and
+  /// start it as one launch (runtime/lib/comm/CoLaunch.h): 1 always, 0
+  /// never (each rank's kernel alone: on CUDA and HIP they may wait for
+  /// each other behind a shared hardware queue until the timeout), -1:
+  /// $SDMA_COLAUNCH, else where the device needs it (CUDA, HIP).
+  int coLaunch = -1;
   /// A call on the barrier or DMA path one of whose buffers that peers
   /// reach is at least this many bytes exchanges, for this call, where
   /// every rank's such buffers are (one host exchange; each peer allocation

@@ -1,0 +1,188 @@
+//===- CoLaunch.cpp - the calls of ranks that share a GPU context ---------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/CoLaunch.h"
+#include "comm/GroupLaunch.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <thread>
+
+using namespace sdma::rt;
+
+namespace {
+/// Every CoLaunch of this process, by job and members.
+struct Rooms {
+  std::mutex mutex;
+  std::map<std::pair<uint64_t, std::vector<int>>, std::weak_ptr<CoLaunch>> open;
+  static Rooms &get() {
+    static Rooms *rooms = new Rooms(); // outlives every communicator
+    return *rooms;
+  }
+};
+
+/// How long a member spins for the others before it sleeps: they are
+/// usually a few microseconds behind (each thread's call ends here), and a
+/// wake-up from sleep costs as much again.
+constexpr auto kSpin = std::chrono::microseconds(200);
+} // namespace
+
+std::shared_ptr<CoLaunch> CoLaunch::join(uint64_t job,
+                                         const std::vector<int> &members) {
+  Rooms &rooms = Rooms::get();
+  std::lock_guard<std::mutex> lock(rooms.mutex);
+  auto key = std::make_pair(job, members);
+  if (std::shared_ptr<CoLaunch> room = rooms.open[key].lock())
+    return room;
+  // Rooms whose members have all gone, dropped as they are found.
+  for (auto it = rooms.open.begin(); it != rooms.open.end();)
+    it = it->second.expired() ? rooms.open.erase(it) : std::next(it);
+  auto room = std::make_shared<CoLaunch>(members);
+  rooms.open[key] = room;
+  return room;
+}
+
+CoLaunch::CoLaunch(std::vector<int> members)
+    : members_(std::move(members)), slots_(members_.size()),
+      results_(members_.size()) {}
+
+std::string CoLaunch::missing() const {
+  std::string out;
+  for (size_t i = 0; i < members_.size(); ++i)
+    if (!slots_[i].kernel)
+      out += (out.empty() ? "rank " : ", rank ") + std::to_string(members_[i]);
+  return out;
+}
+
+bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
+                      std::vector<Error> &errors) {
+  errors.assign(hands.size(), Error());
+  std::vector<size_t> at(hands.size());
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (size_t k = 0; k < hands.size(); ++k) {
+    int rank = hands[k].launch.programRank;
+    auto it = std::lower_bound(members_.begin(), members_.end(), rank);
+    bool taken = it == members_.end() || *it != rank || !hands[k].kernel ||
+                 slots_[size_t(it - members_.begin())].kernel;
+    for (size_t j = 0; j < k && !taken; ++j)
+      taken = at[j] == size_t(it - members_.begin());
+    if (taken) {
+      for (Error &e : errors)
+        e.fail(ErrorKind::Internal,
+               "a launch of rank " + std::to_string(rank) +
+                   " handed in twice, or by a rank that shares no GPU "
+                   "context with the others (CoLaunch)");
+      return false;
+    }
+    at[k] = size_t(it - members_.begin());
+  }
+  for (size_t k = 0; k < hands.size(); ++k)
+    slots_[at[k]] = std::move(hands[k]);
+  handed_ += hands.size();
+  const uint64_t round = done_.load(std::memory_order_relaxed);
+  if (handed_ == members_.size()) {
+    startRound();
+    done_.store(round + 1, std::memory_order_release);
+    lock.unlock();
+    wake_.notify_all();
+  } else {
+    lock.unlock();
+    GroupPhaseTimer timer(GroupPhase::CoWait);
+    const auto start = std::chrono::steady_clock::now();
+    while (done_.load(std::memory_order_acquire) == round &&
+           std::chrono::steady_clock::now() - start < kSpin)
+      std::this_thread::yield();
+    lock.lock();
+    wake_.wait_until(lock, start + std::chrono::milliseconds(timeoutMs), [&] {
+      return done_.load(std::memory_order_relaxed) != round;
+    });
+    if (done_.load(std::memory_order_relaxed) == round) {
+      // Withdrawn: a member that comes later finds this round without
+      // these launches, and waits for them in turn.
+      std::string who = missing();
+      for (size_t k = 0; k < at.size(); ++k)
+        slots_[at[k]] = Hand();
+      handed_ -= at.size();
+      for (Error &e : errors)
+        e.fail(ErrorKind::Remote,
+               who +
+                   " (threads of this process on this GPU, whose calls "
+                   "start as one launch with this rank's) did not make "
+                   "the call within " +
+                   std::to_string(timeoutMs) +
+                   " ms: nothing was started (it exited, failed, or made "
+                   "a different number of calls)");
+      return false;
+    }
+  }
+  // The round is started: no member hands in again before every one of its
+  // own has read its result, so results_ holds this round's.
+  bool ok = true;
+  for (size_t k = 0; k < at.size(); ++k)
+    if (!results_[at[k]].empty()) {
+      errors[k].fail(ErrorKind::Device, results_[at[k]]);
+      ok = false;
+    }
+  return ok;
+}
+
+bool CoLaunch::fusable(const std::vector<Hand> &round) {
+  const KernelLaunch &first = round[0].launch;
+  const std::string key = round[0].kernel->groupKey();
+  bool together = round.size() >= 2 && !key.empty() &&
+                  round[0].kernel->groupLimit() >= int(round.size());
+  for (const Hand &h : round)
+    together = together && h.kernel->groupKey() == key &&
+               h.launch.lowLatency == first.lowLatency &&
+               h.launch.chunkBytes == first.chunkBytes &&
+               h.launch.table.size() == first.table.size();
+  return together;
+}
+
+void CoLaunch::startRound() {
+  std::vector<Hand> round(members_.size());
+  round.swap(slots_);
+  handed_ = 0;
+  results_.assign(members_.size(), "");
+  std::string refused;
+  if (fusable(round)) {
+    GroupPhaseTimer timer(GroupPhase::CoTogether);
+    std::vector<const KernelLaunch *> launches;
+    for (const Hand &h : round)
+      launches.push_back(&h.launch);
+    bool started = false;
+    if (round[0].kernel->launchGroup(launches, started, refused))
+      return;
+    if (started) {
+      // Part of it may run: no rank starts again.
+      results_.assign(members_.size(), refused);
+      return;
+    }
+    refused = "; the launch of all of them refused before: " + refused;
+  }
+  // Each alone, in rank order (where a launch runs before it returns, the
+  // CPU device's, side by side: each waits for the others').
+  GroupPhaseTimer timer(GroupPhase::CoAlone);
+  bool queues = std::all_of(round.begin(), round.end(), [](const Hand &h) {
+    return h.kernel->queuesOnStream();
+  });
+  std::vector<std::function<void()>> tasks;
+  for (size_t i = 0; i < round.size(); ++i) {
+    auto one = [this, &round, &refused, i] {
+      std::string why;
+      if (!round[i].kernel->launch(round[i].launch, why))
+        results_[i] = why + refused;
+    };
+    if (queues)
+      one();
+    else
+      tasks.push_back(one);
+  }
+  if (!tasks.empty())
+    runTasks(tasks);
+}

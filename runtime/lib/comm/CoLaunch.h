@@ -1,0 +1,106 @@
+//===- CoLaunch.h - the calls of ranks that share a GPU context -*- C++ -*-===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// Ranks of one job that are threads of one process on one GPU (each its own
+// communicator and stream) share the device's context, and a context's
+// streams reach the GPU through a few hardware queues (CUDA: 8 unless
+// CUDA_DEVICE_MAX_CONNECTIONS says otherwise; HIP: GPU_MAX_HW_QUEUES, 4).
+// Two ranks' streams on one queue start their kernels in the order they
+// were enqueued, and a kernel that waits for its own stream's previous one
+// holds up every launch behind it. A rank a call ahead (a low-latency call
+// ends once its peers' data is in, and the host enqueues the next at once)
+// thus puts its next kernel at the queue's head with a peer's kernel of
+// the previous call behind it, which that call's kernel waits for: until
+// the timeout (8 ranks as threads on one H100: most runs timed out, the
+// kernels that came late then seeing their peers gone).
+//
+// So the launches of such ranks meet on the host and start as one: each
+// rank's thread hands its launch to the ranks' CoLaunch and waits; the last
+// to come starts all of them as one group launch (CommKernel::launchGroup:
+// a block row per rank, after what each rank's stream holds, before what
+// it gets next). A call of the context is then one kernel, which waits for
+// no kernel behind it.
+//
+//   rank 0's thread:  hand ─ wait ────────────────────────────── return
+//   rank 1's thread:     hand ─ wait ─────────────────────────── return
+//   rank 2's thread:        hand (the last) ─ launchGroup(0,1,2) ─ return
+//
+// Round k is every member's k-th handed launch: the load/store kernels of
+// collectives, which every rank makes in the same order (a DMA or
+// point-to-point launch starts alone). A thread may hand several members'
+// launches at once (a group's, GroupLaunch.h). A member that does not come
+// within the timeout fails the round for the ones that did, which withdraw
+// (nothing started). A round whose launches one group launch cannot take
+// (builds differ, more ranks than it holds, or the device refused it)
+// starts each launch alone, as before.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SDMA_RUNTIME_LIB_COMM_COLAUNCH_H
+#define SDMA_RUNTIME_LIB_COMM_COLAUNCH_H
+
+#include "comm/CommDevice.h"
+#include "sdma/runtime/Error.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace sdma::rt {
+
+class CoLaunch {
+public:
+  /// One member's launch handed in: its kernel (the launcher's) and launch.
+  struct Hand {
+    CommKernel *kernel = nullptr;
+    KernelLaunch launch;
+  };
+
+  /// The CoLaunch of `job`'s ranks `members` (program ranks, ascending: the
+  /// job's ranks in this process on one GPU), made by the first to ask;
+  /// every member's launcher holds it.
+  static std::shared_ptr<CoLaunch> join(uint64_t job,
+                                        const std::vector<int> &members);
+  explicit CoLaunch(std::vector<int> members);
+
+  const std::vector<int> &members() const { return members_; }
+  /// Hands `hands` (launches of distinct members, each its programRank)
+  /// in and returns once their round has started or failed: `errors` then
+  /// holds each hand's failure (empty where it started: Remote where a
+  /// member did not come within `timeoutMs`, nothing started; Device where
+  /// its launch failed). False where any failed.
+  bool launch(std::vector<Hand> hands, uint64_t timeoutMs,
+              std::vector<Error> &errors);
+
+private:
+  /// Starts the round's launches (all members'), into results_: as one
+  /// where fusable, else each alone.
+  void startRound();
+  /// Whether one group launch takes all of `round` (one build, path and
+  /// chunk, and no more ranks than the build holds).
+  static bool fusable(const std::vector<Hand> &round);
+  /// The members not handed in yet, as "rank 1, rank 3".
+  std::string missing() const;
+
+  const std::vector<int> members_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  /// The open round's launches, by member index (kernel null: not yet).
+  std::vector<Hand> slots_;
+  size_t handed_ = 0;
+  /// Rounds started (the open one is this number).
+  std::atomic<uint64_t> done_{0};
+  /// The last started round's outcome by member ("" started): a member
+  /// reads its own before it hands in again, so no later round overwrites
+  /// it first.
+  std::vector<std::string> results_;
+};
+
+} // namespace sdma::rt
+
+#endif // SDMA_RUNTIME_LIB_COMM_COLAUNCH_H

@@ -1,0 +1,204 @@
+//===- CoLaunchTest.cpp - ranks sharing a GPU context launch as one -------===//
+//
+// Part of sdma, a compiler for GPU collective-communication schedules.
+//
+// CoLaunch: members' threads hand their launches in; the last starts the
+// round as one group launch where the builds allow it, else each alone;
+// a member that never comes fails the others' round after the timeout with
+// its rank named and nothing started, and the room serves the next round.
+// Fake kernels record what was started (no device).
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/CoLaunch.h"
+
+#include <gtest/gtest.h>
+#include <mutex>
+#include <thread>
+
+using namespace sdma::rt;
+
+namespace {
+
+/// What the fake kernels started: each launch a list of program ranks
+/// (one: alone; several: one group launch).
+struct Started {
+  std::mutex mutex;
+  std::vector<std::vector<int>> launches;
+  void add(std::vector<int> ranks) {
+    std::lock_guard<std::mutex> lock(mutex);
+    launches.push_back(std::move(ranks));
+  }
+};
+
+class FakeKernel : public CommKernel {
+public:
+  FakeKernel(Started &started, std::string key, int limit)
+      : started_(started), key_(std::move(key)), limit_(limit) {}
+  bool launch(const KernelLaunch &launch, std::string &error) override {
+    if (failAlone) {
+      error = "launch refused";
+      return false;
+    }
+    started_.add({launch.programRank});
+    return true;
+  }
+  std::string groupKey() const override { return key_; }
+  int groupLimit() const override { return limit_; }
+  bool launchGroup(const std::vector<const KernelLaunch *> &launches,
+                   bool &started, std::string &error) override {
+    started = false;
+    if (refuseGroup) {
+      error = "group refused";
+      return false;
+    }
+    std::vector<int> ranks;
+    for (const KernelLaunch *l : launches)
+      ranks.push_back(l->programRank);
+    started_.add(ranks);
+    started = true;
+    return true;
+  }
+  bool refuseGroup = false, failAlone = false;
+
+private:
+  Started &started_;
+  std::string key_;
+  int limit_;
+};
+
+CoLaunch::Hand hand(FakeKernel &kernel, int rank, bool lowLatency = false) {
+  CoLaunch::Hand h;
+  h.kernel = &kernel;
+  h.launch.programRank = rank;
+  h.launch.chunkBytes = 64;
+  h.launch.lowLatency = lowLatency;
+  h.launch.table.assign(4, uint64_t(rank));
+  return h;
+}
+
+/// Each rank of `ranks` hands `make(rank)` in on a thread of its own;
+/// their errors by rank.
+template <typename Make>
+std::vector<std::vector<Error>> handAll(CoLaunch &room,
+                                        const std::vector<int> &ranks,
+                                        Make make, uint64_t timeoutMs = 5000) {
+  std::vector<std::vector<Error>> errors(ranks.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < ranks.size(); ++i)
+    threads.emplace_back(
+        [&, i] { room.launch({make(ranks[i])}, timeoutMs, errors[i]); });
+  for (std::thread &t : threads)
+    t.join();
+  return errors;
+}
+
+TEST(CoLaunch, TheLastToComeStartsEveryRankAsOneLaunch) {
+  Started started;
+  FakeKernel a(started, "k", 8), b(started, "k", 8), c(started, "k", 8);
+  FakeKernel *of[] = {&a, &b, &c};
+  CoLaunch room({0, 1, 2});
+  for (int round = 0; round < 50; ++round) {
+    auto errors =
+        handAll(room, {0, 1, 2}, [&](int r) { return hand(*of[r], r); });
+    for (auto &e : errors)
+      ASSERT_TRUE(e[0].empty()) << e[0].message;
+  }
+  ASSERT_EQ(started.launches.size(), 50u);
+  for (const auto &l : started.launches)
+    EXPECT_EQ(l, (std::vector<int>{0, 1, 2})); // member order, one launch
+}
+
+TEST(CoLaunch, OneThreadMayHandSeveralMembers) {
+  Started started;
+  FakeKernel a(started, "k", 8);
+  CoLaunch room({1, 4, 6});
+  std::vector<Error> first, second;
+  std::thread other([&] { room.launch({hand(a, 4)}, 5000, second); });
+  EXPECT_TRUE(room.launch({hand(a, 6), hand(a, 1)}, 5000, first));
+  other.join();
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_TRUE(first[0].empty() && first[1].empty() && second[0].empty());
+  ASSERT_EQ(started.launches.size(), 1u);
+  EXPECT_EQ(started.launches[0], (std::vector<int>{1, 4, 6}));
+}
+
+TEST(CoLaunch, LaunchesOneGroupCannotTakeStartAlone) {
+  Started started;
+  // Different builds; then more ranks than the build holds; then one
+  // low-latency launch among barrier ones.
+  FakeKernel k1(started, "k1", 8), k2(started, "k2", 8), small(started, "s", 2),
+      same(started, "k1", 8);
+  CoLaunch room({0, 1, 2});
+  handAll(room, {0, 1, 2}, [&](int r) { return hand(r == 2 ? k2 : k1, r); });
+  handAll(room, {0, 1, 2}, [&](int r) { return hand(small, r); });
+  handAll(room, {0, 1, 2}, [&](int r) { return hand(same, r, r == 1); });
+  ASSERT_EQ(started.launches.size(), 9u);
+  for (const auto &l : started.launches)
+    EXPECT_EQ(l.size(), 1u);
+}
+
+TEST(CoLaunch, ARefusedGroupLaunchFallsBackToEachAlone) {
+  Started started;
+  FakeKernel k(started, "k", 8);
+  k.refuseGroup = true;
+  CoLaunch room({0, 1});
+  auto errors = handAll(room, {0, 1}, [&](int r) { return hand(k, r); });
+  EXPECT_TRUE(errors[0][0].empty() && errors[1][0].empty());
+  ASSERT_EQ(started.launches.size(), 2u);
+  // Failing alone too: every member hears why, the group's refusal with it.
+  k.failAlone = true;
+  errors = handAll(room, {0, 1}, [&](int r) { return hand(k, r); });
+  for (auto &e : errors) {
+    EXPECT_EQ(e[0].kind, ErrorKind::Device);
+    EXPECT_NE(e[0].message.find("launch refused"), std::string::npos);
+    EXPECT_NE(e[0].message.find("group refused"), std::string::npos)
+        << e[0].message;
+  }
+}
+
+TEST(CoLaunch, AMemberThatNeverComesIsNamedAndNothingStarts) {
+  Started started;
+  FakeKernel k(started, "k", 8);
+  CoLaunch room({0, 3, 5});
+  auto errors = handAll(
+      room, {0, 5}, [&](int r) { return hand(k, r); }, 100);
+  for (auto &e : errors) {
+    EXPECT_EQ(e[0].kind, ErrorKind::Remote);
+    EXPECT_NE(e[0].message.find("rank 3 "), std::string::npos) << e[0].message;
+    EXPECT_NE(e[0].message.find("nothing was started"), std::string::npos);
+  }
+  EXPECT_TRUE(started.launches.empty());
+  // Withdrawn: the room serves the next round whole.
+  errors = handAll(room, {0, 3, 5}, [&](int r) { return hand(k, r); });
+  for (auto &e : errors)
+    EXPECT_TRUE(e[0].empty()) << e[0].message;
+  ASSERT_EQ(started.launches.size(), 1u);
+  EXPECT_EQ(started.launches[0], (std::vector<int>{0, 3, 5}));
+}
+
+TEST(CoLaunch, ARankHandedTwiceOrNotAMemberIsAnInternalError) {
+  Started started;
+  FakeKernel k(started, "k", 8);
+  CoLaunch room({0, 1});
+  std::vector<Error> errors;
+  EXPECT_FALSE(room.launch({hand(k, 0), hand(k, 0)}, 100, errors));
+  EXPECT_EQ(errors[0].kind, ErrorKind::Internal);
+  EXPECT_FALSE(room.launch({hand(k, 7)}, 100, errors));
+  EXPECT_EQ(errors[0].kind, ErrorKind::Internal);
+  // Nothing was left handed in.
+  auto all = handAll(room, {0, 1}, [&](int r) { return hand(k, r); });
+  EXPECT_TRUE(all[0][0].empty() && all[1][0].empty());
+  EXPECT_EQ(started.launches.size(), 1u);
+}
+
+TEST(CoLaunch, MembersOfOneJobShareARoom) {
+  auto a = CoLaunch::join(42, {0, 1});
+  auto b = CoLaunch::join(42, {0, 1});
+  auto other = CoLaunch::join(43, {0, 1});
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_NE(a.get(), other.get());
+  EXPECT_EQ(a->members(), (std::vector<int>{0, 1}));
+}
+
+} // namespace
