@@ -49,12 +49,12 @@ std::shared_ptr<CoLaunch> CoLaunch::join(uint64_t job,
 
 CoLaunch::CoLaunch(std::vector<int> members)
     : members_(std::move(members)), slots_(members_.size()),
-      results_(members_.size()) {}
+      came_(members_.size(), false), results_(members_.size()) {}
 
 std::string CoLaunch::missing() const {
   std::string out;
   for (size_t i = 0; i < members_.size(); ++i)
-    if (!slots_[i].kernel)
+    if (!came_[i])
       out += (out.empty() ? "rank " : ", rank ") + std::to_string(members_[i]);
   return out;
 }
@@ -81,8 +81,10 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
     }
     at[k] = size_t(it - members_.begin());
   }
-  for (size_t k = 0; k < hands.size(); ++k)
+  for (size_t k = 0; k < hands.size(); ++k) {
     slots_[at[k]] = std::move(hands[k]);
+    came_[at[k]] = true;
+  }
   handed_ += hands.size();
   const uint64_t round = done_.load(std::memory_order_relaxed);
   if (handed_ == members_.size()) {
@@ -108,6 +110,8 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
       for (size_t k = 0; k < at.size(); ++k)
         slots_[at[k]] = Hand();
       handed_ -= at.size();
+      if (!handed_)
+        came_.assign(members_.size(), false); // every one withdrew
       for (Error &e : errors)
         e.fail(ErrorKind::Remote,
                who +
@@ -148,6 +152,7 @@ void CoLaunch::startRound() {
   std::vector<Hand> round(members_.size());
   round.swap(slots_);
   handed_ = 0;
+  came_.assign(members_.size(), false);
   results_.assign(members_.size(), "");
   std::string refused;
   if (fusable(round)) {

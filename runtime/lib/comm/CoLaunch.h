@@ -84,7 +84,7 @@ private:
   /// Whether one group launch takes all of `round` (one build, path and
   /// chunk, and no more ranks than the build holds).
   static bool fusable(const std::vector<Hand> &round);
-  /// The members not handed in yet, as "rank 1, rank 3".
+  /// The members that did not come to the open round, as "rank 1, rank 3".
   std::string missing() const;
 
   const std::vector<int> members_;
@@ -93,6 +93,9 @@ private:
   /// The open round's launches, by member index (kernel null: not yet).
   std::vector<Hand> slots_;
   size_t handed_ = 0;
+  /// The members that came to the open round (one that withdrew after the
+  /// timeout included: the message names the others).
+  std::vector<bool> came_;
   /// Rounds started (the open one is this number).
   std::atomic<uint64_t> done_{0};
   /// The last started round's outcome by member ("" started): a member

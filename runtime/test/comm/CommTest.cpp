@@ -26,8 +26,9 @@
 //   other-schedule  rank 1 loads a different schedule: every rank fails;
 //   foreign      rank 1 joins with a forged secret: refused, and rank 0
 //                fails naming it as missing;
-//   exit-early   the last rank leaves after joining: every other rank's
-//                call fails naming it, none hangs;
+//   exit-early   the last rank leaves after joining (as a thread: makes
+//                no call): every other rank's call fails naming it, none
+//                hangs;
 //   stale-shm    (cpu) shared memory segments a dead process left named
 //                (older than a minute) are removed by a new communicator;
 //                a live process's, or a young one, are kept;
@@ -518,8 +519,12 @@ int runCase(Rank &k, const Args &args) {
   }
   if (c == "exit-early") {
     int leaver = k.ranks - 1;
+    // Leaves without a word: its process, or as a thread (its communicator
+    // left alive) makes no call.
+    if (k.rank == leaver && args.threadsAsRanks)
+      return 0;
     if (k.rank == leaver)
-      std::_Exit(0); // leaves without a word
+      std::_Exit(0);
     sdmaResult_t result =
         sdmaAllGather(in, out, 16, sdmaFloat32, k.comm, k.stream);
     k.memory.sync(k.stream);
