@@ -62,6 +62,16 @@ std::string CoLaunch::missing() const {
 bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
                       std::vector<Error> &errors) {
   errors.assign(hands.size(), Error());
+  // Each hand's stream marked by its own thread (a group launch then only
+  // waits for the marks); where marking fails, the launch marks it.
+  std::vector<std::pair<CommKernel *, void *>> own;
+  for (Hand &h : hands) {
+    std::string ignored;
+    if (h.kernel && !h.kernel->markStream(h.launch.stream, h.launch.before,
+                                          ignored))
+      h.launch.before = nullptr;
+    own.emplace_back(h.kernel, h.launch.stream);
+  }
   std::vector<size_t> at(hands.size());
   std::unique_lock<std::mutex> lock(mutex_);
   for (size_t k = 0; k < hands.size(); ++k) {
@@ -125,13 +135,19 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
     }
   }
   // The round is started: no member hands in again before every one of its
-  // own has read its result, so results_ holds this round's.
+  // own has read its result and ordered its stream after the launch, so
+  // results_ and after_ hold this round's.
   bool ok = true;
-  for (size_t k = 0; k < at.size(); ++k)
-    if (!results_[at[k]].empty()) {
-      errors[k].fail(ErrorKind::Device, results_[at[k]]);
+  for (size_t k = 0; k < at.size(); ++k) {
+    std::string why = results_[at[k]];
+    if (why.empty() && after_ && own[k].second != afterStream_ &&
+        !own[k].first->waitMark(own[k].second, after_, why))
+      why += " (ordering this rank's stream after the launch)";
+    if (!why.empty()) {
+      errors[k].fail(ErrorKind::Device, why);
       ok = false;
     }
+  }
   return ok;
 }
 
@@ -155,13 +171,16 @@ void CoLaunch::startRound() {
   came_.assign(members_.size(), false);
   results_.assign(members_.size(), "");
   std::string refused;
+  after_ = nullptr;
+  afterStream_ = nullptr;
   if (fusable(round)) {
+    afterStream_ = round[0].launch.stream;
     GroupPhaseTimer timer(GroupPhase::CoTogether);
     std::vector<const KernelLaunch *> launches;
     for (const Hand &h : round)
       launches.push_back(&h.launch);
     bool started = false;
-    if (round[0].kernel->launchGroup(launches, started, refused))
+    if (round[0].kernel->launchGroupMarked(launches, started, after_, refused))
       return;
     if (started) {
       // Part of it may run: no rank starts again.

@@ -102,6 +102,11 @@ private:
   /// reads its own before it hands in again, so no later round overwrites
   /// it first.
   std::vector<std::string> results_;
+  /// The last started round's group launch, marked at its end (null: none
+  /// to wait for), and the stream it ran on: every member on another
+  /// stream orders its own after the mark (CommKernel::waitMark).
+  void *after_ = nullptr;
+  const void *afterStream_ = nullptr;
 };
 
 } // namespace sdma::rt

@@ -81,6 +81,10 @@ struct KernelLaunch {
   /// again, which a device may launch in a faster way it prepared
   /// (CUDA: a graph, CudaLaunchGraphs.h).
   bool replayed = false;
+  /// A co-launched rank's mark of its stream's work so far, made by its own
+  /// thread (CommKernel::markStream): a group launch waits for it instead
+  /// of marking the stream itself. Null: none.
+  void *before = nullptr;
 };
 
 class CommKernel {
@@ -113,6 +117,32 @@ public:
     started = false;
     error = "internal: a group launch of a kernel that has none";
     return false;
+  }
+  /// Ranks sharing a GPU context (CoLaunch.h) order their own streams
+  /// around a group launch another thread makes, so that its thread does
+  /// not do it for all of them: each marks its stream's work so far
+  /// (markStream, into KernelLaunch::before), launchGroupMarked waits for
+  /// those marks and returns its own end's (`after`; the other streams not
+  /// yet ordered after it), and each orders its stream after that
+  /// (waitMark) before it enqueues more. Null marks: nothing to order (a
+  /// device whose launch runs before it returns); the defaults.
+  virtual bool markStream(void *stream, void *&mark, std::string &error) {
+    (void)stream;
+    (void)error;
+    mark = nullptr;
+    return true;
+  }
+  virtual bool waitMark(void *stream, void *mark, std::string &error) {
+    (void)stream;
+    (void)mark;
+    (void)error;
+    return true;
+  }
+  virtual bool
+  launchGroupMarked(const std::vector<const KernelLaunch *> &launches,
+                    bool &started, void *&after, std::string &error) {
+    after = nullptr;
+    return launchGroup(launches, started, error);
   }
 };
 

@@ -36,7 +36,19 @@ public:
   }
   int groupLimit() const override { return groupRefused() ? 0 : groupLimit_; }
   bool launchGroup(const std::vector<const KernelLaunch *> &launches,
-                   bool &started, std::string &error) override;
+                   bool &started, std::string &error) override {
+    return launchGroupAt(launches, started, nullptr, error);
+  }
+  bool launchGroupMarked(const std::vector<const KernelLaunch *> &launches,
+                         bool &started, void *&after,
+                         std::string &error) override {
+    CUevent done = nullptr;
+    bool ok = launchGroupAt(launches, started, &done, error);
+    after = done;
+    return ok;
+  }
+  bool markStream(void *stream, void *&mark, std::string &error) override;
+  bool waitMark(void *stream, void *mark, std::string &error) override;
   const void *streamDomain() const override { return device_.context(); }
   /// The handles of a refused group launch, as the driver sees them.
   std::string
@@ -46,9 +58,14 @@ public:
 private:
   /// The blocks a rank's launch of `kernel` takes at `chunkBytes`.
   int blocks(CudaKernel &kernel, size_t chunkBytes) const;
+  /// launchGroup; with `end`, the other streams are not ordered after the
+  /// launch: *end marks it (launchGroupMarked).
+  bool launchGroupAt(const std::vector<const KernelLaunch *> &launches,
+                     bool &started, CUevent *end, std::string &error);
   /// Orders `launches`' streams around a launch on the first one's: before
-  /// (after = false) every other stream's work so far, after (true) what
-  /// they enqueue next.
+  /// (after = false) every other stream's work so far (its launch's mark,
+  /// KernelLaunch::before, where it has one), after (true) what they
+  /// enqueue next.
   bool joinStreams(const std::vector<const KernelLaunch *> &launches,
                    bool after, std::string &error);
 
@@ -71,6 +88,11 @@ private:
   void refuseGroups();
   /// Events ordering a group launch's streams (made on first use).
   std::vector<CUevent> events_;
+  /// This rank's stream marked for a co-launch (markStream), and the end
+  /// of a co-launched group launch this kernel made (launchGroupMarked:
+  /// its ranks' threads wait for it before they hand in again, so one
+  /// event serves every round).
+  CUevent mark_ = nullptr, end_ = nullptr;
   /// Replayed launches as graphs.
   LaunchGraphs graphs_;
   int64_t largest_ = 1; // chunks of the largest buffer
@@ -98,6 +120,42 @@ CudaCommKernel::CudaCommKernel(const CudaCommGpu &device,
 CudaCommKernel::~CudaCommKernel() {
   for (CUevent event : events_)
     device_.driver().cuEventDestroy_v2(event);
+  for (CUevent event : {mark_, end_})
+    if (event)
+      device_.driver().cuEventDestroy_v2(event);
+}
+
+bool CudaCommKernel::markStream(void *stream, void *&mark,
+                                std::string &error) {
+  const Driver &driver = device_.driver();
+  if (!device_.makeCurrent(error))
+    return false;
+  if (!mark_)
+    if (CUresult r = driver.cuEventCreate(&mark_, CU_EVENT_DISABLE_TIMING)) {
+      mark_ = nullptr;
+      error = driver.describe("cuEventCreate", r);
+      return false;
+    }
+  if (CUresult r = driver.cuEventRecord(mark_, static_cast<CUstream>(stream))) {
+    error = driver.describe("cuEventRecord", r);
+    return false;
+  }
+  mark = mark_;
+  return true;
+}
+
+bool CudaCommKernel::waitMark(void *stream, void *mark, std::string &error) {
+  const Driver &driver = device_.driver();
+  if (!mark)
+    return true;
+  if (!device_.makeCurrent(error))
+    return false;
+  if (CUresult r = driver.cuStreamWaitEvent(static_cast<CUstream>(stream),
+                                            static_cast<CUevent>(mark), 0)) {
+    error = driver.describe("cuStreamWaitEvent", r);
+    return false;
+  }
+  return true;
 }
 
 /// The most bytes of parameters a kernel takes: 32764 from CUDA 12.1's
@@ -226,7 +284,9 @@ bool CudaCommKernel::joinStreams(
     if (after && !done && (!event(0, done) || !record(done, first)))
       return false;
     CUevent e = done;
-    if (!after && (!event(used++, e) || !record(e, other)))
+    if (!after && launches[i]->before)
+      e = static_cast<CUevent>(launches[i]->before);
+    else if (!after && (!event(used++, e) || !record(e, other)))
       return false;
     if (CUresult r = driver.cuStreamWaitEvent(after ? other : first, e, 0)) {
       error = driver.describe("cuStreamWaitEvent", r);
@@ -292,9 +352,9 @@ std::string CudaCommKernel::describeHandles(
   return out;
 }
 
-bool CudaCommKernel::launchGroup(
+bool CudaCommKernel::launchGroupAt(
     const std::vector<const KernelLaunch *> &launches, bool &started,
-    std::string &error) {
+    CUevent *end, std::string &error) {
   started = false;
   const bool ll = launches[0]->lowLatency;
   const size_t words = launches[0]->table.size();
@@ -343,7 +403,23 @@ bool CudaCommKernel::launchGroup(
   // Enqueued: a failure from here on must not launch the ranks again.
   started = true;
   GroupPhaseTimer timer(GroupPhase::JoinAfter);
-  return joinStreams(launches, true, error);
+  if (!end)
+    return joinStreams(launches, true, error);
+  // Its end marked; each rank's own thread orders its stream after it.
+  const Driver &driver = device_.driver();
+  if (!end_)
+    if (CUresult r = driver.cuEventCreate(&end_, CU_EVENT_DISABLE_TIMING)) {
+      end_ = nullptr;
+      error = driver.describe("cuEventCreate", r);
+      return false;
+    }
+  if (CUresult r =
+          driver.cuEventRecord(end_, static_cast<CUstream>(launches[0]->stream))) {
+    error = driver.describe("cuEventRecord", r);
+    return false;
+  }
+  *end = end_;
+  return true;
 }
 
 bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
