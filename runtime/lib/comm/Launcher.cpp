@@ -455,8 +455,15 @@ bool Launcher::start(const PreparedLaunch &prepared, void *stream, Error &error,
     return true;
   }
   // Ranks sharing this GPU context: their load/store launches start as one
-  // (a kernel behind another in a hardware queue would wait for it).
-  if (coLaunch_ && !dma) {
+  // (a kernel behind another in a hardware queue would wait for it). Not
+  // into a stream being captured: each rank's graph holds its own kernel
+  // (one launch cannot join streams captured into different graphs).
+  bool capturing = false;
+  if (coLaunch_ && !dma && !device_.streamCapturing(stream, capturing, why)) {
+    startFailed(why, dma, error);
+    return false;
+  }
+  if (coLaunch_ && !dma && !capturing) {
     std::vector<CoLaunch::Hand> hands(1);
     hands[0].kernel = &kernel;
     hands[0].launch = std::move(launch);

@@ -125,8 +125,7 @@ CudaCommKernel::~CudaCommKernel() {
       device_.driver().cuEventDestroy_v2(event);
 }
 
-bool CudaCommKernel::markStream(void *stream, void *&mark,
-                                std::string &error) {
+bool CudaCommKernel::markStream(void *stream, void *&mark, std::string &error) {
   const Driver &driver = device_.driver();
   if (!device_.makeCurrent(error))
     return false;
@@ -389,9 +388,27 @@ bool CudaCommKernel::launchGroupAt(
   if (GroupPhaseTimer timer(GroupPhase::JoinBefore);
       !joinStreams(launches, false, error))
     return false;
+  // A replayed group (every rank's launch repeats its last) as a graph, where
+  // graphs are on (CudaLaunchGraphs.h): the whole parameter block its key.
+  const bool replayed =
+      std::all_of(launches.begin(), launches.end(),
+                  [](const KernelLaunch *l) { return l->replayed; });
+  const unsigned grid = unsigned(blocks(kernel, chunk)),
+                 rows = unsigned(launches.size());
+  CUstream stream = static_cast<CUstream>(launches[0]->stream);
+  LaunchGraphs::Result graphed = LaunchGraphs::Result::Plain;
+  if (replayed && launchGraphsEnabled()) {
+    std::vector<uint64_t> key(param);
+    key.insert(key.end(), {uint64_t(chunk), uint64_t(grid), uint64_t(rows),
+                           uint64_t(ll), uint64_t(1)});
+    GroupPhaseTimer timer(GroupPhase::Launch);
+    graphed = graphs_.launch(kernel, grid, rows, args, key, stream, error);
+    if (graphed == LaunchGraphs::Result::Failed)
+      return false; // nothing enqueued: the ranks may start alone
+  }
   if (GroupPhaseTimer timer(GroupPhase::Launch);
-      !kernel.launch(blocks(kernel, chunk), unsigned(launches.size()),
-                     static_cast<CUstream>(launches[0]->stream), args, error)) {
+      graphed == LaunchGraphs::Result::Plain &&
+      !kernel.launch(grid, rows, stream, args, error)) {
     error += " (the group entry of " + program_.schedule + " for " +
              std::to_string(launches.size()) + " ranks, " +
              std::to_string(param.size() * 8) + " bytes of tables; " +
@@ -413,8 +430,8 @@ bool CudaCommKernel::launchGroupAt(
       error = driver.describe("cuEventCreate", r);
       return false;
     }
-  if (CUresult r =
-          driver.cuEventRecord(end_, static_cast<CUstream>(launches[0]->stream))) {
+  if (CUresult r = driver.cuEventRecord(
+          end_, static_cast<CUstream>(launches[0]->stream))) {
     error = driver.describe("cuEventRecord", r);
     return false;
   }
@@ -443,7 +460,7 @@ bool CudaCommKernel::launch(const KernelLaunch &launch, std::string &error) {
     key.insert(key.end(), {chunk, uint64_t(rankBase), uint64_t(blocks),
                            uint64_t(launch.lowLatency)});
     switch (
-        graphs_.launch(kernel, unsigned(blocks), args, key, stream, error)) {
+        graphs_.launch(kernel, unsigned(blocks), 1, args, key, stream, error)) {
     case LaunchGraphs::Result::Launched:
       return true;
     case LaunchGraphs::Result::Failed:

@@ -48,8 +48,9 @@ void LaunchGraphs::clear() {
   entries_.clear();
 }
 
-bool LaunchGraphs::capture(rt::CudaKernel &kernel, unsigned blocks, void **args,
-                           CUgraphExec &exec, std::string &error) {
+bool LaunchGraphs::capture(rt::CudaKernel &kernel, unsigned blocks,
+                           unsigned blocksY, void **args, CUgraphExec &exec,
+                           std::string &error) {
   auto failed = [&](const char *call, CUresult r) {
     error = driver_.describe(call, r) + " (a replayed launch as a graph)";
     return false;
@@ -64,7 +65,7 @@ bool LaunchGraphs::capture(rt::CudaKernel &kernel, unsigned blocks, void **args,
       r)
     return failed("cuStreamBeginCapture", r);
   std::string why;
-  bool launched = kernel.launch(blocks, 1, captureStream_, args, why);
+  bool launched = kernel.launch(blocks, blocksY, captureStream_, args, why);
   CUgraph graph = nullptr;
   CUresult ended = driver_.cuStreamEndCapture(captureStream_, &graph);
   if (!launched) {
@@ -81,7 +82,8 @@ bool LaunchGraphs::capture(rt::CudaKernel &kernel, unsigned blocks, void **args,
 }
 
 LaunchGraphs::Result LaunchGraphs::launch(rt::CudaKernel &kernel,
-                                          unsigned blocks, void **args,
+                                          unsigned blocks, unsigned blocksY,
+                                          void **args,
                                           const std::vector<uint64_t> &key,
                                           CUstream stream, std::string &error) {
   if (!launchGraphsEnabled() || !driver_.cuStreamBeginCapture ||
@@ -109,7 +111,7 @@ LaunchGraphs::Result LaunchGraphs::launch(rt::CudaKernel &kernel,
   if (!entry->exec) {
     // A launch the driver will not capture goes plainly, now and after.
     std::string why;
-    if (!capture(kernel, blocks, args, entry->exec, why)) {
+    if (!capture(kernel, blocks, blocksY, args, entry->exec, why)) {
       entry->exec = nullptr;
       entry->seen = -(1 << 30);
       return Result::Plain;

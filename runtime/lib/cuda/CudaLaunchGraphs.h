@@ -56,14 +56,14 @@ public:
   LaunchGraphs &operator=(const LaunchGraphs &) = delete;
 
   enum class Result { Launched, Plain, Failed };
-  /// Launches `kernel` (blocks x 1 x 1, `args`) on `stream` as a graph
+  /// Launches `kernel` (blocks x blocksY x 1, `args`) on `stream` as a graph
   /// where `key` (every byte the launch passes, the grid included) was seen
   /// before: Launched. Plain: the caller launches it itself (seen once,
   /// no graphs, the stream capturing, a launch the driver would not
   /// capture). Failed: cuGraphLaunch failed (`error`). The kernel's context
   /// must be current.
-  Result launch(rt::CudaKernel &kernel, unsigned blocks, void **args,
-                const std::vector<uint64_t> &key, CUstream stream,
+  Result launch(rt::CudaKernel &kernel, unsigned blocks, unsigned blocksY,
+                void **args, const std::vector<uint64_t> &key, CUstream stream,
                 std::string &error);
 
 private:
@@ -72,8 +72,8 @@ private:
     CUgraphExec exec = nullptr;
     int seen = 0;
   };
-  bool capture(rt::CudaKernel &kernel, unsigned blocks, void **args,
-               CUgraphExec &exec, std::string &error);
+  bool capture(rt::CudaKernel &kernel, unsigned blocks, unsigned blocksY,
+               void **args, CUgraphExec &exec, std::string &error);
   void clear();
 
   const Driver &driver_;
