@@ -60,7 +60,8 @@ std::string CoLaunch::missing() const {
 }
 
 bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
-                      std::vector<Error> &errors) {
+                      std::vector<Error> &errors,
+                      const std::function<bool(Error &)> &stop) {
   errors.assign(hands.size(), Error());
   // Each hand's stream marked by its own thread (a group launch then only
   // waits for the marks); where marking fails, the launch marks it.
@@ -109,10 +110,28 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
     while (done_.load(std::memory_order_acquire) == round &&
            std::chrono::steady_clock::now() - start < kSpin)
       std::this_thread::yield();
+    // Asleep until the round starts, the timeout, or (checked every few
+    // milliseconds, the lock released) `stop` says this rank must not wait.
+    const auto deadline = start + std::chrono::milliseconds(timeoutMs);
+    Error stopped;
     lock.lock();
-    wake_.wait_until(lock, start + std::chrono::milliseconds(timeoutMs), [&] {
-      return done_.load(std::memory_order_relaxed) != round;
-    });
+    for (;;) {
+      auto until = std::min(deadline, std::chrono::steady_clock::now() +
+                                          std::chrono::milliseconds(5));
+      if (wake_.wait_until(lock, until, [&] {
+            return done_.load(std::memory_order_relaxed) != round;
+          }))
+        break;
+      if (std::chrono::steady_clock::now() >= deadline)
+        break;
+      if (stop) {
+        lock.unlock();
+        bool halt = stop(stopped);
+        lock.lock();
+        if (halt && done_.load(std::memory_order_relaxed) == round)
+          break;
+      }
+    }
     if (done_.load(std::memory_order_relaxed) == round) {
       // Withdrawn: a member that comes later finds this round without
       // these launches, and waits for them in turn.
@@ -123,14 +142,17 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
       if (!handed_)
         came_.assign(members_.size(), false); // every one withdrew
       for (Error &e : errors)
-        e.fail(ErrorKind::Remote,
-               who +
-                   " (threads of this process on this GPU, whose calls "
-                   "start as one launch with this rank's) did not make "
-                   "the call within " +
-                   std::to_string(timeoutMs) +
-                   " ms: nothing was started (it exited, failed, or made "
-                   "a different number of calls)");
+        if (!stopped.empty())
+          e = stopped;
+        else
+          e.fail(ErrorKind::Remote,
+                 who +
+                     " (threads of this process on this GPU, whose calls "
+                     "start as one launch with this rank's) did not make "
+                     "the call within " +
+                     std::to_string(timeoutMs) +
+                     " ms: nothing was started (it exited, failed, or made "
+                     "a different number of calls)");
       return false;
     }
   }

@@ -46,6 +46,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -73,9 +74,12 @@ public:
   /// in and returns once their round has started or failed: `errors` then
   /// holds each hand's failure (empty where it started: Remote where a
   /// member did not come within `timeoutMs`, nothing started; Device where
-  /// its launch failed). False where any failed.
+  /// its launch failed; `stop`'s error where, asked every few milliseconds
+  /// while waiting, it said to stop: the communicator was aborted or has
+  /// failed). False where any failed.
   bool launch(std::vector<Hand> hands, uint64_t timeoutMs,
-              std::vector<Error> &errors);
+              std::vector<Error> &errors,
+              const std::function<bool(Error &)> &stop = nullptr);
 
 private:
   /// Starts the round's launches (all members'), into results_: as one

@@ -468,7 +468,14 @@ bool Launcher::start(const PreparedLaunch &prepared, void *stream, Error &error,
     hands[0].kernel = &kernel;
     hands[0].launch = std::move(launch);
     std::vector<Error> errors;
-    if (coLaunch_->launch(std::move(hands), options_.timeoutMs, errors))
+    // An abort (or a failure) while waiting for the other ranks: at once.
+    auto stop = [this](Error &why) {
+      if (healthy(why))
+        return false;
+      why.context("the communicator has failed");
+      return true;
+    };
+    if (coLaunch_->launch(std::move(hands), options_.timeoutMs, errors, stop))
       return true;
     if (errors[0].kind == ErrorKind::Device) {
       startFailed(errors[0].message, false, error);

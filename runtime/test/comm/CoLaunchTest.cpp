@@ -12,6 +12,8 @@
 
 #include "comm/CoLaunch.h"
 
+#include <atomic>
+#include <chrono>
 #include <gtest/gtest.h>
 #include <mutex>
 #include <thread>
@@ -175,6 +177,37 @@ TEST(CoLaunch, AMemberThatNeverComesIsNamedAndNothingStarts) {
     EXPECT_TRUE(e[0].empty()) << e[0].message;
   ASSERT_EQ(started.launches.size(), 1u);
   EXPECT_EQ(started.launches[0], (std::vector<int>{0, 3, 5}));
+}
+
+TEST(CoLaunch, AWaitEndsAtOnceWhenTheRankMustStop) {
+  // An abort while the others are awaited: the wait ends within
+  // milliseconds with the stop's reason, long before the timeout.
+  Started started;
+  FakeKernel k(started, "k", 8);
+  CoLaunch room({0, 1});
+  std::atomic<bool> aborted{false};
+  auto stop = [&](Error &why) {
+    if (!aborted)
+      return false;
+    why.fail(ErrorKind::InvalidUsage, "the communicator was aborted");
+    return true;
+  };
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    aborted = true;
+  });
+  std::vector<Error> errors;
+  auto begin = std::chrono::steady_clock::now();
+  EXPECT_FALSE(room.launch({hand(k, 0)}, 60000, errors, stop));
+  aborter.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(5));
+  EXPECT_EQ(errors[0].kind, ErrorKind::InvalidUsage);
+  EXPECT_EQ(errors[0].message, "the communicator was aborted");
+  EXPECT_TRUE(started.launches.empty());
+  // Withdrawn: both come next time.
+  auto all = handAll(room, {0, 1}, [&](int r) { return hand(k, r); });
+  EXPECT_TRUE(all[0][0].empty() && all[1][0].empty());
+  EXPECT_EQ(started.launches.size(), 1u);
 }
 
 TEST(CoLaunch, ARankHandedTwiceOrNotAMemberIsAnInternalError) {
