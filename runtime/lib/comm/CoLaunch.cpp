@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <thread>
@@ -30,6 +31,19 @@ struct Rooms {
 /// usually a few microseconds behind (each thread's call ends here), and a
 /// wake-up from sleep costs as much again.
 constexpr auto kSpin = std::chrono::microseconds(200);
+
+/// SDMA_COLAUNCH_MARKS=1: each rank's own thread orders its stream around
+/// the launch (CommKernel::markStream, waitMark), not the launching thread
+/// alone: less serial work per round. Off by default: not yet run on a GPU
+/// (the default was: 8 threads on one H100, bench/results/gpu-runs/
+/// h100-s65-colaunch.txt).
+bool ownMarks() {
+  static const bool on = [] {
+    const char *v = std::getenv("SDMA_COLAUNCH_MARKS");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+}
 } // namespace
 
 std::shared_ptr<CoLaunch> CoLaunch::join(uint64_t job,
@@ -68,7 +82,8 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
   std::vector<std::pair<CommKernel *, void *>> own;
   for (Hand &h : hands) {
     std::string ignored;
-    if (h.kernel &&
+    h.launch.before = nullptr;
+    if (ownMarks() && h.kernel &&
         !h.kernel->markStream(h.launch.stream, h.launch.before, ignored))
       h.launch.before = nullptr;
     own.emplace_back(h.kernel, h.launch.stream);
@@ -202,7 +217,9 @@ void CoLaunch::startRound() {
     for (const Hand &h : round)
       launches.push_back(&h.launch);
     bool started = false;
-    if (round[0].kernel->launchGroupMarked(launches, started, after_, refused))
+    if (ownMarks() ? round[0].kernel->launchGroupMarked(launches, started,
+                                                        after_, refused)
+                   : round[0].kernel->launchGroup(launches, started, refused))
       return;
     if (started) {
       // Part of it may run: no rank starts again.

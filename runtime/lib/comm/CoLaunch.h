@@ -35,6 +35,14 @@
 // (builds differ, more ranks than it holds, or the device refused it)
 // starts each launch alone, as before.
 //
+// The launching thread orders every rank's stream around the launch (an
+// event on each before, a wait on each after: on one H100 at 8 ranks the
+// round's serial part took 14-18 us, a call 30-36 us against 15 alone).
+// With SDMA_COLAUNCH_MARKS=1 each rank's own thread marks its stream before
+// it hands in and waits for the launch's end mark after (markStream,
+// launchGroupMarked, waitMark), leaving the launching thread the waits on
+// the marks, the launch and one record: not yet run on a GPU.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef SDMA_RUNTIME_LIB_COMM_COLAUNCH_H
