@@ -37,7 +37,7 @@ constexpr auto kSpin = std::chrono::microseconds(200);
 /// alone: less serial work per round. Off by default: not yet run on a GPU
 /// (the default was: 8 threads on one H100, bench/results/gpu-runs/
 /// h100-s65-colaunch.txt).
-bool ownMarks() {
+bool ownMarksByDefault() {
   static const bool on = [] {
     const char *v = std::getenv("SDMA_COLAUNCH_MARKS");
     return v && std::string(v) == "1";
@@ -57,6 +57,7 @@ std::shared_ptr<CoLaunch> CoLaunch::join(uint64_t job,
   for (auto it = rooms.open.begin(); it != rooms.open.end();)
     it = it->second.expired() ? rooms.open.erase(it) : std::next(it);
   auto room = std::make_shared<CoLaunch>(members);
+  room->setOwnMarks(ownMarksByDefault());
   rooms.open[key] = room;
   return room;
 }
@@ -83,7 +84,7 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
   for (Hand &h : hands) {
     std::string ignored;
     h.launch.before = nullptr;
-    if (ownMarks() && h.kernel &&
+    if (ownMarks_ && h.kernel &&
         !h.kernel->markStream(h.launch.stream, h.launch.before, ignored))
       h.launch.before = nullptr;
     own.emplace_back(h.kernel, h.launch.stream);
@@ -217,9 +218,9 @@ void CoLaunch::startRound() {
     for (const Hand &h : round)
       launches.push_back(&h.launch);
     bool started = false;
-    if (ownMarks() ? round[0].kernel->launchGroupMarked(launches, started,
-                                                        after_, refused)
-                   : round[0].kernel->launchGroup(launches, started, refused))
+    if (ownMarks_ ? round[0].kernel->launchGroupMarked(launches, started,
+                                                       after_, refused)
+                  : round[0].kernel->launchGroup(launches, started, refused))
       return;
     if (started) {
       // Part of it may run: no rank starts again.

@@ -78,6 +78,10 @@ public:
   explicit CoLaunch(std::vector<int> members);
 
   const std::vector<int> &members() const { return members_; }
+  /// Whether each rank's own thread orders its stream around the launch
+  /// (SDMA_COLAUNCH_MARKS=1, join's default), not the launching thread.
+  /// Set before the first launch.
+  void setOwnMarks(bool on) { ownMarks_ = on; }
   /// Hands `hands` (launches of distinct members, each its programRank)
   /// in and returns once their round has started or failed: `errors` then
   /// holds each hand's failure (empty where it started: Remote where a
@@ -100,6 +104,7 @@ private:
   std::string missing() const;
 
   const std::vector<int> members_;
+  bool ownMarks_ = false;
   std::mutex mutex_;
   std::condition_variable wake_;
   /// The open round's launches, by member index (kernel null: not yet).

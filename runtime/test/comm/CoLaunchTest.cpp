@@ -12,6 +12,7 @@
 
 #include "comm/CoLaunch.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <gtest/gtest.h>
@@ -223,6 +224,103 @@ TEST(CoLaunch, ARankHandedTwiceOrNotAMemberIsAnInternalError) {
   auto all = handAll(room, {0, 1}, [&](int r) { return hand(k, r); });
   EXPECT_TRUE(all[0][0].empty() && all[1][0].empty());
   EXPECT_EQ(started.launches.size(), 1u);
+}
+
+/// A kernel on fake streams (ints) that logs how each is ordered: a mark
+/// of a stream, the group launch's waits on marks, its end mark, a
+/// stream's wait on it.
+class MarkingKernel : public FakeKernel {
+public:
+  MarkingKernel(Started &started, std::vector<std::string> &log,
+                std::mutex &mutex)
+      : FakeKernel(started, "k", 8), log_(log), mutex_(mutex) {}
+  bool markStream(void *stream, void *&mark, std::string &) override {
+    mark = &marks_; // this kernel's mark, as a CUDA kernel's event
+    say("mark " + name(stream));
+    return true;
+  }
+  bool waitMark(void *stream, void *mark, std::string &) override {
+    say(name(stream) + " waits for " +
+        (mark == &end_ ? "its own end" : "the end of " + owner(mark)));
+    return true;
+  }
+  bool launchGroupMarked(const std::vector<const KernelLaunch *> &launches,
+                         bool &started, void *&after,
+                         std::string &error) override {
+    for (size_t i = 1; i < launches.size(); ++i)
+      say(name(launches[0]->stream) + " waits for " +
+          (launches[i]->before ? "the mark of " : "a new mark of ") +
+          name(launches[i]->stream));
+    after = &end_;
+    return launchGroup(launches, started, error);
+  }
+  /// Whose end mark `mark` is (a kernel's own name).
+  static std::string owner(void *mark) {
+    for (auto &[k, n] : names())
+      if (mark == &k->end_)
+        return n;
+    return "?";
+  }
+  static std::vector<std::pair<MarkingKernel *, std::string>> &names() {
+    static std::vector<std::pair<MarkingKernel *, std::string>> all;
+    return all;
+  }
+  std::string name(void *stream) {
+    return "stream " + std::to_string(*static_cast<int *>(stream));
+  }
+
+private:
+  void say(const std::string &line) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    log_.push_back(line);
+  }
+  std::vector<std::string> &log_;
+  std::mutex &mutex_;
+  int marks_ = 0, end_ = 0;
+};
+
+TEST(CoLaunch, EachThreadOrdersItsOwnStreamWithOwnMarks) {
+  // SDMA_COLAUNCH_MARKS=1: every rank marks its stream before it hands in,
+  // the launch waits for the marks of the others' streams (not new ones),
+  // and every rank on another stream than the launch's waits for its end
+  // before it returns; rank 0's stream is the launch's.
+  Started started;
+  std::vector<std::string> log;
+  std::mutex mutex;
+  MarkingKernel k0(started, log, mutex), k1(started, log, mutex),
+      k2(started, log, mutex);
+  MarkingKernel *of[] = {&k0, &k1, &k2};
+  MarkingKernel::names() = {{&k0, "rank 0's kernel"},
+                            {&k1, "rank 1's kernel"},
+                            {&k2, "rank 2's kernel"}};
+  int streams[] = {10, 11, 12};
+  CoLaunch room({0, 1, 2});
+  room.setOwnMarks(true);
+  auto errors = handAll(room, {0, 1, 2}, [&](int r) {
+    CoLaunch::Hand h = hand(*of[r], r);
+    h.launch.stream = &streams[r];
+    return h;
+  });
+  for (auto &e : errors)
+    EXPECT_TRUE(e[0].empty()) << e[0].message;
+  ASSERT_EQ(started.launches.size(), 1u);
+  std::sort(log.begin(), log.end());
+  EXPECT_EQ(log, (std::vector<std::string>{
+                     "mark stream 10", "mark stream 11", "mark stream 12",
+                     "stream 10 waits for the mark of stream 11",
+                     "stream 10 waits for the mark of stream 12",
+                     "stream 11 waits for the end of rank 0's kernel",
+                     "stream 12 waits for the end of rank 0's kernel"}));
+  // Off (the default): the launching thread orders every stream itself.
+  log.clear();
+  CoLaunch plain({0, 1, 2});
+  handAll(plain, {0, 1, 2}, [&](int r) {
+    CoLaunch::Hand h = hand(*of[r], r);
+    h.launch.stream = &streams[r];
+    return h;
+  });
+  EXPECT_TRUE(log.empty());
+  EXPECT_EQ(started.launches.size(), 2u);
 }
 
 TEST(CoLaunch, MembersOfOneJobShareARoom) {
