@@ -17,10 +17,12 @@ def parse(path):
     rows, mode = [], None
     for line in open(path):
         line = line.strip()
-        m = re.match(r"-- t(\d+) colaunch=(\d)(?: graphs=(\d))?", line)
+        m = re.match(r"-- t(\d+) colaunch=(\d)(?: marks=(\d))?"
+                     r"(?: graphs=(\d))?", line)
         if m:
             mode = ("co-launch" if m.group(2) == "1" else "alone") + (
-                " + graphs" if m.group(3) == "1" else "")
+                " + own marks" if m.group(3) == "1" else "") + (
+                " + graphs" if m.group(4) == "1" else "")
             continue
         if line.startswith("-- in-process"):
             mode = "in-process executor"
@@ -51,14 +53,18 @@ def main():
     cell = defaultdict(list)
     for r in rows:
         cell[(r["mode"], r["op"], r["ranks"], r["bytes"])].append(r["us"])
-    modes = ["alone", "co-launch", "co-launch + graphs", "in-process executor"]
+    found = {r["mode"] for r in rows}
+    modes = [m for m in ["alone", "co-launch", "co-launch + own marks",
+                         "co-launch + graphs", "co-launch + own marks + graphs",
+                         "in-process executor"] if m in found]
     with open(out + ".md", "w") as f:
         f.write("us per call: the median of 5 repetitions of 200 calls back "
                 "to back (one H100, one run; ranks as threads, each its own "
                 "stream; \"alone\": each rank's kernel launched alone, which "
                 "times out in some runs)\n\n| op | ranks | bytes | " +
                 " | ".join(modes) + " |\n|" + "---|" * (3 + len(modes)) + "\n")
-        keys = sorted({(k[1], k[2], k[3]) for k in cell if k[0] != modes[3]})
+        keys = sorted({(k[1], k[2], k[3]) for k in cell
+                       if k[0] != "in-process executor"})
         for op, ranks, size in keys:
             vals = []
             for m in modes:

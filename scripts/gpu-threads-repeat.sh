@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Ranks as threads of one process on one GPU, the call bench again and
-# again with short timeouts: on one H100 (2026-12-07) 8 ranks timed out in
-# 14 of 24 runs, always early (docs/limitations.md). Prints each run's exit
-# status, timeout lines and rows; the logs go to OUT_DIR.
+# again with short timeouts: on one H100, with each rank's kernel launched
+# alone, 8 ranks timed out in 14 of 24 runs (2026-12-07); with every call
+# started as one launch (CoLaunch, the default since session 65) in none of
+# 10 (bench/results/gpu-runs/h100-s65-colaunch.txt). SDMA_COLAUNCH=0 gives
+# the old launches back. Prints each run's exit status, timeout lines and
+# rows; the logs go to OUT_DIR.
 #   scripts/gpu-threads-repeat.sh PRECOMPILED_DIR OUT_DIR [RUNS] [RANKS]
 # PRECOMPILED_DIR: sdma-precompile's programs (--ranks=RANKS). Extra
 # environment (SDMA_LL_BYTES=0, ...) passes through to every run.
