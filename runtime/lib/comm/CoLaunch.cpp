@@ -83,8 +83,7 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
   std::vector<std::pair<CommKernel *, void *>> own;
   for (Hand &h : hands) {
     std::string ignored;
-    h.launch.before = nullptr;
-    if (ownMarks_ && h.kernel &&
+    if (!ownMarks_ || !h.kernel ||
         !h.kernel->markStream(h.launch.stream, h.launch.before, ignored))
       h.launch.before = nullptr;
     own.emplace_back(h.kernel, h.launch.stream);

@@ -128,12 +128,11 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
   o.p2pChunkBytes = (p2pChunk + 15) / 16 * 16;
   o.heapBytes = (heap + 255) / 256 * 256;
   o.twoShotBytes = twoShot;
-  if (o.coLaunch < 0) {
+  if (o.coLaunch < 0 && std::getenv("SDMA_COLAUNCH")) {
     bool on = false;
     if (!envSwitch("SDMA_COLAUNCH", on, error))
       return false;
-    if (const char *set = std::getenv("SDMA_COLAUNCH"); set && *set)
-      o.coLaunch = on ? 1 : 0;
+    o.coLaunch = on ? 1 : 0;
   }
   if (!envSwitch("SDMA_CHECK_CALLS", o.checkCalls, error) ||
       !envSwitch("SDMA_REPLAY_CALLS", o.replayCalls, error) ||

@@ -370,14 +370,14 @@ void GroupLaunch::startUnit(const std::vector<Held *> &unit,
     if (room->launch(std::move(hands), unit[0]->launcher->timeoutMs(), handed))
       return;
     for (size_t i = 0; i < unit.size(); ++i) {
-      if (handed[i].kind == ErrorKind::Device) {
-        failHeld({unit[i]}, handed[i].message, errors, failed);
-      } else if (!handed[i].empty()) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (errors[unit[i]->call].empty())
-          errors[unit[i]->call] = handed[i];
-        failed.push_back(unit[i]->launcher);
-      }
+      if (handed[i].empty())
+        continue;
+      Error error;
+      unit[i]->launcher->coLaunchFailed(handed[i], error);
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (errors[unit[i]->call].empty())
+        errors[unit[i]->call] = error;
+      failed.push_back(unit[i]->launcher);
     }
     return;
   }

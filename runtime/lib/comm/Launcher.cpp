@@ -477,17 +477,20 @@ bool Launcher::start(const PreparedLaunch &prepared, void *stream, Error &error,
     };
     if (coLaunch_->launch(std::move(hands), options_.timeoutMs, errors, stop))
       return true;
-    if (errors[0].kind == ErrorKind::Device) {
-      startFailed(errors[0].message, false, error);
-    } else {
-      error = errors[0];
-    }
+    coLaunchFailed(errors[0], error);
     return false;
   }
   if (kernel.launch(launch, why))
     return true;
   startFailed(why, dma, error);
   return false;
+}
+
+void Launcher::coLaunchFailed(const Error &handed, Error &error) {
+  if (handed.kind == ErrorKind::Device)
+    startFailed(handed.message, false, error);
+  else
+    error = handed;
 }
 
 void Launcher::startFailed(const std::string &why, bool dma, Error &error) {

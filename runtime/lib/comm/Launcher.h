@@ -139,6 +139,10 @@ public:
   /// kernel's record where it has one; the communicator fails as the
   /// cause says (start(), or a group's launch: GroupLaunch.h).
   void startFailed(const std::string &why, bool dma, Error &error);
+  /// A load/store launch handed to the co-launch that did not start
+  /// (`handed`, CoLaunch::launch's error): a launch the device refused
+  /// fails as startFailed says, another rank's absence or a stop as it is.
+  void coLaunchFailed(const Error &handed, Error &error);
 
 private:
   /// Builds the SdmaTable words of `call` with its tag: with `dma`, the DMA

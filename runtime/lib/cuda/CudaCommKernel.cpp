@@ -58,6 +58,8 @@ public:
 private:
   /// The blocks a rank's launch of `kernel` takes at `chunkBytes`.
   int blocks(CudaKernel &kernel, size_t chunkBytes) const;
+  /// Records `event` (made on first use) on `stream`.
+  bool recordMark(CUevent &event, CUstream stream, std::string &error);
   /// launchGroup; with `end`, the other streams are not ordered after the
   /// launch: *end marks it (launchGroupMarked).
   bool launchGroupAt(const std::vector<const KernelLaunch *> &launches,
@@ -125,20 +127,26 @@ CudaCommKernel::~CudaCommKernel() {
       device_.driver().cuEventDestroy_v2(event);
 }
 
-bool CudaCommKernel::markStream(void *stream, void *&mark, std::string &error) {
+bool CudaCommKernel::recordMark(CUevent &event, CUstream stream,
+                                std::string &error) {
   const Driver &driver = device_.driver();
-  if (!device_.makeCurrent(error))
-    return false;
-  if (!mark_)
-    if (CUresult r = driver.cuEventCreate(&mark_, CU_EVENT_DISABLE_TIMING)) {
-      mark_ = nullptr;
+  if (!event)
+    if (CUresult r = driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING)) {
+      event = nullptr;
       error = driver.describe("cuEventCreate", r);
       return false;
     }
-  if (CUresult r = driver.cuEventRecord(mark_, static_cast<CUstream>(stream))) {
+  if (CUresult r = driver.cuEventRecord(event, stream)) {
     error = driver.describe("cuEventRecord", r);
     return false;
   }
+  return true;
+}
+
+bool CudaCommKernel::markStream(void *stream, void *&mark, std::string &error) {
+  if (!device_.makeCurrent(error) ||
+      !recordMark(mark_, static_cast<CUstream>(stream), error))
+    return false;
   mark = mark_;
   return true;
 }
@@ -423,18 +431,8 @@ bool CudaCommKernel::launchGroupAt(
   if (!end)
     return joinStreams(launches, true, error);
   // Its end marked; each rank's own thread orders its stream after it.
-  const Driver &driver = device_.driver();
-  if (!end_)
-    if (CUresult r = driver.cuEventCreate(&end_, CU_EVENT_DISABLE_TIMING)) {
-      end_ = nullptr;
-      error = driver.describe("cuEventCreate", r);
-      return false;
-    }
-  if (CUresult r = driver.cuEventRecord(
-          end_, static_cast<CUstream>(launches[0]->stream))) {
-    error = driver.describe("cuEventRecord", r);
+  if (!recordMark(end_, stream, error))
     return false;
-  }
   *end = end_;
   return true;
 }
