@@ -29,6 +29,11 @@
 //   exit-early   the last rank leaves after joining (as a thread: makes
 //                no call): every other rank's call fails naming it, none
 //                hangs;
+//   late-rank    (SDMA_CHECK_CALLS=0, SDMA_TIMEOUT_MS=T) the last rank
+//                makes its first call after 1.5 T: the others' first call
+//                fails naming it, then every rank's next all-gather
+//                arrives, every byte checked (a refused call leaves the
+//                communicator usable);
 //   stale-shm    (cpu) shared memory segments a dead process left named
 //                (older than a minute) are removed by a new communicator;
 //                a live process's, or a young one, are kept;
@@ -355,6 +360,53 @@ void registered(Rank &k) {
     std::printf("rank %d: registered memory checked\n", k.rank);
 }
 
+/// The last rank comes late to its first call (after 1.5x the timeout);
+/// the others' first call fails naming it. Every rank then makes the same
+/// all-gather, whose bytes must all arrive: the refusal left each
+/// communicator usable.
+int lateRank(Rank &k, char *in, char *out) {
+  int late = k.ranks - 1;
+  const char *timeout = std::getenv("SDMA_TIMEOUT_MS");
+  int ms = timeout ? std::atoi(timeout) : 0;
+  if (ms <= 0) {
+    std::fprintf(stderr, "late-rank needs SDMA_TIMEOUT_MS\n");
+    return 1;
+  }
+  int failures = 0;
+  if (k.rank == late) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms * 3 / 2));
+  } else {
+    sdmaResult_t result =
+        sdmaAllGather(in, out, 16, sdmaFloat32, k.comm, k.stream);
+    k.memory.sync(k.stream);
+    if (result == sdmaSuccess)
+      sdmaCommGetAsyncError(k.comm, &result);
+    failures +=
+        expectFailure(k, result, ("rank " + std::to_string(late)).c_str());
+  }
+  k.fill(in, 64, k.rank, 1);
+  k.fill(out, 64 * k.ranks, k.rank, -1);
+  if (!k.check(sdmaAllGather(in, out, 64, sdmaUint8, k.comm, k.stream),
+               "sdmaAllGather after the refused call"))
+    return 1;
+  k.memory.sync(k.stream);
+  sdmaResult_t async = sdmaSuccess;
+  sdmaCommGetAsyncError(k.comm, &async);
+  if (!k.check(async, "the all-gather after the refused call"))
+    return 1;
+  for (int r = 0; r < k.ranks; ++r) {
+    std::vector<unsigned char> want(64);
+    for (size_t i = 0; i < 64; ++i)
+      want[i] = pattern(r, 1, i);
+    k.expect(out + 64 * r, want,
+             "AllGather from rank " + std::to_string(r) + " after the refusal");
+  }
+  if (!k.failures && !failures)
+    std::printf("rank %d of %d: the call after the refused one as expected\n",
+                k.rank, k.ranks);
+  return failures + (k.failures ? 1 : 0);
+}
+
 int runCase(Rank &k, const Args &args) {
   const std::string &c = args.kase;
   if (c == "collectives") {
@@ -517,6 +569,8 @@ int runCase(Rank &k, const Args &args) {
     return expectFailure(k, sdmaScheduleLoad(k.comm, text.c_str(), &schedule),
                          "differs between ranks");
   }
+  if (c == "late-rank")
+    return lateRank(k, in, out);
   if (c == "exit-early") {
     int leaver = k.ranks - 1;
     // Leaves without a word: its process, or as a thread (its communicator
