@@ -46,8 +46,8 @@ bool ownMarksByDefault() {
 }
 } // namespace
 
-std::shared_ptr<CoLaunch> CoLaunch::join(uint64_t job,
-                                         const std::vector<int> &members) {
+std::shared_ptr<CoLaunch>
+CoLaunch::join(uint64_t job, const std::vector<int> &members, Mode mode) {
   Rooms &rooms = Rooms::get();
   std::lock_guard<std::mutex> lock(rooms.mutex);
   auto key = std::make_pair(job, members);
@@ -58,6 +58,7 @@ std::shared_ptr<CoLaunch> CoLaunch::join(uint64_t job,
     it = it->second.expired() ? rooms.open.erase(it) : std::next(it);
   auto room = std::make_shared<CoLaunch>(members);
   room->setOwnMarks(ownMarksByDefault());
+  room->setMode(mode);
   rooms.open[key] = room;
   return room;
 }
@@ -78,12 +79,15 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
                       std::vector<Error> &errors,
                       const std::function<bool(Error &)> &stop) {
   errors.assign(hands.size(), Error());
+  // Set in round 0, which every member's first call is part of: the same
+  // for the whole of this call.
+  const bool ordered = ordered_.load(std::memory_order_acquire);
   // Each hand's stream marked by its own thread (a group launch then only
   // waits for the marks); where marking fails, the launch marks it.
   std::vector<std::pair<CommKernel *, void *>> own;
   for (Hand &h : hands) {
     std::string ignored;
-    if (!ownMarks_ || !h.kernel ||
+    if (ordered || !ownMarks_ || !h.kernel ||
         !h.kernel->markStream(h.launch.stream, h.launch.before, ignored))
       h.launch.before = nullptr;
     own.emplace_back(h.kernel, h.launch.stream);
@@ -107,6 +111,8 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
     }
     at[k] = size_t(it - members_.begin());
   }
+  if (ordered)
+    return launchOrdered(hands, at, timeoutMs, errors, stop, lock);
   for (size_t k = 0; k < hands.size(); ++k) {
     slots_[at[k]] = std::move(hands[k]);
     came_[at[k]] = true;
@@ -114,40 +120,27 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
   handed_ += hands.size();
   const uint64_t round = done_.load(std::memory_order_relaxed);
   if (handed_ == members_.size()) {
+    std::vector<const void *> streams;
+    bool queues = false; // a stream shared is a hazard only where queued
+    for (const Hand &h : slots_) {
+      streams.push_back(h.launch.stream);
+      queues = queues || h.kernel->queuesOnStream();
+    }
     startRound();
+    if (round == 0 &&
+        std::all_of(results_.begin(), results_.end(),
+                    [](const std::string &why) { return why.empty(); }))
+      decideOrdered(std::move(streams), queues);
     done_.store(round + 1, std::memory_order_release);
+    progress_.fetch_add(1, std::memory_order_release);
     lock.unlock();
     wake_.notify_all();
   } else {
-    lock.unlock();
     GroupPhaseTimer timer(GroupPhase::CoWait);
-    const auto start = std::chrono::steady_clock::now();
-    while (done_.load(std::memory_order_acquire) == round &&
-           std::chrono::steady_clock::now() - start < kSpin)
-      std::this_thread::yield();
-    // Asleep until the round starts, the timeout, or (checked every few
-    // milliseconds, the lock released) `stop` says this rank must not wait.
-    const auto deadline = start + std::chrono::milliseconds(timeoutMs);
     Error stopped;
-    lock.lock();
-    for (;;) {
-      auto until = std::min(deadline, std::chrono::steady_clock::now() +
-                                          std::chrono::milliseconds(5));
-      if (wake_.wait_until(lock, until, [&] {
-            return done_.load(std::memory_order_relaxed) != round;
-          }))
-        break;
-      if (std::chrono::steady_clock::now() >= deadline)
-        break;
-      if (stop) {
-        lock.unlock();
-        bool halt = stop(stopped);
-        lock.lock();
-        if (halt && done_.load(std::memory_order_relaxed) == round)
-          break;
-      }
-    }
-    if (done_.load(std::memory_order_relaxed) == round) {
+    if (!waitUntil(
+            [&] { return done_.load(std::memory_order_relaxed) != round; },
+            timeoutMs, stop, stopped, lock)) {
       // Withdrawn: a member that comes later finds this round without
       // these launches, and waits for them in turn.
       std::string who = missing();
@@ -170,6 +163,7 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
                      "a different number of calls)");
       return false;
     }
+    lock.unlock();
   }
   // The round is started: no member hands in again before every one of its
   // own has read its result and ordered its stream after the launch, so
@@ -186,6 +180,161 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
     }
   }
   return ok;
+}
+
+bool CoLaunch::waitUntil(const std::function<bool()> &ready, uint64_t timeoutMs,
+                         const std::function<bool(Error &)> &stop,
+                         Error &stopped, std::unique_lock<std::mutex> &lock) {
+  const auto start = std::chrono::steady_clock::now();
+  if (ready())
+    return true;
+  // Spinning, the lock taken again only once something changed.
+  uint64_t seen = progress_.load(std::memory_order_acquire);
+  lock.unlock();
+  bool done = false;
+  while (!done && std::chrono::steady_clock::now() - start < kSpin) {
+    std::this_thread::yield();
+    uint64_t now = progress_.load(std::memory_order_acquire);
+    if (now == seen)
+      continue;
+    seen = now;
+    lock.lock();
+    done = ready();
+    lock.unlock();
+  }
+  lock.lock();
+  // Asleep until ready, the timeout, or (checked every few milliseconds,
+  // the lock released) `stop` says this member must not wait.
+  const auto deadline = start + std::chrono::milliseconds(timeoutMs);
+  while (!ready()) {
+    auto until = std::min(deadline, std::chrono::steady_clock::now() +
+                                        std::chrono::milliseconds(5));
+    if (wake_.wait_until(lock, until, ready))
+      return true;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    if (stop) {
+      lock.unlock();
+      bool halt = stop(stopped);
+      lock.lock();
+      if (halt)
+        return ready();
+    }
+  }
+  return true;
+}
+
+bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
+                             const std::vector<size_t> &at, uint64_t timeoutMs,
+                             std::vector<Error> &errors,
+                             const std::function<bool(Error &)> &stop,
+                             std::unique_lock<std::mutex> &lock) {
+  const uint64_t round = launched_[at[0]];
+  auto mine = [&](size_t m) {
+    return std::find(at.begin(), at.end(), m) != at.end();
+  };
+  auto failAll = [&](ErrorKind kind, const std::string &why) {
+    for (Error &e : errors)
+      e.fail(kind, why);
+    return false;
+  };
+  for (size_t m : at)
+    if (launched_[m] != round)
+      return failAll(ErrorKind::Internal,
+                     "ranks handed in together are at different calls "
+                     "(CoLaunch)");
+  // The gate: every other member has launched the round before this one.
+  auto ready = [&] {
+    for (size_t m = 0; m < members_.size(); ++m)
+      if (!mine(m) && launched_[m] < round)
+        return false;
+    return true;
+  };
+  Error stopped;
+  if (GroupPhaseTimer timer(GroupPhase::CoWait);
+      !waitUntil(ready, timeoutMs, stop, stopped, lock)) {
+    if (!stopped.empty()) {
+      for (Error &e : errors)
+        e = stopped;
+      return false;
+    }
+    std::string who;
+    for (size_t m = 0; m < members_.size(); ++m)
+      if (!mine(m) && launched_[m] < round)
+        who +=
+            (who.empty() ? "rank " : ", rank ") + std::to_string(members_[m]);
+    return failAll(ErrorKind::Remote,
+                   who +
+                       " (threads of this process on this GPU, whose "
+                       "launches are ordered with this rank's) did not make "
+                       "the previous call within " +
+                       std::to_string(timeoutMs) +
+                       " ms: nothing was started (it exited, failed, or "
+                       "made a different number of calls)");
+  }
+  // A member that launched this round on one of these streams: a launch
+  // behind it would be one it waits for.
+  for (const Hand &h : hands)
+    for (size_t m = 0; m < members_.size(); ++m)
+      if (h.kernel->queuesOnStream() && !mine(m) && launched_[m] > round &&
+          streams_[m] == h.launch.stream)
+        return failAll(
+            ErrorKind::InvalidUsage,
+            "rank " + std::to_string(h.launch.programRank) + " and rank " +
+                std::to_string(members_[m]) +
+                " (threads of this process on this GPU) made the same "
+                "call on one stream from different threads: the later "
+                "launch would wait behind the one that waits for it; give "
+                "each thread a stream of its own, or make both calls from "
+                "one thread in a group (sdmaGroupStart): nothing was "
+                "started");
+  for (size_t k = 0; k < hands.size(); ++k)
+    streams_[at[k]] = hands[k].launch.stream;
+  lock.unlock();
+  std::string why;
+  bool ok = true;
+  {
+    GroupPhaseTimer timer(GroupPhase::CoOrdered);
+    if (hands.size() == 1) {
+      ok = hands[0].kernel->launch(hands[0].launch, why);
+    } else {
+      // Several members of one thread (a group's): one launch, as
+      // together; where it cannot take them, each alone in turn.
+      std::vector<const KernelLaunch *> launches;
+      for (const Hand &h : hands)
+        launches.push_back(&h.launch);
+      bool started = false;
+      ok = fusable(hands) &&
+           hands[0].kernel->launchGroup(launches, started, why);
+      if (!ok && !started) {
+        ok = true;
+        for (const Hand &h : hands)
+          ok = ok && h.kernel->launch(h.launch, why);
+      }
+    }
+  }
+  lock.lock();
+  if (!ok)
+    return failAll(ErrorKind::Device, why);
+  // Launched: the others may launch the next round.
+  for (size_t m : at)
+    launched_[m] = round + 1;
+  progress_.fetch_add(1, std::memory_order_release);
+  wake_.notify_all();
+  return true;
+}
+
+void CoLaunch::decideOrdered(std::vector<const void *> streams, bool queues) {
+  if (mode_ != Mode::Ordered)
+    return;
+  std::vector<const void *> sorted(streams);
+  std::sort(sorted.begin(), sorted.end());
+  if (queues &&
+      std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    return; // members sharing a stream: every round as one launch
+  launched_.assign(members_.size(), 1);
+  streams_ = std::move(streams);
+  ordered_.store(true, std::memory_order_release);
 }
 
 bool CoLaunch::fusable(const std::vector<Hand> &round) {

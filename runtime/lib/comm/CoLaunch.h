@@ -43,6 +43,20 @@
 // launchGroupMarked, waitMark), leaving the launching thread the waits on
 // the marks, the launch and one record: not yet run on a GPU.
 //
+// Mode::Ordered (SDMA_COLAUNCH_MODE=ordered) keeps the rendezvous for the
+// first round only. Where it shows every member on a stream of its own,
+// each later launch is its own thread's, on its own stream, made as soon
+// as every member has launched the round before (the gate):
+//
+//   rank 0:  launch k ─ return          gate(k) ─ launch k+1 ─ return
+//   rank 1:        launch k ─ return                gate(k) ─ launch k+1
+//                                      (gate(k): every rank launched k)
+//
+// A hardware queue then holds every round-k kernel ahead of every
+// round-k+1 one. A queue blocks only at a kernel that waits for its own
+// stream's previous kernel (round k); that one waits for round-k kernels,
+// which are all ahead. Not yet run on a GPU.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef SDMA_RUNTIME_LIB_COMM_COLAUNCH_H
@@ -64,6 +78,20 @@ namespace sdma::rt {
 
 class CoLaunch {
 public:
+  /// How a room's rounds start once every member's stream is known.
+  enum class Mode {
+    /// Every round as one launch (the last member to come starts it).
+    Together,
+    /// From the second round on, where the first showed every member on
+    /// a stream of its own: each member launches its own kernel on its own
+    /// stream at once, but not before every member has launched the round
+    /// before (the gate). A hardware queue then holds every round-k kernel
+    /// ahead of any round-k+1 one: a kernel that blocks the queue (it waits
+    /// for its own stream's previous one) has the peers that one waits for
+    /// ahead of it. No rendezvous per call, no stream ordering.
+    Ordered,
+  };
+
   /// One member's launch handed in: its kernel (the launcher's) and launch.
   struct Hand {
     CommKernel *kernel = nullptr;
@@ -74,10 +102,16 @@ public:
   /// job's ranks in this process on one GPU), made by the first to ask;
   /// every member's launcher holds it.
   static std::shared_ptr<CoLaunch> join(uint64_t job,
-                                        const std::vector<int> &members);
+                                        const std::vector<int> &members,
+                                        Mode mode = Mode::Together);
   explicit CoLaunch(std::vector<int> members);
 
   const std::vector<int> &members() const { return members_; }
+  /// CommOptions::coLaunchMode (join's); set before the first launch.
+  void setMode(Mode mode) { mode_ = mode; }
+  /// Whether the rounds now start through the gate (Mode::Ordered, after
+  /// a first round that found every member on its own stream).
+  bool ordered() const { return ordered_.load(std::memory_order_acquire); }
   /// Whether each rank's own thread orders its stream around the launch
   /// (SDMA_COLAUNCH_MARKS=1, join's default), not the launching thread.
   /// Set before the first launch.
@@ -94,6 +128,26 @@ public:
               const std::function<bool(Error &)> &stop = nullptr);
 
 private:
+  /// Mode::Ordered's call: waits until every other member has launched
+  /// the round before this one (the timeout, or `stop`), then launches
+  /// `hands` on their own streams (one group launch where several, as
+  /// GroupLaunch's units). Holds `lock` on entry and on return.
+  bool launchOrdered(std::vector<Hand> &hands, const std::vector<size_t> &at,
+                     uint64_t timeoutMs, std::vector<Error> &errors,
+                     const std::function<bool(Error &)> &stop,
+                     std::unique_lock<std::mutex> &lock);
+  /// Waits (spinning, then asleep, `lock` released) until `ready()` or the
+  /// timeout, or `stop` says this member must not wait (then in `stopped`);
+  /// whether `ready()`. Holds `lock` on entry and on return.
+  bool waitUntil(const std::function<bool()> &ready, uint64_t timeoutMs,
+                 const std::function<bool(Error &)> &stop, Error &stopped,
+                 std::unique_lock<std::mutex> &lock);
+  /// After the first round (together, every member's launch started, on
+  /// `streams` by member): Mode::Ordered from now on where the mode asks
+  /// for it and every member was on a stream of its own, or (no kernel
+  /// `queues` on its stream: each launch runs before it returns, the CPU
+  /// device's) the streams do not matter.
+  void decideOrdered(std::vector<const void *> streams, bool queues);
   /// Starts the round's launches (all members'), into results_: as one
   /// where fusable, else each alone.
   void startRound();
@@ -105,6 +159,13 @@ private:
 
   const std::vector<int> members_;
   bool ownMarks_ = false;
+  Mode mode_ = Mode::Together;
+  std::atomic<bool> ordered_{false};
+  /// Mode::Ordered: the rounds each member has launched, and the stream of
+  /// its last launch (a member may not launch behind another's launch of
+  /// the same round on one stream: that one would wait for it).
+  std::vector<uint64_t> launched_;
+  std::vector<const void *> streams_;
   std::mutex mutex_;
   std::condition_variable wake_;
   /// The open round's launches, by member index (kernel null: not yet).
@@ -115,6 +176,9 @@ private:
   std::vector<bool> came_;
   /// Rounds started (the open one is this number).
   std::atomic<uint64_t> done_{0};
+  /// Bumped whenever a round starts or a member launches through the
+  /// gate: a spinning waiter takes the lock again only when it moved.
+  std::atomic<uint64_t> progress_{0};
   /// The last started round's outcome by member ("" started): a member
   /// reads its own before it hands in again, so no later round overwrites
   /// it first.

@@ -159,6 +159,8 @@ bool sdma::rt::resolveOptions(CommOptions &o, Error &error) {
   if (!choose(o.path, "SDMA_PATH", "auto", {"auto", "ldst", "dma"}, "path") ||
       !choose(o.dmaVariant, "SDMA_DMA_VARIANT", "pcpy",
               {"pcpy", "b2b", "bcst", "swap"}, "DMA variant") ||
+      !choose(o.coLaunchMode, "SDMA_COLAUNCH_MODE", "together",
+              {"together", "ordered"}, "co-launch mode") ||
       !choose(o.dmaSubmit, "SDMA_DMA_SUBMIT", "host", {"host", "kernel"},
               "DMA submission"))
     return false;

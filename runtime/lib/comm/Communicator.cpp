@@ -201,7 +201,10 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   if (colocated.size() > 1 &&
       (options.coLaunch == 1 ||
        (options.coLaunch < 0 && device->launchesShareQueues())))
-    launcher->setCoLaunch(CoLaunch::join(launcher->job(), colocated));
+    launcher->setCoLaunch(CoLaunch::join(launcher->job(), colocated,
+                                         options.coLaunchMode == "ordered"
+                                             ? CoLaunch::Mode::Ordered
+                                             : CoLaunch::Mode::Together));
   paths = std::make_unique<PathChooser>(options, *device, *programs, devices);
   CallPath::Parts parts;
   parts.rank = rank;

@@ -57,7 +57,8 @@ public:
                                   "probed calls",
                                   "co-launch wait",
                                   "co-launch together",
-                                  "co-launch alone"};
+                                  "co-launch alone",
+                                  "co-launch ordered"};
     static_assert(sizeof(names) / sizeof(*names) == size_t(GroupPhase::Count));
     for (size_t i = 0; i < size_t(GroupPhase::Count); ++i) {
       std::vector<int64_t> &samples = ns_[i];

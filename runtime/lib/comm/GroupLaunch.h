@@ -49,8 +49,9 @@ class Launcher;
 /// streams joined before, the launch call and the streams joined after;
 /// each call's replay lookup in a group (CallPath::replayed, with the
 /// start it holds where it finds one); and for ranks sharing a GPU
-/// context (CoLaunch.h) a member's wait for the others, and a round's
-/// start as one launch or as launches alone.
+/// context (CoLaunch.h) a member's wait for the others, a round's start
+/// as one launch or as launches alone, and a member's own launch through
+/// the gate (Mode::Ordered).
 enum class GroupPhase {
   End,
   Calls,
@@ -65,6 +66,7 @@ enum class GroupPhase {
   CoWait,
   CoTogether,
   CoAlone,
+  CoOrdered,
   Count
 };
 /// Times one phase while alive (GroupPhase::Count: none), where

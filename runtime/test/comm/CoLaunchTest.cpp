@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <gtest/gtest.h>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -321,6 +322,207 @@ TEST(CoLaunch, EachThreadOrdersItsOwnStreamWithOwnMarks) {
   });
   EXPECT_TRUE(log.empty());
   EXPECT_EQ(started.launches.size(), 2u);
+}
+
+/// Ordered rooms: `streams` holds each rank's fake stream.
+CoLaunch::Hand handOn(FakeKernel &kernel, int rank, int *streams) {
+  CoLaunch::Hand h = hand(kernel, rank);
+  h.launch.stream = &streams[rank];
+  return h;
+}
+
+TEST(CoLaunch, OrderedMembersLaunchAloneAfterAFirstRoundTogether) {
+  Started started;
+  FakeKernel k(started, "k", 8);
+  int streams[3] = {};
+  CoLaunch room({0, 1, 2});
+  room.setMode(CoLaunch::Mode::Ordered);
+  for (int round = 0; round < 20; ++round) {
+    auto errors =
+        handAll(room, {0, 1, 2}, [&](int r) { return handOn(k, r, streams); });
+    for (auto &e : errors)
+      ASSERT_TRUE(e[0].empty()) << e[0].message;
+    EXPECT_TRUE(room.ordered());
+  }
+  // The first round as one launch (every stream learnt), then each alone.
+  ASSERT_EQ(started.launches.size(), 1u + 19u * 3u);
+  EXPECT_EQ(started.launches[0], (std::vector<int>{0, 1, 2}));
+  for (size_t i = 1; i < started.launches.size(); ++i)
+    EXPECT_EQ(started.launches[i].size(), 1u);
+}
+
+TEST(CoLaunch, OrderedMembersSharingAStreamStayTogether) {
+  // One stream for every member (a kernel alone would sit behind a peer's
+  // that waits for it): every round stays one launch.
+  Started started;
+  FakeKernel k(started, "k", 8);
+  CoLaunch room({0, 1});
+  room.setMode(CoLaunch::Mode::Ordered);
+  for (int round = 0; round < 5; ++round)
+    handAll(room, {0, 1}, [&](int r) { return hand(k, r); });
+  EXPECT_FALSE(room.ordered());
+  ASSERT_EQ(started.launches.size(), 5u);
+  for (const auto &l : started.launches)
+    EXPECT_EQ(l, (std::vector<int>{0, 1}));
+}
+
+/// A fake kernel that logs (rank, the rank's launch count) in the order
+/// launches were made, across every rank.
+class CountingKernel : public FakeKernel {
+public:
+  CountingKernel(Started &started, std::vector<std::pair<int, int>> &order,
+                 std::mutex &mutex)
+      : FakeKernel(started, "k", 8), order_(order), mutex_(mutex) {}
+  bool launch(const KernelLaunch &launch, std::string &error) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    order_.emplace_back(launch.programRank, count_[launch.programRank]++);
+    return true;
+  }
+  bool launchGroup(const std::vector<const KernelLaunch *> &launches,
+                   bool &started, std::string &error) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const KernelLaunch *l : launches)
+      order_.emplace_back(l->programRank, count_[l->programRank]++);
+    started = true;
+    return true;
+  }
+
+private:
+  std::vector<std::pair<int, int>> &order_;
+  std::mutex &mutex_;
+  std::map<int, int> count_;
+};
+
+TEST(CoLaunch, NoOrderedLaunchOvertakesAPeersLaunchOfTheRoundBefore) {
+  // Four ranks, 300 calls each with random delays: a rank's k-th launch
+  // is never made before every rank's (k-1)-th (what keeps a hardware
+  // queue's kernels of one round ahead of the next round's).
+  Started started;
+  std::vector<std::pair<int, int>> order;
+  std::mutex mutex;
+  CountingKernel k(started, order, mutex);
+  int streams[4] = {};
+  CoLaunch room({0, 1, 2, 3});
+  room.setMode(CoLaunch::Mode::Ordered);
+  const int calls = 300;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int r = 0; r < 4; ++r)
+    threads.emplace_back([&, r] {
+      unsigned seed = 17u * unsigned(r + 1);
+      for (int c = 0; c < calls; ++c) {
+        seed = seed * 1103515245u + 12345u;
+        if ((seed >> 16) % 4 == 0)
+          std::this_thread::sleep_for(
+              std::chrono::microseconds((seed >> 8) % 300));
+        std::vector<Error> errors;
+        if (!room.launch({handOn(k, r, streams)}, 5000, errors))
+          ++failures;
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+  ASSERT_EQ(order.size(), size_t(4 * calls));
+  std::vector<int> made(4, 0);
+  for (auto [rank, k] : order) {
+    for (int other = 0; other < 4; ++other)
+      ASSERT_GE(made[other], k)
+          << "rank " << rank << "'s launch " << k << " before rank " << other
+          << "'s launch " << k - 1;
+    made[rank] = k + 1;
+  }
+  EXPECT_TRUE(room.ordered());
+}
+
+TEST(CoLaunch, AnOrderedMemberWaitsForThePreviousRoundThenIsNamed) {
+  Started started;
+  FakeKernel k(started, "k", 8);
+  int streams[3] = {};
+  CoLaunch room({0, 1, 2});
+  room.setMode(CoLaunch::Mode::Ordered);
+  handAll(room, {0, 1, 2}, [&](int r) { return handOn(k, r, streams); });
+  // Rank 0 and 2 make call 2; rank 0 then makes call 3 while rank 1 has
+  // not made call 2: refused after the timeout, rank 1 named, nothing
+  // started; the room then serves rank 1's call 2 and rank 0's call 3.
+  handAll(room, {0, 2}, [&](int r) { return handOn(k, r, streams); });
+  size_t before = started.launches.size();
+  std::vector<Error> errors;
+  EXPECT_FALSE(room.launch({handOn(k, 0, streams)}, 50, errors));
+  EXPECT_EQ(errors[0].kind, ErrorKind::Remote);
+  EXPECT_NE(errors[0].message.find("rank 1 "), std::string::npos)
+      << errors[0].message;
+  EXPECT_EQ(errors[0].message.find("rank 2"), std::string::npos);
+  EXPECT_NE(errors[0].message.find("nothing was started"), std::string::npos);
+  EXPECT_EQ(started.launches.size(), before);
+  auto more =
+      handAll(room, {1, 0}, [&](int r) { return handOn(k, r, streams); });
+  EXPECT_TRUE(more[0][0].empty() && more[1][0].empty());
+  EXPECT_EQ(started.launches.size(), before + 2);
+}
+
+TEST(CoLaunch, TwoOrderedMembersOnOneStreamInOneRoundAreRefused) {
+  Started started;
+  FakeKernel k(started, "k", 8);
+  int streams[2] = {};
+  CoLaunch room({0, 1});
+  room.setMode(CoLaunch::Mode::Ordered);
+  handAll(room, {0, 1}, [&](int r) { return handOn(k, r, streams); });
+  std::vector<Error> errors;
+  ASSERT_TRUE(room.launch({handOn(k, 0, streams)}, 1000, errors));
+  // Rank 1's call on rank 0's stream: behind rank 0's launch, which waits
+  // for it.
+  CoLaunch::Hand h = hand(k, 1);
+  h.launch.stream = &streams[0];
+  EXPECT_FALSE(room.launch({h}, 1000, errors));
+  EXPECT_EQ(errors[0].kind, ErrorKind::InvalidUsage);
+  EXPECT_NE(errors[0].message.find("rank 1 and rank 0"), std::string::npos)
+      << errors[0].message;
+  EXPECT_EQ(started.launches.size(), 2u);
+  // On its own stream it goes.
+  EXPECT_TRUE(room.launch({handOn(k, 1, streams)}, 1000, errors));
+  EXPECT_EQ(started.launches.size(), 3u);
+}
+
+TEST(CoLaunch, AnOrderedWaitEndsAtOnceWhenTheRankMustStop) {
+  Started started;
+  FakeKernel k(started, "k", 8);
+  int streams[2] = {};
+  CoLaunch room({0, 1});
+  room.setMode(CoLaunch::Mode::Ordered);
+  handAll(room, {0, 1}, [&](int r) { return handOn(k, r, streams); });
+  std::vector<Error> errors;
+  ASSERT_TRUE(room.launch({handOn(k, 0, streams)}, 1000, errors));
+  auto stop = [](Error &why) {
+    why.fail(ErrorKind::InvalidUsage, "the communicator was aborted");
+    return true;
+  };
+  auto begin = std::chrono::steady_clock::now();
+  EXPECT_FALSE(room.launch({handOn(k, 0, streams)}, 60000, errors, stop));
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(5));
+  EXPECT_EQ(errors[0].message, "the communicator was aborted");
+  EXPECT_EQ(started.launches.size(), 2u);
+}
+
+TEST(CoLaunch, SeveralOrderedMembersOfOneThreadLaunchAsOne) {
+  Started started;
+  FakeKernel k(started, "k", 8);
+  int streams[3] = {};
+  CoLaunch room({0, 1, 2});
+  room.setMode(CoLaunch::Mode::Ordered);
+  handAll(room, {0, 1, 2}, [&](int r) { return handOn(k, r, streams); });
+  std::vector<Error> first, second;
+  std::thread other(
+      [&] { room.launch({handOn(k, 2, streams)}, 5000, second); });
+  EXPECT_TRUE(
+      room.launch({handOn(k, 0, streams), handOn(k, 1, streams)}, 5000, first));
+  other.join();
+  EXPECT_TRUE(second[0].empty());
+  ASSERT_EQ(started.launches.size(), 3u);
+  std::vector<std::vector<int>> later(started.launches.begin() + 1,
+                                      started.launches.end());
+  std::sort(later.begin(), later.end());
+  EXPECT_EQ(later, (std::vector<std::vector<int>>{{0, 1}, {2}}));
 }
 
 TEST(CoLaunch, MembersOfOneJobShareARoom) {

@@ -159,6 +159,13 @@ struct CommOptions {
   /// each other behind a shared hardware queue until the timeout), -1:
   /// $SDMA_COLAUNCH, else where the device needs it (CUDA, HIP).
   int coLaunch = -1;
+  /// How co-launched ranks start their calls (CoLaunch.h): "together"
+  /// (every call one launch, made by the last rank to come) or "ordered"
+  /// (after a first call together, each rank launches its own kernel, not
+  /// before every rank has launched its previous call). "":
+  /// $SDMA_COLAUNCH_MODE, else "together". Every rank sharing the context must
+  /// have the same.
+  std::string coLaunchMode;
   /// A call on the barrier or DMA path one of whose buffers that peers
   /// reach is at least this many bytes exchanges, for this call, where
   /// every rank's such buffers are (one host exchange; each peer allocation
