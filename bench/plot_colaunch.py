@@ -4,7 +4,9 @@ per call (CoLaunch), from scripts' console output (lines "-- tN colaunch=C
 graphs=G rep R" then one line of op,ranks,bytes,us,host_us rows; "-- in-process
 executor" then its rows). Writes CSV, a markdown table and a plot.
 
-  bench/plot_colaunch.py CONSOLE.txt OUT_PREFIX
+  bench/plot_colaunch.py CONSOLE.txt OUT_PREFIX [DEVICE]
+
+DEVICE names the GPU in the table and plot (default "one H100").
 """
 import csv
 import re
@@ -18,8 +20,11 @@ def parse(path):
     for line in open(path):
         line = line.strip()
         m = re.match(r"-- t(\d+) colaunch=(\d)(?: marks=(\d))?"
-                     r"(?: graphs=(\d))?", line)
+                     r"(?: graphs=(\d))?(?: mode=(\w+))?", line)
         if m:
+            if m.group(2) == "1" and m.group(5) == "ordered":
+                mode = "ordered"
+                continue
             mode = ("co-launch" if m.group(2) == "1" else "alone") + (
                 " + own marks" if m.group(3) == "1" else "") + (
                 " + graphs" if m.group(4) == "1" else "")
@@ -44,6 +49,7 @@ def parse(path):
 def main():
     rows = parse(sys.argv[1])
     out = sys.argv[2]
+    device = sys.argv[3] if len(sys.argv) > 3 else "one H100"
     with open(out + ".csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["mode", "op", "ranks", "bytes", "us",
                                           "host_us"])
@@ -54,12 +60,13 @@ def main():
     for r in rows:
         cell[(r["mode"], r["op"], r["ranks"], r["bytes"])].append(r["us"])
     found = {r["mode"] for r in rows}
-    modes = [m for m in ["alone", "co-launch", "co-launch + own marks",
-                         "co-launch + graphs", "co-launch + own marks + graphs",
+    modes = [m for m in ["alone", "ordered", "co-launch",
+                         "co-launch + own marks", "co-launch + graphs",
+                         "co-launch + own marks + graphs",
                          "in-process executor"] if m in found]
     with open(out + ".md", "w") as f:
         f.write("us per call: the median of 5 repetitions of 200 calls back "
-                "to back (one H100, one run; ranks as threads, each its own "
+                "to back (" + device + ", one run; ranks as threads, each its own "
                 "stream; \"alone\": each rank's kernel launched alone, which "
                 "times out in some runs)\n\n| op | ranks | bytes | " +
                 " | ".join(modes) + " |\n|" + "---|" * (3 + len(modes)) + "\n")
@@ -89,7 +96,7 @@ def main():
         ax.set_xscale("log", base=2)
         ax.set_xlabel("bytes")
         ax.set_ylabel("us per all-gather")
-        ax.set_title("%d ranks as threads, one H100" % ranks)
+        ax.set_title("%d ranks as threads, %s" % (ranks, device))
         ax.grid(True, alpha=0.3)
         ax.legend()
     fig.tight_layout()
