@@ -435,87 +435,86 @@ TEST(CoLaunch, NoOrderedLaunchOvertakesAPeersLaunchOfTheRoundBefore) {
   EXPECT_TRUE(room.ordered());
 }
 
-TEST(CoLaunch, AnOrderedMemberWaitsForThePreviousRoundThenIsNamed) {
+/// An ordered room of `members` (ranks below 8), each on a stream of its
+/// own, past its first round (together): its launches in `started`.
+struct OrderedRoom {
   Started started;
-  FakeKernel k(started, "k", 8);
-  int streams[3] = {};
-  CoLaunch room({0, 1, 2});
-  room.setMode(CoLaunch::Mode::Ordered);
-  handAll(room, {0, 1, 2}, [&](int r) { return handOn(k, r, streams); });
+  FakeKernel k{started, "k", 8};
+  int streams[8] = {};
+  CoLaunch room;
+  explicit OrderedRoom(const std::vector<int> &members) : room(members) {
+    room.setMode(CoLaunch::Mode::Ordered);
+    handAll(room, members, [&](int r) { return on(r); });
+  }
+  CoLaunch::Hand on(int rank) { return handOn(k, rank, streams); }
+};
+
+TEST(CoLaunch, AnOrderedMemberWaitsForThePreviousRoundThenIsNamed) {
+  OrderedRoom o({0, 1, 2});
+  CoLaunch &room = o.room;
+  auto &started = o.started;
   // Rank 0 and 2 make call 2; rank 0 then makes call 3 while rank 1 has
   // not made call 2: refused after the timeout, rank 1 named, nothing
   // started; the room then serves rank 1's call 2 and rank 0's call 3.
-  handAll(room, {0, 2}, [&](int r) { return handOn(k, r, streams); });
+  handAll(room, {0, 2}, [&](int r) { return o.on(r); });
   size_t before = started.launches.size();
   std::vector<Error> errors;
-  EXPECT_FALSE(room.launch({handOn(k, 0, streams)}, 50, errors));
+  EXPECT_FALSE(room.launch({o.on(0)}, 50, errors));
   EXPECT_EQ(errors[0].kind, ErrorKind::Remote);
   EXPECT_NE(errors[0].message.find("rank 1 "), std::string::npos)
       << errors[0].message;
   EXPECT_EQ(errors[0].message.find("rank 2"), std::string::npos);
   EXPECT_NE(errors[0].message.find("nothing was started"), std::string::npos);
   EXPECT_EQ(started.launches.size(), before);
-  auto more =
-      handAll(room, {1, 0}, [&](int r) { return handOn(k, r, streams); });
+  auto more = handAll(room, {1, 0}, [&](int r) { return o.on(r); });
   EXPECT_TRUE(more[0][0].empty() && more[1][0].empty());
   EXPECT_EQ(started.launches.size(), before + 2);
 }
 
 TEST(CoLaunch, TwoOrderedMembersOnOneStreamInOneRoundAreRefused) {
-  Started started;
-  FakeKernel k(started, "k", 8);
-  int streams[2] = {};
-  CoLaunch room({0, 1});
-  room.setMode(CoLaunch::Mode::Ordered);
-  handAll(room, {0, 1}, [&](int r) { return handOn(k, r, streams); });
+  OrderedRoom o({0, 1});
+  CoLaunch &room = o.room;
+  auto &started = o.started;
   std::vector<Error> errors;
-  ASSERT_TRUE(room.launch({handOn(k, 0, streams)}, 1000, errors));
+  ASSERT_TRUE(room.launch({o.on(0)}, 1000, errors));
   // Rank 1's call on rank 0's stream: behind rank 0's launch, which waits
   // for it.
-  CoLaunch::Hand h = hand(k, 1);
-  h.launch.stream = &streams[0];
+  CoLaunch::Hand h = hand(o.k, 1);
+  h.launch.stream = &o.streams[0];
   EXPECT_FALSE(room.launch({h}, 1000, errors));
   EXPECT_EQ(errors[0].kind, ErrorKind::InvalidUsage);
   EXPECT_NE(errors[0].message.find("rank 1 and rank 0"), std::string::npos)
       << errors[0].message;
   EXPECT_EQ(started.launches.size(), 2u);
   // On its own stream it goes.
-  EXPECT_TRUE(room.launch({handOn(k, 1, streams)}, 1000, errors));
+  EXPECT_TRUE(room.launch({o.on(1)}, 1000, errors));
   EXPECT_EQ(started.launches.size(), 3u);
 }
 
 TEST(CoLaunch, AnOrderedWaitEndsAtOnceWhenTheRankMustStop) {
-  Started started;
-  FakeKernel k(started, "k", 8);
-  int streams[2] = {};
-  CoLaunch room({0, 1});
-  room.setMode(CoLaunch::Mode::Ordered);
-  handAll(room, {0, 1}, [&](int r) { return handOn(k, r, streams); });
+  OrderedRoom o({0, 1});
+  CoLaunch &room = o.room;
+  auto &started = o.started;
   std::vector<Error> errors;
-  ASSERT_TRUE(room.launch({handOn(k, 0, streams)}, 1000, errors));
+  ASSERT_TRUE(room.launch({o.on(0)}, 1000, errors));
   auto stop = [](Error &why) {
     why.fail(ErrorKind::InvalidUsage, "the communicator was aborted");
     return true;
   };
   auto begin = std::chrono::steady_clock::now();
-  EXPECT_FALSE(room.launch({handOn(k, 0, streams)}, 60000, errors, stop));
+  EXPECT_FALSE(room.launch({o.on(0)}, 60000, errors, stop));
   EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(5));
   EXPECT_EQ(errors[0].message, "the communicator was aborted");
   EXPECT_EQ(started.launches.size(), 2u);
 }
 
 TEST(CoLaunch, SeveralOrderedMembersOfOneThreadLaunchAsOne) {
-  Started started;
-  FakeKernel k(started, "k", 8);
-  int streams[3] = {};
-  CoLaunch room({0, 1, 2});
-  room.setMode(CoLaunch::Mode::Ordered);
-  handAll(room, {0, 1, 2}, [&](int r) { return handOn(k, r, streams); });
+  OrderedRoom o({0, 1, 2});
+  CoLaunch &room = o.room;
+  auto &started = o.started;
   std::vector<Error> first, second;
-  std::thread other(
-      [&] { room.launch({handOn(k, 2, streams)}, 5000, second); });
-  EXPECT_TRUE(
-      room.launch({handOn(k, 0, streams), handOn(k, 1, streams)}, 5000, first));
+  std::thread other([&] { room.launch({o.on(2)}, 5000, second); });
+  EXPECT_TRUE(room.launch({o.on(0), o.on(1)}, 5000, first));
   other.join();
   EXPECT_TRUE(second[0].empty());
   ASSERT_EQ(started.launches.size(), 3u);
