@@ -34,9 +34,9 @@ constexpr auto kSpin = std::chrono::microseconds(200);
 
 /// SDMA_COLAUNCH_MARKS=1: each rank's own thread orders its stream around
 /// the launch (CommKernel::markStream, waitMark), not the launching thread
-/// alone: less serial work per round. Off by default: not yet run on a GPU
-/// (the default was: 8 threads on one H100, bench/results/gpu-runs/
-/// h100-s65-colaunch.txt).
+/// alone: less serial work per round. Off by default: correct on one H100
+/// (8 threads, one hardware queue: bench/results/gpu-runs/
+/// h100-s66-call1.txt) but not yet timed.
 bool ownMarksByDefault() {
   static const bool on = [] {
     const char *v = std::getenv("SDMA_COLAUNCH_MARKS");
