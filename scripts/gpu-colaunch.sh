@@ -16,6 +16,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 pre=$(realpath "$1") out=$2 most=${3:-262144}
 mkdir -p "$out"
+# The console also goes to OUT/console.txt: a device call returns only the
+# last part of it.
+exec > >(tee -a "$out/console.txt") 2>&1
 export SDMA_PROGRAM_DIR=$pre SDMA_CACHE_DIR=/tmp/sdma-cache
 B=/tmp/sdma-colaunch-build
 SDMA_RUNTIME_CMAKE_ARGS="-DSDMA_ENABLE_HIP=OFF" timeout 300 \
