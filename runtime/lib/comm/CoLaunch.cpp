@@ -65,7 +65,10 @@ CoLaunch::join(uint64_t job, const std::vector<int> &members, Mode mode) {
 
 CoLaunch::CoLaunch(std::vector<int> members)
     : members_(std::move(members)), slots_(members_.size()),
-      came_(members_.size(), false), results_(members_.size()) {}
+      came_(members_.size(), false), results_(members_.size()) {
+  sentTo_.assign(members_.size(), std::vector<uint64_t>(members_.size(), 0));
+  receivedFrom_ = sentTo_;
+}
 
 std::string CoLaunch::missing() const {
   std::string out;
@@ -224,6 +227,112 @@ bool CoLaunch::waitUntil(const std::function<bool()> &ready, uint64_t timeoutMs,
   return true;
 }
 
+std::vector<size_t> CoLaunch::awaited(size_t m) const {
+  std::vector<size_t> out;
+  const Pending &p = pending_[m];
+  for (size_t n = 0; n < members_.size(); ++n)
+    if (launched_[n] < p.round)
+      out.push_back(n);
+  for (auto [n, chunks] : p.sends)
+    if (sentTo_[n][m] < chunks)
+      out.push_back(n);
+  for (auto [n, chunks] : p.receives)
+    if (receivedFrom_[n][m] < chunks)
+      out.push_back(n);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool CoLaunch::gate(const std::vector<size_t> &at, uint64_t timeoutMs,
+                    const std::function<bool(Error &)> &stop,
+                    std::unique_lock<std::mutex> &lock, Error &error) {
+  auto ready = [&] {
+    return std::all_of(at.begin(), at.end(),
+                       [&](size_t m) { return awaited(m).empty(); });
+  };
+  Error stopped;
+  GroupPhaseTimer timer(GroupPhase::CoWait);
+  if (waitUntil(ready, timeoutMs, stop, stopped, lock))
+    return true;
+  if (!stopped.empty()) {
+    error = stopped;
+    return false;
+  }
+  std::vector<size_t> late;
+  for (size_t m : at)
+    for (size_t n : awaited(m))
+      late.push_back(n);
+  std::sort(late.begin(), late.end());
+  late.erase(std::unique(late.begin(), late.end()), late.end());
+  std::string who;
+  for (size_t n : late)
+    who += (who.empty() ? "rank " : ", rank ") + std::to_string(members_[n]);
+  error.fail(ErrorKind::Remote,
+             who +
+                 " (threads of this process on this GPU, whose launches are "
+                 "ordered with this rank's) did not make the call this "
+                 "rank's previous one waits for within " +
+                 std::to_string(timeoutMs) +
+                 " ms: nothing was started (it exited, failed, or made a "
+                 "different call)");
+  return false;
+}
+
+CoLaunch::PeerStart
+CoLaunch::launchPeer(int rank, const std::vector<uint64_t> &sent,
+                     const std::vector<uint64_t> &received, uint64_t depth,
+                     uint64_t timeoutMs,
+                     const std::function<bool(std::string &)> &start,
+                     Error &error, const std::function<bool(Error &)> &stop) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto it = std::lower_bound(members_.begin(), members_.end(), rank);
+  if (it == members_.end() || *it != rank) {
+    error.fail(ErrorKind::Internal, "a point-to-point launch of rank " +
+                                        std::to_string(rank) +
+                                        ", which is not a member (CoLaunch)");
+    return PeerStart::Refused;
+  }
+  const size_t m = size_t(it - members_.begin());
+  const bool ordered = ordered_.load(std::memory_order_relaxed);
+  if (ordered && !gate({m}, timeoutMs, stop, lock, error))
+    return PeerStart::Refused;
+  lock.unlock();
+  std::string why;
+  bool ok;
+  {
+    GroupPhaseTimer timer(ordered ? GroupPhase::CoOrdered : GroupPhase::Count);
+    ok = start(why);
+  }
+  lock.lock();
+  if (!ok) {
+    error.fail(ErrorKind::Device, why);
+    return PeerStart::Failed;
+  }
+  // What this launch waits for: a send's last chunk needs the receiver to
+  // have taken chunk `depth` before it; a receive's, the sender's chunk.
+  Pending next;
+  for (size_t n = 0; n < members_.size(); ++n) {
+    size_t peer = size_t(members_[n]);
+    if (n == m || peer >= sent.size() || peer >= received.size())
+      continue;
+    if (sent[peer] > sentTo_[m][n]) {
+      if (sent[peer] > depth)
+        next.receives.emplace_back(n, sent[peer] - depth);
+      sentTo_[m][n] = sent[peer];
+    }
+    if (received[peer] > receivedFrom_[m][n]) {
+      next.sends.emplace_back(n, received[peer]);
+      receivedFrom_[m][n] = received[peer];
+    }
+  }
+  if (ordered)
+    pending_[m] = std::move(next);
+  progress_.fetch_add(1, std::memory_order_release);
+  wake_.notify_all();
+  return PeerStart::Started;
+}
+
 bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
                              const std::vector<size_t> &at, uint64_t timeoutMs,
                              std::vector<Error> &errors,
@@ -243,34 +352,12 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
       return failAll(ErrorKind::Internal,
                      "ranks handed in together are at different calls "
                      "(CoLaunch)");
-  // The gate: every other member has launched the round before this one.
-  auto ready = [&] {
-    for (size_t m = 0; m < members_.size(); ++m)
-      if (!mine(m) && launched_[m] < round)
-        return false;
-    return true;
-  };
-  Error stopped;
-  if (GroupPhaseTimer timer(GroupPhase::CoWait);
-      !waitUntil(ready, timeoutMs, stop, stopped, lock)) {
-    if (!stopped.empty()) {
-      for (Error &e : errors)
-        e = stopped;
-      return false;
-    }
-    std::string who;
-    for (size_t m = 0; m < members_.size(); ++m)
-      if (!mine(m) && launched_[m] < round)
-        who +=
-            (who.empty() ? "rank " : ", rank ") + std::to_string(members_[m]);
-    return failAll(ErrorKind::Remote,
-                   who +
-                       " (threads of this process on this GPU, whose "
-                       "launches are ordered with this rank's) did not make "
-                       "the previous call within " +
-                       std::to_string(timeoutMs) +
-                       " ms: nothing was started (it exited, failed, or "
-                       "made a different number of calls)");
+  // The gate: what each one's last launch waits for is enqueued.
+  Error gated;
+  if (!gate(at, timeoutMs, stop, lock, gated)) {
+    for (Error &e : errors)
+      e = gated;
+    return false;
   }
   // A member that launched this round on one of these streams: a launch
   // behind it would be one it waits for.
@@ -317,8 +404,10 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
   if (!ok)
     return failAll(ErrorKind::Device, why);
   // Launched: the others may launch the next round.
-  for (size_t m : at)
+  for (size_t m : at) {
     launched_[m] = round + 1;
+    pending_[m] = Pending{round + 1, {}, {}};
+  }
   progress_.fetch_add(1, std::memory_order_release);
   wake_.notify_all();
   return true;
@@ -333,6 +422,7 @@ void CoLaunch::decideOrdered(std::vector<const void *> streams, bool queues) {
       std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
     return; // members sharing a stream: every round as one launch
   launched_.assign(members_.size(), 1);
+  pending_.assign(members_.size(), Pending{1, {}, {}});
   streams_ = std::move(streams);
   ordered_.store(true, std::memory_order_release);
 }

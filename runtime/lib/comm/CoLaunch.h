@@ -56,8 +56,11 @@
 // A hardware queue then holds every round-k kernel ahead of every
 // round-k+1 one. A queue blocks only at a kernel that waits for its own
 // stream's previous kernel (round k); that one waits for round-k kernels,
-// which are all ahead. Correct on one H100 (8 threads, one hardware
-// queue, every byte), not yet timed: so not the default.
+// which are all ahead. Point-to-point launches (launchPeer) take the same
+// gate, with what each waits for: a send the receiver's receives, a
+// receive the sender's sends. Collectives ran correctly on one H100 (8
+// threads, one hardware queue, every byte); not yet timed, nor
+// point-to-point on a GPU: so not the default.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,7 +132,48 @@ public:
               std::vector<Error> &errors,
               const std::function<bool(Error &)> &stop = nullptr);
 
+  /// How a point-to-point launch went (launchPeer).
+  enum class PeerStart {
+    Started,
+    /// Nothing started (the gate timed out or was stopped; not a member).
+    Refused,
+    /// The launch itself failed.
+    Failed,
+  };
+  /// Member `rank`'s point-to-point launch (PointToPoint::run), which peers
+  /// make in pairs, not rounds: in an ordered room, once what `rank`'s last
+  /// launch waits for is enqueued (the gate, as launch's), `start` is
+  /// called (the lock released); in any room the launch's pair counts are
+  /// then noted: the chunks `rank` has sent to and received from each rank
+  /// (cumulative, by rank; `depth` chunks a sender may run ahead). What it
+  /// waits for, which the member's next launch's gate awaits: each peer
+  /// member it receives from having launched its sends through the last
+  /// chunk, each it sends to its receives through the last chunk less
+  /// `depth`.
+  PeerStart launchPeer(int rank, const std::vector<uint64_t> &sent,
+                       const std::vector<uint64_t> &received, uint64_t depth,
+                       uint64_t timeoutMs,
+                       const std::function<bool(std::string &)> &start,
+                       Error &error,
+                       const std::function<bool(Error &)> &stop = nullptr);
+
 private:
+  /// What a member's last launch waits for (Mode::Ordered): every member's
+  /// `round` collective launches, and peers' sends or receives, as
+  /// (member, chunks that member has launched to or from this one).
+  struct Pending {
+    uint64_t round = 0;
+    std::vector<std::pair<size_t, uint64_t>> sends, receives;
+  };
+  /// The members (indices) whose launches member `m`'s last one waits
+  /// for are not all enqueued; empty: it may launch again.
+  std::vector<size_t> awaited(size_t m) const;
+  /// Waits until members `at` may launch (awaited), the timeout (then
+  /// `error` names the members awaited, Remote) or `stop` (its error).
+  /// Holds `lock` on entry and on return.
+  bool gate(const std::vector<size_t> &at, uint64_t timeoutMs,
+            const std::function<bool(Error &)> &stop,
+            std::unique_lock<std::mutex> &lock, Error &error);
   /// Mode::Ordered's call: waits until every other member has launched
   /// the round before this one (the timeout, or `stop`), then launches
   /// `hands` on their own streams (one group launch where several, as
@@ -168,6 +212,11 @@ private:
   /// the same round on one stream: that one would wait for it).
   std::vector<uint64_t> launched_;
   std::vector<const void *> streams_;
+  std::vector<Pending> pending_;
+  /// Point-to-point chunks each member has launched, [from][to]: sends
+  /// and receives (noted in every room, so that an ordered one counts from
+  /// the communicator's start as PointToPoint does).
+  std::vector<std::vector<uint64_t>> sentTo_, receivedFrom_;
   std::mutex mutex_;
   std::condition_variable wake_;
   /// The open round's launches, by member index (kernel null: not yet).

@@ -200,11 +200,14 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   // SDMA_COLAUNCH=1 asks (the CPU device, for tests).
   if (colocated.size() > 1 &&
       (options.coLaunch == 1 ||
-       (options.coLaunch < 0 && device->launchesShareQueues())))
-    launcher->setCoLaunch(CoLaunch::join(launcher->job(), colocated,
-                                         options.coLaunchMode == "ordered"
-                                             ? CoLaunch::Mode::Ordered
-                                             : CoLaunch::Mode::Together));
+       (options.coLaunch < 0 && device->launchesShareQueues()))) {
+    std::shared_ptr<CoLaunch> room = CoLaunch::join(
+        launcher->job(), colocated,
+        options.coLaunchMode == "ordered" ? CoLaunch::Mode::Ordered
+                                          : CoLaunch::Mode::Together);
+    launcher->setCoLaunch(room);
+    p2p->setCoLaunch(room);
+  }
   paths = std::make_unique<PathChooser>(options, *device, *programs, devices);
   CallPath::Parts parts;
   parts.rank = rank;

@@ -221,6 +221,7 @@ bool PointToPoint::run(const std::vector<P2pOp> &ops, void *stream,
                       "sends and receives cannot be captured in a CUDA "
                       "graph yet (a replay would repeat their chunk "
                       "numbers): issue them outside the capture");
+  const std::vector<uint64_t> sentBefore = sent_, receivedBefore = received_;
   std::vector<uint64_t> base =
       numberChunks(ops, area_.chunkBytes, sent_, received_);
   KernelLaunch launch;
@@ -228,7 +229,29 @@ bool PointToPoint::run(const std::vector<P2pOp> &ops, void *stream,
   launch.blocks = int(ops.size());
   launch.programRank = rank_;
   launch.stream = stream;
-  if (!kernel_->launch(launch, why)) {
+  bool started;
+  if (room_) {
+    // Ranks sharing this GPU context: after what this rank's last launch
+    // waits for is enqueued (an ordered room), and noted for their gate.
+    auto stop = [this](Error &why) { return !healthy(why); };
+    Error gated;
+    CoLaunch::PeerStart how = room_->launchPeer(
+        rank_, sent_, received_, kP2pDepth, options_.timeoutMs,
+        [&](std::string &failed) { return kernel_->launch(launch, failed); },
+        gated, stop);
+    if (how == CoLaunch::PeerStart::Refused) {
+      // Nothing started: the pair counts as they were.
+      sent_ = sentBefore;
+      received_ = receivedBefore;
+      error = gated;
+      return false;
+    }
+    started = how == CoLaunch::PeerStart::Started;
+    why = gated.message;
+  } else {
+    started = kernel_->launch(launch, why);
+  }
+  if (!started) {
     // The pair counters moved past operations that did not run: the
     // communicator cannot go on.
     std::lock_guard<std::mutex> lock(failedMutex_);

@@ -26,6 +26,7 @@
 #ifndef SDMA_RUNTIME_LIB_COMM_POINTTOPOINT_H
 #define SDMA_RUNTIME_LIB_COMM_POINTTOPOINT_H
 
+#include "comm/CoLaunch.h"
 #include "comm/CommDevice.h"
 #include "comm/SymmetricHeap.h"
 
@@ -96,6 +97,10 @@ public:
   bool run(const std::vector<P2pOp> &ops, void *stream, Error &error);
   /// False, with the first failure a launch recorded, once one has.
   bool healthy(Error &error);
+  /// The ranks sharing this rank's GPU context (CoLaunch.h): each launch
+  /// goes through their gate where the room is ordered, and its pair
+  /// counts are noted there.
+  void setCoLaunch(std::shared_ptr<CoLaunch> room) { room_ = std::move(room); }
 
 private:
   bool check(const std::vector<P2pOp> &ops, Error &error) const;
@@ -110,6 +115,7 @@ private:
   size_t areaOffset_;
   P2pArea area_;
   std::unique_ptr<CommKernel> kernel_;
+  std::shared_ptr<CoLaunch> room_;
   std::vector<uint64_t> sent_, received_;
   /// The first failure, once seen (the watchdog's thread reads it too).
   std::mutex failedMutex_;

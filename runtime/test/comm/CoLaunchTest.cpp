@@ -524,6 +524,73 @@ TEST(CoLaunch, SeveralOrderedMembersOfOneThreadLaunchAsOne) {
   EXPECT_EQ(later, (std::vector<std::vector<int>>{{0, 1}, {2}}));
 }
 
+TEST(CoLaunch, APointToPointLaunchGatesTheSendersNextLaunch) {
+  // Rank 0 sends rank 1 ten chunks (depth 4): its kernel waits for rank
+  // 1's receives through chunk 6, so rank 0's next launch waits until rank
+  // 1 has launched them (here: refused after the timeout, rank 1 named,
+  // nothing started); rank 1's receive then lets it go.
+  OrderedRoom o({0, 1});
+  int launches = 0;
+  auto start = [&](std::string &) {
+    ++launches;
+    return true;
+  };
+  Error error;
+  ASSERT_EQ(o.room.launchPeer(0, {0, 10}, {0, 0}, 4, 1000, start, error),
+            CoLaunch::PeerStart::Started);
+  std::vector<Error> errors;
+  EXPECT_FALSE(o.room.launch({o.on(0)}, 50, errors));
+  EXPECT_EQ(errors[0].kind, ErrorKind::Remote);
+  EXPECT_NE(errors[0].message.find("rank 1 "), std::string::npos)
+      << errors[0].message;
+  EXPECT_EQ(o.started.launches.size(), 1u); // round 0 alone
+  Error peer;
+  EXPECT_EQ(o.room.launchPeer(0, {0, 12}, {0, 0}, 4, 50, start, peer),
+            CoLaunch::PeerStart::Refused);
+  EXPECT_EQ(launches, 1);
+  ASSERT_EQ(o.room.launchPeer(1, {0, 0}, {10, 0}, 4, 1000, start, error),
+            CoLaunch::PeerStart::Started);
+  EXPECT_TRUE(o.room.launch({o.on(0)}, 1000, errors)) << errors[0].message;
+  // A receive's launch waits for nothing behind it once the sends are in;
+  // a send within the ring's depth waits for no receive.
+  EXPECT_TRUE(o.room.launch({o.on(1)}, 1000, errors)) << errors[0].message;
+  ASSERT_EQ(o.room.launchPeer(0, {0, 13}, {0, 0}, 4, 1000, start, error),
+            CoLaunch::PeerStart::Started);
+  EXPECT_TRUE(o.room.launch({o.on(0)}, 50, errors)) << errors[0].message;
+  EXPECT_EQ(o.started.launches.size(), 4u);
+}
+
+TEST(CoLaunch, AReceiveGatesTheReceiversNextLaunchUntilTheSendIsIn) {
+  OrderedRoom o({0, 1, 2});
+  auto start = [](std::string &) { return true; };
+  Error error;
+  ASSERT_EQ(o.room.launchPeer(2, {0, 0, 0}, {3, 0, 0}, 4, 1000, start, error),
+            CoLaunch::PeerStart::Started);
+  std::vector<Error> errors;
+  EXPECT_FALSE(o.room.launch({o.on(2)}, 50, errors));
+  EXPECT_NE(errors[0].message.find("rank 0 "), std::string::npos)
+      << errors[0].message;
+  EXPECT_EQ(errors[0].message.find("rank 1"), std::string::npos);
+  ASSERT_EQ(o.room.launchPeer(0, {0, 0, 3}, {0, 0, 0}, 4, 1000, start, error),
+            CoLaunch::PeerStart::Started);
+  EXPECT_TRUE(o.room.launch({o.on(2)}, 1000, errors)) << errors[0].message;
+  // Outside an ordered room nothing waits, but the counts are noted.
+  CoLaunch together({0, 1});
+  EXPECT_EQ(together.launchPeer(0, {0, 0}, {0, 9}, 4, 50, start, error),
+            CoLaunch::PeerStart::Started);
+  EXPECT_EQ(together.launchPeer(0, {0, 0}, {0, 10}, 4, 50, start, error),
+            CoLaunch::PeerStart::Started);
+  // A launch that fails is Failed, with the device's reason.
+  auto refuse = [](std::string &why) {
+    why = "no launch";
+    return false;
+  };
+  EXPECT_EQ(o.room.launchPeer(1, {0, 0, 0}, {0, 0, 0}, 4, 50, refuse, error),
+            CoLaunch::PeerStart::Failed);
+  EXPECT_EQ(error.kind, ErrorKind::Device);
+  EXPECT_EQ(error.message, "no launch");
+}
+
 TEST(CoLaunch, MembersOfOneJobShareARoom) {
   auto a = CoLaunch::join(42, {0, 1});
   auto b = CoLaunch::join(42, {0, 1});

@@ -7,8 +7,8 @@
 // byte checked: a ring in one group from 0 bytes to several rings of chunks,
 // an uneven all-to-allv by grouped sends and receives (non-zero sizes only,
 // as torch issues them), 20 messages to one peer in a group, and a pair
-// outside any group with the other ranks idle; the communicator healthy at
-// the end.
+// outside any group with the other ranks idle, all-gathers between them;
+// the communicator healthy at the end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,14 +137,34 @@ void pair(Rank &k) {
   }
 }
 
+/// An all-gather between the point-to-point calls, every byte checked:
+/// collectives and sends interleave on one communicator (ranks sharing a
+/// GPU context order both kinds of launch: CoLaunch.h).
+void gather(Rank &k, char *in, char *out, int tag) {
+  k.fill(in, 256, k.rank, tag);
+  k.check(sdmaAllGather(in, out, 256, sdmaUint8, k.comm, k.stream),
+          "sdmaAllGather");
+  k.memory.sync(k.stream);
+  for (int r = 0; r < k.ranks; ++r)
+    k.expect(out + 256 * r, bytes(r, tag, 256),
+             "the all-gather from rank " + std::to_string(r) +
+                 " between sends");
+}
+
 } // namespace
 
 void sdma::commtest::pointToPoint(Rank &k) {
+  char *in = static_cast<char *>(k.alloc(256));
+  char *out = static_cast<char *>(k.alloc(256 * k.ranks));
   int tag = 0;
+  gather(k, in, out, 100);
   for (size_t n : {size_t(0), size_t(1), size_t(4097), size_t(1) << 20})
     ring(k, n, ++tag);
   unevenExchange(k);
+  gather(k, in, out, 101);
   manyToNext(k);
+  pair(k);
+  gather(k, in, out, 102);
   pair(k);
   sdmaResult_t async = sdmaInternalError;
   k.check(sdmaCommGetAsyncError(k.comm, &async), "sdmaCommGetAsyncError");
