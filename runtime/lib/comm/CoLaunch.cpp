@@ -227,9 +227,12 @@ bool CoLaunch::waitUntil(const std::function<bool()> &ready, uint64_t timeoutMs,
   return true;
 }
 
-std::vector<size_t> CoLaunch::awaited(size_t m) const {
+std::vector<size_t> CoLaunch::awaited(size_t m, const void *stream) const {
   std::vector<size_t> out;
-  const Pending &p = pending_[m];
+  auto it = pending_[m].find(stream);
+  if (it == pending_[m].end())
+    return out; // nothing of this member's on the stream waits for a peer
+  const Pending &p = it->second;
   for (size_t n = 0; n < members_.size(); ++n)
     if (launched_[n] < p.round)
       out.push_back(n);
@@ -244,12 +247,14 @@ std::vector<size_t> CoLaunch::awaited(size_t m) const {
   return out;
 }
 
-bool CoLaunch::gate(const std::vector<size_t> &at, uint64_t timeoutMs,
+bool CoLaunch::gate(const std::vector<std::pair<size_t, const void *>> &at,
+                    uint64_t timeoutMs,
                     const std::function<bool(Error &)> &stop,
                     std::unique_lock<std::mutex> &lock, Error &error) {
   auto ready = [&] {
-    return std::all_of(at.begin(), at.end(),
-                       [&](size_t m) { return awaited(m).empty(); });
+    return std::all_of(at.begin(), at.end(), [&](const auto &one) {
+      return awaited(one.first, one.second).empty();
+    });
   };
   Error stopped;
   GroupPhaseTimer timer(GroupPhase::CoWait);
@@ -260,8 +265,8 @@ bool CoLaunch::gate(const std::vector<size_t> &at, uint64_t timeoutMs,
     return false;
   }
   std::vector<size_t> late;
-  for (size_t m : at)
-    for (size_t n : awaited(m))
+  for (auto [m, stream] : at)
+    for (size_t n : awaited(m, stream))
       late.push_back(n);
   std::sort(late.begin(), late.end());
   late.erase(std::unique(late.begin(), late.end()), late.end());
@@ -279,8 +284,18 @@ bool CoLaunch::gate(const std::vector<size_t> &at, uint64_t timeoutMs,
   return false;
 }
 
+void CoLaunch::note(size_t m, const void *stream, Pending next) {
+  // What the member's other streams wait for that is all in: forgotten.
+  for (auto it = pending_[m].begin(); it != pending_[m].end();)
+    it = it->first != stream && awaited(m, it->first).empty()
+             ? pending_[m].erase(it)
+             : std::next(it);
+  pending_[m][stream] = std::move(next);
+}
+
 CoLaunch::PeerStart
-CoLaunch::launchPeer(int rank, const std::vector<uint64_t> &sent,
+CoLaunch::launchPeer(int rank, const void *stream, bool queues,
+                     const std::vector<uint64_t> &sent,
                      const std::vector<uint64_t> &received, uint64_t depth,
                      uint64_t timeoutMs,
                      const std::function<bool(std::string &)> &start,
@@ -294,8 +309,10 @@ CoLaunch::launchPeer(int rank, const std::vector<uint64_t> &sent,
     return PeerStart::Refused;
   }
   const size_t m = size_t(it - members_.begin());
-  const bool ordered = ordered_.load(std::memory_order_relaxed);
-  if (ordered && !gate({m}, timeoutMs, stop, lock, error))
+  // A launch that runs before it returns (the CPU device's) waits in no
+  // hardware queue: gating it could only hold up the peer it waits for.
+  const bool ordered = ordered_.load(std::memory_order_relaxed) && queues;
+  if (ordered && !gate({{m, stream}}, timeoutMs, stop, lock, error))
     return PeerStart::Refused;
   lock.unlock();
   std::string why;
@@ -327,7 +344,7 @@ CoLaunch::launchPeer(int rank, const std::vector<uint64_t> &sent,
     }
   }
   if (ordered)
-    pending_[m] = std::move(next);
+    note(m, stream, std::move(next));
   progress_.fetch_add(1, std::memory_order_release);
   wake_.notify_all();
   return PeerStart::Started;
@@ -352,18 +369,23 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
       return failAll(ErrorKind::Internal,
                      "ranks handed in together are at different calls "
                      "(CoLaunch)");
-  // The gate: what each one's last launch waits for is enqueued.
+  // The gate: what each one's last launch on its stream waits for is
+  // enqueued.
+  std::vector<std::pair<size_t, const void *>> on;
+  for (size_t k = 0; k < at.size(); ++k)
+    on.emplace_back(at[k], hands[k].launch.stream);
   Error gated;
-  if (!gate(at, timeoutMs, stop, lock, gated)) {
+  if (!gate(on, timeoutMs, stop, lock, gated)) {
     for (Error &e : errors)
       e = gated;
     return false;
   }
-  // A member that launched this round on one of these streams: a launch
-  // behind it would be one it waits for.
+  // A member that launched (or is launching) this round on one of these
+  // streams: a launch behind it would be one it waits for.
   for (const Hand &h : hands)
     for (size_t m = 0; m < members_.size(); ++m)
-      if (h.kernel->queuesOnStream() && !mine(m) && launched_[m] > round &&
+      if (h.kernel->queuesOnStream() && !mine(m) &&
+          std::max(launched_[m], claimed_[m]) > round &&
           streams_[m] == h.launch.stream)
         return failAll(
             ErrorKind::InvalidUsage,
@@ -375,8 +397,10 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
                 "each thread a stream of its own, or make both calls from "
                 "one thread in a group (sdmaGroupStart): nothing was "
                 "started");
-  for (size_t k = 0; k < hands.size(); ++k)
+  for (size_t k = 0; k < hands.size(); ++k) {
     streams_[at[k]] = hands[k].launch.stream;
+    claimed_[at[k]] = round + 1;
+  }
   lock.unlock();
   std::string why;
   bool ok = true;
@@ -401,12 +425,15 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
     }
   }
   lock.lock();
-  if (!ok)
+  if (!ok) {
+    for (size_t m : at)
+      claimed_[m] = launched_[m];
     return failAll(ErrorKind::Device, why);
+  }
   // Launched: the others may launch the next round.
-  for (size_t m : at) {
-    launched_[m] = round + 1;
-    pending_[m] = Pending{round + 1, {}, {}};
+  for (size_t k = 0; k < at.size(); ++k) {
+    launched_[at[k]] = round + 1;
+    note(at[k], hands[k].launch.stream, Pending{round + 1, {}, {}});
   }
   progress_.fetch_add(1, std::memory_order_release);
   wake_.notify_all();
@@ -422,7 +449,10 @@ void CoLaunch::decideOrdered(std::vector<const void *> streams, bool queues) {
       std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
     return; // members sharing a stream: every round as one launch
   launched_.assign(members_.size(), 1);
-  pending_.assign(members_.size(), Pending{1, {}, {}});
+  claimed_.assign(members_.size(), 1);
+  pending_.assign(members_.size(), {});
+  for (size_t m = 0; m < members_.size(); ++m)
+    pending_[m][streams[m]] = Pending{1, {}, {}};
   streams_ = std::move(streams);
   ordered_.store(true, std::memory_order_release);
 }

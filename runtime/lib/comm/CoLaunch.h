@@ -74,6 +74,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -140,9 +141,11 @@ public:
     /// The launch itself failed.
     Failed,
   };
-  /// Member `rank`'s point-to-point launch (PointToPoint::run), which peers
-  /// make in pairs, not rounds: in an ordered room, once what `rank`'s last
-  /// launch waits for is enqueued (the gate, as launch's), `start` is
+  /// Member `rank`'s point-to-point launch (PointToPoint::run) on `stream`,
+  /// which peers make in pairs, not rounds: in an ordered room, where the
+  /// kernel `queues` on its stream (not the CPU device's, which runs
+  /// before `start` returns), once what `rank`'s last launch on `stream`
+  /// waits for is enqueued (the gate, as launch's), `start` is
   /// called (the lock released); in any room the launch's pair counts are
   /// then noted: the chunks `rank` has sent to and received from each rank
   /// (cumulative, by rank; `depth` chunks a sender may run ahead). What it
@@ -150,7 +153,8 @@ public:
   /// member it receives from having launched its sends through the last
   /// chunk, each it sends to its receives through the last chunk less
   /// `depth`.
-  PeerStart launchPeer(int rank, const std::vector<uint64_t> &sent,
+  PeerStart launchPeer(int rank, const void *stream, bool queues,
+                       const std::vector<uint64_t> &sent,
                        const std::vector<uint64_t> &received, uint64_t depth,
                        uint64_t timeoutMs,
                        const std::function<bool(std::string &)> &start,
@@ -165,14 +169,17 @@ private:
     uint64_t round = 0;
     std::vector<std::pair<size_t, uint64_t>> sends, receives;
   };
-  /// The members (indices) whose launches member `m`'s last one waits
-  /// for are not all enqueued; empty: it may launch again.
-  std::vector<size_t> awaited(size_t m) const;
-  /// Waits until members `at` may launch (awaited), the timeout (then
-  /// `error` names the members awaited, Remote) or `stop` (its error).
-  /// Holds `lock` on entry and on return.
-  bool gate(const std::vector<size_t> &at, uint64_t timeoutMs,
-            const std::function<bool(Error &)> &stop,
+  /// The members (indices) whose launches member `m`'s last one on
+  /// `stream` waits for are not all enqueued; empty: it may launch there
+  /// again (a launch on another stream does not queue behind it).
+  std::vector<size_t> awaited(size_t m, const void *stream) const;
+  /// What member `m`'s launch on `stream` waits for, from now on.
+  void note(size_t m, const void *stream, Pending next);
+  /// Waits until each (member, stream) of `at` may launch (awaited), the
+  /// timeout (then `error` names the members awaited, Remote) or `stop`
+  /// (its error). Holds `lock` on entry and on return.
+  bool gate(const std::vector<std::pair<size_t, const void *>> &at,
+            uint64_t timeoutMs, const std::function<bool(Error &)> &stop,
             std::unique_lock<std::mutex> &lock, Error &error);
   /// Mode::Ordered's call: waits until every other member has launched
   /// the round before this one (the timeout, or `stop`), then launches
@@ -211,8 +218,12 @@ private:
   /// its last launch (a member may not launch behind another's launch of
   /// the same round on one stream: that one would wait for it).
   std::vector<uint64_t> launched_;
+  /// Rounds a member has launched or is launching (launched_ until its
+  /// launch returns): the same-stream check sees a launch in flight.
+  std::vector<uint64_t> claimed_;
   std::vector<const void *> streams_;
-  std::vector<Pending> pending_;
+  /// By member, what its last launch on each stream waits for.
+  std::vector<std::map<const void *, Pending>> pending_;
   /// Point-to-point chunks each member has launched, [from][to]: sends
   /// and receives (noted in every room, so that an ordered one counts from
   /// the communicator's start as PointToPoint does).

@@ -236,7 +236,8 @@ bool PointToPoint::run(const std::vector<P2pOp> &ops, void *stream,
     auto stop = [this](Error &why) { return !healthy(why); };
     Error gated;
     CoLaunch::PeerStart how = room_->launchPeer(
-        rank_, sent_, received_, kP2pDepth, options_.timeoutMs,
+        rank_, stream, kernel_->queuesOnStream(), sent_, received_, kP2pDepth,
+        options_.timeoutMs,
         [&](std::string &failed) { return kernel_->launch(launch, failed); },
         gated, stop);
     if (how == CoLaunch::PeerStart::Refused) {

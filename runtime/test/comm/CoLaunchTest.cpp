@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <gtest/gtest.h>
 #include <map>
 #include <mutex>
@@ -536,7 +537,8 @@ TEST(CoLaunch, APointToPointLaunchGatesTheSendersNextLaunch) {
     return true;
   };
   Error error;
-  ASSERT_EQ(o.room.launchPeer(0, {0, 10}, {0, 0}, 4, 1000, start, error),
+  ASSERT_EQ(o.room.launchPeer(0, &o.streams[0], true, {0, 10}, {0, 0}, 4, 1000,
+                              start, error),
             CoLaunch::PeerStart::Started);
   std::vector<Error> errors;
   EXPECT_FALSE(o.room.launch({o.on(0)}, 50, errors));
@@ -545,16 +547,19 @@ TEST(CoLaunch, APointToPointLaunchGatesTheSendersNextLaunch) {
       << errors[0].message;
   EXPECT_EQ(o.started.launches.size(), 1u); // round 0 alone
   Error peer;
-  EXPECT_EQ(o.room.launchPeer(0, {0, 12}, {0, 0}, 4, 50, start, peer),
+  EXPECT_EQ(o.room.launchPeer(0, &o.streams[0], true, {0, 12}, {0, 0}, 4, 50,
+                              start, peer),
             CoLaunch::PeerStart::Refused);
   EXPECT_EQ(launches, 1);
-  ASSERT_EQ(o.room.launchPeer(1, {0, 0}, {10, 0}, 4, 1000, start, error),
+  ASSERT_EQ(o.room.launchPeer(1, &o.streams[1], true, {0, 0}, {10, 0}, 4, 1000,
+                              start, error),
             CoLaunch::PeerStart::Started);
   EXPECT_TRUE(o.room.launch({o.on(0)}, 1000, errors)) << errors[0].message;
   // A receive's launch waits for nothing behind it once the sends are in;
   // a send within the ring's depth waits for no receive.
   EXPECT_TRUE(o.room.launch({o.on(1)}, 1000, errors)) << errors[0].message;
-  ASSERT_EQ(o.room.launchPeer(0, {0, 13}, {0, 0}, 4, 1000, start, error),
+  ASSERT_EQ(o.room.launchPeer(0, &o.streams[0], true, {0, 13}, {0, 0}, 4, 1000,
+                              start, error),
             CoLaunch::PeerStart::Started);
   EXPECT_TRUE(o.room.launch({o.on(0)}, 50, errors)) << errors[0].message;
   EXPECT_EQ(o.started.launches.size(), 4u);
@@ -564,31 +569,126 @@ TEST(CoLaunch, AReceiveGatesTheReceiversNextLaunchUntilTheSendIsIn) {
   OrderedRoom o({0, 1, 2});
   auto start = [](std::string &) { return true; };
   Error error;
-  ASSERT_EQ(o.room.launchPeer(2, {0, 0, 0}, {3, 0, 0}, 4, 1000, start, error),
+  ASSERT_EQ(o.room.launchPeer(2, &o.streams[2], true, {0, 0, 0}, {3, 0, 0}, 4,
+                              1000, start, error),
             CoLaunch::PeerStart::Started);
   std::vector<Error> errors;
   EXPECT_FALSE(o.room.launch({o.on(2)}, 50, errors));
   EXPECT_NE(errors[0].message.find("rank 0 "), std::string::npos)
       << errors[0].message;
   EXPECT_EQ(errors[0].message.find("rank 1"), std::string::npos);
-  ASSERT_EQ(o.room.launchPeer(0, {0, 0, 3}, {0, 0, 0}, 4, 1000, start, error),
+  ASSERT_EQ(o.room.launchPeer(0, &o.streams[0], true, {0, 0, 3}, {0, 0, 0}, 4,
+                              1000, start, error),
             CoLaunch::PeerStart::Started);
   EXPECT_TRUE(o.room.launch({o.on(2)}, 1000, errors)) << errors[0].message;
   // Outside an ordered room nothing waits, but the counts are noted.
   CoLaunch together({0, 1});
-  EXPECT_EQ(together.launchPeer(0, {0, 0}, {0, 9}, 4, 50, start, error),
+  EXPECT_EQ(together.launchPeer(0, nullptr, true, {0, 0}, {0, 9}, 4, 50, start,
+                                error),
             CoLaunch::PeerStart::Started);
-  EXPECT_EQ(together.launchPeer(0, {0, 0}, {0, 10}, 4, 50, start, error),
+  EXPECT_EQ(together.launchPeer(0, nullptr, true, {0, 0}, {0, 10}, 4, 50, start,
+                                error),
             CoLaunch::PeerStart::Started);
   // A launch that fails is Failed, with the device's reason.
   auto refuse = [](std::string &why) {
     why = "no launch";
     return false;
   };
-  EXPECT_EQ(o.room.launchPeer(1, {0, 0, 0}, {0, 0, 0}, 4, 50, refuse, error),
+  EXPECT_EQ(o.room.launchPeer(1, &o.streams[1], true, {0, 0, 0}, {0, 0, 0}, 4,
+                              50, refuse, error),
             CoLaunch::PeerStart::Failed);
   EXPECT_EQ(error.kind, ErrorKind::Device);
   EXPECT_EQ(error.message, "no launch");
+}
+
+TEST(CoLaunch, OnlyALaunchOnTheSameStreamWaitsBehindAPointToPointOne) {
+  // Rank 0 receives from rank 1 on a stream of its own: its all-gather on
+  // its usual stream does not queue behind that receive, so it goes at
+  // once; rank 1's all-gather, then its send, go too (a gate per member
+  // alone would hold both until the timeout).
+  OrderedRoom o({0, 1});
+  auto start = [](std::string &) { return true; };
+  int side = 0;
+  Error error;
+  ASSERT_EQ(
+      o.room.launchPeer(0, &side, true, {0, 0}, {0, 1}, 4, 1000, start, error),
+      CoLaunch::PeerStart::Started);
+  std::vector<Error> errors;
+  EXPECT_TRUE(o.room.launch({o.on(0)}, 50, errors)) << errors[0].message;
+  EXPECT_TRUE(o.room.launch({o.on(1)}, 50, errors)) << errors[0].message;
+  EXPECT_EQ(o.room.launchPeer(1, &o.streams[1], true, {1, 0}, {0, 0}, 4, 50,
+                              start, error),
+            CoLaunch::PeerStart::Started);
+  // Back on the side stream, rank 0's next launch finds the send in.
+  CoLaunch::Hand h = o.on(0);
+  h.launch.stream = &side;
+  EXPECT_TRUE(o.room.launch({h}, 50, errors)) << errors[0].message;
+}
+
+TEST(CoLaunch, ALaunchThatRunsBeforeItReturnsIsNotGated) {
+  // The CPU device's kernels wait in no hardware queue: a receive whose
+  // send is not in does not hold the rank's next launch (gating it could
+  // hold up the peer the running launch waits for).
+  OrderedRoom o({0, 1});
+  auto start = [](std::string &) { return true; };
+  Error error;
+  ASSERT_EQ(o.room.launchPeer(0, &o.streams[0], false, {0, 0}, {0, 3}, 4, 50,
+                              start, error),
+            CoLaunch::PeerStart::Started);
+  EXPECT_EQ(o.room.launchPeer(0, &o.streams[0], false, {0, 0}, {0, 4}, 4, 50,
+                              start, error),
+            CoLaunch::PeerStart::Started);
+}
+
+/// A fake kernel whose launches block until released (a launch in flight).
+class SlowKernel : public FakeKernel {
+public:
+  using FakeKernel::FakeKernel;
+  bool launch(const KernelLaunch &launch, std::string &error) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    inside_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return released_; });
+    return FakeKernel::launch(launch, error);
+  }
+  void awaitInside() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return inside_; });
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released_ = true;
+    changed_.notify_all();
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool inside_ = false, released_ = false;
+};
+
+TEST(CoLaunch, ASameStreamLaunchIsRefusedWhileThePeersIsInFlight) {
+  // Rank 0's launch of a round is still being made on stream 0 when rank
+  // 1 comes with the same round on stream 0: refused, not queued behind it.
+  Started started;
+  FakeKernel k(started, "k", 8);
+  int streams[2] = {};
+  CoLaunch room({0, 1});
+  room.setMode(CoLaunch::Mode::Ordered);
+  handAll(room, {0, 1}, [&](int r) { return handOn(k, r, streams); });
+  SlowKernel held(started, "k", 8);
+  std::vector<Error> first;
+  std::thread zero(
+      [&] { room.launch({handOn(held, 0, streams)}, 5000, first); });
+  held.awaitInside();
+  CoLaunch::Hand h = hand(k, 1);
+  h.launch.stream = &streams[0];
+  std::vector<Error> errors;
+  EXPECT_FALSE(room.launch({h}, 1000, errors));
+  EXPECT_EQ(errors[0].kind, ErrorKind::InvalidUsage);
+  held.release();
+  zero.join();
+  EXPECT_TRUE(first[0].empty()) << first[0].message;
 }
 
 TEST(CoLaunch, MembersOfOneJobShareARoom) {
