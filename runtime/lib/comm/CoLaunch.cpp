@@ -70,12 +70,19 @@ CoLaunch::CoLaunch(std::vector<int> members)
   receivedFrom_ = sentTo_;
 }
 
-std::string CoLaunch::missing() const {
+std::string CoLaunch::names(const std::vector<size_t> &which) const {
   std::string out;
+  for (size_t i : which)
+    out += (out.empty() ? "rank " : ", rank ") + std::to_string(members_[i]);
+  return out;
+}
+
+std::string CoLaunch::missing() const {
+  std::vector<size_t> absent;
   for (size_t i = 0; i < members_.size(); ++i)
     if (!came_[i])
-      out += (out.empty() ? "rank " : ", rank ") + std::to_string(members_[i]);
-  return out;
+      absent.push_back(i);
+  return names(absent);
 }
 
 bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
@@ -123,14 +130,16 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
   handed_ += hands.size();
   const uint64_t round = done_.load(std::memory_order_relaxed);
   if (handed_ == members_.size()) {
+    // The first round of an ordered room shows every member's stream.
     std::vector<const void *> streams;
     bool queues = false; // a stream shared is a hazard only where queued
-    for (const Hand &h : slots_) {
-      streams.push_back(h.launch.stream);
-      queues = queues || h.kernel->queuesOnStream();
-    }
+    if (round == 0 && mode_ == Mode::Ordered)
+      for (const Hand &h : slots_) {
+        streams.push_back(h.launch.stream);
+        queues = queues || h.kernel->queuesOnStream();
+      }
     startRound();
-    if (round == 0 &&
+    if (!streams.empty() &&
         std::all_of(results_.begin(), results_.end(),
                     [](const std::string &why) { return why.empty(); }))
       decideOrdered(std::move(streams), queues);
@@ -270,11 +279,8 @@ bool CoLaunch::gate(const std::vector<std::pair<size_t, const void *>> &at,
       late.push_back(n);
   std::sort(late.begin(), late.end());
   late.erase(std::unique(late.begin(), late.end()), late.end());
-  std::string who;
-  for (size_t n : late)
-    who += (who.empty() ? "rank " : ", rank ") + std::to_string(members_[n]);
   error.fail(ErrorKind::Remote,
-             who +
+             names(late) +
                  " (threads of this process on this GPU, whose launches are "
                  "ordered with this rank's) did not make the call this "
                  "rank's previous one waits for within " +
@@ -441,8 +447,6 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
 }
 
 void CoLaunch::decideOrdered(std::vector<const void *> streams, bool queues) {
-  if (mode_ != Mode::Ordered)
-    return;
   std::vector<const void *> sorted(streams);
   std::sort(sorted.begin(), sorted.end());
   if (queues &&

@@ -195,9 +195,9 @@ private:
   bool waitUntil(const std::function<bool()> &ready, uint64_t timeoutMs,
                  const std::function<bool(Error &)> &stop, Error &stopped,
                  std::unique_lock<std::mutex> &lock);
-  /// After the first round (together, every member's launch started, on
-  /// `streams` by member): Mode::Ordered from now on where the mode asks
-  /// for it and every member was on a stream of its own, or (no kernel
+  /// After the first round of a Mode::Ordered room (together, every
+  /// member's launch started, on `streams` by member): ordered from now on
+  /// where every member was on a stream of its own, or (no kernel
   /// `queues` on its stream: each launch runs before it returns, the CPU
   /// device's) the streams do not matter.
   void decideOrdered(std::vector<const void *> streams, bool queues);
@@ -209,6 +209,8 @@ private:
   static bool fusable(const std::vector<Hand> &round);
   /// The members that did not come to the open round, as "rank 1, rank 3".
   std::string missing() const;
+  /// Members `which` (indices) as "rank 1, rank 3".
+  std::string names(const std::vector<size_t> &which) const;
 
   const std::vector<int> members_;
   bool ownMarks_ = false;

@@ -221,7 +221,12 @@ bool PointToPoint::run(const std::vector<P2pOp> &ops, void *stream,
                       "sends and receives cannot be captured in a CUDA "
                       "graph yet (a replay would repeat their chunk "
                       "numbers): issue them outside the capture");
-  const std::vector<uint64_t> sentBefore = sent_, receivedBefore = received_;
+  // A co-launch room may refuse the launch: then the counts as they were.
+  std::vector<uint64_t> sentBefore, receivedBefore;
+  if (room_) {
+    sentBefore = sent_;
+    receivedBefore = received_;
+  }
   std::vector<uint64_t> base =
       numberChunks(ops, area_.chunkBytes, sent_, received_);
   KernelLaunch launch;
