@@ -121,11 +121,22 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
       " SDMA_DMA_BATCH=" + (options.dmaBatch ? "1" : "0") +
       " SDMA_LL_BYTES=" + std::to_string(options.lowLatencyBytes) +
       " SDMA_SHARED_BYTES=" + std::to_string(options.sharedBytes);
+  // How this rank co-launches with the ranks sharing its GPU context
+  // (CoLaunch.h): only those ranks must agree (a room takes one mode, and
+  // a rank that launches alone would leave the others waiting for it).
+  // (No device here: the exchange says so, and init stops below.)
+  const bool coLaunch =
+      options.coLaunch == 1 ||
+      (options.coLaunch < 0 && device && device->launchesShareQueues());
+  const std::string together =
+      coLaunch ? "SDMA_COLAUNCH=1 SDMA_COLAUNCH_MODE=" + options.coLaunchMode
+               : "SDMA_COLAUNCH=0";
   std::vector<std::string> all;
   // Then this process's id: ranks of one process on one GPU share its
   // context (CoLaunch.h).
   const std::string pid = std::to_string(getpid());
-  if (!agreement->allGather(mine + '\x1f' + pid + '\x1f' + chunk, all, error))
+  if (!agreement->allGather(
+          mine + '\x1f' + pid + '\x1f' + together + '\x1f' + chunk, all, error))
     return false;
   int sharing = 0;
   std::vector<int> colocated;
@@ -133,8 +144,8 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   for (int i = 0; i < ranks; ++i) {
     int r = (rank + i) % ranks;
     std::string theirs = all[r].substr(0, all[r].find('\0'));
-    std::string theirChunk, theirPid;
-    for (std::string *field : {&theirChunk, &theirPid})
+    std::string theirChunk, theirTogether, theirPid;
+    for (std::string *field : {&theirChunk, &theirTogether, &theirPid})
       if (size_t sep = theirs.rfind('\x1f'); sep != std::string::npos) {
         *field = theirs.substr(sep + 1);
         theirs.resize(sep);
@@ -156,8 +167,16 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
                             " and rank " + std::to_string(rank) + " " + chunk +
                             ": every rank must make these settings alike");
     sharing += theirs == mine;
-    if (theirs == mine && theirPid == pid)
-      colocated.push_back(r);
+    if (theirs != mine || theirPid != pid)
+      continue;
+    if (theirTogether != together)
+      return error.fail(ErrorKind::InvalidUsage,
+                        "rank " + std::to_string(r) + " has " + theirTogether +
+                            " and rank " + std::to_string(rank) + " " +
+                            together +
+                            ": ranks that share a GPU context must "
+                            "co-launch alike");
+    colocated.push_back(r);
   }
   std::sort(colocated.begin(), colocated.end());
   std::set<std::string> identities;
@@ -198,9 +217,7 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   // Ranks sharing this rank's GPU context start their launches as one
   // where the device's hardware queues need it (CoLaunch.h), or where
   // SDMA_COLAUNCH=1 asks (the CPU device, for tests).
-  if (colocated.size() > 1 &&
-      (options.coLaunch == 1 ||
-       (options.coLaunch < 0 && device->launchesShareQueues()))) {
+  if (colocated.size() > 1 && coLaunch) {
     std::shared_ptr<CoLaunch> room = CoLaunch::join(
         launcher->job(), colocated,
         options.coLaunchMode == "ordered" ? CoLaunch::Mode::Ordered

@@ -145,6 +145,38 @@ TEST(Communicator, DisagreeingAllocationsFailOnEveryRank) {
         << errors[r];
 }
 
+/// Ranks sharing one GPU context co-launch in one room (CoLaunch.h), which
+/// takes one mode: ranks that set it differently, or one that co-launches
+/// beside one that does not, are refused when they join, naming both.
+TEST(Communicator, RanksSharingAContextThatCoLaunchDifferentlyAreRefused) {
+  auto none = [](Communicator &, int, Error &) { return true; };
+  auto modes = job(2, 64 << 10, none, [](CommOptions &o, int r) {
+    o.coLaunch = 1;
+    o.coLaunchMode = r == 1 ? "ordered" : "together";
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(modes[r].find("SDMA_COLAUNCH_MODE=ordered"), std::string::npos)
+        << modes[r];
+    EXPECT_NE(modes[r].find("SDMA_COLAUNCH_MODE=together"), std::string::npos)
+        << modes[r];
+    EXPECT_NE(modes[r].find("must co-launch alike"), std::string::npos)
+        << modes[r];
+  }
+  auto onOff = job(3, 64 << 10, none,
+                   [](CommOptions &o, int r) { o.coLaunch = r == 2 ? 1 : 0; });
+  for (int r = 0; r < 3; ++r)
+    EXPECT_NE(onOff[r].find("rank " + std::to_string(r == 2 ? 0 : 2) +
+                            " has SDMA_COLAUNCH=" + (r == 2 ? "0" : "1")),
+              std::string::npos)
+        << onOff[r];
+  // Alike: joined.
+  auto alike = job(2, 64 << 10, none, [](CommOptions &o, int) {
+    o.coLaunch = 1;
+    o.coLaunchMode = "ordered";
+  });
+  EXPECT_EQ(alike, std::vector<std::string>(2, ""));
+}
+
 TEST(Communicator, ArgumentsAreCheckedBeforeAnythingRuns) {
   auto errors = job(4, 64 << 10, [](Communicator &comm, int, Error &e) {
     void *in, *out;

@@ -86,7 +86,7 @@ TEST(PointToPoint, AGroupsOperationsRunTogether) {
           return false;
         return got == fill(4) || (e.message = "rank 1 got other bytes", false);
       },
-      [](CommOptions &o) {
+      [](CommOptions &o, int) {
         o.p2pChunkBytes = 256;
         o.timeoutMs = 5000;
       });
@@ -156,7 +156,7 @@ TEST(PointToPoint, MessagesCrossLaunchesCallsAndRings) {
         Error async;
         return comm.asyncError(async) || (e = async, false);
       },
-      [](CommOptions &o) { o.p2pChunkBytes = 256; });
+      [](CommOptions &o, int) { o.p2pChunkBytes = 256; });
   for (int r = 0; r < 3; ++r)
     EXPECT_EQ(errors[r], "") << "rank " << r;
 }
@@ -195,7 +195,7 @@ TEST(PointToPoint, MisalignedBuffersAndTheirNeighbours) {
             }
         return true;
       },
-      [](CommOptions &o) { o.p2pChunkBytes = 64; });
+      [](CommOptions &o, int) { o.p2pChunkBytes = 64; });
   EXPECT_EQ(errors[0], "");
   EXPECT_EQ(errors[1], "");
 }
@@ -222,7 +222,7 @@ TEST(PointToPoint, AnUnmatchedReceiveTimesOutNamingThePeer) {
           return e.message = "after: " + why.message, false;
         return true;
       },
-      [](CommOptions &o) { o.timeoutMs = 300; });
+      [](CommOptions &o, int) { o.timeoutMs = 300; });
   EXPECT_EQ(errors[0], "");
   EXPECT_EQ(errors[1], "");
 }

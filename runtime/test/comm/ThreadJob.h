@@ -36,11 +36,12 @@ struct TempDir {
 };
 
 /// Runs `body(comm, rank)` on `ranks` threads, each a rank of one job on
-/// the CPU device; returns each rank's error ("" for none).
+/// the CPU device, each rank's options set by `configure(options, rank)`;
+/// returns each rank's error ("" for none).
 inline std::vector<std::string>
 job(int ranks, size_t heapBytes,
     const std::function<bool(Communicator &, int, Error &)> &body,
-    const std::function<void(CommOptions &)> &configure = nullptr) {
+    const std::function<void(CommOptions &, int)> &configure = nullptr) {
   std::vector<std::string> errors(ranks);
   UniqueId id;
   Error error;
@@ -57,7 +58,7 @@ job(int ranks, size_t heapBytes,
       options.cpuThreads = 2;
       options.cacheDirectory = cache.path;
       if (configure)
-        configure(options);
+        configure(options, r);
       Error e;
       auto comm = Communicator::create(id, r, ranks, options, e);
       if (!comm)
