@@ -368,7 +368,16 @@ void GroupLaunch::startUnit(const std::vector<Held *> &unit,
     for (Held *h : unit)
       hands.push_back({h->kernel, h->launch});
     std::vector<Error> handed;
-    if (room->launch(std::move(hands), unit[0]->launcher->timeoutMs(), handed))
+    // An abort (or a failure) of one of the unit's communicators while
+    // the other ranks are awaited: at once, as Launcher::start's.
+    auto stop = [&unit](Error &why) {
+      for (const Held *h : unit)
+        if (!h->launcher->healthy(why))
+          return why.context("the communicator has failed"), true;
+      return false;
+    };
+    if (room->launch(std::move(hands), unit[0]->launcher->timeoutMs(), handed,
+                     stop))
       return;
     for (size_t i = 0; i < unit.size(); ++i) {
       if (handed[i].empty())

@@ -16,6 +16,7 @@
 #include "ThreadJob.h"
 #include "sdma/runtime/Communicator.h"
 
+#include <chrono>
 #include <cstring>
 #include <gtest/gtest.h>
 #include <memory>
@@ -91,7 +92,8 @@ struct GroupJob {
   std::vector<std::unique_ptr<Communicator>> comms;
   std::vector<int32_t *> in, out;
 
-  GroupJob(int n, size_t elements)
+  /// `coLaunch`: CommOptions::coLaunch (CoLaunch.h).
+  GroupJob(int n, size_t elements, int coLaunch = -1)
       : ranks(n), count(elements), comms(n), in(n), out(n) {
     UniqueId id;
     Error error;
@@ -105,6 +107,7 @@ struct GroupJob {
         options.timeoutMs = 20000;
         options.cpuThreads = 1;
         options.cacheDirectory = cache.path;
+        options.coLaunch = coLaunch;
         Error e;
         comms[r] = Communicator::create(id, r, ranks, options, e);
         void *a = nullptr, *b = nullptr;
@@ -261,3 +264,40 @@ TEST(RunGroup, ACallNotProbedIsNeverMadeOnTheCallingThreadTwice) {
 }
 
 } // namespace
+
+/// A group whose ranks share their GPU context with a rank outside it hands
+/// its launch to that rank's (CoLaunch.h) and waits for it: an abort of one
+/// of the group's communicators ends that wait at once, not at the timeout.
+TEST(RunGroup, AnAbortEndsAHandedLaunchsWaitForARankOutsideTheGroup) {
+  GroupJob job(3, 32, /*coLaunch=*/1);
+  ASSERT_TRUE(job.ready());
+  job.fill(0);
+  std::vector<std::thread::id> made(job.ranks);
+  // Made once by every rank: it replays from here on, meeting no rank on
+  // the host.
+  std::vector<GroupCall> calls = job.allGathers(job.count, made);
+  bool first = runGroup(calls);
+  if (noCompiler(calls))
+    GTEST_SKIP() << calls[0].error.message;
+  ASSERT_TRUE(first) << calls[0].error.message;
+  // Ranks 0 and 1 only: rank 2, which shares their room, never calls.
+  calls = job.allGathers(job.count, made);
+  calls.pop_back();
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    Error ignored;
+    job.comms[0]->abort(ignored);
+  });
+  auto began = std::chrono::steady_clock::now();
+  bool ok = runGroup(calls);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began)
+          .count();
+  aborter.join();
+  EXPECT_FALSE(ok);
+  // The timeout is 20 s; the wait checks every 5 ms.
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_NE(calls[0].error.message.find("the communicator has failed"),
+            std::string::npos)
+      << calls[0].error.message;
+}
