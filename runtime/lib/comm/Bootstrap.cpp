@@ -603,12 +603,14 @@ bool Bootstrap::allGather(const std::string &mine,
                           ": an all-gather of " + std::to_string(mine.size()) +
                           " bytes; the most is " +
                           std::to_string(kMaxBlobBytes));
+  if (interrupted(error))
+    return false;
   if (socket_ < 0)
     return fail("the job has already failed" +
                 (failure_.empty() ? std::string() : ": " + failure_));
   std::string root = "the job's root at " + root_;
   if (!sendMessage(socket_, Gather, 0, 0, mine))
-    return fail(root + " closed the connection");
+    return !interrupted(error) && fail(root + " closed the connection");
   // The answer is exactly every rank's blob: nothing larger is read.
   uint64_t expected = uint64_t(mine.size()) * ranks_;
   Header h;
@@ -619,8 +621,13 @@ bool Bootstrap::allGather(const std::string &mine,
                          std::chrono::seconds(5),
                      Result, expected);
   if (r != Received::Ok || h.type != Result) {
-    ::close(socket_);
-    socket_ = -1;
+    {
+      std::lock_guard<std::mutex> lock(socketMutex_);
+      ::close(socket_);
+      socket_ = -1;
+    }
+    if (interrupted(error))
+      return false;
     failure_ = r == Received::Ok && h.type == Refused
                    ? payload
                    : notAMessage(r == Received::Ok ? Received::Malformed : r, h,
@@ -634,6 +641,25 @@ bool Bootstrap::allGather(const std::string &mine,
   all.resize(ranks_);
   for (int i = 0; i < ranks_; ++i)
     all[i] = payload.substr(i * mine.size(), mine.size());
+  return true;
+}
+
+void Bootstrap::interrupt(const std::string &why) {
+  std::lock_guard<std::mutex> lock(socketMutex_);
+  if (interrupted_.empty())
+    interrupted_ = why;
+  // A receive waiting on it returns (end of file); the root sees this rank
+  // leave and fails the job's exchange for the others.
+  if (socket_ >= 0)
+    ::shutdown(socket_, SHUT_RDWR);
+}
+
+bool Bootstrap::interrupted(Error &error) {
+  std::lock_guard<std::mutex> lock(socketMutex_);
+  if (interrupted_.empty())
+    return false;
+  error.fail(ErrorKind::InvalidUsage,
+             "bootstrap: rank " + std::to_string(rank_) + ": " + interrupted_);
   return true;
 }
 

@@ -536,6 +536,10 @@ std::string Communicator::lastPath() const { return impl_->calls->lastPath(); }
 
 bool Communicator::abort(Error &error) {
   Impl &c = *impl_;
+  // A host exchange in flight (a call meeting the others, a first call's
+  // agreement) ends now too, and this rank leaves the job's exchanges.
+  c.bootstrap->interrupt("the communicator was aborted (ncclCommAbort / "
+                         "sdmaCommAbort) during a host exchange");
   // A record claimed for the abort: a kernel's later failure cannot
   // replace it (word 7 claims a point-to-point record).
   auto claim = [](unsigned long long *record) {

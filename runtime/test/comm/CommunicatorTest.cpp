@@ -15,6 +15,8 @@
 #include "sdma/runtime/LdstCpuExecutor.h"
 #include "sdma/runtime/Simulator.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -175,6 +177,51 @@ TEST(Communicator, RanksSharingAContextThatCoLaunchDifferentlyAreRefused) {
     o.coLaunchMode = "ordered";
   });
   EXPECT_EQ(alike, std::vector<std::string>(2, ""));
+}
+
+/// A first call meets the other ranks on the host (the call's agreement):
+/// an abort from another thread ends that wait at once, not at the
+/// timeout, and the rank that was left sees this one leave.
+TEST(Communicator, AnAbortEndsAHostExchangeInFlight) {
+  std::atomic<Communicator *> first{nullptr};
+  std::atomic<bool> returned{false};
+  double seconds = 0;
+  auto errors = job(
+      2, 64 << 10,
+      [&](Communicator &comm, int r, Error &e) {
+        void *in = nullptr, *out = nullptr;
+        if (!comm.memAlloc(64, in, e) || !comm.memAlloc(128, out, e))
+          return false;
+        if (r == 1) {
+          // Never calls: rank 0's call waits for it, until aborted.
+          while (!first.load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          Error ignored;
+          first.load()->abort(ignored);
+          // Stays until rank 0's call has returned (leaving would end it).
+          while (!returned.load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          return true;
+        }
+        first = &comm;
+        auto began = std::chrono::steady_clock::now();
+        bool ok = comm.collective(CommOp::AllGather, in, out, 64,
+                                  DataType::Uint8, 0, nullptr, e);
+        seconds = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - began)
+                      .count();
+        returned = true;
+        return ok;
+      },
+      [](CommOptions &o, int) { o.timeoutMs = 20000; });
+  EXPECT_NE(
+      errors[0].find(
+          "aborted (ncclCommAbort / sdmaCommAbort) during a host exchange"),
+      std::string::npos)
+      << errors[0];
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_EQ(errors[1], "");
 }
 
 TEST(Communicator, ArgumentsAreCheckedBeforeAnythingRuns) {

@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -87,9 +88,18 @@ public:
   bool allGather(const std::string &mine, std::vector<std::string> &all,
                  Error &error);
   bool barrier(Error &error);
+  /// Ends this rank's part in the job from any thread, an exchange in
+  /// flight included: it and every later one fail with `why`
+  /// (InvalidUsage), and the other ranks see this rank leave (an abort).
+  void interrupt(const std::string &why);
 
 private:
   Bootstrap() = default;
+  /// The interruption's reason, an exchange's failure from it; guards
+  /// socket_'s close against interrupt()'s shutdown of it.
+  bool interrupted(Error &error);
+  std::mutex socketMutex_;
+  std::string interrupted_;
   int socket_ = -1, rank_ = 0, ranks_ = 0;
   uint64_t timeoutMs_ = 0;
   std::string root_; // address:port, for errors
