@@ -48,6 +48,9 @@ public:
 
   /// A bounded wait for every rank to say it is leaving; errors ignored.
   void leave();
+  /// True, with why, once the rank's exchanges were interrupted (an abort:
+  /// Bootstrap::interrupt).
+  bool interrupted(Error &error) { return bootstrap_.interrupted(error); }
 
 private:
   Bootstrap &bootstrap_;

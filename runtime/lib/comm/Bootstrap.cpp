@@ -648,6 +648,7 @@ void Bootstrap::interrupt(const std::string &why) {
   std::lock_guard<std::mutex> lock(socketMutex_);
   if (interrupted_.empty())
     interrupted_ = why;
+  isInterrupted_.store(true, std::memory_order_release);
   // A receive waiting on it returns (end of file); the root sees this rank
   // leave and fails the job's exchange for the others.
   if (socket_ >= 0)
@@ -655,9 +656,9 @@ void Bootstrap::interrupt(const std::string &why) {
 }
 
 bool Bootstrap::interrupted(Error &error) {
-  std::lock_guard<std::mutex> lock(socketMutex_);
-  if (interrupted_.empty())
+  if (!isInterrupted_.load(std::memory_order_acquire))
     return false;
+  std::lock_guard<std::mutex> lock(socketMutex_);
   error.fail(ErrorKind::InvalidUsage,
              "bootstrap: rank " + std::to_string(rank_) + ": " + interrupted_);
   return true;

@@ -136,6 +136,11 @@ bool ExchangeBoard::allGather(const std::string &mine,
          numberAt(theirs).load(std::memory_order_acquire) != n; ++spins) {
       if (spins < 4096)
         continue;
+      // Aborted: at once (the numbers are out of step from here on).
+      if (agreement_.interrupted(failed_)) {
+        error = failed_;
+        return false;
+      }
       if (std::chrono::steady_clock::now() > deadline) {
         // The exchange numbers are out of step from here on: every later
         // exchange fails the same way.

@@ -12,6 +12,7 @@
 
 #include "comm/ExchangeBoard.h"
 
+#include <atomic>
 #include <gtest/gtest.h>
 #include <random>
 #include <thread>
@@ -36,7 +37,7 @@ std::vector<std::string> onRanks(int ranks, uint64_t timeoutMs, Body body) {
       }
       Agreement agreement(*boot);
       ExchangeBoard board(agreement, timeoutMs);
-      body(r, board, failures[r]);
+      body(r, board, failures[r], *boot);
     });
   for (std::thread &t : threads)
     t.join();
@@ -47,7 +48,8 @@ std::vector<std::string> onRanks(int ranks, uint64_t timeoutMs, Body body) {
 TEST(ExchangeBoard, ManyExchangesEveryMessageOfItsRound) {
   const int R = 4;
   auto failures = onRanks(
-      R, 5000, [](int rank, ExchangeBoard &board, std::string &failure) {
+      R, 5000,
+      [](int rank, ExchangeBoard &board, std::string &failure, Bootstrap &) {
         std::mt19937 random(rank);
         for (int round = 0; round < 300 && failure.empty(); ++round) {
           if (random() % 4 == 0)
@@ -78,8 +80,9 @@ TEST(ExchangeBoard, ManyExchangesEveryMessageOfItsRound) {
 
 TEST(ExchangeBoard, ARankThatStopsIsNamedAfterTheTimeout) {
   const int R = 3;
-  auto failures =
-      onRanks(R, 300, [](int rank, ExchangeBoard &board, std::string &failure) {
+  auto failures = onRanks(
+      R, 300,
+      [](int rank, ExchangeBoard &board, std::string &failure, Bootstrap &) {
         std::vector<std::string> all;
         Error error;
         if (!board.allGather("first", all, error)) { // every rank: the segment
@@ -102,5 +105,46 @@ TEST(ExchangeBoard, ARankThatStopsIsNamedAfterTheTimeout) {
           failure += " the exchange after a timeout did not fail alike";
       });
   for (int r = 0; r < R; ++r)
+    EXPECT_EQ(failures[r], "") << "rank " << r;
+}
+
+TEST(ExchangeBoard, AnInterruptEndsAWaitAtOnce) {
+  std::atomic<bool> done{false};
+  auto failures = onRanks(
+      2, 20000,
+      [&](int rank, ExchangeBoard &board, std::string &failure,
+          Bootstrap &boot) {
+        std::vector<std::string> all;
+        Error error;
+        if (!board.allGather("first", all, error)) {
+          failure = "first: " + error.message;
+          return;
+        }
+        if (rank == 1) { // never exchanges again
+          while (!done)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          return;
+        }
+        std::thread aborter([&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          boot.interrupt("aborted here");
+        });
+        auto start = std::chrono::steady_clock::now();
+        bool ok = board.allGather("second", all, error);
+        auto took = std::chrono::steady_clock::now() - start;
+        done = true;
+        aborter.join();
+        if (ok)
+          failure = "the second exchange succeeded";
+        else if (error.message.find("aborted here") == std::string::npos)
+          failure = "second: " + error.message;
+        else if (took > std::chrono::seconds(5))
+          failure = "it waited for the timeout";
+        if (board.allGather("third", all, error) ||
+            error.message.find("aborted here") == std::string::npos)
+          failure += " the next exchange did not fail "
+                     "alike";
+      });
+  for (int r = 0; r < 2; ++r)
     EXPECT_EQ(failures[r], "") << "rank " << r;
 }

@@ -33,6 +33,7 @@
 #include "sdma/runtime/Error.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -92,14 +93,17 @@ public:
   /// flight included: it and every later one fail with `why`
   /// (InvalidUsage), and the other ranks see this rank leave (an abort).
   void interrupt(const std::string &why);
+  /// True, with the failure naming why, once interrupt() was called (for
+  /// exchanges that do not pass through the socket: ExchangeBoard's).
+  bool interrupted(Error &error);
 
 private:
   Bootstrap() = default;
-  /// The interruption's reason, an exchange's failure from it; guards
-  /// socket_'s close against interrupt()'s shutdown of it.
-  bool interrupted(Error &error);
+  /// Guards socket_'s close against interrupt()'s shutdown of it, and
+  /// interrupted_ (set once; isInterrupted_ says so without the lock).
   std::mutex socketMutex_;
   std::string interrupted_;
+  std::atomic<bool> isInterrupted_{false};
   int socket_ = -1, rank_ = 0, ranks_ = 0;
   uint64_t timeoutMs_ = 0;
   std::string root_; // address:port, for errors
