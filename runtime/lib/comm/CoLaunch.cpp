@@ -408,42 +408,55 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
     claimed_[at[k]] = round + 1;
   }
   lock.unlock();
-  std::string why;
-  bool ok = true;
+  // Each hand's failure ("" started). Where part of a group launch may
+  // run, every hand's round is spent: none may start again.
+  std::vector<std::string> why(hands.size());
+  bool spent = false;
   {
     GroupPhaseTimer timer(GroupPhase::CoOrdered);
     if (hands.size() == 1) {
-      ok = hands[0].kernel->launch(hands[0].launch, why);
+      if (!hands[0].kernel->launch(hands[0].launch, why[0]) && why[0].empty())
+        why[0] = "the launch failed";
     } else {
       // Several members of one thread (a group's): one launch, as
-      // together; where it cannot take them, each alone in turn.
+      // together; where it cannot take them, each alone.
       std::vector<const KernelLaunch *> launches;
       for (const Hand &h : hands)
         launches.push_back(&h.launch);
+      std::string refused;
       bool started = false;
-      ok = fusable(hands) &&
-           hands[0].kernel->launchGroup(launches, started, why);
-      if (!ok && !started) {
-        ok = true;
-        for (const Hand &h : hands)
-          ok = ok && h.kernel->launch(h.launch, why);
+      if (!fusable(hands) ||
+          !hands[0].kernel->launchGroup(launches, started, refused)) {
+        if (started) {
+          why.assign(hands.size(), refused);
+          spent = true;
+        } else {
+          startEach(hands, why);
+          for (std::string &w : why)
+            if (!w.empty() && !refused.empty())
+              w += "; the launch of all of them refused before: " + refused;
+        }
       }
     }
   }
   lock.lock();
-  if (!ok) {
-    for (size_t m : at)
-      claimed_[m] = launched_[m];
-    return failAll(ErrorKind::Device, why);
-  }
-  // Launched: the others may launch the next round.
+  bool ok = true;
   for (size_t k = 0; k < at.size(); ++k) {
+    if (!why[k].empty()) {
+      errors[k].fail(ErrorKind::Device, why[k]);
+      ok = false;
+      if (!spent) {
+        claimed_[at[k]] = launched_[at[k]];
+        continue;
+      }
+    }
+    // Launched: the others may launch the next round.
     launched_[at[k]] = round + 1;
     note(at[k], hands[k].launch.stream, Pending{round + 1, {}, {}});
   }
   progress_.fetch_add(1, std::memory_order_release);
   wake_.notify_all();
-  return true;
+  return ok;
 }
 
 void CoLaunch::decideOrdered(std::vector<const void *> streams, bool queues) {
@@ -501,20 +514,28 @@ void CoLaunch::startRound() {
     }
     refused = "; the launch of all of them refused before: " + refused;
   }
-  // Each alone, in rank order (where a launch runs before it returns, the
-  // CPU device's, side by side: each waits for the others').
+  // Each alone, in rank order.
   GroupPhaseTimer timer(GroupPhase::CoAlone);
-  bool queues = std::all_of(round.begin(), round.end(), [](const Hand &h) {
+  startEach(round, results_);
+  for (std::string &result : results_)
+    if (!result.empty())
+      result += refused;
+}
+
+void CoLaunch::startEach(const std::vector<Hand> &hands,
+                         std::vector<std::string> &why) {
+  why.assign(hands.size(), "");
+  bool queues = std::all_of(hands.begin(), hands.end(), [](const Hand &h) {
     return h.kernel->queuesOnStream();
   });
   std::vector<std::function<void()>> tasks;
-  for (size_t i = 0; i < round.size(); ++i) {
-    auto one = [this, &round, &refused, i] {
-      std::string why;
-      if (!round[i].kernel->launch(round[i].launch, why))
-        results_[i] = why + refused;
+  for (size_t i = 0; i < hands.size(); ++i) {
+    auto one = [&hands, &why, i] {
+      std::string failed;
+      if (!hands[i].kernel->launch(hands[i].launch, failed))
+        why[i] = failed.empty() ? "the launch failed" : failed;
     };
-    if (queues)
+    if (queues || hands.size() == 1)
       one();
     else
       tasks.push_back(one);

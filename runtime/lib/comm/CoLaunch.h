@@ -207,6 +207,12 @@ private:
   /// Whether one group launch takes all of `round` (one build, path and
   /// chunk, and no more ranks than the build holds).
   static bool fusable(const std::vector<Hand> &round);
+  /// Starts each of `hands` alone: in order on this thread where every
+  /// kernel queues on its stream, else side by side (a launch that runs
+  /// before it returns, the CPU device's, waits for the others'). Each
+  /// hand's failure ("" started) in `why`.
+  static void startEach(const std::vector<Hand> &hands,
+                        std::vector<std::string> &why);
   /// The members that did not come to the open round, as "rank 1, rank 3".
   std::string missing() const;
   /// Members `which` (indices) as "rank 1, rank 3".

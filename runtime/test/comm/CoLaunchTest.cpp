@@ -525,6 +525,39 @@ TEST(CoLaunch, SeveralOrderedMembersOfOneThreadLaunchAsOne) {
   EXPECT_EQ(later, (std::vector<std::vector<int>>{{0, 1}, {2}}));
 }
 
+TEST(CoLaunch, OneOfSeveralOrderedMembersFailingLeavesTheOthersLaunched) {
+  // Ranks 0 and 1 from one thread with builds one launch cannot take:
+  // each alone; rank 1's fails. Rank 0's kernel was enqueued, so its call
+  // succeeded and its round is spent; rank 1's retry launches rank 1 only
+  // (rank 0's again would run its call twice).
+  OrderedRoom o({0, 1, 2});
+  FakeKernel other(o.started, "other", 8);
+  auto onOther = [&](int rank) { return handOn(other, rank, o.streams); };
+  size_t before = o.started.launches.size();
+  std::vector<Error> errors, third;
+  other.failAlone = true;
+  std::thread rank2([&] { o.room.launch({o.on(2)}, 5000, third); });
+  EXPECT_FALSE(o.room.launch({o.on(0), onOther(1)}, 5000, errors));
+  rank2.join();
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_TRUE(errors[0].empty()) << errors[0].message;
+  EXPECT_EQ(errors[1].kind, ErrorKind::Device);
+  EXPECT_NE(errors[1].message.find("launch refused"), std::string::npos)
+      << errors[1].message;
+  EXPECT_TRUE(third[0].empty()) << third[0].message;
+  other.failAlone = false;
+  errors.clear();
+  EXPECT_TRUE(o.room.launch({onOther(1)}, 5000, errors)) << errors[0].message;
+  std::vector<std::vector<int>> later(o.started.launches.begin() + before,
+                                      o.started.launches.end());
+  std::sort(later.begin(), later.end());
+  EXPECT_EQ(later, (std::vector<std::vector<int>>{{0}, {1}, {2}}));
+  // Every member's next round goes through.
+  auto next = handAll(o.room, {0, 1, 2}, [&](int r) { return o.on(r); });
+  for (auto &e : next)
+    EXPECT_TRUE(e[0].empty()) << e[0].message;
+}
+
 TEST(CoLaunch, APointToPointLaunchGatesTheSendersNextLaunch) {
   // Rank 0 sends rank 1 ten chunks (depth 4): its kernel waits for rank
   // 1's receives through chunk 6, so rank 0's next launch waits until rank
