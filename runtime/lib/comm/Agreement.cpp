@@ -82,6 +82,7 @@ bool Agreement::agreeUnless(const Error &refused, const std::string &mine,
 void Agreement::leave() {
   std::vector<std::string> all;
   Error ignored;
-  allGather("sdmaCommDestroy (rank " + std::to_string(rank()) + " is leaving)",
-            all, ignored);
+  bootstrap_.allGather(exchanged("sdmaCommDestroy (rank " +
+                                 std::to_string(rank()) + " is leaving)"),
+                       all, ignored, /*leaving=*/true);
 }

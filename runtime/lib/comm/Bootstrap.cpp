@@ -591,7 +591,8 @@ Bootstrap::~Bootstrap() {
 }
 
 bool Bootstrap::allGather(const std::string &mine,
-                          std::vector<std::string> &all, Error &error) {
+                          std::vector<std::string> &all, Error &error,
+                          bool leaving) {
   // Every failure here is the job's: a peer or the root left or disagreed.
   auto fail = [&](const std::string &why) {
     return error.fail(ErrorKind::Remote,
@@ -603,8 +604,21 @@ bool Bootstrap::allGather(const std::string &mine,
                           ": an all-gather of " + std::to_string(mine.size()) +
                           " bytes; the most is " +
                           std::to_string(kMaxBlobBytes));
-  if (interrupted(error))
-    return false;
+  {
+    std::lock_guard<std::mutex> lock(socketMutex_);
+    if (!leaving && isInterrupted_.load(std::memory_order_relaxed))
+      return error.fail(ErrorKind::InvalidUsage, "bootstrap: rank " +
+                                                     std::to_string(rank_) +
+                                                     ": " + interrupted_);
+    inFlight_ = true;
+  }
+  struct Landed {
+    Bootstrap &b;
+    ~Landed() {
+      std::lock_guard<std::mutex> lock(b.socketMutex_);
+      b.inFlight_ = false;
+    }
+  } landed{*this};
   if (socket_ < 0)
     return fail("the job has already failed" +
                 (failure_.empty() ? std::string() : ": " + failure_));
@@ -649,9 +663,11 @@ void Bootstrap::interrupt(const std::string &why) {
   if (interrupted_.empty())
     interrupted_ = why;
   isInterrupted_.store(true, std::memory_order_release);
-  // A receive waiting on it returns (end of file); the root sees this rank
-  // leave and fails the job's exchange for the others.
-  if (socket_ >= 0)
+  // An exchange waiting on the socket returns (end of file); the root sees
+  // this rank leave and fails the job's exchange for the others. With none
+  // in flight the socket stays: the rank's leaving exchange still waits
+  // (bounded) for the others to leave before its memory goes.
+  if (inFlight_ && socket_ >= 0)
     ::shutdown(socket_, SHUT_RDWR);
 }
 

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -45,6 +46,63 @@ constexpr size_t kControlBytes = 1 << 20;
 /// a size word, then the bytes.
 constexpr size_t kMailboxBytes = 256;
 constexpr size_t kMailboxOffset = kControlBytes - kMailboxBytes;
+
+/// One rank's part of the init exchange (exchangeJoin).
+struct JoinFields {
+  std::string identity, pid, coLaunch, settings;
+};
+
+/// `part` of exchangeJoin's `all` as its fields.
+JoinFields joinFields(std::string part) {
+  JoinFields f;
+  for (std::string *field : {&f.settings, &f.coLaunch, &f.pid})
+    if (size_t sep = part.rfind('\x1f'); sep != std::string::npos) {
+      *field = part.substr(sep + 1);
+      part.resize(sep);
+    }
+  f.identity = std::move(part);
+  return f;
+}
+
+/// The init exchange: each rank's device identity ("!why": it has none),
+/// process, co-launch setting and the settings every rank must share, in
+/// `all` by rank (joinFields). An exchange holds 255 bytes and the
+/// settings alone take about 190, so they travel as a hash; only where two
+/// ranks' hashes differ does a second exchange carry them whole (every
+/// rank sees the same hashes, so every rank takes part in it).
+bool exchangeJoin(Agreement &agreement, std::string identity,
+                  const std::string &settings, const std::string &coLaunch,
+                  std::vector<std::string> &all, Error &error) {
+  char hash[20];
+  std::snprintf(hash, sizeof(hash), "%016llx",
+                static_cast<unsigned long long>(hashBytes(settings)));
+  std::string rest =
+      '\x1f' + std::to_string(getpid()) + '\x1f' + coLaunch + '\x1f' + hash;
+  // A reason for having no device may be long: cut to fit.
+  if (identity[0] == '!' && identity.size() + rest.size() >= kExchangeBytes)
+    identity.resize(kExchangeBytes - 1 - rest.size());
+  if (identity.size() + rest.size() >= kExchangeBytes)
+    return error.fail(ErrorKind::Internal,
+                      "the init exchange takes " +
+                          std::to_string(identity.size() + rest.size()) +
+                          " bytes; at most " +
+                          std::to_string(kExchangeBytes - 1) + " fit");
+  if (!agreement.allGather(identity + rest, all, error))
+    return false;
+  bool alike = true;
+  for (std::string &one : all) {
+    one.resize(one.find('\0') == std::string::npos ? one.size()
+                                                   : one.find('\0'));
+    alike = alike && joinFields(one).settings == hash;
+  }
+  std::vector<std::string> whole;
+  if (!alike && !agreement.allGather(settings, whole, error))
+    return false;
+  for (size_t r = 0; r < all.size(); ++r)
+    all[r] = all[r].substr(0, all[r].rfind('\x1f') + 1) +
+             (alike ? settings : whole[r].substr(0, whole[r].find('\0')));
+  return true;
+}
 } // namespace
 
 class Communicator::Impl {
@@ -92,8 +150,12 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   std::string why;
   device = createCommDevice(id, rank, options, why);
   // Every rank learns whether every rank has a device, and which, and the
-  // settings below: "device\x1fsettings".
+  // settings below (exchangeJoin).
   std::string mine = device ? device->identity() : "!" + why;
+  // For tests: an identity as long as a GPU's on a host with a long name
+  // (a GPU's is the host's name and 46 bytes more).
+  if (const char *pad = std::getenv("SDMA_TEST_IDENTITY_PAD"); pad && device)
+    mine += std::string(std::min(std::strtoul(pad, nullptr, 10), 200ul), '.');
   // The settings every rank must share: the point-to-point layout (a
   // sender writes into the receiver's area by its own) and how calls pick
   // their path (the ranks of a call must take the same one, and add the
@@ -132,25 +194,15 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
       coLaunch ? "SDMA_COLAUNCH=1 SDMA_COLAUNCH_MODE=" + options.coLaunchMode
                : "SDMA_COLAUNCH=0";
   std::vector<std::string> all;
-  // Then this process's id: ranks of one process on one GPU share its
-  // context (CoLaunch.h).
-  const std::string pid = std::to_string(getpid());
-  if (!agreement->allGather(
-          mine + '\x1f' + pid + '\x1f' + together + '\x1f' + chunk, all, error))
-    return false;
-  int sharing = 0;
   std::vector<int> colocated;
+  int sharing = 0;
+  if (!exchangeJoin(*agreement, mine, chunk, together, all, error))
+    return false;
   // This rank's own failure first, then the first peer's.
   for (int i = 0; i < ranks; ++i) {
     int r = (rank + i) % ranks;
-    std::string theirs = all[r].substr(0, all[r].find('\0'));
-    std::string theirChunk, theirTogether, theirPid;
-    for (std::string *field : {&theirChunk, &theirTogether, &theirPid})
-      if (size_t sep = theirs.rfind('\x1f'); sep != std::string::npos) {
-        *field = theirs.substr(sep + 1);
-        theirs.resize(sep);
-      }
-    if (theirs[0] == '!') {
+    JoinFields theirs = joinFields(all[r]);
+    if (theirs.identity[0] == '!') {
       std::string hint =
           options.device == "cpu"
               ? ""
@@ -158,22 +210,23 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
                 "on the CPU instead)";
       return error.fail(r == rank ? deviceKind() : ErrorKind::Remote,
                         "rank " + std::to_string(r) + " has no " +
-                            options.device + " device: " + theirs.substr(1) +
-                            hint);
+                            options.device +
+                            " device: " + theirs.identity.substr(1) + hint);
     }
-    if (theirChunk != chunk)
+    if (theirs.settings != chunk)
       return error.fail(ErrorKind::InvalidUsage,
-                        "rank " + std::to_string(r) + " has " + theirChunk +
-                            " and rank " + std::to_string(rank) + " " + chunk +
+                        "rank " + std::to_string(r) + " has " +
+                            theirs.settings + " and rank " +
+                            std::to_string(rank) + " " + chunk +
                             ": every rank must make these settings alike");
-    sharing += theirs == mine;
-    if (theirs != mine || theirPid != pid)
+    sharing += theirs.identity == mine;
+    if (theirs.identity != mine || theirs.pid != std::to_string(getpid()))
       continue;
-    if (theirTogether != together)
+    if (theirs.coLaunch != together)
       return error.fail(ErrorKind::InvalidUsage,
-                        "rank " + std::to_string(r) + " has " + theirTogether +
-                            " and rank " + std::to_string(rank) + " " +
-                            together +
+                        "rank " + std::to_string(r) + " has " +
+                            theirs.coLaunch + " and rank " +
+                            std::to_string(rank) + " " + together +
                             ": ranks that share a GPU context must "
                             "co-launch alike");
     colocated.push_back(r);
@@ -181,7 +234,7 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   std::sort(colocated.begin(), colocated.end());
   std::set<std::string> identities;
   for (const std::string &one : all)
-    identities.insert(one.substr(0, one.find('\x1f')));
+    identities.insert(joinFields(one).identity);
   devices = int(identities.size());
   device->setSharing(sharing);
   // After the control area, the point-to-point area (PointToPoint.h).
@@ -537,9 +590,10 @@ std::string Communicator::lastPath() const { return impl_->calls->lastPath(); }
 bool Communicator::abort(Error &error) {
   Impl &c = *impl_;
   // A host exchange in flight (a call meeting the others, a first call's
-  // agreement) ends now too, and this rank leaves the job's exchanges.
+  // agreement) ends now too, and later ones fail at once (but for the
+  // leaving one at destroy, where none was in flight).
   c.bootstrap->interrupt("the communicator was aborted (ncclCommAbort / "
-                         "sdmaCommAbort) during a host exchange");
+                         "sdmaCommAbort): its host exchanges end");
   // A record claimed for the abort: a kernel's later failure cannot
   // replace it (word 7 claims a point-to-point record).
   auto claim = [](unsigned long long *record) {

@@ -217,7 +217,7 @@ TEST(Communicator, AnAbortEndsAHostExchangeInFlight) {
       [](CommOptions &o, int) { o.timeoutMs = 20000; });
   EXPECT_NE(
       errors[0].find(
-          "aborted (ncclCommAbort / sdmaCommAbort) during a host exchange"),
+          "aborted (ncclCommAbort / sdmaCommAbort): its host exchanges end"),
       std::string::npos)
       << errors[0];
   EXPECT_LT(seconds, 5.0);

@@ -86,12 +86,15 @@ public:
   /// Every rank's `mine` (at most kMaxBlobBytes), in rank order. Every rank
   /// must give the same size; a mismatch, a rank that does not arrive
   /// within the timeout or one that left is an error on every rank.
+  /// After interrupt() it fails at once, unless `leaving` (a rank's last
+  /// exchange, which waits for the others to leave too).
   bool allGather(const std::string &mine, std::vector<std::string> &all,
-                 Error &error);
+                 Error &error, bool leaving = false);
   bool barrier(Error &error);
-  /// Ends this rank's part in the job from any thread, an exchange in
-  /// flight included: it and every later one fail with `why`
-  /// (InvalidUsage), and the other ranks see this rank leave (an abort).
+  /// An abort, from any thread: every later exchange but a leaving one
+  /// fails with `why` (InvalidUsage); one in flight ends now, and with it
+  /// this rank's part in the job (the socket is shut: the other ranks see
+  /// it leave, and its own leaving exchange fails).
   void interrupt(const std::string &why);
   /// True, with the failure naming why, once interrupt() was called (for
   /// exchanges that do not pass through the socket: ExchangeBoard's).
@@ -103,6 +106,7 @@ private:
   /// interrupted_ (set once; isInterrupted_ says so without the lock).
   std::mutex socketMutex_;
   std::string interrupted_;
+  bool inFlight_ = false; // an exchange is waiting on the socket
   std::atomic<bool> isInterrupted_{false};
   int socket_ = -1, rank_ = 0, ranks_ = 0;
   uint64_t timeoutMs_ = 0;
