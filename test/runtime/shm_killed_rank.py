@@ -50,15 +50,21 @@ root = socket.create_connection((address, port))
 root.sendall(HEADER.pack(MAGIC, HELLO, 1, 2, 24) + secret +
              struct.pack("<Q", 30000))
 message(root, WELCOME)
-# The device exchange: every rank says which device it has, and its
-# settings every rank must share ("device\x1fsettings": the point-to-point
+# The device exchange: every rank says which device it has, its process,
+# how it co-launches, and a hash (64-bit FNV-1a, hex) of the settings every
+# rank must share ("device\x1fpid\x1fco-launch\x1fhash": the point-to-point
 # chunk, 16 KiB on the CPU device, the path settings and the low-latency
 # inbox, 256 KiB a peer at two ranks, and sharing off: the defaults).
+settings = (b"SDMA_P2P_CHUNK_BYTES=16384 SDMA_PATH=auto "
+            b"SDMA_DMA_VARIANT=pcpy SDMA_DMA_SUBMIT=host "
+            b"SDMA_DMA_PACKET_TARGET= SDMA_DMA_MIN_BYTES=0 SDMA_DMA_BATCH=1 "
+            b"SDMA_LL_BYTES=262144 SDMA_SHARED_BYTES=0")
+fnv = 0xcbf29ce484222325
+for byte in settings:
+    fnv = ((fnv ^ byte) * 0x100000001b3) & 0xffffffffffffffff
 root.sendall(HEADER.pack(MAGIC, GATHER, 0, 0, 256) +
-             b"cpu\x1fSDMA_P2P_CHUNK_BYTES=16384 SDMA_PATH=auto "
-             b"SDMA_DMA_VARIANT=pcpy SDMA_DMA_SUBMIT=host "
-             b"SDMA_DMA_PACKET_TARGET= SDMA_DMA_MIN_BYTES=0 SDMA_DMA_BATCH=1 "
-             b"SDMA_LL_BYTES=262144 SDMA_SHARED_BYTES=0".ljust(256, b"\0"))
+             (b"cpu\x1f%d\x1fSDMA_COLAUNCH=0\x1f%016x" % (os.getpid(), fnv))
+             .ljust(256, b"\0"))
 message(root, RESULT)
 
 
