@@ -184,7 +184,7 @@ TEST(Communicator, RanksSharingAContextThatCoLaunchDifferentlyAreRefused) {
 /// timeout, and the rank that was left sees this one leave.
 TEST(Communicator, AnAbortEndsAHostExchangeInFlight) {
   std::atomic<Communicator *> first{nullptr};
-  std::atomic<bool> returned{false};
+  std::atomic<bool> returned{false}, aborted{false};
   double seconds = 0;
   auto errors = job(
       2, 64 << 10,
@@ -199,6 +199,7 @@ TEST(Communicator, AnAbortEndsAHostExchangeInFlight) {
           std::this_thread::sleep_for(std::chrono::milliseconds(300));
           Error ignored;
           first.load()->abort(ignored);
+          aborted = true;
           // Stays until rank 0's call has returned (leaving would end it).
           while (!returned.load())
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -212,6 +213,10 @@ TEST(Communicator, AnAbortEndsAHostExchangeInFlight) {
                       std::chrono::steady_clock::now() - began)
                       .count();
         returned = true;
+        // Its communicator goes when this returns: not while rank 1 is
+        // still inside abort() on it.
+        while (!aborted.load())
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
         return ok;
       },
       [](CommOptions &o, int) { o.timeoutMs = 20000; });
