@@ -414,28 +414,25 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
   bool spent = false;
   {
     GroupPhaseTimer timer(GroupPhase::CoOrdered);
-    if (hands.size() == 1) {
-      if (!hands[0].kernel->launch(hands[0].launch, why[0]) && why[0].empty())
-        why[0] = "the launch failed";
-    } else {
-      // Several members of one thread (a group's): one launch, as
-      // together; where it cannot take them, each alone.
+    // Several members of one thread (a group's): one launch, as together;
+    // where it cannot take them (or one member), each alone.
+    std::string refused;
+    bool started = false;
+    auto asOne = [&] {
       std::vector<const KernelLaunch *> launches;
       for (const Hand &h : hands)
         launches.push_back(&h.launch);
-      std::string refused;
-      bool started = false;
-      if (!fusable(hands) ||
-          !hands[0].kernel->launchGroup(launches, started, refused)) {
-        if (started) {
-          why.assign(hands.size(), refused);
-          spent = true;
-        } else {
-          startEach(hands, why);
-          for (std::string &w : why)
-            if (!w.empty() && !refused.empty())
-              w += "; the launch of all of them refused before: " + refused;
-        }
+      return hands[0].kernel->launchGroup(launches, started, refused);
+    };
+    if (hands.size() == 1 || !fusable(hands) || !asOne()) {
+      if (started) {
+        why.assign(hands.size(), refused);
+        spent = true;
+      } else {
+        startEach(hands, why);
+        for (std::string &w : why)
+          if (!w.empty() && !refused.empty())
+            w += "; the launch of all of them refused before: " + refused;
       }
     }
   }

@@ -71,13 +71,13 @@ JoinFields joinFields(std::string part) {
 /// ranks' hashes differ does a second exchange carry them whole (every
 /// rank sees the same hashes, so every rank takes part in it).
 bool exchangeJoin(Agreement &agreement, std::string identity,
-                  const std::string &settings, const std::string &coLaunch,
-                  std::vector<std::string> &all, Error &error) {
+                  const std::string &pid, const std::string &settings,
+                  const std::string &coLaunch, std::vector<std::string> &all,
+                  Error &error) {
   char hash[20];
   std::snprintf(hash, sizeof(hash), "%016llx",
                 static_cast<unsigned long long>(hashBytes(settings)));
-  std::string rest =
-      '\x1f' + std::to_string(getpid()) + '\x1f' + coLaunch + '\x1f' + hash;
+  std::string rest = '\x1f' + pid + '\x1f' + coLaunch + '\x1f' + hash;
   // A reason for having no device may be long: cut to fit.
   if (identity[0] == '!' && identity.size() + rest.size() >= kExchangeBytes)
     identity.resize(kExchangeBytes - 1 - rest.size());
@@ -196,12 +196,16 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   std::vector<std::string> all;
   std::vector<int> colocated;
   int sharing = 0;
-  if (!exchangeJoin(*agreement, mine, chunk, together, all, error))
+  // Ranks of one process on one GPU share its context (CoLaunch.h).
+  const std::string pid = std::to_string(getpid());
+  std::set<std::string> identities;
+  if (!exchangeJoin(*agreement, mine, pid, chunk, together, all, error))
     return false;
   // This rank's own failure first, then the first peer's.
   for (int i = 0; i < ranks; ++i) {
     int r = (rank + i) % ranks;
     JoinFields theirs = joinFields(all[r]);
+    identities.insert(theirs.identity);
     if (theirs.identity[0] == '!') {
       std::string hint =
           options.device == "cpu"
@@ -220,7 +224,7 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
                             std::to_string(rank) + " " + chunk +
                             ": every rank must make these settings alike");
     sharing += theirs.identity == mine;
-    if (theirs.identity != mine || theirs.pid != std::to_string(getpid()))
+    if (theirs.identity != mine || theirs.pid != pid)
       continue;
     if (theirs.coLaunch != together)
       return error.fail(ErrorKind::InvalidUsage,
@@ -232,9 +236,6 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
     colocated.push_back(r);
   }
   std::sort(colocated.begin(), colocated.end());
-  std::set<std::string> identities;
-  for (const std::string &one : all)
-    identities.insert(joinFields(one).identity);
   devices = int(identities.size());
   device->setSharing(sharing);
   // After the control area, the point-to-point area (PointToPoint.h).
