@@ -50,6 +50,13 @@ Command parseCommand(const Plan &plan, const Context &context,
                      const json &object, const std::string &path) {
   Command command;
   std::string op = stringField(object, path, "op");
+  // Only a copy may be a pull (issued by its destination's rank): a
+  // broadcast or a swap is its source's, a notify or poll moves nothing.
+  if (op != "copy" && object.contains("pull") &&
+      (op == "bcast" || op == "swap" || op == "notify" || op == "poll"))
+    fail(path + ".pull", "a " + op +
+                             " cannot be a pull (only a copy is issued by "
+                             "its destination's rank)");
   if (op == "copy" || op == "bcast") {
     command.kind = op == "copy" ? Command::Kind::Copy : Command::Kind::Bcast;
     command.slices[0] =

@@ -160,6 +160,34 @@ INSTANTIATE_TEST_SUITE_P(
         Corruption{"pull_not_boolean",
                    [](json &p) { firstCopy(p)["pull"] = 1; },
                    "$.streams[0].ops[2].pull: expected true or false"},
+        // Only a copy is issued by its destination: "pull" on anything
+        // else would be read as a push.
+        Corruption{"pull_on_swap",
+                   [](json &p) {
+                     json &c = firstCopy(p);
+                     json swap = {{"op", "swap"},
+                                  {"a", c["src"]},
+                                  {"b", c["dst"]},
+                                  {"pull", true}};
+                     c = swap;
+                   },
+                   "$.streams[0].ops[2].pull: a swap cannot be a pull (only "
+                   "a copy is issued by its destination's rank)"},
+        Corruption{"pull_on_bcast",
+                   [](json &p) {
+                     json &c = firstCopy(p);
+                     json bcast = {{"op", "bcast"},
+                                   {"src", c["src"]},
+                                   {"dst", json::array({c["dst"], c["dst"]})},
+                                   {"pull", false}};
+                     c = bcast;
+                   },
+                   "$.streams[0].ops[2].pull: a bcast cannot be a pull (only "
+                   "a copy is issued by its destination's rank)"},
+        Corruption{"pull_on_poll",
+                   [](json &p) { p["streams"][0]["ops"][0]["pull"] = true; },
+                   "$.streams[0].ops[0].pull: a poll cannot be a pull (only "
+                   "a copy is issued by its destination's rank)"},
         Corruption{"duplicate_queue",
                    [](json &p) { p["streams"].push_back(p["streams"][0]); },
                    "$.streams[8]: a second queue for rank 0 engine 0"}),
