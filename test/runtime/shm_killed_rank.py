@@ -10,6 +10,7 @@ name in SEGMENT_FILE and kills rank 0 with SIGKILL.
 
 usage: shm_killed_rank.py COMM_TEST SEGMENT_FILE"""
 import os
+import random
 import signal
 import socket
 import struct
@@ -52,7 +53,8 @@ root.sendall(HEADER.pack(MAGIC, HELLO, 1, 2, 24) + secret +
 message(root, WELCOME)
 # The device exchange: every rank says which device it has, its process,
 # how it co-launches, and a hash (64-bit FNV-1a, hex) of the settings every
-# rank must share ("device\x1fpid\x1fco-launch\x1fhash": the point-to-point
+# rank must share ("device\x1fprocess\x1fco-launch\x1fhash", the process as
+# its pid and 32 random bits: the point-to-point
 # chunk, 16 KiB on the CPU device, the path settings and the low-latency
 # inbox, 256 KiB a peer at two ranks, and sharing off: the defaults).
 settings = (b"SDMA_P2P_CHUNK_BYTES=16384 SDMA_PATH=auto "
@@ -63,7 +65,8 @@ fnv = 0xcbf29ce484222325
 for byte in settings:
     fnv = ((fnv ^ byte) * 0x100000001b3) & 0xffffffffffffffff
 root.sendall(HEADER.pack(MAGIC, GATHER, 0, 0, 256) +
-             (b"cpu\x1f%d\x1fSDMA_COLAUNCH=0\x1f%016x" % (os.getpid(), fnv))
+             (b"cpu\x1f%d.%08x\x1fSDMA_COLAUNCH=0\x1f%016x"
+              % (os.getpid(), random.getrandbits(32), fnv))
              .ljust(256, b"\0"))
 message(root, RESULT)
 

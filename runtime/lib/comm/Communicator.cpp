@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <random>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -49,19 +50,32 @@ constexpr size_t kMailboxOffset = kControlBytes - kMailboxBytes;
 
 /// One rank's part of the init exchange (exchangeJoin).
 struct JoinFields {
-  std::string identity, pid, coLaunch, settings;
+  std::string identity, process, coLaunch, settings;
 };
 
 /// `part` of exchangeJoin's `all` as its fields.
 JoinFields joinFields(std::string part) {
   JoinFields f;
-  for (std::string *field : {&f.settings, &f.coLaunch, &f.pid})
+  for (std::string *field : {&f.settings, &f.coLaunch, &f.process})
     if (size_t sep = part.rfind('\x1f'); sep != std::string::npos) {
       *field = part.substr(sep + 1);
       part.resize(sep);
     }
   f.identity = std::move(part);
   return f;
+}
+
+/// This process among the job's: its pid and 32 random bits drawn once,
+/// so processes of two containers (same host name, same pid) differ, and
+/// so does a forked child (another pid).
+const std::string &processToken() {
+  static const std::string token = [] {
+    char random[12];
+    std::snprintf(random, sizeof(random), "%08x",
+                  static_cast<unsigned>(std::random_device{}()));
+    return std::to_string(getpid()) + "." + random;
+  }();
+  return token;
 }
 
 /// The init exchange: each rank's device identity ("!why": it has none),
@@ -71,13 +85,13 @@ JoinFields joinFields(std::string part) {
 /// ranks' hashes differ does a second exchange carry them whole (every
 /// rank sees the same hashes, so every rank takes part in it).
 bool exchangeJoin(Agreement &agreement, std::string identity,
-                  const std::string &pid, const std::string &settings,
+                  const std::string &process, const std::string &settings,
                   const std::string &coLaunch, std::vector<std::string> &all,
                   Error &error) {
   char hash[20];
   std::snprintf(hash, sizeof(hash), "%016llx",
                 static_cast<unsigned long long>(hashBytes(settings)));
-  std::string rest = '\x1f' + pid + '\x1f' + coLaunch + '\x1f' + hash;
+  std::string rest = '\x1f' + process + '\x1f' + coLaunch + '\x1f' + hash;
   // A reason for having no device may be long: cut to fit.
   if (identity[0] == '!' && identity.size() + rest.size() >= kExchangeBytes)
     identity.resize(kExchangeBytes - 1 - rest.size());
@@ -197,9 +211,9 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   std::vector<int> colocated;
   int sharing = 0;
   // Ranks of one process on one GPU share its context (CoLaunch.h).
-  const std::string pid = std::to_string(getpid());
+  const std::string &process = processToken();
   std::set<std::string> identities;
-  if (!exchangeJoin(*agreement, mine, pid, chunk, together, all, error))
+  if (!exchangeJoin(*agreement, mine, process, chunk, together, all, error))
     return false;
   // This rank's own failure first, then the first peer's.
   for (int i = 0; i < ranks; ++i) {
@@ -224,7 +238,7 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
                             std::to_string(rank) + " " + chunk +
                             ": every rank must make these settings alike");
     sharing += theirs.identity == mine;
-    if (theirs.identity != mine || theirs.pid != pid)
+    if (theirs.identity != mine || theirs.process != process)
       continue;
     if (theirs.coLaunch != together)
       return error.fail(ErrorKind::InvalidUsage,
