@@ -609,6 +609,7 @@ bool Communicator::abort(Error &error) {
   // leaving one at destroy, where none was in flight).
   c.bootstrap->interrupt("the communicator was aborted (ncclCommAbort / "
                          "sdmaCommAbort): its host exchanges end");
+  c.launcher->abandonExchanges();
   // A record claimed for the abort: a kernel's later failure cannot
   // replace it (word 7 claims a point-to-point record).
   auto claim = [](unsigned long long *record) {

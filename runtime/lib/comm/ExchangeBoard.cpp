@@ -18,8 +18,10 @@
 using namespace sdma::rt;
 
 namespace {
-/// A slot: the exchange number it holds (0: none yet), then the message.
+/// A slot: the exchange number it holds (0: none yet; kAbandoned: its
+/// rank aborted), then the message.
 constexpr size_t kSlotHeader = 64;
+constexpr uint64_t kAbandoned = ~uint64_t(0);
 constexpr size_t kSlotBytes = kSlotHeader + kExchangeBytes;
 
 std::atomic<uint64_t> &numberAt(char *slot) {
@@ -100,7 +102,32 @@ bool ExchangeBoard::map(Error &error) {
     base_ = nullptr;
   }
   state_ = everyone ? State::Mapped : State::Bootstrap;
+  if (everyone) {
+    for (int i = 0; i < 2; ++i)
+      ownNumbers_[i].store(
+          &numberAt(base_ + (size_t(rank) * 2 + i) * kSlotBytes));
+    // An abort while the segment was being made found no slots: its mark
+    // goes now (sequentially consistent on both sides, so one of the two
+    // writes it).
+    if (abandoned_.load())
+      abandon();
+  }
   return true;
+}
+
+void ExchangeBoard::abandon() {
+  abandoned_.store(true);
+  for (auto &own : ownNumbers_)
+    if (std::atomic<uint64_t> *number = own.load())
+      number->store(kAbandoned);
+}
+
+bool ExchangeBoard::aborted(Error &error) {
+  if (!agreement_.interrupted(failed_))
+    failed_.fail(ErrorKind::InvalidUsage,
+                 "the communicator was aborted: its exchanges end");
+  error = failed_;
+  return false;
 }
 
 bool ExchangeBoard::allGather(const std::string &mine,
@@ -124,16 +151,36 @@ bool ExchangeBoard::allGather(const std::string &mine,
     return base_ + (size_t(r) * 2 + (n & 1)) * kSlotBytes;
   };
   char *own = slot(rank);
+  // Aborted (by another thread, before or now): nothing is published over
+  // the abort's mark.
+  uint64_t before = numberAt(own).load(std::memory_order_acquire);
+  if (before == kAbandoned || abandoned_.load(std::memory_order_relaxed))
+    return aborted(error);
   std::memset(own + kSlotHeader, 0, kExchangeBytes);
   std::memcpy(own + kSlotHeader, mine.data(), mine.size());
-  numberAt(own).store(n, std::memory_order_release);
+  if (!numberAt(own).compare_exchange_strong(before, n,
+                                             std::memory_order_release))
+    return aborted(error);
   all.assign(ranks, std::string());
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs_);
   for (int r = 0; r < ranks; ++r) {
     char *theirs = slot(r);
-    for (unsigned spins = 0;
-         numberAt(theirs).load(std::memory_order_acquire) != n; ++spins) {
+    for (unsigned spins = 0;; ++spins) {
+      const uint64_t seen = numberAt(theirs).load(std::memory_order_acquire);
+      if (seen == n)
+        break;
+      if (seen == kAbandoned) {
+        if (r == rank)
+          return aborted(error);
+        failed_.fail(ErrorKind::Remote,
+                     "rank " + std::to_string(r) +
+                         " aborted its communicator (ncclCommAbort / "
+                         "sdmaCommAbort): the buffer exchange of a shared "
+                         "call ends");
+        error = failed_;
+        return false;
+      }
       if (spins < 4096)
         continue;
       // Aborted: at once (the numbers are out of step from here on).

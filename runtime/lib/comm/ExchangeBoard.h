@@ -13,6 +13,11 @@
 //   rank 0: [n=7 | msg][n=6 | msg]     rank 1: [n=7 | msg][n=6 | msg] ...
 //            slot 1      slot 0
 //
+// An abort (abandon(), from any thread) writes a number no exchange takes
+// into both of the rank's slots: a peer waiting on the rank fails at once,
+// naming it, rather than after the timeout, and the rank's own exchanges
+// fail too.
+//
 // The segment is made on the first exchange (rank 0 creates it, the others
 // map it, its name goes at once); where any rank cannot, every rank learns
 // so and the board uses the bootstrap's all-gather from then on.
@@ -24,6 +29,7 @@
 
 #include "comm/Agreement.h"
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,6 +52,11 @@ public:
   int ranks() const { return agreement_.ranks(); }
   /// Whether exchanges go through the shared segment (after the first).
   bool onSegment() const { return state_ == State::Mapped; }
+  /// This rank leaves the exchanges (its communicator was aborted): from
+  /// any thread, at any time; a peer waiting on it, now or later, fails at
+  /// once naming it. The bootstrap's own interrupt covers exchanges that
+  /// do not use the segment.
+  void abandon();
 
 private:
   enum class State { Unknown, Mapped, Bootstrap };
@@ -57,6 +68,12 @@ private:
   uint64_t timeoutMs_;
   State state_ = State::Unknown;
   char *base_ = nullptr;
+  /// This rank's two slots' numbers once the segment is mapped, for
+  /// abandon() from another thread.
+  std::atomic<std::atomic<uint64_t> *> ownNumbers_[2] = {};
+  std::atomic<bool> abandoned_{false};
+  /// False, with the abort's failure.
+  bool aborted(Error &error);
   size_t bytes_ = 0;
   uint64_t count_ = 0; // exchanges made
   /// Set once an exchange timed out: the ranks' exchange numbers are out

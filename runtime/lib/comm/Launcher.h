@@ -127,6 +127,9 @@ public:
     coLaunch_ = std::move(coLaunch);
   }
   CoLaunch *coLaunch() const { return coLaunch_.get(); }
+  /// The communicator was aborted (from any thread): a peer waiting in a
+  /// shared call's buffer exchange on this rank fails at once, naming it.
+  void abandonExchanges() { board_.abandon(); }
   /// How long a wait for another rank may take (CommOptions::timeoutMs).
   uint64_t timeoutMs() const { return options_.timeoutMs; }
   /// Starts a launch run() prepared (and ran) before, on `stream`.

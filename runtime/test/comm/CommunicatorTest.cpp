@@ -229,6 +229,52 @@ TEST(Communicator, AnAbortEndsAHostExchangeInFlight) {
   EXPECT_EQ(errors[1], "");
 }
 
+// A peer waiting in a shared call's buffer exchange (ExchangeBoard) on a
+// rank whose communicator was aborted learns of it at once, by name.
+TEST(Communicator, AnAbortIsNamedToAPeerInASharedCallsExchange) {
+  std::atomic<int> stage{0};
+  double seconds = 0;
+  auto errors = job(
+      2, 64 << 10,
+      [&](Communicator &comm, int r, Error &e) {
+        // Buffers of the rank's own (not symmetric): a shared call.
+        std::vector<uint8_t> in(64, uint8_t(r)), out(128);
+        if (!comm.collective(CommOp::AllGather, in.data(), out.data(), 64,
+                             DataType::Uint8, 0, nullptr, e))
+          return false;
+        if (r == 1) {
+          Error ignored;
+          comm.abort(ignored);
+          stage = 1;
+          while (stage.load() != 2)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          return true;
+        }
+        while (stage.load() != 1)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        auto began = std::chrono::steady_clock::now();
+        bool ok = comm.collective(CommOp::AllGather, in.data(), out.data(), 64,
+                                  DataType::Uint8, 0, nullptr, e);
+        seconds = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - began)
+                      .count();
+        stage = 2;
+        return ok ? e.fail(ErrorKind::Internal, "the second call ran") : false;
+      },
+      [](CommOptions &o, int) {
+        o.timeoutMs = 20000;
+        o.sharedBytes = 1;     // any size
+        o.lowLatencyBytes = 0; // the barrier path: buffers are exchanged
+      });
+  EXPECT_NE(errors[0].find("rank 1 aborted its communicator (ncclCommAbort / "
+                           "sdmaCommAbort): the buffer exchange of a shared "
+                           "call ends"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_EQ(errors[1], "");
+}
+
 TEST(Communicator, ArgumentsAreCheckedBeforeAnythingRuns) {
   auto errors = job(4, 64 << 10, [](Communicator &comm, int, Error &e) {
     void *in, *out;

@@ -148,3 +148,46 @@ TEST(ExchangeBoard, AnInterruptEndsAWaitAtOnce) {
   for (int r = 0; r < 2; ++r)
     EXPECT_EQ(failures[r], "") << "rank " << r;
 }
+
+// A rank whose communicator is aborted (Communicator::abort: the
+// bootstrap's interrupt, then the board's abandon) marks its slots: the
+// peers waiting on it fail at once, naming it, and so does every later
+// exchange of theirs and of its own.
+TEST(ExchangeBoard, AnAbortedRankIsNamedToItsPeersAtOnce) {
+  const int R = 3;
+  auto failures = onRanks(
+      R, 20000,
+      [](int rank, ExchangeBoard &board, std::string &failure,
+         Bootstrap &boot) {
+        std::vector<std::string> all;
+        Error error;
+        if (!board.allGather("first", all, error)) {
+          failure = "first: " + error.message;
+          return;
+        }
+        if (rank == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          boot.interrupt("aborted here");
+          board.abandon();
+          if (board.allGather("second", all, error) ||
+              error.message.find("aborted here") == std::string::npos)
+            failure = "the aborted rank's own exchange: " + error.message;
+          return;
+        }
+        auto start = std::chrono::steady_clock::now();
+        bool ok = board.allGather("second", all, error);
+        auto took = std::chrono::steady_clock::now() - start;
+        if (ok)
+          failure = "the second exchange succeeded";
+        else if (error.message.find("rank 1 aborted its communicator") ==
+                 std::string::npos)
+          failure = "second: " + error.message;
+        else if (took > std::chrono::seconds(5))
+          failure = "it waited for the timeout";
+        if (board.allGather("third", all, error) ||
+            error.message.find("rank 1 aborted") == std::string::npos)
+          failure += " the next exchange did not fail alike";
+      });
+  for (int r = 0; r < R; ++r)
+    EXPECT_EQ(failures[r], "") << "rank " << r;
+}
