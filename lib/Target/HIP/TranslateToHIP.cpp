@@ -137,13 +137,25 @@ class HIPEmitter {
 public:
   HIPEmitter(ScheduleOp schedule, const HIPOptions &options)
       : schedule(schedule), ranks(*schedule.getRanks()), steps(ranks),
-        fuse(options.fuseReductions), specialise(options.specialise) {}
+        raw(ranks), engineFootprints(ranks), fuse(options.fuseReductions),
+        specialise(options.specialise) {}
   LogicalResult emit(raw_ostream &os);
 
 private:
+  /// The schedule's ops as each rank's steps and the tables they index.
   LogicalResult collect();
   LogicalResult checkReduceTypes();
   int slotFor(int64_t from, int64_t tag);
+  /// One op of the flat schedule into its ranks' raw steps.
+  LogicalResult addOp(Operation &op);
+  /// A copy, broadcast, swap or reduce into its issuer's open phase (a
+  /// new one after a sync where it conflicts on its engine).
+  void addTransfer(Operation &op, TransferOpInterface transfer);
+  /// Appends `step` to `rank`'s raw steps (a sync after a sync once).
+  void addRaw(int64_t rank, Step step);
+  /// Rank `r`'s raw steps as steps, its phases' rows appended to `ops`
+  /// and its reduce groups' operands laid out in `rsrc`.
+  void layOut(int64_t r, int barrierSlot);
 
   ScheduleOp schedule;
   int64_t ranks;
@@ -156,6 +168,12 @@ private:
   /// The element type and operator codes of the schedule's reduces.
   int reduceType = -1, reduceOp = -1;
   std::vector<std::vector<Step>> steps;
+  /// Data ops go to per-rank phases, kept open until an ordering step.
+  std::vector<std::vector<RawStep>> raw;
+  /// What each engine of a rank touched since the rank's last sync (a wait
+  /// is no sync: blocks pass it one by one, the previous phase may still
+  /// run in other blocks).
+  std::vector<EngineFootprints> engineFootprints;
   std::map<int64_t, int> tagIndex;
   std::map<std::pair<int, int64_t>, int> signalsTo; // (slot, rank)
   std::map<std::pair<int, int64_t>, int> waitsOn;   // (slot, rank)
@@ -209,6 +227,169 @@ LogicalResult HIPEmitter::checkReduceTypes() {
   return failure(result.wasInterrupted());
 }
 
+void HIPEmitter::addRaw(int64_t rank, Step step) {
+  if (step.kind == kSync)
+    engineFootprints[rank].clear();
+  if (step.kind == kSync && !raw[rank].empty() &&
+      raw[rank].back().step.kind == kSync)
+    return;
+  raw[rank].push_back({step, {}});
+}
+
+void HIPEmitter::addTransfer(Operation &op, TransferOpInterface transfer) {
+  auto slice = [&](unsigned i) { return *getStaticSlice(transfer, i); };
+  auto bufferOf = [&](const StaticSlice &s) -> int64_t {
+    return cast<BlockArgument>(s.buffer).getArgNumber() - 1;
+  };
+  StaticSlice s0 = slice(0), s1 = slice(1);
+  std::vector<int64_t> row(kOpStride, 0);
+  row[0] = isa<CopyOp>(op)           ? 0
+           : isa<BcastOp>(op)        ? 1
+           : isa<sdma::ReduceOp>(op) ? 4
+                                     : 2;
+  row[1] = s0.rank, row[2] = bufferOf(s0), row[3] = s0.offset;
+  row[4] = s0.count;
+  row[5] = s1.rank, row[6] = bufferOf(s1), row[7] = s1.offset;
+  if (isa<BcastOp>(op)) {
+    StaticSlice s2 = slice(2);
+    row[8] = s2.rank, row[9] = bufferOf(s2), row[10] = s2.offset;
+  }
+  // The unit of offsets and counts: a chunk, or 8 bytes in count tables.
+  row[11] = schedule.isCountBuffer(s0.buffer) ? 8 : 0;
+  int64_t rank = *getConstantIntValue(transfer.getIssuingRankField());
+  // Ops on one engine run in program order: one that touches what an
+  // earlier op of the same engine touched since the last sync (one of
+  // the two writing) starts a new phase after a sync.
+  auto engine = op.getAttrOfType<IntegerAttr>("engine");
+  bool open = !raw[rank].empty() && raw[rank].back().step.kind == kPhase;
+  if (engine && engineFootprints[rank].conflicts(engine.getInt(), transfer)) {
+    addRaw(rank, {kSync, 0, 0});
+    open = false;
+  }
+  if (!open)
+    raw[rank].push_back({{kPhase, 0, 0}, {}});
+  if (engine)
+    engineFootprints[rank].add(engine.getInt(), transfer);
+  RawStep &phase = raw[rank].back();
+  if (!isa<sdma::ReduceOp>(op)) {
+    llvm::append_range(phase.opRows, row);
+    return;
+  }
+  // One row per destination slice: row[7] names its source list until
+  // the lists are laid out (layOut).
+  std::array<int64_t, 4> key = {s0.rank, bufferOf(s0), s0.offset, s0.count};
+  auto [it, added] = phase.groups.try_emplace(key, phase.sources.size());
+  if (added) {
+    phase.sources.emplace_back();
+    phase.dests.emplace_back();
+    row[5] = reduceOp, row[6] = reduceType;
+    row[7] = it->second;
+    llvm::append_range(phase.opRows, row);
+  }
+  phase.sources[it->second].push_back({s1.rank, bufferOf(s1), s1.offset});
+}
+
+LogicalResult HIPEmitter::addOp(Operation &op) {
+  auto notFlat = [&] {
+    return op.emitOpError("is not flat: run sdma-unroll before "
+                          "--sdma-to-hip");
+  };
+  if (auto transfer = dyn_cast<TransferOpInterface>(&op)) {
+    if (!cast<FieldsOpInterface>(&op).hasStaticFields())
+      return notFlat();
+    addTransfer(op, transfer);
+  } else if (auto copyv = dyn_cast<CopyvOp>(&op)) {
+    if (!copyv.hasStaticFields())
+      return notFlat();
+    int64_t rank = *copyv.getConstantField(copyv.getIssuingRankField());
+    std::vector<int64_t> row = counts->addCopyv(copyv);
+    // On an engine, program order: alone between two syncs.
+    bool engine = op.hasAttr("engine");
+    if (engine)
+      addRaw(rank, {kSync, 0, 0});
+    if (engine || raw[rank].empty() || raw[rank].back().step.kind != kPhase)
+      raw[rank].push_back({{kPhase, 0, 0}, {}});
+    llvm::append_range(raw[rank].back().opRows, row);
+    if (engine)
+      addRaw(rank, {kSync, 0, 0});
+  } else if (auto fence = dyn_cast<FenceOp>(&op)) {
+    if (!fence.hasStaticFields())
+      return notFlat();
+    for (int64_t r = 0; r < ranks; ++r)
+      if (!fence.hasRank() || *fence.getConstantField(0) == r)
+        addRaw(r, {kSync, 0, 0});
+  } else if (auto signal = dyn_cast<SignalOp>(&op)) {
+    if (!signal.hasStaticFields())
+      return notFlat();
+    int64_t from = *signal.getConstantField(0);
+    int64_t to = *signal.getConstantField(1);
+    int slot = slotFor(from, signal.getTag());
+    ++signalsTo[{slot, to}];
+    addRaw(from, {kSync, 0, 0});
+    addRaw(from, {kSignal, static_cast<int>(to), slot});
+  } else if (auto wait = dyn_cast<WaitOp>(&op)) {
+    if (!wait.hasStaticFields())
+      return notFlat();
+    int64_t at = *wait.getConstantField(0);
+    int64_t from = *wait.getConstantField(1);
+    int slot = slotFor(from, wait.getTag());
+    int k = ++waitsOn[{slot, at}];
+    addRaw(at, {kWait, slot, k});
+  } else if (isa<BarrierOp>(op)) {
+    ++barriers;
+    for (int64_t r = 0; r < ranks; ++r) {
+      addRaw(r, {kSync, 0, 0});
+      // The slot is fixed once all tags are known (layOut).
+      addRaw(r, {kBarrier, -1, static_cast<int>(barriers * ranks)});
+    }
+  } else {
+    return op.emitOpError("is not part of a flat schedule: run sdma-unroll "
+                          "(and sdma-verify) before --sdma-to-hip");
+  }
+  return success();
+}
+
+void HIPEmitter::layOut(int64_t r, int barrierSlot) {
+  if (fuse)
+    fuseReductions(raw[r]);
+  for (RawStep &rs : raw[r]) {
+    if (rs.step.kind == kBarrier)
+      rs.step.a = barrierSlot;
+    if (rs.step.kind == kPhase) {
+      for (size_t i = 0; i < rs.opRows.size(); i += kOpStride) {
+        if (rs.opRows[i] != 4)
+          continue;
+        // Every operand in (rank, buffer, offset) order, the destination's
+        // own value among them where the row reads it (the kernel then
+        // starts from the first operand): a slice reduced on several
+        // ranks, as one-shot and in-place all-reduce do, gets the same
+        // bits on each, whichever rank's value it started from. Then the
+        // extra destinations.
+        size_t group = rs.opRows[i + 7];
+        auto &list = rs.sources[group];
+        if (!rs.opRows[i + 9])
+          list.push_back(
+              {rs.opRows[i + 1], rs.opRows[i + 2], rs.opRows[i + 3]});
+        rs.opRows[i + 9] = 1;
+        llvm::sort(list);
+        rs.opRows[i + 7] = rsrc.size() / 3;
+        rs.opRows[i + 8] = list.size();
+        rs.opRows[i + 10] = rs.dests[group].size();
+        maxSources = std::max(maxSources, list.size());
+        maxDests = std::max(maxDests, rs.dests[group].size());
+        for (const auto &source : list)
+          llvm::append_range(rsrc, source);
+        for (const auto &dest : rs.dests[group])
+          llvm::append_range(rsrc, dest);
+      }
+      rs.step.a = ops.size() / kOpStride;
+      rs.step.b = rs.opRows.size() / kOpStride;
+      llvm::append_range(ops, rs.opRows);
+    }
+    steps[r].push_back(rs.step);
+  }
+}
+
 LogicalResult HIPEmitter::collect() {
   if (failed(checkReduceTypes()))
     return failure();
@@ -216,131 +397,9 @@ LogicalResult HIPEmitter::collect() {
   if (failed(tables))
     return failure();
   counts = std::move(*tables);
-  // Data ops go to per-rank phases, kept open until an ordering step.
-  std::vector<std::vector<RawStep>> raw(ranks);
-  // What each engine of a rank touched since the rank's last sync (a wait
-  // is no sync: blocks pass it one by one, the previous phase may still
-  // run in other blocks).
-  std::vector<EngineFootprints> engineFootprints(ranks);
-  auto addRaw = [&](int64_t rank, Step step) {
-    if (step.kind == kSync)
-      engineFootprints[rank].clear();
-    if (step.kind == kSync && !raw[rank].empty() &&
-        raw[rank].back().step.kind == kSync)
-      return;
-    raw[rank].push_back({step, {}});
-  };
-
-  for (Operation &op : schedule.getBody().getOps()) {
-    if (auto transfer = dyn_cast<TransferOpInterface>(&op)) {
-      if (!cast<FieldsOpInterface>(&op).hasStaticFields())
-        return op.emitOpError("is not flat: run sdma-unroll before "
-                              "--sdma-to-hip");
-      auto slice = [&](unsigned i) { return *getStaticSlice(transfer, i); };
-      auto bufferOf = [&](const StaticSlice &s) -> int64_t {
-        return cast<BlockArgument>(s.buffer).getArgNumber() - 1;
-      };
-      StaticSlice s0 = slice(0), s1 = slice(1);
-      std::vector<int64_t> row(kOpStride, 0);
-      row[0] = isa<CopyOp>(op)           ? 0
-               : isa<BcastOp>(op)        ? 1
-               : isa<sdma::ReduceOp>(op) ? 4
-                                         : 2;
-      row[1] = s0.rank, row[2] = bufferOf(s0), row[3] = s0.offset;
-      row[4] = s0.count;
-      row[5] = s1.rank, row[6] = bufferOf(s1), row[7] = s1.offset;
-      if (isa<BcastOp>(op)) {
-        StaticSlice s2 = slice(2);
-        row[8] = s2.rank, row[9] = bufferOf(s2), row[10] = s2.offset;
-      }
-      // The unit of offsets and counts: a chunk, or 8 bytes in count tables.
-      row[11] = schedule.isCountBuffer(s0.buffer) ? 8 : 0;
-      int64_t rank = *getConstantIntValue(transfer.getIssuingRankField());
-      // Ops on one engine run in program order: one that touches what an
-      // earlier op of the same engine touched since the last sync (one of
-      // the two writing) starts a new phase after a sync.
-      auto engine = op.getAttrOfType<IntegerAttr>("engine");
-      bool open = !raw[rank].empty() && raw[rank].back().step.kind == kPhase;
-      if (engine &&
-          engineFootprints[rank].conflicts(engine.getInt(), transfer)) {
-        addRaw(rank, {kSync, 0, 0});
-        open = false;
-      }
-      if (!open)
-        raw[rank].push_back({{kPhase, 0, 0}, {}});
-      if (engine)
-        engineFootprints[rank].add(engine.getInt(), transfer);
-      RawStep &phase = raw[rank].back();
-      if (isa<sdma::ReduceOp>(op)) {
-        // One row per destination slice: row[7] names its source list
-        // until the lists are laid out below.
-        std::array<int64_t, 4> key = {s0.rank, bufferOf(s0), s0.offset,
-                                      s0.count};
-        auto [it, added] = phase.groups.try_emplace(key, phase.sources.size());
-        if (added) {
-          phase.sources.emplace_back();
-          phase.dests.emplace_back();
-          row[5] = reduceOp, row[6] = reduceType;
-          row[7] = it->second;
-          llvm::append_range(phase.opRows, row);
-        }
-        phase.sources[it->second].push_back({s1.rank, bufferOf(s1), s1.offset});
-        continue;
-      }
-      llvm::append_range(phase.opRows, row);
-    } else if (auto copyv = dyn_cast<CopyvOp>(&op)) {
-      if (!copyv.hasStaticFields())
-        return op.emitOpError("is not flat: run sdma-unroll before "
-                              "--sdma-to-hip");
-      int64_t rank = *copyv.getConstantField(copyv.getIssuingRankField());
-      std::vector<int64_t> row = counts->addCopyv(copyv);
-      // On an engine, program order: alone between two syncs.
-      bool engine = op.hasAttr("engine");
-      if (engine)
-        addRaw(rank, {kSync, 0, 0});
-      if (engine || raw[rank].empty() || raw[rank].back().step.kind != kPhase)
-        raw[rank].push_back({{kPhase, 0, 0}, {}});
-      llvm::append_range(raw[rank].back().opRows, row);
-      if (engine)
-        addRaw(rank, {kSync, 0, 0});
-    } else if (auto fence = dyn_cast<FenceOp>(&op)) {
-      if (!fence.hasStaticFields())
-        return op.emitOpError("is not flat: run sdma-unroll before "
-                              "--sdma-to-hip");
-      for (int64_t r = 0; r < ranks; ++r)
-        if (!fence.hasRank() || *fence.getConstantField(0) == r)
-          addRaw(r, {kSync, 0, 0});
-    } else if (auto signal = dyn_cast<SignalOp>(&op)) {
-      if (!signal.hasStaticFields())
-        return op.emitOpError("is not flat: run sdma-unroll before "
-                              "--sdma-to-hip");
-      int64_t from = *signal.getConstantField(0);
-      int64_t to = *signal.getConstantField(1);
-      int slot = slotFor(from, signal.getTag());
-      ++signalsTo[{slot, to}];
-      addRaw(from, {kSync, 0, 0});
-      addRaw(from, {kSignal, static_cast<int>(to), slot});
-    } else if (auto wait = dyn_cast<WaitOp>(&op)) {
-      if (!wait.hasStaticFields())
-        return op.emitOpError("is not flat: run sdma-unroll before "
-                              "--sdma-to-hip");
-      int64_t at = *wait.getConstantField(0);
-      int64_t from = *wait.getConstantField(1);
-      int slot = slotFor(from, wait.getTag());
-      int k = ++waitsOn[{slot, at}];
-      addRaw(at, {kWait, slot, k});
-    } else if (isa<BarrierOp>(op)) {
-      ++barriers;
-      for (int64_t r = 0; r < ranks; ++r) {
-        addRaw(r, {kSync, 0, 0});
-        // The slot is fixed once all tags are known (see below).
-        addRaw(r, {kBarrier, -1, static_cast<int>(barriers * ranks)});
-      }
-    } else {
-      return op.emitOpError("is not part of a flat schedule: run sdma-unroll "
-                            "(and sdma-verify) before --sdma-to-hip");
-    }
-  }
+  for (Operation &op : schedule.getBody().getOps())
+    if (failed(addOp(op)))
+      return failure();
   for (auto &[key, k] : waitsOn) {
     auto it = signalsTo.find(key);
     if (it == signalsTo.end() || it->second < k)
@@ -348,46 +407,8 @@ LogicalResult HIPEmitter::collect() {
                                   "sdma-verify before --sdma-to-hip");
   }
   int barrierSlot = static_cast<int>(tagIndex.size() * ranks);
-  for (int64_t r = 0; r < ranks; ++r) {
-    if (fuse)
-      fuseReductions(raw[r]);
-    for (RawStep &rs : raw[r]) {
-      if (rs.step.kind == kBarrier)
-        rs.step.a = barrierSlot;
-      if (rs.step.kind == kPhase) {
-        for (size_t i = 0; i < rs.opRows.size(); i += kOpStride) {
-          if (rs.opRows[i] != 4)
-            continue;
-          // Every operand in (rank, buffer, offset) order, the
-          // destination's own value among them where the row reads it
-          // (the kernel then starts from the first operand): a slice
-          // reduced on several ranks, as one-shot and in-place all-reduce
-          // do, gets the same bits on each, whichever rank's value it
-          // started from. Then the extra destinations.
-          size_t group = rs.opRows[i + 7];
-          auto &list = rs.sources[group];
-          if (!rs.opRows[i + 9])
-            list.push_back(
-                {rs.opRows[i + 1], rs.opRows[i + 2], rs.opRows[i + 3]});
-          rs.opRows[i + 9] = 1;
-          llvm::sort(list);
-          rs.opRows[i + 7] = rsrc.size() / 3;
-          rs.opRows[i + 8] = list.size();
-          rs.opRows[i + 10] = rs.dests[group].size();
-          maxSources = std::max(maxSources, list.size());
-          maxDests = std::max(maxDests, rs.dests[group].size());
-          for (const auto &source : list)
-            llvm::append_range(rsrc, source);
-          for (const auto &dest : rs.dests[group])
-            llvm::append_range(rsrc, dest);
-        }
-        rs.step.a = ops.size() / kOpStride;
-        rs.step.b = rs.opRows.size() / kOpStride;
-        llvm::append_range(ops, rs.opRows);
-      }
-      steps[r].push_back(rs.step);
-    }
-  }
+  for (int64_t r = 0; r < ranks; ++r)
+    layOut(r, barrierSlot);
   return success();
 }
 

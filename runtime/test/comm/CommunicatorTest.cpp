@@ -266,6 +266,10 @@ TEST(Communicator, AnAbortIsNamedToAPeerInASharedCallsExchange) {
         o.sharedBytes = 1;     // any size
         o.lowLatencyBytes = 0; // the barrier path: buffers are exchanged
       });
+  // A runtime built alone has no schedule compiler for the built-in call.
+  for (const std::string &e : errors)
+    if (e.find("no compiler:") != std::string::npos)
+      GTEST_SKIP() << e;
   EXPECT_NE(errors[0].find("rank 1 aborted its communicator (ncclCommAbort / "
                            "sdmaCommAbort): the buffer exchange of a shared "
                            "call ends"),
