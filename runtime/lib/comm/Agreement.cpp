@@ -16,10 +16,13 @@ namespace {
 /// What a rank that refuses a step passes instead of its value.
 constexpr char kRefused[] = "\x01refused: ";
 
-/// `text` as one exchange: a value that does not fit is cut and tagged
-/// with the hash of the whole, so two long values that differ past the cut
-/// still differ.
-std::string exchanged(const std::string &text) {
+/// An exchange's text, without its padding.
+std::string shown(const std::string &exchange) {
+  return exchange.substr(0, exchange.find('\0'));
+}
+} // namespace
+
+std::string sdma::rt::exchangeText(const std::string &text) {
   std::string out = text;
   if (out.size() > kExchangeBytes - 1) {
     char tag[32];
@@ -31,19 +34,14 @@ std::string exchanged(const std::string &text) {
   return out;
 }
 
-std::string shown(const std::string &exchange) {
-  return exchange.substr(0, exchange.find('\0'));
-}
-} // namespace
-
 bool Agreement::allGather(const std::string &mine,
                           std::vector<std::string> &all, Error &error) {
-  return bootstrap_.allGather(exchanged(mine), all, error);
+  return bootstrap_.allGather(exchangeText(mine), all, error);
 }
 
 bool Agreement::agree(const std::string &mine, const std::string &what,
                       Error &error) {
-  std::string padded = exchanged(mine);
+  std::string padded = exchangeText(mine);
   std::vector<std::string> all;
   if (!bootstrap_.allGather(padded, all, error))
     return false;
@@ -82,7 +80,7 @@ bool Agreement::agreeUnless(const Error &refused, const std::string &mine,
 void Agreement::leave() {
   std::vector<std::string> all;
   Error ignored;
-  bootstrap_.allGather(exchanged("sdmaCommDestroy (rank " +
-                                 std::to_string(rank()) + " is leaving)"),
+  bootstrap_.allGather(exchangeText("sdmaCommDestroy (rank " +
+                                    std::to_string(rank()) + " is leaving)"),
                        all, ignored, /*leaving=*/true);
 }

@@ -23,6 +23,11 @@ namespace sdma::rt {
 /// Every exchange of the communicator is this long.
 constexpr size_t kExchangeBytes = 256;
 
+/// `text` as an exchange carries it: zero-padded to kExchangeBytes, or
+/// where longer cut and tagged with a hash of the whole (so values that
+/// differ past the cut still differ).
+std::string exchangeText(const std::string &text);
+
 class Agreement {
 public:
   explicit Agreement(Bootstrap &bootstrap) : bootstrap_(bootstrap) {}

@@ -18,10 +18,31 @@
 using namespace sdma::rt;
 
 namespace {
-/// A slot: the exchange number it holds (0: none yet; kAbandoned: its
-/// rank aborted), then the message.
+/// A slot: the exchange number it holds (0: none yet; or a mark, a
+/// number no exchange reaches), then the message.
 constexpr size_t kSlotHeader = 64;
+/// The marks: its rank aborted (both slots), failed an exchange (that
+/// exchange's slot), or destroyed its communicator (the next exchange's
+/// slot, which every peer has read).
 constexpr uint64_t kAbandoned = ~uint64_t(0);
+constexpr uint64_t kFailed = ~uint64_t(1);
+constexpr uint64_t kLeft = ~uint64_t(2);
+
+/// What a mark says of rank `r`, or "" for an exchange number.
+std::string marked(uint64_t number, int r) {
+  std::string rank = "rank " + std::to_string(r);
+  if (number == kAbandoned)
+    return rank + " aborted its communicator (ncclCommAbort / "
+                  "sdmaCommAbort): the buffer exchange of a shared call ends";
+  if (number == kFailed)
+    return rank + " failed a buffer exchange of a shared call (a rank it "
+                  "waited for did not come in time, or aborted): the "
+                  "exchanges end";
+  if (number == kLeft)
+    return rank + " destroyed its communicator: the buffer exchange of a "
+                  "shared call ends";
+  return "";
+}
 constexpr size_t kSlotBytes = kSlotHeader + kExchangeBytes;
 
 std::atomic<uint64_t> &numberAt(char *slot) {
@@ -33,8 +54,14 @@ std::atomic<uint64_t> &numberAt(char *slot) {
 } // namespace
 
 ExchangeBoard::~ExchangeBoard() {
-  if (base_)
-    munmap(base_, bytes_);
+  if (!base_)
+    return;
+  // A peer waiting for this rank's next exchange learns it will not come.
+  if (failed_.empty() && !abandoned_.load())
+    numberAt(base_ +
+             (size_t(agreement_.rank()) * 2 + ((count_ + 1) & 1)) * kSlotBytes)
+        .store(kLeft, std::memory_order_release);
+  munmap(base_, bytes_);
 }
 
 bool ExchangeBoard::map(Error &error) {
@@ -140,65 +167,79 @@ bool ExchangeBoard::allGather(const std::string &mine,
     return false;
   if (state_ == State::Bootstrap)
     return agreement_.allGather(mine, all, error);
-  if (mine.size() >= kExchangeBytes)
-    return error.fail(ErrorKind::Internal,
-                      "an exchange of " + std::to_string(mine.size()) +
-                          " bytes; the most is " +
-                          std::to_string(kExchangeBytes - 1));
   const int rank = agreement_.rank(), ranks = agreement_.ranks();
   const uint64_t n = ++count_;
-  auto slot = [&](int r) {
-    return base_ + (size_t(r) * 2 + (n & 1)) * kSlotBytes;
+  auto slot = [&](int r, uint64_t k) {
+    return base_ + (size_t(r) * 2 + (k & 1)) * kSlotBytes;
   };
-  char *own = slot(rank);
+  char *own = slot(rank, n);
   // Aborted (by another thread, before or now): nothing is published over
   // the abort's mark.
   uint64_t before = numberAt(own).load(std::memory_order_acquire);
   if (before == kAbandoned || abandoned_.load(std::memory_order_relaxed))
     return aborted(error);
-  std::memset(own + kSlotHeader, 0, kExchangeBytes);
-  std::memcpy(own + kSlotHeader, mine.data(), mine.size());
+  // Cut and tagged where too long, as the bootstrap's exchanges are.
+  std::memcpy(own + kSlotHeader, exchangeText(mine).data(), kExchangeBytes);
   if (!numberAt(own).compare_exchange_strong(before, n,
                                              std::memory_order_release))
     return aborted(error);
+  // This exchange failed here: the peers waiting on this rank for it, or
+  // (looking at both slots) for a later one, fail at once too. The
+  // exchange numbers are out of step from here on: every later exchange
+  // fails the same way.
+  auto fail = [&](ErrorKind kind, const std::string &why) {
+    failed_.fail(kind, why);
+    uint64_t mine = n; // not over an abort's mark
+    numberAt(own).compare_exchange_strong(mine, kFailed,
+                                          std::memory_order_release);
+    error = failed_;
+    return false;
+  };
+  // Why the exchanges end, once rank `seen`'s slots show a mark.
+  auto firstMark = [&](int seen) {
+    std::string failedOne;
+    for (int r = 0; r < ranks; ++r)
+      for (uint64_t k : {n, n + 1}) {
+        uint64_t number = numberAt(slot(r, k)).load(std::memory_order_acquire);
+        if (r == rank)
+          continue;
+        if (number == kAbandoned || number == kLeft)
+          return marked(number, r);
+        if (number == kFailed && (failedOne.empty() || r == seen))
+          failedOne = marked(number, r);
+      }
+    return failedOne.empty() ? marked(kFailed, seen) : failedOne;
+  };
   all.assign(ranks, std::string());
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs_);
   for (int r = 0; r < ranks; ++r) {
-    char *theirs = slot(r);
+    char *theirs = slot(r, n);
     for (unsigned spins = 0;; ++spins) {
       const uint64_t seen = numberAt(theirs).load(std::memory_order_acquire);
       if (seen == n)
         break;
-      if (seen == kAbandoned) {
-        if (r == rank)
-          return aborted(error);
-        failed_.fail(ErrorKind::Remote,
-                     "rank " + std::to_string(r) +
-                         " aborted its communicator (ncclCommAbort / "
-                         "sdmaCommAbort): the buffer exchange of a shared "
-                         "call ends");
-        error = failed_;
-        return false;
-      }
+      if (r == rank) // an abort's mark over this exchange's number
+        return aborted(error);
+      // A mark here, or in the peer's other slot (it failed or left an
+      // exchange before this one): the first rank that aborted or left is
+      // named, else the one that failed.
+      if (!marked(seen, r).empty() ||
+          (spins >= 4096 &&
+           !marked(numberAt(slot(r, n + 1)).load(std::memory_order_acquire), r)
+                .empty()))
+        return fail(ErrorKind::Remote, firstMark(r));
       if (spins < 4096)
         continue;
-      // Aborted: at once (the numbers are out of step from here on).
-      if (agreement_.interrupted(failed_)) {
-        error = failed_;
-        return false;
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        // The exchange numbers are out of step from here on: every later
-        // exchange fails the same way.
-        failed_.fail(ErrorKind::Remote,
-                     "rank " + std::to_string(r) +
-                         " did not reach the buffer exchange of a shared "
-                         "call within " +
-                         std::to_string(timeoutMs_) + " ms");
-        error = failed_;
-        return false;
-      }
+      // Aborted here: at once (the abort marks this rank's slots).
+      if (Error stop; agreement_.interrupted(stop))
+        return aborted(error);
+      if (std::chrono::steady_clock::now() > deadline)
+        return fail(ErrorKind::Remote,
+                    "rank " + std::to_string(r) +
+                        " did not reach the buffer exchange of a shared "
+                        "call within " +
+                        std::to_string(timeoutMs_) + " ms");
       std::this_thread::yield();
     }
     all[r].assign(theirs + kSlotHeader, kExchangeBytes);

@@ -13,10 +13,14 @@
 //   rank 0: [n=7 | msg][n=6 | msg]     rank 1: [n=7 | msg][n=6 | msg] ...
 //            slot 1      slot 0
 //
-// An abort (abandon(), from any thread) writes a number no exchange takes
-// into both of the rank's slots: a peer waiting on the rank fails at once,
-// naming it, rather than after the timeout, and the rank's own exchanges
-// fail too.
+// Marks, numbers no exchange takes, end the peers' waits at once, naming
+// the rank, rather than after the timeout: an abort (abandon(), from any
+// thread) marks both of the rank's slots; a failed exchange (a peer came
+// too late, or showed a mark) marks its own slot, so a late peer does not
+// take that exchange alone; a board destroyed marks the slot of the
+// rank's next exchange (which every peer has read). A waiting rank also
+// looks at the peer's other slot, and names the first rank that aborted
+// or left, else one that failed.
 //
 // The segment is made on the first exchange (rank 0 creates it, the others
 // map it, its name goes at once); where any rank cannot, every rank learns

@@ -80,17 +80,25 @@ TEST(ExchangeBoard, ManyExchangesEveryMessageOfItsRound) {
 
 TEST(ExchangeBoard, ARankThatStopsIsNamedAfterTheTimeout) {
   const int R = 3;
+  std::atomic<int> finished{0};
   auto failures = onRanks(
       R, 300,
-      [](int rank, ExchangeBoard &board, std::string &failure, Bootstrap &) {
+      [&](int rank, ExchangeBoard &board, std::string &failure, Bootstrap &) {
         std::vector<std::string> all;
         Error error;
         if (!board.allGather("first", all, error)) { // every rank: the segment
           failure = "first: " + error.message;
           return;
         }
-        if (rank == 2)
-          return; // stops exchanging
+        if (rank == 2) { // stops exchanging, its board kept
+          while (finished.load() < 2)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          return;
+        }
+        struct Finish {
+          std::atomic<int> &count;
+          ~Finish() { ++count; }
+        } finish{finished};
         auto start = std::chrono::steady_clock::now();
         if (board.allGather("second", all, error))
           failure = "the second exchange succeeded without rank 2";
@@ -189,5 +197,125 @@ TEST(ExchangeBoard, AnAbortedRankIsNamedToItsPeersAtOnce) {
           failure += " the next exchange did not fail alike";
       });
   for (int r = 0; r < R; ++r)
+    EXPECT_EQ(failures[r], "") << "rank " << r;
+}
+
+// A rank that destroys its board (its communicator) while the others
+// exchange: they fail at once, naming it.
+TEST(ExchangeBoard, ARankThatLeavesIsNamedAtOnce) {
+  auto failures = onRanks(
+      3, 20000,
+      [](int rank, ExchangeBoard &board, std::string &failure, Bootstrap &) {
+        std::vector<std::string> all;
+        Error error;
+        if (!board.allGather("first", all, error)) {
+          failure = "first: " + error.message;
+          return;
+        }
+        if (rank == 2)
+          return; // its board goes
+        auto start = std::chrono::steady_clock::now();
+        if (board.allGather("second", all, error))
+          failure = "the second exchange succeeded";
+        else if (error.message.find("rank 2 destroyed its communicator") ==
+                 std::string::npos)
+          failure = "second: " + error.message;
+        else if (std::chrono::steady_clock::now() - start >
+                 std::chrono::seconds(5))
+          failure = "it waited for the timeout";
+      });
+  for (int r = 0; r < 3; ++r)
+    EXPECT_EQ(failures[r], "") << "rank " << r;
+}
+
+// A rank whose exchange failed (here: its peer came too late) marks it: the
+// late peer fails that exchange at once, naming it, rather than taking it
+// alone and waiting out the next one.
+TEST(ExchangeBoard, ARankWhoseExchangeFailedTellsTheLatePeer) {
+  std::atomic<bool> timedOut{false};
+  auto failures = onRanks(
+      2, 300,
+      [&](int rank, ExchangeBoard &board, std::string &failure, Bootstrap &) {
+        std::vector<std::string> all;
+        Error error;
+        if (!board.allGather("first", all, error)) {
+          failure = "first: " + error.message;
+          return;
+        }
+        if (rank == 0) {
+          if (board.allGather("second", all, error) ||
+              error.message.find("rank 1 did not reach") == std::string::npos)
+            failure = "second: " + error.message;
+          timedOut = true;
+          return; // (its board stays marked failed, not left)
+        }
+        while (!timedOut.load())
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        auto start = std::chrono::steady_clock::now();
+        if (board.allGather("second", all, error))
+          failure = "the late rank's second exchange succeeded alone";
+        else if (error.message.find("rank 0 failed a buffer exchange") ==
+                 std::string::npos)
+          failure = "late second: " + error.message;
+        else if (std::chrono::steady_clock::now() - start >
+                 std::chrono::milliseconds(200))
+          failure = "it waited for the timeout";
+      });
+  for (int r = 0; r < 2; ++r)
+    EXPECT_EQ(failures[r], "") << "rank " << r;
+}
+
+// A message longer than an exchange is cut and tagged with its hash, as
+// the bootstrap's exchanges are (it was refused on its own rank alone,
+// and the peers waited out the timeout).
+TEST(ExchangeBoard, AMessageTooLongIsCutAsTheBootstrapCutsIt) {
+  const std::string longOne(300, 'x');
+  auto failures = onRanks(
+      2, 20000,
+      [&](int rank, ExchangeBoard &board, std::string &failure, Bootstrap &) {
+        std::vector<std::string> all;
+        Error error;
+        if (!board.allGather("first", all, error)) {
+          failure = "first: " + error.message;
+          return;
+        }
+        if (!board.allGather(rank == 1 ? longOne : "short", all, error)) {
+          failure = "second: " + error.message;
+          return;
+        }
+        if (all[1] != exchangeText(longOne))
+          failure = "rank 1's message arrived as '" +
+                    all[1].substr(0, all[1].find('\0')) + "'";
+      });
+  for (int r = 0; r < 2; ++r)
+    EXPECT_EQ(failures[r], "") << "rank " << r;
+}
+
+// An abort that comes before the segment exists: the board marks the
+// rank's slots once mapped, so the peers' first exchange on it fails at
+// once.
+TEST(ExchangeBoard, AnAbortBeforeTheSegmentIsMarkedWhenMapped) {
+  auto failures = onRanks(
+      3, 20000,
+      [](int rank, ExchangeBoard &board, std::string &failure, Bootstrap &) {
+        if (rank == 1)
+          board.abandon();
+        std::vector<std::string> all;
+        Error error;
+        auto start = std::chrono::steady_clock::now();
+        bool ok = board.allGather("first", all, error);
+        std::string want = rank == 1 ? "the communicator was aborted"
+                                     : "rank 1 aborted its communicator";
+        if (ok)
+          failure = "the first exchange succeeded";
+        else if (error.message.find(want) == std::string::npos)
+          failure = "first: " + error.message;
+        else if (std::chrono::steady_clock::now() - start >
+                 std::chrono::seconds(5))
+          failure = "it waited for the timeout";
+        else if (!board.onSegment())
+          failure = "the board is not on its segment";
+      });
+  for (int r = 0; r < 3; ++r)
     EXPECT_EQ(failures[r], "") << "rank " << r;
 }
