@@ -60,7 +60,7 @@ message(root, WELCOME)
 settings = (b"SDMA_P2P_CHUNK_BYTES=16384 SDMA_PATH=auto "
             b"SDMA_DMA_VARIANT=pcpy SDMA_DMA_SUBMIT=host "
             b"SDMA_DMA_PACKET_TARGET= SDMA_DMA_MIN_BYTES=0 SDMA_DMA_BATCH=1 "
-            b"SDMA_LL_BYTES=262144 SDMA_SHARED_BYTES=0")
+            b"SDMA_LL_BYTES=262144 SDMA_SHARED_BYTES=0 SDMA_CHECK_CALLS=1")
 fnv = 0xcbf29ce484222325
 for byte in settings:
     fnv = ((fnv ^ byte) * 0x100000001b3) & 0xffffffffffffffff

@@ -9,6 +9,9 @@
 #include "compile/KernelCache.h"
 
 #include <cstdio>
+#include <mutex>
+#include <random>
+#include <unistd.h>
 
 using namespace sdma::rt;
 
@@ -32,6 +35,21 @@ std::string sdma::rt::exchangeText(const std::string &text) {
   }
   out.resize(kExchangeBytes, '\0');
   return out;
+}
+
+std::string sdma::rt::processToken() {
+  static std::mutex mutex;
+  static pid_t drawnFor = 0;
+  static std::string token;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (drawnFor != getpid()) {
+    drawnFor = getpid();
+    char random[12];
+    std::snprintf(random, sizeof(random), "%08x",
+                  static_cast<unsigned>(std::random_device{}()));
+    token = std::to_string(drawnFor) + "." + random;
+  }
+  return token;
 }
 
 bool Agreement::allGather(const std::string &mine,

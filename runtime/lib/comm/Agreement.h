@@ -28,6 +28,12 @@ constexpr size_t kExchangeBytes = 256;
 /// differ past the cut still differ).
 std::string exchangeText(const std::string &text);
 
+/// This process among the job's (the init exchange tells ranks that share
+/// a process, and so a GPU context, by it): its pid and 32 random bits,
+/// drawn again in a forked child, so processes of two containers (same
+/// host name, same pid) differ, and so do a parent and its child.
+std::string processToken();
+
 class Agreement {
 public:
   explicit Agreement(Bootstrap &bootstrap) : bootstrap_(bootstrap) {}

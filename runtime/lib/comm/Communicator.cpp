@@ -32,7 +32,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
+#include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -63,19 +64,6 @@ JoinFields joinFields(std::string part) {
     }
   f.identity = std::move(part);
   return f;
-}
-
-/// This process among the job's: its pid and 32 random bits drawn once,
-/// so processes of two containers (same host name, same pid) differ, and
-/// so does a forked child (another pid).
-const std::string &processToken() {
-  static const std::string token = [] {
-    char random[12];
-    std::snprintf(random, sizeof(random), "%08x",
-                  static_cast<unsigned>(std::random_device{}()));
-    return std::to_string(getpid()) + "." + random;
-  }();
-  return token;
 }
 
 /// The init exchange: each rank's device identity ("!why": it has none),
@@ -196,7 +184,10 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
       " SDMA_DMA_MIN_BYTES=" + std::to_string(options.dmaMinBytes) +
       " SDMA_DMA_BATCH=" + (options.dmaBatch ? "1" : "0") +
       " SDMA_LL_BYTES=" + std::to_string(options.lowLatencyBytes) +
-      " SDMA_SHARED_BYTES=" + std::to_string(options.sharedBytes);
+      " SDMA_SHARED_BYTES=" + std::to_string(options.sharedBytes) +
+      // Whether a first call meets the others on the host (CallPath.h): a
+      // rank that does not would leave the others waiting.
+      " SDMA_CHECK_CALLS=" + (options.checkCalls ? "1" : "0");
   // How this rank co-launches with the ranks sharing its GPU context
   // (CoLaunch.h): only those ranks must agree (a room takes one mode, and
   // a rank that launches alone would leave the others waiting for it).
@@ -211,14 +202,17 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
   std::vector<int> colocated;
   int sharing = 0;
   // Ranks of one process on one GPU share its context (CoLaunch.h).
-  const std::string &process = processToken();
+  const std::string process = processToken();
   std::set<std::string> identities;
   if (!exchangeJoin(*agreement, mine, process, chunk, together, all, error))
     return false;
+  std::vector<JoinFields> joined;
+  for (const std::string &part : all)
+    joined.push_back(joinFields(part));
   // This rank's own failure first, then the first peer's.
   for (int i = 0; i < ranks; ++i) {
     int r = (rank + i) % ranks;
-    JoinFields theirs = joinFields(all[r]);
+    const JoinFields &theirs = joined[r];
     identities.insert(theirs.identity);
     if (theirs.identity[0] == '!') {
       std::string hint =
@@ -238,16 +232,23 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
                             std::to_string(rank) + " " + chunk +
                             ": every rank must make these settings alike");
     sharing += theirs.identity == mine;
-    if (theirs.identity != mine || theirs.process != process)
-      continue;
-    if (theirs.coLaunch != together)
+    if (theirs.identity == mine && theirs.process == process)
+      colocated.push_back(r);
+  }
+  // Ranks that share a GPU context must co-launch alike (CoLaunch.h):
+  // every rank checks every context, so none goes on without the others.
+  std::map<std::pair<std::string, std::string>, int> firstOfContext;
+  for (int r = 0; r < ranks; ++r) {
+    auto [it, first] =
+        firstOfContext.try_emplace({joined[r].identity, joined[r].process}, r);
+    const JoinFields &theirs = joined[it->second];
+    if (!first && joined[r].coLaunch != theirs.coLaunch)
       return error.fail(ErrorKind::InvalidUsage,
                         "rank " + std::to_string(r) + " has " +
-                            theirs.coLaunch + " and rank " +
-                            std::to_string(rank) + " " + together +
+                            joined[r].coLaunch + " and rank " +
+                            std::to_string(it->second) + " " + theirs.coLaunch +
                             ": ranks that share a GPU context must "
                             "co-launch alike");
-    colocated.push_back(r);
   }
   std::sort(colocated.begin(), colocated.end());
   devices = int(identities.size());
@@ -630,7 +631,7 @@ bool Communicator::abort(Error &error) {
     return true;
   // A GPU's kernels poll words in its own memory: filled behind them.
   std::string why;
-  char *local = c.heap->region(0).local;
+  char *local = c.heap->control();
   P2pArea area{c.ranks, c.options.p2pChunkBytes};
   for (size_t offset : offsets)
     if (!c.device->markAborted(local + offset, 8, why))

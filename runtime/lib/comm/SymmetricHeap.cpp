@@ -83,6 +83,7 @@ SymmetricHeap::create(CommDevice &device, Agreement &agreement,
                      "(SDMA_HEAP_BYTES, sdmaConfig_t::heapBytes)");
       return nullptr;
     }
+  heap->control_ = region.local;
   heap->regions_.push_back(std::move(region));
   heap->free_[controlBytes] = heapBytes;
   return heap;

@@ -51,8 +51,10 @@ public:
   /// Region 0 is the heap; registrations follow.
   const Region &region(int index) const { return regions_[index]; }
   size_t regions() const { return regions_.size(); }
-  /// This rank's control area: the heap's first controlBytes.
-  char *control() const { return regions_[0].local; }
+  /// This rank's control area: the heap's first controlBytes. (Kept
+  /// apart from regions_, which a registration on another thread may
+  /// move: an abort reads it from any thread.)
+  char *control() const { return control_; }
   size_t controlBytes() const { return controlBytes_; }
 
   bool allocate(size_t bytes, void *&ptr, Error &error);
@@ -101,6 +103,7 @@ private:
   Agreement &agreement_;
   ErrorKind deviceKind_;
   std::vector<Region> regions_;
+  char *control_ = nullptr;
   size_t controlBytes_ = 0, heapBytes_ = 0;
   std::map<size_t, size_t> live_; // offset -> bytes
   std::map<size_t, size_t> free_; // offset -> bytes
