@@ -18,6 +18,8 @@ using namespace sdma::rt;
 namespace {
 /// What a rank that refuses a step passes instead of its value.
 constexpr char kRefused[] = "\x01refused: ";
+/// What a rank that leaves passes (Agreement::leave).
+constexpr char kLeaving[] = "\x02leaving: ";
 
 /// An exchange's text, without its padding.
 std::string shown(const std::string &exchange) {
@@ -52,16 +54,31 @@ std::string sdma::rt::processToken() {
   return token;
 }
 
+/// False, naming the first other rank in `all` that is leaving (its
+/// communicator destroyed or aborted) where one is, in `what`'s words.
+static bool noneLeft(const std::vector<std::string> &all, int rank,
+                     const std::string &what, Error &error) {
+  for (int r = 0; r < int(all.size()); ++r)
+    if (r != rank && all[r].rfind(kLeaving, 0) == 0)
+      return error.fail(ErrorKind::Remote,
+                        what + ": rank " + std::to_string(r) +
+                            " left the job (its communicator was destroyed "
+                            "or aborted)");
+  return true;
+}
+
 bool Agreement::allGather(const std::string &mine,
                           std::vector<std::string> &all, Error &error) {
-  return bootstrap_.allGather(exchangeText(mine), all, error);
+  return bootstrap_.allGather(exchangeText(mine), all, error) &&
+         noneLeft(all, rank(), "an exchange of the communicator", error);
 }
 
 bool Agreement::agree(const std::string &mine, const std::string &what,
                       Error &error) {
   std::string padded = exchangeText(mine);
   std::vector<std::string> all;
-  if (!bootstrap_.allGather(padded, all, error))
+  if (!bootstrap_.allGather(padded, all, error) ||
+      !noneLeft(all, rank(), what, error))
     return false;
   bool refusing = mine.rfind(kRefused, 0) == 0;
   size_t skip = sizeof(kRefused) - 1;
@@ -98,7 +115,7 @@ bool Agreement::agreeUnless(const Error &refused, const std::string &mine,
 void Agreement::leave() {
   std::vector<std::string> all;
   Error ignored;
-  bootstrap_.allGather(exchangeText("sdmaCommDestroy (rank " +
-                                    std::to_string(rank()) + " is leaving)"),
-                       all, ignored, /*leaving=*/true);
+  bootstrap_.allGather(
+      exchangeText(kLeaving + std::string("rank ") + std::to_string(rank())),
+      all, ignored, /*leaving=*/true);
 }
