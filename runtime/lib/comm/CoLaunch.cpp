@@ -121,6 +121,10 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
     }
     at[k] = size_t(it - members_.begin());
   }
+  if (!broken_.empty()) {
+    errors.assign(hands.size(), broken_);
+    return false;
+  }
   if (ordered)
     return launchOrdered(hands, at, timeoutMs, errors, stop, lock);
   for (size_t k = 0; k < hands.size(); ++k) {
@@ -150,22 +154,22 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
   } else {
     GroupPhaseTimer timer(GroupPhase::CoWait);
     Error stopped;
-    if (!waitUntil(
-            [&] { return done_.load(std::memory_order_relaxed) != round; },
-            timeoutMs, stop, stopped, lock)) {
-      // Withdrawn: a member that comes later finds this round without
-      // these launches, and waits for them in turn.
+    auto started = [&] {
+      return done_.load(std::memory_order_relaxed) != round;
+    };
+    if (!waitUntil([&] { return started() || !broken_.empty(); }, timeoutMs,
+                   stop, stopped, lock) ||
+        !started()) {
+      // Withdrawn, nothing started; the room breaks (broken_).
       std::string who = missing();
-      for (size_t k = 0; k < at.size(); ++k)
+      for (size_t k = 0; k < at.size(); ++k) {
         slots_[at[k]] = Hand();
+        came_[at[k]] = false;
+      }
       handed_ -= at.size();
-      if (!handed_)
-        came_.assign(members_.size(), false); // every one withdrew
-      for (Error &e : errors)
-        if (!stopped.empty())
-          e = stopped;
-        else
-          e.fail(ErrorKind::Remote,
+      Error why = stopped;
+      if (why.empty() && broken_.empty())
+        why.fail(ErrorKind::Remote,
                  who +
                      " (threads of this process on this GPU, whose calls "
                      "start as one launch with this rank's) did not make "
@@ -173,6 +177,9 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
                      std::to_string(timeoutMs) +
                      " ms: nothing was started (it exited, failed, or made "
                      "a different number of calls)");
+      if (!why.empty())
+        breakRoom(why);
+      errors.assign(at.size(), why.empty() ? broken_ : why);
       return false;
     }
     lock.unlock();
@@ -267,10 +274,17 @@ bool CoLaunch::gate(const std::vector<std::pair<size_t, const void *>> &at,
   };
   Error stopped;
   GroupPhaseTimer timer(GroupPhase::CoWait);
-  if (waitUntil(ready, timeoutMs, stop, stopped, lock))
+  if (waitUntil([&] { return ready() || !broken_.empty(); }, timeoutMs, stop,
+                stopped, lock) &&
+      broken_.empty())
     return true;
   if (!stopped.empty()) {
+    breakRoom(stopped);
     error = stopped;
+    return false;
+  }
+  if (!broken_.empty()) {
+    error = broken_;
     return false;
   }
   std::vector<size_t> late;
@@ -287,7 +301,20 @@ bool CoLaunch::gate(const std::vector<std::pair<size_t, const void *>> &at,
                  std::to_string(timeoutMs) +
                  " ms: nothing was started (it exited, failed, or made a "
                  "different call)");
+  breakRoom(error);
   return false;
+}
+
+void CoLaunch::breakRoom(const Error &why) {
+  if (!broken_.empty())
+    return;
+  broken_.fail(why.kind,
+               why.message +
+                   "; the co-launched calls of this GPU's ranks are out of "
+                   "step from here on: each later one is refused (destroy "
+                   "and recreate the communicators)");
+  progress_.fetch_add(1, std::memory_order_release);
+  wake_.notify_all();
 }
 
 void CoLaunch::note(size_t m, const void *stream, Pending next) {
@@ -318,6 +345,10 @@ CoLaunch::launchPeer(int rank, const void *stream, bool queues,
   // A launch that runs before it returns (the CPU device's) waits in no
   // hardware queue: gating it could only hold up the peer it waits for.
   const bool ordered = ordered_.load(std::memory_order_relaxed) && queues;
+  if (ordered && !broken_.empty()) {
+    error = broken_;
+    return PeerStart::Refused;
+  }
   if (ordered && !gate({{m, stream}}, timeoutMs, stop, lock, error))
     return PeerStart::Refused;
   lock.unlock();

@@ -31,7 +31,16 @@
 // point-to-point launch starts alone). A thread may hand several members'
 // launches at once (a group's, GroupLaunch.h). A member that does not come
 // within the timeout fails the round for the ones that did, which withdraw
-// (nothing started). A round whose launches one group launch cannot take
+// (nothing started), and the room is broken: which call each member makes
+// next is unknown from then on (a member that withdrew call k may hand in
+// call k+1 beside a late member's call k, and calls of one signature
+// would run together on different data), so every later launch of the
+// room is refused at once, naming the first cause; the communicators'
+// other calls (point-to-point outside an ordered room, DMA) go on, and a
+// job recovers as after any timeout, by destroying and recreating them.
+// A stopped member (its communicator aborted or failed) breaks the room
+// alike, so the others fail at once instead of at the timeout. A round
+// whose launches one group launch cannot take
 // (builds differ, more ranks than it holds, or the device refused it)
 // starts each launch alone, as before.
 //
@@ -241,9 +250,17 @@ private:
   /// The open round's launches, by member index (kernel null: not yet).
   std::vector<Hand> slots_;
   size_t handed_ = 0;
-  /// The members that came to the open round (one that withdrew after the
-  /// timeout included: the message names the others).
+  /// The members that came to the open round.
   std::vector<bool> came_;
+  /// Set once a member withdrew a launch (a member did not come in time,
+  /// or it was stopped): which call each member makes next is unknown
+  /// from then on, so every later launch is refused with it (rounds would
+  /// pair different calls, whose bytes no check tells apart).
+  Error broken_;
+  /// Breaks the room (broken_, the first reason kept) with `why`: every
+  /// waiting member withdraws, every later launch is refused. Under the
+  /// lock.
+  void breakRoom(const Error &why);
   /// Rounds started (the open one is this number).
   std::atomic<uint64_t> done_{0};
   /// Bumped whenever a round starts or a member launches through the
