@@ -341,14 +341,41 @@ void GroupLaunch::failHeld(const std::vector<Held *> &which,
   }
 }
 
-CoLaunch *GroupLaunch::handInTo(const std::vector<Held *> &unit,
-                                const std::vector<std::vector<Held *>> &round) {
+CoLaunch *GroupLaunch::roomOf(const std::vector<Held *> &unit) {
   CoLaunch *room = unit[0]->launcher->coLaunch();
-  if (!room)
-    return nullptr;
   for (const Held *h : unit)
     if (h->dma || h->launcher->coLaunch() != room)
       return nullptr;
+  return room;
+}
+
+void GroupLaunch::handRoomsWhole(std::vector<std::vector<Held *>> &units) {
+  std::map<CoLaunch *, size_t> hands;
+  for (const auto &unit : units)
+    if (CoLaunch *room = roomOf(unit))
+      hands[room] += unit.size();
+  std::map<CoLaunch *, size_t> merged; // room -> its unit's index
+  std::vector<std::vector<Held *>> out;
+  for (auto &unit : units) {
+    CoLaunch *room = roomOf(unit);
+    if (!room || hands[room] >= room->members().size()) {
+      out.push_back(std::move(unit));
+      continue;
+    }
+    auto [it, first] = merged.try_emplace(room, out.size());
+    if (first)
+      out.push_back(std::move(unit));
+    else
+      out[it->second].insert(out[it->second].end(), unit.begin(), unit.end());
+  }
+  units = std::move(out);
+}
+
+CoLaunch *GroupLaunch::handInTo(const std::vector<Held *> &unit,
+                                const std::vector<std::vector<Held *>> &round) {
+  CoLaunch *room = roomOf(unit);
+  if (!room)
+    return nullptr;
   size_t inRound = 0;
   for (const auto &other : round)
     for (const Held *h : other)
@@ -434,11 +461,10 @@ void GroupLaunch::start(std::vector<Error> &errors) {
     of[h.launcher].push_back(&h);
   }
   // SDMA_GROUP_LAUNCH=0: no launch for several ranks (each rank's alone),
-  // to compare or to work around a device that refuses it.
-  static const bool fuseLaunches = [] {
-    const char *fuse = std::getenv("SDMA_GROUP_LAUNCH");
-    return !fuse || std::string(fuse) != "0";
-  }();
+  // to compare or to work around a device that refuses it. (Read at each
+  // group's end: a test turns it off for one group.)
+  const char *fuse = std::getenv("SDMA_GROUP_LAUNCH");
+  const bool fuseLaunches = !fuse || std::string(fuse) != "0";
   std::map<Launcher *, size_t> next; // each one's first item not started
   std::vector<Launcher *> failed;
   auto isFailed = [&](Launcher *l) {
@@ -501,6 +527,7 @@ void GroupLaunch::start(std::vector<Error> &errors) {
                            members.begin() +
                                std::min(members.size(), at + limit));
     }
+    handRoomsWhole(units);
     // A job whose ranks clash on a stream fails this round (named); the
     // other jobs' launches start.
     for (uint64_t job = 0;;) {

@@ -167,6 +167,16 @@ private:
   void startUnit(const std::vector<Held *> &unit,
                  const std::vector<std::vector<Held *>> &round,
                  std::vector<Error> &errors, std::vector<Launcher *> &failed);
+  /// The room every launch of `unit` goes to (null: none, or several, or
+  /// a DMA launch among them).
+  static CoLaunch *roomOf(const std::vector<Held *> &unit);
+  /// Merges the units of a room that this round does not hold whole
+  /// (ranks of other threads share the GPU context) into one: handed in
+  /// part by part, the first part would wait for the next (a group split
+  /// over launches: SDMA_GROUP_LAUNCH=0, a refused group launch, more
+  /// ranks than one launch takes). The room then starts them with the
+  /// other threads', as one launch where it can, else each alone.
+  static void handRoomsWhole(std::vector<std::vector<Held *>> &units);
   /// The CoLaunch `unit` is handed to: its ranks share a GPU context with
   /// ranks of other threads, and it holds every one of them in `round` (a
   /// group that holds them all but split them over launches starts them

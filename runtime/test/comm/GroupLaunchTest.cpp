@@ -301,3 +301,36 @@ TEST(RunGroup, AnAbortEndsAHandedLaunchsWaitForARankOutsideTheGroup) {
             std::string::npos)
       << calls[0].error.message;
 }
+
+// A group over ranks 0 and 1 whose room also holds rank 2, which calls on
+// a thread of its own, split over launches (SDMA_GROUP_LAUNCH=0): its
+// launches are handed to the room together, and start with rank 2's
+// (handed part by part, the first part waited for the second; launched
+// past the room, rank 2 waited for them until its timeout).
+TEST(RunGroup, AGroupSplitOverLaunchesIsHandedToItsRoomWhole) {
+  GroupJob job(3, 32, /*coLaunch=*/1);
+  ASSERT_TRUE(job.ready());
+  job.fill(0);
+  std::vector<std::thread::id> made(job.ranks);
+  std::vector<GroupCall> calls = job.allGathers(job.count, made);
+  bool first = runGroup(calls);
+  if (noCompiler(calls))
+    GTEST_SKIP() << calls[0].error.message;
+  ASSERT_TRUE(first) << calls[0].error.message;
+  setenv("SDMA_GROUP_LAUNCH", "0", 1);
+  job.fill(1);
+  calls = job.allGathers(job.count, made);
+  GroupCall alone = std::move(calls.back());
+  calls.pop_back();
+  Error aloneError;
+  bool aloneOk = false;
+  auto began = std::chrono::steady_clock::now();
+  std::thread other([&] { aloneOk = alone.run(aloneError); });
+  bool ok = runGroup(calls);
+  other.join();
+  unsetenv("SDMA_GROUP_LAUNCH");
+  EXPECT_TRUE(ok) << calls[0].error.message << " / " << calls[1].error.message;
+  EXPECT_TRUE(aloneOk) << aloneError.message;
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(5));
+  EXPECT_TRUE(job.gathered(1, job.count));
+}
