@@ -243,20 +243,20 @@ bool CoLaunch::waitUntil(const std::function<bool()> &ready, uint64_t timeoutMs,
   return true;
 }
 
-std::vector<size_t> CoLaunch::awaited(size_t m, const void *stream) const {
+std::vector<size_t> CoLaunch::awaited(const void *stream) const {
   std::vector<size_t> out;
-  auto it = pending_[m].find(stream);
-  if (it == pending_[m].end())
-    return out; // nothing of this member's on the stream waits for a peer
+  auto it = pending_.find(stream);
+  if (it == pending_.end())
+    return out; // nothing on the stream waits for a peer
   const Pending &p = it->second;
   for (size_t n = 0; n < members_.size(); ++n)
     if (launched_[n] < p.round)
       out.push_back(n);
   for (auto [n, chunks] : p.sends)
-    if (sentTo_[n][m] < chunks)
+    if (sentTo_[n][p.member] < chunks)
       out.push_back(n);
   for (auto [n, chunks] : p.receives)
-    if (receivedFrom_[n][m] < chunks)
+    if (receivedFrom_[n][p.member] < chunks)
       out.push_back(n);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -267,9 +267,28 @@ bool CoLaunch::gate(const std::vector<std::pair<size_t, const void *>> &at,
                     uint64_t timeoutMs,
                     const std::function<bool(Error &)> &stop,
                     std::unique_lock<std::mutex> &lock, Error &error) {
+  // Behind a launch that waits for one of these members, that member's
+  // launch would wait for itself.
+  for (auto [m, stream] : at)
+    for (size_t n : awaited(stream))
+      for (auto [self, unused] : at)
+        if (n == self) {
+          size_t before = pending_.at(stream).member;
+          return error.fail(
+              ErrorKind::InvalidUsage,
+              "rank " + std::to_string(members_[m]) +
+                  "'s launch would go on a stream behind rank " +
+                  std::to_string(members_[before]) + "'s, which waits for " +
+                  (n == m ? "it"
+                          : "rank " + std::to_string(members_[n]) + "'s") +
+                  " (threads of this process on this GPU on one stream): "
+                  "give each thread a stream of its own, or make such "
+                  "calls from one thread in a group (sdmaGroupStart): "
+                  "nothing was started");
+        }
   auto ready = [&] {
     return std::all_of(at.begin(), at.end(), [&](const auto &one) {
-      return awaited(one.first, one.second).empty();
+      return awaited(one.second).empty();
     });
   };
   Error stopped;
@@ -289,7 +308,7 @@ bool CoLaunch::gate(const std::vector<std::pair<size_t, const void *>> &at,
   }
   std::vector<size_t> late;
   for (auto [m, stream] : at)
-    for (size_t n : awaited(m, stream))
+    for (size_t n : awaited(stream))
       late.push_back(n);
   std::sort(late.begin(), late.end());
   late.erase(std::unique(late.begin(), late.end()), late.end());
@@ -317,13 +336,16 @@ void CoLaunch::breakRoom(const Error &why) {
   wake_.notify_all();
 }
 
-void CoLaunch::note(size_t m, const void *stream, Pending next) {
-  // What the member's other streams wait for that is all in: forgotten.
-  for (auto it = pending_[m].begin(); it != pending_[m].end();)
-    it = it->first != stream && awaited(m, it->first).empty()
-             ? pending_[m].erase(it)
-             : std::next(it);
-  pending_[m][stream] = std::move(next);
+const void *CoLaunch::lane(const Hand &hand, size_t m) const {
+  return hand.kernel->queuesOnStream() ? hand.launch.stream : &members_[m];
+}
+
+void CoLaunch::note(const void *stream, Pending next) {
+  // What other streams wait for that is all in: forgotten.
+  for (auto it = pending_.begin(); it != pending_.end();)
+    it = it->first != stream && awaited(it->first).empty() ? pending_.erase(it)
+                                                           : std::next(it);
+  pending_[stream] = std::move(next);
 }
 
 CoLaunch::PeerStart
@@ -351,6 +373,23 @@ CoLaunch::launchPeer(int rank, const void *stream, bool queues,
   }
   if (ordered && !gate({{m, stream}}, timeoutMs, stop, lock, error))
     return PeerStart::Refused;
+  // What this launch waits for: a send's last chunk needs the receiver to
+  // have taken chunk `depth` before it; a receive's, the sender's chunk.
+  Pending next{m, 0, {}, {}};
+  for (size_t n = 0; n < members_.size(); ++n) {
+    size_t peer = size_t(members_[n]);
+    if (n == m || peer >= sent.size() || peer >= received.size())
+      continue;
+    if (sent[peer] > sentTo_[m][n] && sent[peer] > depth)
+      next.receives.emplace_back(n, sent[peer] - depth);
+    if (received[peer] > receivedFrom_[m][n])
+      next.sends.emplace_back(n, received[peer]);
+  }
+  // Claimed before the lock goes: a launch on this stream meanwhile sees
+  // it (the stream's previous one, which the gate found all in, imposes
+  // nothing).
+  if (ordered)
+    note(stream, next);
   lock.unlock();
   std::string why;
   bool ok;
@@ -360,28 +399,18 @@ CoLaunch::launchPeer(int rank, const void *stream, bool queues,
   }
   lock.lock();
   if (!ok) {
+    if (ordered)
+      pending_.erase(stream);
     error.fail(ErrorKind::Device, why);
     return PeerStart::Failed;
   }
-  // What this launch waits for: a send's last chunk needs the receiver to
-  // have taken chunk `depth` before it; a receive's, the sender's chunk.
-  Pending next;
   for (size_t n = 0; n < members_.size(); ++n) {
     size_t peer = size_t(members_[n]);
     if (n == m || peer >= sent.size() || peer >= received.size())
       continue;
-    if (sent[peer] > sentTo_[m][n]) {
-      if (sent[peer] > depth)
-        next.receives.emplace_back(n, sent[peer] - depth);
-      sentTo_[m][n] = sent[peer];
-    }
-    if (received[peer] > receivedFrom_[m][n]) {
-      next.sends.emplace_back(n, received[peer]);
-      receivedFrom_[m][n] = received[peer];
-    }
+    sentTo_[m][n] = std::max(sentTo_[m][n], sent[peer]);
+    receivedFrom_[m][n] = std::max(receivedFrom_[m][n], received[peer]);
   }
-  if (ordered)
-    note(m, stream, std::move(next));
   progress_.fetch_add(1, std::memory_order_release);
   wake_.notify_all();
   return PeerStart::Started;
@@ -393,9 +422,6 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
                              const std::function<bool(Error &)> &stop,
                              std::unique_lock<std::mutex> &lock) {
   const uint64_t round = launched_[at[0]];
-  auto mine = [&](size_t m) {
-    return std::find(at.begin(), at.end(), m) != at.end();
-  };
   auto failAll = [&](ErrorKind kind, const std::string &why) {
     for (Error &e : errors)
       e.fail(kind, why);
@@ -410,34 +436,18 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
   // enqueued.
   std::vector<std::pair<size_t, const void *>> on;
   for (size_t k = 0; k < at.size(); ++k)
-    on.emplace_back(at[k], hands[k].launch.stream);
+    on.emplace_back(at[k], lane(hands[k], at[k]));
   Error gated;
   if (!gate(on, timeoutMs, stop, lock, gated)) {
     for (Error &e : errors)
       e = gated;
     return false;
   }
-  // A member that launched (or is launching) this round on one of these
-  // streams: a launch behind it would be one it waits for.
-  for (const Hand &h : hands)
-    for (size_t m = 0; m < members_.size(); ++m)
-      if (h.kernel->queuesOnStream() && !mine(m) &&
-          std::max(launched_[m], claimed_[m]) > round &&
-          streams_[m] == h.launch.stream)
-        return failAll(
-            ErrorKind::InvalidUsage,
-            "rank " + std::to_string(h.launch.programRank) + " and rank " +
-                std::to_string(members_[m]) +
-                " (threads of this process on this GPU) made the same "
-                "call on one stream from different threads: the later "
-                "launch would wait behind the one that waits for it; give "
-                "each thread a stream of its own, or make both calls from "
-                "one thread in a group (sdmaGroupStart): nothing was "
-                "started");
-  for (size_t k = 0; k < hands.size(); ++k) {
-    streams_[at[k]] = hands[k].launch.stream;
-    claimed_[at[k]] = round + 1;
-  }
+  // Claimed before the lock goes: a launch on one of these streams
+  // meanwhile waits for this round, or is refused where it is this round's
+  // (the streams' previous launches, all in, impose nothing).
+  for (size_t k = 0; k < hands.size(); ++k)
+    note(on[k].second, Pending{at[k], round + 1, {}, {}});
   lock.unlock();
   // Each hand's failure ("" started). Where part of a group launch may
   // run, every hand's round is spent: none may start again.
@@ -469,18 +479,21 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
   }
   lock.lock();
   bool ok = true;
+  // A launch that did not start leaves its stream as the gate found it;
+  // one that did (or may, part of a group launch) waits for the round.
+  for (size_t k = 0; k < at.size(); ++k)
+    if (!why[k].empty() && !spent)
+      pending_.erase(on[k].second);
   for (size_t k = 0; k < at.size(); ++k) {
     if (!why[k].empty()) {
       errors[k].fail(ErrorKind::Device, why[k]);
       ok = false;
-      if (!spent) {
-        claimed_[at[k]] = launched_[at[k]];
+      if (!spent)
         continue;
-      }
     }
     // Launched: the others may launch the next round.
     launched_[at[k]] = round + 1;
-    note(at[k], hands[k].launch.stream, Pending{round + 1, {}, {}});
+    note(on[k].second, Pending{at[k], round + 1, {}, {}});
   }
   progress_.fetch_add(1, std::memory_order_release);
   wake_.notify_all();
@@ -494,11 +507,9 @@ void CoLaunch::decideOrdered(std::vector<const void *> streams, bool queues) {
       std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
     return; // members sharing a stream: every round as one launch
   launched_.assign(members_.size(), 1);
-  claimed_.assign(members_.size(), 1);
-  pending_.assign(members_.size(), {});
+  pending_.clear();
   for (size_t m = 0; m < members_.size(); ++m)
-    pending_[m][streams[m]] = Pending{1, {}, {}};
-  streams_ = std::move(streams);
+    pending_[queues ? streams[m] : &members_[m]] = Pending{m, 1, {}, {}};
   ordered_.store(true, std::memory_order_release);
 }
 

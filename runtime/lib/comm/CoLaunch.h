@@ -65,7 +65,11 @@
 // A hardware queue then holds every round-k kernel ahead of every
 // round-k+1 one. A queue blocks only at a kernel that waits for its own
 // stream's previous kernel (round k); that one waits for round-k kernels,
-// which are all ahead. Point-to-point launches (launchPeer) take the same
+// which are all ahead. The gate looks at whatever launch is last on the
+// stream, whichever member made it (members may share or change streams):
+// a launch behind one that waits for its own member is refused
+// (InvalidUsage), one behind a launch that waits for others is held until
+// they are in. Point-to-point launches (launchPeer) take the same
 // gate, with what each waits for: a send the receiver's receives, a
 // receive the sender's sends. Collectives ran correctly on one H100 (8
 // threads, one hardware queue, every byte); not yet timed, nor
@@ -171,22 +175,32 @@ public:
                        const std::function<bool(Error &)> &stop = nullptr);
 
 private:
-  /// What a member's last launch waits for (Mode::Ordered): every member's
-  /// `round` collective launches, and peers' sends or receives, as
-  /// (member, chunks that member has launched to or from this one).
+  /// What the last launch on a stream waits for (Mode::Ordered), whoever
+  /// made it (member `member`): every member's `round` collective
+  /// launches, and peers' sends or receives, as (member, chunks that
+  /// member has launched to or from `member`).
   struct Pending {
+    size_t member = 0;
     uint64_t round = 0;
     std::vector<std::pair<size_t, uint64_t>> sends, receives;
   };
-  /// The members (indices) whose launches member `m`'s last one on
-  /// `stream` waits for are not all enqueued; empty: it may launch there
-  /// again (a launch on another stream does not queue behind it).
-  std::vector<size_t> awaited(size_t m, const void *stream) const;
-  /// What member `m`'s launch on `stream` waits for, from now on.
-  void note(size_t m, const void *stream, Pending next);
+  /// The members (indices) whose launches the last launch on `stream`
+  /// (any member's) waits for and are not all enqueued; empty: a launch
+  /// may go there (one on another stream does not queue behind it).
+  std::vector<size_t> awaited(const void *stream) const;
+  /// Where member `m`'s launch `hand` queues: its stream, or where its
+  /// kernel does not queue there (the CPU device's runs before it
+  /// returns) a lane of the member's own.
+  const void *lane(const Hand &hand, size_t m) const;
+  /// What the launch now on `stream` waits for (a launch in flight claims
+  /// it before the lock is released); satisfied entries are dropped.
+  void note(const void *stream, Pending next);
   /// Waits until each (member, stream) of `at` may launch (awaited), the
   /// timeout (then `error` names the members awaited, Remote) or `stop`
-  /// (its error). Holds `lock` on entry and on return.
+  /// (its error). Refused at once (InvalidUsage) where the last launch on
+  /// one of the streams waits for one of `at`'s members: behind it, that
+  /// member's launch would wait for itself. Holds `lock` on entry and on
+  /// return.
   bool gate(const std::vector<std::pair<size_t, const void *>> &at,
             uint64_t timeoutMs, const std::function<bool(Error &)> &stop,
             std::unique_lock<std::mutex> &lock, Error &error);
@@ -231,16 +245,11 @@ private:
   bool ownMarks_ = false;
   Mode mode_ = Mode::Together;
   std::atomic<bool> ordered_{false};
-  /// Mode::Ordered: the rounds each member has launched, and the stream of
-  /// its last launch (a member may not launch behind another's launch of
-  /// the same round on one stream: that one would wait for it).
+  /// Mode::Ordered: the rounds each member has launched.
   std::vector<uint64_t> launched_;
-  /// Rounds a member has launched or is launching (launched_ until its
-  /// launch returns): the same-stream check sees a launch in flight.
-  std::vector<uint64_t> claimed_;
-  std::vector<const void *> streams_;
-  /// By member, what its last launch on each stream waits for.
-  std::vector<std::map<const void *, Pending>> pending_;
+  /// By stream, what its last launch (any member's, one in flight
+  /// included) waits for, while not all of it is enqueued.
+  std::map<const void *, Pending> pending_;
   /// Point-to-point chunks each member has launched, [from][to]: sends
   /// and receives (noted in every room, so that an ordered one counts from
   /// the communicator's start as PointToPoint does).

@@ -537,12 +537,81 @@ TEST(CoLaunch, TwoOrderedMembersOnOneStreamInOneRoundAreRefused) {
   h.launch.stream = &o.streams[0];
   EXPECT_FALSE(room.launch({h}, 1000, errors));
   EXPECT_EQ(errors[0].kind, ErrorKind::InvalidUsage);
-  EXPECT_NE(errors[0].message.find("rank 1 and rank 0"), std::string::npos)
+  EXPECT_NE(errors[0].message.find("rank 1's launch would go on a stream "
+                                   "behind rank 0's, which waits for it"),
+            std::string::npos)
       << errors[0].message;
   EXPECT_EQ(started.launches.size(), 2u);
   // On its own stream it goes.
   EXPECT_TRUE(room.launch({o.on(1)}, 1000, errors));
   EXPECT_EQ(started.launches.size(), 3u);
+}
+
+// The last launch on a stream is whoever made it, not each member's own
+// last: a member that moved to another stream still left its launch on
+// the first, and a peer's launch there behind it is refused where that
+// launch waits for it (case a), or held until what it waits for is in
+// (case c: a launch of the next round behind a peer's of this one).
+TEST(CoLaunch, AnOrderedLaunchSeesWhoeverLaunchedLastOnItsStream) {
+  {
+    OrderedRoom o({0, 1});
+    std::vector<Error> errors;
+    ASSERT_TRUE(o.room.launch({o.on(0)}, 1000, errors)); // call 1 on S0
+    int other = 0;
+    CoLaunch::Hand moved = hand(o.k, 0);
+    moved.launch.stream = &other; // call 2 on a stream of its own
+    std::vector<Error> movedErrors;
+    std::thread two([&] { o.room.launch({moved}, 5000, movedErrors); });
+    // Rank 1's call 1 on S0: behind rank 0's call 1, which waits for it.
+    CoLaunch::Hand behind = hand(o.k, 1);
+    behind.launch.stream = &o.streams[0];
+    EXPECT_FALSE(o.room.launch({behind}, 1000, errors));
+    EXPECT_EQ(errors[0].kind, ErrorKind::InvalidUsage);
+    EXPECT_NE(errors[0].message.find("behind rank 0's, which waits for it"),
+              std::string::npos)
+        << errors[0].message;
+    // On its own stream it goes, and rank 0's call 2 with it.
+    EXPECT_TRUE(o.room.launch({o.on(1)}, 1000, errors)) << errors[0].message;
+    two.join();
+    EXPECT_TRUE(movedErrors[0].empty()) << movedErrors[0].message;
+  }
+  {
+    OrderedRoom o({0, 1, 2});
+    std::vector<Error> errors;
+    ASSERT_TRUE(o.room.launch({o.on(0)}, 1000, errors)); // call 1 on S0
+    ASSERT_TRUE(o.room.launch({o.on(1)}, 1000, errors)); // call 1 on S1
+    // Rank 1's call 2 on S0, behind rank 0's call 1 (which waits for rank
+    // 2's call 1): held until rank 2 has launched it.
+    CoLaunch::Hand behind = hand(o.k, 1);
+    behind.launch.stream = &o.streams[0];
+    std::atomic<bool> through{false};
+    std::vector<Error> behindErrors;
+    std::thread two(
+        [&] { through = o.room.launch({behind}, 5000, behindErrors); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(through.load());
+    EXPECT_EQ(o.started.launches.size(), 3u); // round 0, two of call 1
+    EXPECT_TRUE(o.room.launch({o.on(2)}, 1000, errors)) << errors[0].message;
+    two.join();
+    EXPECT_TRUE(through.load()) << behindErrors[0].message;
+    EXPECT_EQ(o.started.launches.size(), 5u);
+  }
+}
+
+// A launch that failed to start leaves its stream as the gate found it:
+// a peer's launch there is not refused for waiting behind it.
+TEST(CoLaunch, AFailedOrderedLaunchLeavesItsStreamFree) {
+  OrderedRoom o({0, 1});
+  std::vector<Error> errors;
+  o.k.failAlone = true;
+  int other = 0;
+  CoLaunch::Hand there = hand(o.k, 0);
+  there.launch.stream = &other;
+  EXPECT_FALSE(o.room.launch({there}, 1000, errors)); // rank 0 call 1 fails
+  o.k.failAlone = false;
+  CoLaunch::Hand peer = hand(o.k, 1);
+  peer.launch.stream = &other;
+  EXPECT_TRUE(o.room.launch({peer}, 1000, errors)) << errors[0].message;
 }
 
 TEST(CoLaunch, AnOrderedWaitEndsAtOnceWhenTheRankMustStop) {
