@@ -142,7 +142,14 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
         streams.push_back(h.launch.stream);
         queues = queues || h.kernel->queuesOnStream();
       }
-    startRound();
+    // A round that throws is failed, never left half started: the
+    // members' waits end as for any round.
+    try {
+      startRound();
+    } catch (const std::exception &e) {
+      results_.assign(members_.size(),
+                      std::string("starting the launch: ") + e.what());
+    }
     if (!streams.empty() &&
         std::all_of(results_.begin(), results_.end(),
                     [](const std::string &why) { return why.empty(); }))
@@ -465,7 +472,15 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
         launches.push_back(&h.launch);
       return hands[0].kernel->launchGroup(launches, started, refused);
     };
-    if (hands.size() == 1 || !fusable(hands) || !asOne()) {
+    bool one = false;
+    try {
+      one = hands.size() > 1 && fusable(hands) && asOne();
+    } catch (const std::exception &e) {
+      // Failed before it was started: none of them goes.
+      why.assign(hands.size(), std::string("starting the launch: ") + e.what());
+      one = true;
+    }
+    if (!one) {
       if (started) {
         why.assign(hands.size(), refused);
         spent = true;
@@ -553,7 +568,24 @@ void CoLaunch::startRound() {
     }
     refused = "; the launch of all of them refused before: " + refused;
   }
-  // Each alone, in rank order.
+  // Each alone, in rank order; not where two share a stream they queue on
+  // (the later would wait behind the earlier, which waits for it).
+  for (size_t i = 0; i < round.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (round[i].kernel->queuesOnStream() &&
+          round[i].launch.stream == round[j].launch.stream) {
+        results_.assign(
+            members_.size(),
+            "rank " + std::to_string(members_[j]) + " and rank " +
+                std::to_string(members_[i]) +
+                " (threads of this process on this GPU) launch on one "
+                "stream, and one launch cannot take the round" +
+                refused +
+                ": launched one by one, the later would wait behind the "
+                "earlier, which waits for it; give each thread a stream of "
+                "its own: nothing was started");
+        return;
+      }
   GroupPhaseTimer timer(GroupPhase::CoAlone);
   startEach(round, results_);
   for (std::string &result : results_)
@@ -570,9 +602,14 @@ void CoLaunch::startEach(const std::vector<Hand> &hands,
   std::vector<std::function<void()>> tasks;
   for (size_t i = 0; i < hands.size(); ++i) {
     auto one = [&hands, &why, i] {
-      std::string failed;
-      if (!hands[i].kernel->launch(hands[i].launch, failed))
-        why[i] = failed.empty() ? "the launch failed" : failed;
+      // Nothing thrown leaves a task (a worker's would end the process).
+      try {
+        std::string failed;
+        if (!hands[i].kernel->launch(hands[i].launch, failed))
+          why[i] = failed.empty() ? "the launch failed" : failed;
+      } catch (const std::exception &e) {
+        why[i] = std::string("starting the launch: ") + e.what();
+      }
     };
     if (queues || hands.size() == 1)
       one();

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 using namespace sdma::rt;
@@ -53,6 +54,8 @@ public:
   bool launchGroup(const std::vector<const KernelLaunch *> &launches,
                    bool &started, std::string &error) override {
     started = false;
+    if (throwGroup)
+      throw std::runtime_error("no memory for the parameters");
     if (refuseGroup) {
       error = "group refused";
       return false;
@@ -64,7 +67,7 @@ public:
     started = true;
     return true;
   }
-  bool refuseGroup = false, failAlone = false;
+  bool refuseGroup = false, failAlone = false, throwGroup = false;
 
 private:
   Started &started_;
@@ -72,10 +75,13 @@ private:
   int limit_;
 };
 
+/// A launch of `rank` on a stream of its own (tests that share one say so).
 CoLaunch::Hand hand(FakeKernel &kernel, int rank, bool lowLatency = false) {
+  static int ownStream[64];
   CoLaunch::Hand h;
   h.kernel = &kernel;
   h.launch.programRank = rank;
+  h.launch.stream = &ownStream[rank % 64];
   h.launch.chunkBytes = 64;
   h.launch.lowLatency = lowLatency;
   h.launch.table.assign(4, uint64_t(rank));
@@ -409,8 +415,13 @@ TEST(CoLaunch, OrderedMembersSharingAStreamStayTogether) {
   FakeKernel k(started, "k", 8);
   CoLaunch room({0, 1});
   room.setMode(CoLaunch::Mode::Ordered);
+  int stream = 0;
   for (int round = 0; round < 5; ++round)
-    handAll(room, {0, 1}, [&](int r) { return hand(k, r); });
+    handAll(room, {0, 1}, [&](int r) {
+      CoLaunch::Hand h = hand(k, r);
+      h.launch.stream = &stream;
+      return h;
+    });
   EXPECT_FALSE(room.ordered());
   ASSERT_EQ(started.launches.size(), 5u);
   for (const auto &l : started.launches)
@@ -865,3 +876,48 @@ TEST(CoLaunch, MembersOfOneJobShareARoom) {
 }
 
 } // namespace
+
+// A round whose launch throws fails every member's call with why, and the
+// room goes on: the next round starts (the waits ended as for any round).
+TEST(CoLaunch, ARoundWhoseLaunchThrowsFailsAndTheRoomGoesOn) {
+  Started started;
+  FakeKernel k(started, "k", 8);
+  CoLaunch room({0, 1});
+  k.throwGroup = true;
+  auto errors = handAll(room, {0, 1}, [&](int r) { return hand(k, r); });
+  for (auto &e : errors)
+    EXPECT_NE(e[0].message.find("starting the launch: no memory for the "
+                                "parameters"),
+              std::string::npos)
+        << e[0].message;
+  EXPECT_TRUE(started.launches.empty());
+  k.throwGroup = false;
+  errors = handAll(room, {0, 1}, [&](int r) { return hand(k, r); });
+  for (auto &e : errors)
+    EXPECT_TRUE(e[0].empty()) << e[0].message;
+  EXPECT_EQ(started.launches.size(), 1u);
+}
+
+// Members on one stream whose round one launch cannot take: launched one
+// by one they would wait for each other, so none starts, and why is said.
+TEST(CoLaunch, MembersOnOneStreamThatCannotLaunchAsOneAreRefused) {
+  Started started;
+  FakeKernel k(started, "k", 8);
+  k.refuseGroup = true;
+  CoLaunch room({0, 1});
+  int stream = 0;
+  auto errors = handAll(room, {0, 1}, [&](int r) {
+    CoLaunch::Hand h = hand(k, r);
+    h.launch.stream = &stream;
+    return h;
+  });
+  for (auto &e : errors) {
+    EXPECT_NE(e[0].message.find("rank 0 and rank 1 (threads of this process "
+                                "on this GPU) launch on one stream"),
+              std::string::npos)
+        << e[0].message;
+    EXPECT_NE(e[0].message.find("group refused"), std::string::npos)
+        << e[0].message;
+  }
+  EXPECT_TRUE(started.launches.empty());
+}
