@@ -275,35 +275,45 @@ bool CoLaunch::gate(const std::vector<std::pair<size_t, const void *>> &at,
                     const std::function<bool(Error &)> &stop,
                     std::unique_lock<std::mutex> &lock, Error &error) {
   // Behind a launch that waits for one of these members, that member's
-  // launch would wait for itself.
-  for (auto [m, stream] : at)
-    for (size_t n : awaited(stream))
-      for (auto [self, unused] : at)
-        if (n == self) {
-          size_t before = pending_.at(stream).member;
-          return error.fail(
-              ErrorKind::InvalidUsage,
-              "rank " + std::to_string(members_[m]) +
-                  "'s launch would go on a stream behind rank " +
-                  std::to_string(members_[before]) + "'s, which waits for " +
-                  (n == m ? "it"
-                          : "rank " + std::to_string(members_[n]) + "'s") +
-                  " (threads of this process on this GPU on one stream): "
-                  "give each thread a stream of its own, or make such "
-                  "calls from one thread in a group (sdmaGroupStart): "
-                  "nothing was started");
-        }
+  // launch would wait for itself: refused, now or once another member's
+  // launch there made it so while this one waited.
+  auto behindItself = [&](Error &refusal) {
+    for (auto [m, stream] : at)
+      for (size_t n : awaited(stream))
+        for (auto [self, unused] : at)
+          if (n == self) {
+            size_t before = pending_.at(stream).member;
+            refusal.fail(
+                ErrorKind::InvalidUsage,
+                "rank " + std::to_string(members_[m]) +
+                    "'s launch would go on a stream behind rank " +
+                    std::to_string(members_[before]) + "'s, which waits for " +
+                    (n == m ? "it"
+                            : "rank " + std::to_string(members_[n]) + "'s") +
+                    " (threads of this process on this GPU on one stream): "
+                    "give each thread a stream of its own, or make such "
+                    "calls from one thread in a group (sdmaGroupStart): "
+                    "nothing was started");
+            return true;
+          }
+    return false;
+  };
   auto ready = [&] {
     return std::all_of(at.begin(), at.end(), [&](const auto &one) {
       return awaited(one.second).empty();
     });
   };
-  Error stopped;
+  Error stopped, refusal;
   GroupPhaseTimer timer(GroupPhase::CoWait);
-  if (waitUntil([&] { return ready() || !broken_.empty(); }, timeoutMs, stop,
-                stopped, lock) &&
-      broken_.empty())
-    return true;
+  if (waitUntil(
+          [&] { return ready() || !broken_.empty() || behindItself(refusal); },
+          timeoutMs, stop, stopped, lock) &&
+      broken_.empty()) {
+    if (!behindItself(refusal))
+      return true;
+    error = refusal;
+    return false;
+  }
   if (!stopped.empty()) {
     breakRoom(stopped);
     error = stopped;

@@ -4,7 +4,7 @@
 //
 // Why CoLaunch's ordered mode cannot deadlock, checked rather than argued.
 // A model of a GPU's hardware queues (CUDA_DEVICE_MAX_CONNECTIONS): each
-// rank's stream feeds one FIFO queue; a queue's head is dispatched once its
+// stream feeds one FIFO queue; a queue's head is dispatched once its
 // stream's previous kernel has finished, and blocks the kernels behind it
 // until then (the false dependency that hung 8 ranks as threads, session
 // 65). Dispatched kernels run side by side and finish by the protocols'
@@ -22,8 +22,15 @@
 //
 // Random programs (collectives and point-to-point messages of every rank,
 // consistent as a job's are) run on threads through the real CoLaunch with
-// random delays; fake kernels log the order in which they are enqueued.
-// Every log, on one and on two queues, must finish in the model. A GPU that
+// random delays; fake kernels log the order in which they are enqueued and
+// on which stream. Each rank launches on one stream of its own, or on
+// either of two of its own at random (the gate looks at a stream's last
+// launch, not a rank's). Every log, on one queue, two and one a stream,
+// must finish in the model. (Ranks of different threads sharing a stream
+// can deadlock whatever the gate does, a launch behind a peer's that waits
+// for a later launch of a rank that waits for it: the gate refuses a
+// launch only behind one that waits for itself, and times out on the
+// others; CoLaunchTest has those cases.) A GPU that
 // dispatches nothing until every launch is enqueued is the worst case (a
 // dispatch only takes a kernel off a queue's head), so each log is checked
 // that way. Mutants: the same programs launched with no gate, and gated for
@@ -78,27 +85,29 @@ std::vector<std::vector<Op>> randomPrograms(int ranks, int steps,
 }
 
 /// A kernel as enqueued: its rank and its op, numbered (a collective's
-/// round; a message's first chunk of its pair).
+/// round; a message's first chunk of its pair), and its stream.
 struct Enqueued {
   int rank;
   Op op;
   uint64_t number;
+  int stream = -1; // -1: the rank's own (`rank`)
+  int on() const { return stream < 0 ? rank : stream; }
 };
 
 /// The hardware queues' model: whether the kernels `log` enqueued (in that
-/// order) all finish with rank r's stream on queue `queueOf[r]`, and if not
-/// a picture of the queues' heads.
+/// order) all finish with stream s on queue `queueOf[s]`, and if not a
+/// picture of the queues' heads.
 bool finishes(const std::vector<Enqueued> &log, int ranks,
               const std::vector<int> &queueOf, uint64_t depth,
               std::string &stuck) {
   const size_t n = log.size();
   std::vector<std::vector<size_t>> queues(
       *std::max_element(queueOf.begin(), queueOf.end()) + 1);
-  std::vector<long> previous(n, -1), last(ranks, -1);
+  std::vector<long> previous(n, -1), last(queueOf.size(), -1);
   for (size_t i = 0; i < n; ++i) {
-    queues[queueOf[log[i].rank]].push_back(i);
-    previous[i] = last[log[i].rank];
-    last[log[i].rank] = long(i);
+    queues[queueOf[log[i].on()]].push_back(i);
+    previous[i] = last[log[i].on()];
+    last[log[i].on()] = long(i);
   }
   std::vector<size_t> head(queues.size(), 0);
   std::vector<bool> running(n, false), done(n, false);
@@ -169,11 +178,12 @@ bool finishes(const std::vector<Enqueued> &log, int ranks,
 /// of its ranks in turn).
 class LoggingKernel : public CommKernel {
 public:
-  LoggingKernel(std::vector<Enqueued> &log, std::mutex &mutex)
-      : log_(log), mutex_(mutex) {}
+  LoggingKernel(std::vector<Enqueued> &log, std::mutex &mutex,
+                const int *streams)
+      : log_(log), mutex_(mutex), streams_(streams) {}
   bool launch(const KernelLaunch &launch, std::string &) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    log_.push_back({launch.programRank, Op{}, launch.table[0]});
+    log_.push_back({launch.programRank, Op{}, launch.table[0], id(launch)});
     return true;
   }
   std::string groupKey() const override { return "k"; }
@@ -181,31 +191,42 @@ public:
   bool launchGroup(const std::vector<const KernelLaunch *> &launches,
                    bool &started, std::string &) override {
     std::lock_guard<std::mutex> lock(mutex_);
+    // One kernel ordered after every rank's stream and before what each
+    // gets next: in the model, each rank's part on its own stream.
     for (const KernelLaunch *l : launches)
-      log_.push_back({l->programRank, Op{}, l->table[0]});
+      log_.push_back({l->programRank, Op{}, l->table[0], id(*l)});
     started = true;
     return true;
+  }
+  int id(const KernelLaunch &launch) const {
+    return int(static_cast<const int *>(launch.stream) - streams_);
   }
 
 private:
   std::vector<Enqueued> &log_;
   std::mutex &mutex_;
+  const int *streams_;
 };
 
 /// How the programs' launches reach the log.
 enum class Launch { Gated, Ungated, GatedDeeper };
+
+/// Which streams a rank launches on (2 x ranks streams: rank r's own r and
+/// ranks + r).
+enum class Streams { OwnOne, OwnTwo };
 
 /// Runs `programs` (after a first collective of every rank) on a thread a
 /// rank, each launch after a random delay; the log of enqueues, or "" and
 /// `failure` where a launch was refused.
 std::vector<Enqueued> runJob(const std::vector<std::vector<Op>> &programs,
                              Launch how, uint64_t depth, unsigned seed,
-                             std::string &failure) {
+                             std::string &failure,
+                             Streams use = Streams::OwnOne) {
   const int ranks = int(programs.size());
   std::vector<Enqueued> log;
   std::mutex mutex;
-  LoggingKernel kernel(log, mutex);
-  std::vector<int> members(ranks), streams(ranks);
+  std::vector<int> members(ranks), streams(2 * ranks);
+  LoggingKernel kernel(log, mutex, streams.data());
   for (int r = 0; r < ranks; ++r)
     members[r] = r;
   CoLaunch room(members);
@@ -225,17 +246,24 @@ std::vector<Enqueued> runJob(const std::vector<std::vector<Op>> &programs,
         if (failure.empty())
           failure = "rank " + std::to_string(r) + ": " + why;
       };
+      // The first call shows each rank's own stream (the room's round 0).
+      auto pick = [&](size_t i) {
+        if (use == Streams::OwnOne || i == 0)
+          return r;
+        return random() % 2 ? r : ranks + r;
+      };
       for (size_t i = 0; i <= programs[r].size(); ++i) {
         Op op = i ? programs[r][i - 1] : Op{};
         if (i && random() % 3 == 0)
           std::this_thread::sleep_for(
               std::chrono::microseconds(random() % 200));
+        const int on = pick(i);
         if (op.peer < 0) {
           CoLaunch::Hand hand;
           hand.kernel = &kernel;
           hand.launch.programRank = r;
           hand.launch.chunkBytes = 64;
-          hand.launch.stream = &streams[r];
+          hand.launch.stream = &streams[on];
           hand.launch.table.assign(1, round++);
           std::vector<Error> errors;
           if (how == Launch::Ungated && i) {
@@ -247,7 +275,7 @@ std::vector<Enqueued> runJob(const std::vector<std::vector<Op>> &programs,
           continue;
         }
         uint64_t &count = op.send ? sent[op.peer] : received[op.peer];
-        Enqueued e{r, op, count};
+        Enqueued e{r, op, count, on};
         count += op.chunks;
         auto enqueue = [&](std::string &) {
           std::lock_guard<std::mutex> lock(mutex);
@@ -258,7 +286,7 @@ std::vector<Enqueued> runJob(const std::vector<std::vector<Op>> &programs,
         Error error;
         if (how == Launch::Ungated)
           enqueue(why);
-        else if (room.launchPeer(r, &streams[r], true, sent, received,
+        else if (room.launchPeer(r, &streams[on], true, sent, received,
                                  gateDepth, 5000, enqueue,
                                  error) != CoLaunch::PeerStart::Started)
           fail(error.message);
@@ -269,14 +297,15 @@ std::vector<Enqueued> runJob(const std::vector<std::vector<Op>> &programs,
   return log;
 }
 
-/// Whether `log` finishes on one queue, on two (ranks alternating) and on
-/// a queue a rank; `stuck` says where one did not.
+/// Whether `log` finishes on one queue, on two (streams alternating) and
+/// on a queue a stream; `stuck` says where one did not.
 bool finishesOnEveryQueueCount(const std::vector<Enqueued> &log, int ranks,
                                uint64_t depth, std::string &stuck) {
-  for (int queues : {1, 2, ranks}) {
-    std::vector<int> queueOf(ranks);
-    for (int r = 0; r < ranks; ++r)
-      queueOf[r] = r % queues;
+  const int streams = 2 * ranks;
+  for (int queues : {1, 2, streams}) {
+    std::vector<int> queueOf(streams);
+    for (int s = 0; s < streams; ++s)
+      queueOf[s] = s % queues;
     if (!finishes(log, ranks, queueOf, depth, stuck)) {
       stuck = std::to_string(queues) + " queue(s): " + stuck;
       return false;
@@ -314,18 +343,20 @@ TEST(QueueModel, TheModelDeadlocksOnTheFalseDependency) {
 
 TEST(QueueModel, GatedLaunchesFinishOnAnyNumberOfQueues) {
   int runs = 0;
-  for (int ranks : {2, 3, 4})
-    for (unsigned seed = 1; seed <= 40; ++seed) {
-      std::mt19937 random(seed * 7919u + unsigned(ranks));
-      auto programs = randomPrograms(ranks, 24, random);
-      std::string failure, stuck;
-      auto log = runJob(programs, Launch::Gated, kDepth, seed, failure);
-      ASSERT_EQ(failure, "") << ranks << " ranks, seed " << seed;
-      ASSERT_TRUE(finishesOnEveryQueueCount(log, ranks, kDepth, stuck))
-          << ranks << " ranks, seed " << seed << ": " << stuck;
-      ++runs;
-    }
-  EXPECT_EQ(runs, 120);
+  for (Streams use : {Streams::OwnOne, Streams::OwnTwo})
+    for (int ranks : {2, 3, 4})
+      for (unsigned seed = 1; seed <= 40; ++seed) {
+        std::mt19937 random(seed * 7919u + unsigned(ranks));
+        auto programs = randomPrograms(ranks, 24, random);
+        std::string failure, stuck;
+        auto log = runJob(programs, Launch::Gated, kDepth, seed, failure, use);
+        ASSERT_EQ(failure, "") << ranks << " ranks, seed " << seed;
+        ASSERT_TRUE(finishesOnEveryQueueCount(log, ranks, kDepth, stuck))
+            << ranks << " ranks, seed " << seed << ", streams " << int(use)
+            << ": " << stuck;
+        ++runs;
+      }
+  EXPECT_EQ(runs, 240);
 }
 
 TEST(QueueModel, WithoutTheGateOrWithTooLaxAGateSomeRunDeadlocks) {
