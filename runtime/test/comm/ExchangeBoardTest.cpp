@@ -43,6 +43,23 @@ std::vector<std::string> onRanks(int ranks, uint64_t timeoutMs, Body body) {
     t.join();
   return failures;
 }
+/// "" where `board`'s exchange of `message` fails within `limit`, its
+/// error naming `needle`; else what happened instead.
+std::string
+failsAtOnce(ExchangeBoard &board, const std::string &message,
+            const std::string &needle,
+            std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+  std::vector<std::string> all;
+  Error error;
+  auto start = std::chrono::steady_clock::now();
+  if (board.allGather(message, all, error))
+    return "the " + message + " exchange succeeded";
+  if (error.message.find(needle) == std::string::npos)
+    return message + ": " + error.message;
+  if (std::chrono::steady_clock::now() - start > limit)
+    return message + ": it waited for the timeout";
+  return "";
+}
 } // namespace
 
 TEST(ExchangeBoard, ManyExchangesEveryMessageOfItsRound) {
@@ -182,19 +199,9 @@ TEST(ExchangeBoard, AnAbortedRankIsNamedToItsPeersAtOnce) {
             failure = "the aborted rank's own exchange: " + error.message;
           return;
         }
-        auto start = std::chrono::steady_clock::now();
-        bool ok = board.allGather("second", all, error);
-        auto took = std::chrono::steady_clock::now() - start;
-        if (ok)
-          failure = "the second exchange succeeded";
-        else if (error.message.find("rank 1 aborted its communicator") ==
-                 std::string::npos)
-          failure = "second: " + error.message;
-        else if (took > std::chrono::seconds(5))
-          failure = "it waited for the timeout";
-        if (board.allGather("third", all, error) ||
-            error.message.find("rank 1 aborted") == std::string::npos)
-          failure += " the next exchange did not fail alike";
+        failure =
+            failsAtOnce(board, "second", "rank 1 aborted its communicator") +
+            failsAtOnce(board, "third", "rank 1 aborted its communicator");
       });
   for (int r = 0; r < R; ++r)
     EXPECT_EQ(failures[r], "") << "rank " << r;
@@ -214,15 +221,8 @@ TEST(ExchangeBoard, ARankThatLeavesIsNamedAtOnce) {
         }
         if (rank == 2)
           return; // its board goes
-        auto start = std::chrono::steady_clock::now();
-        if (board.allGather("second", all, error))
-          failure = "the second exchange succeeded";
-        else if (error.message.find("rank 2 destroyed its communicator") ==
-                 std::string::npos)
-          failure = "second: " + error.message;
-        else if (std::chrono::steady_clock::now() - start >
-                 std::chrono::seconds(5))
-          failure = "it waited for the timeout";
+        failure =
+            failsAtOnce(board, "second", "rank 2 destroyed its communicator");
       });
   for (int r = 0; r < 3; ++r)
     EXPECT_EQ(failures[r], "") << "rank " << r;
@@ -251,15 +251,9 @@ TEST(ExchangeBoard, ARankWhoseExchangeFailedTellsTheLatePeer) {
         }
         while (!timedOut.load())
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        auto start = std::chrono::steady_clock::now();
-        if (board.allGather("second", all, error))
-          failure = "the late rank's second exchange succeeded alone";
-        else if (error.message.find("rank 0 failed a buffer exchange") ==
-                 std::string::npos)
-          failure = "late second: " + error.message;
-        else if (std::chrono::steady_clock::now() - start >
-                 std::chrono::milliseconds(200))
-          failure = "it waited for the timeout";
+        failure =
+            failsAtOnce(board, "second", "rank 0 failed a buffer exchange",
+                        std::chrono::milliseconds(200));
       });
   for (int r = 0; r < 2; ++r)
     EXPECT_EQ(failures[r], "") << "rank " << r;
@@ -300,20 +294,10 @@ TEST(ExchangeBoard, AnAbortBeforeTheSegmentIsMarkedWhenMapped) {
       [](int rank, ExchangeBoard &board, std::string &failure, Bootstrap &) {
         if (rank == 1)
           board.abandon();
-        std::vector<std::string> all;
-        Error error;
-        auto start = std::chrono::steady_clock::now();
-        bool ok = board.allGather("first", all, error);
-        std::string want = rank == 1 ? "the communicator was aborted"
-                                     : "rank 1 aborted its communicator";
-        if (ok)
-          failure = "the first exchange succeeded";
-        else if (error.message.find(want) == std::string::npos)
-          failure = "first: " + error.message;
-        else if (std::chrono::steady_clock::now() - start >
-                 std::chrono::seconds(5))
-          failure = "it waited for the timeout";
-        else if (!board.onSegment())
+        failure = failsAtOnce(board, "first",
+                              rank == 1 ? "the communicator was aborted"
+                                        : "rank 1 aborted its communicator");
+        if (failure.empty() && !board.onSegment())
           failure = "the board is not on its segment";
       });
   for (int r = 0; r < 3; ++r)
