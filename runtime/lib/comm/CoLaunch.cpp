@@ -184,7 +184,9 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
                      std::to_string(timeoutMs) +
                      " ms: nothing was started (it exited, failed, or made "
                      "a different number of calls)");
-      if (!why.empty())
+      if (!stopped.empty())
+        breakRoomStopped(at, stopped);
+      else if (!why.empty())
         breakRoom(why);
       errors.assign(at.size(), why.empty() ? broken_ : why);
       return false;
@@ -315,7 +317,10 @@ bool CoLaunch::gate(const std::vector<std::pair<size_t, const void *>> &at,
     return false;
   }
   if (!stopped.empty()) {
-    breakRoom(stopped);
+    std::vector<size_t> who;
+    for (auto [m, unused] : at)
+      who.push_back(m);
+    breakRoomStopped(who, stopped);
     error = stopped;
     return false;
   }
@@ -353,16 +358,45 @@ void CoLaunch::breakRoom(const Error &why) {
   wake_.notify_all();
 }
 
+void CoLaunch::breakRoomStopped(const std::vector<size_t> &who,
+                                const Error &why) {
+  breakRoom(Error{ErrorKind::Remote,
+                  names(who) +
+                      " stopped (its communicator was aborted or has "
+                      "failed: " +
+                      why.message + ")"});
+}
+
+void CoLaunch::memberAborted(int rank) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = std::lower_bound(members_.begin(), members_.end(), rank);
+  if (it == members_.end() || *it != rank)
+    return;
+  breakRoom(Error{ErrorKind::Remote,
+                  "rank " + std::to_string(rank) +
+                      " (threads of this process on this GPU, whose calls "
+                      "start with this rank's) aborted its communicator "
+                      "(ncclCommAbort / sdmaCommAbort)"});
+}
+
 const void *CoLaunch::lane(const Hand &hand, size_t m) const {
   return hand.kernel->queuesOnStream() ? hand.launch.stream : &members_[m];
 }
 
-void CoLaunch::note(const void *stream, Pending next) {
+uint64_t CoLaunch::note(const void *stream, Pending next) {
   // What other streams wait for that is all in: forgotten.
   for (auto it = pending_.begin(); it != pending_.end();)
     it = it->first != stream && awaited(it->first).empty() ? pending_.erase(it)
                                                            : std::next(it);
+  next.claim = ++claims_;
   pending_[stream] = std::move(next);
+  return claims_;
+}
+
+void CoLaunch::unclaim(const void *stream, uint64_t claim) {
+  auto it = pending_.find(stream);
+  if (it != pending_.end() && it->second.claim == claim)
+    pending_.erase(it);
 }
 
 CoLaunch::PeerStart
@@ -405,8 +439,7 @@ CoLaunch::launchPeer(int rank, const void *stream, bool queues,
   // Claimed before the lock goes: a launch on this stream meanwhile sees
   // it (the stream's previous one, which the gate found all in, imposes
   // nothing).
-  if (ordered)
-    note(stream, next);
+  const uint64_t claim = ordered ? note(stream, next) : 0;
   lock.unlock();
   std::string why;
   bool ok;
@@ -417,7 +450,7 @@ CoLaunch::launchPeer(int rank, const void *stream, bool queues,
   lock.lock();
   if (!ok) {
     if (ordered)
-      pending_.erase(stream);
+      unclaim(stream, claim);
     error.fail(ErrorKind::Device, why);
     return PeerStart::Failed;
   }
@@ -463,8 +496,24 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
   // Claimed before the lock goes: a launch on one of these streams
   // meanwhile waits for this round, or is refused where it is this round's
   // (the streams' previous launches, all in, impose nothing).
+  // Hands on one stream (a group's) go as one launch or not at all: one
+  // by one, the later would wait behind the earlier, which waits for it.
+  bool sharing = false;
+  for (size_t i = 0; i < on.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      sharing = sharing || (on[i].second == on[j].second &&
+                            hands[i].kernel->queuesOnStream());
+  if (sharing && !fusable(hands))
+    return failAll(ErrorKind::InvalidUsage,
+                   names(at) +
+                       " (threads of this process on this GPU) launch on "
+                       "one stream and one launch cannot take them: one by "
+                       "one, the later would wait behind the earlier, which "
+                       "waits for it; give each rank a stream of its own: "
+                       "nothing was started");
+  std::vector<uint64_t> claims;
   for (size_t k = 0; k < hands.size(); ++k)
-    note(on[k].second, Pending{at[k], round + 1, {}, {}});
+    claims.push_back(note(on[k].second, Pending{at[k], round + 1, {}, {}}));
   lock.unlock();
   // Each hand's failure ("" started). Where part of a group launch may
   // run, every hand's round is spent: none may start again.
@@ -494,6 +543,11 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
       if (started) {
         why.assign(hands.size(), refused);
         spent = true;
+      } else if (sharing) {
+        why.assign(hands.size(),
+                   "the launch of all of them was refused (" + refused +
+                       "), and they share a stream: one by one, the later "
+                       "would wait behind the earlier, which waits for it");
       } else {
         startEach(hands, why);
         for (std::string &w : why)
@@ -507,8 +561,14 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
   // A launch that did not start leaves its stream as the gate found it;
   // one that did (or may, part of a group launch) waits for the round.
   for (size_t k = 0; k < at.size(); ++k)
-    if (!why[k].empty() && !spent)
-      pending_.erase(on[k].second);
+    if (!why[k].empty() && !spent) {
+      unclaim(on[k].second, claims[k]);
+      // The peers' launches of this round are in and wait for this one:
+      // the room is out of step (its next call would pair with theirs).
+      breakRoom(
+          Error{ErrorKind::Remote, "rank " + std::to_string(members_[at[k]]) +
+                                       "'s launch failed (" + why[k] + ")"});
+    }
   for (size_t k = 0; k < at.size(); ++k) {
     if (!why[k].empty()) {
       errors[k].fail(ErrorKind::Device, why[k]);

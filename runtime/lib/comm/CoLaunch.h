@@ -146,6 +146,11 @@ public:
               std::vector<Error> &errors,
               const std::function<bool(Error &)> &stop = nullptr);
 
+  /// Member `rank`'s communicator was aborted (from any thread, between
+  /// calls or in one): the room breaks, so the others' launches, waiting
+  /// or to come, fail at once naming it rather than at the timeout.
+  void memberAborted(int rank);
+
   /// How a point-to-point launch went (launchPeer).
   enum class PeerStart {
     Started,
@@ -183,6 +188,7 @@ private:
     size_t member = 0;
     uint64_t round = 0;
     std::vector<std::pair<size_t, uint64_t>> sends, receives;
+    uint64_t claim = 0; // note's number for it
   };
   /// The members (indices) whose launches the last launch on `stream`
   /// (any member's) waits for and are not all enqueued; empty: a launch
@@ -193,8 +199,12 @@ private:
   /// returns) a lane of the member's own.
   const void *lane(const Hand &hand, size_t m) const;
   /// What the launch now on `stream` waits for (a launch in flight claims
-  /// it before the lock is released); satisfied entries are dropped.
-  void note(const void *stream, Pending next);
+  /// it before the lock is released); satisfied entries are dropped. The
+  /// claim's number.
+  uint64_t note(const void *stream, Pending next);
+  /// A launch that did not start: its claim on `stream` goes, unless a
+  /// later launch's replaced it.
+  void unclaim(const void *stream, uint64_t claim);
   /// Waits until each (member, stream) of `at` may launch (awaited), the
   /// timeout (then `error` names the members awaited, Remote) or `stop`
   /// (its error). Refused at once (InvalidUsage) where the last launch on
@@ -266,10 +276,14 @@ private:
   /// from then on, so every later launch is refused with it (rounds would
   /// pair different calls, whose bytes no check tells apart).
   Error broken_;
+  uint64_t claims_ = 0;
   /// Breaks the room (broken_, the first reason kept) with `why`: every
   /// waiting member withdraws, every later launch is refused. Under the
   /// lock.
   void breakRoom(const Error &why);
+  /// breakRoom for members `who` stopped by `why` (their communicator
+  /// aborted or failed), as the others see it (Remote, naming them).
+  void breakRoomStopped(const std::vector<size_t> &who, const Error &why);
   /// Rounds started (the open one is this number).
   std::atomic<uint64_t> done_{0};
   /// Bumped whenever a round starts or a member launches through the

@@ -21,6 +21,7 @@
 #include "sdma/runtime/Communicator.h"
 
 #include "comm/CallPath.h"
+#include "comm/CoLaunch.h"
 #include "comm/Collectives.h"
 #include "comm/CommDevice.h"
 #include "comm/GroupLaunch.h"
@@ -314,6 +315,10 @@ bool Communicator::Impl::init(const UniqueId &id, int rankIn, int ranksIn,
 Communicator::Impl::~Impl() {
   // Peers may still be running kernels that touch this rank's memory:
   // wait for them (bounded, errors ignored) before the device frees it.
+  // A peer waiting on this rank's exchange board is told first (it never
+  // joins the bootstrap's leaving exchange below).
+  if (launcher)
+    launcher->leaveExchanges();
   if (agreement && device)
     agreement->leave();
   calls.reset();
@@ -611,6 +616,9 @@ bool Communicator::abort(Error &error) {
   c.bootstrap->interrupt("the communicator was aborted (ncclCommAbort / "
                          "sdmaCommAbort): its host exchanges end");
   c.launcher->abandonExchanges();
+  // Ranks sharing this GPU context fail their co-launched calls at once.
+  if (CoLaunch *room = c.launcher->coLaunch())
+    room->memberAborted(c.rank);
   // A record claimed for the abort: a kernel's later failure cannot
   // replace it (word 7 claims a point-to-point record).
   auto claim = [](unsigned long long *record) {

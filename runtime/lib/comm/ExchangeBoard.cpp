@@ -54,14 +54,18 @@ std::atomic<uint64_t> &numberAt(char *slot) {
 } // namespace
 
 ExchangeBoard::~ExchangeBoard() {
-  if (!base_)
-    return;
-  // A peer waiting for this rank's next exchange learns it will not come.
-  if (failed_.empty() && !abandoned_.load())
+  leave();
+  if (base_)
+    munmap(base_, bytes_);
+}
+
+void ExchangeBoard::leave() {
+  // A peer waiting for this rank's next exchange learns it will not come
+  // (a failed or aborted rank's marks say so already).
+  if (base_ && state_ == State::Mapped && failed_.empty() && !abandoned_.load())
     numberAt(base_ +
              (size_t(agreement_.rank()) * 2 + ((count_ + 1) & 1)) * kSlotBytes)
         .store(kLeft, std::memory_order_release);
-  munmap(base_, bytes_);
 }
 
 bool ExchangeBoard::map(Error &error) {

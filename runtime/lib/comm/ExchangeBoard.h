@@ -48,8 +48,9 @@ public:
   ExchangeBoard(const ExchangeBoard &) = delete;
   ExchangeBoard &operator=(const ExchangeBoard &) = delete;
 
-  /// Every rank's `mine` (at most kExchangeBytes - 1 bytes, zero-padded to
-  /// kExchangeBytes), in rank order, as Agreement::allGather. Collective.
+  /// Every rank's `mine` (cut and tagged past kExchangeBytes - 1 bytes,
+  /// zero-padded to kExchangeBytes: exchangeText), in rank order, as
+  /// Agreement::allGather. Collective.
   bool allGather(const std::string &mine, std::vector<std::string> &all,
                  Error &error);
   int rank() const { return agreement_.rank(); }
@@ -61,6 +62,11 @@ public:
   /// once naming it. The bootstrap's own interrupt covers exchanges that
   /// do not use the segment.
   void abandon();
+  /// This rank leaves (its communicator is being destroyed): a peer
+  /// waiting for its next exchange, now or later, fails at once naming it.
+  /// Before the bootstrap's leaving exchange, which such a peer never
+  /// joins. Idempotent.
+  void leave();
 
 private:
   enum class State { Unknown, Mapped, Bootstrap };

@@ -130,6 +130,9 @@ public:
   /// The communicator was aborted (from any thread): a peer waiting in a
   /// shared call's buffer exchange on this rank fails at once, naming it.
   void abandonExchanges() { board_.abandon(); }
+  /// The communicator is being destroyed: a peer waiting for this rank in
+  /// a shared call's buffer exchange fails at once, naming it.
+  void leaveExchanges() { board_.leave(); }
   /// How long a wait for another rank may take (CommOptions::timeoutMs).
   uint64_t timeoutMs() const { return options_.timeoutMs; }
   /// Starts a launch run() prepared (and ran) before, on `stream`.

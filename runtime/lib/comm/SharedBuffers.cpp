@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/SharedBuffers.h"
+#include "comm/Agreement.h"
+#include "compile/KernelCache.h"
 
 #include <cstring>
-#include <random>
 #include <unistd.h>
 
 using namespace sdma::rt;
@@ -29,23 +30,16 @@ enum Slot : unsigned char {
   InProcess = 4  // a Local: memory only ranks of its process reach
 };
 
-/// This process, as its messages name it: a random token drawn once (a
-/// pid repeats across PID namespaces, as containers have them), so that a
+/// This process, as its messages name it: a hash of its token (the pid
+/// and random bits, drawn again in a forked child: Agreement.h), so that a
 /// rank takes a peer's address as its own only in the same process.
-int64_t processToken() {
-  static const int64_t token = [] {
-    std::random_device random;
-    return int64_t((uint64_t(random()) << 32) ^ random() ^
-                   (uint64_t(getpid()) << 16));
-  }();
-  return token;
-}
+int64_t processNumber() { return int64_t(hashBytes(processToken())); }
 
 /// Memory the device cannot export but addresses (a thread rank's host
 /// memory on the CPU device): the address itself, for ranks of the same
 /// process, then why the device would not export it.
 struct Local {
-  int64_t process = 0; // processToken()
+  int64_t process = 0; // processNumber()
   uint64_t address = 0;
 };
 
@@ -145,7 +139,7 @@ std::string postOf(CommDevice &device, const SymmetricHeap &heap,
   std::string mine(kExchangeBytes - 1, '\0');
   mine.replace(0, sizeof(kMagic), kMagic, sizeof(kMagic));
   std::memcpy(&mine[kTagAt], &tag, sizeof(tag));
-  int64_t process = processToken();
+  int64_t process = processNumber();
   std::memcpy(&mine[kProcessAt], &process, sizeof(process));
   for (size_t b = 0; b < userBuffers; ++b) {
     if (slotOf[b] < 0)
@@ -175,7 +169,7 @@ std::string postOf(CommDevice &device, const SymmetricHeap &heap,
     else if (!device.exportMemory(ptr, need[b], blob, why)) {
       // Ranks that are threads of this process may still reach it.
       std::string unreachable;
-      Local local{processToken(), reinterpret_cast<uint64_t>(ptr)};
+      Local local{processNumber(), reinterpret_cast<uint64_t>(ptr)};
       if (device.addressable(ptr, unreachable))
         put(mine, slotOf[b], InProcess,
             std::string(reinterpret_cast<const char *>(&local), sizeof(local)) +

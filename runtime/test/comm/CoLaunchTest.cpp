@@ -258,14 +258,38 @@ TEST(CoLaunch, AWaitEndsAtOnceWhenTheRankMustStop) {
   EXPECT_EQ(errors[0].kind, ErrorKind::InvalidUsage);
   EXPECT_EQ(errors[0].message, "the communicator was aborted");
   EXPECT_TRUE(started.launches.empty());
-  // The room is broken: both are refused at once next time, with why.
+  // The room is broken: both are refused at once next time, with why, as
+  // the others see it (Remote, naming the rank that stopped).
   auto all = handAll(room, {0, 1}, [&](int r) { return hand(k, r); });
-  for (auto &e : all)
-    EXPECT_EQ(e[0].message.rfind("the communicator was aborted; the "
-                                 "co-launched calls",
+  for (auto &e : all) {
+    EXPECT_EQ(e[0].kind, ErrorKind::Remote);
+    EXPECT_EQ(e[0].message.rfind("rank 0 stopped (its communicator was "
+                                 "aborted or has failed: the communicator "
+                                 "was aborted); the co-launched calls",
                                  0),
               0u)
         << e[0].message;
+  }
+  EXPECT_TRUE(started.launches.empty());
+}
+
+// An abort between calls (Communicator::abort tells the room): the others'
+// next launches fail at once, naming the rank, not at the timeout.
+TEST(CoLaunch, AnAbortBetweenCallsEndsTheOthersWaitsAtOnce) {
+  Started started;
+  FakeKernel k(started, "k", 8);
+  CoLaunch room({0, 1, 2});
+  room.memberAborted(1);
+  std::vector<Error> errors;
+  auto begin = std::chrono::steady_clock::now();
+  EXPECT_FALSE(room.launch({hand(k, 0)}, 60000, errors));
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(5));
+  EXPECT_EQ(errors[0].kind, ErrorKind::Remote);
+  EXPECT_NE(errors[0].message.find("rank 1 (threads of this process on this "
+                                   "GPU, whose calls start with this rank's) "
+                                   "aborted its communicator"),
+            std::string::npos)
+      << errors[0].message;
   EXPECT_TRUE(started.launches.empty());
 }
 
@@ -609,20 +633,37 @@ TEST(CoLaunch, AnOrderedLaunchSeesWhoeverLaunchedLastOnItsStream) {
   }
 }
 
-// A launch that failed to start leaves its stream as the gate found it:
-// a peer's launch there is not refused for waiting behind it.
-TEST(CoLaunch, AFailedOrderedLaunchLeavesItsStreamFree) {
+// An ordered launch that failed to start: the peers' launches of that
+// round are in and wait for it, so the room is out of step; the next
+// launches are refused at once, naming the failure.
+TEST(CoLaunch, AFailedOrderedLaunchBreaksTheRoom) {
   OrderedRoom o({0, 1});
   std::vector<Error> errors;
   o.k.failAlone = true;
-  int other = 0;
-  CoLaunch::Hand there = hand(o.k, 0);
-  there.launch.stream = &other;
-  EXPECT_FALSE(o.room.launch({there}, 1000, errors)); // rank 0 call 1 fails
+  EXPECT_FALSE(o.room.launch({o.on(0)}, 1000, errors)); // rank 0 call 1
+  EXPECT_EQ(errors[0].kind, ErrorKind::Device);
   o.k.failAlone = false;
-  CoLaunch::Hand peer = hand(o.k, 1);
-  peer.launch.stream = &other;
-  EXPECT_TRUE(o.room.launch({peer}, 1000, errors)) << errors[0].message;
+  EXPECT_FALSE(o.room.launch({o.on(1)}, 1000, errors));
+  EXPECT_NE(errors[0].message.find("rank 0's launch failed (launch refused)"),
+            std::string::npos)
+      << errors[0].message;
+  EXPECT_EQ(o.started.launches.size(), 1u); // round 0 alone
+}
+
+// A group's hands on one stream in an ordered room go as one launch or not
+// at all (one by one, the later would wait behind the earlier).
+TEST(CoLaunch, OrderedHandsOnOneStreamThatCannotGoAsOneAreRefused) {
+  OrderedRoom o({0, 1, 2});
+  o.k.refuseGroup = true;
+  int shared = 0;
+  std::vector<CoLaunch::Hand> hands = {hand(o.k, 0), hand(o.k, 1)};
+  for (CoLaunch::Hand &h : hands)
+    h.launch.stream = &shared;
+  std::vector<Error> errors;
+  EXPECT_FALSE(o.room.launch(hands, 1000, errors));
+  for (const Error &e : errors)
+    EXPECT_NE(e.message.find("share a stream"), std::string::npos) << e.message;
+  EXPECT_EQ(o.started.launches.size(), 1u); // round 0 alone
 }
 
 TEST(CoLaunch, AnOrderedWaitEndsAtOnceWhenTheRankMustStop) {
@@ -661,34 +702,33 @@ TEST(CoLaunch, SeveralOrderedMembersOfOneThreadLaunchAsOne) {
 TEST(CoLaunch, OneOfSeveralOrderedMembersFailingLeavesTheOthersLaunched) {
   // Ranks 0 and 1 from one thread with builds one launch cannot take:
   // each alone; rank 1's fails. Rank 0's kernel was enqueued, so its call
-  // succeeded and its round is spent; rank 1's retry launches rank 1 only
-  // (rank 0's again would run its call twice).
+  // succeeded and its round is spent. Rank 1's peers' kernels of the call
+  // wait for its own: the room is out of step, and rank 1's retry is
+  // refused at once, naming the failure (launched, it would pair with the
+  // peers' next call).
   OrderedRoom o({0, 1, 2});
   FakeKernel other(o.started, "other", 8);
   auto onOther = [&](int rank) { return handOn(other, rank, o.streams); };
   size_t before = o.started.launches.size();
   std::vector<Error> errors, third;
+  ASSERT_TRUE(o.room.launch({o.on(2)}, 5000, third)) << third[0].message;
   other.failAlone = true;
-  std::thread rank2([&] { o.room.launch({o.on(2)}, 5000, third); });
   EXPECT_FALSE(o.room.launch({o.on(0), onOther(1)}, 5000, errors));
-  rank2.join();
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_TRUE(errors[0].empty()) << errors[0].message;
   EXPECT_EQ(errors[1].kind, ErrorKind::Device);
   EXPECT_NE(errors[1].message.find("launch refused"), std::string::npos)
       << errors[1].message;
-  EXPECT_TRUE(third[0].empty()) << third[0].message;
   other.failAlone = false;
   errors.clear();
-  EXPECT_TRUE(o.room.launch({onOther(1)}, 5000, errors)) << errors[0].message;
+  EXPECT_FALSE(o.room.launch({onOther(1)}, 5000, errors));
+  EXPECT_NE(errors[0].message.find("rank 1's launch failed (launch refused)"),
+            std::string::npos)
+      << errors[0].message;
   std::vector<std::vector<int>> later(o.started.launches.begin() + before,
                                       o.started.launches.end());
   std::sort(later.begin(), later.end());
-  EXPECT_EQ(later, (std::vector<std::vector<int>>{{0}, {1}, {2}}));
-  // Every member's next round goes through.
-  auto next = handAll(o.room, {0, 1, 2}, [&](int r) { return o.on(r); });
-  for (auto &e : next)
-    EXPECT_TRUE(e[0].empty()) << e[0].message;
+  EXPECT_EQ(later, (std::vector<std::vector<int>>{{0}, {2}}));
 }
 
 TEST(CoLaunch, APointToPointLaunchGatesTheSendersNextLaunch) {

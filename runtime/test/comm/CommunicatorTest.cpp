@@ -314,6 +314,43 @@ TEST(Communicator, AnAbortIsNamedToAPeerInASharedCallsExchange) {
   EXPECT_EQ(errors[1], "");
 }
 
+// A peer waiting in a shared call's buffer exchange on a rank that
+// destroys its communicator learns of it at once (the rank marks its board
+// before its leaving exchange, which the peer never joins).
+TEST(Communicator, ADestroyedRankIsNamedToAPeerInASharedCallsExchange) {
+  double seconds = 0;
+  auto errors = job(
+      2, 64 << 10,
+      [&](Communicator &comm, int r, Error &e) {
+        std::vector<uint8_t> in(64, uint8_t(r)), out(128);
+        if (!comm.collective(CommOp::AllGather, in.data(), out.data(), 64,
+                             DataType::Uint8, 0, nullptr, e))
+          return false;
+        if (r == 1)
+          return true; // its communicator goes
+        auto began = std::chrono::steady_clock::now();
+        bool ok = comm.collective(CommOp::AllGather, in.data(), out.data(), 64,
+                                  DataType::Uint8, 0, nullptr, e);
+        seconds = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - began)
+                      .count();
+        return ok ? e.fail(ErrorKind::Internal, "the second call ran") : false;
+      },
+      [](CommOptions &o, int) {
+        o.timeoutMs = 20000;
+        o.sharedBytes = 1;
+        o.lowLatencyBytes = 0;
+      });
+  for (const std::string &e : errors)
+    if (e.find("no compiler:") != std::string::npos)
+      GTEST_SKIP() << e;
+  EXPECT_NE(errors[0].find("rank 1 destroyed its communicator"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_EQ(errors[1], "");
+}
+
 TEST(Communicator, ArgumentsAreCheckedBeforeAnythingRuns) {
   auto errors = job(4, 64 << 10, [](Communicator &comm, int, Error &e) {
     void *in, *out;
