@@ -204,9 +204,9 @@ bool ExchangeBoard::allGather(const std::string &mine,
     std::string failedOne;
     for (int r = 0; r < ranks; ++r)
       for (uint64_t k : {n, n + 1}) {
-        uint64_t number = numberAt(slot(r, k)).load(std::memory_order_acquire);
         if (r == rank)
           continue;
+        uint64_t number = numberAt(slot(r, k)).load(std::memory_order_acquire);
         if (number == kAbandoned || number == kLeft)
           return marked(number, r);
         if (number == kFailed && (failedOne.empty() || r == seen))
@@ -228,13 +228,16 @@ bool ExchangeBoard::allGather(const std::string &mine,
       // A mark here, or in the peer's other slot (it failed or left an
       // exchange before this one): the first rank that aborted or left is
       // named, else the one that failed.
-      if (!marked(seen, r).empty() ||
-          (spins >= 4096 &&
-           !marked(numberAt(slot(r, n + 1)).load(std::memory_order_acquire), r)
-                .empty()))
+      if (!marked(seen, r).empty())
         return fail(ErrorKind::Remote, firstMark(r));
       if (spins < 4096)
         continue;
+      // (A peer that posted this exchange meanwhile, finished it and left
+      // marked the other slot after: its post is read first.)
+      if (!marked(numberAt(slot(r, n + 1)).load(std::memory_order_acquire), r)
+               .empty() &&
+          numberAt(theirs).load(std::memory_order_acquire) != n)
+        return fail(ErrorKind::Remote, firstMark(r));
       // Aborted here: at once (the abort marks this rank's slots).
       if (Error stop; agreement_.interrupted(stop))
         return aborted(error);
