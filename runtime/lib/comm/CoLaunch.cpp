@@ -493,16 +493,8 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
       e = gated;
     return false;
   }
-  // Claimed before the lock goes: a launch on one of these streams
-  // meanwhile waits for this round, or is refused where it is this round's
-  // (the streams' previous launches, all in, impose nothing).
-  // Hands on one stream (a group's) go as one launch or not at all: one
-  // by one, the later would wait behind the earlier, which waits for it.
-  bool sharing = false;
-  for (size_t i = 0; i < on.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      sharing = sharing || (on[i].second == on[j].second &&
-                            hands[i].kernel->queuesOnStream());
+  // Hands on one stream (a group's) go as one launch or not at all.
+  const bool sharing = sharedStream(hands).has_value();
   if (sharing && !fusable(hands))
     return failAll(ErrorKind::InvalidUsage,
                    names(at) +
@@ -511,6 +503,9 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
                        "one, the later would wait behind the earlier, which "
                        "waits for it; give each rank a stream of its own: "
                        "nothing was started");
+  // Claimed before the lock goes: a launch on one of these streams
+  // meanwhile waits for this round, or is refused where it is this round's
+  // (the streams' previous launches, all in, impose nothing).
   std::vector<uint64_t> claims;
   for (size_t k = 0; k < hands.size(); ++k)
     claims.push_back(note(on[k].second, Pending{at[k], round + 1, {}, {}}));
@@ -558,25 +553,24 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
   }
   lock.lock();
   bool ok = true;
-  // A launch that did not start leaves its stream as the gate found it;
-  // one that did (or may, part of a group launch) waits for the round.
-  for (size_t k = 0; k < at.size(); ++k)
-    if (!why[k].empty() && !spent) {
-      unclaim(on[k].second, claims[k]);
-      // The peers' launches of this round are in and wait for this one:
-      // the room is out of step (its next call would pair with theirs).
-      breakRoom(
-          Error{ErrorKind::Remote, "rank " + std::to_string(members_[at[k]]) +
-                                       "'s launch failed (" + why[k] + ")"});
-    }
   for (size_t k = 0; k < at.size(); ++k) {
     if (!why[k].empty()) {
       errors[k].fail(ErrorKind::Device, why[k]);
       ok = false;
-      if (!spent)
-        continue;
     }
-    // Launched: the others may launch the next round.
+    if (!why[k].empty() && !spent) {
+      // Not started: its stream is as the gate found it (its claim goes,
+      // unless a hand on the same stream claimed it again). The peers'
+      // launches of this round are in and wait for this one: the room is
+      // out of step (its next call would pair with theirs).
+      unclaim(on[k].second, claims[k]);
+      breakRoom(
+          Error{ErrorKind::Remote, "rank " + std::to_string(members_[at[k]]) +
+                                       "'s launch failed (" + why[k] + ")"});
+      continue;
+    }
+    // Launched (or may be, part of a group launch): the others may launch
+    // the next round.
     launched_[at[k]] = round + 1;
     note(on[k].second, Pending{at[k], round + 1, {}, {}});
   }
@@ -638,29 +632,35 @@ void CoLaunch::startRound() {
     }
     refused = "; the launch of all of them refused before: " + refused;
   }
-  // Each alone, in rank order; not where two share a stream they queue on
-  // (the later would wait behind the earlier, which waits for it).
-  for (size_t i = 0; i < round.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (round[i].kernel->queuesOnStream() &&
-          round[i].launch.stream == round[j].launch.stream) {
-        results_.assign(
-            members_.size(),
-            "rank " + std::to_string(members_[j]) + " and rank " +
-                std::to_string(members_[i]) +
-                " (threads of this process on this GPU) launch on one "
-                "stream, and one launch cannot take the round" +
-                refused +
-                ": launched one by one, the later would wait behind the "
-                "earlier, which waits for it; give each thread a stream of "
-                "its own: nothing was started");
-        return;
-      }
+  // Each alone, in rank order; not where two share a stream.
+  if (auto pair = sharedStream(round)) {
+    results_.assign(
+        members_.size(),
+        "rank " + std::to_string(members_[pair->first]) + " and rank " +
+            std::to_string(members_[pair->second]) +
+            " (threads of this process on this GPU) launch on one "
+            "stream, and one launch cannot take the round" +
+            refused +
+            ": launched one by one, the later would wait behind the "
+            "earlier, which waits for it; give each thread a stream of "
+            "its own: nothing was started");
+    return;
+  }
   GroupPhaseTimer timer(GroupPhase::CoAlone);
   startEach(round, results_);
   for (std::string &result : results_)
     if (!result.empty())
       result += refused;
+}
+
+std::optional<std::pair<size_t, size_t>>
+CoLaunch::sharedStream(const std::vector<Hand> &hands) {
+  for (size_t i = 0; i < hands.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (hands[i].kernel->queuesOnStream() &&
+          hands[i].launch.stream == hands[j].launch.stream)
+        return std::make_pair(j, i);
+  return std::nullopt;
 }
 
 void CoLaunch::startEach(const std::vector<Hand> &hands,

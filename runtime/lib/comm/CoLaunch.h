@@ -90,6 +90,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -237,6 +238,11 @@ private:
   /// Starts the round's launches (all members'), into results_: as one
   /// where fusable, else each alone.
   void startRound();
+  /// Two of `hands` (indices, the earlier first) on one stream their
+  /// kernels queue on: launched one by one, the later would wait behind
+  /// the earlier, which waits for it. None: nullopt.
+  static std::optional<std::pair<size_t, size_t>>
+  sharedStream(const std::vector<Hand> &hands);
   /// Whether one group launch takes all of `round` (one build, path and
   /// chunk, and no more ranks than the build holds).
   static bool fusable(const std::vector<Hand> &round);

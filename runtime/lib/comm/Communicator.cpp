@@ -34,10 +34,8 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
-#include <unistd.h>
 
 using namespace sdma::rt;
 

@@ -9,7 +9,6 @@
 #include "compile/KernelCache.h"
 
 #include <cstring>
-#include <unistd.h>
 
 using namespace sdma::rt;
 

@@ -264,28 +264,31 @@ TEST(Communicator, AnAbortEndsAHostExchangeInFlight) {
   EXPECT_EQ(errors[1], "");
 }
 
-// A peer waiting in a shared call's buffer exchange (ExchangeBoard) on a
-// rank whose communicator was aborted learns of it at once, by name.
-TEST(Communicator, AnAbortIsNamedToAPeerInASharedCallsExchange) {
-  std::atomic<int> stage{0};
-  double seconds = 0;
-  auto errors = job(
+/// Two ranks make a shared call (buffers of their own, on the barrier
+/// path: the call exchanges where they are, ExchangeBoard), then rank 1
+/// runs `rankOne` and, with `keep`, holds its communicator until rank 0's
+/// second such call has returned (else it goes). Each rank's error, and
+/// the seconds rank 0's second call took; true where a runtime built alone
+/// has no schedule compiler for the built-in call.
+static bool afterASharedCall(const std::function<void(Communicator &)> &rankOne,
+                             bool keep, std::vector<std::string> &errors,
+                             double &seconds) {
+  std::atomic<bool> ready{false}, done{false};
+  errors = job(
       2, 64 << 10,
       [&](Communicator &comm, int r, Error &e) {
-        // Buffers of the rank's own (not symmetric): a shared call.
         std::vector<uint8_t> in(64, uint8_t(r)), out(128);
         if (!comm.collective(CommOp::AllGather, in.data(), out.data(), 64,
                              DataType::Uint8, 0, nullptr, e))
           return false;
         if (r == 1) {
-          Error ignored;
-          comm.abort(ignored);
-          stage = 1;
-          while (stage.load() != 2)
+          rankOne(comm);
+          ready = true;
+          while (keep && !done.load())
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
           return true;
         }
-        while (stage.load() != 1)
+        while (!ready.load())
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
         auto began = std::chrono::steady_clock::now();
         bool ok = comm.collective(CommOp::AllGather, in.data(), out.data(), 64,
@@ -293,7 +296,7 @@ TEST(Communicator, AnAbortIsNamedToAPeerInASharedCallsExchange) {
         seconds = std::chrono::duration<double>(
                       std::chrono::steady_clock::now() - began)
                       .count();
-        stage = 2;
+        done = true;
         return ok ? e.fail(ErrorKind::Internal, "the second call ran") : false;
       },
       [](CommOptions &o, int) {
@@ -301,10 +304,23 @@ TEST(Communicator, AnAbortIsNamedToAPeerInASharedCallsExchange) {
         o.sharedBytes = 1;     // any size
         o.lowLatencyBytes = 0; // the barrier path: buffers are exchanged
       });
-  // A runtime built alone has no schedule compiler for the built-in call.
   for (const std::string &e : errors)
     if (e.find("no compiler:") != std::string::npos)
-      GTEST_SKIP() << e;
+      return true;
+  return false;
+}
+
+// A peer waiting in a shared call's buffer exchange on a rank whose
+// communicator was aborted learns of it at once, by name.
+TEST(Communicator, AnAbortIsNamedToAPeerInASharedCallsExchange) {
+  std::vector<std::string> errors;
+  double seconds = 0;
+  auto abort = [](Communicator &comm) {
+    Error ignored;
+    comm.abort(ignored);
+  };
+  if (afterASharedCall(abort, /*keep=*/true, errors, seconds))
+    GTEST_SKIP() << errors[0];
   EXPECT_NE(errors[0].find("rank 1 aborted its communicator (ncclCommAbort / "
                            "sdmaCommAbort): the buffer exchange of a shared "
                            "call ends"),
@@ -318,32 +334,10 @@ TEST(Communicator, AnAbortIsNamedToAPeerInASharedCallsExchange) {
 // destroys its communicator learns of it at once (the rank marks its board
 // before its leaving exchange, which the peer never joins).
 TEST(Communicator, ADestroyedRankIsNamedToAPeerInASharedCallsExchange) {
+  std::vector<std::string> errors;
   double seconds = 0;
-  auto errors = job(
-      2, 64 << 10,
-      [&](Communicator &comm, int r, Error &e) {
-        std::vector<uint8_t> in(64, uint8_t(r)), out(128);
-        if (!comm.collective(CommOp::AllGather, in.data(), out.data(), 64,
-                             DataType::Uint8, 0, nullptr, e))
-          return false;
-        if (r == 1)
-          return true; // its communicator goes
-        auto began = std::chrono::steady_clock::now();
-        bool ok = comm.collective(CommOp::AllGather, in.data(), out.data(), 64,
-                                  DataType::Uint8, 0, nullptr, e);
-        seconds = std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - began)
-                      .count();
-        return ok ? e.fail(ErrorKind::Internal, "the second call ran") : false;
-      },
-      [](CommOptions &o, int) {
-        o.timeoutMs = 20000;
-        o.sharedBytes = 1;
-        o.lowLatencyBytes = 0;
-      });
-  for (const std::string &e : errors)
-    if (e.find("no compiler:") != std::string::npos)
-      GTEST_SKIP() << e;
+  if (afterASharedCall([](Communicator &) {}, /*keep=*/false, errors, seconds))
+    GTEST_SKIP() << errors[0];
   EXPECT_NE(errors[0].find("rank 1 destroyed its communicator"),
             std::string::npos)
       << errors[0];
