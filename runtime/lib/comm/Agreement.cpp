@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <mutex>
+#include <pthread.h>
 #include <random>
 #include <unistd.h>
 
@@ -39,19 +40,41 @@ std::string sdma::rt::exchangeText(const std::string &text) {
   return out;
 }
 
+namespace {
+/// The process token and who drew it. A fork while another thread holds
+/// the lock would leave the child's copy held for ever: the lock is taken
+/// around every fork (pthread_atfork) so the child's copy is free.
+struct Token {
+  std::mutex mutex;
+  pid_t drawnFor = 0;
+  std::string text;
+};
+Token &token() {
+  static Token *shared = [] {
+    auto *t = new Token; // never destroyed: a fork handler may run at exit
+    pthread_atfork([] { token().mutex.lock(); }, [] { token().mutex.unlock(); },
+                   [] { token().mutex.unlock(); });
+    return t;
+  }();
+  return *shared;
+}
+/// Made when the library loads, before any thread of its user runs: a
+/// fork inside the first call's initialisation would leave the child's
+/// copy of its guard held.
+[[maybe_unused]] const bool tokenMade = (token(), true);
+} // namespace
+
 std::string sdma::rt::processToken() {
-  static std::mutex mutex;
-  static pid_t drawnFor = 0;
-  static std::string token;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (drawnFor != getpid()) {
-    drawnFor = getpid();
+  Token &t = token();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  if (t.drawnFor != getpid()) {
+    t.drawnFor = getpid();
     char random[12];
     std::snprintf(random, sizeof(random), "%08x",
                   static_cast<unsigned>(std::random_device{}()));
-    token = std::to_string(drawnFor) + "." + random;
+    t.text = std::to_string(t.drawnFor) + "." + random;
   }
-  return token;
+  return t.text;
 }
 
 /// False, naming the first other rank in `all` that is leaving (its

@@ -185,6 +185,33 @@ TEST(Communicator, RanksSharingAContextThatCoLaunchDifferentlyAreRefused) {
   EXPECT_EQ(alike, std::vector<std::string>(2, ""));
 }
 
+/// A fork while another thread draws or reads the token: the child's copy
+/// of the token's lock is free (before, a child forked while it was held
+/// waited for ever on its first call). A child gives up after 2 s.
+TEST(Communicator, AForkWhileAnotherThreadReadsTheTokenLeavesItUsable) {
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done.load(std::memory_order_relaxed))
+      (void)processToken();
+  });
+  int hung = 0, status = 0;
+  for (int i = 0; i < 40 && !hung; ++i) {
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      alarm(2);
+      std::string token = processToken();
+      _exit(token.rfind(std::to_string(getpid()) + ".", 0) == 0 ? 0 : 1);
+    }
+    waitpid(child, &status, 0);
+    hung += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  done = true;
+  reader.join();
+  EXPECT_EQ(hung, 0) << "a child hung or drew a wrong token (wait status "
+                     << status << ")";
+}
+
 /// Ranks share a GPU context where they share a process: a process is
 /// told by its token, which a forked child draws again (it inherits the
 /// parent's memory, so a token drawn once would make it the parent).
