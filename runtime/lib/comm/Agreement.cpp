@@ -135,10 +135,12 @@ bool Agreement::agreeUnless(const Error &refused, const std::string &mine,
   return false;
 }
 
+std::string Agreement::leavingText() const {
+  return exchangeText(kLeaving + std::string("rank ") + std::to_string(rank()));
+}
+
 void Agreement::leave() {
   std::vector<std::string> all;
   Error ignored;
-  bootstrap_.allGather(
-      exchangeText(kLeaving + std::string("rank ") + std::to_string(rank())),
-      all, ignored, /*leaving=*/true);
+  bootstrap_.allGather(leavingText(), all, ignored, /*leaving=*/true);
 }

@@ -59,11 +59,19 @@ public:
 
   /// A bounded wait for every rank to say it is leaving; errors ignored.
   void leave();
+  /// An abort (Bootstrap::interrupt), which with no exchange in flight
+  /// says now that this rank leaves: the others' exchanges fail naming it.
+  void interrupt(const std::string &why) {
+    bootstrap_.interrupt(why, leavingText());
+  }
   /// True, with why, once the rank's exchanges were interrupted (an abort:
   /// Bootstrap::interrupt).
   bool interrupted(Error &error) { return bootstrap_.interrupted(error); }
 
 private:
+  /// What this rank passes when it leaves.
+  std::string leavingText() const;
+
   Bootstrap &bootstrap_;
 };
 

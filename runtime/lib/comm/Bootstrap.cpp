@@ -623,10 +623,12 @@ bool Bootstrap::allGather(const std::string &mine,
     return fail("the job has already failed" +
                 (failure_.empty() ? std::string() : ": " + failure_));
   std::string root = "the job's root at " + root_;
-  if (!sendMessage(socket_, Gather, 0, 0, mine))
+  // A leaving blob that interrupt() sent already: only its answer is read.
+  const size_t sent = leaving ? leftBytes_ : 0;
+  if (!sent && !sendMessage(socket_, Gather, 0, 0, mine))
     return !interrupted(error) && fail(root + " closed the connection");
   // The answer is exactly every rank's blob: nothing larger is read.
-  uint64_t expected = uint64_t(mine.size()) * ranks_;
+  uint64_t expected = uint64_t(sent ? sent : mine.size()) * ranks_;
   Header h;
   std::string payload;
   Received r =
@@ -654,21 +656,28 @@ bool Bootstrap::allGather(const std::string &mine,
                 std::to_string(expected));
   all.resize(ranks_);
   for (int i = 0; i < ranks_; ++i)
-    all[i] = payload.substr(i * mine.size(), mine.size());
+    all[i] = payload.substr(i * (expected / ranks_), expected / ranks_);
   return true;
 }
 
-void Bootstrap::interrupt(const std::string &why) {
+void Bootstrap::interrupt(const std::string &why, const std::string &leaving) {
   std::lock_guard<std::mutex> lock(socketMutex_);
+  bool first = !isInterrupted_.load(std::memory_order_relaxed);
   if (interrupted_.empty())
     interrupted_ = why;
   isInterrupted_.store(true, std::memory_order_release);
   // An exchange waiting on the socket returns (end of file); the root sees
   // this rank leave and fails the job's exchange for the others. With none
-  // in flight the socket stays: the rank's leaving exchange still waits
-  // (bounded) for the others to leave before its memory goes.
+  // in flight the socket stays, and the leaving blob goes now: the others
+  // learn at their next exchange (or the one they wait in), not when this
+  // rank's communicator is destroyed; the rank's leaving exchange still
+  // waits (bounded) for the answer before its memory goes.
   if (inFlight_ && socket_ >= 0)
     ::shutdown(socket_, SHUT_RDWR);
+  else if (first && socket_ >= 0 && !leaving.empty() &&
+           leaving.size() <= kMaxBlobBytes &&
+           sendMessage(socket_, Gather, 0, 0, leaving))
+    leftBytes_ = leaving.size();
 }
 
 bool Bootstrap::interrupted(Error &error) {

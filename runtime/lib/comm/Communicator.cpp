@@ -609,9 +609,9 @@ std::string Communicator::lastPath() const { return impl_->calls->lastPath(); }
 bool Communicator::abort(Error &error) {
   Impl &c = *impl_;
   // A host exchange in flight (a call meeting the others, a first call's
-  // agreement) ends now too, and later ones fail at once (but for the
-  // leaving one at destroy, where none was in flight).
-  c.bootstrap->interrupt("the communicator was aborted (ncclCommAbort / "
+  // agreement) ends now too; with none, this rank's leaving goes now, so
+  // the others' next one fails naming it. Later ones fail at once.
+  c.agreement->interrupt("the communicator was aborted (ncclCommAbort / "
                          "sdmaCommAbort): its host exchanges end");
   c.launcher->abandonExchanges();
   // Ranks sharing this GPU context fail their co-launched calls at once.

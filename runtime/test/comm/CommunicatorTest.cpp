@@ -291,6 +291,45 @@ TEST(Communicator, AnAbortEndsAHostExchangeInFlight) {
   EXPECT_EQ(errors[1], "");
 }
 
+/// A rank aborts between calls (no host exchange in flight) and keeps its
+/// communicator: the other's next first call, which meets the ranks on the
+/// host, fails at once naming it (before, it waited until that rank
+/// destroyed its communicator, or the timeout).
+TEST(Communicator, AnAbortBetweenCallsIsNamedAtThePeersNextExchange) {
+  std::atomic<bool> aborted{false}, returned{false};
+  double seconds = 0;
+  auto errors = job(
+      2, 64 << 10,
+      [&](Communicator &comm, int r, Error &e) {
+        std::vector<uint8_t> in(64, uint8_t(r)), out(128);
+        if (r == 1) {
+          Error ignored;
+          comm.abort(ignored);
+          aborted = true;
+          while (!returned.load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          return true;
+        }
+        while (!aborted.load())
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        auto began = std::chrono::steady_clock::now();
+        bool ok = comm.collective(CommOp::AllGather, in.data(), out.data(), 64,
+                                  DataType::Uint8, 0, nullptr, e);
+        seconds = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - began)
+                      .count();
+        returned = true;
+        return ok ? e.fail(ErrorKind::Internal, "the call ran") : false;
+      },
+      [](CommOptions &o, int) { o.timeoutMs = 20000; });
+  EXPECT_NE(errors[0].find("rank 1 left the job (its communicator was "
+                           "destroyed or aborted)"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_EQ(errors[1], "");
+}
+
 /// Two ranks make a shared call (buffers of their own, on the barrier
 /// path: the call exchanges where they are, ExchangeBoard), then rank 1
 /// runs `rankOne` and, with `keep`, holds its communicator until rank 0's

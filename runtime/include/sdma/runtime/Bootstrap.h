@@ -94,8 +94,12 @@ public:
   /// An abort, from any thread: every later exchange but a leaving one
   /// fails with `why` (InvalidUsage); one in flight ends now, and with it
   /// this rank's part in the job (the socket is shut: the other ranks see
-  /// it leave, and its own leaving exchange fails).
-  void interrupt(const std::string &why);
+  /// it leave, and its own leaving exchange fails). With none in flight,
+  /// `leaving` (this rank's leaving blob, where not empty) is sent now: an
+  /// exchange the others are in, or their next, pairs with it and they
+  /// learn that this rank left; the leaving exchange then only waits for
+  /// the answer.
+  void interrupt(const std::string &why, const std::string &leaving = "");
   /// True, with the failure naming why, once interrupt() was called (for
   /// exchanges that do not pass through the socket: ExchangeBoard's).
   bool interrupted(Error &error);
@@ -107,6 +111,7 @@ private:
   std::mutex socketMutex_;
   std::string interrupted_;
   bool inFlight_ = false; // an exchange is waiting on the socket
+  size_t leftBytes_ = 0;  // the leaving blob's size, where interrupt() sent it
   std::atomic<bool> isInterrupted_{false};
   int socket_ = -1, rank_ = 0, ranks_ = 0;
   uint64_t timeoutMs_ = 0;
