@@ -1,6 +1,8 @@
 # -*- Python -*- lit configuration for sdma.
 import os
 
+import shutil
+
 import lit.formats
 from lit.llvm import llvm_config
 
@@ -22,6 +24,15 @@ try:
 except ImportError:
     lit_config.warning("python3-psutil is missing: tests run without a "
                        "time limit (scripts/install-deps.sh installs it)")
+
+# The CPU device's kernels, compiled by the host compiler, are most of the
+# suite's time; its jobs (each with a cache of its own) share the objects
+# (SDMA_HOST_OBJECT_DIR), made afresh by each run of the suite. A test of
+# the cache itself unsets it (env -u).
+host_objects = os.path.join(config.test_exec_root, "host-objects")
+shutil.rmtree(host_objects, ignore_errors=True)
+os.makedirs(host_objects, mode=0o700, exist_ok=True)
+config.environment["SDMA_HOST_OBJECT_DIR"] = host_objects
 
 config.substitutions.append(("%schedules", os.path.join(config.sdma_src_root, "schedules")))
 config.substitutions.append(("%sdma_src", config.sdma_src_root))

@@ -212,9 +212,14 @@ void *compileHostObject(const std::string &text, std::string compiler,
   // An empty directory keeps nothing; a refused one (KernelCache says why,
   // on stderr) likewise.
   const uint64_t key = hashBytes(text + compiler + flags);
+  // SDMA_HOST_OBJECT_DIR: one directory for the objects of jobs whose
+  // caches differ (the test suite's jobs each have their own cache, and
+  // compile the same kernels).
+  const char *shared = std::getenv("SDMA_HOST_OBJECT_DIR");
+  const std::string directory = shared && *shared ? shared : cacheDirectory;
   std::optional<KernelCache> cache;
-  if (!cacheDirectory.empty()) {
-    cache.emplace(cacheDirectory);
+  if (!directory.empty()) {
+    cache.emplace(directory);
     if (!cache->enabled())
       cache.reset();
   }

@@ -246,6 +246,12 @@ TEST_F(KernelCacheTrust, ObjectTrailerIsVerified) {
 /// it may reach the loader.
 class HostObjectTrust : public KernelCacheTrust {
 protected:
+  // Each test's own cache directory, whatever the shell says.
+  void SetUp() override {
+    KernelCacheTrust::SetUp();
+    unsetenv("SDMA_HOST_OBJECT_DIR");
+  }
+
   static constexpr const char *kText =
       "extern \"C\" int sdma_trust_answer() { return 42; }\n";
 
