@@ -31,6 +31,9 @@ struct Rooms {
 /// usually a few microseconds behind (each thread's call ends here), and a
 /// wake-up from sleep costs as much again.
 constexpr auto kSpin = std::chrono::microseconds(200);
+/// How often a spinning member whose hint says no looks under the lock
+/// anyway (what the hint does not see: a broken room, a claim dropped).
+constexpr auto kRecheck = std::chrono::microseconds(20);
 
 /// SDMA_COLAUNCH_MARKS=1: each rank's own thread orders its stream around
 /// the launch (CommKernel::markStream, waitMark), not the launching thread
@@ -64,8 +67,10 @@ CoLaunch::join(uint64_t job, const std::vector<int> &members, Mode mode) {
 }
 
 CoLaunch::CoLaunch(std::vector<int> members)
-    : members_(std::move(members)), slots_(members_.size()),
-      came_(members_.size(), false), results_(members_.size()) {
+    : members_(std::move(members)),
+      launchedNow_(new std::atomic<uint64_t>[members_.size()]()),
+      slots_(members_.size()), came_(members_.size(), false),
+      results_(members_.size()) {
   sentTo_.assign(members_.size(), std::vector<uint64_t>(members_.size(), 0));
   receivedFrom_ = sentTo_;
 }
@@ -212,20 +217,26 @@ bool CoLaunch::launch(std::vector<Hand> hands, uint64_t timeoutMs,
 
 bool CoLaunch::waitUntil(const std::function<bool()> &ready, uint64_t timeoutMs,
                          const std::function<bool(Error &)> &stop,
-                         Error &stopped, std::unique_lock<std::mutex> &lock) {
+                         Error &stopped, std::unique_lock<std::mutex> &lock,
+                         const std::function<bool()> &mayBeReady) {
   const auto start = std::chrono::steady_clock::now();
   if (ready())
     return true;
-  // Spinning, the lock taken again only once something changed.
+  // Spinning, the lock taken again only once something changed (and the
+  // hint says it may be ready, or it was not looked at for kRecheck).
   uint64_t seen = progress_.load(std::memory_order_acquire);
+  auto looked = start;
   lock.unlock();
   bool done = false;
-  while (!done && std::chrono::steady_clock::now() - start < kSpin) {
+  for (auto now = start; !done && now - start < kSpin;
+       now = std::chrono::steady_clock::now()) {
     std::this_thread::yield();
-    uint64_t now = progress_.load(std::memory_order_acquire);
-    if (now == seen)
+    uint64_t moved = progress_.load(std::memory_order_acquire);
+    if (moved == seen ||
+        (mayBeReady && !mayBeReady() && now - looked < kRecheck))
       continue;
-    seen = now;
+    seen = moved;
+    looked = now;
     lock.lock();
     done = ready();
     lock.unlock();
@@ -305,11 +316,28 @@ bool CoLaunch::gate(const std::vector<std::pair<size_t, const void *>> &at,
       return awaited(one.second).empty();
     });
   };
+  // Without the lock: whether every member has launched the rounds that
+  // the launches now last on these streams wait for (point-to-point ones
+  // wait for chunks too: always looked at).
+  uint64_t rounds = 0;
+  bool chunks = false;
+  for (auto [m, stream] : at)
+    if (auto it = pending_.find(stream); it != pending_.end()) {
+      rounds = std::max(rounds, it->second.round);
+      chunks =
+          chunks || !it->second.sends.empty() || !it->second.receives.empty();
+    }
+  auto mayBeReady = [&] {
+    for (size_t n = 0; !chunks && n < members_.size(); ++n)
+      if (launchedNow_[n].load(std::memory_order_acquire) < rounds)
+        return false;
+    return true;
+  };
   Error stopped, refusal;
   GroupPhaseTimer timer(GroupPhase::CoWait);
   if (waitUntil(
           [&] { return ready() || !broken_.empty() || behindItself(refusal); },
-          timeoutMs, stop, stopped, lock) &&
+          timeoutMs, stop, stopped, lock, mayBeReady) &&
       broken_.empty()) {
     if (!behindItself(refusal))
       return true;
@@ -572,6 +600,7 @@ bool CoLaunch::launchOrdered(std::vector<Hand> &hands,
     // Launched (or may be, part of a group launch): the others may launch
     // the next round.
     launched_[at[k]] = round + 1;
+    launchedNow_[at[k]].store(round + 1, std::memory_order_release);
     note(on[k].second, Pending{at[k], round + 1, {}, {}});
   }
   progress_.fetch_add(1, std::memory_order_release);
@@ -586,6 +615,8 @@ void CoLaunch::decideOrdered(std::vector<const void *> streams, bool queues) {
       std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
     return; // members sharing a stream: every round as one launch
   launched_.assign(members_.size(), 1);
+  for (size_t m = 0; m < members_.size(); ++m)
+    launchedNow_[m].store(1, std::memory_order_release);
   pending_.clear();
   for (size_t m = 0; m < members_.size(); ++m)
     pending_[queues ? streams[m] : &members_[m]] = Pending{m, 1, {}, {}};

@@ -226,9 +226,13 @@ private:
   /// Waits (spinning, then asleep, `lock` released) until `ready()` or the
   /// timeout, or `stop` says this member must not wait (then in `stopped`);
   /// whether `ready()`. Holds `lock` on entry and on return.
+  /// `mayBeReady` (read without the lock; false only where ready() is)
+  /// spares the lock while spinning: checked each time something changed,
+  /// ready() itself only once it holds, or every kRecheck.
   bool waitUntil(const std::function<bool()> &ready, uint64_t timeoutMs,
                  const std::function<bool(Error &)> &stop, Error &stopped,
-                 std::unique_lock<std::mutex> &lock);
+                 std::unique_lock<std::mutex> &lock,
+                 const std::function<bool()> &mayBeReady = nullptr);
   /// After the first round of a Mode::Ordered room (together, every
   /// member's launch started, on `streams` by member): ordered from now on
   /// where every member was on a stream of its own, or (no kernel
@@ -263,6 +267,11 @@ private:
   std::atomic<bool> ordered_{false};
   /// Mode::Ordered: the rounds each member has launched.
   std::vector<uint64_t> launched_;
+  /// launched_'s copy, read without the lock: a member spinning at the
+  /// gate takes the lock again only once the rounds it waits for are in
+  /// (with 8 members, each taking it at every peer's launch made a call
+  /// 5x one launched alone).
+  std::unique_ptr<std::atomic<uint64_t>[]> launchedNow_;
   /// By stream, what its last launch (any member's, one in flight
   /// included) waits for, while not all of it is enqueued.
   std::map<const void *, Pending> pending_;

@@ -156,15 +156,31 @@ void gather(Rank &k, char *in, char *out, int tag) {
 void sdma::commtest::pointToPoint(Rank &k) {
   char *in = static_cast<char *>(k.alloc(256));
   char *out = static_cast<char *>(k.alloc(256 * k.ranks));
+  // SDMA_TEST_TRACE=1: each step named on stderr as it starts (which one a
+  // rank that fails was in).
+  const bool trace = std::getenv("SDMA_TEST_TRACE") != nullptr;
+  auto step = [&](const std::string &what) {
+    if (trace)
+      std::fprintf(stderr, "rank %d: p2p step %s\n", k.rank, what.c_str());
+  };
   int tag = 0;
+  step("gather 100");
   gather(k, in, out, 100);
-  for (size_t n : {size_t(0), size_t(1), size_t(4097), size_t(1) << 20})
+  for (size_t n : {size_t(0), size_t(1), size_t(4097), size_t(1) << 20}) {
+    step("ring " + std::to_string(n));
     ring(k, n, ++tag);
+  }
+  step("uneven exchange");
   unevenExchange(k);
+  step("gather 101");
   gather(k, in, out, 101);
+  step("many to next");
   manyToNext(k);
+  step("pair");
   pair(k);
+  step("gather 102");
   gather(k, in, out, 102);
+  step("pair");
   pair(k);
   sdmaResult_t async = sdmaInternalError;
   k.check(sdmaCommGetAsyncError(k.comm, &async), "sdmaCommGetAsyncError");
