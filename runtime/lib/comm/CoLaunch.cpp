@@ -328,7 +328,9 @@ bool CoLaunch::gate(const std::vector<std::pair<size_t, const void *>> &at,
           chunks || !it->second.sends.empty() || !it->second.receives.empty();
     }
   auto mayBeReady = [&] {
-    for (size_t n = 0; !chunks && n < members_.size(); ++n)
+    if (chunks)
+      return true;
+    for (size_t n = 0; n < members_.size(); ++n)
       if (launchedNow_[n].load(std::memory_order_acquire) < rounds)
         return false;
     return true;

@@ -292,61 +292,23 @@ TEST(Communicator, AnAbortEndsAHostExchangeInFlight) {
   EXPECT_EQ(errors[1], "");
 }
 
-/// A rank aborts between calls (no host exchange in flight) and keeps its
-/// communicator: the other's next first call, which meets the ranks on the
-/// host, fails at once naming it (before, it waited until that rank
-/// destroyed its communicator, or the timeout).
-TEST(Communicator, AnAbortBetweenCallsIsNamedAtThePeersNextExchange) {
-  std::atomic<bool> aborted{false}, returned{false};
-  double seconds = 0;
-  auto errors = job(
-      2, 64 << 10,
-      [&](Communicator &comm, int r, Error &e) {
-        std::vector<uint8_t> in(64, uint8_t(r)), out(128);
-        if (r == 1) {
-          Error ignored;
-          comm.abort(ignored);
-          aborted = true;
-          while (!returned.load())
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          return true;
-        }
-        while (!aborted.load())
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        auto began = std::chrono::steady_clock::now();
-        bool ok = comm.collective(CommOp::AllGather, in.data(), out.data(), 64,
-                                  DataType::Uint8, 0, nullptr, e);
-        seconds = std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - began)
-                      .count();
-        returned = true;
-        return ok ? e.fail(ErrorKind::Internal, "the call ran") : false;
-      },
-      [](CommOptions &o, int) { o.timeoutMs = 20000; });
-  EXPECT_NE(errors[0].find("rank 1 left the job (its communicator was "
-                           "destroyed or aborted)"),
-            std::string::npos)
-      << errors[0];
-  EXPECT_LT(seconds, 5.0);
-  EXPECT_EQ(errors[1], "");
-}
-
-/// Two ranks make a shared call (buffers of their own, on the barrier
-/// path: the call exchanges where they are, ExchangeBoard), then rank 1
-/// runs `rankOne` and, with `keep`, holds its communicator until rank 0's
-/// second such call has returned (else it goes). Each rank's error, and
-/// the seconds rank 0's second call took; true where a runtime built alone
-/// has no schedule compiler for the built-in call.
-static bool afterASharedCall(const std::function<void(Communicator &)> &rankOne,
-                             bool keep, std::vector<std::string> &errors,
-                             double &seconds) {
+/// Two ranks; with `shared`, they first make a shared call (buffers of
+/// their own, on the barrier path: the call exchanges where they are,
+/// ExchangeBoard). Then rank 1 runs `rankOne` and, with `keep`, holds its
+/// communicator until rank 0's next call (a shared one, else its first,
+/// which meets the ranks on the host) has returned (else it goes). Each
+/// rank's error, and the seconds rank 0's call took; true where a runtime
+/// built alone has no schedule compiler for the built-in call.
+static bool afterRankOne(const std::function<void(Communicator &)> &rankOne,
+                         bool keep, bool shared,
+                         std::vector<std::string> &errors, double &seconds) {
   std::atomic<bool> ready{false}, done{false};
   errors = job(
       2, 64 << 10,
       [&](Communicator &comm, int r, Error &e) {
         std::vector<uint8_t> in(64, uint8_t(r)), out(128);
-        if (!comm.collective(CommOp::AllGather, in.data(), out.data(), 64,
-                             DataType::Uint8, 0, nullptr, e))
+        if (shared && !comm.collective(CommOp::AllGather, in.data(), out.data(),
+                                       64, DataType::Uint8, 0, nullptr, e))
           return false;
         if (r == 1) {
           rankOne(comm);
@@ -364,17 +326,40 @@ static bool afterASharedCall(const std::function<void(Communicator &)> &rankOne,
                       std::chrono::steady_clock::now() - began)
                       .count();
         done = true;
-        return ok ? e.fail(ErrorKind::Internal, "the second call ran") : false;
+        return ok ? e.fail(ErrorKind::Internal, "rank 0's call ran") : false;
       },
-      [](CommOptions &o, int) {
+      [shared](CommOptions &o, int) {
         o.timeoutMs = 20000;
-        o.sharedBytes = 1;     // any size
-        o.lowLatencyBytes = 0; // the barrier path: buffers are exchanged
+        if (shared) {
+          o.sharedBytes = 1;     // any size
+          o.lowLatencyBytes = 0; // the barrier path: buffers are exchanged
+        }
       });
   for (const std::string &e : errors)
     if (e.find("no compiler:") != std::string::npos)
       return true;
   return false;
+}
+
+/// A rank aborts between calls (no host exchange in flight) and keeps its
+/// communicator: the other's next first call, which meets the ranks on the
+/// host, fails at once naming it (before, it waited until that rank
+/// destroyed its communicator, or the timeout).
+TEST(Communicator, AnAbortBetweenCallsIsNamedAtThePeersNextExchange) {
+  std::vector<std::string> errors;
+  double seconds = 0;
+  auto abort = [](Communicator &comm) {
+    Error ignored;
+    comm.abort(ignored);
+  };
+  if (afterRankOne(abort, /*keep=*/true, /*shared=*/false, errors, seconds))
+    GTEST_SKIP() << errors[0];
+  EXPECT_NE(errors[0].find("rank 1 left the job (its communicator was "
+                           "destroyed or aborted)"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_EQ(errors[1], "");
 }
 
 // A peer waiting in a shared call's buffer exchange on a rank whose
@@ -386,7 +371,7 @@ TEST(Communicator, AnAbortIsNamedToAPeerInASharedCallsExchange) {
     Error ignored;
     comm.abort(ignored);
   };
-  if (afterASharedCall(abort, /*keep=*/true, errors, seconds))
+  if (afterRankOne(abort, /*keep=*/true, /*shared=*/true, errors, seconds))
     GTEST_SKIP() << errors[0];
   EXPECT_NE(errors[0].find("rank 1 aborted its communicator (ncclCommAbort / "
                            "sdmaCommAbort): the buffer exchange of a shared "
@@ -403,7 +388,8 @@ TEST(Communicator, AnAbortIsNamedToAPeerInASharedCallsExchange) {
 TEST(Communicator, ADestroyedRankIsNamedToAPeerInASharedCallsExchange) {
   std::vector<std::string> errors;
   double seconds = 0;
-  if (afterASharedCall([](Communicator &) {}, /*keep=*/false, errors, seconds))
+  if (afterRankOne([](Communicator &) {}, /*keep=*/false, /*shared=*/true,
+                   errors, seconds))
     GTEST_SKIP() << errors[0];
   EXPECT_NE(errors[0].find("rank 1 destroyed its communicator"),
             std::string::npos)
